@@ -1,0 +1,54 @@
+"""Misconceptions shared by several assignments."""
+
+from grader.catalog import Misconception, register
+
+register(
+    Misconception(
+        id="uses-library-shortcut",
+        title="uses a library shortcut",
+        explanation=(
+            "This question asks you to write the computation yourself; calling the library "
+            "routine that does it skips the part being assessed."
+        ),
+        section="the assignment README, 'Library shortcuts'",
+    ),
+    Misconception(
+        id="softmax-wrong-axis",
+        title="softmax over the wrong axis",
+        explanation=(
+            "Your weights sum to one down each column instead of along each row: the softmax "
+            "ran over the query/batch axis instead of the last (key or vocabulary) axis. Each "
+            "row of attention weights is one query's distribution over the keys."
+        ),
+        section="notes §5, 'Which axis sums to one'",
+    ),
+    Misconception(
+        id="heads-reshape-without-transpose",
+        title="heads split with a reshape but no transpose",
+        explanation=(
+            "`x.view(B, h, T, d_h)` on a `(B, T, d)` tensor mixes positions and features: "
+            "head i must take features `i*d_h:(i+1)*d_h` of every position, which is "
+            "`view(B, T, h, d_h).transpose(1, 2)`."
+        ),
+        section="notes §6, 'Shapes through one block'",
+    ),
+    Misconception(
+        id="mask-zero-fill",
+        title="masked scores filled with 0 instead of -inf",
+        explanation=(
+            "A score of 0 is an ordinary score: after the softmax it still gets weight "
+            "exp(0) / Σ. Masked positions need -inf (or a very negative number) before the "
+            "softmax so that their weight is exactly 0."
+        ),
+        section="notes §5, 'Masks'",
+    ),
+    Misconception(
+        id="mask-inverted",
+        title="mask read the wrong way round",
+        explanation=(
+            "The boolean mask means True = may attend (torch's boolean `attn_mask`). Your "
+            "output attends exactly where it should not."
+        ),
+        section="notes §5, 'Masks'",
+    ),
+)
