@@ -176,9 +176,7 @@ def bptt_final_state(
     """Gradients {W_x, W_h, b_h} of L = 0.5 ‖h_{T-1} - y‖^2 by BPTT (hooks: module docstring)."""
     Z, Hs = forward(X, W_x, W_h, b_h, h0)  # (T, H), (T, H)
     direct = final_state_signal(Hs, y)  # (T, H)
-    _, g_z = backward_through_time(
-        Z, Hs, W_h, direct, activation_derivative=activation_derivative
-    )
+    _, g_z = backward_through_time(Z, Hs, W_h, direct, activation_derivative=activation_derivative)
     return recurrent_gradients(g_z, X, previous_states(Hs, h0), outer=outer, uses=uses)
 
 
@@ -225,9 +223,7 @@ def bptt_sequence_ce(
     direct = g_a @ W_o  # (T, H)
     if direct_filter is not None:
         direct = direct_filter(direct)
-    _, g_z = backward_through_time(
-        Z, Hs, W_h, direct, activation_derivative=activation_derivative
-    )
+    _, g_z = backward_through_time(Z, Hs, W_h, direct, activation_derivative=activation_derivative)
     grads = recurrent_gradients(g_z, X, previous_states(Hs, h0), outer=outer, uses=uses)
     grads["W_o"] = g_a.T @ Hs  # (C, H) Σ_t (g^a_t)^T h_t
     grads["b_o"] = g_a.sum(axis=0)  # (C,)
@@ -276,7 +272,9 @@ def jacobian_path_norm(
 
 def global_norm(grads: Mapping[str, np.ndarray]) -> float:
     """‖g‖_2 over all arrays together: sqrt(Σ_arrays Σ_entries g^2)."""
-    return float(np.sqrt(sum(float(np.sum(np.asarray(g, dtype=np.float64) ** 2)) for g in grads.values())))
+    return float(
+        np.sqrt(sum(float(np.sum(np.asarray(g, dtype=np.float64) ** 2)) for g in grads.values()))
+    )
 
 
 def clip_factor(norm: float, max_norm: float) -> float:

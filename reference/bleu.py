@@ -1,0 +1,122 @@
+"""Corpus BLEU exactly as the contract defines it (notes §4: n-gram precision + brevity penalty).
+
+BLEU = BP · exp((1/N) Σ_{n=1}^{N} log p_n), p_n = Σ_sentences clipped matches / Σ_sentences
+candidate n-grams; no smoothing (0.0 when any p_n is 0); BP = exp(1 - r/c) when c <= r,
+else 1, with c the total candidate length and r the sum of the closest reference lengths
+(ties to the shorter).
+
+Hooks for the grader's mutants (keyword arguments of `corpus_bleu`):
+`brevity=lambda c, r: 1.0` (`bleu-no-brevity-penalty`), `ref_length=lambda c, lens: min(lens)`
+(`bleu-shortest-reference`), `clip=False` (`bleu-unclipped-counts`),
+`combine=lambda ps: float(np.mean(ps))` (`bleu-arithmetic-mean`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+__all__ = [
+    "ngram_counts",
+    "sentence_ngram_matches",
+    "modified_precision",
+    "closest_reference_length",
+    "brevity_penalty",
+    "geometric_mean",
+    "corpus_bleu",
+]
+
+Sentence = Sequence[str]
+
+
+def ngram_counts(tokens: Sentence, n: int) -> Counter[tuple[str, ...]]:
+    """Count(g) for every n-gram g of the sentence."""
+    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
+def sentence_ngram_matches(
+    candidate: Sentence, references: Sequence[Sentence], n: int, *, clip: bool = True
+) -> tuple[int, int]:
+    """(Σ_g min(Count(g), max_ref Count_ref(g)), Σ_g Count(g)) for one candidate sentence.
+
+    Hook: `clip=False` counts every candidate n-gram that occurs in some reference.
+    """
+    cand = ngram_counts(candidate, n)
+    max_ref: Counter[tuple[str, ...]] = Counter()
+    for ref in references:
+        for g, k in ngram_counts(ref, n).items():
+            max_ref[g] = max(max_ref[g], k)
+    if clip:
+        matched = sum(min(k, max_ref[g]) for g, k in cand.items())
+    else:
+        matched = sum(k for g, k in cand.items() if max_ref[g] > 0)
+    return matched, sum(cand.values())
+
+
+def modified_precision(
+    candidates: Sequence[Sentence],
+    references: Sequence[Sequence[Sentence]],
+    n: int,
+    *,
+    clip: bool = True,
+) -> tuple[int, int]:
+    """Corpus p_n as (numerator, denominator): clipped matches and candidate n-grams, summed over sentences."""
+    num = den = 0
+    for cand, refs in zip(candidates, references):
+        m, total = sentence_ngram_matches(cand, refs, n, clip=clip)
+        num += m
+        den += total
+    return num, den
+
+
+def closest_reference_length(candidate_length: int, reference_lengths: Sequence[int]) -> int:
+    """The reference length closest to the candidate's; ties go to the shorter reference."""
+    return min(reference_lengths, key=lambda r: (abs(r - candidate_length), r))
+
+
+def brevity_penalty(c: int, r: int) -> float:
+    """BP = 1 if c > r, exp(1 - r/c) if 0 < c <= r, 0 if c = 0."""
+    if c > r:
+        return 1.0
+    if c == 0:
+        return 0.0
+    return math.exp(1.0 - r / c)
+
+
+def geometric_mean(precisions: Sequence[float]) -> float:
+    """exp((1/N) Σ log p_n), and 0.0 when any p_n is 0 (no smoothing)."""
+    if any(p <= 0 for p in precisions):
+        return 0.0
+    return math.exp(math.fsum(math.log(p) for p in precisions) / len(precisions))
+
+
+def corpus_bleu(
+    candidates: list[list[str]],
+    references: list[list[list[str]]],
+    max_n: int = 4,
+    *,
+    clip: bool = True,
+    ref_length: Callable[[int, Sequence[int]], int] = closest_reference_length,
+    brevity: Callable[[int, int], float] = brevity_penalty,
+    combine: Callable[[Sequence[float]], float] = geometric_mean,
+) -> float:
+    """BLEU = BP(c, r) · (Π_{n=1}^{max_n} p_n)^{1/max_n}, corpus-level (hooks: module docstring).
+
+    A precision whose denominator is 0 (every candidate shorter than n) counts as 0.
+    """
+    if len(candidates) != len(references):
+        raise ValueError(
+            f"expected one reference list per candidate, got {len(candidates)} candidates "
+            f"and {len(references)} reference lists"
+        )
+    precisions = []
+    for n in range(1, max_n + 1):
+        num, den = modified_precision(candidates, references, n, clip=clip)
+        precisions.append(num / den if den > 0 else 0.0)
+    c = sum(len(cand) for cand in candidates)
+    r = sum(
+        ref_length(len(cand), [len(ref) for ref in refs])
+        for cand, refs in zip(candidates, references)
+    )
+    return float(brevity(c, r) * combine(precisions))

@@ -1,0 +1,156 @@
+"""Seq2seq attention and decoding (notes §4): score functions, attend, greedy and beam search.
+
+Attention is score -> softmax -> weighted sum; only the score function varies. Decoding
+follows the contract's exact beam search.
+
+Hooks for the grader's mutants: `attend(..., normalize=lambda e: e)` skips the softmax
+(`attention-no-softmax`); `additive_scores(..., activation=lambda u: u)` drops the tanh
+(`additive-missing-tanh`); `multiplicative_scores(s, H, W.T)` is the transposed form
+(`multiplicative-transposed`, square W); `beam_search(..., length_normalize=False)`
+(`beam-no-length-normalization`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from reference.functional import softmax
+
+if TYPE_CHECKING:
+    from grader.model import TableLM
+
+__all__ = [
+    "dot_scores",
+    "multiplicative_scores",
+    "reduced_rank_scores",
+    "additive_scores",
+    "attend",
+    "greedy_decode",
+    "hypothesis_key",
+    "beam_search",
+    "table_lm",
+]
+
+NextLogProbs = Callable[[list[int]], np.ndarray]
+
+
+# ---------------------------------------------------------------- attention scores
+
+
+def dot_scores(s: np.ndarray, H: np.ndarray) -> np.ndarray:
+    """e_i = s·h_i."""
+    return np.asarray(H, dtype=np.float64) @ np.asarray(s, dtype=np.float64)  # (N,)
+
+
+def multiplicative_scores(s: np.ndarray, H: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """e_i = s^T W h_i, W of shape (d_s, d_h)."""
+    H = np.asarray(H, dtype=np.float64)  # (N, d_h)
+    return H @ (np.asarray(W, dtype=np.float64).T @ np.asarray(s, dtype=np.float64))  # (N,)
+
+
+def reduced_rank_scores(s: np.ndarray, H: np.ndarray, U: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """e_i = (U s)·(V h_i), U (k, d_s), V (k, d_h)."""
+    Us = np.asarray(U, dtype=np.float64) @ np.asarray(s, dtype=np.float64)  # (k,)
+    VH = np.asarray(H, dtype=np.float64) @ np.asarray(V, dtype=np.float64).T  # (N, k)
+    return VH @ Us  # (N,)
+
+
+def additive_scores(
+    s: np.ndarray,
+    H: np.ndarray,
+    W1: np.ndarray,
+    W2: np.ndarray,
+    v: np.ndarray,
+    *,
+    activation: Callable[[np.ndarray], np.ndarray] = np.tanh,
+) -> np.ndarray:
+    """e_i = v·tanh(W1 h_i + W2 s), W1 (k, d_h), W2 (k, d_s), v (k,)."""
+    hidden = np.asarray(H, dtype=np.float64) @ np.asarray(W1, dtype=np.float64).T  # (N, k)
+    hidden = hidden + np.asarray(W2, dtype=np.float64) @ np.asarray(s, dtype=np.float64)  # (N, k)
+    return activation(hidden) @ np.asarray(v, dtype=np.float64)  # (N,)
+
+
+def attend(
+    scores: np.ndarray,
+    H: np.ndarray,
+    *,
+    normalize: Callable[[np.ndarray], np.ndarray] = softmax,
+) -> tuple[np.ndarray, np.ndarray]:
+    """α = softmax(e), a = Σ_i α_i h_i; returns (α, a)."""
+    alpha = np.asarray(normalize(np.asarray(scores, dtype=np.float64)), dtype=np.float64)  # (N,)
+    return alpha, alpha @ np.asarray(H, dtype=np.float64)  # (N,), (d_h,)
+
+
+# ---------------------------------------------------------------- decoding
+
+
+def greedy_decode(next_log_probs: NextLogProbs, bos: int, eos: int, max_len: int) -> list[int]:
+    """y_t = argmax next_log_probs(prefix) (ties to the smaller id) until eos or max_len tokens."""
+    tokens = [bos]
+    for _ in range(max_len):
+        w = int(np.argmax(np.asarray(next_log_probs(list(tokens)), dtype=np.float64)))
+        tokens.append(w)
+        if w == eos:
+            break
+    return tokens[1:]
+
+
+def hypothesis_key(tokens: list[int], score: float, length_normalize: bool) -> float:
+    """The final ranking key: score / (tokens after bos) when normalising, else the score."""
+    n = len(tokens) - 1
+    return score / n if length_normalize and n > 0 else score
+
+
+def beam_search(
+    next_log_probs: NextLogProbs,
+    bos: int,
+    eos: int,
+    beam_size: int,
+    max_len: int,
+    length_normalize: bool = True,
+) -> list[int]:
+    """The contract's beam search: score = Σ log P(y_i | y_<i) over tokens after bos.
+
+    Each of at most `max_len` steps expands every live hypothesis by every token and keeps
+    the `beam_size` best candidates; kept candidates ending in eos are finished. Stops once
+    `beam_size` have finished or none is live. The winner among the finished (the live if
+    none finished) maximises score / length when `length_normalize`, else score. Ties: the
+    earlier candidate wins (live order, then token id; finishing order at the end).
+    Returns the tokens after bos, eos included when it finished.
+    """
+    if beam_size < 1:
+        raise ValueError(f"expected beam_size >= 1, got {beam_size}")
+    live: list[tuple[list[int], float]] = [([bos], 0.0)]
+    finished: list[tuple[list[int], float]] = []
+    for _ in range(max_len):
+        candidates: list[tuple[list[int], float]] = []
+        for tokens, score in live:
+            logp = np.asarray(next_log_probs(list(tokens)), dtype=np.float64)  # (V,)
+            candidates.extend((tokens + [w], score + float(logp[w])) for w in range(logp.shape[0]))
+        kept = sorted(candidates, key=lambda cand: -cand[1])[:beam_size]  # stable: ties keep order
+        live = []
+        for tokens, score in kept:
+            (finished if tokens[-1] == eos else live).append((tokens, score))
+        if len(finished) >= beam_size or not live:
+            break
+    pool = finished if finished else live
+    best_tokens, _ = max(
+        pool, key=lambda hyp: hypothesis_key(hyp[0], hyp[1], length_normalize)
+    )  # max keeps the first of equal keys
+    return best_tokens[1:]
+
+
+def table_lm(table: TableLM) -> NextLogProbs:
+    """next_log_probs(prefix) from a grader TableLM: its row for tuple(prefix), else its default."""
+    rows = {
+        tuple(int(t) for t in k): np.asarray(v, dtype=np.float64) for k, v in table.table.items()
+    }
+    default = np.asarray(table.default, dtype=np.float64)  # (V,)
+
+    def next_log_probs(prefix: list[int]) -> np.ndarray:
+        return rows.get(tuple(int(t) for t in prefix), default).copy()  # (V,)
+
+    return next_log_probs
