@@ -1,0 +1,94 @@
+"""Byte-pair encoding: learn merges from word counts, segment a word (notes §7; Sennrich et al. 2016).
+
+The reading of CONTRACT a6, fixed here:
+- A word starts as its characters followed by one extra symbol "</w>" (its own initial
+  symbol, as in Sennrich et al.'s Algorithm 1: "l o w </w>"). "</w>" merges like any other
+  symbol, so ("t", "</w>") -> "t</w>" is a possible merge and "est</w>" a possible symbol.
+- Consequently the last symbol of a segmentation always ends with "</w>" ("carries" it):
+  either the bare "</w>" (no merge absorbed it) or a merged symbol such as "est</w>".
+- Pair counts: every adjacent position counts (overlapping pairs too: "a a a" holds
+  ("a", "a") twice), weighted by the word's count; words with count 0 contribute nothing.
+- Choice: the highest count; ties go to the lexicographically smallest pair, comparing the
+  tuples (left, right) as Python strings ("</w>" sorts before letters).
+- Applying a merge: scan left to right, replacing each non-overlapping occurrence
+  ("a a a" merged by ("a", "a") becomes "aa a").
+- Stop early when no adjacent pair with a positive count is left.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+END_OF_WORD = "</w>"
+
+Pair = tuple[str, str]
+
+
+def initial_symbols(word: str) -> tuple[str, ...]:
+    """A word as its characters plus the end-of-word symbol: "low" -> ("l", "o", "w", "</w>")."""
+    return (*word, END_OF_WORD)
+
+
+def pair_counts(corpus: dict[tuple[str, ...], int]) -> Counter[Pair]:
+    """count(a, b) = Σ_words count(word) × #{adjacent (a, b) in word}."""
+    counts: Counter[Pair] = Counter()
+    for symbols, n in corpus.items():
+        if n <= 0:
+            continue
+        for pair in zip(symbols, symbols[1:]):
+            counts[pair] += n
+    return counts
+
+
+def best_pair(counts: Counter[Pair]) -> Pair | None:
+    """The most frequent pair, ties to the lexicographically smallest; None when none is left."""
+    live = [(pair, n) for pair, n in counts.items() if n > 0]
+    if not live:
+        return None
+    return min(live, key=lambda item: (-item[1], item[0]))[0]
+
+
+def apply_merge(symbols: tuple[str, ...], pair: Pair) -> tuple[str, ...]:
+    """Replace each non-overlapping (a, b), scanning left to right, by the symbol a+b."""
+    a, b = pair
+    out: list[str] = []
+    i = 0
+    while i < len(symbols):
+        if i + 1 < len(symbols) and symbols[i] == a and symbols[i + 1] == b:
+            out.append(a + b)
+            i += 2
+        else:
+            out.append(symbols[i])
+            i += 1
+    return tuple(out)
+
+
+def bpe_learn(word_counts: dict[str, int], num_merges: int) -> list[Pair]:
+    """Greedily merge the most frequent adjacent pair (weighted by word counts), num_merges times."""
+    if num_merges < 0:
+        raise ValueError(f"expected num_merges >= 0, got {num_merges}")
+    corpus: Counter[tuple[str, ...]] = Counter()
+    for word, n in word_counts.items():
+        if n < 0:
+            raise ValueError(f"expected non-negative word counts, got {word!r}: {n}")
+        corpus[initial_symbols(word)] += n
+    merges: list[Pair] = []
+    for _ in range(num_merges):
+        pair = best_pair(pair_counts(corpus))
+        if pair is None:
+            break
+        merges.append(pair)
+        merged: Counter[tuple[str, ...]] = Counter()
+        for symbols, n in corpus.items():
+            merged[apply_merge(symbols, pair)] += n
+        corpus = merged
+    return merges
+
+
+def bpe_segment(word: str, merges: Iterable[Pair]) -> list[str]:
+    """Apply the merges in learned order to the word's characters + "</w>"; the last symbol ends in "</w>"."""
+    symbols = initial_symbols(word)
+    for pair in merges:
+        symbols = apply_merge(symbols, tuple(pair))
+    return list(symbols)

@@ -1,0 +1,105 @@
+"""Parameter counts of a GPT-style decoder, built from per-component helpers (Lecture 7 slides).
+
+GPT-2 small (V = 50257, 1024 positions, d = 768, 12 layers, d_ff = 3072): attention 4d² + 4d =
+2,362,368, FFN 2 d d_ff + d_ff + d = 4,722,432, two LayerNorms 2 × 2d = 3,072, per block
+7,087,872 = 12d² + 13d when d_ff = 4d; total 124,439,808 with the LM head tied.
+
+The helpers are plain arithmetic, so they also accept sympy symbols (`per_block_expression`).
+Hooks for mutants: `transformer_parameter_count(..., linear_count=..., norm_count=...)`
+(e.g. `norm_count=lambda d, norm: 0` is "params-missing-norms"); the other catalogued
+mistakes are ordinary arguments (tied_embeddings=False, biases=False, max_positions=0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+FFN_MATRICES = {"gelu": 2, "swiglu": 3}
+
+
+def linear_count(n_in, n_out, bias: bool):
+    """A Linear(n_in, n_out): n_in·n_out weights plus n_out biases when bias."""
+    return n_in * n_out + (n_out if bias else 0)
+
+
+def norm_count(d, norm: str):
+    """LayerNorm has γ and β (2d); RMSNorm has γ only (d)."""
+    if norm == "layernorm":
+        return 2 * d
+    if norm == "rmsnorm":
+        return d
+    raise ValueError(f"expected norm 'layernorm' or 'rmsnorm', got {norm!r}")
+
+
+def attention_count(d, biases: bool, linear: Callable = linear_count):
+    """Q, K, V and output projections, each d -> d: 4d² (+ 4d with biases); independent of h."""
+    return 4 * linear(d, d, biases)
+
+
+def ffn_count(d, d_ff, ffn: str, biases: bool, linear: Callable = linear_count):
+    """FFN weights: 'gelu' W1 (d -> d_ff), W2 (d_ff -> d); 'swiglu' W_gate, W_up (d -> d_ff), W_down."""
+    if ffn not in FFN_MATRICES:
+        raise ValueError(f"expected ffn 'gelu' or 'swiglu', got {ffn!r}")
+    n_up = FFN_MATRICES[ffn] - 1
+    return n_up * linear(d, d_ff, biases) + linear(d_ff, d, biases)
+
+
+def transformer_parameter_count(
+    vocab_size: int,
+    max_positions: int,
+    d_model: int,
+    n_layers: int,
+    d_ff: int,
+    tied_embeddings: bool = True,
+    biases: bool = True,
+    ffn: str = "gelu",
+    norm: str = "layernorm",
+    *,
+    linear_count: Callable = linear_count,
+    norm_count: Callable = norm_count,
+) -> dict[str, int]:
+    """Counts per component and the total: embeddings + n_layers × (attn + FFN + 2 norms) + final norm + head."""
+    d = d_model
+    attention = attention_count(d, biases, linear_count)
+    feed_forward = ffn_count(d, d_ff, ffn, biases, linear_count)
+    norms = 2 * norm_count(d, norm)
+    per_block = attention + feed_forward + norms
+    counts = {
+        "token_embedding": vocab_size * d,
+        "position_embedding": max_positions * d,  # 0 positions: rotary / none, no table
+        "attention_per_block": attention,
+        "ffn_per_block": feed_forward,
+        "norms_per_block": norms,
+        "per_block": per_block,
+        "blocks": n_layers * per_block,
+        "final_norm": norm_count(d, norm),
+        "lm_head": 0 if tied_embeddings else vocab_size * d,  # no bias on the head
+    }
+    counts["total"] = (
+        counts["token_embedding"]
+        + counts["position_embedding"]
+        + counts["blocks"]
+        + counts["final_norm"]
+        + counts["lm_head"]
+    )
+    return counts
+
+
+def per_block_expression(
+    ffn: str = "gelu", norm: str = "layernorm", biases: bool = True, ff_ratio: int = 4
+):
+    """The per-block count as a sympy polynomial in d with d_ff = ff_ratio·d; defaults give 12d² + 13d."""
+    import sympy  # only here: the counts themselves are plain integer arithmetic
+
+    d = sympy.Symbol("d", positive=True)
+    per_block = (
+        attention_count(d, biases)
+        + ffn_count(d, ff_ratio * d, ffn, biases)
+        + 2 * norm_count(d, norm)
+    )
+    return sympy.expand(per_block)
+
+
+def per_block_formula(d: int) -> int:
+    """12d² + 13d: a pre-norm GPT-2 block with biases, LayerNorm, GELU FFN and d_ff = 4d."""
+    return 12 * d * d + 13 * d
