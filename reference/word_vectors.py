@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from reference.functional import log_sigmoid, sigmoid, softmax
+from reference.functional import log_sigmoid, log_softmax, sigmoid, softmax
 
 __all__ = [
     "softmax",
@@ -105,7 +105,7 @@ def naive_softmax_loss_and_gradient(
     v_c = np.asarray(v_c, dtype=np.float64)  # (d,)
     U = np.asarray(U, dtype=np.float64)  # (V, d)
     P = skipgram_probabilities(v_c, U)  # (V,)
-    loss = float(-np.log(P[o]))
+    loss = float(-log_softmax(U @ v_c)[o])  # log-sum-exp: finite even when P[o] underflows
     err_c = error(P, o)  # (V,)
     err_u = err_c if outside_error is None else outside_error(P, o)  # (V,)
     grad_v_c = U.T @ err_c  # (d,)
