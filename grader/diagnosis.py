@@ -1,0 +1,107 @@
+"""Naming the mistake: which catalog mutant explains a wrong output.
+
+On a mismatch, every mutant that applies to the question runs on the same inputs (on the
+trusted side) and the student's output is compared with it output by output (tuple
+elements, dict keys). A mutant explains a case when every output the student got wrong
+matches the mutant's; among those, the one that also agrees on the most outputs the
+student got right wins (the closest explanation), then the question's own order, which
+puts root causes (a forward-pass bug) before their downstream symptoms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from grader.checks import compare
+from grader.model import Tolerance
+
+
+@dataclass(frozen=True)
+class Explanation:
+    misconception: str
+    extra_wrong: int  # outputs the mutant gets wrong that the student got right (0 = exact fit)
+    order: int  # the mutant's position in the question's list (root causes first)
+
+
+def _parts(value: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return {repr(k): v for k, v in value.items()}
+    if isinstance(value, tuple) and not all(isinstance(v, (int, str)) for v in value):
+        return {names[i] if i < len(names) else f"[{i}]": v for i, v in enumerate(value)}
+    return {"": value}
+
+
+def _student_parts(got: Any, want_parts: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any] | None:
+    if set(want_parts) == {""}:
+        return {"": got}
+    if isinstance(got, dict):
+        keyed = {repr(k): v for k, v in got.items()}
+        return {k: keyed[k] for k in want_parts if k in keyed}
+    if isinstance(got, (tuple, list)) and len(got) == len(want_parts):
+        return dict(zip(want_parts, got))
+    return None
+
+
+def explain(got: Any, want: Any, args: tuple, kwargs: Mapping[str, Any],
+            mutants: Mapping[str, Callable[..., Any]], tol: Tolerance, *, exact: bool = False,
+            names: tuple[str, ...] = ()) -> list[Explanation]:
+    """The mutants that explain `got` on this case, best first (empty when none does)."""
+    want_parts = _parts(want, names)
+    got_parts = _student_parts(got, want_parts, names)
+    if got_parts is None:
+        return []
+    wrong = {k for k in want_parts if k not in got_parts or compare(got_parts[k], want_parts[k], tol, exact=exact)}
+    if not wrong:
+        return []
+    found: list[tuple[int, int, Explanation]] = []
+    for order, (mid, mutant) in enumerate(mutants.items()):
+        try:
+            predicted = mutant(*_fresh(args), **_fresh(kwargs))
+        except Exception:  # noqa: BLE001 - a mutant that does not apply to these inputs
+            continue
+        mparts = _parts(predicted, names)
+        if set(mparts) != set(want_parts):
+            continue
+        if any(k not in got_parts or compare(got_parts[k], mparts[k], tol, exact=exact) for k in wrong):
+            continue
+        extra = sum(1 for k in want_parts if k not in wrong and compare(mparts[k], want_parts[k], tol, exact=exact))
+        found.append((extra, order, Explanation(mid, extra, order)))
+    found.sort(key=lambda t: (t[0], t[1]))
+    return [e for _, _, e in found]
+
+
+def _fresh(x: Any) -> Any:
+    """Copies of array arguments, so a mutant that writes into its inputs cannot spoil the next."""
+    import numpy as np
+
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    if isinstance(x, tuple):
+        return tuple(_fresh(v) for v in x)
+    if isinstance(x, list):
+        return [_fresh(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _fresh(v) for k, v in x.items()}
+    return x
+
+
+def verdict(per_case: list[list[Explanation]], n_failed: int) -> list[str]:
+    """The misconception named for a question: the one explaining the most failed cases.
+
+    It must explain at least half of the failed cases; ties go to the closer fit, then to the
+    question's order (root causes first).
+    """
+    if n_failed == 0:
+        return []
+    tally: dict[str, list[int]] = {}  # id -> [cases explained, total extra_wrong, order]
+    for explanations in per_case:
+        for e in explanations:
+            t = tally.setdefault(e.misconception, [0, 0, e.order])
+            t[0] += 1
+            t[1] += e.extra_wrong
+    if not tally:
+        return []
+    mid, (count, _, _) = min(tally.items(), key=lambda kv: (-kv[1][0], kv[1][1], kv[1][2]))
+    return [mid] if count * 2 >= n_failed else []

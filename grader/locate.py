@@ -1,0 +1,135 @@
+"""Finding the student's files in a folder or a .zip: at the top level or in one nested folder."""
+
+from __future__ import annotations
+
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+MAX_FILE_BYTES = 2 << 20  # a student's source or answers file
+MAX_TOTAL_BYTES = 64 << 20
+MAX_MEMBERS = 2000
+_IGNORED_DIRS = {"__MACOSX", "__pycache__", ".git", ".ipynb_checkpoints", "venv", ".venv", "node_modules"}
+_KEPT_SUFFIXES = {".py", ".toml"}
+
+
+class SubmissionError(Exception):
+    """The submission as a whole cannot be read (not a folder or zip, a broken zip)."""
+
+
+@dataclass
+class Located:
+    """The files of one submission folder, read into memory (the grader never writes there)."""
+
+    files: dict[str, bytes] = field(default_factory=dict)  # name -> content, from the chosen folder
+    folder: str = ""  # the folder they came from, relative to the submission ("" = top level)
+    listing: list[str] = field(default_factory=list)  # every path seen, for "found: …" messages
+    notes: list[str] = field(default_factory=list)  # files skipped (too large, unreadable)
+
+    def text(self, name: str) -> str | None:
+        data = self.files.get(name)
+        if data is None:
+            return None
+        return data.decode("utf-8", errors="replace")
+
+    def missing_message(self, name: str) -> str:
+        seen = ", ".join(f"`{p}`" for p in self.listing[:12]) or "no files"
+        more = f" and {len(self.listing) - 12} more" if len(self.listing) > 12 else ""
+        return (f"`{name}` was not found: put it at the top level of the submission or inside one "
+                f"folder (found: {seen}{more})")
+
+
+def _entries_from_dir(root: Path) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if any(part in _IGNORED_DIRS or part.startswith(".") for part in rel.parts):
+            continue
+        if len(rel.parts) > 3 or len(out) >= MAX_MEMBERS:
+            continue
+        if path.is_file() and not path.is_symlink():
+            out[rel.as_posix()] = path
+    return out
+
+
+def _entries_from_zip(zf: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
+    out: dict[str, zipfile.ZipInfo] = {}
+    for info in zf.infolist()[:MAX_MEMBERS]:
+        if info.is_dir():
+            continue
+        rel = PurePosixPath(info.filename.replace("\\", "/"))
+        if rel.is_absolute() or ".." in rel.parts:
+            continue  # never follow a path out of the archive
+        if any(part in _IGNORED_DIRS or part.startswith(".") for part in rel.parts) or len(rel.parts) > 3:
+            continue
+        out[rel.as_posix()] = info
+    return out
+
+
+def _choose_folder(paths: list[str], wanted: tuple[str, ...]) -> str:
+    """The folder holding the wanted files: the top level, else the shallowest folder with one."""
+    folders: dict[str, int] = {}
+    for p in paths:
+        pp = PurePosixPath(p)
+        if pp.name in wanted:
+            folder = str(pp.parent) if str(pp.parent) != "." else ""
+            folders[folder] = folders.get(folder, 0) + 1
+    if not folders:
+        return ""
+    # Most wanted files first, then the shallowest folder.
+    return min(folders, key=lambda f: (-folders[f], f.count("/") if f else -1, f))
+
+
+def locate(submission: Path, wanted: tuple[str, ...]) -> Located:
+    """Read the submission's files from the folder that holds `wanted` (code file, answers.toml)."""
+    submission = Path(submission)
+    if not submission.exists():
+        raise SubmissionError(f"the submission {submission} does not exist")
+    located = Located()
+    if submission.is_dir():
+        entries = _entries_from_dir(submission)
+        located.listing = sorted(entries)
+        located.folder = _choose_folder(located.listing, wanted)
+
+        def read(rel: str) -> bytes:
+            return entries[rel].read_bytes()
+
+        sizes = {rel: p.stat().st_size for rel, p in entries.items()}
+        _collect(located, sizes, read)
+        return located
+    if zipfile.is_zipfile(submission):
+        try:
+            with zipfile.ZipFile(submission) as zf:
+                entries = _entries_from_zip(zf)
+                located.listing = sorted(entries)
+                located.folder = _choose_folder(located.listing, wanted)
+                sizes = {rel: info.file_size for rel, info in entries.items()}
+                _collect(located, sizes, lambda rel: zf.read(entries[rel]))
+        except (zipfile.BadZipFile, OSError, RuntimeError) as exc:
+            raise SubmissionError(f"the zip file could not be read: {exc}") from None
+        return located
+    if submission.suffix == ".py" or submission.name == "answers.toml":
+        located.listing = [submission.name]
+        located.files[submission.name] = submission.read_bytes()[:MAX_FILE_BYTES]
+        return located
+    raise SubmissionError(f"{submission} is neither a folder nor a .zip file")
+
+
+def _collect(located: Located, sizes: dict[str, int], read) -> None:
+    total = 0
+    prefix = f"{located.folder}/" if located.folder else ""
+    for rel in located.listing:
+        if not rel.startswith(prefix) or "/" in rel[len(prefix):]:
+            continue
+        name = rel[len(prefix):]
+        if PurePosixPath(name).suffix not in _KEPT_SUFFIXES:
+            continue
+        if sizes[rel] > MAX_FILE_BYTES or total + sizes[rel] > MAX_TOTAL_BYTES:
+            located.notes.append(f"`{rel}` skipped: larger than {MAX_FILE_BYTES >> 20} MiB")
+            continue
+        try:
+            located.files[name] = read(rel)
+        except (OSError, KeyError, RuntimeError) as exc:
+            located.notes.append(f"`{rel}` could not be read: {exc}")
+            continue
+        total += sizes[rel]

@@ -1,0 +1,1 @@
+"""The hidden suites, one module per assignment. Never shipped in a handout."""

@@ -1,0 +1,180 @@
+"""The engine on the tests' own toy assignment: styles, failures, diagnosis, shortcuts, determinism."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+import toy_assignment as toy
+
+from grader import sandbox
+from grader.grade import grade_submission
+from grader.results import SCHEMA, to_gradescope
+
+FAST = sandbox.Limits(call_seconds=3.0, submission_seconds=40.0)
+
+
+def submit(tmp_path: Path, source: str, name: str = "toy.py", extra: dict[str, str] | None = None) -> Path:
+    folder = tmp_path / "submission"
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(source)
+    for k, v in (extra or {}).items():
+        (folder / k).write_text(v)
+    return folder
+
+
+def grade(path: Path, **kw):
+    return grade_submission(path, toy.ASSIGNMENT, limits=kw.pop("limits", FAST), **kw)
+
+
+def scores(report) -> dict[str, float]:
+    return {q.question_id: q.score for q in report.questions}
+
+
+@pytest.mark.parametrize("source", [toy.NUMPY_SOLUTION, toy.TORCH_SOLUTION, toy.LISTS_SOLUTION],
+                         ids=["numpy", "torch-float32", "lists"])
+def test_correct_submission_in_three_styles_gets_full_marks(tmp_path, source):
+    report = grade(submit(tmp_path, source))
+    assert report.score == report.max_score == 10, [q.feedback for q in report.questions]
+    assert all(not q.misconceptions for q in report.questions)
+
+
+def test_results_json_validates_and_has_contract_fields(tmp_path):
+    data = to_gradescope(grade(submit(tmp_path, toy.NUMPY_SOLUTION)))
+    jsonschema.validate(data, SCHEMA)
+    json.dumps(data, allow_nan=False)
+    assert data["extra_data"]["assignment"] == "toy"
+    first = data["tests"][0]
+    assert first["extra_data"] == {"question": "toy.softmax", "kind": "code", "function": "softmax",
+                                   "misconceptions": []}
+    assert first["output_format"] == "md" and first["status"] == "passed"
+
+
+def test_stub_is_not_attempted_everywhere(tmp_path):
+    report = grade(submit(tmp_path, toy.STUB))
+    assert report.score == 0
+    for q in report.questions:
+        assert q.not_attempted and "Not attempted" in q.feedback
+
+
+def test_missing_file_costs_code_questions_with_a_message_naming_it(tmp_path):
+    report = grade(submit(tmp_path, toy.NUMPY_SOLUTION, name="toy_v2.py"))
+    assert report.score == 0
+    assert all("`toy.py` was not found" in q.feedback and "toy_v2.py" in q.feedback for q in report.questions)
+
+
+def test_syntax_error_names_the_students_line(tmp_path):
+    report = grade(submit(tmp_path, toy.NUMPY_SOLUTION + "\ndef broken(:\n    pass\n"))
+    assert report.score == 0
+    fb = report.questions[0].feedback
+    assert "syntax error" in fb and "line" in fb and "def broken(:" in fb
+    assert "Traceback" not in fb and "grader/" not in fb
+
+
+def test_import_error_is_the_students_own_line(tmp_path):
+    report = grade(submit(tmp_path, "import numpy as np\nx = 1 / 0\n" + toy.NUMPY_SOLUTION))
+    fb = report.questions[0].feedback
+    assert report.score == 0 and "ZeroDivisionError" in fb and "line 2" in fb and "x = 1 / 0" in fb
+    assert "grader" not in fb.replace("the grader", "")
+
+
+def test_exception_in_one_function_leaves_others_graded(tmp_path):
+    src = toy.NUMPY_SOLUTION.replace("return x @ W.T + b", "return undefined_name")
+    report = grade(submit(tmp_path, src))
+    s = scores(report)
+    assert s["toy.linear"] == 0 and s["toy.softmax"] == 4 and s["toy.quad"] == 2
+    assert "NameError" in report.questions[1].feedback
+
+
+def test_wrong_shape_reported_as_expected_vs_got(tmp_path):
+    src = toy.NUMPY_SOLUTION.replace("return x @ W.T + b", "return (x @ W.T + b).T")
+    report = grade(submit(tmp_path, src))
+    assert scores(report)["toy.linear"] == 0
+    assert "expected shape (2, 3), got (3, 2)" in report.questions[1].feedback
+
+
+def test_nan_is_reported(tmp_path):
+    src = toy.NUMPY_SOLUTION.replace("return x @ W.T + b", "return (x @ W.T + b) * float('nan')")
+    report = grade(submit(tmp_path, src))
+    assert scores(report)["toy.linear"] == 0 and "NaN" in report.questions[1].feedback
+
+
+def test_timeout_is_stopped_and_others_graded(tmp_path):
+    src = toy.NUMPY_SOLUTION.replace("return x @ W.T + b", "while True:\n        pass")
+    report = grade(submit(tmp_path, src), limits=sandbox.Limits(call_seconds=1.0, submission_seconds=30.0))
+    s = scores(report)
+    assert s["toy.linear"] == 0 and s["toy.softmax"] == 4 and s["toy.quad"] == 2
+    assert "stopped after 1 s" in report.questions[1].feedback
+
+
+def test_wrong_axis_is_named(tmp_path):
+    src = toy.NUMPY_SOLUTION.replace("z = x - x.max(axis=axis, keepdims=True)", "z = x - x.max(axis=0, keepdims=True)")
+    src = src.replace("return e / e.sum(axis=axis, keepdims=True)", "return e / e.sum(axis=0, keepdims=True)")
+    report = grade(submit(tmp_path, src))
+    q = report.questions[0]
+    assert q.misconceptions == ["softmax-wrong-axis"] and q.score < 4
+    assert "softmax over the wrong axis" in q.feedback
+
+
+def test_unstable_softmax_is_named_with_partial_credit(tmp_path):
+    src = toy.NUMPY_SOLUTION.replace("z = x - x.max(axis=axis, keepdims=True)", "z = x")
+    report = grade(submit(tmp_path, src))
+    q = report.questions[0]
+    assert q.misconceptions == ["softmax-unstable"]
+    assert q.score == pytest.approx(4 * (3 + 0.5) / 4)
+
+
+def test_tuple_outputs_are_diagnosed_element_by_element(tmp_path):
+    src = toy.NUMPY_SOLUTION.replace("return float((x ** 2).sum()), 2 * x", "return float((x ** 2).sum()), -2 * x")
+    report = grade(submit(tmp_path, src))
+    q = report.questions[2]
+    assert q.misconceptions == ["toy-grad-sign"] and q.score == 0
+    assert "`grad`" in q.feedback and "`loss`" not in q.feedback
+
+
+def test_transposed_weights_named(tmp_path):
+    report = grade(submit(tmp_path, toy.NUMPY_SOLUTION.replace("x @ W.T + b", "x @ W + b")))
+    assert report.questions[1].misconceptions == ["toy-weights-transposed"]
+
+
+def test_forbidden_call_caught_in_source(tmp_path):
+    src = toy.NUMPY_SOLUTION.replace("return float(np.sqrt((x ** 2).sum()))", "return float(np.linalg.norm(x))")
+    report = grade(submit(tmp_path, src))
+    q = report.questions[3]
+    assert q.score == 0 and q.misconceptions == ["uses-library-shortcut"] and "numpy.linalg.norm" in q.feedback
+
+
+def test_forbidden_call_caught_at_run_time(tmp_path):
+    hidden = "return float(getattr(getattr(np, 'lin' + 'alg'), 'no' + 'rm')(x))"
+    src = toy.NUMPY_SOLUTION.replace("return float(np.sqrt((x ** 2).sum()))", hidden)
+    report = grade(submit(tmp_path, src))
+    q = report.questions[3]
+    assert q.score == 0 and q.misconceptions == ["uses-library-shortcut"]
+
+
+def test_zip_with_nested_folder(tmp_path):
+    z = tmp_path / "sub.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("my_work/toy.py", toy.NUMPY_SOLUTION)
+        zf.writestr("__MACOSX/my_work/._toy.py", "junk")
+    assert grade(z).score == 10
+
+
+def test_grading_is_deterministic_and_never_writes_into_the_submission(tmp_path):
+    folder = submit(tmp_path, toy.NUMPY_SOLUTION.replace("x @ W.T + b", "x @ W + b"))
+    before = sorted(p.name for p in folder.rglob("*"))
+    a = to_gradescope(grade(folder, student="ada"))
+    b = to_gradescope(grade(folder, student="ada"))
+    a.pop("execution_time"), b.pop("execution_time")
+    assert a == b
+    assert sorted(p.name for p in folder.rglob("*")) == before
+
+
+def test_student_output_is_captured_and_truncated(tmp_path):
+    src = "print('x' * 5_000_000)\n" + toy.NUMPY_SOLUTION
+    report = grade(submit(tmp_path, src))
+    assert report.score == 10
+    assert len(report.student_output) < 200_000
