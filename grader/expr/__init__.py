@@ -1,0 +1,39 @@
+"""Written expression answers: a safe parser, an equivalence check, a hard-kill judge.
+
+Importing this package does not import sympy: `parse`, `equivalent` and friends load
+their modules on first use, and `ExprJudge` starts its worker process on the first check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ExprError",
+    "ExprJudge",
+    "Verdict",
+    "check_equivalent",
+    "equivalent",
+    "expr_equal_cli",
+    "parse",
+    "readable",
+]
+
+_LAZY = {
+    "ExprJudge": "grader.expr.judge",
+    "Verdict": "grader.expr.judge",
+    "check_equivalent": "grader.expr.judge",
+    "expr_equal_cli": "grader.expr.judge",
+    "ExprError": "grader.expr.parser",
+    "parse": "grader.expr.parser",
+    "readable": "grader.expr.parser",
+    "equivalent": "grader.expr.equivalence",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'grader.expr' has no attribute {name!r}")
