@@ -364,3 +364,49 @@ def test_torch_masked_mean_pool():
     lengths = torch.tensor([4, 2])
     out = shapes_torch.masked_mean_pool(H, lengths)
     torch.testing.assert_close(out, torch.stack([H[0].mean(0), H[1, :2].mean(0)]))
+
+
+# ---- the documented hooks run and change the result (the grader derives mutants from them) ----
+
+
+def test_documented_hooks_are_usable():
+    from reference import attention
+    from reference.functional import softmax
+    from reference.positions import interleave, sinusoidal_positions
+
+    rng = np.random.default_rng(26)
+    p = _random_encoder_params(rng)
+    for w in ("C_Q", "C_K", "C_V", "C_O"):
+        p[w] = rng.normal(size=(8, 8)) / math.sqrt(8)
+    X, memory = rng.normal(size=(2, 5, 8)), rng.normal(size=(2, 3, 8))
+    base = encoder_block(X, p, 2)
+    variants = [
+        encoder_block(X, p, 2, wrap=lambda x, n, f: n(x) + f(n(x))),
+        encoder_block(X, p, 2, activation=lambda z: z),
+        encoder_block(
+            X,
+            p,
+            2,
+            layer_norm=lambda x, g, b, eps: layer_norm(
+                x, g, b, eps, variance=lambda v, axis: np.var(v, axis=axis, keepdims=True, ddof=1)
+            ),
+        ),  # fmt: skip
+    ]
+    for v in variants:
+        assert v.shape == base.shape and not np.allclose(v, base)
+    dec = decoder_block(X, memory, p, 2)
+    dec_keys = decoder_block(
+        X, memory, p, 2,
+        cross_attention=lambda q, mem, *a, **k: attention.cross_attention(q, q, *a[:-1]),
+    )  # fmt: skip
+    assert dec_keys.shape == dec.shape and not np.allclose(dec_keys, dec)
+    Q, K, V = rng.normal(size=(3, 4, 4))
+    mask = causal_mask(4)
+    after, _ = scaled_dot_product_attention(Q, K, V, mask, weights_fn=lambda s, m: softmax(s) * m)
+    zero_fill, _ = scaled_dot_product_attention(
+        Q, K, V, mask, weights_fn=lambda s, m: attention.masked_softmax(s, m, fill=0.0)
+    )
+    ref, _ = scaled_dot_product_attention(Q, K, V, mask)
+    assert not np.allclose(after, ref) and not np.allclose(zero_fill, ref)
+    swapped = sinusoidal_positions(3, 4, layout=lambda s, c: interleave(c, s))
+    np.testing.assert_allclose(swapped[:, 0::2], sinusoidal_positions(3, 4)[:, 1::2])
