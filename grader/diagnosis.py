@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from grader.checks import compare
 from grader.model import Tolerance
 
@@ -58,7 +60,8 @@ def explain(got: Any, want: Any, args: tuple, kwargs: Mapping[str, Any],
     found: list[tuple[int, int, Explanation]] = []
     for order, (mid, mutant) in enumerate(mutants.items()):
         try:
-            predicted = mutant(*_fresh(args), **_fresh(kwargs))
+            with np.errstate(all="ignore"):  # mutants such as an unstable softmax overflow on purpose
+                predicted = mutant(*_fresh(args), **_fresh(kwargs))
         except Exception:  # noqa: BLE001 - a mutant that does not apply to these inputs
             continue
         mparts = _parts(predicted, names)
@@ -74,8 +77,6 @@ def explain(got: Any, want: Any, args: tuple, kwargs: Mapping[str, Any],
 
 def _fresh(x: Any) -> Any:
     """Copies of array arguments, so a mutant that writes into its inputs cannot spoil the next."""
-    import numpy as np
-
     if isinstance(x, np.ndarray):
         return x.copy()
     if isinstance(x, tuple):

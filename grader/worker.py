@@ -117,7 +117,7 @@ def encode(value: Any, blobs: list[bytes], depth: int = 0) -> Any:
             a = np.asarray(a).view(np.ndarray)
         if a.dtype.kind not in _NUMERIC_KINDS:
             raise TypeError(f"an array of dtype {a.dtype} (expected numbers)")
-        blobs.append(_array_to_blob(np.ascontiguousarray(a)))
+        blobs.append(_array_to_blob(a))
         return {"__nd__": len(blobs) - 1}
     if isinstance(value, tuple):
         return {"__tuple__": [encode(v, blobs, depth + 1) for v in value]}

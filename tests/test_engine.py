@@ -123,7 +123,7 @@ def test_unstable_softmax_is_named_with_partial_credit(tmp_path):
     src = toy.NUMPY_SOLUTION.replace("z = x - x.max(axis=axis, keepdims=True)", "z = x")
     report = grade(submit(tmp_path, src))
     q = report.questions[0]
-    assert q.misconceptions == ["softmax-unstable"]
+    assert q.misconceptions == ["toy-softmax-unstable"]
     assert q.score == pytest.approx(4 * (3 + 0.5) / 4)
 
 

@@ -17,7 +17,7 @@ register(
                   "toy notes §1"),
     Misconception("toy-weights-transposed", "x W instead of x W^T", "Weights use the (out, in) layout.",
                   "toy notes §2"),
-    Misconception("softmax-unstable", "softmax without the max shift",
+    Misconception("toy-softmax-unstable", "softmax without the max shift",
                   "exp of a large logit overflows to inf; subtract the row max first.", "notes §1", credit=0.5),
 )
 
@@ -58,7 +58,7 @@ ASSIGNMENT = Assignment(
             reference=softmax, cases=_softmax_cases,
             mutants={
                 "softmax-wrong-axis": lambda x, axis=-1: softmax(x, axis=0),
-                "softmax-unstable": lambda x, axis=-1: np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True),
+                "toy-softmax-unstable": lambda x, axis=-1: np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True),
             },
         ),
         CodeQuestion(

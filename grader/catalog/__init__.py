@@ -21,6 +21,7 @@ class Misconception:
 
 
 _CATALOG: dict[str, Misconception] = {}
+_LOADED: list[bool] = []
 
 
 def register(*entries: Misconception) -> None:
@@ -31,8 +32,9 @@ def register(*entries: Misconception) -> None:
 
 
 def _load() -> None:
-    if _CATALOG:
+    if _LOADED:
         return
+    _LOADED.append(True)
     import importlib
 
     for name in ("common", "a1", "a2", "a3", "a4", "a5", "a6"):
