@@ -78,7 +78,11 @@ class AnswerSheet:
             return Answer(key, "no-file", message=self.file_error)
         entry = self.entries.get(key)
         if entry is None:
-            return Answer(key, "missing", message=f"no answer: the key `{key}` is not in answers.toml (not attempted)")
+            return Answer(
+                key,
+                "missing",
+                message=f"no answer: the key `{key}` is not in answers.toml (not attempted)",
+            )
         if entry.error is not None:
             return Answer(key, "error", message=entry.error, line=entry.line)
         if is_empty(entry.value):
@@ -108,9 +112,15 @@ def load_answers(path: Path | None) -> AnswerSheet:
     try:
         raw = path.read_bytes()
     except OSError as err:
-        return AnswerSheet(path, False, file_error=f"answers.toml could not be read ({err.strerror})")
+        return AnswerSheet(
+            path, False, file_error=f"answers.toml could not be read ({err.strerror})"
+        )
     if len(raw) > MAX_BYTES:
-        return AnswerSheet(path, False, file_error=f"answers.toml is too large ({len(raw)} bytes; the limit is {MAX_BYTES})")
+        return AnswerSheet(
+            path,
+            False,
+            file_error=f"answers.toml is too large ({len(raw)} bytes; the limit is {MAX_BYTES})",
+        )
     return parse_answers(raw, path)
 
 
@@ -119,7 +129,9 @@ def load_answers_text(text: str | bytes | None, missing_message: str = NOT_FOUND
     if text is None:
         return AnswerSheet(None, False, file_error=missing_message)
     if len(text) > MAX_BYTES:
-        return AnswerSheet(None, False, file_error=f"answers.toml is too large (the limit is {MAX_BYTES} bytes)")
+        return AnswerSheet(
+            None, False, file_error=f"answers.toml is too large (the limit is {MAX_BYTES} bytes)"
+        )
     return parse_answers(text)
 
 
@@ -131,7 +143,9 @@ def parse_answers(raw: bytes | str, path: Path | None = None) -> AnswerSheet:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError:
             text = raw.decode("utf-8", errors="replace")
-            problems.append("answers.toml is not valid UTF-8: save it as UTF-8 (unreadable characters were replaced)")
+            problems.append(
+                "answers.toml is not valid UTF-8: save it as UTF-8 (unreadable characters were replaced)"
+            )
     else:
         text = raw
     text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -181,7 +195,9 @@ def _quote(n: int, line: str) -> str:
 
 
 _HEADER = re.compile(r"""^\s*\[\s*([A-Za-z0-9_\-."' ]+?)\s*\]\s*(#.*)?$""")
-_ASSIGN = re.compile(r"""^\s*(?:[A-Za-z0-9_\-]+|"[^"\n]*"|'[^'\n]*')(?:\s*\.\s*(?:[A-Za-z0-9_\-]+|"[^"\n]*"|'[^'\n]*'))*\s*=""")
+_ASSIGN = re.compile(
+    r"""^\s*(?:[A-Za-z0-9_\-]+|"[^"\n]*"|'[^'\n]*')(?:\s*\.\s*(?:[A-Za-z0-9_\-]+|"[^"\n]*"|'[^'\n]*'))*\s*="""
+)
 _KEY_GUESS = re.compile(r"""^\s*["']?([A-Za-z0-9_\-.]+)""")
 
 
@@ -228,7 +244,12 @@ def _read_line_by_line(lines: list[str]) -> tuple[dict[str, AnswerEntry], list[s
         for key, value in _flatten(data, table):
             if key in entries:
                 first = entries[key].line
-                entries[key] = AnswerEntry(key, None, i + 1, f"{_quote(i + 1, line)}: `{key}` is given twice (lines {first} and {i + 1})")
+                entries[key] = AnswerEntry(
+                    key,
+                    None,
+                    i + 1,
+                    f"{_quote(i + 1, line)}: `{key}` is given twice (lines {first} and {i + 1})",
+                )
             else:
                 entries[key] = AnswerEntry(key, value, i + 1)
         i = end + 1
@@ -239,7 +260,7 @@ def _flatten_keys(data: Mapping[str, Any]) -> str:
     parts = []
     node: Any = data
     while isinstance(node, dict) and len(node) == 1:
-        (name, node), = node.items()
+        ((name, node),) = node.items()
         parts.append(name)
     return ".".join(parts)
 
@@ -274,7 +295,9 @@ def as_expression(value: Any) -> str:
         return value.strip()
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return repr(value)
-    raise AnswerFormatError(f'expected an expression in quotes, such as "2 d^2 + d", got {_describe(value)}')
+    raise AnswerFormatError(
+        f'expected an expression in quotes, such as "2 d^2 + d", got {_describe(value)}'
+    )
 
 
 def as_number(value: Any) -> float:
@@ -338,10 +361,14 @@ def as_shape(value: Any) -> tuple[int, ...]:
         s = value.strip().strip("()[]").strip()
         items = [p for p in re.split(r"\s*(?:,|x|×|\*)\s*", s) if p != ""] if s else []
     else:
-        raise AnswerFormatError(f'expected a shape such as [2, 4, 8] or "(2, 4, 8)", got {_describe(value)}')
+        raise AnswerFormatError(
+            f'expected a shape such as [2, 4, 8] or "(2, 4, 8)", got {_describe(value)}'
+        )
     dims = []
     for item in items:
-        if isinstance(item, bool) or not (isinstance(item, int) or (isinstance(item, str) and item.strip().isdigit())):
+        if isinstance(item, bool) or not (
+            isinstance(item, int) or (isinstance(item, str) and item.strip().isdigit())
+        ):
             raise AnswerFormatError(f"a shape holds whole numbers only, got {_describe(item)}")
         dims.append(int(item))
     return tuple(dims)
@@ -354,15 +381,25 @@ def as_choice(value: Any, allowed: Iterable[str] = ()) -> frozenset[str]:
     elif isinstance(value, list) and all(isinstance(v, str) for v in value):
         parts = [v.strip() for v in value if v.strip()]
     else:
-        raise AnswerFormatError(f'expected a letter such as "B" or letters such as "A, C", got {_describe(value)}')
+        raise AnswerFormatError(
+            f'expected a letter such as "B" or letters such as "A, C", got {_describe(value)}'
+        )
     letters = frozenset(p.strip("()").upper() for p in parts)
     allowed_set = {a.upper() for a in allowed}
     if not letters:
         raise AnswerFormatError("no choice given")
-    bad = sorted(x for x in letters if (allowed_set and x not in allowed_set) or not allowed_set and not re.fullmatch(r"[A-Z]", x))
+    bad = sorted(
+        x
+        for x in letters
+        if (allowed_set and x not in allowed_set)
+        or not allowed_set
+        and not re.fullmatch(r"[A-Z]", x)
+    )
     if bad:
         options = ", ".join(sorted(allowed_set)) if allowed_set else "single letters"
-        raise AnswerFormatError(f"{', '.join(repr(b) for b in bad)} is not one of the choices ({options})")
+        raise AnswerFormatError(
+            f"{', '.join(repr(b) for b in bad)} is not one of the choices ({options})"
+        )
     return letters
 
 
@@ -376,8 +413,10 @@ def as_list(value: Any) -> list[str | float]:
         raise AnswerFormatError(f'expected a list such as ["a", "b"], got {_describe(value)}')
     out: list[str | float] = []
     for item in items:
-        if isinstance(item, bool) or isinstance(item, (list, dict)):
-            raise AnswerFormatError(f"a list item must be a string or a number, got {_describe(item)}")
+        if isinstance(item, (bool, list, dict)):
+            raise AnswerFormatError(
+                f"a list item must be a string or a number, got {_describe(item)}"
+            )
         out.append(float(item) if isinstance(item, (int, float)) else str(item).strip())
     return out
 

@@ -64,7 +64,9 @@ def time_budget(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def numbers_close(a: complex | float, b: complex | float, rtol: float = RTOL, atol: float = ATOL) -> bool:
+def numbers_close(
+    a: complex | float, b: complex | float, rtol: float = RTOL, atol: float = ATOL
+) -> bool:
     """|a - b| <= atol + rtol * max(|a|, |b|), for real or complex numbers (mpmath too)."""
     return bool(abs(a - b) <= atol + rtol * max(abs(a), abs(b)))
 

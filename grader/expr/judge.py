@@ -13,6 +13,7 @@ JSON object. The first line from a new worker is `{"ready": true}`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -158,7 +159,9 @@ class ExprJudge:
 
     # -- checks
 
-    def request(self, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any] | None:
+    def request(
+        self, payload: dict[str, Any], timeout: float | None = None
+    ) -> dict[str, Any] | None:
         """Send one request; the reply, or None after a timeout or a crash (worker killed)."""
         limit = self.timeout if timeout is None else timeout
         with self._lock:
@@ -204,16 +207,12 @@ class ExprJudge:
 def _kill(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is None:
         proc.kill()
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5.0)
-    except subprocess.TimeoutExpired:
-        pass
     for stream in (proc.stdin, proc.stdout):
         if stream is not None:
-            try:
+            with contextlib.suppress(OSError):
                 stream.close()
-            except OSError:
-                pass
 
 
 def check_equivalent(
@@ -236,7 +235,11 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
     if "sleep" in request:  # test hook: a check that never finishes in time
         time.sleep(float(request["sleep"]))
         return Verdict(False).to_json()
-    answer, expected, symbols = request.get("answer"), request.get("expected"), request.get("symbols")
+    answer, expected, symbols = (
+        request.get("answer"),
+        request.get("expected"),
+        request.get("symbols"),
+    )
     if not isinstance(answer, str) or not isinstance(expected, str):
         return Verdict(False, "bad request", internal=True).to_json()
     try:
@@ -248,7 +251,9 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
     except RecursionError:
         return Verdict(False, "the answer is nested too deeply to check").to_json()
     except Exception as err:  # noqa: BLE001 - the worker must survive whatever sympy raises
-        return Verdict(False, f"could not check this answer (sympy failed: {type(err).__name__})").to_json()
+        return Verdict(
+            False, f"could not check this answer (sympy failed: {type(err).__name__})"
+        ).to_json()
 
 
 def _worker_main() -> None:
@@ -264,7 +269,9 @@ def _worker_main() -> None:
     except (ImportError, ValueError, OSError):
         pass
     # warm up: imports and sympy's first-call caches, outside any check's time limit
-    _answer({"answer": "2 x^2 + tanh(x)", "expected": "x(2x) + 1 - 2/(exp(2x)+1)", "symbols": ["x"]})
+    _answer(
+        {"answer": "2 x^2 + tanh(x)", "expected": "x(2x) + 1 - 2/(exp(2x)+1)", "symbols": ["x"]}
+    )
     protocol.write(json.dumps({"ready": True}) + "\n")
     protocol.flush()
     for line in sys.stdin:
@@ -272,7 +279,11 @@ def _worker_main() -> None:
             request = json.loads(line)
         except json.JSONDecodeError:
             request = {}
-        reply = _answer(request) if isinstance(request, dict) else Verdict(False, "bad request").to_json()
+        reply = (
+            _answer(request)
+            if isinstance(request, dict)
+            else Verdict(False, "bad request").to_json()
+        )
         protocol.write(json.dumps(reply) + "\n")
         protocol.flush()
 
@@ -300,7 +311,9 @@ def expr_equal_cli(argv: list[str]) -> int:
         elif not only_positional and arg in ("-h", "--help"):
             print(_USAGE)
             return 0
-        elif not only_positional and (arg in ("--symbols", "--timeout") or arg.startswith(("--symbols=", "--timeout="))):
+        elif not only_positional and (
+            arg in ("--symbols", "--timeout") or arg.startswith(("--symbols=", "--timeout="))
+        ):
             name, eq, value = arg.partition("=")
             if not eq:
                 if i + 1 >= len(argv):
@@ -316,7 +329,10 @@ def expr_equal_cli(argv: list[str]) -> int:
                 except ValueError:
                     timeout = -1.0
                 if not 0 < timeout <= 600:
-                    print(f"{_USAGE}\nerror: --timeout wants seconds in (0, 600], got {value!r}", file=sys.stderr)
+                    print(
+                        f"{_USAGE}\nerror: --timeout wants seconds in (0, 600], got {value!r}",
+                        file=sys.stderr,
+                    )
                     return 2
         elif not only_positional and arg.startswith("--"):
             print(f"{_USAGE}\nerror: unknown option {arg}", file=sys.stderr)
@@ -325,10 +341,21 @@ def expr_equal_cli(argv: list[str]) -> int:
             positional.append(arg)
         i += 1
     if len(positional) != 2:
-        print(f"{_USAGE}\nerror: expected ANSWER and EXPECTED, got {len(positional)} argument(s)", file=sys.stderr)
+        print(
+            f"{_USAGE}\nerror: expected ANSWER and EXPECTED, got {len(positional)} argument(s)",
+            file=sys.stderr,
+        )
         return 2
     verdict = check_equivalent(positional[0], positional[1], symbols, timeout=timeout)
-    print(json.dumps({"equivalent": verdict.equivalent, "error": verdict.error, "interpreted": verdict.interpreted}))
+    print(
+        json.dumps(
+            {
+                "equivalent": verdict.equivalent,
+                "error": verdict.error,
+                "interpreted": verdict.interpreted,
+            }
+        )
+    )
     return 2 if verdict.internal else 0
 
 

@@ -81,7 +81,9 @@ def _check_raw(text: Any) -> str:
     if not isinstance(text, str):
         raise ExprError(f"expected the expression as text, got {type(text).__name__}")
     if len(text) > MAX_LENGTH:
-        raise ExprError(f"the answer is too long ({len(text)} characters; the limit is {MAX_LENGTH})")
+        raise ExprError(
+            f"the answer is too long ({len(text)} characters; the limit is {MAX_LENGTH})"
+        )
     for ch in text:
         if ch in "\t\n\r":
             continue
@@ -358,7 +360,9 @@ def tokenize(text: str) -> list[tuple[str, str, int]]:
 
 
 class _Parser:
-    def __init__(self, tokens: list[tuple[str, str, int]], symbols: frozenset[str], open_names: bool):
+    def __init__(
+        self, tokens: list[tuple[str, str, int]], symbols: frozenset[str], open_names: bool
+    ):
         self.toks = tokens
         self.k = 0
         self.symbols = symbols
@@ -401,7 +405,9 @@ class _Parser:
             if t[1] == ")":
                 raise ExprError(f"a closing bracket at position {t[2] + 1} has no opening bracket")
             if t[1] == ",":
-                raise ExprError(f"unexpected ',' at position {t[2] + 1}: a comma only separates a function's arguments")
+                raise ExprError(
+                    f"unexpected ',' at position {t[2] + 1}: a comma only separates a function's arguments"
+                )
             raise ExprError(f"unexpected {t[1]!r} at position {t[2] + 1}")
         return tree
 
@@ -450,7 +456,9 @@ class _Parser:
             self.k += 1
             self.pow_nesting += 1
             if self.pow_nesting > MAX_POWER_NESTING:
-                raise ExprError(f"powers are nested too deeply (more than {MAX_POWER_NESTING} levels)")
+                raise ExprError(
+                    f"powers are nested too deeply (more than {MAX_POWER_NESTING} levels)"
+                )
             self.enter()
             exponent = self.unary()  # right-associative, and 2^-1 is allowed
             self.depth -= 1
@@ -461,7 +469,9 @@ class _Parser:
     def primary(self) -> tuple:
         t = self.peek()
         if t is None:
-            raise ExprError("the answer ends too early: something is missing after the last operator")
+            raise ExprError(
+                "the answer ends too early: something is missing after the last operator"
+            )
         kind, tok, pos = t
         if kind == "number":
             self.k += 1
@@ -514,10 +524,14 @@ class _Parser:
         if t is None or t[1] != "(":
             # `log x`, `log x^2`: one power-level operand, no implicit product
             if not (t is not None and (t[0] in ("number", "name"))):
-                raise ExprError(f"the function {word} at position {pos + 1} needs an argument in brackets: {word}(…)")
+                raise ExprError(
+                    f"the function {word} at position {pos + 1} needs an argument in brackets: {word}(…)"
+                )
             arg = self.power()
             if self.starts_factor(self.peek()):
-                self.notes.append(f"{word} without brackets applies to the next factor only: write {word}(…) to be sure")
+                self.notes.append(
+                    f"{word} without brackets applies to the next factor only: write {word}(…) to be sure"
+                )
             self.depth -= 1
             return self.node("call", fname, (arg,))
         self.k += 1
@@ -533,7 +547,9 @@ class _Parser:
         lo, hi = _ARITY[fname]
         if not lo <= len(args) <= hi:
             want = f"{lo}" if lo == hi else f"at least {lo}"
-            raise ExprError(f"{word}(…) takes {want} argument{'s' if hi != 1 else ''}, got {len(args)}")
+            raise ExprError(
+                f"{word}(…) takes {want} argument{'s' if hi != 1 else ''}, got {len(args)}"
+            )
         return self.node("call", fname, tuple(args))
 
 
@@ -616,9 +632,12 @@ def _guard_power(base: sympy.Expr, exponent: sympy.Expr) -> None:
     e = abs(float(exponent)) if exponent.is_finite else math.inf
     if e > MAX_SYMBOLIC_EXPONENT:
         raise ExprError(f"an exponent is too large (the limit is {MAX_SYMBOLIC_EXPONENT})")
-    if base.is_Number and base.is_finite:
-        if e * abs(math.log10(abs(float(base)))) > MAX_RESULT_DIGITS:
-            raise ExprError("a power in the answer is too large to compute")
+    if (
+        base.is_Number
+        and base.is_finite
+        and e * abs(math.log10(abs(float(base)))) > MAX_RESULT_DIGITS
+    ):
+        raise ExprError("a power in the answer is too large to compute")
 
 
 def _spine(tree: tuple, family: tuple[str, ...]) -> tuple[tuple, list[tuple[str, tuple]]]:
@@ -780,11 +799,15 @@ def show(tree: tuple) -> str:
     text = show(first)
     if _prec(first) < p:
         text = f"({text})"
+    divided = False
     for op, node in rest:
         part = show(node)
         rp = _prec(node)
         if rp == 3 or (op != "+" and rp <= p):
             part = f"({part})"
+        if divided and op in ("*", "imul"):  # 1/2*d reads better as (1/2)*d
+            text = f"({text})"
+        divided = op == "/"
         text += _OPS[op] + part
     return text
 
