@@ -6,6 +6,7 @@ read with allow_pickle=False); nothing the student returns is unpickled or execu
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import time
@@ -135,10 +136,8 @@ class WorkerSession:
 
     def close(self) -> None:
         if self.proc is not None:
-            try:
+            with contextlib.suppress(OSError):
                 self._send({"op": "bye"})
-            except OSError:
-                pass
             self._collect_output()
             self.proc.kill()
             self.proc = None

@@ -15,6 +15,7 @@ next_log_probs function for beam search).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -216,20 +217,16 @@ class _Tripwires:
                 self._hit(__label)
                 return __init(obj, *a, **k)
 
-            try:
+            with contextlib.suppress(TypeError, AttributeError):
                 original.__init__ = patched_init
-            except (TypeError, AttributeError):
-                pass
             return
 
         def wrapper(*a, __orig=original, __label=label, **k):
             self._hit(__label)
             return __orig(*a, **k)
 
-        try:
+        with contextlib.suppress(TypeError, AttributeError):
             setattr(owner, attr, wrapper)
-        except (TypeError, AttributeError):
-            pass
 
     def _hit(self, label: str) -> None:
         if self.active and label not in self.hits:
@@ -312,10 +309,8 @@ def _serve() -> None:
         op = request.get("op")
         if op == "hello":
             for name in request.get("preload", []):
-                try:
+                with contextlib.suppress(ImportError):
                     __import__(name)
-                except ImportError:
-                    pass
             trip.install(list(request.get("tripwires", [])))
             student_files = set(request.get("files", []))
             reply({"ok": True, "torch": "torch" in sys.modules})
