@@ -39,9 +39,11 @@ __all__ = [
     "bptt_ledger",
     "final_state_loss",
     "final_state_signal",
+    "final_state_ledger",
     "bptt_final_state",
     "ce_output_gradient",
     "bptt_sequence_ce",
+    "sequence_ce_ledger",
     "jacobian_path_product",
     "jacobian_path_norm",
     "global_norm",
@@ -180,6 +182,19 @@ def bptt_final_state(
     return recurrent_gradients(g_z, X, previous_states(Hs, h0), outer=outer, uses=uses)
 
 
+def final_state_ledger(
+    X: np.ndarray,
+    W_x: np.ndarray,
+    W_h: np.ndarray,
+    b_h: np.ndarray,
+    y: np.ndarray,
+    h0: np.ndarray | None = None,
+) -> BPTTLedger:
+    """The slides' first microscope ledger: forward, then BPTT of L = 0.5 ‖h_{T-1} - y‖^2."""
+    Z, Hs = rnn_forward(X, W_x, W_h, b_h, h0)  # (T, H), (T, H)
+    return bptt_ledger(Z, Hs, W_h, final_state_signal(Hs, y), h0)
+
+
 # ---------------------------------------------------------------- per-position cross-entropy
 
 
@@ -228,6 +243,23 @@ def bptt_sequence_ce(
     grads["W_o"] = g_a.T @ Hs  # (C, H) Σ_t (g^a_t)^T h_t
     grads["b_o"] = g_a.sum(axis=0)  # (C,)
     return loss, grads
+
+
+def sequence_ce_ledger(
+    X: np.ndarray,
+    W_x: np.ndarray,
+    W_h: np.ndarray,
+    b_h: np.ndarray,
+    W_o: np.ndarray,
+    b_o: np.ndarray,
+    targets: np.ndarray,
+    h0: np.ndarray | None = None,
+) -> BPTTLedger:
+    """The slides' second microscope ledger: direct signals g^a_t W_o of the mean per-position CE."""
+    Z, Hs = rnn_forward(X, W_x, W_h, b_h, h0)  # (T, H), (T, H)
+    logits = output_logits(Hs, W_o, b_o)  # (T, C)
+    g_a = ce_output_gradient(logits, targets, 1.0 / logits.shape[0])  # (T, C)
+    return bptt_ledger(Z, Hs, W_h, g_a @ np.asarray(W_o, dtype=np.float64), h0)
 
 
 # ---------------------------------------------------------------- long paths and clipping

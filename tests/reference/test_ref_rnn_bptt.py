@@ -11,11 +11,13 @@ from reference.bptt import (
     bptt_ledger,
     bptt_sequence_ce,
     clip_by_global_norm,
+    final_state_ledger,
     final_state_loss,
     final_state_signal,
     global_norm,
     jacobian_path_norm,
     jacobian_path_product,
+    sequence_ce_ledger,
 )
 from reference.functional import softmax
 from reference.rnn import output_logits, per_position_ce, rnn_forward, sequence_perplexity
@@ -113,6 +115,9 @@ def test_microscope_per_use_contributions_and_sum():
     grads = bptt_final_state(X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, Y_MIC)
     np.testing.assert_allclose(grads["W_h"], total, atol=SLIDE)
     np.testing.assert_allclose(grads["W_h"], ledger.G.sum(axis=0), rtol=1e-14)
+    np.testing.assert_allclose(
+        final_state_ledger(X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, Y_MIC).G, ledger.G, rtol=1e-15
+    )
 
 
 def test_microscope_last_use_hook_is_G2():
@@ -129,8 +134,11 @@ def test_microscope_per_position_ce():
     ce, ppl = sequence_perplexity(logits, TARGETS_MIC)
     assert ce == pytest.approx(1.027996, abs=5e-7)
     assert ppl == pytest.approx(np.exp(1.027996), rel=1e-6)
-    loss, _ = bptt_sequence_ce(X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, W_O_MIC, B_O_MIC, TARGETS_MIC)
+    loss, grads = bptt_sequence_ce(X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, W_O_MIC, B_O_MIC, TARGETS_MIC)
     assert loss == pytest.approx(1.027996, abs=5e-7)
+    # The CE ledger's per-use contributions sum to the same dL/dW_h (slides: one formula, both objectives).
+    ledger = sequence_ce_ledger(X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, W_O_MIC, B_O_MIC, TARGETS_MIC)
+    np.testing.assert_allclose(ledger.G.sum(axis=0), grads["W_h"], rtol=1e-14)
 
 
 # ---------------------------------------------------------------- autograd and finite differences
