@@ -1,0 +1,185 @@
+"""The safe expression parser: reading rules, LaTeX, limits, and student-readable errors."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import sympy
+
+from grader.expr.parser import ExprError, interpret, latex_to_plain, parse, readable
+
+d, d_ff, d_k, x, y = (sympy.Symbol(n, real=True) for n in ("d", "d_ff", "d_k", "x", "y"))
+alpha = sympy.Symbol("alpha", real=True)
+
+
+def same(text: str, symbols: list[str], want: sympy.Expr) -> None:
+    got = parse(text, symbols)
+    assert sympy.simplify(got - want) == 0, (text, got, want)
+
+
+@pytest.mark.parametrize(
+    ("text", "symbols", "want"),
+    [
+        ("2 d", ["d"], 2 * d),
+        ("4d^2", ["d"], 4 * d**2),
+        ("4d**2", ["d"], 4 * d**2),
+        ("d d_ff", ["d", "d_ff"], d * d_ff),
+        ("dd_ff", ["d", "d_ff"], d * d_ff),  # longest match, never d*d*_ff
+        ("d_ff", ["d", "d_ff"], d_ff),
+        ("d_{ff}", ["d", "d_ff"], d_ff),
+        ("2(x+1)", ["x"], 2 * x + 2),
+        ("(x+1)(x-1)", ["x"], x**2 - 1),
+        ("x(x+1)", ["x"], x**2 + x),  # a symbol before ( multiplies
+        ("exp(x)", ["x"], sympy.exp(x)),  # a function before ( is a call
+        ("sigmoid(x)(1-sigmoid(x))", ["x"], sympy.exp(-x) / (1 + sympy.exp(-x)) ** 2),
+        ("xexp(x)", ["x"], x * sympy.exp(x)),
+        ("2^3^2", [], sympy.Integer(512)),  # right-associative
+        ("-x^2", ["x"], -(x**2)),
+        ("2^-1", [], sympy.Rational(1, 2)),
+        ("1/2d", ["d"], d / 2),  # left to right, with a note
+        (
+            "a/b/c",
+            ["a", "b", "c"],
+            sympy.Symbol("a", real=True)
+            / sympy.Symbol("b", real=True)
+            / sympy.Symbol("c", real=True),
+        ),
+        ("0.5", [], sympy.Rational(1, 2)),
+        ("1e-5", [], sympy.Rational(1, 100000)),
+        ("12", [], sympy.Integer(12)),
+        (".25x", ["x"], x / 4),
+        ("alpha x", ["alpha", "x"], alpha * x),
+        ("α x", ["alpha", "x"], alpha * x),
+        ("αx", ["α", "x"], alpha * x),
+        ("sigma(x)", ["x"], 1 / (1 + sympy.exp(-x))),
+        ("σ(x)", ["x"], 1 / (1 + sympy.exp(-x))),
+        ("sigma(x)", ["sigma", "x"], sympy.Symbol("sigma", real=True) * x),  # declared: a product
+        ("e^x", ["x"], sympy.exp(x)),
+        ("pi x", ["x"], sympy.pi * x),
+        ("ln(x)", ["x"], sympy.log(x)),
+        ("log x^2", ["x"], sympy.log(x**2)),
+        ("√x", ["x"], sympy.sqrt(x)),
+        ("x²+y³", ["x", "y"], x**2 + y**3),
+        ("x − y", ["x", "y"], x - y),
+        ("x × y", ["x", "y"], x * y),
+        ("x · y", ["x", "y"], x * y),
+        ("x ⋅ y", ["x", "y"], x * y),
+        ("{x+1}^2", ["x"], (x + 1) ** 2),
+        ("max(x, y, 1)", ["x", "y"], sympy.Max(x, y, 1)),
+        ("abs(x)", ["x"], sympy.Abs(x)),
+        ("log(8, 2)", [], sympy.Integer(3)),
+        ("  x \n + 1\t", ["x"], x + 1),
+    ],
+)
+def test_reading_rules(text: str, symbols: list[str], want: sympy.Expr) -> None:
+    same(text, symbols, want)
+
+
+@pytest.mark.parametrize(
+    ("latex", "symbols", "want"),
+    [
+        ("$\\frac{1}{\\sqrt{d_k}}$", ["d_k"], 1 / sympy.sqrt(d_k)),
+        ("$x^{2} \\cdot y$", ["x", "y"], x**2 * y),
+        ("$\\left(x+y\\right) \\times x$", ["x", "y"], (x + y) * x),
+        ("$\\exp(x) + \\log x$", ["x"], sympy.exp(x) + sympy.log(x)),
+        ("$\\tanh(x)$", ["x"], sympy.tanh(x)),
+        ("$\\sigma(x)$", ["x"], 1 / (1 + sympy.exp(-x))),
+        ("$\\alpha_1 x$", ["alpha_1", "x"], sympy.Symbol("alpha_1", real=True) * x),
+        ("$d_{ff} d$", ["d", "d_ff"], d * d_ff),
+        ("$\\sqrt[3]{x}$", ["x"], x ** sympy.Rational(1, 3)),
+        ("$e^{-x}$", ["x"], sympy.exp(-x)),
+        ("$$\\dfrac{x}{2}$$", ["x"], x / 2),
+        ("$\\mathrm{exp}(x)$", ["x"], sympy.exp(x)),
+        ("$2\\,x$", ["x"], 2 * x),
+    ],
+)
+def test_latex(latex: str, symbols: list[str], want: sympy.Expr) -> None:
+    same(latex, symbols, want)
+
+
+def test_latex_translation_is_plain_text() -> None:
+    assert latex_to_plain("\\frac{a}{b}") == "((a)/(b))"
+
+
+def test_interpretation_is_echoed_with_explicit_products() -> None:
+    p = interpret("d(12d+13)", ["d"])
+    assert p.shown == "d*(12*d + 13)"
+    assert interpret("1/2d", ["d"]).shown == "(1/2)*d"
+    assert interpret("1/2d", ["d"]).notes  # a warning about the reading
+    assert interpret("-(-x)", ["x"]).shown == "-(-x)"
+    assert readable(parse("4d^2", ["d"])) == "4*d^2"
+
+
+def test_trusted_mode_takes_every_name_as_a_symbol() -> None:
+    p = interpret("foo + bar_2 exp(x)", None)
+    assert p.symbols == {"foo", "bar_2", "x"}
+
+
+@pytest.mark.parametrize(
+    ("text", "symbols", "fragment"),
+    [
+        ("dk", ["d_k"], "did you mean d_k"),
+        ("q", ["x", "y"], "unknown name 'q'"),
+        ("q", ["x", "y"], "x, y"),
+        ("x +", ["x"], "ends too early"),
+        ("(x", ["x"], "never closed"),
+        ("x)", ["x"], "no opening bracket"),
+        ("x[0]", ["x"], "square brackets"),
+        ("x!", ["x"], "factorial"),
+        ("y = x", ["x", "y"], "no '='"),
+        ("x.real", ["x"], "'.'"),
+        ("'x'", ["x"], "quotes"),
+        ("exp", ["x"], "needs an argument"),
+        ("exp(x, x)", ["x"], "takes 1 argument"),
+        ("", ["x"], "empty"),
+        ("x\x07", ["x"], "control character"),
+        ("x" * 3000, ["x"], "too long"),
+        ("(" * 100 + "x" + ")" * 100, ["x"], "nested too deeply"),
+        ("x^x^x^x^x", ["x"], "nested too deeply"),
+        ("x^2000", ["x"], "exponent is too large"),
+        ("9^9^9", [], "too large"),
+        ("1" * 31, [], "too many digits"),
+        ("1e999", [], "out of range"),
+        ("1/0", [], "division by zero"),
+        ("$\\input{x}$", ["x"], "\\input is not supported"),
+        ("$x$ + $y$", ["x", "y"], "single pair"),
+        ("\\frac{1}{2}", [], "between $ signs"),
+        ("$x_{t-1}$", ["x"], "subscript"),
+    ],
+)
+def test_errors_are_readable(text: str, symbols: list[str], fragment: str) -> None:
+    with pytest.raises(ExprError) as info:
+        parse(text, symbols)
+    assert fragment in str(info.value)
+
+
+def test_not_a_string() -> None:
+    with pytest.raises(ExprError, match="as text"):
+        parse(12, ["x"])  # type: ignore[arg-type]
+
+
+def test_limits_apply_before_any_evaluation() -> None:
+    for text in ("9^9^9^9", "10**10**10", "2^(10^12)", "(" * 5000 + ")" * 5000, "x" * 100_000):
+        start = time.perf_counter()
+        with pytest.raises(ExprError):
+            parse(text, ["x"])
+        assert time.perf_counter() - start < 1.0
+
+
+def test_parser_never_calls_eval(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    def forbidden(*args: object, **kwargs: object) -> None:
+        raise AssertionError("eval/sympify called")
+
+    monkeypatch.setattr(builtins, "eval", forbidden)
+    monkeypatch.setattr(builtins, "exec", forbidden)
+    monkeypatch.setattr(sympy, "sympify", forbidden)
+    assert parse("d(12d+13) + exp(-x)/sqrt(d)", ["d", "x"]) is not None
+    assert parse("$\\frac{1}{\\sqrt{d}}$", ["d"]) is not None
+
+
+def test_bad_declared_symbol_is_the_instructors_error() -> None:
+    with pytest.raises(ValueError, match="bad symbol name"):
+        parse("x", ["x y"])
