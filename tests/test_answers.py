@@ -1,0 +1,189 @@
+"""Reading answers.toml: missing files, syntax errors that cost only their keys, value forms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.answers import (
+    NOT_FOUND,
+    AnswerFormatError,
+    as_array,
+    as_choice,
+    as_expression,
+    as_list,
+    as_number,
+    as_shape,
+    as_text,
+    load_answers,
+    load_answers_text,
+    parse_answers,
+)
+
+GOOD = """\
+# answers for a6
+params_per_block = "12 d^2 + 13 d"
+perplexity = 12.5
+scores = [[1, 2],
+          [3, 4]]
+shape = "(2, 4, 8)"
+choice = "b"
+blank = ""
+blank_list = []
+
+[part2]
+q1 = 3
+"""
+
+
+def test_missing_file_costs_every_key(tmp_path: Path) -> None:
+    for sheet in (
+        load_answers(None),
+        load_answers(tmp_path / "answers.toml"),
+        load_answers(tmp_path),
+    ):
+        a = sheet.get("anything")
+        assert a.status == "no-file" and a.message == NOT_FOUND
+        assert not sheet.found
+
+
+def test_folder_and_file(tmp_path: Path) -> None:
+    (tmp_path / "answers.toml").write_text(GOOD)
+    for target in (tmp_path, tmp_path / "answers.toml"):
+        sheet = load_answers(target)
+        assert sheet.found and not sheet.problems
+        assert sheet.get("params_per_block").value == "12 d^2 + 13 d"
+        assert sheet.get("part2.q1").value == 3
+        assert sheet.get("scores").value == [[1, 2], [3, 4]]
+        assert sheet.get("scores").line == 4
+
+
+def test_blank_template_values_are_not_attempted() -> None:
+    sheet = parse_answers(GOOD)
+    assert sheet.get("blank").status == "empty"
+    assert sheet.get("blank_list").status == "empty"
+    assert sheet.get("nope").status == "missing"
+    assert "nope" in (sheet.get("nope").message or "")
+
+
+def test_syntax_error_costs_only_the_affected_keys() -> None:
+    text = GOOD.replace('choice = "b"', 'choice = "b\nbroken "x"')
+    sheet = parse_answers(text)
+    assert sheet.problems and "syntax error" in sheet.problems[0]
+    assert sheet.get("params_per_block").status == "answered"
+    assert sheet.get("scores").value == [[1, 2], [3, 4]]  # a multi-line array still joined
+    assert sheet.get("part2.q1").value == 3  # tables still apply
+    bad = sheet.get("choice")
+    assert bad.status == "error"
+    assert 'line 7: `choice = "b`' in (bad.message or "")
+    broken = sheet.get("broken")
+    assert (
+        broken.status == "error"
+        and "line 8" in (broken.message or "")
+        and "key = value" in (broken.message or "")
+    )
+
+
+def test_line_by_line_reads_triple_quoted_strings_and_reports_unclosed_arrays() -> None:
+    text = 'a = """\nmulti\nline"""\nb = [1, 2,\nc = 3\nd = oops\n'
+    sheet = parse_answers(text)
+    assert sheet.get("a").value == "multi\nline"
+    assert sheet.get("b").status == "error" and "line 4" in (sheet.get("b").message or "")
+    assert sheet.get("c").value == 3
+    assert sheet.get("d").status == "error" and "`d = oops`" in (sheet.get("d").message or "")
+
+
+def test_duplicate_keys_in_a_broken_file() -> None:
+    sheet = parse_answers("a = 1\na = 2\nb = [\n")
+    assert sheet.get("a").status == "error" and "twice" in (sheet.get("a").message or "")
+
+
+def test_encoding_bom_and_size(tmp_path: Path) -> None:
+    assert parse_answers("\ufeffa = 1".encode()).get("a").value == 1
+    sheet = parse_answers(b'a = "\xff"\nb = 2\n')
+    assert sheet.problems and "UTF-8" in sheet.problems[0]
+    assert sheet.get("b").value == 2
+    big = tmp_path / "answers.toml"
+    big.write_bytes(b"#" * (2 << 20))
+    assert "too large" in (load_answers(big).get("a").message or "")
+
+
+def test_load_answers_text() -> None:
+    assert load_answers_text(None, "custom missing").get("q").message == "custom missing"
+    assert load_answers_text("q = 1").get("q").value == 1
+
+
+# ------------------------------------------------------------------ conversions
+
+
+def test_as_number() -> None:
+    assert as_number(3) == 3.0
+    assert as_number(0.25) == 0.25
+    assert as_number(" 1e-3 ") == 0.001
+    assert as_number("1/3") == pytest.approx(1 / 3)
+    assert as_number("−2") == -2.0
+    for bad in (True, "abc", "1/0", [1], float("nan"), "inf", "2 + 3"):
+        with pytest.raises(AnswerFormatError):
+            as_number(bad)
+
+
+def test_as_array() -> None:
+    np.testing.assert_array_equal(as_array([[1, 2], [3, 4]]), np.array([[1.0, 2.0], [3.0, 4.0]]))
+    assert as_array([1, "0.5"]).shape == (2,)
+    with pytest.raises(AnswerFormatError, match="different lengths"):
+        as_array([[1, 2], [3]])
+    with pytest.raises(AnswerFormatError, match="array"):
+        as_array(3)
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        ([2, 4, 8], (2, 4, 8)),
+        ("(2, 4, 8)", (2, 4, 8)),
+        ("[2,4,8]", (2, 4, 8)),
+        ("2x4x8", (2, 4, 8)),
+        ("2 × 4", (2, 4)),
+        ("(8,)", (8,)),
+        ("()", ()),
+        ([], ()),
+    ],
+)
+def test_as_shape(value: object, want: tuple[int, ...]) -> None:
+    assert as_shape(value) == want
+
+
+def test_as_shape_rejects() -> None:
+    for bad in ([2.5], "(B, T)", [True], 3, "(-1, 2)"):
+        with pytest.raises(AnswerFormatError):
+            as_shape(bad)
+
+
+def test_as_choice() -> None:
+    assert as_choice("b", "ABCD") == {"B"}
+    assert as_choice("A,C", "ABCD") == {"A", "C"}
+    assert as_choice("a and c", "ABCD") == {"A", "C"}
+    assert as_choice(["A", "c"], "ABCD") == {"A", "C"}
+    assert as_choice("(B)") == {"B"}
+    with pytest.raises(AnswerFormatError, match="not one of the choices"):
+        as_choice("E", "ABCD")
+    with pytest.raises(AnswerFormatError):
+        as_choice(2)
+    with pytest.raises(AnswerFormatError, match="no choice"):
+        as_choice(" , ")
+
+
+def test_as_list_expression_text() -> None:
+    assert as_list(["e r", 3]) == ["e r", 3.0]
+    assert as_list("a, b ,c") == ["a", "b", "c"]
+    with pytest.raises(AnswerFormatError):
+        as_list([[1]])
+    assert as_expression(" 2 d ") == "2 d"
+    assert as_expression(12) == "12"
+    with pytest.raises(AnswerFormatError, match="in quotes"):
+        as_expression([1])
+    assert as_text("  why  ") == "why"
+    with pytest.raises(AnswerFormatError):
+        as_text(3)

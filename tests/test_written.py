@@ -1,0 +1,274 @@
+"""grade_written: every answer kind, wrong forms, hidden questions, unanswered keys."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from grader.answers import NOT_FOUND, AnswerSheet, parse_answers
+from grader.expr.judge import ExprJudge
+from grader.model import Tolerance, WrittenQuestion, WrongForm
+from grader.written import grade_written
+
+VARIANT = {"d": 64, "ppl": 12.5}
+
+SHEET = parse_answers(
+    """\
+params = "d(12d+13)"
+params_no_bias = "12 d^2"
+params_bad = "12 d^2 +"
+grad = "u_o - p_a u_a - p_b u_b"
+ppl = 12.5004
+ppl_base2 = 3.6439
+ppl_text = "12.5"
+ppl_bad = "twelve"
+weights = [[0.5, 0.5], [1.0, 0.0]]
+weights_wrong_shape = [0.5, 0.5, 1.0, 0.0]
+scores_shape = "(2, 8, 16, 16)"
+scores_shape_no_heads = [2, 16, 16]
+choice = "b"
+choices = "c, a"
+merges = ["e r", "t h"]
+explain = "Because the variance is computed per token."
+blank = ""
+broken = "oops
+"""
+)
+
+
+def wq(key: str, kind: str, expected, **kw) -> WrittenQuestion:
+    return WrittenQuestion(
+        id=f"t.{key}", title=key, points=2.0, key=key, answer_kind=kind, expected=expected, **kw
+    )
+
+
+def PARAMS_WRONG(v: object) -> list[WrongForm]:
+    return [WrongForm("12 d^2", "params-missing-biases", "The biases are parameters too.")]
+
+
+@pytest.fixture(scope="module")
+def judge() -> Iterator[ExprJudge]:
+    with ExprJudge() as j:
+        yield j
+
+
+# ------------------------------------------------------------------ expressions
+
+
+def test_expression_correct(judge: ExprJudge) -> None:
+    r = grade_written(
+        wq("params", "expression", lambda v: "12 d^2 + 13 d", symbols=("d",)), SHEET, VARIANT, judge
+    )
+    assert r.passed and r.score == 2.0 and r.max_score == 2.0 and r.status == "correct"
+    assert "d*(12*d + 13)" in r.feedback and r.misconceptions == []
+    assert r.answer_text == "d*(12*d + 13)" and r.interpreted == "d*(12*d + 13)"
+
+
+def test_expression_wrong_names_the_misconception(judge: ExprJudge) -> None:
+    q = wq(
+        "params_no_bias",
+        "expression",
+        lambda v: "12 d^2 + 13 d",
+        symbols=("d",),
+        wrong_forms=PARAMS_WRONG,
+    )
+    r = grade_written(q, SHEET, VARIANT, judge)
+    assert not r.passed and r.score == 0.0 and r.status == "wrong"
+    assert r.misconceptions == ["params-missing-biases"]
+    assert "The biases are parameters too." in r.feedback
+    assert "12 d^2 + 13 d" in r.feedback  # visible: the expected form is shown
+
+
+def test_hidden_question_says_only_right_or_wrong(judge: ExprJudge) -> None:
+    q = wq(
+        "params_no_bias",
+        "expression",
+        lambda v: "12 d^2 + 13 d",
+        symbols=("d",),
+        wrong_forms=PARAMS_WRONG,
+        visibility="hidden",
+    )
+    r = grade_written(q, SHEET, VARIANT, judge)
+    assert r.misconceptions == ["params-missing-biases"]  # recorded for the instructor
+    assert "13" not in r.feedback and "biases" not in r.feedback and "Expected" not in r.feedback
+    assert "Not correct" in r.feedback
+
+
+def test_unreadable_expression_costs_the_points_with_a_reason(judge: ExprJudge) -> None:
+    r = grade_written(
+        wq("params_bad", "expression", lambda v: "12 d^2 + 13 d", symbols=("d",)),
+        SHEET,
+        VARIANT,
+        judge,
+    )
+    assert r.status == "unreadable" and r.score == 0.0 and "ends too early" in r.feedback
+
+
+def test_skipgram_sign_flip(judge: ExprJudge) -> None:
+    syms = ("u_o", "u_a", "u_b", "p_a", "p_b")
+    q = wq(
+        "grad",
+        "expression",
+        lambda v: "-u_o + p_a u_a + p_b u_b",
+        symbols=syms,
+        wrong_forms=lambda v: [
+            WrongForm("u_o - p_a u_a - p_b u_b", "skipgram-grad-sign", "observed minus expected"),
+            WrongForm("-u_o", "skipgram-grad-no-expectation", "no expectation"),
+        ],
+    )
+    r = grade_written(q, SHEET, VARIANT, judge)
+    assert r.misconceptions == ["skipgram-grad-sign"]
+
+
+def test_judge_timeout_is_reported(judge: ExprJudge) -> None:
+    slow = ExprJudge(timeout=0.0001)
+    try:
+        r = grade_written(
+            wq("params", "expression", lambda v: "12 d^2 + 13 d", symbols=("d",)),
+            SHEET,
+            VARIANT,
+            slow,
+        )
+    finally:
+        slow.close()
+    assert r.score == 0.0 and "took too long to check" in r.feedback
+
+
+def test_bad_expected_is_a_grader_error(judge: ExprJudge) -> None:
+    r = grade_written(
+        wq("params", "expression", lambda v: "12 d^2 +", symbols=("d",)), SHEET, VARIANT, judge
+    )
+    assert r.status == "grader-error" and r.score == 0.0
+
+
+# ---------------------------------------------------------------------- numbers
+
+
+def test_number_from_the_variant_with_tolerance() -> None:
+    q = wq("ppl", "number", lambda v: v["ppl"], tolerance=Tolerance(rtol=1e-3, atol=1e-4))
+    assert grade_written(q, SHEET, VARIANT, None).passed
+    assert not grade_written(q, SHEET, {"ppl": 13.0}, None).passed
+    assert grade_written(wq("ppl_text", "number", lambda v: 12.5), SHEET, VARIANT, None).passed
+
+
+def test_number_wrong_form_by_tolerance() -> None:
+    q = wq(
+        "ppl_base2",
+        "number",
+        lambda v: v["ppl"],
+        wrong_forms=lambda v: [
+            WrongForm(3.64386, "perplexity-base-2", "Perplexity is exp of the loss in nats.")
+        ],
+    )
+    r = grade_written(q, SHEET, VARIANT, None)
+    assert r.misconceptions == ["perplexity-base-2"] and "Expected: `12.5`" in r.feedback
+
+
+def test_number_not_a_number() -> None:
+    r = grade_written(wq("ppl_bad", "number", lambda v: 12.5), SHEET, VARIANT, None)
+    assert r.status == "unreadable" and '"twelve"' in r.feedback
+
+
+# ----------------------------------------------------------------------- arrays
+
+
+def test_array_values_and_shape_first() -> None:
+    want = [[0.5, 0.5], [1.0, 0.0]]
+    assert grade_written(wq("weights", "array", lambda v: want), SHEET, VARIANT, None).passed
+    assert not grade_written(
+        wq("weights", "array", lambda v: [[0.5, 0.5], [0.0, 1.0]]), SHEET, VARIANT, None
+    ).passed
+    r = grade_written(wq("weights_wrong_shape", "array", lambda v: want), SHEET, VARIANT, None)
+    assert "shape (4,)" in r.feedback and "expected shape is (2, 2)" in r.feedback
+    r = grade_written(
+        wq("weights_wrong_shape", "array", lambda v: want, visibility="hidden"),
+        SHEET,
+        VARIANT,
+        None,
+    )
+    assert "(2, 2)" not in r.feedback and "not the expected shape" in r.feedback
+
+
+def test_shape_answers() -> None:
+    q = wq("scores_shape", "shape", lambda v: (2, 8, 16, 16))
+    assert grade_written(q, SHEET, VARIANT, None).passed
+    q = wq(
+        "scores_shape_no_heads",
+        "shape",
+        lambda v: (2, 8, 16, 16),
+        wrong_forms=lambda v: [
+            WrongForm((2, 16, 16), "shape-scores-missing-heads", "Each head has its own scores.")
+        ],
+    )
+    r = grade_written(q, SHEET, VARIANT, None)
+    assert r.misconceptions == ["shape-scores-missing-heads"] and r.answer_text == "(2, 16, 16)"
+
+
+def test_choices() -> None:
+    assert grade_written(
+        wq("choice", "choice", lambda v: "B", choices=("A", "B", "C")), SHEET, VARIANT, None
+    ).passed
+    assert grade_written(
+        wq("choices", "choice", lambda v: ["A", "C"], choices=("A", "B", "C")), SHEET, VARIANT, None
+    ).passed
+    assert not grade_written(
+        wq("choices", "choice", lambda v: "A", choices=("A", "B", "C")), SHEET, VARIANT, None
+    ).passed
+
+
+@dataclass(frozen=True)
+class OrderedQuestion(WrittenQuestion):
+    ordered: bool = True  # the field this module reads with getattr (see the notes)
+
+
+def test_lists_ordered_or_not() -> None:
+    assert grade_written(
+        wq("merges", "list", lambda v: ["t h", "e r"]), SHEET, VARIANT, None
+    ).passed
+    oq = OrderedQuestion(
+        id="t.m",
+        title="m",
+        points=1.0,
+        key="merges",
+        answer_kind="list",
+        expected=lambda v: ["t h", "e r"],
+    )
+    assert not grade_written(oq, SHEET, VARIANT, None).passed
+
+
+def test_text_is_recorded_not_graded() -> None:
+    r = grade_written(wq("explain", "text", lambda v: None), SHEET, VARIANT, None)
+    assert (
+        r.status == "manual"
+        and r.score == 0.0
+        and r.answer_text
+        and r.answer_text.startswith("Because")
+    )
+
+
+# ------------------------------------------------------------------- unanswered
+
+
+def test_not_attempted_and_unreadable_keys() -> None:
+    blank = grade_written(wq("blank", "number", lambda v: 1), SHEET, VARIANT, None)
+    assert blank.not_attempted and blank.score == 0.0 and "Not attempted" in blank.feedback
+    absent = grade_written(wq("absent", "number", lambda v: 1), SHEET, VARIANT, None)
+    assert absent.not_attempted and "`absent`" in absent.feedback
+    broken = grade_written(
+        wq("broken", "expression", lambda v: "x", symbols=("x",)), SHEET, VARIANT, None
+    )
+    assert (
+        broken.status == "unreadable"
+        and "line 18" in broken.feedback
+        and '`broken = "oops`' in broken.feedback
+    )
+
+
+def test_missing_file() -> None:
+    sheet = AnswerSheet(None, False, file_error=NOT_FOUND)
+    r = grade_written(
+        wq("params", "expression", lambda v: "x", symbols=("x",)), sheet, VARIANT, None
+    )
+    assert r.not_attempted and NOT_FOUND in r.feedback and r.answer_text is None
