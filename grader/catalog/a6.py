@@ -1,0 +1,126 @@
+"""Misconceptions of a6 (pretraining and scale): BPE, BERT masking, next-token targets, parameter counts."""
+
+from grader.catalog import Misconception, register
+
+register(
+    Misconception(
+        id="bpe-no-end-of-word",
+        title='BPE without the end-of-word symbol "</w>"',
+        explanation=(
+            'A word starts as its characters **plus** one extra symbol `"</w>"`: "low" is '
+            '`l o w </w>`. Your merges (or segments) never involve `"</w>"`, so a suffix such as '
+            '"est" at the end of a word and "est" inside one become the same subword, and pairs '
+            'such as `("t", "</w>")` are never counted. `"</w>"` is a symbol like any other: it '
+            'is counted in pairs and merges (`"est" + "</w>"` -> `"est</w>"`).'
+        ),
+        section="notes §7, 'Subword tokenization (BPE)'; README, 'The end-of-word symbol'",
+    ),
+    Misconception(
+        id="bpe-unweighted-pair-counts",
+        title="BPE pair counts not weighted by word counts",
+        explanation=(
+            "Your merges match counting each word type once. The corpus is a table of word "
+            "frequencies: a pair inside a word seen 6 times counts 6, so "
+            "count(a, b) = Σ over words of count(word) × (occurrences of a b in the word)."
+        ),
+        section="notes §7, 'Subword tokenization (BPE)' (most frequent adjacent pair)",
+    ),
+    Misconception(
+        id="bert-mask-no-random-or-keep",
+        title="every selected token becomes [MASK] (no 80/10/10)",
+        explanation=(
+            "Among the selected tokens, almost all of your inputs are the mask id. BERT replaces "
+            "a selected token by [MASK] 80% of the time, by a random token 10%, and leaves it "
+            "unchanged 10%, so the model cannot shortcut by only working on [MASK] positions "
+            "([MASK] never appears at finetuning time) and must build a representation of every token."
+        ),
+        section="notes §7, 'Encoders (BERT)' (the 80/10/10 trick)",
+    ),
+    Misconception(
+        id="bert-labels-all-positions",
+        title="MLM labels at every position",
+        explanation=(
+            "Your labels hold the original token at (nearly) every position. Only the selected "
+            "~15% carry a label; every other position gets -100 (torch's ignore_index), so the "
+            "loss is taken only where the model had to reconstruct something."
+        ),
+        section="notes §7, 'Encoders (BERT)' (masked language modeling)",
+    ),
+    Misconception(
+        id="bert-masks-specials",
+        title="special tokens selected for masking",
+        explanation=(
+            "Some of your selected positions hold special tokens (such as [CLS], [SEP], padding). "
+            "Positions whose token is in `special_ids` are never selected: their label is -100 "
+            "and their input is unchanged. Only ordinary tokens are selected with probability p."
+        ),
+        section="notes §7, 'Encoders (BERT)'",
+    ),
+    Misconception(
+        id="lm-targets-not-shifted",
+        title="next-token targets not shifted",
+        explanation=(
+            "Your targets are the input tokens themselves, so the model would learn to copy. "
+            "A decoder predicts the *next* token: inputs are tokens[:, :-1] and the target at "
+            "position t is tokens[:, t + 1] (y_t = s_{t+1})."
+        ),
+        section="notes §7, 'Decoders (GPT)'; notes §2 (LM loss -log ŷ_{x_{t+1}})",
+    ),
+    Misconception(
+        id="lm-targets-padding-kept",
+        title="padding kept as a next-token target",
+        explanation=(
+            "Your targets keep pad_id where the next token is padding, so the loss would train "
+            "the model to predict padding. Those targets must be -100 (torch's ignore_index), "
+            "which cross_entropy skips."
+        ),
+        section="notes §7, 'Decoders (GPT)'",
+    ),
+    Misconception(
+        id="params-lm-head-counted-when-tied",
+        title="LM head counted although tied",
+        explanation=(
+            "With tied embeddings the LM head *is* the token embedding matrix W_E (W_U = W_E): "
+            "it adds 0 parameters. Count V × d for the head only when it is untied."
+        ),
+        section="Lecture 7 slides, 'Parameter Count: Total' (LM Head: 0 (tied))",
+    ),
+    Misconception(
+        id="params-missing-biases",
+        title="biases of the linear layers not counted",
+        explanation=(
+            "Your counts match the model without biases. With biases, Q, K, V and the output "
+            "projection each add d (attention 4d² + 4d), and the FFN adds d_ff + d "
+            "(2 d d_ff + d_ff + d): a GPT-2 block is 12d² + 13d, not 12d² + 4d."
+        ),
+        section="Lecture 7 slides, 'Attention Parameters' and 'FFN Parameters'",
+    ),
+    Misconception(
+        id="params-missing-norms",
+        title="normalization parameters not counted",
+        explanation=(
+            "Your counts leave out the norms. Each LayerNorm has γ and β (2d), each RMSNorm γ "
+            "only (d); there are two per block (before attention, before the FFN) and one final "
+            "norm before the LM head."
+        ),
+        section="Lecture 7 slides, 'Parameter Count: Per Block' (LayerNorm 1 and 2) and 'RMSNorm'",
+    ),
+    Misconception(
+        id="params-missing-position-embedding",
+        title="learned position embeddings not counted",
+        explanation=(
+            "A learned position table P has L_max × d parameters (GPT-2: 1024 × 768 = 786,432). "
+            "Only rotary or sinusoidal positions (max_positions = 0 here) add nothing."
+        ),
+        section="Lecture 7 slides, 'Learned Positional Embeddings' and 'Parameter Count: Embeddings'",
+    ),
+    Misconception(
+        id="params-swiglu-two-matrices",
+        title="SwiGLU FFN counted with two matrices",
+        explanation=(
+            "SwiGLU has three matrices, W_gate and W_up (d -> d_ff) and W_down (d_ff -> d): "
+            "3 d d_ff weights, not the 2 d d_ff of a GELU FFN."
+        ),
+        section="Lecture 7 slides, 'SwiGLU: Swish + Gated Linear Unit'",
+    ),
+)

@@ -1,0 +1,551 @@
+"""a6 — Pretraining and scale: BPE, BERT masking, next-token targets, parameter counts (notes §7–8, Lecture 7).
+
+Code questions compare with reference/ (bpe.py, masking.py, params.py); `bert_mask` is
+random, so it is graded by invariants and by distribution (`_grade_bert_mask`), not by
+draws: students may draw from the generator in any order. Written questions take the
+student's own numbers from the handout's `variant.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from grader.checks import as_array
+from grader.model import Assignment, Case, CodeQuestion, Rng, Tolerance, WrittenQuestion, WrongForm
+from reference import bpe, masking, params
+
+CODE_FILE = "pretraining.py"
+IGNORE = masking.IGNORE_INDEX
+
+# --------------------------------------------------------------------------- BPE
+
+# Sennrich et al. (2016)'s corpus, worked by hand in tests/reference/test_ref_pretraining.py
+SENNRICH_CORPUS = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+_ALPHABET = "abdelorstw"
+
+
+def _random_corpus(rng: np.random.Generator, n_words: int) -> dict[str, int]:
+    """Words over a small alphabet (many shared pairs), distinct counts 1..20 (weights matter)."""
+    corpus: dict[str, int] = {}
+    while len(corpus) < n_words:
+        length = int(rng.integers(2, 7))
+        word = "".join(rng.choice(list(_ALPHABET), size=length))
+        corpus.setdefault(word, int(rng.integers(1, 21)))
+    return corpus
+
+
+def _bpe_learn_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([601, seed])
+    cases = [Case("Sennrich corpus, 10 merges (README worked example)", (dict(SENNRICH_CORPUS), 10), visible=True)]
+    for i in range(4):
+        cases.append(Case(f"hidden corpus {i + 1}", (_random_corpus(rng, int(rng.integers(5, 9))), int(rng.integers(6, 13)))))
+    # more merges than pairs: must stop early
+    cases.append(Case("hidden corpus 5 (more merges than pairs)", (_random_corpus(rng, 2), 40)))
+    return cases
+
+
+def _bpe_learn_no_end_of_word(word_counts: dict[str, int], num_merges: int) -> list[bpe.Pair]:
+    """bpe-no-end-of-word: words start as their bare characters (no "</w>"); the rest as the reference."""
+    corpus = {tuple(w): n for w, n in word_counts.items()}
+    merges: list[bpe.Pair] = []
+    for _ in range(num_merges):
+        pair = bpe.best_pair(bpe.pair_counts(corpus))
+        if pair is None:
+            break
+        merges.append(pair)
+        merged: dict[tuple[str, ...], int] = {}
+        for symbols, n in corpus.items():
+            key = bpe.apply_merge(symbols, pair)
+            merged[key] = merged.get(key, 0) + n
+        corpus = merged
+    return merges
+
+
+def _bpe_learn_unweighted(word_counts: dict[str, int], num_merges: int) -> list[bpe.Pair]:
+    """bpe-unweighted-pair-counts: every word type counts once, whatever its count."""
+    return bpe.bpe_learn({w: 1 for w in word_counts}, num_merges)
+
+
+def _bpe_segment_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([602, seed])
+    hand = bpe.bpe_learn(SENNRICH_CORPUS, 10)
+    cases = [Case('"lowest" with the Sennrich merges', ("lowest", hand), visible=True)]
+    corpus = _random_corpus(rng, 8)
+    merges = bpe.bpe_learn(corpus, int(rng.integers(8, 14)))
+    seen = sorted(corpus, key=lambda w: -corpus[w])[:2]
+    unseen = ["".join(rng.choice(list(_ALPHABET), size=int(rng.integers(4, 8)))) for _ in range(2)]
+    for i, word in enumerate(seen + unseen):
+        cases.append(Case(f"hidden word {i + 1}", (word, merges)))
+    cases.append(Case("hidden word 5 (no merges)", (unseen[0], [])))
+    return cases
+
+
+def _bpe_segment_no_end_of_word(word: str, merges: Sequence[bpe.Pair]) -> list[str]:
+    """bpe-no-end-of-word: the merges applied to the bare characters (no "</w>" appended)."""
+    symbols = tuple(word)
+    for pair in merges:
+        symbols = bpe.apply_merge(symbols, tuple(pair))
+    return list(symbols)
+
+
+# --------------------------------------------------------------------------- BERT masking
+
+BERT_SPECIALS = (0, 1, 2, 3)  # [PAD], [CLS], [SEP], [MASK]
+BERT_MASK_ID = 3
+BERT_VOCAB = 1000
+BERT_N = 20_000
+Z_BOUND = 5.0  # a correct submission fails a 5-sigma bound with probability ~6e-7 per check
+
+
+def _bert_tokens(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A long stream of ordinary ids with [CLS]/[SEP] every 25 tokens and trailing padding."""
+    tokens = rng.integers(4, BERT_VOCAB, size=n)  # (N,)
+    tokens[::25] = 1
+    tokens[24::25] = 2
+    tokens[-n // 20:] = 0
+    return tokens
+
+
+def _bert_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([603, seed])
+    short = np.array([1, 17, 230, 45, 9, 712, 88, 14, 301, 56, 2, 0, 0])  # [CLS] … [SEP] [PAD] [PAD]
+    cases = [Case("short sentence (invariants only)", (short, Rng(7), BERT_MASK_ID, BERT_VOCAB),
+                  {"special_ids": BERT_SPECIALS, "p": 0.15}, visible=True)]
+    for i, p in enumerate((0.15, 0.15, 0.3)):
+        tokens = _bert_tokens(rng, BERT_N)
+        cases.append(Case(f"long stream {i + 1} (N = {BERT_N}, p = {p})",
+                          (tokens, Rng(int(rng.integers(2**31))), BERT_MASK_ID, BERT_VOCAB),
+                          {"special_ids": BERT_SPECIALS, "p": p}))
+    return cases
+
+
+def _bert_no_random_or_keep(tokens, rng, mask_id, vocab_size, special_ids=(), p=0.15):
+    """bert-mask-no-random-or-keep: every selected token becomes mask_id."""
+    inputs, labels = masking.bert_mask(tokens, rng, mask_id, vocab_size, special_ids, p)
+    inputs[labels != IGNORE] = mask_id
+    return inputs, labels
+
+
+def _bert_labels_all_positions(tokens, rng, mask_id, vocab_size, special_ids=(), p=0.15):
+    """bert-labels-all-positions: the label is the original token everywhere."""
+    inputs, _ = masking.bert_mask(tokens, rng, mask_id, vocab_size, special_ids, p)
+    return inputs, np.asarray(tokens).copy()
+
+
+def _bert_masks_specials(tokens, rng, mask_id, vocab_size, special_ids=(), p=0.15):
+    """bert-masks-specials: special ids are ignored, so they are selected like any token."""
+    return masking.bert_mask(tokens, rng, mask_id, vocab_size, (), p)
+
+
+BERT_MUTANTS: dict[str, Callable[..., Any]] = {
+    "bert-labels-all-positions": _bert_labels_all_positions,
+    "bert-masks-specials": _bert_masks_specials,
+    "bert-mask-no-random-or-keep": _bert_no_random_or_keep,
+}
+
+
+@dataclass
+class BertJudgement:
+    """What the invariant and distribution checks found over all cases of bert_mask."""
+
+    checks: list[tuple[str, bool, str]] = field(default_factory=list)  # (what, passed, detail)
+    misconceptions: list[str] = field(default_factory=list)
+    fatal: str | None = None  # outputs unusable (shape, type): nothing else can be checked
+
+    @property
+    def fraction(self) -> float:
+        if self.fatal is not None or not self.checks:
+            return 0.0
+        return sum(ok for _, ok, _ in self.checks) / len(self.checks)
+
+
+def _within(count: int, n: int, prob: float) -> tuple[bool, float]:
+    """Is count ~ Binomial(n, prob) within Z_BOUND standard deviations? (ok, z)"""
+    if n == 0:
+        return False, float("inf")
+    sd = np.sqrt(n * prob * (1 - prob))
+    z = (count - n * prob) / sd if sd > 0 else (0.0 if count == n * prob else float("inf"))
+    return abs(z) <= Z_BOUND, float(z)
+
+
+def _as_int_vector(x: Any, n: int, what: str) -> tuple[np.ndarray | None, str | None]:
+    a = as_array(x)
+    if a is None:
+        return None, f"`{what}`: expected an array of shape ({n},), got a {type(x).__name__}"
+    if a.shape != (n,):
+        return None, f"`{what}`: expected shape ({n},), got {tuple(a.shape)}"
+    if a.dtype.kind == "f":
+        if not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
+            return None, f"`{what}`: expected integer token ids, got non-integer values"
+    elif a.dtype.kind not in "iub":
+        return None, f"`{what}`: expected integer token ids"
+    return a.astype(np.int64), None
+
+
+def judge_bert_mask(cases: Sequence[Case], outputs: Sequence[Any]) -> BertJudgement:
+    """Invariants on every case; selection rate and the 80/10/10 split pooled over the long cases.
+
+    `outputs[i]` is what the student returned for `cases[i]` (None when the call failed).
+    """
+    j = BertJudgement()
+    rows = []  # (tokens, inputs, labels, special, mask_id, V, p, is_long)
+    for case, out in zip(cases, outputs):
+        if out is None:
+            continue
+        tokens = np.asarray(case.args[0])
+        mask_id, vocab = int(case.args[2]), int(case.args[3])
+        specials = tuple(case.kwargs.get("special_ids", ()))
+        p = float(case.kwargs.get("p", 0.15))
+        n = tokens.shape[0]
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            j.fatal = f"{case.name}: expected a tuple (inputs, labels)"
+            return j
+        inputs, err = _as_int_vector(out[0], n, "inputs")
+        labels, err2 = _as_int_vector(out[1], n, "labels")
+        if err or err2:
+            j.fatal = f"{case.name}: {err or err2}"
+            return j
+        rows.append((tokens, inputs, labels, np.isin(tokens, specials), mask_id, vocab, p, n >= 1000))
+    if not rows:
+        j.fatal = "no call returned a value"
+        return j
+
+    def every(pred) -> tuple[bool, int]:
+        bad = sum(int(np.sum(~pred(r))) for r in rows)
+        return bad == 0, bad
+
+    ok, bad = every(lambda r: (r[2] == IGNORE) | (r[2] == r[0]))
+    j.checks.append(("labels are -100 or the original token", ok, f"{bad} labels are neither"))
+    ok, bad = every(lambda r: (r[2] != IGNORE) | (r[1] == r[0]))
+    j.checks.append(("positions labelled -100 keep their input token", ok, f"{bad} unlabelled inputs changed"))
+    ok, bad = every(lambda r: ~r[3] | ((r[2] == IGNORE) & (r[1] == r[0])))
+    j.checks.append(("special tokens are never selected (label -100, input unchanged)", ok,
+                     f"{bad} special positions were selected or changed"))
+    ok, bad = every(lambda r: (r[2] == IGNORE) | (r[1] == r[4]) | ((r[1] >= 0) & (r[1] < r[5])))
+    j.checks.append(("selected inputs are mask_id or an id in [0, vocab_size)", ok, f"{bad} inputs out of range"))
+
+    long_rows = [r for r in rows if r[7]]
+    if not long_rows:
+        j.fatal = "the long streams could not be checked (their calls failed)"
+        return j
+    ordinary = [~r[3] for r in long_rows]
+    n_ord = sum(int(np.sum(o)) for o in ordinary)
+    labelled = sum(int(np.sum((r[2] != IGNORE) & o)) for r, o in zip(long_rows, ordinary))
+    expected_sel = sum(r[6] * np.sum(o) for r, o in zip(long_rows, ordinary))
+    sd_sel = np.sqrt(sum(r[6] * (1 - r[6]) * np.sum(o) for r, o in zip(long_rows, ordinary)))
+    z_sel = (labelled - expected_sel) / sd_sel
+    rate, want_rate = labelled / n_ord, expected_sel / n_ord
+    j.checks.append(("selection rate ≈ p over ordinary tokens", abs(z_sel) <= Z_BOUND,
+                     f"{100 * rate:.1f}% labelled, expected {100 * want_rate:.1f}% (z = {z_sel:+.1f})"))
+
+    sel = [(r[2] != IGNORE) & o for r, o in zip(long_rows, ordinary)]
+    n_sel = sum(int(np.sum(s)) for s in sel)
+    n_mask = sum(int(np.sum(r[1][s] == r[4])) for r, s in zip(long_rows, sel))
+    n_keep = sum(int(np.sum(r[1][s] == r[0][s])) for r, s in zip(long_rows, sel))
+    n_other = n_sel - n_mask - n_keep
+    vocab = long_rows[0][5]
+    # a "random" replacement may land on mask_id or on the original token (probability 1/V each)
+    p_mask, p_keep = 0.8 + 0.1 / vocab, 0.1 + 0.1 / vocab
+    p_other = 1 - p_mask - p_keep
+    split_ok = all(_within(c, n_sel, q)[0] for c, q in ((n_mask, p_mask), (n_keep, p_keep), (n_other, p_other)))
+    shares = (f"{100 * n_mask / max(n_sel, 1):.1f}% mask_id, {100 * n_other / max(n_sel, 1):.1f}% random, "
+              f"{100 * n_keep / max(n_sel, 1):.1f}% unchanged")
+    j.checks.append(("among selected tokens: 80% mask_id, 10% random id, 10% unchanged", split_ok,
+                     f"{shares} of {n_sel} selected"))
+
+    others = np.concatenate([r[1][s & (r[1] != r[4]) & (r[1] != r[0])] for r, s in zip(long_rows, sel)])
+    if others.size >= 30:
+        mean, want_mean = float(others.mean()), (vocab - 1) / 2
+        sd = np.sqrt((vocab**2 - 1) / 12 / others.size)
+        uniform_ok = abs(mean - want_mean) <= Z_BOUND * sd and others.min() >= 0 and others.max() < vocab
+        j.checks.append(("random replacements uniform over [0, vocab_size)", bool(uniform_ok),
+                         f"mean random id {mean:.0f}, expected about {want_mean:.0f}"))
+    else:
+        j.checks.append(("random replacements uniform over [0, vocab_size)", split_ok,
+                         "too few random replacements to check"))
+
+    # naming the mistake from the observed statistics
+    special_rows = [r for r in rows if np.any(r[3])]
+    n_spec = sum(int(np.sum(r[3])) for r in special_rows)
+    spec_touched = sum(int(np.sum(r[3] & ((r[2] != IGNORE) | (r[1] != r[0])))) for r in special_rows)
+    changed = sum(int(np.sum((r[1] != r[0]) & o)) for r, o in zip(long_rows, ordinary)) / n_ord
+    if rate > 0.9 and changed < 0.5:
+        j.misconceptions.append("bert-labels-all-positions")
+    else:
+        if n_spec and 0 < spec_touched < 0.5 * n_spec:
+            j.misconceptions.append("bert-masks-specials")
+        if n_sel and n_mask / n_sel > 0.97:
+            j.misconceptions.append("bert-mask-no-random-or-keep")
+    return j
+
+
+def _grade_bert_mask(q: CodeQuestion, cases: Sequence[Case], call: Callable[..., Any], result: Any) -> Any:
+    """The `custom` hook: call every case, then judge invariants and distributions together."""
+    from grader import catalog
+
+    outputs: list[Any] = []
+    failures: list[str] = []
+    for i, case in enumerate(cases):
+        outcome = call(*case.args, **dict(case.kwargs))
+        if outcome.failure is not None:
+            if outcome.failure.kind == "not-attempted" and i == 0:
+                result.not_attempted = True
+                result.feedback = f"Not attempted: `{q.function}` still raises `NotImplementedError`."
+                return result
+            if outcome.failure.kind in ("import", "crashed", "budget", "timeout") and result.error is None:
+                result.error = outcome.failure.message
+            failures.append(f"- ✘ {case.name}: {outcome.failure.message}")
+            outputs.append(None)
+        else:
+            outputs.append(outcome.value)
+    j = judge_bert_mask(cases, outputs)
+    if failures:
+        # a failed call costs the checks it could not feed: scale by the share of calls that ran
+        share = sum(o is not None for o in outputs) / len(outputs)
+    else:
+        share = 1.0
+    result.score = round(q.points * j.fraction * share, 4)
+    lines = list(failures)
+    if j.fatal is not None:
+        lines.append(f"- ✘ {j.fatal}")
+    for what, ok, detail in j.checks:
+        lines.append(f"- ✔ {what}" if ok else f"- ✘ {what}: {detail}")
+    passed = sum(ok for _, ok, _ in j.checks)
+    head = (f"**{passed}/{len(j.checks)} checks passed** (graded by invariants and by distribution over "
+            f"{len(cases)} calls with fresh generators; any drawing order is fine).")
+    result.misconceptions = list(j.misconceptions) if result.score < q.points else []
+    notes = []
+    for mid in result.misconceptions:
+        m = catalog.get(mid)
+        notes.append(f"**Diagnosis — {m.title}** (`{m.id}`): {m.explanation} *Read: {m.section}.*")
+    result.feedback = "\n\n".join(part for part in (head, "\n".join(lines), "\n\n".join(notes)) if part)
+    return result
+
+
+# --------------------------------------------------------------------------- next-token targets
+
+
+def _next_token_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([604, seed])
+    cases = [Case("two padded rows, pad_id 0", (np.array([[5, 6, 7, 0], [8, 9, 0, 0]]), 0), visible=True)]
+    for i, (B, T, pad) in enumerate(((3, 7, 0), (4, 9, 99), (2, 12, 1))):
+        tokens = rng.integers(2, 99, size=(B, T))  # never pad (0, 1 or 99) by chance
+        tokens[tokens == pad] = 50
+        for b in range(B):
+            length = int(rng.integers(2, T + 1)) if b else T - 2  # row 0 always padded
+            tokens[b, length:] = pad
+        cases.append(Case(f"hidden batch {i + 1}", (tokens, pad)))
+    return cases
+
+
+def _targets_not_shifted(tokens, pad_id):
+    """lm-targets-not-shifted: the target at t is the input token itself."""
+    inputs, _ = masking.next_token_targets(tokens, pad_id)
+    return inputs, np.where(inputs == pad_id, IGNORE, inputs)
+
+
+def _targets_padding_kept(tokens, pad_id):
+    """lm-targets-padding-kept: pad ids stay as targets."""
+    inputs, _ = masking.next_token_targets(tokens, pad_id)
+    return inputs, np.asarray(tokens)[:, 1:].copy()
+
+
+# --------------------------------------------------------------------------- parameter counts
+
+GPT2_SMALL = (50257, 1024, 768, 12, 3072)
+
+
+def _params_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([605, seed])
+
+    def size() -> tuple[int, int, int, int]:
+        V = int(rng.integers(1000, 60000))
+        P = int(rng.choice([128, 256, 512, 1024, 2048]))
+        d = 64 * int(rng.integers(2, 24))
+        L = int(rng.integers(2, 25))
+        return V, P, d, L
+
+    V, P, d, L = size()
+    cases = [Case("GPT-2 small (slides)", GPT2_SMALL, visible=True),
+             Case("hidden GPT-2-style model", (V, P, d, L, 4 * d))]
+    V, P, d, L = size()
+    cases.append(Case("hidden model, untied head", (V, P, d, L, 4 * d), {"tied_embeddings": False}))
+    V, _, d, L = size()
+    cases.append(Case("hidden LLaMA-style model", (V, 0, d, L, 256 * int(np.ceil(8 * d / 3 / 256))),
+                      {"tied_embeddings": False, "biases": False, "ffn": "swiglu", "norm": "rmsnorm"}))
+    V, P, d, L = size()
+    cases.append(Case("hidden model, RMSNorm without biases", (V, P, d, L, 3 * d),
+                      {"tied_embeddings": True, "biases": False, "ffn": "gelu", "norm": "rmsnorm"}))
+    V, P, d, L = size()
+    cases.append(Case("hidden model, SwiGLU with biases", (V, P, d, L, 2 * d, True, True, "swiglu", "layernorm")))
+    return cases
+
+
+def _with(args: tuple, kwargs: dict, **changes: Any) -> dict[str, int]:
+    """The reference count with some arguments changed (positional or keyword)."""
+    names = ("vocab_size", "max_positions", "d_model", "n_layers", "d_ff", "tied_embeddings", "biases", "ffn", "norm")
+    bound = dict(zip(names, args)) | dict(kwargs) | changes
+    return params.transformer_parameter_count(**bound)
+
+
+PARAMS_MUTANTS: dict[str, Callable[..., Any]] = {
+    "params-missing-position-embedding": lambda *a, **k: _with(a, k, max_positions=0),
+    "params-lm-head-counted-when-tied": lambda *a, **k: _with(a, k, tied_embeddings=False),
+    "params-missing-biases": lambda *a, **k: _with(a, k, biases=False),
+    "params-missing-norms": lambda *a, **k: _with(a, k, norm_count=lambda d, norm: 0),
+}
+
+
+# --------------------------------------------------------------------------- written questions
+
+
+@dataclass(frozen=True)
+class OrderedListQuestion(WrittenQuestion):
+    """A list answer whose order matters (grader.written reads `ordered`)."""
+
+    ordered: bool = True
+
+
+def _gpt2(**changes: Any) -> int:
+    return _with(GPT2_SMALL, {}, **changes)["total"]
+
+
+def _per_block_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
+    import sympy
+
+    d = sympy.Symbol("d", positive=True)
+    no_norms = sympy.expand(params.attention_count(d, True) + params.ffn_count(d, 4 * d, "gelu", True))
+    return [
+        WrongForm(str(params.per_block_expression(biases=False)), "params-missing-biases",
+                  "12d² + 4d leaves out the biases: Q, K, V, O add 4d and the FFN d_ff + d = 5d."),
+        WrongForm(str(no_norms), "params-missing-norms",
+                  "12d² + 9d leaves out the block's two LayerNorms (2d each)."),
+    ]
+
+
+def _gpt2_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
+    return [
+        WrongForm(_gpt2(tied_embeddings=False), "params-lm-head-counted-when-tied",
+                  "this counts the LM head (V × d) although it is tied to the token embedding."),
+        WrongForm(_gpt2(max_positions=0), "params-missing-position-embedding",
+                  "this leaves out the 1024 × 768 learned position table."),
+        WrongForm(_gpt2(biases=False), "params-missing-biases", "this leaves out the biases of every linear layer."),
+        WrongForm(_gpt2(norm_count=lambda d, norm: 0), "params-missing-norms", "this leaves out the LayerNorms."),
+    ]
+
+
+def _estimate(numbers: Mapping[str, Any]) -> int:
+    """12 N d²: N × (attention 4d² + FFN 8d²) without biases and norms, d_ff = 4d."""
+    d, n_layers = numbers["d_model"], numbers["n_layers"]
+    return n_layers * (params.attention_count(d, False) + params.ffn_count(d, 4 * d, "gelu", False))
+
+
+def _swiglu(numbers: Mapping[str, Any]) -> int:
+    return params.ffn_count(numbers["swiglu_d"], numbers["swiglu_d_ff"], "swiglu", False)
+
+
+def _swiglu_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
+    return [WrongForm(params.ffn_count(numbers["swiglu_d"], numbers["swiglu_d_ff"], "gelu", False),
+                      "params-swiglu-two-matrices", "2 d d_ff counts only two of SwiGLU's three matrices.")]
+
+
+def _bpe_by_hand(numbers: Mapping[str, Any]) -> list[str]:
+    merges = bpe.bpe_learn(dict(numbers["bpe_corpus"]), int(numbers["bpe_num_merges"]))
+    return [f"{a} {b}" for a, b in merges]
+
+
+def _bpe_by_hand_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
+    corpus, k = dict(numbers["bpe_corpus"]), int(numbers["bpe_num_merges"])
+    out = []
+    for mid, fn in (("bpe-no-end-of-word", _bpe_learn_no_end_of_word),
+                    ("bpe-unweighted-pair-counts", _bpe_learn_unweighted)):
+        wrong = [f"{a} {b}" for a, b in fn(corpus, k)]
+        if wrong != _bpe_by_hand(numbers):
+            out.append(WrongForm(wrong, mid, "these are the merges of that mistake."))
+    return out
+
+
+WRITTEN: tuple[WrittenQuestion, ...] = (
+    WrittenQuestion(
+        id="a6.per_block_formula", title="Parameters of one GPT-2 block as an expression in d", points=6,
+        key="per_block_formula", answer_kind="expression", symbols=("d",),
+        expected=lambda n: str(params.per_block_expression()), wrong_forms=_per_block_wrong,
+    ),
+    WrittenQuestion(
+        id="a6.gpt2_small_total", title="GPT-2 small's total parameter count", points=5,
+        key="gpt2_small_total", answer_kind="number", tolerance=Tolerance(rtol=0.0, atol=0.5),
+        expected=lambda n: _gpt2(), wrong_forms=_gpt2_wrong,
+    ),
+    WrittenQuestion(
+        id="a6.estimate_12nd2", title="The 12 N d² estimate for your model", points=5,
+        key="estimate_12nd2", answer_kind="number", tolerance=Tolerance(rtol=5e-3, atol=0.0),
+        expected=_estimate,
+    ),
+    WrittenQuestion(
+        id="a6.swiglu_ffn", title="Parameters of your SwiGLU FFN", points=5,
+        key="swiglu_ffn", answer_kind="number", tolerance=Tolerance(rtol=0.0, atol=0.5),
+        expected=_swiglu, wrong_forms=_swiglu_wrong,
+    ),
+    WrittenQuestion(
+        id="a6.rmsnorm", title="RMSNorm versus LayerNorm", points=4, key="rmsnorm_vs_layernorm",
+        answer_kind="choice", choices=("A", "B", "C", "D"), expected=lambda n: "C",
+    ),
+    WrittenQuestion(
+        id="a6.bert_80_10_10", title="Why BERT's 80/10/10", points=4, key="bert_80_10_10",
+        answer_kind="choice", choices=("A", "B", "C", "D"), expected=lambda n: "B",
+        wrong_forms=lambda n: [WrongForm("D", "bert-mask-no-random-or-keep",
+                                         "replacing every selected token by [MASK] is what 80/10/10 avoids.")],
+    ),
+    WrittenQuestion(
+        id="a6.objectives", title="GPT, BERT and T5 objectives", points=5, key="objectives",
+        answer_kind="choice", choices=("A", "B", "C", "D"), expected=lambda n: "D",
+    ),
+    OrderedListQuestion(
+        id="a6.bpe_by_hand", title="BPE by hand on your corpus", points=6, key="bpe_by_hand",
+        answer_kind="list", expected=_bpe_by_hand, wrong_forms=_bpe_by_hand_wrong,
+    ),
+)
+
+
+# --------------------------------------------------------------------------- the assignment
+
+ASSIGNMENT = Assignment(
+    id="a6_pretraining_scale",
+    title="a6 — Pretraining and scale: BPE, masking objectives, parameter counts",
+    code_file=CODE_FILE,
+    questions=(
+        CodeQuestion(
+            id="a6.bpe_learn", title="BPE: learn merges", points=14, file=CODE_FILE, function="bpe_learn",
+            reference=bpe.bpe_learn, cases=_bpe_learn_cases, integer=True,
+            mutants={"bpe-no-end-of-word": _bpe_learn_no_end_of_word,
+                     "bpe-unweighted-pair-counts": _bpe_learn_unweighted},
+        ),
+        CodeQuestion(
+            id="a6.bpe_segment", title="BPE: segment a word", points=8, file=CODE_FILE, function="bpe_segment",
+            reference=bpe.bpe_segment, cases=_bpe_segment_cases, integer=True,
+            mutants={"bpe-no-end-of-word": _bpe_segment_no_end_of_word},
+        ),
+        CodeQuestion(
+            id="a6.bert_mask", title="BERT masking (80/10/10)", points=14, file=CODE_FILE, function="bert_mask",
+            reference=masking.bert_mask, cases=_bert_cases, integer=True, output_names=("inputs", "labels"),
+            mutants=BERT_MUTANTS, custom=_grade_bert_mask,
+        ),
+        CodeQuestion(
+            id="a6.next_token_targets", title="Next-token inputs and targets", points=8, file=CODE_FILE,
+            function="next_token_targets", reference=masking.next_token_targets, cases=_next_token_cases,
+            integer=True, output_names=("inputs", "targets"),
+            mutants={"lm-targets-not-shifted": _targets_not_shifted,
+                     "lm-targets-padding-kept": _targets_padding_kept},
+        ),
+        CodeQuestion(
+            id="a6.transformer_parameter_count", title="Transformer parameter count", points=16, file=CODE_FILE,
+            function="transformer_parameter_count", reference=params.transformer_parameter_count, cases=_params_cases, integer=True,
+            mutants=PARAMS_MUTANTS,
+        ),
+        *WRITTEN,
+    ),
+)
