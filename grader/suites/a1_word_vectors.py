@@ -1,0 +1,422 @@
+"""Hidden suite of assignment 1: word vectors (notes §1).
+
+Every code question compares the student's function with `reference.word_vectors` on one
+or two visible cases (the notes' numbers) and hidden cases drawn from the variant seed.
+The hidden cases are built to separate the catalog's mistakes:
+
+- softmax and skip-gram: non-square U (V != d), and one case whose scores are about 1000,
+  so that a softmax without the max shift overflows (inf/inf = NaN). Those large cases use
+  integer or quarter-integer inputs, exact in float32, so float32 work still passes.
+- SGNS: repeated negative indices (a buffered `grad_U[neg] +=` counts them once), and a
+  case with u_o·v_c = 1000 where exp(x) / (1 + exp(x)) is NaN; the noise scores stay
+  moderate there, so that a stable sigmoid followed by a plain log is still exact.
+- GloVe: zero counts (log 0) and counts above x_max (the cap).
+- analogy: embeddings drawn until an input word would win without the exclusion.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from grader.model import Assignment, Case, CodeQuestion, Tolerance, WrittenQuestion, WrongForm
+from reference.word_vectors import (
+    analogy,
+    buffered_scatter_add,
+    cosine_similarity,
+    glove_loss,
+    glove_weight,
+    minus_onehot,
+    naive_softmax_loss_and_gradient,
+    neg_sampling_loss_and_gradient,
+    noise_distribution,
+    onehot_minus_probs,
+    probs_minus_onehot,
+    probs_only,
+    softmax,
+)
+
+FILE = "word_vectors.py"
+EXP_OVERFLOW = float(np.log(np.finfo(np.float64).max))  # ≈ 709.78: exp(x) = inf above it
+
+# The notes' numeric anchor (§1): vocabulary {a, b, c}, v_c = (1, 0), o = a.
+NOTES_V_C = np.array([1.0, 0.0])
+NOTES_U = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 0.0]])  # rows u_a, u_b, u_c
+
+
+# ---------------------------------------------------------------- mutants not expressible by a hook
+
+
+def unstable_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """The misconception itself: exp of the raw scores, no max shift (overflows to inf/inf = NaN)."""
+    with np.errstate(all="ignore"):
+        e = np.exp(np.asarray(x, dtype=np.float64))
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _other_axis(x: np.ndarray, axis: int) -> int:
+    """The axis a student who hard-codes one axis uses: 0 when asked for the last, else the last."""
+    ndim = np.ndim(x)
+    return 0 if axis % ndim == ndim - 1 else -1
+
+
+def softmax_wrong_axis(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    return softmax(x, axis=_other_axis(x, axis))
+
+
+def skipgram_unstable_softmax(v_c, o, U):
+    """Skip-gram with P = exp(s) / Σ exp(s) (no shift) and loss = -log P[o]."""
+    P = unstable_softmax(np.asarray(U, dtype=np.float64) @ np.asarray(v_c, dtype=np.float64))  # (V,)
+    _, grad_v_c, grad_U = naive_softmax_loss_and_gradient(v_c, o, U, error=lambda _P, o: probs_minus_onehot(P, o))
+    with np.errstate(all="ignore"):
+        loss = float(-np.log(P[o]))
+    return loss, grad_v_c, grad_U
+
+
+def sgns_unstable_sigmoid(v_c, o, U, neg_indices):
+    """SGNS with σ(x) = exp(x) / (1 + exp(x)): NaN wherever it meets x > 709.78.
+
+    The reference's values, poisoned where that sigmoid is NaN: σ(u_o·v_c) enters the loss,
+    grad_v_c and row o; σ(-u_k·v_c) the loss; σ(u_k·v_c) grad_v_c and row k. (The other
+    failure, exp(x) underflowing to 0 and log 0 = -inf, is shared with a stable sigmoid
+    followed by a plain log; the hidden cases avoid it.)
+    """
+    loss, grad_v_c, grad_U = neg_sampling_loss_and_gradient(v_c, o, U, neg_indices)
+    U = np.asarray(U, dtype=np.float64)  # (V, d)
+    neg = np.asarray(neg_indices, dtype=np.int64)  # (K,)
+    s_o = float(U[o] @ np.asarray(v_c, dtype=np.float64))
+    s_k = U[neg] @ np.asarray(v_c, dtype=np.float64)  # (K,)
+    if s_o > EXP_OVERFLOW or np.any(-s_k > EXP_OVERFLOW):
+        loss = float("nan")
+    if s_o > EXP_OVERFLOW:
+        grad_v_c[:] = np.nan
+        grad_U[o] = np.nan
+    hit = neg[s_k > EXP_OVERFLOW]
+    if hit.size:
+        grad_v_c[:] = np.nan
+        grad_U[hit] = np.nan
+    return loss, grad_v_c, grad_U
+
+
+def _include_all(X: np.ndarray) -> np.ndarray:
+    return np.ones(np.shape(X), dtype=bool)
+
+
+# ---------------------------------------------------------------- cases
+
+
+def _quarters(rng: np.random.Generator, size, scale: float = 2.0) -> np.ndarray:
+    """Normal draws rounded to quarters: exact in float32."""
+    return np.round(rng.normal(size=size) * scale * 4) / 4
+
+
+def softmax_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([101, seed])
+    large = np.stack([1000.0 + _quarters(rng, 4), _quarters(rng, 4), -1000.0 + _quarters(rng, 4)])  # (3, 4)
+    return [
+        Case("notes scores (2, 0, 1)", (np.array([2.0, 0.0, 1.0]),), visible=True),
+        Case("hidden case 1: (3, 5)", (rng.normal(size=(3, 5)) * 2,)),
+        Case("hidden case 2: (2, 3, 4)", (rng.normal(size=(2, 3, 4)) * 2,)),
+        Case("hidden case 3: logits near ±1000", (large,)),
+        Case("hidden case 4: axis=0", (rng.normal(size=(4, 3)) * 2,), {"axis": 0}),
+    ]
+
+
+def _large_scores_skipgram(rng: np.random.Generator) -> tuple[np.ndarray, int, np.ndarray]:
+    """v_c, o, U with integer entries and three scores near 1000 (o among them)."""
+    V, d = 6, 4
+    v_c = np.concatenate([[4.0], rng.integers(-2, 3, size=d - 1).astype(float)])  # (d,)
+    U = rng.integers(-3, 4, size=(V, d)).astype(float)  # (V, d)
+    big = rng.choice(V, size=3, replace=False)
+    U[big, 0] = 250.0  # scores 1000 + a few
+    return v_c, int(big[0]), U
+
+
+def skipgram_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([102, seed])
+    cases = [Case("notes anchor: v_c = (1, 0), o = a", (NOTES_V_C.copy(), 0, NOTES_U.copy()), visible=True)]
+    for i, (V, d) in enumerate([(7, 4), (5, 3)]):
+        cases.append(Case(f"hidden case {i + 1}: V={V}, d={d}",
+                          (rng.normal(size=d), int(rng.integers(V)), rng.normal(size=(V, d)))))
+    v_c, o, U = _large_scores_skipgram(rng)
+    cases.append(Case("hidden case 3: scores near 1000", (v_c, o, U)))
+    return cases
+
+
+def _with_repeats(rng: np.random.Generator, V: int, K: int, avoid: int | None) -> np.ndarray:
+    """K negative indices with at least one index drawn twice (and one three times when K >= 5)."""
+    pool = [w for w in range(V) if w != avoid]
+    neg = list(rng.choice(pool, size=K - 2 if K >= 5 else K - 1, replace=True))
+    neg += [neg[0]] + ([neg[1]] if K >= 5 else [])
+    neg = np.array(neg, dtype=np.int64)
+    rng.shuffle(neg)
+    return neg
+
+
+def sgns_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([103, seed])
+    cases = [Case("notes vectors, o = a, negatives [1, 2, 1]",
+                  (NOTES_V_C.copy(), 0, NOTES_U.copy(), np.array([1, 2, 1])), visible=True)]
+    V, d = 8, 5
+    o = int(rng.integers(V))
+    cases.append(Case("hidden case 1: V=8, d=5, K=6", (rng.normal(size=d), o, rng.normal(size=(V, d)),
+                                                       _with_repeats(rng, V, 6, avoid=o))))
+    V, d = 6, 3
+    o = int(rng.integers(V))
+    neg = np.concatenate([_with_repeats(rng, V, 4, avoid=None), [o]])  # the true word drawn as noise too
+    cases.append(Case("hidden case 2: V=6, d=3, K=5", (rng.normal(size=d), o, rng.normal(size=(V, d)), neg)))
+    # u_o·v_c = 1000 + a few; the noise scores stay small.
+    V, d = 7, 4
+    v_c = np.concatenate([[4.0], rng.integers(-2, 3, size=d - 1).astype(float)])  # (d,)
+    U = rng.integers(-2, 3, size=(V, d)).astype(float)  # (V, d)
+    U[:, 0] = rng.integers(-1, 2, size=V)
+    o = int(rng.integers(V))
+    U[o, 0] = 250.0
+    cases.append(Case("hidden case 3: u_o·v_c near 1000", (v_c, o, U, _with_repeats(rng, V, 5, avoid=o))))
+    return cases
+
+
+def noise_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([104, seed])
+    counts = rng.integers(1, 1000, size=10).astype(float)
+    counts[rng.integers(10)] = 0.0  # a word never seen
+    return [
+        Case("counts 81, 16, 1", (np.array([81.0, 16.0, 1.0]),), visible=True),
+        Case("hidden case 1: 10 words", (counts,)),
+        Case("hidden case 2: 6 words", (rng.integers(1, 50000, size=6).astype(float),)),
+        Case("hidden case 3: power=0.5", (rng.integers(1, 500, size=5).astype(float),), {"power": 0.5}),
+    ]
+
+
+def _counts(rng: np.random.Generator, shape, high: int = 400) -> np.ndarray:
+    """Co-occurrence counts with zeros and values on both sides of x_max = 100."""
+    X = rng.integers(1, high, size=shape).astype(float)
+    X[rng.random(size=shape) < 0.3] = 0.0
+    return X
+
+
+def glove_weight_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([105, seed])
+    return [
+        Case("x = 0, 1, 50, 100, 250", (np.array([0.0, 1.0, 50.0, 100.0, 250.0]),), visible=True),
+        Case("hidden case 1: (5, 5) counts", (_counts(rng, (5, 5)),)),
+        Case("hidden case 2: x_max=10, alpha=0.5", (_counts(rng, (4, 6), high=40),), {"x_max": 10.0, "alpha": 0.5}),
+    ]
+
+
+def _glove_args(rng: np.random.Generator, V: int, d: int, high: int = 400) -> tuple:
+    return (rng.normal(size=(V, d)) * 0.5, rng.normal(size=(V, d)) * 0.5, rng.normal(size=V) * 0.5,
+            rng.normal(size=V) * 0.5, _counts(rng, (V, V), high))
+
+
+def glove_loss_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([106, seed])
+    X = np.array([[10.0, 0.0, 200.0], [3.0, 50.0, 0.0], [0.0, 1.0, 120.0]])
+    small = (np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]), np.array([[0.5, 1.0], [1.0, 0.0], [0.0, 0.5]]),
+             np.zeros(3), np.zeros(3), X)
+    return [
+        Case("3 words, zeros and counts above x_max", small, visible=True),
+        Case("hidden case 1: V=6, d=3", _glove_args(rng, 6, 3)),
+        Case("hidden case 2: V=5, d=4", _glove_args(rng, 5, 4, high=1000)),
+        Case("hidden case 3: x_max=20, alpha=0.5", _glove_args(rng, 5, 2, high=60), {"x_max": 20.0, "alpha": 0.5}),
+    ]
+
+
+ANALOGY_WORDS = ("man", "woman", "king", "queen", "paris", "france", "rome", "italy", "apple", "tree",
+                 "big", "small", "walk", "walked", "swim", "swam")
+
+
+def _separating_analogy(rng: np.random.Generator, V: int, d: int) -> tuple:
+    """Embeddings and a, b, c where an input word would win without the exclusion, with clear margins."""
+    for _ in range(1000):
+        E = rng.normal(size=(V, d))
+        vocab = [str(w) for w in rng.choice(ANALOGY_WORDS, size=V, replace=False)]
+        a, b, c = (str(w) for w in rng.choice(vocab, size=3, replace=False))
+        target = E[vocab.index(b)] - E[vocab.index(a)] + E[vocab.index(c)]  # (d,)
+        cos = cosine_similarity(E, target)  # (V,)
+        inputs = [vocab.index(w) for w in (a, b, c)]
+        top = np.sort(cos)[::-1]
+        rest = np.sort(np.delete(cos, inputs))[::-1]
+        clear = top[0] - top[1] > 0.02 and rest[0] - rest[1] > 0.02  # no near-ties, even in float32
+        if clear and analogy(E, vocab, a, b, c) != analogy(E, vocab, a, b, c, exclude_inputs=False):
+            return E, vocab, a, b, c
+    raise RuntimeError("no separating analogy case found")  # pragma: no cover
+
+
+def analogy_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([107, seed])
+    vocab = ["man", "woman", "king", "queen", "apple"]
+    E = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0], [2.5, 1.2, 1.1], [0.0, -1.0, 1.0]])
+    return [
+        Case("man : woman :: king : ?", (E, vocab, "man", "woman", "king"), visible=True),
+        Case("hidden case 1: 8 words", _separating_analogy(rng, 8, 4)),
+        Case("hidden case 2: 10 words", _separating_analogy(rng, 10, 5)),
+        Case("hidden case 3: 12 words", _separating_analogy(rng, 12, 3)),
+    ]
+
+
+# ---------------------------------------------------------------- written questions
+
+
+def _anchor(numbers) -> tuple[np.ndarray, np.ndarray]:
+    v_c = np.array(numbers["v_c"], dtype=np.float64)  # (2,)
+    U = np.array([numbers["u_a"], numbers["u_b"], numbers["u_c"]], dtype=np.float64)  # (3, 2)
+    return v_c, U
+
+
+def anchor_grad(numbers) -> list[float]:
+    """∂J/∂v_c for J = -log P(a|c) with the student's vectors."""
+    v_c, U = _anchor(numbers)
+    return [float(x) for x in naive_softmax_loss_and_gradient(v_c, 0, U)[1]]
+
+
+def anchor_wrong_forms(numbers) -> list[WrongForm]:
+    v_c, U = _anchor(numbers)
+    sign = naive_softmax_loss_and_gradient(v_c, 0, U, error=onehot_minus_probs)[1]
+    no_exp = naive_softmax_loss_and_gradient(v_c, 0, U, error=minus_onehot)[1]
+    return [
+        WrongForm([float(x) for x in sign], "skipgram-grad-sign",
+                  "this is u_a - E[u], the gradient of log P(a|c) (the notes' anchor); the loss "
+                  "J = -log P(a|c) has the opposite sign."),
+        WrongForm([float(x) for x in no_exp], "skipgram-grad-no-expectation",
+                  "this is -u_a alone: the expected vector Σ_x P(x|c) u_x is missing."),
+    ]
+
+
+def noise_probability(numbers) -> float:
+    counts = np.array(numbers["noise_counts"], dtype=np.float64)
+    return float(noise_distribution(counts)[numbers["noise_words"].index(numbers["noise_word"])])
+
+
+def noise_wrong_forms(numbers) -> list[WrongForm]:
+    counts = np.array(numbers["noise_counts"], dtype=np.float64)
+    plain = float(noise_distribution(counts, power=1.0)[numbers["noise_words"].index(numbers["noise_word"])])
+    return [WrongForm(plain, "noise-no-power", "this is the plain unigram probability count / Σ count; "
+                      "SGNS raises the counts to the 3/4 power first, then renormalises.")]
+
+
+SKIPGRAM_SYMBOLS = ("u_a", "u_b", "u_c", "p_a", "p_b", "p_c")
+SGNS_SYMBOLS = ("u_o", "u_1", "u_2", "v_c")
+
+WRITTEN = (
+    WrittenQuestion(
+        id="a1.w_skipgram_grad", title="Skip-gram center-vector gradient in symbols", points=6,
+        key="skipgram_grad_symbolic", answer_kind="expression", symbols=SKIPGRAM_SYMBOLS,
+        expected=lambda n: "-u_a + p_a u_a + p_b u_b + p_c u_c",
+        wrong_forms=lambda n: [
+            WrongForm("u_a - p_a u_a - p_b u_b - p_c u_c", "skipgram-grad-sign",
+                      "this is observed minus expected, the gradient of log P(a|c); the loss "
+                      "J = -log P(a|c) has the opposite sign."),
+            WrongForm("-u_a", "skipgram-grad-no-expectation",
+                      "the derivative of log Σ_w exp(u_w v_c), the expectation Σ_x p_x u_x, is missing."),
+        ],
+    ),
+    WrittenQuestion(
+        id="a1.w_observed_expected", title="Reading the gradient: observed minus expected", points=3,
+        key="observed_minus_expected", answer_kind="choice", choices=("A", "B", "C", "D"),
+        expected=lambda n: "A",
+        wrong_forms=lambda n: [
+            WrongForm("B", "skipgram-grad-sign",
+                      "the log-likelihood's gradient is observed minus expected, u_o - E[u_x]; "
+                      "expected minus observed is the gradient of the loss -log P(o|c)."),
+        ],
+    ),
+    WrittenQuestion(
+        id="a1.w_anchor", title="The numeric anchor with your numbers", points=5,
+        key="skipgram_anchor_grad", answer_kind="array", expected=anchor_grad,
+        wrong_forms=anchor_wrong_forms, tolerance=Tolerance(rtol=0.0, atol=2e-3),
+    ),
+    WrittenQuestion(
+        id="a1.w_sgns_grad", title="SGNS gradient with respect to v_c (one dimension)", points=6,
+        key="sgns_grad_symbolic", answer_kind="expression", symbols=SGNS_SYMBOLS,
+        expected=lambda n: "(sigmoid(u_o v_c) - 1) u_o + sigmoid(u_1 v_c) u_1 + sigmoid(u_2 v_c) u_2",
+        wrong_forms=lambda n: [
+            WrongForm("(sigmoid(u_o v_c) - 1) u_o - sigmoid(-u_1 v_c) u_1 - sigmoid(-u_2 v_c) u_2",
+                      "sgns-negatives-wrong-sign",
+                      "this differentiates -log σ(+u_k v_c) for the noise words; their term is "
+                      "-log σ(-u_k v_c), whose derivative is +σ(u_k v_c) u_k."),
+            WrongForm("(1 - sigmoid(u_o v_c)) u_o - sigmoid(u_1 v_c) u_1 - sigmoid(u_2 v_c) u_2",
+                      "skipgram-grad-sign",
+                      "this is the gradient of the objective J_t the notes maximise; the loss "
+                      "is -J_t, with the opposite sign."),
+        ],
+    ),
+    WrittenQuestion(
+        id="a1.w_why_three_quarters", title="Why unigram^(3/4)", points=3,
+        key="why_three_quarters", answer_kind="choice", choices=("A", "B", "C", "D"),
+        expected=lambda n: "C",
+    ),
+    WrittenQuestion(
+        id="a1.w_noise_probability", title="A noise probability with your counts", points=4,
+        key="noise_probability", answer_kind="number", expected=noise_probability,
+        wrong_forms=noise_wrong_forms, tolerance=Tolerance(rtol=2e-3, atol=1e-4),
+    ),
+    WrittenQuestion(
+        id="a1.w_exclude_inputs", title="Why analogies exclude the input words", points=3,
+        key="why_exclude_inputs", answer_kind="choice", choices=("A", "B", "C", "D"),
+        expected=lambda n: "B",
+    ),
+)
+
+
+# ---------------------------------------------------------------- the assignment
+
+QUESTIONS = (
+    CodeQuestion(
+        id="a1.softmax", title="Stable softmax", points=8, file=FILE, function="softmax",
+        reference=softmax, cases=softmax_cases,
+        mutants={"softmax-unstable": unstable_softmax, "softmax-wrong-axis": softmax_wrong_axis},
+    ),
+    CodeQuestion(
+        id="a1.naive_softmax", title="Skip-gram loss and gradients (full softmax)", points=16, file=FILE,
+        function="naive_softmax_loss_and_gradient", reference=naive_softmax_loss_and_gradient,
+        cases=skipgram_cases, output_names=("loss", "grad_v_c", "grad_U"),
+        mutants={
+            "softmax-unstable": skipgram_unstable_softmax,
+            "skipgram-grad-sign": partial(naive_softmax_loss_and_gradient, error=onehot_minus_probs),
+            "skipgram-grad-no-expectation": partial(naive_softmax_loss_and_gradient, error=minus_onehot),
+            "skipgram-gradU-no-onehot": partial(naive_softmax_loss_and_gradient, outside_error=probs_only),
+        },
+    ),
+    CodeQuestion(
+        id="a1.neg_sampling", title="Skip-gram with negative sampling (SGNS)", points=16, file=FILE,
+        function="neg_sampling_loss_and_gradient", reference=neg_sampling_loss_and_gradient,
+        cases=sgns_cases, output_names=("loss", "grad_v_c", "grad_U"),
+        mutants={
+            "sigmoid-unstable": sgns_unstable_sigmoid,
+            "sgns-negatives-wrong-sign": partial(neg_sampling_loss_and_gradient, noise_sign=1.0),
+            "sgns-negatives-deduplicated": partial(neg_sampling_loss_and_gradient, scatter=buffered_scatter_add),
+        },
+    ),
+    CodeQuestion(
+        id="a1.noise", title="Noise distribution unigram^(3/4)", points=6, file=FILE,
+        function="noise_distribution", reference=noise_distribution, cases=noise_cases,
+        mutants={"noise-no-power": lambda counts, power=0.75: noise_distribution(counts, power=1.0)},
+    ),
+    CodeQuestion(
+        id="a1.glove_weight", title="GloVe weighting f(x)", points=6, file=FILE, function="glove_weight",
+        reference=glove_weight, cases=glove_weight_cases,
+        mutants={"glove-weight-uncapped": partial(glove_weight, cap=False)},
+    ),
+    CodeQuestion(
+        id="a1.glove_loss", title="GloVe loss", points=10, file=FILE, function="glove_loss",
+        reference=glove_loss, cases=glove_loss_cases,
+        mutants={
+            "glove-zero-counts-included": partial(glove_loss, include=_include_all),
+            "glove-weight-uncapped": partial(glove_loss, weight=partial(glove_weight, cap=False)),
+        },
+    ),
+    CodeQuestion(
+        id="a1.analogy", title="Analogies by cosine similarity", points=8, file=FILE, function="analogy",
+        reference=analogy, cases=analogy_cases,
+        mutants={"analogy-inputs-not-excluded": partial(analogy, exclude_inputs=False)},
+    ),
+)
+
+ASSIGNMENT = Assignment(
+    id="a1_word_vectors",
+    title="Assignment 1: word vectors (skip-gram, negative sampling, GloVe, analogies)",
+    code_file=FILE,
+    questions=QUESTIONS + WRITTEN,
+)
