@@ -1,0 +1,236 @@
+"""Misconceptions of a4_transformer (shared ids such as softmax-wrong-axis live in common.py)."""
+
+from grader.catalog import Misconception, register
+
+register(
+    Misconception(
+        id="attention-missing-scale",
+        title="attention scores not scaled",
+        explanation=(
+            "Your scores are the raw dot products QKᵀ. Under the notes' assumptions Var(q·k) = d_k, "
+            "so without the 1/sqrt(d_k) factor the softmax saturates as heads widen and its Jacobian "
+            "diag(p) − ppᵀ goes to 0. Divide the scores by sqrt(d_k) before the softmax."
+        ),
+        section="notes §5, 'Scaled dot product — derive the √d'",
+    ),
+    Misconception(
+        id="attention-scale-by-dk",
+        title="scores divided by d_k instead of sqrt(d_k)",
+        explanation=(
+            "You divided by d_k. The scale undoes the score's standard deviation sqrt(d_k), not its "
+            "variance d_k: Var(q·k / sqrt(d_k)) = 1, while dividing by d_k leaves variance 1/d_k and "
+            "flattens the attention weights."
+        ),
+        section="notes §5, 'Scaled dot product — derive the √d'",
+    ),
+    Misconception(
+        id="attention-scale-by-d-model",
+        title="scores scaled by the model width instead of the head width",
+        explanation=(
+            "You divided by sqrt(d_model). Each head's dot product runs over its own d_k = d/h "
+            "query/key features, so the scale is 1/sqrt(d_k) (the notes write sqrt(d/h))."
+        ),
+        section="notes §5, 'Multi-head attention'",
+    ),
+    Misconception(
+        id="mask-ignored",
+        title="the mask has no effect",
+        explanation=(
+            "Your output equals unmasked attention: the mask never reached the scores (a common cause "
+            "is `scores.masked_fill(...)` whose result is discarded — it is not in-place). Masked "
+            "scores must become -inf before the softmax, so their weights are exactly 0."
+        ),
+        section="notes §5, 'Future masking'; slides 001, 'A causal mask changes which sources are available'",
+    ),
+    Misconception(
+        id="mask-after-softmax",
+        title="mask applied after the softmax",
+        explanation=(
+            "You zeroed the masked weights after the softmax, so each row no longer sums to one and the "
+            "allowed keys keep the share computed with the forbidden ones. Mask the scores (add M = -inf) "
+            "before the softmax: it then renormalises over the allowed keys."
+        ),
+        section="slides 001, 'A causal mask changes which sources are available'",
+    ),
+    Misconception(
+        id="causal-mask-transposed",
+        title="causal mask transposed",
+        explanation=(
+            "Your mask lets query i see keys j >= i (the future) and hides the past. Rows are queries, "
+            "columns are keys: M[i, j] is True where j <= i, a lower-triangular matrix."
+        ),
+        section="notes §5, 'Future masking'",
+    ),
+    Misconception(
+        id="causal-mask-excludes-self",
+        title="causal mask hides the current token",
+        explanation=(
+            "Your mask allows only j < i, so a query cannot attend to its own position (and the first "
+            "row has nothing to attend to). The causal mask keeps the diagonal: j <= i."
+        ),
+        section="slides 001, 'A causal mask changes which sources are available'",
+    ),
+    Misconception(
+        id="padding-masks-queries",
+        title="key padding mask applied to queries",
+        explanation=(
+            "The padding mask of shape (B, T) marks which keys are real; it must broadcast as "
+            "(B, 1, 1, T) over the key axis. Yours was broadcast along the query axis, so padded query "
+            "rows are fully masked while real queries still attend to padding keys."
+        ),
+        section="notes §6, 'Shapes through one block'; slides 001, 'padding'",
+    ),
+    Misconception(
+        id="layernorm-wrong-axis",
+        title="LayerNorm statistics over the wrong axis",
+        explanation=(
+            "You normalised down the sequence (or batch) axis. LayerNorm takes one mean and one variance "
+            "per token, over its d features (statistics of shape (B, T)); averaging over tokens is what "
+            "BatchNorm does per feature."
+        ),
+        section="notes §6, 'Batch norm vs layer norm — it's entirely about the axis'",
+    ),
+    Misconception(
+        id="layernorm-unbiased-variance",
+        title="unbiased variance in a normalisation",
+        explanation=(
+            "You divided the squared deviations by n − 1 (numpy `ddof=1`, torch `unbiased=True`, the "
+            "default of `torch.var` and `Tensor.std`). LayerNorm and BatchNorm use the population "
+            "variance, dividing by n (torch.nn.LayerNorm does the same)."
+        ),
+        section="slides 001, 'LayerNorm computes statistics within one token row'",
+    ),
+    Misconception(
+        id="layernorm-eps-outside-sqrt",
+        title="epsilon added outside the square root",
+        explanation=(
+            "You divided by sqrt(σ²) + ε, the form the notes (§5, §6) and the Lecture 7 slides write as "
+            "σ + ε. This assignment follows torch.nn.LayerNorm and the block slides: sqrt(σ² + ε). The "
+            "two agree unless the variance is tiny, which is exactly where ε matters."
+        ),
+        section="slides 001, 'LayerNorm computes statistics within one token row'",
+        credit=0.5,
+        convention=True,
+    ),
+    Misconception(
+        id="gelu-tanh-approximation",
+        title="GELU by its tanh approximation",
+        explanation=(
+            "You used 0.5 z (1 + tanh(sqrt(2/π)(z + 0.044715 z³))), the approximation GPT-2 uses "
+            "(torch's `approximate='tanh'`). This assignment asks for the exact GELU z Φ(z) = "
+            "z (1 + erf(z/√2)) / 2; the two differ by up to about 1e-3."
+        ),
+        section="slides 002, 'Activation Functions'",
+        credit=0.5,
+        convention=True,
+    ),
+    Misconception(
+        id="pe-sin-cos-swapped",
+        title="sine and cosine swapped",
+        explanation=(
+            "Even features take the sine and odd features the cosine: P[t, 2r] = sin(t ω_r), "
+            "P[t, 2r+1] = cos(t ω_r). At t = 0 the even features are 0 and the odd ones 1."
+        ),
+        section="slides 002, 'Sinusoidal Positional Encodings'",
+    ),
+    Misconception(
+        id="pe-frequency-exponent",
+        title="wrong exponent in the position frequencies",
+        explanation=(
+            "The frequency of pair r is ω_r = 1 / 10000^(2r/d): the exponent is the even feature index "
+            "2r over d. Yours uses another exponent (e.g. r/d or 4r/d), so the wavelengths do not run "
+            "from 2π to 10000·2π."
+        ),
+        section="slides 002, 'Sinusoidal Positional Encodings'",
+    ),
+    Misconception(
+        id="pe-halves-not-interleaved",
+        title="sines and cosines in two halves",
+        explanation=(
+            "You put all sines in the first d/2 features and all cosines in the last d/2. The contract "
+            "(Vaswani et al.) interleaves them: features 0, 2, 4, … are sines and 1, 3, 5, … cosines."
+        ),
+        section="slides 002, 'Sinusoidal Positional Encodings'",
+    ),
+    Misconception(
+        id="prenorm-adds-normalized-input",
+        title="pre-norm residual adds the normalised input",
+        explanation=(
+            "Your block computes LN(x) + Sublayer(LN(x)). In pre-norm the residual stream itself is never "
+            "normalised: x + Sublayer(LN(x)), so the identity term of the Jacobian I + ∂Sublayer(LN(x))/∂x "
+            "stays a clean pass-through."
+        ),
+        section="notes §6, 'Pre-norm vs post-norm'; slides 001, 'All rows survive both residual additions'",
+    ),
+    Misconception(
+        id="ffn-missing-activation",
+        title="FFN without its nonlinearity",
+        explanation=(
+            "Your FFN is W2 (W1 x + b1) + b2: two affine maps collapse into one, and attention is only a "
+            "weighted average, so the block stays linear in the values. Apply the activation between them."
+        ),
+        section="slides 002, 'Problem 2: No Non-Linearity'; notes §6, 'The FFN, spelled out'",
+    ),
+    Misconception(
+        id="cross-attention-uses-decoder-keys",
+        title="cross-attention keys and values from the decoder",
+        explanation=(
+            "Your cross-attention takes keys and values from the decoder stream. In cross-attention the "
+            "queries come from the decoder and the keys and values from the encoder output (memory), "
+            "which may have a different length S."
+        ),
+        section="notes §5, 'The blocks' (decoder block)",
+    ),
+    Misconception(
+        id="decoder-self-attention-not-causal",
+        title="decoder self-attention without the causal mask",
+        explanation=(
+            "Your decoder's self-attention lets position t see later positions, i.e. its own targets. "
+            "The decoder's self-attention is masked (causal); only cross-attention sees all of memory."
+        ),
+        section="notes §5, 'Future masking'",
+    ),
+    # Ids this project adds for a4
+    Misconception(
+        id="batchnorm-over-batch-only",
+        title="BatchNorm statistics over the batch axis only",
+        explanation=(
+            "For a (B, T, d) tensor BatchNorm takes one mean and variance per feature over both B and T "
+            "(statistics of shape (d,)). Yours averaged over B only, giving one per (position, feature)."
+        ),
+        section="notes §6, 'Batch norm vs layer norm — it's entirely about the axis'",
+    ),
+    Misconception(
+        id="rmsnorm-subtracts-mean",
+        title="RMSNorm that centres the features",
+        explanation=(
+            "RMSNorm removes the mean-centring step: x / sqrt(mean(x²) + ε) · γ. Yours subtracts the mean "
+            "first, which is LayerNorm without β."
+        ),
+        section="slides 002, 'RMSNorm: A Simplification'",
+    ),
+    Misconception(
+        id="score-std-for-variance",
+        title="standard deviation given for the variance",
+        explanation="sqrt(d_k) is the standard deviation of q·k; its variance is the sum of d_k unit variances.",
+        section="notes §5, 'Scaled dot product — derive the √d'",
+    ),
+    Misconception(
+        id="softmax-jacobian-sign",
+        title="softmax Jacobian with the sign flipped",
+        explanation="∂p_i/∂s_j = p_i (δ_ij − p_j): the Jacobian is diag(p) − ppᵀ, positive on the diagonal.",
+        section="notes §5, 'Scaled dot product — derive the √d'",
+    ),
+    Misconception(
+        id="softmax-jacobian-diagonal-only",
+        title="softmax Jacobian without the outer-product term",
+        explanation="Each p_i depends on every score through the normaliser, hence the − ppᵀ term.",
+        section="notes §5, 'Scaled dot product — derive the √d'",
+    ),
+    Misconception(
+        id="attention-cost-linear",
+        title="attention cost taken as linear in T",
+        explanation="All-pairs attention is O(T² d): the score matrix has T × T entries, so doubling T quadruples it.",
+        section="notes §5, 'Cost and variants'",
+    ),
+)

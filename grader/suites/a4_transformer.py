@@ -1,0 +1,669 @@
+"""a4_transformer — the hidden suite: attention, masks, heads, norms, FFNs, positions, blocks.
+
+Every question compares the student's function with `reference/` on a few visible cases (the
+slides' microscopes) and hidden cases drawn from `default_rng([salt, seed])`. The mutants are
+reference functions with one hook swapped, so each misconception is derived, never retyped.
+
+Shapes chosen so that mistakes separate: T_q != T_k, h >= 2 with d_k != d_model and
+d != d_k² (so 1/sqrt(d_k), 1/d_k, 1/sqrt(d) and 1 all differ), h·d_k != d, S != T in the
+decoder, a tiny-variance LayerNorm case (features of scale 1e-3, where sqrt(var + eps) and
+sqrt(var) + eps differ), GELU inputs of size 1–3 with large weights (erf vs tanh GELU), and
+masks in which no query row is fully masked under the correct reading.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from grader.model import Assignment, Case, CodeQuestion, WrittenQuestion, WrongForm
+from reference import attention as att
+from reference import blocks, ffn, norms, positions
+from reference.functional import softmax
+
+FILE = "transformer.py"
+SHORTCUTS = (
+    "torch.nn.functional.scaled_dot_product_attention",
+    "torch.nn.MultiheadAttention",
+    "torch.nn.functional.multi_head_attention_forward",
+    "torch.nn.functional.layer_norm",
+    "torch.nn.LayerNorm",
+    "torch.nn.functional.rms_norm",
+    "torch.nn.RMSNorm",
+    "torch.nn.Transformer*",
+)
+Array = np.ndarray
+
+# ---------------------------------------------------------------- the slides' microscopes (001)
+
+# Part 3, "A three-token microscope": the, cat, sleeps (T=3, D=4, d_k=d_v=2)
+MICRO_X = np.array([[1.0, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0]])
+MICRO_WQ1 = np.array([[1.0, 0, 0, 0], [0, 1, 0, 0]])
+MICRO_WK1 = np.array([[0.0, 0, 1, 0], [0, 0, 0, 1]])
+MICRO_WV1 = np.array([[1.0, 0, 1, 0], [0, 1, 0, 2]])
+# "Multiple heads": head 2 uses W_Q2 = W_K1, W_K2 = W_Q1, W_V2 = [[0,1,1,0],[1,0,0,-1]]
+MICRO_WV2 = np.array([[0.0, 1, 1, 0], [1, 0, 0, -1]])
+MICRO_WO = np.array([[1.0, 0, 0.5, 0], [0, 1, 0, 0.5], [0.5, 0, 1, 0], [0, 0.5, 0, 1]])
+
+# Part 4, "A complete block microscope" (pre-norm, one head, ReLU MLP with F=3)
+BLOCK_H = np.array([[1.0, 0, -1, 2], [0, 2, 1, -1], [2, 1, 0, 1]])
+BLOCK_PARAMS = {
+    "W_Q": np.array([[1, 0, 0.5, 0], [0, 1, 0, 0.5]]),
+    "W_K": np.array([[0.5, 0, 1, 0], [0, 0.5, 0, 1]]),
+    "W_V": np.array([[1.0, 0, 0, 0], [0, 0, 1, 0]]),
+    "W_O": np.array([[1.0, 0], [0, 1], [0.5, 0], [0, 0.5]]),
+    "ln1_gamma": np.ones(4),
+    "ln1_beta": np.zeros(4),
+    "ln2_gamma": np.ones(4),
+    "ln2_beta": np.zeros(4),
+    "W1": np.array([[1, 0, -0.5, 0], [0, 1, 0, 0.5], [0.5, -0.5, 0.5, 0]]),
+    "b1": np.array([0, 0.1, -0.1]),
+    "W2": np.array([[0.5, 0, 0.2], [0, 0.5, -0.2], [0.3, -0.1, 0.1], [-0.2, 0.2, 0.4]]),
+    "b2": np.array([0, -0.05, 0.05, 0]),
+}
+
+
+def _rng(salt: int, seed: int) -> np.random.Generator:
+    return np.random.default_rng([salt, seed])
+
+
+def _lengths(rng: np.random.Generator, B: int, T: int) -> Array:
+    """Lengths in [1, T-1]: every sequence has padding and none is empty."""
+    return rng.integers(1, T, size=B).astype(np.int64)
+
+
+# ---------------------------------------------------------------- mutant pieces (hooks only)
+
+
+def _after_softmax(s: Array, m: Array | None) -> Array:
+    """mask-after-softmax: softmax over every key, then zero the masked weights (no renormalising)."""
+    return softmax(s) if m is None else softmax(s) * np.asarray(m, dtype=bool)
+
+
+def _ignore_mask(s: Array, m: Array | None) -> Array:
+    return att.masked_softmax(s, None)
+
+
+def _inverted(s: Array, m: Array | None) -> Array:
+    return att.masked_softmax(s, None if m is None else ~np.asarray(m, dtype=bool))
+
+
+def _nan_rows(s: Array, m: Array | None) -> Array:
+    """softmax(S + M) with -inf fill and no guard: a fully masked row is NaN, as in a student's code."""
+    if m is None:
+        return softmax(s)
+    with np.errstate(all="ignore"):
+        return softmax(np.where(np.broadcast_to(m, s.shape), s, -np.inf))
+
+
+_WEIGHTS_FNS: dict[str, Callable[[Array, Array | None], Array]] = {
+    "softmax-wrong-axis": partial(att.masked_softmax, axis=-2),
+    "mask-ignored": _ignore_mask,
+    "mask-inverted": _inverted,
+    "mask-after-softmax": _after_softmax,
+    "mask-zero-fill": partial(att.masked_softmax, fill=0.0),
+}
+
+
+def _split_no_transpose(x: Array, n_heads: int) -> Array:
+    """heads-reshape-without-transpose: (..., T, h·d_h) viewed directly as (..., h, T, d_h)."""
+    *lead, T, width = x.shape
+    return np.reshape(x, (*lead, n_heads, T, width // n_heads))
+
+
+def _merge_no_transpose(x: Array) -> Array:
+    *lead, h, T, d_h = x.shape
+    return np.reshape(x, (*lead, T, h * d_h))
+
+
+def _scaled(scale_of: Callable[[int, int], float]) -> Callable[..., Array]:
+    """An MHA whose attention uses scale_of(d_model, d_k) instead of 1/sqrt(d_k)."""
+
+    def mha(X, W_Q, W_K, W_V, W_O, n_heads, causal=False, key_padding_mask=None, **kw):
+        d_k = np.shape(W_Q)[0] // n_heads
+        sdpa = partial(att.scaled_dot_product_attention, scale=scale_of(np.shape(X)[-1], d_k))
+        return att.multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal, key_padding_mask,
+                                        attention=sdpa, **kw)
+
+    return mha
+
+
+def _mha_with(**hooks: Any) -> Callable[..., Array]:
+    def mha(X, W_Q, W_K, W_V, W_O, n_heads, causal=False, key_padding_mask=None, **kw):
+        return att.multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal, key_padding_mask, **hooks, **kw)
+
+    return mha
+
+
+def _mha_weights(weights_fn) -> Callable[..., Array]:
+    return _mha_with(attention=partial(att.scaled_dot_product_attention, weights_fn=weights_fn))
+
+
+def _mha_ignores_masks(X, W_Q, W_K, W_V, W_O, n_heads, causal=False, key_padding_mask=None, **kw):
+    return att.multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, False, None, **kw)
+
+
+# padding-masks-queries: the key padding mask broadcast along the query axis; the padded
+# query rows are then fully masked and come out NaN, as a student's -inf fill makes them.
+_mha_masks_queries = _mha_with(key_mask_fn=lambda m: np.asarray(m, dtype=bool)[..., :, None],
+                               attention=partial(att.scaled_dot_product_attention, weights_fn=_nan_rows))
+
+MHA_VARIANTS: dict[str, Callable[..., Array]] = {
+    "heads-reshape-without-transpose": _mha_with(split=_split_no_transpose, merge=_merge_no_transpose),
+    "attention-missing-scale": _scaled(lambda d, dk: 1.0),
+    "attention-scale-by-dk": _scaled(lambda d, dk: 1.0 / dk),
+    "attention-scale-by-d-model": _scaled(lambda d, dk: 1.0 / math.sqrt(d)),
+    "softmax-wrong-axis": _mha_weights(_WEIGHTS_FNS["softmax-wrong-axis"]),
+    "mask-ignored": _mha_ignores_masks,
+    "mask-inverted": _mha_weights(_inverted),
+    "mask-after-softmax": _mha_weights(_after_softmax),
+    "mask-zero-fill": _mha_weights(_WEIGHTS_FNS["mask-zero-fill"]),
+    "padding-masks-queries": _mha_masks_queries,
+}
+
+
+def _unbiased(x: Array, axis: int) -> Array:
+    n = np.shape(x)[axis]
+    return norms.population_variance(x, axis) * n / (n - 1)
+
+
+def _eps_outside(var: Array, eps: float) -> Array:
+    """layernorm-eps-outside-sqrt: the notes' σ + ε, σ = sqrt(var)."""
+    return norms.std_eps_inside(var, 0.0) + eps
+
+
+def _ln_variant(**hooks: Any) -> Callable[..., Array]:
+    return lambda x, gamma, beta, eps=1e-5, **kw: norms.layer_norm(x, gamma, beta, eps, **hooks, **kw)
+
+
+def _identity(z: Array) -> Array:
+    return np.asarray(z, dtype=np.float64)
+
+
+def _ffn_gelu_tanh(X, W1, b1, W2, b2, activation="relu"):
+    return ffn.feed_forward(X, W1, b1, W2, b2, ffn.gelu_tanh if activation == "gelu" else activation)
+
+
+def _ffn_no_activation(X, W1, b1, W2, b2, activation="relu"):
+    return ffn.feed_forward(X, W1, b1, W2, b2, activation=_identity)
+
+
+# ---------------------------------------------------------------- blocks' mutants
+
+
+def _encoder(**hooks: Any) -> Callable[..., Array]:
+    def block(X, params, n_heads, norm="pre", key_padding_mask=None):
+        return blocks.encoder_block(X, params, n_heads, norm, key_padding_mask, **hooks)
+
+    return block
+
+
+def _encoder_prenorm_adds_normalized(X, params, n_heads, norm="pre", key_padding_mask=None):
+    if norm != "pre":
+        return blocks.encoder_block(X, params, n_heads, norm, key_padding_mask)
+    return blocks.encoder_block(X, params, n_heads, norm, key_padding_mask, wrap=lambda x, n, f: n(x) + f(n(x)))
+
+
+def _decoder(**hooks: Any) -> Callable[..., Array]:
+    def block(Y, memory, params, n_heads, memory_padding_mask=None):
+        return blocks.decoder_block(Y, memory, params, n_heads, memory_padding_mask, **hooks)
+
+    return block
+
+
+def _cross_on_queries(q, mem, W_Q, W_K, W_V, W_O, n_heads, memory_padding_mask=None, **kw):
+    """cross-attention-uses-decoder-keys: keys and values from the decoder stream, not memory."""
+    return att.cross_attention(q, q, W_Q, W_K, W_V, W_O, n_heads)
+
+
+def _block_mutants(make: Callable[..., Callable[..., Array]], ids: tuple[str, ...]) -> dict[str, Callable]:
+    """Blocks whose self-attention holds one MHA mistake."""
+    return {mid: make(self_attention=MHA_VARIANTS[mid]) for mid in ids}
+
+
+ENCODER_MUTANTS: dict[str, Callable[..., Array]] = {
+    "prenorm-adds-normalized-input": _encoder_prenorm_adds_normalized,
+    "ffn-missing-activation": _encoder(activation=_identity),
+    **_block_mutants(_encoder, ("heads-reshape-without-transpose", "attention-missing-scale",
+                                "attention-scale-by-dk", "attention-scale-by-d-model", "softmax-wrong-axis",
+                                "mask-ignored", "mask-inverted", "padding-masks-queries")),
+    "layernorm-unbiased-variance": _encoder(layer_norm=_ln_variant(variance=_unbiased)),
+    "layernorm-wrong-axis": _encoder(layer_norm=_ln_variant(axis=-2)),
+}
+
+DECODER_MUTANTS: dict[str, Callable[..., Array]] = {
+    "decoder-self-attention-not-causal": _decoder(causal=False),
+    "cross-attention-uses-decoder-keys": _decoder(cross_attention=_cross_on_queries),
+    "prenorm-adds-normalized-input": _decoder(wrap=lambda x, n, f: n(x) + f(n(x))),
+    "ffn-missing-activation": _decoder(activation=_identity),
+    **_block_mutants(_decoder, ("heads-reshape-without-transpose", "attention-missing-scale",
+                                "attention-scale-by-dk", "attention-scale-by-d-model")),
+    "layernorm-unbiased-variance": _decoder(layer_norm=_ln_variant(variance=_unbiased)),
+}
+
+# ---------------------------------------------------------------- cases
+
+
+def _micro_qkv() -> tuple[Array, Array, Array]:
+    return MICRO_X @ MICRO_WQ1.T, MICRO_X @ MICRO_WK1.T, MICRO_X @ MICRO_WV1.T
+
+
+def _sdpa_cases(seed: int) -> list[Case]:
+    r = _rng(401, seed)
+    Q, K, V = _micro_qkv()
+    cases = [
+        Case("slides microscope (the/cat/sleeps, no mask)", (Q, K, V), visible=True),
+        Case("slides microscope with a causal mask", (Q, K, V, att.causal_mask(3)), visible=True),
+    ]
+    # batched, T_q != T_k, d_k = 4, d_v = 3
+    cases.append(Case("hidden case 1: (2, 3, ·, ·) heads, no mask",
+                      (1.5 * r.normal(size=(2, 3, 5, 4)), 1.5 * r.normal(size=(2, 3, 6, 4)), r.normal(size=(2, 3, 6, 3)))))
+    T = 5
+    cases.append(Case("hidden case 2: batch with a causal mask",
+                      (1.5 * r.normal(size=(2, T, 4)), 1.5 * r.normal(size=(2, T, 4)), r.normal(size=(2, T, 3)),
+                       att.causal_mask(T))))
+    lengths = _lengths(r, 3, 6)
+    pad = att.key_mask(att.padding_mask(lengths, 6))  # (3, 1, 6)
+    cases.append(Case("hidden case 3: key padding mask (B, 1, T_k)",
+                      (1.5 * r.normal(size=(3, 4, 4)), 1.5 * r.normal(size=(3, 6, 4)), r.normal(size=(3, 6, 2)), pad)))
+    lengths = _lengths(r, 2, T)
+    both = att.combine_masks(att.causal_mask(T), att.key_mask(att.padding_mask(lengths, T)))  # (2, T, T)
+    cases.append(Case("hidden case 4: causal and padding masks together",
+                      (1.5 * r.normal(size=(2, T, 4)), 1.5 * r.normal(size=(2, T, 4)), r.normal(size=(2, T, 3)), both)))
+    cases.append(Case("hidden case 5: one unbatched sequence, causal",
+                      (1.5 * r.normal(size=(4, 4)), 1.5 * r.normal(size=(4, 4)), r.normal(size=(4, 5)),
+                       att.causal_mask(4))))
+    return cases
+
+
+def _sdpa_mutant(weights_fn=None, scale_of=None) -> Callable[..., Any]:
+    def f(Q, K, V, mask=None):
+        kw: dict[str, Any] = {}
+        if weights_fn is not None:
+            kw["weights_fn"] = weights_fn
+        if scale_of is not None:
+            kw["scale"] = scale_of(np.shape(Q)[-1])
+        return att.scaled_dot_product_attention(Q, K, V, mask, **kw)
+
+    return f
+
+
+SDPA_MUTANTS = {
+    "attention-missing-scale": _sdpa_mutant(scale_of=lambda dk: 1.0),
+    "attention-scale-by-dk": _sdpa_mutant(scale_of=lambda dk: 1.0 / dk),
+    "softmax-wrong-axis": _sdpa_mutant(_WEIGHTS_FNS["softmax-wrong-axis"]),
+    "mask-ignored": _sdpa_mutant(_ignore_mask),
+    "mask-inverted": _sdpa_mutant(_inverted),
+    "mask-after-softmax": _sdpa_mutant(_after_softmax),
+    "mask-zero-fill": _sdpa_mutant(_WEIGHTS_FNS["mask-zero-fill"]),
+}
+
+
+def _causal_cases(seed: int) -> list[Case]:
+    r = _rng(402, seed)
+    return [Case("T = 3 (the slides' causal mask)", (3,), visible=True)] + [
+        Case(f"hidden case {i + 1}", (int(T),)) for i, T in enumerate(r.integers(4, 9, size=2))
+    ] + [Case("hidden case 3: T = 1", (1,))]
+
+
+CAUSAL_MUTANTS = {
+    "causal-mask-transposed": lambda T: att.causal_mask(T).T,
+    "causal-mask-excludes-self": lambda T: att.causal_mask(T, offset=-1),
+    "mask-inverted": lambda T: ~att.causal_mask(T),
+}
+
+
+def _padding_cases(seed: int) -> list[Case]:
+    r = _rng(403, seed)
+    return [
+        Case("lengths (3, 1, 2), T = 3", (np.array([3, 1, 2]), 3), visible=True),
+        Case("hidden case 1", (r.integers(1, 7, size=4), 6)),
+        Case("hidden case 2: one empty and one full sequence", (np.array([0, 5, int(r.integers(1, 5))]), 5)),
+    ]
+
+
+PADDING_MUTANTS = {"mask-inverted": lambda lengths, T: ~att.padding_mask(lengths, T)}
+
+
+def _mha_weights_set(r: np.random.Generator, d: int = 6, h: int = 2, dk: int = 4, dv: int = 3):
+    """W_Q, W_K (h·d_k, d), W_V (h·d_v, d), W_O (d, h·d_v): d_k != d/h, d != d_k²."""
+    return (0.5 * r.normal(size=(h * dk, d)), 0.5 * r.normal(size=(h * dk, d)),
+            r.normal(size=(h * dv, d)), r.normal(size=(d, h * dv)) / math.sqrt(h * dv))
+
+
+def _micro_two_heads() -> tuple[Array, ...]:
+    W_Q = np.vstack([MICRO_WQ1, MICRO_WK1])  # head 2's W_Q = head 1's W_K
+    W_K = np.vstack([MICRO_WK1, MICRO_WQ1])
+    W_V = np.vstack([MICRO_WV1, MICRO_WV2])
+    return MICRO_X, W_Q, W_K, W_V, MICRO_WO
+
+
+def _mha_cases(seed: int) -> list[Case]:
+    r = _rng(404, seed)
+    cases = [Case("slides microscope: two heads and W_O", (*_micro_two_heads(), 2), visible=True)]
+    T = 5
+    cases.append(Case("hidden case 1: unbatched, h = 2, d_k = 4, d = 6",
+                      (r.normal(size=(T, 6)), *_mha_weights_set(r), 2)))
+    cases.append(Case("hidden case 2: batched, causal",
+                      (r.normal(size=(2, T, 6)), *_mha_weights_set(r), 2), {"causal": True}))
+    lengths = np.array([T, int(r.integers(2, T))])
+    cases.append(Case("hidden case 3: batched, key padding mask",
+                      (r.normal(size=(2, T, 6)), *_mha_weights_set(r), 2),
+                      {"key_padding_mask": att.padding_mask(lengths, T)}))
+    lengths = np.array([int(r.integers(2, T)), T, int(r.integers(1, T))])
+    cases.append(Case("hidden case 4: batched, causal and key padding",
+                      (r.normal(size=(3, T, 6)), *_mha_weights_set(r), 2),
+                      {"causal": True, "key_padding_mask": att.padding_mask(lengths, T)}))
+    cases.append(Case("hidden case 5: three heads, d_k = 2, d_v = 2",
+                      (r.normal(size=(2, 4, 6)), *_mha_weights_set(r, d=6, h=3, dk=2, dv=2), 3)))
+    return cases
+
+
+def _ln_cases(seed: int) -> list[Case]:
+    r = _rng(405, seed)
+    g, b = 1.0 + 0.3 * r.normal(size=6), 0.2 * r.normal(size=6)
+    g8, b8 = 1.0 + 0.3 * r.normal(size=8), 0.2 * r.normal(size=8)
+    return [
+        Case("slides microscope: LN_1 of h (γ = 1, β = 0)", (BLOCK_H, np.ones(4), np.zeros(4)), visible=True),
+        Case("hidden case 1: (B, T, d) = (2, 4, 6)", (2.0 * r.normal(size=(2, 4, 6)) + 1.0, g, b)),
+        Case("hidden case 2: (T, d) = (5, 6)", (2.0 * r.normal(size=(5, 6)) - 0.5, g, b)),
+        Case("hidden case 3: one token (d,)", (3.0 * r.normal(size=6), g, b)),
+        Case("hidden case 4: tiny features (scale 1e-3)", (1e-3 * r.normal(size=(3, 8)) + 0.02, g8, b8)),
+        Case("hidden case 5: eps = 1e-2", (0.3 * r.normal(size=(2, 3, 6)), g, b), {"eps": 1e-2}),
+    ]
+
+
+LN_MUTANTS = {
+    "layernorm-wrong-axis": _ln_variant(axis=-2),
+    "layernorm-unbiased-variance": _ln_variant(variance=_unbiased),
+    "layernorm-eps-outside-sqrt": _ln_variant(denominator=_eps_outside),
+}
+
+
+def _stats_cases(salt: int) -> Callable[[int], list[Case]]:
+    def cases(seed: int) -> list[Case]:
+        r = _rng(salt, seed)
+        return [
+            Case("slides microscope h as (1, 3, 4)", (BLOCK_H[None],), visible=True),
+            Case("hidden case 1: (2, 5, 6)", (2.0 * r.normal(size=(2, 5, 6)) + r.normal(size=6),)),
+            Case("hidden case 2: (3, 4, 7)", (r.normal(size=(3, 4, 7)) * np.arange(1, 8),)),
+        ]
+
+    return cases
+
+
+LN_STATS_MUTANTS = {
+    "layernorm-wrong-axis": lambda X: norms.layer_norm_stats(np.swapaxes(X, -1, -2)),  # over T
+    "layernorm-unbiased-variance": lambda X: _rescale_var(norms.layer_norm_stats(X), X.shape[-1]),
+}
+BN_STATS_MUTANTS = {
+    "batchnorm-over-batch-only": lambda X: norms.layer_norm_stats(np.moveaxis(X, 0, -1)),  # (T, d)
+    "layernorm-unbiased-variance": lambda X: _rescale_var(norms.batch_norm_stats(X), X.shape[0] * X.shape[1]),
+}
+
+
+def _rescale_var(stats: tuple[Array, Array], n: int) -> tuple[Array, Array]:
+    mean, var = stats
+    return mean, var * n / (n - 1)
+
+
+def _rms_cases(seed: int) -> list[Case]:
+    r = _rng(408, seed)
+    g = 1.0 + 0.3 * r.normal(size=6)
+    return [
+        Case("slides microscope h (γ = 1)", (BLOCK_H, np.ones(4)), visible=True),
+        Case("hidden case 1: (2, 4, 6), nonzero means", (r.normal(size=(2, 4, 6)) + 1.5, g)),
+        Case("hidden case 2: (5, 6)", (2.0 * r.normal(size=(5, 6)) - 1.0, g)),
+        Case("hidden case 3: eps = 0.5", (r.normal(size=(3, 6)) + 0.5, g), {"eps": 0.5}),
+    ]
+
+
+RMS_MUTANTS = {
+    # RMSNorm that centres first is LayerNorm without β
+    "rmsnorm-subtracts-mean": lambda x, gamma, eps=1e-6: norms.layer_norm(x, gamma, np.zeros(np.shape(gamma)), eps),
+}
+
+
+def _ffn_cases(seed: int) -> list[Case]:
+    r = _rng(409, seed)
+    p = BLOCK_PARAMS
+    d, dff = 6, 10
+    cases = [Case("slides microscope MLP on h (ReLU)", (BLOCK_H, p["W1"], p["b1"], p["W2"], p["b2"]), visible=True)]
+
+    def weights(scale: float) -> tuple[Array, ...]:
+        return (scale * r.normal(size=(dff, d)), 0.5 * r.normal(size=dff), r.normal(size=(d, dff)), r.normal(size=d))
+
+    cases.append(Case("hidden case 1: ReLU, (2, 4, 6)", (r.normal(size=(2, 4, 6)), *weights(0.8))))
+    cases.append(Case("hidden case 2: ReLU, one token (d,)", (r.normal(size=d), *weights(0.8)), {"activation": "relu"}))
+    cases.append(Case("hidden case 3: GELU, (5, 6)", (r.normal(size=(5, d)), *weights(1.0)), {"activation": "gelu"}))
+    cases.append(Case("hidden case 4: GELU, (2, 3, 6)", (r.normal(size=(2, 3, d)), *weights(1.0)),
+                      {"activation": "gelu"}))
+    return cases
+
+
+FFN_MUTANTS = {"ffn-missing-activation": _ffn_no_activation, "gelu-tanh-approximation": _ffn_gelu_tanh}
+
+
+def _swiglu_cases(seed: int) -> list[Case]:
+    r = _rng(410, seed)
+    d, dff = 6, 8
+
+    def weights() -> tuple[Array, ...]:
+        return r.normal(size=(dff, d)), r.normal(size=(dff, d)), r.normal(size=(d, dff)) / 2
+
+    return [
+        Case("small case: d = 2, d_ff = 2", (np.array([[1.0, -1.0], [0.5, 2.0]]), np.array([[1.0, 0], [0, 1]]),
+                                               np.array([[1.0, 1], [0, -1]]), np.array([[1.0, 0], [0.5, 1]])),
+             visible=True),
+        Case("hidden case 1: (2, 4, 6)", (r.normal(size=(2, 4, d)), *weights())),
+        Case("hidden case 2: (5, 6)", (r.normal(size=(5, d)), *weights())),
+        Case("hidden case 3: one token (d,)", (r.normal(size=d), *weights())),
+    ]
+
+
+SWIGLU_MUTANTS = {
+    "ffn-missing-activation": lambda X, W_gate, W_up, W_down: ffn.swiglu_ffn(X, W_gate, W_up, W_down, gate=_identity),
+}
+
+
+def _pe_cases(seed: int) -> list[Case]:
+    r = _rng(411, seed)
+    return [
+        Case("T = 3, d = 4 (divisors 1 and 100)", (3, 4), visible=True),
+        Case("hidden case 1", (int(r.integers(6, 12)), 10)),
+        Case("hidden case 2", (int(r.integers(12, 20)), 16)),
+        Case("hidden case 3: long and narrow", (int(r.integers(40, 60)), 6)),
+    ]
+
+
+PE_MUTANTS = {
+    "pe-sin-cos-swapped": lambda T, d: positions.sinusoidal_positions(T, d, layout=lambda s, c: positions.interleave(c, s)),
+    # ω_r = 10000^(-r/d): the pair index r used where the even feature index 2r belongs
+    "pe-frequency-exponent": lambda T, d: positions.sinusoidal_positions(
+        T, d, frequencies=lambda dd: positions.position_frequencies(2 * dd)),
+    "pe-halves-not-interleaved": lambda T, d: positions.sinusoidal_positions(
+        T, d, layout=lambda s, c: np.concatenate([s, c], axis=-1)),
+}
+
+
+def _encoder_params(r: np.random.Generator, d: int = 6, h: int = 2, dk: int = 4, dv: int = 3, dff: int = 12):
+    W_Q, W_K, W_V, W_O = _mha_weights_set(r, d, h, dk, dv)
+    return {
+        "W_Q": W_Q, "W_K": W_K, "W_V": W_V, "W_O": W_O,
+        "ln1_gamma": 1.0 + 0.2 * r.normal(size=d), "ln1_beta": 0.2 * r.normal(size=d),
+        "ln2_gamma": 1.0 + 0.2 * r.normal(size=d), "ln2_beta": 0.2 * r.normal(size=d),
+        "W1": r.normal(size=(dff, d)), "b1": 0.3 * r.normal(size=dff),
+        "W2": r.normal(size=(d, dff)) / math.sqrt(dff), "b2": 0.2 * r.normal(size=d),
+    }  # fmt: skip
+
+
+def _encoder_cases(seed: int) -> list[Case]:
+    r = _rng(412, seed)
+    T = 5
+    cases = [Case("slides block microscope (pre-norm, one head)", (BLOCK_H, BLOCK_PARAMS, 1), visible=True)]
+    cases.append(Case("hidden case 1: pre-norm, batched", (2.0 * r.normal(size=(2, T, 6)), _encoder_params(r), 2)))
+    cases.append(Case("hidden case 2: post-norm, batched", (2.0 * r.normal(size=(2, T, 6)), _encoder_params(r), 2),
+                      {"norm": "post"}))
+    lengths = np.array([T, int(r.integers(2, T))])
+    cases.append(Case("hidden case 3: pre-norm with key padding",
+                      (2.0 * r.normal(size=(2, T, 6)), _encoder_params(r), 2),
+                      {"norm": "pre", "key_padding_mask": att.padding_mask(lengths, T)}))
+    cases.append(Case("hidden case 4: post-norm, unbatched", (2.0 * r.normal(size=(4, 6)), _encoder_params(r), 2),
+                      {"norm": "post"}))
+    return cases
+
+
+def _decoder_params(r: np.random.Generator, d: int = 6, h: int = 2, dk: int = 4, dv: int = 3, dff: int = 12):
+    p = _encoder_params(r, d, h, dk, dv, dff)
+    C_Q, C_K, C_V, C_O = _mha_weights_set(r, d, h, dk, dv)
+    p.update({"C_Q": C_Q, "C_K": C_K, "C_V": C_V, "C_O": C_O,
+              "ln3_gamma": 1.0 + 0.2 * r.normal(size=d), "ln3_beta": 0.2 * r.normal(size=d)})
+    return p
+
+
+def _decoder_cases(seed: int) -> list[Case]:
+    fixed = _rng(413, 0)
+    cases = [Case("small decoder: T = 3, S = 4, unbatched",
+                   (2.0 * fixed.normal(size=(3, 6)), 2.0 * fixed.normal(size=(4, 6)), _decoder_params(fixed), 2),
+                   visible=True)]
+    r = _rng(414, seed)
+    cases.append(Case("hidden case 1: batched, T = 4, S = 6",
+                      (2.0 * r.normal(size=(2, 4, 6)), 2.0 * r.normal(size=(2, 6, 6)), _decoder_params(r), 2)))
+    lengths = np.array([6, int(r.integers(2, 6))])
+    cases.append(Case("hidden case 2: batched, memory padding mask",
+                      (2.0 * r.normal(size=(2, 5, 6)), 2.0 * r.normal(size=(2, 6, 6)), _decoder_params(r), 2),
+                      {"memory_padding_mask": att.padding_mask(lengths, 6)}))
+    cases.append(Case("hidden case 3: unbatched, T = 5, S = 3",
+                      (2.0 * r.normal(size=(5, 6)), 2.0 * r.normal(size=(3, 6)), _decoder_params(r), 2)))
+    return cases
+
+
+# ---------------------------------------------------------------- written questions
+
+
+def _attention_by_hand(v: Mapping[str, Any]) -> tuple[Array, Array]:
+    Q, K, V = (np.asarray(v["attn_" + n], dtype=np.float64) for n in ("Q", "K", "V"))
+    return att.scaled_dot_product_attention(Q, K, V, att.causal_mask(Q.shape[0]))
+
+
+def _by_hand_wrong(which: int) -> Callable[[Mapping[str, Any]], list[WrongForm]]:
+    def forms(v: Mapping[str, Any]) -> list[WrongForm]:
+        Q, K, V = (np.asarray(v["attn_" + n], dtype=np.float64) for n in ("Q", "K", "V"))
+        T = Q.shape[0]
+        out = [
+            WrongForm(att.scaled_dot_product_attention(Q, K, V)[which], "mask-ignored",
+                      "this is attention without the causal mask: query t must not see keys j > t."),
+            WrongForm(att.scaled_dot_product_attention(Q, K, V, att.causal_mask(T), scale=1.0)[which],
+                      "attention-missing-scale", "the scores were not divided by sqrt(d_k) = sqrt(2)."),
+            WrongForm(att.scaled_dot_product_attention(Q, K, V, att.causal_mask(T).T)[which],
+                      "causal-mask-transposed", "the mask lets each query see the future and hides the past."),
+        ]
+        return out
+
+    return forms
+
+
+def _jacobian(v: Mapping[str, Any]) -> Array:
+    p = np.asarray(v["softmax_p"], dtype=np.float64)
+    return np.diag(p) - np.outer(p, p)
+
+
+WRITTEN = (
+    WrittenQuestion(
+        id="a4.w_score_variance", title="Variance of a dot-product score", points=3, key="score_variance",
+        answer_kind="expression", symbols=("d_k",), expected=lambda v: "d_k",
+        wrong_forms=lambda v: [
+            WrongForm("sqrt(d_k)", "score-std-for-variance",
+                      "sqrt(d_k) is the standard deviation of q·k; the variances of the d_k products add up."),
+            WrongForm("1", "attention-missing-scale", "1 is the variance after dividing by sqrt(d_k), not before."),
+        ],
+    ),
+    WrittenQuestion(
+        id="a4.w_scale", title="The attention scale factor", points=3, key="score_scale",
+        answer_kind="expression", symbols=("d_k", "d_model", "h"), expected=lambda v: "1/sqrt(d_k)",
+        wrong_forms=lambda v: [
+            WrongForm("1/d_k", "attention-scale-by-dk", "dividing by d_k over-corrects: Var(q·k / d_k) = 1/d_k."),
+            WrongForm("1/sqrt(d_model)", "attention-scale-by-d-model",
+                      "the dot product runs over one head's d_k features, not the model width."),
+        ],
+    ),
+    WrittenQuestion(
+        id="a4.w_softmax_jacobian", title="The softmax Jacobian at your p", points=4, key="softmax_jacobian",
+        answer_kind="array", expected=_jacobian,
+        wrong_forms=lambda v: [
+            WrongForm(-_jacobian(v), "softmax-jacobian-sign", "the sign is flipped: it is diag(p) − p pᵀ."),
+            WrongForm(np.diag(np.asarray(v["softmax_p"], dtype=float)), "softmax-jacobian-diagonal-only",
+                      "the − p pᵀ term is missing: every output depends on every score through the sum."),
+        ],
+    ),
+    WrittenQuestion(
+        id="a4.w_saturation", title="Why saturation kills the gradient", points=2, key="saturation",
+        answer_kind="choice", choices=("A", "B", "C", "D"), expected=lambda v: "B",
+    ),
+    WrittenQuestion(
+        id="a4.w_prenorm_jacobian", title="Pre-norm's Jacobian", points=2, key="prenorm_jacobian",
+        answer_kind="choice", choices=("A", "B", "C", "D"), expected=lambda v: "A",
+    ),
+    WrittenQuestion(
+        id="a4.w_cost_doubling", title="Doubling the sequence length", points=2, key="cost_doubling",
+        answer_kind="number",
+        expected=lambda v: att.attention_cost(2 * 64, 64)["score_macs"] / att.attention_cost(64, 64)["score_macs"],
+        wrong_forms=lambda v: [WrongForm(2.0, "attention-cost-linear",
+                                         "the T × T score matrix grows with T²: twice the tokens, four times the pairs.")],
+    ),
+    WrittenQuestion(
+        id="a4.w_attention_weights", title="Causal attention by hand: the weights", points=2,
+        key="attention_weights", answer_kind="array", expected=lambda v: _attention_by_hand(v)[1],
+        wrong_forms=_by_hand_wrong(1),
+    ),
+    WrittenQuestion(
+        id="a4.w_attention_output", title="Causal attention by hand: the output", points=2,
+        key="attention_output", answer_kind="array", expected=lambda v: _attention_by_hand(v)[0],
+        wrong_forms=_by_hand_wrong(0),
+    ),
+)
+
+# ---------------------------------------------------------------- the assignment
+
+
+def _q(qid: str, title: str, points: float, function: str, reference: Callable[..., Any],
+       cases: Callable[[int], list[Case]], mutants: Mapping[str, Callable[..., Any]] | None = None,
+       **kw: Any) -> CodeQuestion:
+    return CodeQuestion(id=qid, title=title, points=points, file=FILE, function=function, reference=reference,
+                        cases=cases, mutants=dict(mutants or {}), forbidden=SHORTCUTS, forbid_in="file", **kw)
+
+
+CODE = (
+    _q("a4.sdpa", "Scaled dot-product attention with a mask", 12, "scaled_dot_product_attention",
+       att.scaled_dot_product_attention, _sdpa_cases, SDPA_MUTANTS, output_names=("out", "weights")),
+    _q("a4.causal_mask", "Causal mask", 3, "causal_mask", att.causal_mask, _causal_cases, CAUSAL_MUTANTS),
+    _q("a4.padding_mask", "Padding mask", 3, "padding_mask", att.padding_mask, _padding_cases, PADDING_MUTANTS),
+    _q("a4.mha", "Multi-head attention", 12, "multi_head_attention", att.multi_head_attention, _mha_cases,
+       MHA_VARIANTS),
+    _q("a4.layer_norm", "LayerNorm", 8, "layer_norm", norms.layer_norm, _ln_cases, LN_MUTANTS),
+    _q("a4.layer_norm_stats", "LayerNorm's statistics", 3, "layer_norm_stats", norms.layer_norm_stats,
+       _stats_cases(406), LN_STATS_MUTANTS, output_names=("mean", "var")),
+    _q("a4.batch_norm_stats", "BatchNorm's statistics", 3, "batch_norm_stats", norms.batch_norm_stats,
+       _stats_cases(407), BN_STATS_MUTANTS, output_names=("mean", "var")),
+    _q("a4.rms_norm", "RMSNorm", 4, "rms_norm", norms.rms_norm, _rms_cases, RMS_MUTANTS),
+    _q("a4.feed_forward", "Position-wise FFN (ReLU, GELU)", 5, "feed_forward", ffn.feed_forward, _ffn_cases,
+       FFN_MUTANTS),
+    _q("a4.swiglu", "SwiGLU FFN", 4, "swiglu_ffn", ffn.swiglu_ffn, _swiglu_cases, SWIGLU_MUTANTS),
+    _q("a4.positions", "Sinusoidal positions", 5, "sinusoidal_positions", positions.sinusoidal_positions,
+       _pe_cases, PE_MUTANTS),
+    _q("a4.encoder_block", "Encoder block (pre- and post-norm)", 10, "encoder_block", blocks.encoder_block,
+       _encoder_cases, ENCODER_MUTANTS),
+    _q("a4.decoder_block", "Decoder block (causal self-attention, cross-attention)", 8, "decoder_block",
+       blocks.decoder_block, _decoder_cases, DECODER_MUTANTS),
+)
+
+ASSIGNMENT = Assignment(
+    id="a4_transformer",
+    title="A4 · The Transformer: attention, masks, heads, norms, positions, blocks",
+    code_file=FILE,
+    questions=CODE + WRITTEN,
+)
