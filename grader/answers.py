@@ -154,8 +154,8 @@ def parse_answers(raw: bytes | str, path: Path | None = None) -> AnswerSheet:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         problems.append(
-            f"answers.toml has a TOML syntax error ({err}); "
-            "the file was read line by line and only the affected answers are lost"
+            f"answers.toml is not valid TOML ({err}); it was read line by line, and only "
+            "the lines that could not be read cost their answers"
         )
         entries, more = _read_line_by_line(lines)
         return AnswerSheet(path, True, entries, tuple(problems + more))
@@ -281,7 +281,22 @@ def _statement(lines: list[str], start: int) -> tuple[int, dict[str, Any] | None
         except tomllib.TOMLDecodeError as err:
             if end == start:
                 first_reason = _reason(err)
+                literal = _as_literal_string(text)
+                if literal is not None:  # LaTeX in "..." with single backslashes: "\sqrt"
+                    try:
+                        return end, tomllib.loads(literal), ""
+                    except tomllib.TOMLDecodeError:
+                        pass
     return start, None, first_reason or "unreadable value"
+
+
+def _as_literal_string(line: str) -> str | None:
+    """`key = "a\\sqrt b"` as `key = 'a\\sqrt b'` when the value is one basic string with
+    backslashes and no single quote: TOML rejects `\\s`, but the student meant LaTeX."""
+    m = re.fullmatch(r'(\s*[^=]+=\s*)"([^"\n]*\\[^"\n]*)"(\s*(?:#.*)?)', line)
+    if not m or "'" in m.group(2):
+        return None
+    return f"{m.group(1)}'{m.group(2)}'{m.group(3)}"
 
 
 # ---------------------------------------------------------------------- conversion

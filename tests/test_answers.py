@@ -71,7 +71,7 @@ def test_blank_template_values_are_not_attempted() -> None:
 def test_syntax_error_costs_only_the_affected_keys() -> None:
     text = GOOD.replace('choice = "b"', 'choice = "b\nbroken "x"')
     sheet = parse_answers(text)
-    assert sheet.problems and "syntax error" in sheet.problems[0]
+    assert sheet.problems and "not valid TOML" in sheet.problems[0]
     assert sheet.get("params_per_block").status == "answered"
     assert sheet.get("scores").value == [[1, 2], [3, 4]]  # a multi-line array still joined
     assert sheet.get("part2.q1").value == 3  # tables still apply
@@ -187,3 +187,10 @@ def test_as_list_expression_text() -> None:
     assert as_text("  why  ") == "why"
     with pytest.raises(AnswerFormatError):
         as_text(3)
+
+
+def test_latex_with_single_backslashes_in_a_basic_string() -> None:
+    # TOML rejects "\\sqrt" (no such escape); the line is re-read as a literal string
+    sheet = parse_answers('a = "$\\frac{1}{\\sqrt{d_k}}$"\nb = 2\n')
+    assert sheet.get("a").value == "$\\frac{1}{\\sqrt{d_k}}$"
+    assert sheet.get("b").value == 2

@@ -183,3 +183,11 @@ def test_parser_never_calls_eval(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_bad_declared_symbol_is_the_instructors_error() -> None:
     with pytest.raises(ValueError, match="bad symbol name"):
         parse("x", ["x y"])
+
+
+def test_toml_escapes_inside_latex_are_put_back() -> None:
+    # "$\\tanh(x) \\times \\beta$" in a TOML basic string arrives with a tab and a backspace
+    text = "$\tanh(x) \times \x08eta + \x0crac{1}{2}$"
+    same(
+        text, ["x", "beta"], sympy.tanh(x) * sympy.Symbol("beta", real=True) + sympy.Rational(1, 2)
+    )

@@ -40,6 +40,7 @@ MAX_DEPTH = 60  # nested brackets / calls / unary signs
 MAX_NODES = 1000  # tree nodes after parsing
 MAX_POWER_NESTING = 3  # a^b^c^d is the deepest tower accepted
 MAX_DIGITS = 30  # digits in one number literal
+MAX_NAME = 100  # letters in one run of names written together ("dd_ff")
 MAX_SYMBOLIC_EXPONENT = 1000  # |n| in x^n
 MAX_RESULT_DIGITS = 10_000  # digits of a constant power such as 10^100
 
@@ -293,6 +294,31 @@ class _Latex:
         return "".join(out)
 
 
+_KNOWN_COMMANDS = (
+    {"frac", "dfrac", "tfrac", "sqrt", "left", "right", "big", "Big", "bigl", "bigr", "mathrm",
+     "mathit", "mathbf", "operatorname", "text", "textrm", "quad", "qquad", "displaystyle",
+     "textstyle"} | _LATEX_FUNCTIONS | set(_LATEX_OPS) | set(_LATEX_GREEK_VARIANTS) | GREEK_NAMES
+)  # fmt: skip
+
+
+_TOML_ESCAPES = {"\x08": "b", "\x0c": "f", "\t": "t", "\n": "n", "\r": "r"}
+
+
+def restore_toml_escapes(text: str) -> str:
+    """Undo TOML's escapes inside LaTeX written in a "..." string with single backslashes.
+
+    TOML reads `\\frac` as a form feed and "rac", `\\tanh` as a tab and "anh": a control
+    character followed by the rest of a known command is put back as that command.
+    """
+
+    def put_back(m: re.Match[str]) -> str:
+        letter = _TOML_ESCAPES[m.group(1)]
+        word = letter + m.group(2)
+        return "\\" + word if word in _KNOWN_COMMANDS else m.group(0)
+
+    return re.sub(r"([\x08\x0c\t\n\r])([A-Za-z]*)", put_back, text)
+
+
 def latex_to_plain(src: str) -> str:
     """Translate the LaTeX subset the handouts use (\\frac, \\sqrt, ^{}, _{}, \\cdot, ...)."""
     plain = _Latex(src).sequence()
@@ -505,6 +531,8 @@ class _Parser:
             return self.node("const", word)
         if self.open_names:
             return self.node("sym", word)
+        if len(word) > MAX_NAME:
+            raise ExprError(f"the name at position {pos + 1} is too long ({len(word)} letters)")
         pieces = _segment(word, self.symbols, call_next)
         if pieces is None:
             raise ExprError(_unknown_name(word, self.symbols))
@@ -731,6 +759,8 @@ class Parsed:
 
 def interpret(text: str, symbols: Sequence[str] | None) -> Parsed:
     """Parse `text`; `symbols=None` is the trusted mode: every unknown name is a symbol."""
+    if isinstance(text, str) and "$" in text:
+        text = restore_toml_escapes(text)
     _check_raw(text)
     latex = unwrap_latex(text)
     plain = normalize(latex_to_plain(latex) if latex is not None else text)
