@@ -328,7 +328,7 @@ WRITTEN = (
         wrong_forms=anchor_wrong_forms, tolerance=Tolerance(rtol=0.0, atol=2e-3),
     ),
     WrittenQuestion(
-        id="a1.w_sgns_grad", title="SGNS gradient with respect to v_c (one dimension)", points=6,
+        id="a1.w_sgns_grad", title="SGNS gradient w.r.t. v_c (1-D)", points=6,
         key="sgns_grad_symbolic", answer_kind="expression", symbols=SGNS_SYMBOLS,
         expected=lambda n: "(sigmoid(u_o v_c) - 1) u_o + sigmoid(u_1 v_c) u_1 + sigmoid(u_2 v_c) u_2",
         wrong_forms=lambda n: [
