@@ -1,0 +1,117 @@
+"""Misconceptions of a2 (RNNs and backpropagation through time), in the notes' words."""
+
+from grader.catalog import Misconception, register
+
+register(
+    Misconception(
+        id="rnn-weights-transposed",
+        title="x W instead of x W^T",
+        explanation=(
+            "Your results match a forward pass that multiplies by the weight matrix itself, "
+            "e.g. `h_prev @ W_h`, instead of its transpose. The weights use the "
+            "`torch.nn.Linear` layout (out, in): one row per state unit, so the row-vector "
+            "step is z_t = x_t W_x^T + h_{t-1} W_h^T + b_h. A non-square W_x makes the "
+            "transpose a shape error, but a square W_h lets the slip through silently. Inside "
+            "a BPTT function this forward-pass bug is the root cause: the backward ledger "
+            "starts from the wrong states."
+        ),
+        section="slides Week 06, 'Two ordinary units form one recurrent state' (notes §2)",
+    ),
+    Misconception(
+        id="bptt-last-use-only",
+        title="only the last use of the shared weights counted",
+        explanation=(
+            "Your gradients of W_x, W_h and b_h match the contribution of the final position "
+            "alone. The same weights are used at every step, so their gradient is the sum of "
+            "one contribution per use: dL/dW_h = Σ_t G_t with G_t = (g^z_t)^T h_{t-1} (and "
+            "likewise Σ_t (g^z_t)^T x_t and Σ_t g^z_t). Propagate g^h_{t-1} = g^z_t W_h back "
+            "through every step and accumulate."
+        ),
+        section="notes §2, 'Backprop through time'; slides Week 06, 'Shared weights receive the sum of their uses'",
+    ),
+    Misconception(
+        id="bptt-missing-tanh-derivative",
+        title="the tanh derivative left out",
+        explanation=(
+            "Your gradients match a backward pass that treats tanh as the identity: "
+            "g^z_t = g^h_t. The local derivative of h_t = tanh(z_t) is 1 - h_t^2, so "
+            "g^z_t = g^h_t ⊙ (1 - h_t^2) before the signal reaches the weights or the "
+            "previous state."
+        ),
+        section="slides Week 06, 'The activation supplies a local derivative' (notes §2, 'Backprop through time')",
+    ),
+    Misconception(
+        id="bptt-derivative-of-preactivation",
+        title="1 - z^2 instead of 1 - h^2",
+        explanation=(
+            "Your gradients match a backward pass that multiplies by 1 - z_t^2, squaring the "
+            "preactivation. tanh'(z) = 1 - tanh(z)^2 = 1 - h^2: square the state h_t (the "
+            "activated value), not z_t. The two agree only near z = 0."
+        ),
+        section="slides Week 06, 'The activation supplies a local derivative'",
+    ),
+    Misconception(
+        id="bptt-outer-product-transposed",
+        title="outer product in the wrong order",
+        explanation=(
+            "Your weight gradient is the transpose of the right one (or has shape (D, H) for "
+            "W_x): one use contributes G_t = (g^z_t)^T h_{t-1}, an H x 1 column times a 1 x H "
+            "row. Rows index the receiving units (g^z_t), columns the inputs (h_{t-1} or x_t), "
+            "so the gradient has the shape of the weight, (out, in)."
+        ),
+        section="slides Week 06, 'One weight use contributes an outer product'",
+    ),
+    Misconception(
+        id="ce-sum-not-mean",
+        title="cross-entropy summed over positions, not averaged",
+        explanation=(
+            "Your loss (and gradients) are T times too large: they sum the per-position "
+            "losses. The objective is the mean L = (1/T) Σ_t ℓ_t, so g^a_t = (p_t - "
+            "onehot(y_t)) / T, and perplexity is exp of the mean cross-entropy per token."
+        ),
+        section="slides Week 06, 'A loss at every position adds direct signals' (notes §2, 'Language modeling & training')",
+    ),
+    Misconception(
+        id="ce-double-mean",
+        title="divided by T twice",
+        explanation=(
+            "Your gradients are T times too small: the 1/T of the mean objective was applied "
+            "at the loss derivative g^a_t = (p_t - onehot(y_t)) / T and again in the parameter "
+            "sums. Divide by T once, at the loss derivative; no second division by T belongs "
+            "in the sums over t."
+        ),
+        section="slides Week 06, 'The recurrent parameters collect local contributions'",
+    ),
+    Misconception(
+        id="bptt-missing-direct-term",
+        title="per-position losses at earlier steps ignored",
+        explanation=(
+            "Your recurrent gradients match a backward pass that starts only from the last "
+            "position's loss. With a loss at every position, each hidden state receives a "
+            "direct signal through its own output head as well as the signal from the future: "
+            "g^h_t = g^a_t W_o + g^z_{t+1} W_h."
+        ),
+        section="slides Week 06, 'A hidden state receives direct and future gradients'",
+    ),
+    Misconception(
+        id="clip-per-tensor",
+        title="each array clipped by its own norm",
+        explanation=(
+            "Your result rescales each gradient array by its own norm. Clipping by the global "
+            "norm uses ONE norm over the full gradient vector, ||g||_2 = sqrt(Σ over all "
+            "arrays of Σ g^2), and, when it exceeds c, multiplies every array by the same "
+            "factor c / ||g||_2: that preserves the direction of the whole update."
+        ),
+        section="slides Week 06, 'Gradient clipping limits a large update direction' (notes §2)",
+    ),
+    Misconception(
+        id="perplexity-base-2",
+        title="perplexity as 2^CE with CE in nats",
+        explanation=(
+            "Your perplexity is 2^CE. The course's cross-entropy uses natural logs (nats), so "
+            "perplexity = exp(CE), the geometric mean of the inverse probabilities of the "
+            "targets. 2^CE is right only when CE is measured in bits (log base 2)."
+        ),
+        section="notes §2, 'Language modeling & training'",
+    ),
+)

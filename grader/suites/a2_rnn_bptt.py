@@ -1,0 +1,364 @@
+"""The hidden suite of a2 (RNNs and backpropagation through time), notes §2 and the slides'
+two-unit RNN microscope.
+
+Hidden cases use a square W_h and a non-square W_x (H != D), so that a transposed outer
+product or a transposed weight shows as a shape error or a value change; inputs are large
+enough that z_t is far from 0 (1 - z^2 differs clearly from 1 - h^2); T >= 3; some cases
+start from a nonzero h0 (then G_0 is not zero). Every mutant is one call of the reference
+with one hook swapped (reference/bptt.py documents the hooks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from grader.model import Assignment, Case, CodeQuestion, Tolerance, WrittenQuestion, WrongForm
+from reference.bptt import (
+    bptt_final_state,
+    bptt_ledger,
+    bptt_sequence_ce,
+    clip_by_global_norm,
+    final_state_signal,
+    global_norm,
+    jacobian_path_norm,
+)
+from reference.rnn import rnn_forward, sequence_ce, sequence_perplexity
+
+FILE = "rnn.py"
+NO_AUTOGRAD = ("torch.Tensor.backward", "torch.autograd.*", "torch.func.*")
+
+# The slides' microscope (Week 06, "Small numbers make the forward pass visible", "A
+# final-state loss starts a simple backward pass", "The same states produce three-class
+# predictions").
+X_MIC = np.array([[1.0, -0.5], [0.2, 0.8], [-0.4, 0.3]])
+W_X_MIC = np.array([[0.3, -0.2], [0.1, 0.4]])
+W_H_MIC = np.array([[0.5, 0.1], [-0.2, 0.3]])
+B_H_MIC = np.array([0.05, -0.10])
+Y_MIC = np.array([0.20, -0.15])
+W_O_MIC = np.array([[0.4, -0.2], [-0.3, 0.5], [0.1, 0.2]])
+B_O_MIC = np.array([0.02, -0.04, 0.01])
+TARGETS_MIC = np.array([0, 2, 1])
+
+
+# ---------------------------------------------------------------------------- mutants
+
+
+def forward_weights_transposed(X, W_x, W_h, b_h, h0=None):
+    """`rnn-weights-transposed`: h_{t-1} W_h instead of h_{t-1} W_h^T.
+
+    With H != D the transposed input weight (x_t W_x) is a shape error the student meets
+    and fixes at once; the square W_h lets the same slip through silently, so this is the
+    form of the mistake that survives to produce numbers.
+    """
+    return rnn_forward(X, W_x, np.asarray(W_h).T, b_h, h0)
+
+
+def _ones(Z, Hs):
+    return np.ones_like(np.asarray(Hs, dtype=np.float64))
+
+
+def _one_minus_z2(Z, Hs):
+    return 1.0 - np.asarray(Z, dtype=np.float64) ** 2
+
+
+def _outer_transposed(g, v):
+    return np.outer(v, g)
+
+
+def _last_row_only(direct):
+    kept = np.zeros_like(direct)
+    kept[-1] = direct[-1]
+    return kept
+
+
+def _bptt_mutants(fn, *, ce: bool) -> dict[str, Any]:
+    """The BPTT mistakes as calls of `fn` (reference bptt_final_state or bptt_sequence_ce)."""
+
+    def hooked(**hooks):
+        return lambda *a, **k: fn(*a, **k, **hooks)
+
+    mutants = {
+        # root cause first: a forward-pass bug inside a BPTT function
+        "rnn-weights-transposed": hooked(forward=forward_weights_transposed),
+        "bptt-missing-tanh-derivative": hooked(activation_derivative=_ones),
+        "bptt-derivative-of-preactivation": hooked(activation_derivative=_one_minus_z2),
+        "bptt-outer-product-transposed": hooked(outer=_outer_transposed),
+        "bptt-last-use-only": hooked(uses=[-1]),
+    }
+    if ce:
+        mutants.update(
+            {
+                "ce-sum-not-mean": hooked(scale=1.0),
+                "ce-double-mean": lambda *a, **k: fn(*a, **k, scale=1.0 / len(a[0]) ** 2),
+                "bptt-missing-direct-term": hooked(direct_filter=_last_row_only),
+            }
+        )
+    return mutants
+
+
+def clip_per_tensor(grads, max_norm):
+    """`clip-per-tensor`: each array clipped by its own norm."""
+    return {k: clip_by_global_norm({k: g}, max_norm)[k] for k, g in grads.items()}
+
+
+def perplexity_base_2(logits, targets):
+    """`perplexity-base-2`: 2^CE with CE in nats."""
+    ce, _ = sequence_perplexity(logits, targets)
+    return ce, float(2.0**ce)
+
+
+def perplexity_of_summed_ce(logits, targets):
+    """`ce-sum-not-mean`: the per-position losses summed, then exponentiated."""
+    ce = sequence_ce(logits, targets, reduce=np.sum)
+    return ce, float(np.exp(ce))
+
+
+# ---------------------------------------------------------------------------- cases
+
+
+def _rnn_params(rng: np.random.Generator, T: int, D: int, H: int, *, h0: bool) -> dict[str, Any]:
+    """Inputs and weights with |z_t| around 1: tanh neither linear nor saturated."""
+    return {
+        "X": rng.normal(0.0, 1.0, size=(T, D)),
+        "W_x": rng.normal(0.0, 0.8 / np.sqrt(D) * 1.5, size=(H, D)),
+        "W_h": rng.normal(0.0, 0.9 / np.sqrt(H) * 1.2, size=(H, H)),
+        "b_h": rng.normal(0.0, 0.5, size=H),
+        "h0": rng.uniform(-0.8, 0.8, size=H) if h0 else None,
+    }
+
+
+_SHAPES = ((4, 5, 3, False), (5, 4, 3, True), (3, 2, 4, True))  # (T, D, H, nonzero h0)
+
+
+def _hidden(rng: np.random.Generator) -> list[dict[str, Any]]:
+    return [_rnn_params(rng, T, D, H, h0=h0) for T, D, H, h0 in _SHAPES]
+
+
+def _args(p: dict[str, Any], *extra: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    args = (p["X"], p["W_x"], p["W_h"], p["b_h"], *extra)
+    return args, ({} if p["h0"] is None else {"h0": p["h0"]})
+
+
+def forward_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([201, seed])
+    cases = [Case("slides' microscope (D = H = 2)", (X_MIC, W_X_MIC, W_H_MIC, B_H_MIC), visible=True)]
+    for i, p in enumerate(_hidden(rng)):
+        args, kwargs = _args(p)
+        cases.append(Case(f"hidden case {i + 1}", args, kwargs))
+    return cases
+
+
+def final_state_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([202, seed])
+    cases = [Case("slides' microscope, y = (0.20, -0.15)", (X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, Y_MIC),
+                  visible=True)]
+    for i, p in enumerate(_hidden(rng)):
+        H = p["W_h"].shape[0]
+        args, kwargs = _args(p, rng.uniform(-0.9, 0.9, size=H))
+        cases.append(Case(f"hidden case {i + 1}", args, kwargs))
+    return cases
+
+
+def sequence_ce_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([203, seed])
+    cases = [Case("slides' microscope, targets (0, 2, 1)",
+                  (X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, W_O_MIC, B_O_MIC, TARGETS_MIC), visible=True)]
+    for i, p in enumerate(_hidden(rng)):
+        T, H = p["X"].shape[0], p["W_h"].shape[0]
+        C = 4 + i
+        W_o = rng.normal(0.0, 1.2, size=(C, H))
+        b_o = rng.normal(0.0, 0.5, size=C)
+        targets = rng.integers(0, C, size=T)
+        targets[-1] = targets[0]  # a repeated class
+        args, kwargs = _args(p, W_o, b_o, targets)
+        cases.append(Case(f"hidden case {i + 1}", args, kwargs))
+    return cases
+
+
+def clip_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([204, seed])
+    visible = {"W_h": np.array([[0.0, 3.0], [0.0, 0.0]]), "b_h": np.array([4.0, 0.0])}
+    cases = [Case("norm 5 clipped to 1", (visible, 1.0), visible=True)]
+    # one array below the threshold on its own, the whole gradient above it
+    g = {"W_x": rng.normal(0, 1.0, size=(3, 4)), "W_h": rng.normal(0, 1.0, size=(3, 3)),
+         "b_h": rng.normal(0, 0.1, size=3)}
+    small, total = global_norm({"b_h": g["b_h"]}), global_norm(g)
+    cases.append(Case("hidden case 1", (g, float(small + 0.5 * (total - small)))))
+    # every array above the threshold on its own: exploding gradients
+    g = {"W_x": rng.normal(0, 50.0, size=(4, 2)), "W_h": rng.normal(0, 80.0, size=(4, 4)),
+         "b_h": rng.normal(0, 30.0, size=4), "W_o": rng.normal(0, 40.0, size=(3, 4))}
+    cases.append(Case("hidden case 2", (g, 1.0)))
+    # already small: unchanged
+    g = {"W_h": rng.normal(0, 0.1, size=(2, 2)), "b_h": rng.normal(0, 0.1, size=2)}
+    cases.append(Case("hidden case 3", (g, float(2.0 * global_norm(g) + 0.1))))
+    return cases
+
+
+def perplexity_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([205, seed])
+    cases = [Case("uniform over 4 classes", (np.zeros((3, 4)), np.array([0, 3, 1])), visible=True)]
+    for i, (T, V) in enumerate(((6, 5), (9, 12), (4, 3))):
+        logits = rng.normal(0.0, 2.0 + i, size=(T, V))
+        targets = rng.integers(0, V, size=T)
+        targets[1] = targets[0]
+        cases.append(Case(f"hidden case {i + 1}", (logits, targets)))
+    return cases
+
+
+# ---------------------------------------------------------------------------- written answers
+
+
+def _mic_variant(numbers: Mapping[str, Any]) -> dict[str, Any]:
+    r = numbers["rnn"]
+    return {k: np.asarray(r[k], dtype=np.float64) for k in ("X", "W_x", "W_h", "b_h", "y")} | {"t": int(r["t"])}
+
+
+def g_matrix(numbers: Mapping[str, Any], *, forward=rnn_forward, **hooks: Any) -> list[list[float]]:
+    """G_t = (g^z_t)^T h_{t-1} of the student's perturbed microscope, from the reference ledger."""
+    v = _mic_variant(numbers)
+    Z, Hs = forward(v["X"], v["W_x"], v["W_h"], v["b_h"])
+    ledger = bptt_ledger(Z, Hs, v["W_h"], final_state_signal(Hs, v["y"]), **hooks)
+    return ledger.G[v["t"]].tolist()
+
+
+def g_matrix_wrong_forms(numbers: Mapping[str, Any]) -> list[WrongForm]:
+    return [
+        WrongForm(g_matrix(numbers, outer=_outer_transposed), "bptt-outer-product-transposed",
+                  "this is h_{t-1}^T g^z_t, the transpose of G_t: rows of G_t index the receiving "
+                  "units (g^z_t), columns the previous-state coordinates (h_{t-1})."),
+        WrongForm(g_matrix(numbers, activation_derivative=_one_minus_z2), "bptt-derivative-of-preactivation",
+                  "this uses 1 - z_t^2 as tanh's derivative; it is 1 - h_t^2 with h_t = tanh(z_t)."),
+        WrongForm(g_matrix(numbers, activation_derivative=_ones), "bptt-missing-tanh-derivative",
+                  "this skips the factor (1 - h_t^2): g^z_t = g^h_t ⊙ (1 - h_t^2), not g^h_t."),
+        WrongForm(g_matrix(numbers, forward=forward_weights_transposed), "rnn-weights-transposed",
+                  "the forward pass used h_{t-1} W_h; the row-vector convention is h_{t-1} W_h^T."),
+    ]
+
+
+def clipped_bias(numbers: Mapping[str, Any], *, clip=clip_by_global_norm) -> list[float]:
+    c = numbers["clip"]
+    grads = {"W_h": np.asarray(c["g_W_h"], dtype=np.float64), "b_h": np.asarray(c["g_b_h"], dtype=np.float64)}
+    return np.asarray(clip(grads, float(c["max_norm"]))["b_h"]).tolist()
+
+
+def path_factors(numbers: Mapping[str, Any]) -> list[float]:
+    """|r|^n for r_small and r_large: one path through n transitions with local derivative r.
+
+    The scalar toy case of the slides, as the reference's Jacobian path product: a state of
+    width 1 at h = 0 (so 1 - h^2 = 1) and W_h = [[r]].
+    """
+    n = int(numbers["n"])
+    states = np.zeros((n + 1, 1))
+    return [jacobian_path_norm(states, np.array([[float(numbers[k])]]), n, 0) for k in ("r_small", "r_large")]
+
+
+def perplexity_of(numbers: Mapping[str, Any], base: float = np.e) -> float:
+    """exp(CE) (or base^CE for the wrong form) of the student's CE in nats."""
+    return float(base ** float(numbers["ce_nats"]))
+
+
+_CHOICES = ("A", "B", "C", "D")
+
+QUESTIONS = (
+    CodeQuestion(
+        id="a2.rnn_forward", title="RNN forward pass", points=10, file=FILE, function="rnn_forward",
+        reference=rnn_forward, cases=forward_cases,
+        mutants={"rnn-weights-transposed": forward_weights_transposed},
+        output_names=("Z", "Hs"),
+    ),
+    CodeQuestion(
+        id="a2.bptt_final_state", title="BPTT for a final-state loss", points=18, file=FILE,
+        function="bptt_final_state", reference=bptt_final_state, cases=final_state_cases,
+        mutants=_bptt_mutants(bptt_final_state, ce=False), forbidden=NO_AUTOGRAD,
+    ),
+    CodeQuestion(
+        id="a2.bptt_sequence_ce", title="BPTT for the mean per-position cross-entropy", points=22,
+        file=FILE, function="bptt_sequence_ce", reference=bptt_sequence_ce, cases=sequence_ce_cases,
+        mutants=_bptt_mutants(bptt_sequence_ce, ce=True), forbidden=NO_AUTOGRAD,
+        output_names=("loss", "grads"),
+    ),
+    CodeQuestion(
+        id="a2.clip_by_global_norm", title="Gradient clipping by the global norm", points=10, file=FILE,
+        function="clip_by_global_norm", reference=clip_by_global_norm, cases=clip_cases,
+        mutants={"clip-per-tensor": clip_per_tensor},
+        forbidden=("torch.nn.utils.clip_grad_norm_",),
+    ),
+    CodeQuestion(
+        id="a2.sequence_perplexity", title="Cross-entropy and perplexity", points=10, file=FILE,
+        function="sequence_perplexity", reference=sequence_perplexity, cases=perplexity_cases,
+        mutants={"ce-sum-not-mean": perplexity_of_summed_ce, "perplexity-base-2": perplexity_base_2},
+        output_names=("ce_nats", "perplexity"),
+    ),
+    WrittenQuestion(
+        id="a2.w_tanh_derivative", title="tanh's derivative in terms of h", points=4,
+        key="tanh_derivative", answer_kind="expression", symbols=("h", "z"),
+        expected=lambda v: "1 - h^2",
+        wrong_forms=lambda v: [
+            WrongForm("1 - z^2", "bptt-derivative-of-preactivation",
+                      "1 - z^2 squares the preactivation; tanh'(z) = 1 - tanh(z)^2 = 1 - h^2."),
+            WrongForm("1", "bptt-missing-tanh-derivative",
+                      "tanh is not the identity: its local derivative is 1 - h^2, at most 1."),
+        ],
+    ),
+    WrittenQuestion(
+        id="a2.w_bptt_recurrence", title="The BPTT recurrence", points=4, key="bptt_recurrence",
+        answer_kind="choice", choices=_CHOICES, expected=lambda v: "A",
+        wrong_forms=lambda v: [
+            WrongForm("B", "bptt-derivative-of-preactivation",
+                      "B multiplies by 1 - z_t^2; the local derivative of h_t = tanh(z_t) is 1 - h_t^2."),
+            WrongForm("C", "bptt-missing-tanh-derivative",
+                      "C passes g^h_t straight through W_h, skipping the tanh factor (1 - h_t^2)."),
+            WrongForm("D", "rnn-weights-transposed",
+                      "with z_t = x_t W_x^T + h_{t-1} W_h^T, the row gradient is g^h_{t-1} = g^z_t W_h, "
+                      "not g^z_t W_h^T."),
+        ],
+    ),
+    WrittenQuestion(
+        id="a2.w_g_matrix", title="One use of W_h: G_t with your numbers", points=6, key="g_matrix",
+        answer_kind="array", expected=g_matrix, wrong_forms=g_matrix_wrong_forms,
+    ),
+    WrittenQuestion(
+        id="a2.w_g0_zero", title="Why G_0 is zero", points=3, key="g0_zero", answer_kind="choice",
+        choices=_CHOICES, expected=lambda v: "C",
+        wrong_forms=lambda v: [
+            WrongForm("D", "bptt-last-use-only",
+                      "every use of W_h contributes; here G_0 vanishes only because its local input "
+                      "h_{-1} is zero."),
+        ],
+    ),
+    WrittenQuestion(
+        id="a2.w_perplexity", title="Perplexity from your CE", points=3, key="perplexity",
+        answer_kind="number", expected=perplexity_of,
+        wrong_forms=lambda v: [
+            WrongForm(perplexity_of(v, base=2.0), "perplexity-base-2",
+                      "2^CE treats the CE as bits; the course's CE is in nats, so perplexity = exp(CE)."),
+        ],
+    ),
+    WrittenQuestion(
+        id="a2.w_teacher_forcing", title="Teacher forcing", points=3, key="teacher_forcing",
+        answer_kind="choice", choices=_CHOICES, expected=lambda v: "B",
+    ),
+    WrittenQuestion(
+        id="a2.w_clipped_bias", title="Clipping with your numbers", points=4, key="clipped_b_h",
+        answer_kind="array", expected=clipped_bias,
+        wrong_forms=lambda v: [
+            WrongForm(clipped_bias(v, clip=clip_per_tensor), "clip-per-tensor",
+                      "b_h's own norm is below c, but clipping uses one norm over all the arrays "
+                      "together, so b_h is rescaled too."),
+        ],
+    ),
+    WrittenQuestion(
+        id="a2.w_path_factors", title="Vanishing and exploding: |r|^n", points=3, key="path_factors",
+        answer_kind="array", expected=path_factors, tolerance=Tolerance(rtol=5e-3, atol=0.0),
+    ),
+)
+
+ASSIGNMENT = Assignment(
+    id="a2_rnn_bptt",
+    title="a2: RNNs and backpropagation through time",
+    code_file=FILE,
+    questions=QUESTIONS,
+)
