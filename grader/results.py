@@ -78,6 +78,12 @@ def _summary(report: GradeReport) -> str:
 def to_gradescope(report: GradeReport) -> dict[str, Any]:
     tests = []
     for q in report.questions:
+        extra = {"question": q.question_id, "kind": q.kind, "function": q.function,
+                 "misconceptions": list(q.misconceptions)}
+        if q.answer_text is not None:
+            extra["answer"] = q.answer_text[:200]  # for the class report's common wrong answers
+        if q.error:
+            extra["error"] = q.error[:300]
         tests.append({
             "name": f"{q.number}. {q.title}",
             "number": q.number,
@@ -87,8 +93,7 @@ def to_gradescope(report: GradeReport) -> dict[str, Any]:
             "output": q.feedback,
             "output_format": "md",
             "visibility": q.visibility,
-            "extra_data": {"question": q.question_id, "kind": q.kind, "function": q.function,
-                           "misconceptions": list(q.misconceptions)},
+            "extra_data": extra,
         })
     if report.grader_error:
         tests.append(_error_test(report.grader_error))

@@ -1,0 +1,109 @@
+"""Batch grading and the class report, on the tests' toy assignment."""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+import toy_assignment as toy
+
+from grader import sandbox
+from grader.batch import find_submissions, grade_all, write_csv
+from grader.class_report import write_report
+from grader.grade import grade_submission
+
+LIMITS = sandbox.Limits(call_seconds=2.0, submission_seconds=30.0)
+
+
+@pytest.fixture(scope="module")
+def class_folder(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("class")
+
+    def put(name: str, files: dict[str, str]) -> None:
+        for rel, text in files.items():
+            p = root / name / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text)
+
+    put("submission_1", {"toy.py": toy.NUMPY_SOLUTION})
+    put("submission_2", {"toy.py": toy.NUMPY_SOLUTION.replace("x @ W.T + b", "x @ W + b")})
+    put("submission_3", {"toy.py": "import os\nos._exit(3)\n" + toy.NUMPY_SOLUTION})
+    put("submission_4", {"work/toy.py": toy.TORCH_SOLUTION})  # nested folder
+    (root / "submission_5").mkdir()  # empty
+    with zipfile.ZipFile(root / "submission_6.zip", "w") as zf:
+        zf.writestr("toy.py", toy.LISTS_SOLUTION.replace("2 * v for v in x", "-2 * v for v in x"))
+    (root / "submission_metadata.yml").write_text(
+        "submission_1:\n  :submitters:\n  - :name: Ada Lovelace\n    :sid: '1001'\n"
+        "submission_2:\n  :submitters:\n  - :name: Alan Turing\n    :sid: '1002'\n"
+    )
+    return root
+
+
+def _patch_limits(monkeypatch):
+    import grader.batch as batch
+
+    real = batch.grade_submission
+    monkeypatch.setattr(batch, "grade_submission", lambda p, a, **kw: real(p, a, limits=LIMITS, **kw))
+
+
+def test_batch_one_row_per_submission_and_totals_match_single_grading(class_folder, tmp_path, monkeypatch):
+    _patch_limits(monkeypatch)
+    subs = find_submissions(class_folder)
+    assert [s.name for s in subs] == [f"submission_{i}" for i in range(1, 6)] + ["submission_6.zip"]
+    assert subs[0].student_name == "Ada Lovelace" and subs[0].student_id == "1001"
+    graded = grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=tmp_path / "res", progress=False)
+    out = tmp_path / "grades.csv"
+    write_csv(out, toy.ASSIGNMENT, graded)
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert len(rows) == 6
+    for sub, data in graded:
+        alone = grade_submission(sub.path, toy.ASSIGNMENT, student=sub.student_id or sub.name, limits=LIMITS)
+        assert data["score"] == alone.score, sub.name
+    by_name = {r["submission"]: r for r in rows}
+    assert by_name["submission_1"]["total"] == "10" and by_name["submission_1"]["student_name"] == "Ada Lovelace"
+    assert "toy-weights-transposed" in by_name["submission_2"]["misconceptions"]
+    assert by_name["submission_3"]["total"] == "0"
+    assert by_name["submission_4"]["total"] == "10"
+    assert by_name["submission_5"]["total"] == "0"
+    assert "toy-grad-sign" in by_name["submission_6.zip"]["misconceptions"]
+
+
+def test_rerun_skips_unchanged_unless_forced(class_folder, tmp_path, monkeypatch):
+    _patch_limits(monkeypatch)
+    res = tmp_path / "res"
+    grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=res, progress=False)
+    stamp = (res / "submission_1.json").stat().st_mtime_ns
+    grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=res, progress=False)
+    assert (res / "submission_1.json").stat().st_mtime_ns == stamp
+    grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=res, progress=False, force=True)
+    assert (res / "submission_1.json").stat().st_mtime_ns != stamp
+
+
+def test_report_names_misconceptions_and_failures(class_folder, tmp_path, monkeypatch):
+    _patch_limits(monkeypatch)
+    graded = grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=tmp_path / "res", progress=False)
+    report = tmp_path / "report.html"
+    write_report(report, toy.ASSIGNMENT, graded)
+    text = report.read_text()
+    assert "toy-weights-transposed" in text and "toy-grad-sign" in text
+    assert "submission_3" in text and "submission_5" in text  # failed to run
+    assert text.count("data:image/png;base64,") == 2
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("headless Chromium is not installed (apt-get install chromium)")
+    shot = tmp_path / "shot.png"
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                          "--disable-component-update", "--disable-sync", "--no-first-run",
+                          f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", report.as_uri()],
+                         capture_output=True, text=True, timeout=120)
+    assert "id=\"misconceptions\"" in dom.stdout and "data:image/png;base64," in dom.stdout
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--no-first-run",
+                    f"--user-data-dir={tmp_path / 'profile2'}", f"--screenshot={shot}", "--window-size=1000,1400",
+                    report.as_uri()], capture_output=True, timeout=120)
+    assert shot.is_file() and shot.stat().st_size > 10_000
