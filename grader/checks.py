@@ -1,6 +1,6 @@
 """Comparing a student's output with the expected one: structure, shape, finiteness, values.
 
-The tolerance policy (see docs/grading.md): arrays and scalars pass when
+The tolerance policy (README, "How a grade is decided"): arrays and scalars pass when
 |got - want| <= atol + rtol * |want| everywhere, with rtol = 1e-4 and atol = 1e-6 by
 default, which accepts float32 work; integers, booleans, strings and shapes must match
 exactly. Shapes must match exactly too: `(n,)` is not `(n, 1)`.

@@ -1,0 +1,234 @@
+"""Speed and footprint of seqgrade, measured side by side and reported as ratios.
+
+Run by hand (not by CI), from the repository after the README's install command:
+
+    python benchmarks/bench.py            # all measurements, a few minutes
+    python benchmarks/bench.py --quick    # fewer repetitions
+
+The machines here are shared and noisy: read the ratios, not the absolute seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from grader import registry  # noqa: E402
+from grader.content import solution_dir  # noqa: E402
+
+
+def wall(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> float:
+    t = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - t
+
+
+def median_of(n: int, cmd: list[str], **kw) -> float:
+    wall(cmd, **kw)  # warm the page cache
+    return statistics.median(wall(cmd, **kw) for _ in range(n))
+
+
+def seqgrade(*args: str) -> list[str]:
+    return [sys.executable, "-m", "grader", *args]
+
+
+def floor_cmd(aid: str) -> tuple[list[str], str]:
+    """A fresh interpreter importing numpy, torch where the solution imports it, and the module."""
+    assignment = registry.load(aid)
+    src = (solution_dir(aid) / assignment.code_file).read_text()
+    uses_torch = assignment.preload_torch or "import torch" in src or "from torch" in src
+    mods = ["numpy"] + (["torch"] if uses_torch else []) + [assignment.code_file[:-3]]
+    return [sys.executable, "-c", "import " + ", ".join(mods)], "+torch" if uses_torch else "numpy"
+
+
+def bench_grade(n: int) -> list[tuple[str, float, float, str]]:
+    rows = []
+    for aid in registry.available():
+        if not solution_dir(aid).is_dir():
+            continue
+        cmd, kind = floor_cmd(aid)
+        floor = median_of(n, cmd, cwd=solution_dir(aid))
+        grade = median_of(n, seqgrade("grade", str(solution_dir(aid)), "-a", aid))
+        rows.append((aid, grade, floor, kind))
+    return rows
+
+
+PEER_TEMPLATE = '''
+import unittest
+import numpy as np
+from gradescope_utils.autograder_utils.decorators import weight, number
+from gradescope_utils.autograder_utils.json_test_runner import JSONTestRunner
+import {module} as student
+import grader.registry as registry
+from grader.grade import run_trusted
+from grader.checks import compare
+
+A = registry.load("{aid}")
+
+def make(q, case):
+    @weight(q.points / len(q.cases(0)))
+    def test(self):
+        got = getattr(student, q.function)(*case.args, **dict(case.kwargs))
+        want = run_trusted(q.reference, case, False)
+        self.assertFalse(compare(got, want, q.tolerance, exact=q.integer, names=q.output_names))
+    return test
+
+class Peer(unittest.TestCase):
+    pass
+
+for q in A.questions:
+    if q.kind == "code" and q.custom is None:
+        for i, case in enumerate(q.cases(0)):
+            setattr(Peer, f"test_{{q.function}}_{{i}}", make(q, case))
+
+if __name__ == "__main__":
+    import io
+    suite = unittest.defaultTestLoader.loadTestsFromTestCase(Peer)
+    JSONTestRunner(visibility="visible", stream=io.StringIO()).run(suite)
+'''
+
+
+def bench_peer(n: int, aid: str) -> tuple[float, float] | None:
+    """The same checks the gradescope-utils way: unittest + JSONTestRunner, in-process, no sandbox."""
+    if aid not in registry.available() or not solution_dir(aid).is_dir():
+        return None
+    assignment = registry.load(aid)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        shutil.copy(solution_dir(aid) / assignment.code_file, tmp / assignment.code_file)
+        (tmp / "peer.py").write_text(PEER_TEMPLATE.format(module=assignment.code_file[:-3], aid=aid))
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        peer = median_of(n, [sys.executable, "peer.py"], cwd=tmp, env=env)
+        only_code = tmp / "sub"
+        only_code.mkdir()
+        shutil.copy(solution_dir(aid) / assignment.code_file, only_code / assignment.code_file)
+        ours = median_of(n, seqgrade("grade", str(only_code), "-a", aid))
+    return ours, peer
+
+
+def bench_startup(n: int) -> dict[str, float]:
+    return {"seqgrade --help": median_of(n, seqgrade("--help")), "seqgrade list": median_of(n, seqgrade("list")),
+            "python -c pass": median_of(n, [sys.executable, "-c", "pass"])}
+
+
+EXPR_PAIRS = [
+    ("1 - tanh(z)^2", "1/cosh(z)^2", "z"),
+    ("sigmoid(x)(1-sigmoid(x))", "exp(-x)/(1+exp(-x))^2", "x"),
+    ("d(12d+13)", "12 d^2 + 13 d", "d"),
+    ("-u_a + p_a u_a + p_b u_b + p_c u_c", "p_a u_a + p_b u_b + p_c u_c - u_a", "u_a,u_b,u_c,p_a,p_b,p_c"),
+    ("$\\frac{1}{\\sqrt{d_k}}$", "1/sqrt(d_k)", "d_k"),
+    ("1 - h^2", "1 - h**2", "h"),
+    ("12 N d^2", "12*N*d**2", "N,d"),
+    ("2 d d_ff + d_ff + d", "d_ff(2d + 1) + d", "d,d_ff"),
+    ("9^9^9^9", "1", "x"),
+    ("(" * 5000 + "x" + ")" * 5000, "x", "x"),
+    ("__import__('os')", "x", "x"),
+    ("x" * 100_000, "x", "x"),
+]
+
+
+def bench_expr() -> tuple[float, float, int]:
+    from grader.expr.judge import ExprJudge
+
+    times = []
+    with ExprJudge() as judge:
+        judge.equivalent("x", "x", ["x"])  # start-up is paid once per submission, not per answer
+        for answer, expected, symbols in EXPR_PAIRS:
+            t = time.perf_counter()
+            judge.equivalent(answer, expected, symbols.split(","))
+            times.append(time.perf_counter() - t)
+    return statistics.median(times), max(times), len(times)
+
+
+def bench_batch(copies: int) -> dict[int, float]:
+    aid = next((a for a in registry.available() if solution_dir(a).is_dir()), None)
+    if aid is None:
+        return {}
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "class"
+        for i in range(copies):
+            shutil.copytree(solution_dir(aid), root / f"s{i:03d}")
+        for jobs in (1, 2):
+            t = time.perf_counter()
+            subprocess.run(seqgrade("batch", str(root), "-a", aid, "--jobs", str(jobs), "--force",
+                                    "--out", str(Path(tmp) / f"g{jobs}.csv")),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            out[jobs] = copies / (time.perf_counter() - t)
+    return out
+
+
+def footprint() -> dict[str, float]:
+    sizes = {}
+    for dist in ("torch", "numpy", "sympy", "mpmath", "lark", "gradescope-utils", "PyYAML"):
+        try:
+            files = importlib.metadata.files(dist) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        total = 0
+        for f in files:
+            p = f.locate()
+            if p.is_file():
+                total += p.stat().st_size
+        sizes[dist] = total / 1e6
+    return sizes
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--json", type=Path, help="also write the figures here")
+    args = ap.parse_args()
+    n = 3 if args.quick else 5
+    figures: dict = {}
+
+    print("1. grading one solution vs the floor (fresh python importing numpy[, torch] and the module)")
+    print(f"   {'assignment':<22} {'grade s':>8} {'floor s':>8} {'ratio':>6}  floor imports")
+    for aid, g, f, kind in bench_grade(n):
+        print(f"   {aid:<22} {g:8.2f} {f:8.2f} {g / f:6.2f}  {kind}")
+        figures.setdefault("grade", {})[aid] = {"grade_s": g, "floor_s": f, "ratio": g / f}
+
+    peer = bench_peer(n, "a1_word_vectors")
+    if peer:
+        ours, theirs = peer
+        print(f"2. a1 code questions: seqgrade {ours:.2f} s vs gradescope-utils in-process {theirs:.2f} s "
+              f"-> ratio {ours / theirs:.2f}")
+        figures["peer"] = {"seqgrade_s": ours, "peer_s": theirs, "ratio": ours / theirs}
+
+    start = bench_startup(n)
+    print("3. start-up: " + ", ".join(f"{k} {v:.2f} s" for k, v in start.items()))
+    figures["startup"] = start
+
+    med, worst, count = bench_expr()
+    print(f"4. expression checks over {count} pairs (incl. hostile ones): median {med * 1000:.0f} ms, "
+          f"worst {worst * 1000:.0f} ms")
+    figures["expr"] = {"median_ms": med * 1000, "worst_ms": worst * 1000}
+
+    rates = bench_batch(6 if args.quick else 12)
+    if rates:
+        print(f"5. batch: {rates[1]:.2f} submissions/s with 1 job, {rates[2]:.2f} with 2 jobs "
+              f"-> speed-up {rates[2] / rates[1]:.2f}x")
+        figures["batch"] = {"jobs1_per_s": rates[1], "jobs2_per_s": rates[2], "speedup": rates[2] / rates[1]}
+
+    sizes = footprint()
+    print("6. installed footprint (MB): " + ", ".join(f"{k} {v:.0f}" for k, v in sizes.items())
+          + f"; total {sum(sizes.values()):.0f}")
+    figures["footprint_mb"] = sizes
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()
