@@ -1,7 +1,6 @@
 """Public tests for a6: the README's worked examples and simple properties. Run: python -m pytest -q"""
 
 import numpy as np
-
 import pretraining as P
 
 SENNRICH = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
