@@ -1,0 +1,86 @@
+"""Misconceptions of a5 (shapes and debugging): heads, masks, the LM loss, pooling, block shapes.
+
+heads-reshape-without-transpose, mask-zero-fill and mask-inverted are shared with a4 and
+live in common.py.
+"""
+
+from grader.catalog import Misconception, register
+
+register(
+    Misconception(
+        id="merge-heads-without-transpose",
+        title="heads merged with a reshape but no transpose back",
+        explanation=(
+            "`x.reshape(B, T, h * d_h)` on a `(B, h, T, d_h)` tensor reads the heads' rows in "
+            "memory order, so the row for position t is stitched from pieces of other "
+            "positions. Merging is the inverse of splitting: first put the head axis back next "
+            "to the features, `x.transpose(1, 2)` -> `(B, T, h, d_h)`, then "
+            "`.reshape(B, T, h * d_h)`, so that position t holds head 0's d_h features, then "
+            "head 1's, and so on."
+        ),
+        section="notes §6, 'Full shape walkthrough of one block' (merge heads: (2,2,4,4) -> (2,4,2,4) -> (2,4,8))",
+    ),
+    Misconception(
+        id="lm-loss-not-shifted",
+        title="LM loss against the current token, not the next one",
+        explanation=(
+            "Your loss scores position t's logits against `tokens[:, t]`, the token the model "
+            "has already seen, so a model could minimise it by copying its input. Position t "
+            "predicts the *next* token: compare `logits[:, :-1]` with `tokens[:, 1:]` "
+            "(y_t = s_{t+1}); the last position has no target."
+        ),
+        section="slides Week 06, 'Next-token prediction changes visibility and target alignment'; notes §2 (CE = -log ŷ_{x_{t+1}})",
+    ),
+    Misconception(
+        id="lm-loss-includes-padding",
+        title="padded targets included in the LM loss",
+        explanation=(
+            "Your loss averages over every shifted position, including those whose target is "
+            "`pad_id`, so it trains the model to predict padding and the mean is over the wrong "
+            "count. Keep only positions whose target `tokens[b, t+1]` is not `pad_id` (e.g. "
+            "`ignore_index=pad_id`, or a mask in both the sum and the count)."
+        ),
+        section="slides Week 06, 'Padding is a visibility and output-selection problem' (omit padded outputs from the loss)",
+    ),
+    Misconception(
+        id="pool-includes-padding",
+        title="mean pooling over padding rows",
+        explanation=(
+            "Your pooled vector is the mean over all T rows, padding included. The sequence "
+            "representation averages only the real tokens: h̄ = Σ_t m_t h_t / Σ_t m_t with "
+            "m_t = 1 for t < lengths[b], i.e. sum the first lengths[b] rows and divide by "
+            "lengths[b] (not by T)."
+        ),
+        section="slides Week 06, 'Task heads select rows or combine them' (sequence classification: mean over real tokens)",
+    ),
+    Misconception(
+        id="shape-scores-missing-heads",
+        title="attention scores without the heads axis",
+        explanation=(
+            "With h heads every head has its own T × T score matrix: scores and weights are "
+            "`(B, h, T, T)`, not `(B, T, T)`. Q K^T is taken over the last two axes of the "
+            "split tensors `(B, h, T, d_h)`, and the head axis rides along like the batch axis."
+        ),
+        section="notes §6, 'Full shape walkthrough of one block' (scores QK^T: (2,2,4,4) = (B,h,T,T))",
+    ),
+    Misconception(
+        id="shape-ln-stats-per-feature",
+        title="LayerNorm statistics per feature (that is BatchNorm)",
+        explanation=(
+            "Your LayerNorm mean has one entry per feature, `(d,)`: that is averaging down the "
+            "batch, BatchNorm's set. LayerNorm normalises each token across its own d features, "
+            "so it has one mean and one variance per token vector: shape `(B, T)`."
+        ),
+        section="notes §6, 'Batch norm vs layer norm — it's entirely about the axis'",
+    ),
+    Misconception(
+        id="shape-bn-stats-per-token",
+        title="BatchNorm statistics per token (that is LayerNorm)",
+        explanation=(
+            "Your BatchNorm mean has one entry per token, `(B, T)`: that is averaging across "
+            "features, LayerNorm's set. BatchNorm normalises each feature down the batch (and "
+            "sequence), so it has one mean and one variance per feature: shape `(d,)`."
+        ),
+        section="notes §6, 'Batch norm vs layer norm — it's entirely about the axis'",
+    ),
+)

@@ -1,0 +1,401 @@
+"""a5_shapes_debugging — the hidden suite: heads, masks, the LM loss, pooling, block shapes.
+
+Students get `buggy.py` (one planted bug per function) and submit `fixed.py`. Inputs reach
+them as torch tensors (`torch_inputs=True`); the references are `reference/shapes_torch.py`
+(torch in, torch out, defined by the NumPy reference), imported lazily so this module loads
+with numpy only. Mutants receive the same torch tensors, turn them into NumPy arrays and
+call `reference/` with one piece swapped (never a retyped formula).
+
+Hidden cases are built so that every mistake shows: T != d_h and h >= 2 (a reshape without
+a transpose moves values), B >= 2 sequences of different lengths with padding present
+(lengths in [1, T-1] for most rows, one full row), a pad_id that occurs among the targets
+and is not always 0, query rows that keep at least one allowed and one masked key under
+both the right and the inverted reading, and T_q != T_k in one masked-softmax case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from grader.model import Assignment, Case, CodeQuestion, WrittenQuestion, WrongForm
+from reference import attention as att
+from reference import blocks, masking
+
+FILE = "fixed.py"
+Array = np.ndarray
+
+# The notes' shape walkthrough (§6): B=2 sequences, T=4 tokens, d=8, h=2 heads, d_ff=32.
+WALKTHROUGH = {"B": 2, "T": 4, "d": 8, "n_heads": 2, "d_ff": 32}
+
+
+def _rng(salt: int, seed: int) -> np.random.Generator:
+    return np.random.default_rng([salt, seed])
+
+
+def _np(t: Any) -> Array:
+    """A torch tensor (or array) as a NumPy array, without importing torch here."""
+    if hasattr(t, "detach"):
+        return t.detach().cpu().numpy()
+    return np.asarray(t)
+
+
+def _shapes_torch(name: str) -> Callable[..., Any]:
+    """The trusted torch function `reference.shapes_torch.<name>`, imported on first call."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from reference import shapes_torch
+
+        return getattr(shapes_torch, name)(*args, **kwargs)
+
+    call.__name__ = name
+    call.__doc__ = f"reference.shapes_torch.{name} (imported lazily: torch loads only when grading)."
+    return call
+
+
+# ---------------------------------------------------------------- mutants (reference pieces)
+
+
+def _split_no_transpose(x: Any, n_heads: int) -> Array:
+    """heads-reshape-without-transpose: (B, T, d) viewed directly as (B, h, T, d_h)."""
+    a = _np(x)
+    B, T, d = a.shape
+    return a.reshape(B, n_heads, T, d // n_heads)  # (B, h, T, d_h), positions and features mixed
+
+
+def _merge_no_transpose(x: Any) -> Array:
+    """merge-heads-without-transpose: (B, h, T, d_h) reshaped directly to (B, T, h·d_h)."""
+    a = _np(x)
+    B, h, T, d_h = a.shape
+    return a.reshape(B, T, h * d_h)  # (B, T, d), rows stitched across positions
+
+
+def _softmax_with(fn: Callable[..., Array]) -> Callable[[Any, Any], Array]:
+    return lambda scores, mask: fn(_np(scores), _np(mask).astype(bool))
+
+
+def _inverted(scores: Array, mask: Array) -> Array:
+    """mask-inverted: True read as 'hide' (the masked_softmax of the negated mask)."""
+    return att.masked_softmax(scores, ~mask)
+
+
+def _loss_not_shifted(logits: Any, tokens: Any, pad_id: int) -> float:
+    """lm-loss-not-shifted: CE(logits[b, t], tokens[b, t]) over every non-pad token."""
+    tok = _np(tokens)
+    targets = np.where(tok == pad_id, masking.IGNORE_INDEX, tok)  # (B, T), no shift
+    return masking.token_cross_entropy(_np(logits), targets)
+
+
+def _loss_with_padding(logits: Any, tokens: Any, pad_id: int) -> float:
+    """lm-loss-includes-padding: shifted targets, but pad_id kept as a target."""
+    _, targets = masking.next_token_targets(_np(tokens), pad_id=masking.IGNORE_INDEX)  # no pad ever matches
+    return masking.token_cross_entropy(_np(logits)[:, :-1], targets)  # logits (B, T-1, V)
+
+
+def _pool_all_rows(H: Any, lengths: Any) -> Array:
+    """pool-includes-padding: the mean over all T rows (every row counted as real)."""
+    a = _np(H)
+    full = np.full(a.shape[0], a.shape[1], dtype=np.int64)  # (B,) = T
+    return blocks.masked_mean_pool(a, full)  # (B, d)
+
+
+def _shapes_scores_missing_heads(B: int, T: int, d: int, n_heads: int, d_ff: int) -> dict:
+    s = blocks.block_shapes(B, T, d, n_heads, d_ff)
+    drop_heads = {k: s[k][:1] + s[k][2:] for k in ("scores", "weights")}  # (B, T, T)
+    return {**s, **drop_heads}
+
+
+def _shapes_ln_per_feature(B: int, T: int, d: int, n_heads: int, d_ff: int) -> dict:
+    s = blocks.block_shapes(B, T, d, n_heads, d_ff)
+    return {**s, "ln_stats": s["bn_stats"]}  # (d,)
+
+
+def _shapes_bn_per_token(B: int, T: int, d: int, n_heads: int, d_ff: int) -> dict:
+    s = blocks.block_shapes(B, T, d, n_heads, d_ff)
+    return {**s, "bn_stats": s["ln_stats"]}  # (B, T)
+
+
+MUTANTS: dict[str, dict[str, Callable[..., Any]]] = {
+    "split_heads": {"heads-reshape-without-transpose": _split_no_transpose},
+    "merge_heads": {"merge-heads-without-transpose": _merge_no_transpose},
+    "masked_softmax": {
+        "mask-inverted": _softmax_with(_inverted),
+        "mask-zero-fill": _softmax_with(partial(att.masked_softmax, fill=0.0)),
+        "softmax-wrong-axis": _softmax_with(partial(att.masked_softmax, axis=-2)),
+    },
+    "causal_lm_loss": {
+        "lm-loss-not-shifted": _loss_not_shifted,
+        "lm-loss-includes-padding": _loss_with_padding,
+    },
+    "masked_mean_pool": {"pool-includes-padding": _pool_all_rows},
+    "block_shapes": {
+        "shape-scores-missing-heads": _shapes_scores_missing_heads,
+        "shape-ln-stats-per-feature": _shapes_ln_per_feature,
+        "shape-bn-stats-per-token": _shapes_bn_per_token,
+    },
+}
+
+
+# ---------------------------------------------------------------- cases
+
+
+def _lengths(rng: np.random.Generator, B: int, T: int, *, low: int = 1) -> Array:
+    """Different lengths in [low, T-1] (padding in every row) except one full row."""
+    lengths = rng.integers(low, T, size=B)
+    lengths[rng.integers(B)] = T
+    if len(set(lengths.tolist())) == 1:  # B >= 2 rows that differ
+        lengths[0] = low
+    return lengths.astype(np.int64)
+
+
+def split_heads_cases(seed: int) -> list[Case]:
+    rng = _rng(51, seed)
+    cases = [Case("notes walkthrough: arange, B=2, T=4, d=8, h=2", (np.arange(64.0).reshape(2, 4, 8), 2),
+                  visible=True)]
+    for i, (B, T, h, d_h) in enumerate(((3, 5, 3, 4), (2, 6, 4, 2), (2, 3, 2, 6))):
+        cases.append(Case(f"hidden case {i + 1} (B={B}, T={T}, h={h}, d_h={d_h})",
+                          (rng.normal(size=(B, T, h * d_h)), h)))
+    return cases
+
+
+def merge_heads_cases(seed: int) -> list[Case]:
+    rng = _rng(52, seed)
+    cases = [Case("notes walkthrough: arange, B=2, h=2, T=4, d_h=4", (np.arange(64.0).reshape(2, 2, 4, 4),),
+                  visible=True)]
+    for i, (B, h, T, d_h) in enumerate(((3, 3, 5, 4), (2, 4, 6, 2), (2, 2, 3, 6))):
+        cases.append(Case(f"hidden case {i + 1} (B={B}, h={h}, T={T}, d_h={d_h})",
+                          (rng.normal(size=(B, h, T, d_h)),)))
+    return cases
+
+
+def _row_mask(rng: np.random.Generator, Tq: int, Tk: int) -> Array:
+    """A random (Tq, Tk) mask whose every row has at least one True and one False."""
+    m = rng.random((Tq, Tk)) < 0.5
+    for i in range(Tq):
+        j, k = rng.choice(Tk, size=2, replace=False)
+        m[i, j], m[i, k] = True, False
+    return m
+
+
+def masked_softmax_cases(seed: int) -> list[Case]:
+    rng = _rng(53, seed)
+    visible_scores = (np.arange(32.0).reshape(2, 1, 4, 4) % 7 - 3) * 0.5 * np.array([1.0, -1.0]).reshape(1, 2, 1, 1)
+    visible_mask = att.key_mask(att.padding_mask(np.array([2, 3]), 4))[:, None]  # (2, 1, 1, 4)
+    cases = [Case("key padding, lengths [2, 3] of T=4 (B=2, h=2)", (visible_scores, visible_mask), visible=True)]
+    # causal and key padding together, broadcast over heads: (B, 1, T, T)
+    B, h, T = 2, 3, 5
+    pad = att.key_mask(att.padding_mask(_lengths(rng, B, T - 1), T))  # (B, 1, T), lengths in [1, T-1]
+    causal_pad = att.combine_masks(att.causal_mask(T), pad)[:, None]  # (B, 1, T, T)
+    cases.append(Case("hidden case 1 (causal and padding, B=2, h=3, T=5)",
+                      (rng.normal(size=(B, h, T, T)) * 3, causal_pad)))
+    # cross-attention shaped: T_q != T_k, one (T_q, T_k) mask for every batch row and head
+    cases.append(Case("hidden case 2 (T_q=3, T_k=6, mask (3, 6))",
+                      (rng.normal(size=(2, 2, 3, 6)) * 3, _row_mask(rng, 3, 6))))
+    # no head axis: scores (B, T, T), key padding mask (B, 1, T)
+    lengths = rng.integers(2, 6, size=4)
+    cases.append(Case("hidden case 3 (no head axis, B=4, T=6)",
+                      (rng.normal(size=(4, 6, 6)) * 3, att.key_mask(att.padding_mask(lengths, 6)))))
+    return cases
+
+
+def _lm_batch(rng: np.random.Generator, B: int, T: int, V: int, pad_id: int) -> tuple[Array, Array]:
+    """Right-padded token ids (no real token equals pad_id) and logits."""
+    lengths = _lengths(rng, B, T, low=2)
+    real = np.array([v for v in range(V) if v != pad_id])
+    tokens = rng.choice(real, size=(B, T)).astype(np.int64)
+    tokens[np.arange(T)[None, :] >= lengths[:, None]] = pad_id
+    return rng.normal(size=(B, T, V)) * 2, tokens
+
+
+def causal_lm_loss_cases(seed: int) -> list[Case]:
+    rng = _rng(54, seed)
+    b, t, v = np.meshgrid(np.arange(2), np.arange(5), np.arange(6), indexing="ij")
+    visible_logits = np.cos(1.0 + b + 2 * t + 3 * v)  # (2, 5, 6)
+    visible_tokens = np.array([[3, 1, 4, 1, 5], [2, 5, 3, 0, 0]], dtype=np.int64)
+    cases = [Case("two sequences, lengths 5 and 3, pad_id 0", (visible_logits, visible_tokens, 0), visible=True)]
+    for i, (B, T, V, pad_id) in enumerate(((3, 7, 9, 0), (4, 6, 11, 10), (2, 8, 7, 2))):
+        logits, tokens = _lm_batch(rng, B, T, V, pad_id)
+        cases.append(Case(f"hidden case {i + 1} (B={B}, T={T}, V={V}, pad_id={pad_id})", (logits, tokens, pad_id)))
+    return cases
+
+
+def masked_mean_pool_cases(seed: int) -> list[Case]:
+    rng = _rng(55, seed)
+    cases = [Case("arange, lengths [2, 4] of T=4", (np.arange(24.0).reshape(2, 4, 3), np.array([2, 4])),
+                  visible=True)]
+    for i, (B, T, d) in enumerate(((3, 6, 5), (4, 5, 7))):
+        lengths = _lengths(rng, B, T)
+        H = rng.normal(size=(B, T, d))
+        H[np.arange(T)[None, :] >= lengths[:, None]] += 10.0  # padding rows hold stale, large values
+        cases.append(Case(f"hidden case {i + 1} (B={B}, T={T}, d={d})", (H, lengths)))
+    return cases
+
+
+def block_shapes_cases(seed: int) -> list[Case]:
+    rng = _rng(56, seed)
+    w = WALKTHROUGH
+    cases = [Case("notes walkthrough (B=2, T=4, d=8, h=2, d_ff=32)", (w["B"], w["T"], w["d"], w["n_heads"], w["d_ff"]),
+                  visible=True)]
+    for i in range(3):
+        B, h = int(rng.integers(2, 6)), int(rng.integers(2, 5))
+        d_h = int(rng.choice([3, 5, 6, 7]))
+        T = int(rng.choice([t for t in range(3, 10) if t not in (d_h, B, h)]))
+        d = h * d_h
+        d_ff = int(rng.choice([2, 3, 4])) * d
+        cases.append(Case(f"hidden case {i + 1}", (B, T, d, h, d_ff)))
+    return cases
+
+
+# ---------------------------------------------------------------- written: shapes
+
+
+def _walk_numbers(numbers: Mapping[str, Any]) -> Mapping[str, Any]:
+    return WALKTHROUGH
+
+
+def _variant_numbers(numbers: Mapping[str, Any]) -> Mapping[str, Any]:
+    return {k: int(numbers[k]) for k in ("B", "T", "d", "n_heads", "d_ff")}
+
+
+def _shape_of(key: str, sizes: Callable[[Mapping[str, Any]], Mapping[str, Any]]) -> Callable[[Mapping[str, Any]], tuple]:
+    return lambda numbers: blocks.block_shapes(**sizes(numbers))[key]
+
+
+def _shape_wrong_forms(key: str, sizes: Callable[[Mapping[str, Any]], Mapping[str, Any]]):
+    def forms(numbers: Mapping[str, Any]) -> list[WrongForm]:
+        s = blocks.block_shapes(**sizes(numbers))
+        if key in ("q_heads", "context_heads"):
+            B, h, T, d_h = s[key]
+            return [WrongForm((B, T, h, d_h), "heads-reshape-without-transpose",
+                              "(B, T, h, d_h) is the view before the transpose; the heads axis must come "
+                              "before the positions: (B, h, T, d_h) (notes §6, 'split heads').")]
+        if key == "scores":
+            return [WrongForm(s[key][:1] + s[key][2:], "shape-scores-missing-heads",
+                              "every head has its own T × T scores, so the heads axis stays: (B, h, T, T).")]
+        if key == "ln_stats":
+            return [WrongForm(s["bn_stats"], "shape-ln-stats-per-feature",
+                              "one mean per feature, (d,), is BatchNorm's set; LayerNorm has one per token.")]
+        if key == "bn_stats":
+            return [WrongForm(s["ln_stats"], "shape-bn-stats-per-token",
+                              "one mean per token, (B, T), is LayerNorm's set; BatchNorm has one per feature.")]
+        return []
+
+    return forms
+
+
+SHAPE_KEYS = {
+    "q_heads": "Q after splitting heads",
+    "scores": "the attention scores Q K^T",
+    "context_heads": "the weighted values A V, per head",
+    "context": "the context after merging heads (before W_O)",
+    "ffn_hidden": "the FFN's hidden activation",
+    "block_out": "the block's output",
+    "ln_stats": "LayerNorm's mean (no keepdim)",
+    "bn_stats": "BatchNorm's mean (no keepdim)",
+}
+
+
+def _shape_questions(prefix: str, label: str, points: float,
+                     sizes: Callable[[Mapping[str, Any]], Mapping[str, Any]]) -> tuple[WrittenQuestion, ...]:
+    return tuple(
+        WrittenQuestion(id=f"a5.{prefix}_{key}", title=f"{label}: shape of {what}", points=points,
+                        key=f"{prefix}_{key}", answer_kind="shape", expected=_shape_of(key, sizes),
+                        wrong_forms=_shape_wrong_forms(key, sizes))
+        for key, what in SHAPE_KEYS.items()
+    )
+
+
+# ---------------------------------------------------------------- written: axes and bugs
+
+AXIS_CHOICES = ("A", "B", "C")  # A = batch B, B = positions T, C = features d
+
+
+def _axis_question(key: str, title: str, answer: str, wrong: tuple[tuple[str, str, str], ...] = ()) -> WrittenQuestion:
+    return WrittenQuestion(
+        id=f"a5.{key}", title=title, points=2, key=key, answer_kind="choice", choices=AXIS_CHOICES,
+        expected=lambda numbers: answer,
+        wrong_forms=lambda numbers: [WrongForm(a, mid, msg) for a, mid, msg in wrong],
+    )
+
+
+AXIS_QUESTIONS = (
+    _axis_question("axis_ffn", "Which axis a position-wise FFN computes along", "C"),
+    _axis_question("axis_layer_norm", "Which axis LayerNorm's statistics are taken along", "C", (
+        ("A,B", "shape-ln-stats-per-feature", "averaging over batch and positions is BatchNorm; "
+                                              "LayerNorm averages one token's d features."),
+        ("A", "shape-ln-stats-per-feature", "averaging down the batch is BatchNorm; "
+                                            "LayerNorm averages one token's d features."),
+    )),
+    _axis_question("axis_attention", "Which axis the weighted sum A V combines", "B"),
+    _axis_question("axis_batch_norm", "Which axes BatchNorm's statistics are taken along", "A,B", (
+        ("C", "shape-bn-stats-per-token", "averaging a token's features is LayerNorm; BatchNorm "
+                                          "averages each feature over batch (and positions)."),
+    )),
+)
+
+# The README's list of bug kinds (letters shuffled on purpose) and the bug planted in each
+# function of buggy.py.
+BUG_KINDS = {
+    "A": "softmax over the wrong axis",
+    "B": "masked scores filled with 0 instead of -inf",
+    "C": "padding rows averaged in",
+    "D": "a view to (B, h, T, d_h) without the transpose",
+    "E": "LayerNorm statistics taken per feature",
+    "F": "the loss compares position t with token t (no shift)",
+    "G": "heads merged without transposing back",
+    "H": "the mask read the wrong way round",
+    "I": "the heads axis left out of the attention scores",
+    "J": "padded targets counted in the loss",
+    "K": "missing 1/sqrt(d_h) scale",
+    "L": "BatchNorm statistics taken per token",
+}
+PLANTED_BUGS = {
+    "split_heads": "D",
+    "merge_heads": "G",
+    "masked_softmax": "B",
+    "causal_lm_loss": "J",
+    "masked_mean_pool": "C",
+    "block_shapes": "I",
+}
+
+BUG_QUESTIONS = tuple(
+    WrittenQuestion(id=f"a5.bug_{fn}", title=f"Classify the bug in buggy.{fn}", points=2, key=f"bug_{fn}",
+                    answer_kind="choice", choices=tuple(BUG_KINDS), expected=lambda numbers, a=letter: a)
+    for fn, letter in PLANTED_BUGS.items()
+)
+
+
+# ---------------------------------------------------------------- the assignment
+
+
+def _code(fn: str, title: str, points: float, cases: Callable[[int], list[Case]], **kw: Any) -> CodeQuestion:
+    reference = blocks.block_shapes if fn == "block_shapes" else _shapes_torch(fn)
+    return CodeQuestion(id=f"a5.{fn}", title=title, points=points, file=FILE, function=fn, reference=reference,
+                        cases=cases, mutants=MUTANTS[fn], torch_inputs=True, **kw)
+
+
+CODE_QUESTIONS = (
+    _code("split_heads", "Split heads: (B, T, d) -> (B, h, T, d_h)", 10, split_heads_cases),
+    _code("merge_heads", "Merge heads: (B, h, T, d_h) -> (B, T, d)", 8, merge_heads_cases),
+    _code("masked_softmax", "Masked softmax (masked weights exactly 0)", 10, masked_softmax_cases),
+    _code("causal_lm_loss", "Causal LM loss: shifted, padding excluded", 12, causal_lm_loss_cases),
+    _code("masked_mean_pool", "Mean pooling over real tokens", 10, masked_mean_pool_cases),
+    _code("block_shapes", "Shapes through one pre-norm encoder block", 10, block_shapes_cases, integer=True),
+)
+
+ASSIGNMENT = Assignment(
+    id="a5_shapes_debugging",
+    title="Assignment 5 — Shapes and debugging",
+    code_file=FILE,
+    questions=(
+        *CODE_QUESTIONS,
+        *_shape_questions("walk", "Notes walkthrough", 1, _walk_numbers),
+        *_shape_questions("var", "Your block", 1.5, _variant_numbers),
+        *AXIS_QUESTIONS,
+        *BUG_QUESTIONS,
+    ),
+    preload_torch=True,
+)
