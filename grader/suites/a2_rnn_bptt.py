@@ -342,7 +342,7 @@ QUESTIONS = (
         answer_kind="choice", choices=_CHOICES, expected=lambda v: "B",
     ),
     WrittenQuestion(
-        id="a2.w_clipped_bias", title="Clipping with your numbers", points=4, key="clipped_b_h",
+        id="a2.w_clipped_b_h", title="Clipping with your numbers", points=4, key="clipped_b_h",
         answer_kind="array", expected=clipped_bias,
         wrong_forms=lambda v: [
             WrongForm(clipped_bias(v, clip=clip_per_tensor), "clip-per-tensor",
