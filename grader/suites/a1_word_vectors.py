@@ -124,12 +124,17 @@ def softmax_cases(seed: int) -> list[Case]:
 
 
 def _large_scores_skipgram(rng: np.random.Generator) -> tuple[np.ndarray, int, np.ndarray]:
-    """v_c, o, U with integer entries and three scores near 1000 (o among them)."""
+    """v_c, o, U with integer entries and three scores near 1000 (o among them).
+
+    The large number sits in v_c, not in U: grad_v_c = U^T (ŷ - y) then has no
+    cancellation between large terms, so float32 work stays within tolerance.
+    """
     V, d = 6, 4
-    v_c = np.concatenate([[4.0], rng.integers(-2, 3, size=d - 1).astype(float)])  # (d,)
+    v_c = np.concatenate([[500.0], rng.integers(-2, 3, size=d - 1).astype(float)])  # (d,)
     U = rng.integers(-3, 4, size=(V, d)).astype(float)  # (V, d)
+    U[:, 0] = rng.integers(-1, 2, size=V)
     big = rng.choice(V, size=3, replace=False)
-    U[big, 0] = 250.0  # scores 1000 + a few
+    U[big, 0] = 2.0  # scores 1000 + a few
     return v_c, int(big[0]), U
 
 
