@@ -7,7 +7,6 @@ non-square, with repeated negatives, zero counts and logits near ±1000).
 
 import numpy as np
 import pytest
-
 import word_vectors as wv
 
 NOTES_V_C = np.array([1.0, 0.0])
