@@ -126,6 +126,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(render.markdown(report))
     else:
         print(render.table(report, colour=render.use_colour()))
+    if report.grader_error:
+        print(f"seqgrade: the grader failed on part of this submission: {report.grader_error}", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK
 
 

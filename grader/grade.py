@@ -264,26 +264,18 @@ def _syntax_problem(name: str, source: str) -> str | None:
 def _grade_written_all(questions: list[tuple[str, WrittenQuestion]], located: Located, assignment_id: str,
                        student: str | None) -> list[QuestionResult]:
     from grader.answers import load_answers_text
+    from grader.expr.judge import ExprJudge
     from grader.written import grade_written
 
     sheet = load_answers_text(located.text(ANSWERS_FILE), located.missing_message(ANSWERS_FILE))
     numbers = variants.numbers(assignment_id, student)
     results = []
-    judge = None
-    try:
+    with ExprJudge() as judge:  # its process (and sympy) starts only if an expression is checked
         for number, q in questions:
-            if q.answer_kind == "expression" and judge is None:
-                from grader.expr.judge import ExprJudge
-
-                judge = ExprJudge()
-                judge.__enter__()
             w = grade_written(q, sheet, numbers, judge)
             results.append(QuestionResult(q.id, q.title, number, "written", None, w.score, q.points, w.feedback,
                                           q.visibility, list(w.misconceptions), w.answer_text,
-                                          not_attempted=getattr(w, "not_attempted", False)))
-    finally:
-        if judge is not None:
-            judge.__exit__(None, None, None)
+                                          not_attempted=w.not_attempted))
     return results
 
 
@@ -307,17 +299,27 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
     warnings: list[str] = list(located.notes)
     events: list[str] = []
     output = ""
+    grader_error: str | None = None
     try:
         code_qs = [(n, q) for n, q in numbered if isinstance(q, CodeQuestion)]
         if code_qs:
             ctx = _code_context(assignment, located, seed, limits, hide)
             session = ctx.session
             for number, q in code_qs:
-                results[q.id] = _grade_code(q, ctx, number)
+                try:
+                    results[q.id] = _grade_code(q, ctx, number)
+                except Exception as exc:  # noqa: BLE001 - a bug of ours costs one question, visibly
+                    grader_error = f"question {q.id}: {type(exc).__name__}: {exc}"
+                    results[q.id] = _internal_error(q, number, grader_error)
         written_qs = [(n, q) for n, q in numbered if isinstance(q, WrittenQuestion)]
         if written_qs:
-            for r in _grade_written_all(written_qs, located, assignment.id, student):
-                results[r.question_id] = r
+            try:
+                for r in _grade_written_all(written_qs, located, assignment.id, student):
+                    results[r.question_id] = r
+            except Exception as exc:  # noqa: BLE001
+                grader_error = f"written answers: {type(exc).__name__}: {exc}"
+                for number, q in written_qs:
+                    results.setdefault(q.id, _internal_error(q, number, grader_error))
     finally:
         if session is not None:
             output = session.output()
@@ -330,7 +332,13 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
             isolated = sandbox.can_isolate()
     ordered = [results[q.id] for q in assignment.questions if q.id in results]
     return GradeReport(assignment.id, student, seed, ordered, time.monotonic() - started, isolated,
-                       warnings, events, output)
+                       warnings, events, output, grader_error)
+
+
+def _internal_error(q: CodeQuestion | WrittenQuestion, number: str, message: str) -> QuestionResult:
+    return QuestionResult(q.id, q.title, number, q.kind, getattr(q, "function", None), 0.0, q.points,
+                          f"The grader itself failed on this question ({message}); this is not your mistake. "
+                          "Please tell your instructor.", q.visibility, error=message)
 
 
 def _code_context(assignment: Assignment, located: Located, seed: int, limits: sandbox.Limits,

@@ -178,3 +178,19 @@ def test_student_output_is_captured_and_truncated(tmp_path):
     report = grade(submit(tmp_path, src))
     assert report.score == 10
     assert len(report.student_output) < 200_000
+
+
+def test_a_bug_in_a_suite_costs_one_question_visibly(tmp_path):
+    import dataclasses
+
+    def broken_reference(*args):
+        raise RuntimeError("boom")
+
+    q = dataclasses.replace(toy.ASSIGNMENT.questions[1], reference=broken_reference)
+    assignment = dataclasses.replace(toy.ASSIGNMENT, questions=(toy.ASSIGNMENT.questions[0], q))
+    report = grade_submission(submit(tmp_path, toy.NUMPY_SOLUTION), assignment, limits=FAST)
+    assert report.questions[0].score == 4
+    assert report.questions[1].score == 0 and "grader itself failed" in report.questions[1].feedback
+    data = to_gradescope(report)
+    jsonschema.validate(data, SCHEMA)
+    assert data["tests"][-1]["extra_data"]["kind"] == "error"
