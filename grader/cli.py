@@ -57,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["expr-equal"] and not {"-h", "--help"} & set(argv[1:]):
+        # An answer may start with "-" ("-u_o + p_o u_o"): the checker reads its own arguments.
+        from grader.expr.judge import expr_equal_cli
+
+        return expr_equal_cli(argv[1:])
     args = _parser().parse_args(argv)
     if args.command is None:
         _parser().print_help()
@@ -143,15 +149,6 @@ def _write_error(path: Path | None, aid: str | None, message: str) -> None:
         print(f"seqgrade: could not write {path}: {err}", file=sys.stderr)
 
 
-def cmd_expr_equal(args: argparse.Namespace) -> int:
-    from grader.expr.judge import check_equivalent
-
-    symbols = [s.strip() for s in args.symbols.split(",") if s.strip()] if args.symbols else None
-    v = check_equivalent(args.answer, args.expected, symbols)
-    print(json.dumps({"equivalent": v.equivalent, "error": v.error, "interpreted": v.interpreted}))
-    return EXIT_OK
-
-
 def cmd_batch(args: argparse.Namespace) -> int:
     from grader import batch, registry
 
@@ -209,7 +206,6 @@ _COMMANDS = {
     "list": cmd_list,
     "grade": cmd_grade,
     "batch": cmd_batch,
-    "expr-equal": cmd_expr_equal,
     "handout": cmd_handout,
     "autograder": cmd_autograder,
     "demo": cmd_demo,

@@ -90,6 +90,7 @@ class WrittenQuestion:
     tolerance: Tolerance = Tolerance(rtol=1e-3, atol=1e-4)  # numbers: matches the precision asked for
     wrong_forms: Callable[[Mapping[str, Any]], Sequence[WrongForm]] | None = None
     choices: tuple[str, ...] = ()  # allowed letters for choice answers
+    ordered: bool = False  # list answers: does the order matter (BPE merges, beam outputs)?
     visibility: Visibility = "visible"
     kind: Literal["written"] = "written"
 

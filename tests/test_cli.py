@@ -75,3 +75,8 @@ def test_expr_equal_prints_one_json_line():
     assert out.returncode == 0
     line = json.loads(out.stdout.strip())
     assert line["equivalent"] is True and line["error"] is None
+
+
+def test_expr_equal_accepts_an_answer_starting_with_minus():
+    out = run("expr-equal", "-u_o + p_o u_o", "p_o u_o - u_o")
+    assert out.returncode == 0 and json.loads(out.stdout)["equivalent"] is True
