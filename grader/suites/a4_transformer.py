@@ -88,16 +88,18 @@ def _ignore_mask(s: Array, m: Array | None) -> Array:
     return att.masked_softmax(s, None)
 
 
-def _inverted(s: Array, m: Array | None) -> Array:
-    return att.masked_softmax(s, None if m is None else ~np.asarray(m, dtype=bool))
-
-
 def _nan_rows(s: Array, m: Array | None) -> Array:
     """softmax(S + M) with -inf fill and no guard: a fully masked row is NaN, as in a student's code."""
     if m is None:
         return softmax(s)
     with np.errstate(all="ignore"):
         return softmax(np.where(np.broadcast_to(m, s.shape), s, -np.inf))
+
+
+def _inverted(s: Array, m: Array | None) -> Array:
+    """mask-inverted: True read as "masked". Under a causal mask the last row is then fully
+    masked and comes out NaN, as the -inf fill of a student's code makes it."""
+    return _nan_rows(s, None if m is None else ~np.asarray(m, dtype=bool))
 
 
 _WEIGHTS_FNS: dict[str, Callable[[Array, Array | None], Array]] = {
@@ -274,7 +276,11 @@ def _sdpa_cases(seed: int) -> list[Case]:
     both = att.combine_masks(att.causal_mask(T), att.key_mask(att.padding_mask(lengths, T)))  # (2, T, T)
     cases.append(Case("hidden case 4: causal and padding masks together",
                       (1.5 * r.normal(size=(2, T, 4)), 1.5 * r.normal(size=(2, T, 4)), r.normal(size=(2, T, 3)), both)))
-    cases.append(Case("hidden case 5: one unbatched sequence, causal",
+    lengths = _lengths(r, 2, 5)
+    cases.append(Case("hidden case 5: key padding mask, one query per sequence",
+                      (1.5 * r.normal(size=(2, 1, 4)), 1.5 * r.normal(size=(2, 5, 4)), r.normal(size=(2, 5, 3)),
+                       att.key_mask(att.padding_mask(lengths, 5)))))
+    cases.append(Case("hidden case 6: one unbatched sequence, causal",
                       (1.5 * r.normal(size=(4, 4)), 1.5 * r.normal(size=(4, 4)), r.normal(size=(4, 5)),
                        att.causal_mask(4))))
     return cases
@@ -484,7 +490,7 @@ PE_MUTANTS = {
     "pe-sin-cos-swapped": lambda T, d: positions.sinusoidal_positions(T, d, layout=lambda s, c: positions.interleave(c, s)),
     # ω_r = 10000^(-r/d): the pair index r used where the even feature index 2r belongs
     "pe-frequency-exponent": lambda T, d: positions.sinusoidal_positions(
-        T, d, frequencies=lambda dd: positions.position_frequencies(2 * dd)),
+        T, d, frequencies=lambda dd: positions.position_frequencies(2 * dd)[: dd // 2]),
     "pe-halves-not-interleaved": lambda T, d: positions.sinusoidal_positions(
         T, d, layout=lambda s, c: np.concatenate([s, c], axis=-1)),
 }

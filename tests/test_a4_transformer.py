@@ -1,0 +1,535 @@
+"""a4_transformer: the solution scores full, the stub zero, every catalog mistake is named.
+
+Expected values come from the slides' microscopes (001) and from torch; the mistakes are written
+as a student would write them (source edits of a plain numpy solution), never by calling mutants.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import itertools
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader import catalog, sandbox
+from grader.checks import compare
+from grader.grade import grade_submission, run_trusted
+from grader.model import CodeQuestion, WrittenQuestion
+from grader.suites import a4_transformer as suite
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION = ROOT / "solutions" / "a4_transformer"
+HANDOUT = ROOT / "assignments" / "a4_transformer"
+A = suite.ASSIGNMENT
+FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
+
+
+def _a4_ids() -> list[str]:
+    import grader.catalog.a4 as mod
+
+    src = Path(mod.__file__).read_text()
+    return re.findall(r'id="([a-z0-9-]+)"', src)
+
+
+def _question(qid: str):
+    return A.question(qid)
+
+
+def _only(*qids: str):
+    return dataclasses.replace(A, questions=tuple(_question(q) for q in qids))
+
+
+def _submit(tmp_path: Path, source: str, answers: str | None = None, name: str = "sub") -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "transformer.py").write_text(source)
+    if answers is not None:
+        (folder / "answers.toml").write_text(answers)
+    return folder
+
+
+def _answer_key(student: str | None) -> str:
+    spec = importlib.util.spec_from_file_location("_a4_key", SOLUTION / "answer_key.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.answers(student)
+
+
+SOLUTION_SRC = (SOLUTION / "transformer.py").read_text()
+
+
+def _replace_function(src: str, name: str, new: str) -> str:
+    """Swap one top-level function of the solution for a student's version."""
+    pattern = re.compile(rf"^def {name}\(.*?(?=^def |^# -----|\Z)", re.S | re.M)
+    assert pattern.search(src), name
+    return pattern.sub(lambda _: textwrap.dedent(new).lstrip() + "\n\n", src, count=1)
+
+
+# ---------------------------------------------------------------- whole submissions
+
+
+def test_a4_solution_scores_full_marks():
+    report = grade_submission(SOLUTION, A, limits=FAST)
+    assert report.max_score == 100
+    assert report.score == 100, [(q.question_id, q.feedback) for q in report.questions if q.score < q.max_score]
+    assert all(not q.misconceptions for q in report.questions)
+
+
+def test_a4_handout_scores_zero_cleanly():
+    report = grade_submission(HANDOUT, A, limits=FAST)
+    assert report.score == 0
+    for q in report.questions:
+        assert q.not_attempted, (q.question_id, q.feedback)
+        assert q.error is None
+        if q.kind == "code":
+            assert "Not attempted" in q.feedback
+        else:
+            assert "Not attempted" in q.feedback and "blank" in q.feedback
+
+
+def test_a4_two_students_get_different_cases_and_full_marks(tmp_path):
+    seeds = []
+    for sid in ("ada.lovelace@uni.edu", "alan.turing@uni.edu"):
+        folder = _submit(tmp_path, SOLUTION_SRC, _answer_key(sid), name=sid.split("@")[0])
+        report = grade_submission(folder, A, student=sid, limits=FAST)
+        assert report.score == 100, [(q.question_id, q.feedback) for q in report.questions if q.score < q.max_score]
+        seeds.append(report.seed)
+    assert seeds[0] != seeds[1]
+    for q in A.questions:
+        if isinstance(q, CodeQuestion) and q.function not in ("causal_mask",):
+            a, b = q.cases(seeds[0]), q.cases(seeds[1])
+            hidden = [(x, y) for x, y in zip(a, b) if not x.visible]
+            assert any(not _same_args(x.args, y.args) for x, y in hidden), q.id
+
+
+def _same_args(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.shape(a) == np.shape(b) and np.array_equal(a, b)
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same_args(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_args(a[k], b[k]) for k in a)
+    return a == b
+
+
+TORCH_SOLUTION = '''
+import math
+import torch
+import torch.nn.functional as F
+
+def _t(x):
+    return torch.as_tensor(x, dtype=torch.float32) if not isinstance(x, torch.Tensor) else x.float()
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    Q, K, V = _t(Q), _t(K), _t(V)
+    s = Q @ K.transpose(-1, -2) / math.sqrt(Q.shape[-1])
+    if mask is not None:
+        s = s.masked_fill(~torch.as_tensor(mask, dtype=torch.bool), float("-inf"))
+    w = torch.softmax(s, dim=-1)
+    return w @ V, w
+
+def causal_mask(T):
+    return torch.ones(T, T, dtype=torch.bool).tril()
+
+def padding_mask(lengths, T):
+    return torch.arange(T)[None, :] < torch.as_tensor(lengths)[:, None]
+
+def _heads(x, h):
+    *lead, T, w = x.shape
+    return x.view(*lead, T, h, w // h).transpose(-3, -2)
+
+def _attend(xq, xkv, WQ, WK, WV, WO, h, mask):
+    q, k, v = _heads(xq @ _t(WQ).T, h), _heads(xkv @ _t(WK).T, h), _heads(xkv @ _t(WV).T, h)
+    ctx, _ = scaled_dot_product_attention(q, k, v, mask)
+    ctx = ctx.transpose(-3, -2)
+    return ctx.reshape(*ctx.shape[:-2], -1) @ _t(WO).T
+
+def multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal=False, key_padding_mask=None):
+    X = _t(X)
+    T = X.shape[-2]
+    mask = causal_mask(T) if causal else torch.ones(T, T, dtype=torch.bool)
+    if key_padding_mask is not None:
+        mask = mask & torch.as_tensor(key_padding_mask, dtype=torch.bool)[..., None, None, :]
+    return _attend(X, X, W_Q, W_K, W_V, W_O, n_heads, mask)
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    x = _t(x)
+    mu = x.mean(-1, keepdim=True)
+    var = x.var(-1, unbiased=False, keepdim=True)
+    return (x - mu) / torch.sqrt(var + eps) * _t(gamma) + _t(beta)
+
+def layer_norm_stats(X):
+    X = _t(X)
+    return X.mean(-1), X.var(-1, unbiased=False)
+
+def batch_norm_stats(X):
+    X = _t(X)
+    return X.mean((0, 1)), X.var((0, 1), unbiased=False)
+
+def rms_norm(x, gamma, eps=1e-6):
+    x = _t(x)
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * _t(gamma)
+
+def feed_forward(X, W1, b1, W2, b2, activation="relu"):
+    z = _t(X) @ _t(W1).T + _t(b1)
+    z = torch.relu(z) if activation == "relu" else F.gelu(z)
+    return z @ _t(W2).T + _t(b2)
+
+def swiglu_ffn(X, W_gate, W_up, W_down):
+    X = _t(X)
+    return (F.silu(X @ _t(W_gate).T) * (X @ _t(W_up).T)) @ _t(W_down).T
+
+def sinusoidal_positions(T, d):
+    t = torch.arange(T, dtype=torch.float64)[:, None]
+    ang = t / 10000 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
+    return torch.stack([ang.sin(), ang.cos()], dim=-1).reshape(T, d)
+
+def encoder_block(X, params, n_heads, norm="pre", key_padding_mask=None):
+    p = {k: _t(v) for k, v in params.items()}
+    mha = lambda x: multi_head_attention(x, p["W_Q"], p["W_K"], p["W_V"], p["W_O"], n_heads,
+                                         key_padding_mask=key_padding_mask)
+    ffn = lambda x: feed_forward(x, p["W1"], p["b1"], p["W2"], p["b2"])
+    ln = lambda x, i: layer_norm(x, p[f"ln{i}_gamma"], p[f"ln{i}_beta"])
+    X = _t(X)
+    if norm == "pre":
+        U = X + mha(ln(X, 1))
+        return U + ffn(ln(U, 2))
+    U = ln(X + mha(X), 1)
+    return ln(U + ffn(U), 2)
+
+def decoder_block(Y, memory, params, n_heads, memory_padding_mask=None):
+    p = {k: _t(v) for k, v in params.items()}
+    ln = lambda x, i: layer_norm(x, p[f"ln{i}_gamma"], p[f"ln{i}_beta"])
+    Y, M = _t(Y), _t(memory)
+    U1 = Y + multi_head_attention(ln(Y, 1), p["W_Q"], p["W_K"], p["W_V"], p["W_O"], n_heads, causal=True)
+    mask = None
+    if memory_padding_mask is not None:
+        mask = torch.as_tensor(memory_padding_mask, dtype=torch.bool)[..., None, None, :]
+    U2 = U1 + _attend(ln(U1, 2), M, p["C_Q"], p["C_K"], p["C_V"], p["C_O"], n_heads, mask)
+    return U2 + feed_forward(ln(U2, 3), p["W1"], p["b1"], p["W2"], p["b2"])
+'''
+
+
+def test_a4_torch_float32_submission_gets_full_marks(tmp_path):
+    folder = _submit(tmp_path, TORCH_SOLUTION)
+    report = grade_submission(folder, dataclasses.replace(A, questions=tuple(
+        q for q in A.questions if isinstance(q, CodeQuestion))), limits=FAST)
+    assert report.score == 80, [(q.question_id, q.feedback) for q in report.questions if q.score < q.max_score]
+
+
+def test_a4_library_shortcut_anywhere_in_the_file_costs_every_question(tmp_path):
+    src = SOLUTION_SRC + "\n\ndef _unused(q, k, v):\n    import torch\n" \
+        "    return torch.nn.functional.scaled_dot_product_attention(q, k, v)\n"
+    report = grade_submission(_submit(tmp_path, src), _only("a4.sdpa", "a4.layer_norm"), limits=FAST)
+    for q in report.questions:
+        assert q.score == 0 and q.misconceptions == ["uses-library-shortcut"]
+        assert "scaled_dot_product_attention" in q.feedback
+
+
+# ---------------------------------------------------------------- the microscopes, against torch and the slides
+
+
+def test_a4_visible_cases_match_the_slides_and_torch():
+    import torch
+
+    sdpa_case = suite._sdpa_cases(0)[1]
+    out, w = run_trusted(_question("a4.sdpa").reference, sdpa_case, False)
+    np.testing.assert_allclose(w[1], [0.3302, 0.6698, 0.0], atol=5e-5)  # slides: causal row 1
+    np.testing.assert_allclose(out[1], [0.6605, 2.0093], atol=5e-5)
+    mha_case = suite._mha_cases(0)[0]
+    got = run_trusted(_question("a4.mha").reference, mha_case, False)
+    np.testing.assert_allclose(got[1], [1.2448, 1.8576, 1.3724, 1.0771], atol=5e-5)  # slides: MHA(X)_{t=1}
+    enc = run_trusted(_question("a4.encoder_block").reference, suite._encoder_cases(0)[0], False)
+    np.testing.assert_allclose(enc, [[2.3595, -1.0547, -0.1974, 1.4428], [0.5963, 0.8824, 1.3481, -1.4556],
+                                     [3.4916, 0.3136, 0.9027, 0.5284]], atol=5e-5)  # slides: block output
+    ln = run_trusted(_question("a4.layer_norm").reference, suite._ln_cases(0)[0], False)
+    want = torch.nn.functional.layer_norm(torch.tensor(suite.BLOCK_H), (4,), eps=1e-5).numpy()
+    np.testing.assert_allclose(ln, want, rtol=1e-10)
+
+
+# ---------------------------------------------------------------- every mistake, written as a student would
+
+SDPA_TEMPLATE = '''
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
+    scores = Q @ np.swapaxes(K, -1, -2) {SCALE}
+    if mask is not None:
+        {MASK}
+    weights = {SOFTMAX}
+    {AFTER}
+    return weights @ V, weights
+'''
+
+
+Edit = Callable[[str], str]
+
+
+def R(old: str, new: str) -> Edit:
+    """A student's edit: replace one passage of the solution (it must be there)."""
+
+    def edit(src: str) -> str:
+        assert old in src, old
+        return src.replace(old, new)
+
+    return edit
+
+
+def F(name: str, code: str) -> Edit:
+    """A student's edit: their own version of one function."""
+    return lambda src: _replace_function(src, name, code)
+
+
+def student_source(*mids: str) -> str:
+    src = SOLUTION_SRC
+    for mid in mids:
+        edits = MISTAKES[mid][1]
+        for e in edits if isinstance(edits, tuple) else (edits,):
+            src = e(src)
+    return src
+
+
+def sdpa(SCALE="/ math.sqrt(Q.shape[-1])", MASK="scores = np.where(mask, scores, -np.inf)",
+         SOFTMAX="_softmax(scores)", AFTER="") -> Edit:
+    code = SDPA_TEMPLATE.format(SCALE=SCALE, MASK=MASK, SOFTMAX=SOFTMAX, AFTER=AFTER)
+    return lambda src: _replace_function(src, "scaled_dot_product_attention", code)
+
+
+def test_a4_template_sdpa_is_itself_correct(tmp_path):
+    report = grade_submission(_submit(tmp_path, sdpa()(SOLUTION_SRC)), _only("a4.sdpa"), limits=FAST)
+    assert report.score == report.max_score, report.questions[0].feedback
+
+
+ATTEND_D_MODEL = '''
+def _attend(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask):
+    q = _split(X_q @ W_Q.T, n_heads)
+    k = _split(X_kv @ W_K.T, n_heads)
+    v = _split(X_kv @ W_V.T, n_heads)
+    scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(X_q.shape[-1])  # scale by the model width
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return _merge(_softmax(scores) @ v) @ W_O.T
+'''
+
+MISTAKES: dict[str, tuple[str, Edit | tuple[Edit, ...]]] = {
+    "softmax-wrong-axis": ("a4.sdpa", sdpa(SOFTMAX="np.exp(scores - scores.max(axis=-2, keepdims=True)); "
+                                              "weights = weights / weights.sum(axis=-2, keepdims=True)")),
+    "attention-missing-scale": ("a4.sdpa", sdpa(SCALE="")),
+    "attention-scale-by-dk": ("a4.sdpa", sdpa(SCALE="/ Q.shape[-1]")),
+    "attention-scale-by-d-model": ("a4.mha", F("_attend", ATTEND_D_MODEL)),
+    "mask-ignored": ("a4.sdpa", sdpa(MASK="np.where(mask, scores, -np.inf)  # result dropped")),
+    "mask-inverted": ("a4.sdpa", sdpa(MASK="scores = np.where(mask, -np.inf, scores)")),
+    "mask-after-softmax": ("a4.sdpa", sdpa(MASK="pass", AFTER="weights = weights * mask if mask is not None else weights")),
+    "mask-zero-fill": ("a4.sdpa", sdpa(MASK="scores = np.where(mask, scores, 0.0)")),
+    "causal-mask-transposed": ("a4.causal_mask", R(
+        "return np.tril(np.ones((T, T), dtype=bool))", "return np.triu(np.ones((T, T), dtype=bool))")),
+    "causal-mask-excludes-self": ("a4.causal_mask", R(
+        "return np.tril(np.ones((T, T), dtype=bool))", "return np.tril(np.ones((T, T), dtype=bool), k=-1)")),
+    "heads-reshape-without-transpose": ("a4.mha", (
+        R("return np.swapaxes(x.reshape(*lead, T, h, width // h), -3, -2)",
+          "return x.reshape(*lead, h, T, width // h)"),
+        R("x = np.swapaxes(x, -3, -2)  # (..., T, h, d_h)\n    *lead, T, h, d_h = x.shape",
+          "*lead, h, T, d_h = x.shape"))),
+    # with attention that fills -inf and has no guard for a fully masked row (NaN there)
+    "padding-masks-queries": ("a4.mha", (sdpa(), R(
+        "pad = np.asarray(key_padding_mask, dtype=bool)[..., None, None, :]",
+        "pad = np.asarray(key_padding_mask, dtype=bool)[..., None, :, None]"))),
+    "layernorm-wrong-axis": ("a4.layer_norm", R(
+        "mu = x.mean(axis=-1, keepdims=True)\n    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)",
+        "mu = x.mean(axis=-2, keepdims=True)\n    var = ((x - mu) ** 2).mean(axis=-2, keepdims=True)")),
+    "layernorm-unbiased-variance": ("a4.layer_norm", R(
+        "var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)", "var = x.var(axis=-1, ddof=1, keepdims=True)")),
+    "layernorm-eps-outside-sqrt": ("a4.layer_norm", R(
+        "np.sqrt(var + eps)", "(np.sqrt(var) + eps)")),
+    "gelu-tanh-approximation": ("a4.feed_forward", F("_gelu", '''
+        def _gelu(z):
+            return 0.5 * z * (1 + np.tanh(math.sqrt(2 / math.pi) * (z + 0.044715 * z**3)))
+        ''')),
+    "pe-sin-cos-swapped": ("a4.positions", R(
+        "P[:, 0::2] = np.sin(t * omega)\n    P[:, 1::2] = np.cos(t * omega)",
+        "P[:, 0::2] = np.cos(t * omega)\n    P[:, 1::2] = np.sin(t * omega)")),
+    "pe-frequency-exponent": ("a4.positions", R(
+        "omega = 1.0 / 10000 ** (np.arange(0, d, 2) / d)", "omega = 1.0 / 10000 ** (np.arange(d // 2) / d)")),
+    "pe-halves-not-interleaved": ("a4.positions", R(
+        "P[:, 0::2] = np.sin(t * omega)\n    P[:, 1::2] = np.cos(t * omega)",
+        "P[:, : d // 2] = np.sin(t * omega)\n    P[:, d // 2 :] = np.cos(t * omega)")),
+    "prenorm-adds-normalized-input": ("a4.encoder_block", R(
+        "U = X + mha(ln(X, 1))\n        return U + ffn(ln(U, 2))",
+        "X = ln(X, 1)\n        U = X + mha(X)\n        U = ln(U, 2)\n        return U + ffn(U)")),
+    "ffn-missing-activation": ("a4.feed_forward", F("feed_forward", '''
+        def feed_forward(X, W1, b1, W2, b2, activation="relu"):
+            hidden = np.asarray(X) @ W1.T + b1
+            return hidden @ W2.T + b2
+        ''')),
+    "cross-attention-uses-decoder-keys": ("a4.decoder_block", (
+        R("U2 = U1 + _attend(ln(U1, 2), memory,", "U2 = U1 + _attend(ln(U1, 2), ln(U1, 2),"),
+        R("mask = np.asarray(memory_padding_mask, dtype=bool)[..., None, None, :]  # (..., 1, 1, S)", "pass"))),
+    "decoder-self-attention-not-causal": ("a4.decoder_block", R(
+        'p["W_O"], n_heads, causal=True)', 'p["W_O"], n_heads)')),
+    "batchnorm-over-batch-only": ("a4.batch_norm_stats", R(
+        "return X.mean(axis=(0, 1)), X.var(axis=(0, 1))", "return X.mean(axis=0), X.var(axis=0)")),
+    "rmsnorm-subtracts-mean": ("a4.rms_norm", R(
+        "return x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + eps) * gamma",
+        "x = x - x.mean(axis=-1, keepdims=True)\n    "
+        "return x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + eps) * gamma")),
+}
+WRITTEN_ONLY = {"score-std-for-variance", "softmax-jacobian-sign", "softmax-jacobian-diagonal-only",
+                "attention-cost-linear"}
+
+
+# Mistakes graded together in one file: no graded question calls a function another mistake
+# of its group edits (the blocks call MHA, LN and the FFN; MHA calls attention).
+GROUPS = (
+    ("softmax-wrong-axis", "causal-mask-transposed", "layernorm-wrong-axis", "pe-sin-cos-swapped"),
+    ("attention-missing-scale", "causal-mask-excludes-self", "layernorm-unbiased-variance", "pe-frequency-exponent"),
+    ("attention-scale-by-dk", "layernorm-eps-outside-sqrt", "pe-halves-not-interleaved", "gelu-tanh-approximation"),
+    ("mask-ignored", "ffn-missing-activation"),
+    ("mask-inverted", "rmsnorm-subtracts-mean"),
+    ("mask-after-softmax", "batchnorm-over-batch-only"),
+    ("mask-zero-fill", "prenorm-adds-normalized-input"),
+    ("attention-scale-by-d-model",),
+    ("heads-reshape-without-transpose",),
+    ("padding-masks-queries", "cross-attention-uses-decoder-keys"),
+    ("decoder-self-attention-not-causal",),
+)
+
+
+def test_a4_every_catalog_id_has_a_student_style_mistake():
+    shared = {"softmax-wrong-axis", "heads-reshape-without-transpose", "mask-zero-fill", "mask-inverted"}
+    assert set(_a4_ids()) | shared == set(MISTAKES) | WRITTEN_ONLY
+    grouped = [m for g in GROUPS for m in g]
+    assert sorted(grouped) == sorted(MISTAKES)
+    for g in GROUPS:
+        assert len({MISTAKES[m][0] for m in g}) == len(g)
+        student_source(*g)  # every edit applies
+
+
+def test_a4_each_mistake_is_named_and_loses_points(tmp_path):
+    """Each planted mistake is named with exactly its id on its question, which loses points."""
+    wrong = []
+    for i, group in enumerate(GROUPS):
+        qids = [MISTAKES[m][0] for m in group]
+        report = grade_submission(_submit(tmp_path, student_source(*group), name=f"g{i}"), _only(*qids),
+                                  limits=FAST)
+        for mid, q in zip(group, report.questions):
+            if q.misconceptions != [mid] or not q.score < q.max_score:
+                wrong.append((mid, q.question_id, q.misconceptions, q.score, q.feedback[:600]))
+    assert not wrong, wrong
+
+
+def test_a4_convention_mistakes_keep_partial_credit(tmp_path):
+    src = student_source("layernorm-eps-outside-sqrt", "gelu-tanh-approximation")
+    report = grade_submission(_submit(tmp_path, src), _only("a4.layer_norm", "a4.feed_forward"), limits=FAST)
+    for q in report.questions:
+        assert 0 < q.score < q.max_score and "convention the notes use elsewhere" in q.feedback, q.feedback
+
+
+def test_a4_written_wrong_answers_name_their_mistakes(tmp_path):
+    from grader import variants
+
+    v = variants.numbers(A.id, None)
+    p = np.asarray(v["softmax_p"])
+    jac = np.diag(p) - np.outer(p, p)
+    rows = lambda a: "[" + ", ".join("[" + ", ".join(f"{x:.6f}" for x in r) + "]" for r in a) + "]"  # noqa: E731
+    answers = "\n".join([
+        'score_variance = "sqrt(d_k)"', 'score_scale = "1/d_k"', f"softmax_jacobian = {rows(-jac)}",
+        'saturation = "A"', 'prenorm_jacobian = "B"', "cost_doubling = 2", "",
+    ])
+    folder = tmp_path / "w"
+    folder.mkdir()
+    (folder / "answers.toml").write_text(answers)
+    written = dataclasses.replace(A, questions=tuple(q for q in A.questions if isinstance(q, WrittenQuestion)),
+                                  code_file=None)
+    got = {q.question_id: q.misconceptions for q in grade_submission(folder, written).questions}
+    assert got["a4.w_score_variance"] == ["score-std-for-variance"]
+    assert got["a4.w_scale"] == ["attention-scale-by-dk"]
+    assert got["a4.w_softmax_jacobian"] == ["softmax-jacobian-sign"]
+    assert got["a4.w_cost_doubling"] == ["attention-cost-linear"]
+    (folder / "answers.toml").write_text(f"softmax_jacobian = {rows(np.diag(p))}\n")
+    got = {q.question_id: q.misconceptions for q in grade_submission(folder, written).questions}
+    assert got["a4.w_softmax_jacobian"] == ["softmax-jacobian-diagonal-only"]
+
+
+def test_a4_attention_by_hand_expected_matches_torch():
+    import torch
+
+    from grader import variants
+
+    for sid in (None, "ada"):
+        v = variants.numbers(A.id, sid)
+        Q, K, V = (torch.tensor(v[k], dtype=torch.float64) for k in ("attn_Q", "attn_K", "attn_V"))
+        out = torch.nn.functional.scaled_dot_product_attention(Q, K, V, is_causal=True)
+        np.testing.assert_allclose(_question("a4.w_attention_output").expected(v), out.numpy(), atol=1e-12)
+        p = torch.tensor(v["softmax_p"], dtype=torch.float64)
+        s = torch.log(p).requires_grad_(True)
+        jac = torch.autograd.functional.jacobian(lambda z: torch.softmax(z, -1), s)
+        np.testing.assert_allclose(_question("a4.w_softmax_jacobian").expected(v), jac.numpy(), atol=1e-12)
+
+
+# ---------------------------------------------------------------- the hidden cases separate the mutants
+
+
+def _outputs(q: CodeQuestion, seed: int) -> dict[str, list]:
+    out = {}
+    for name, f in {"reference": q.reference, **q.mutants}.items():
+        row = []
+        for c in q.cases(seed):
+            if c.visible:
+                continue
+            try:
+                with np.errstate(all="ignore"):
+                    row.append(run_trusted(f, c, False))
+            except Exception:  # noqa: BLE001 - a mutant that does not apply to this case
+                row.append(None)
+        out[name] = row
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 12345])
+def test_a4_mutants_pairwise_separated_on_hidden_cases(seed):
+    for q in A.questions:
+        if not isinstance(q, CodeQuestion):
+            continue
+        outs = _outputs(q, seed)
+        for a, b in itertools.combinations(outs, 2):
+            assert any(x is not None and y is not None and compare(x, y, q.tolerance, names=q.output_names)
+                       for x, y in zip(outs[a], outs[b])), (q.id, a, b)
+
+
+def test_a4_every_code_catalog_id_is_reachable_from_a_hidden_case():
+    reached = set()
+    for q in A.questions:
+        if isinstance(q, CodeQuestion):
+            outs = _outputs(q, 0)
+            for mid in q.mutants:
+                catalog.get(mid)
+                if any(x is not None and compare(x, r, q.tolerance, names=q.output_names)
+                       for x, r in zip(outs[mid], outs["reference"])):
+                    reached.add(mid)
+    assert set(MISTAKES) <= reached
+
+
+# ---------------------------------------------------------------- the public tests
+
+
+def _run_public(tmp_path: Path, source_dir: Path) -> subprocess.CompletedProcess:
+    work = tmp_path / source_dir.name
+    shutil.copytree(HANDOUT, work)
+    shutil.copy(source_dir / "transformer.py", work / "transformer.py")
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_public.py"],
+                          cwd=work, capture_output=True, text=True, timeout=120)
+
+
+def test_a4_public_tests_pass_on_solution_and_fail_on_stub(tmp_path):
+    ok = _run_public(tmp_path / "sol", SOLUTION)
+    assert ok.returncode == 0, ok.stdout[-2000:]
+    bad = _run_public(tmp_path / "stub", HANDOUT)
+    assert bad.returncode != 0 and "NotImplementedError" in bad.stdout
