@@ -34,7 +34,7 @@ def test_split_heads_with_T_different_from_d_h():
     out = torch.as_tensor(fixed.split_heads(x, 3))
     assert tuple(out.shape) == (3, 3, 5, 4)
     for i in range(3):
-        assert torch.allclose(out[:, i], x[:, :, 4 * i:4 * (i + 1)])
+        assert torch.allclose(out[:, i], x[:, :, 4 * i : 4 * (i + 1)])
 
 
 def test_merge_heads_inverts_split_heads():
@@ -58,7 +58,9 @@ def test_merge_heads_concatenates_heads_in_order():
 def test_masked_softmax_zero_at_masked_keys_and_rows_sum_to_one():
     scores = torch.randn(2, 2, 4, 4, dtype=torch.float64) * 3
     lengths = torch.tensor([2, 3])
-    mask = (torch.arange(4)[None, :] < lengths[:, None])[:, None, None, :]  # (B, 1, 1, T): True = real key
+    mask = (torch.arange(4)[None, :] < lengths[:, None])[
+        :, None, None, :
+    ]  # (B, 1, 1, T): True = real key
     w = torch.as_tensor(fixed.masked_softmax(scores, mask))
     assert tuple(w.shape) == (2, 2, 4, 4)
     assert torch.all(w[0, :, :, 2:] == 0) and torch.all(w[1, :, :, 3:] == 0)
@@ -93,7 +95,9 @@ def test_causal_lm_loss_ignores_logits_whose_target_is_padding():
     changed[1, 2:] += 100 * torch.randn(3, 7, dtype=torch.float64)  # targets at t=2, 3 are padding
     assert float(torch.as_tensor(fixed.causal_lm_loss(changed, tokens, 0))) == pytest.approx(base)
     # 4 + 2 scored positions, each CE = log 7 under uniform logits
-    assert float(torch.as_tensor(fixed.causal_lm_loss(torch.zeros(2, 5, 7), tokens, 0))) == pytest.approx(math.log(7))
+    assert float(
+        torch.as_tensor(fixed.causal_lm_loss(torch.zeros(2, 5, 7), tokens, 0))
+    ) == pytest.approx(math.log(7))
 
 
 def test_causal_lm_loss_uses_the_next_token():

@@ -44,10 +44,16 @@ def numbers(student: str | None) -> dict:
 def main(argv: list[str]) -> None:
     student = argv[1] if len(argv) > 1 else None
     n = numbers(student)
-    print(f"variant for {student!r} (seed {seed_for(student)})" if student else "default variant (no student id)")
+    print(
+        f"variant for {student!r} (seed {seed_for(student)})"
+        if student
+        else "default variant (no student id)"
+    )
     print()
-    print(f"your block (var_* questions): B = {n['B']}, T = {n['T']}, d = {n['d']}, "
-          f"h = {n['n_heads']} (d_h = {n['d'] // n['n_heads']}), d_ff = {n['d_ff']}")
+    print(
+        f"your block (var_* questions): B = {n['B']}, T = {n['T']}, d = {n['d']}, "
+        f"h = {n['n_heads']} (d_h = {n['d'] // n['n_heads']}), d_ff = {n['d_ff']}"
+    )
 
 
 if __name__ == "__main__":

@@ -54,6 +54,17 @@ register(
         section="slides Week 06, 'Task heads select rows or combine them' (sequence classification: mean over real tokens)",
     ),
     Misconception(
+        id="pool-divides-by-T",
+        title="masked mean pooling divided by T",
+        explanation=(
+            "Your sum leaves the padding rows out, but you divide by T, so every padding row "
+            "still counts as a zero vector and shorter sequences get pooled vectors shrunk "
+            "towards 0. Divide by the number of real tokens: h̄ = Σ_t m_t h_t / Σ_t m_t, "
+            "i.e. by lengths[b]."
+        ),
+        section="slides Week 06, 'Task heads select rows or combine them' (mean pooling includes only real tokens)",
+    ),
+    Misconception(
         id="shape-scores-missing-heads",
         title="attention scores without the heads axis",
         explanation=(

@@ -52,7 +52,9 @@ def _shapes_torch(name: str) -> Callable[..., Any]:
         return getattr(shapes_torch, name)(*args, **kwargs)
 
     call.__name__ = name
-    call.__doc__ = f"reference.shapes_torch.{name} (imported lazily: torch loads only when grading)."
+    call.__doc__ = (
+        f"reference.shapes_torch.{name} (imported lazily: torch loads only when grading)."
+    )
     return call
 
 
@@ -91,7 +93,9 @@ def _loss_not_shifted(logits: Any, tokens: Any, pad_id: int) -> float:
 
 def _loss_with_padding(logits: Any, tokens: Any, pad_id: int) -> float:
     """lm-loss-includes-padding: shifted targets, but pad_id kept as a target."""
-    _, targets = masking.next_token_targets(_np(tokens), pad_id=masking.IGNORE_INDEX)  # no pad ever matches
+    _, targets = masking.next_token_targets(
+        _np(tokens), pad_id=masking.IGNORE_INDEX
+    )  # no pad ever matches
     return masking.token_cross_entropy(_np(logits)[:, :-1], targets)  # logits (B, T-1, V)
 
 
@@ -100,6 +104,12 @@ def _pool_all_rows(H: Any, lengths: Any) -> Array:
     a = _np(H)
     full = np.full(a.shape[0], a.shape[1], dtype=np.int64)  # (B,) = T
     return blocks.masked_mean_pool(a, full)  # (B, d)
+
+
+def _pool_divides_by_T(H: Any, lengths: Any) -> Array:
+    """pool-divides-by-T: the real rows summed, but divided by T instead of lengths[b]."""
+    a, n = _np(H), _np(lengths)
+    return blocks.masked_mean_pool(a, n) * (n[:, None] / a.shape[1])  # (B, d)
 
 
 def _shapes_scores_missing_heads(B: int, T: int, d: int, n_heads: int, d_ff: int) -> dict:
@@ -130,7 +140,10 @@ MUTANTS: dict[str, dict[str, Callable[..., Any]]] = {
         "lm-loss-not-shifted": _loss_not_shifted,
         "lm-loss-includes-padding": _loss_with_padding,
     },
-    "masked_mean_pool": {"pool-includes-padding": _pool_all_rows},
+    "masked_mean_pool": {
+        "pool-includes-padding": _pool_all_rows,
+        "pool-divides-by-T": _pool_divides_by_T,
+    },
     "block_shapes": {
         "shape-scores-missing-heads": _shapes_scores_missing_heads,
         "shape-ln-stats-per-feature": _shapes_ln_per_feature,
@@ -153,21 +166,39 @@ def _lengths(rng: np.random.Generator, B: int, T: int, *, low: int = 1) -> Array
 
 def split_heads_cases(seed: int) -> list[Case]:
     rng = _rng(51, seed)
-    cases = [Case("notes walkthrough: arange, B=2, T=4, d=8, h=2", (np.arange(64.0).reshape(2, 4, 8), 2),
-                  visible=True)]
+    cases = [
+        Case(
+            "notes walkthrough: arange, B=2, T=4, d=8, h=2",
+            (np.arange(64.0).reshape(2, 4, 8), 2),
+            visible=True,
+        )
+    ]
     for i, (B, T, h, d_h) in enumerate(((3, 5, 3, 4), (2, 6, 4, 2), (2, 3, 2, 6))):
-        cases.append(Case(f"hidden case {i + 1} (B={B}, T={T}, h={h}, d_h={d_h})",
-                          (rng.normal(size=(B, T, h * d_h)), h)))
+        cases.append(
+            Case(
+                f"hidden case {i + 1} (B={B}, T={T}, h={h}, d_h={d_h})",
+                (rng.normal(size=(B, T, h * d_h)), h),
+            )
+        )
     return cases
 
 
 def merge_heads_cases(seed: int) -> list[Case]:
     rng = _rng(52, seed)
-    cases = [Case("notes walkthrough: arange, B=2, h=2, T=4, d_h=4", (np.arange(64.0).reshape(2, 2, 4, 4),),
-                  visible=True)]
+    cases = [
+        Case(
+            "notes walkthrough: arange, B=2, h=2, T=4, d_h=4",
+            (np.arange(64.0).reshape(2, 2, 4, 4),),
+            visible=True,
+        )
+    ]
     for i, (B, h, T, d_h) in enumerate(((3, 3, 5, 4), (2, 4, 6, 2), (2, 2, 3, 6))):
-        cases.append(Case(f"hidden case {i + 1} (B={B}, h={h}, T={T}, d_h={d_h})",
-                          (rng.normal(size=(B, h, T, d_h)),)))
+        cases.append(
+            Case(
+                f"hidden case {i + 1} (B={B}, h={h}, T={T}, d_h={d_h})",
+                (rng.normal(size=(B, h, T, d_h)),),
+            )
+        )
     return cases
 
 
@@ -182,22 +213,46 @@ def _row_mask(rng: np.random.Generator, Tq: int, Tk: int) -> Array:
 
 def masked_softmax_cases(seed: int) -> list[Case]:
     rng = _rng(53, seed)
-    visible_scores = (np.arange(32.0).reshape(2, 1, 4, 4) % 7 - 3) * 0.5 * np.array([1.0, -1.0]).reshape(1, 2, 1, 1)
+    visible_scores = (
+        (np.arange(32.0).reshape(2, 1, 4, 4) % 7 - 3)
+        * 0.5
+        * np.array([1.0, -1.0]).reshape(1, 2, 1, 1)
+    )
     visible_mask = att.key_mask(att.padding_mask(np.array([2, 3]), 4))[:, None]  # (2, 1, 1, 4)
-    cases = [Case("key padding, lengths [2, 3] of T=4 (B=2, h=2)", (visible_scores, visible_mask), visible=True)]
+    cases = [
+        Case(
+            "key padding, lengths [2, 3] of T=4 (B=2, h=2)",
+            (visible_scores, visible_mask),
+            visible=True,
+        )
+    ]
     # causal and key padding together, broadcast over heads: (B, 1, T, T)
     B, h, T = 2, 3, 5
-    pad = att.key_mask(att.padding_mask(_lengths(rng, B, T - 1), T))  # (B, 1, T), lengths in [1, T-1]
+    pad = att.key_mask(
+        att.padding_mask(_lengths(rng, B, T - 1), T)
+    )  # (B, 1, T), lengths in [1, T-1]
     causal_pad = att.combine_masks(att.causal_mask(T), pad)[:, None]  # (B, 1, T, T)
-    cases.append(Case("hidden case 1 (causal and padding, B=2, h=3, T=5)",
-                      (rng.normal(size=(B, h, T, T)) * 3, causal_pad)))
+    cases.append(
+        Case(
+            "hidden case 1 (causal and padding, B=2, h=3, T=5)",
+            (rng.normal(size=(B, h, T, T)) * 3, causal_pad),
+        )
+    )
     # cross-attention shaped: T_q != T_k, one (T_q, T_k) mask for every batch row and head
-    cases.append(Case("hidden case 2 (T_q=3, T_k=6, mask (3, 6))",
-                      (rng.normal(size=(2, 2, 3, 6)) * 3, _row_mask(rng, 3, 6))))
+    cases.append(
+        Case(
+            "hidden case 2 (T_q=3, T_k=6, mask (3, 6))",
+            (rng.normal(size=(2, 2, 3, 6)) * 3, _row_mask(rng, 3, 6)),
+        )
+    )
     # no head axis: scores (B, T, T), key padding mask (B, 1, T)
     lengths = rng.integers(2, 6, size=4)
-    cases.append(Case("hidden case 3 (no head axis, B=4, T=6)",
-                      (rng.normal(size=(4, 6, 6)) * 3, att.key_mask(att.padding_mask(lengths, 6)))))
+    cases.append(
+        Case(
+            "hidden case 3 (no head axis, B=4, T=6)",
+            (rng.normal(size=(4, 6, 6)) * 3, att.key_mask(att.padding_mask(lengths, 6))),
+        )
+    )
     return cases
 
 
@@ -215,21 +270,39 @@ def causal_lm_loss_cases(seed: int) -> list[Case]:
     b, t, v = np.meshgrid(np.arange(2), np.arange(5), np.arange(6), indexing="ij")
     visible_logits = np.cos(1.0 + b + 2 * t + 3 * v)  # (2, 5, 6)
     visible_tokens = np.array([[3, 1, 4, 1, 5], [2, 5, 3, 0, 0]], dtype=np.int64)
-    cases = [Case("two sequences, lengths 5 and 3, pad_id 0", (visible_logits, visible_tokens, 0), visible=True)]
+    cases = [
+        Case(
+            "two sequences, lengths 5 and 3, pad_id 0",
+            (visible_logits, visible_tokens, 0),
+            visible=True,
+        )
+    ]
     for i, (B, T, V, pad_id) in enumerate(((3, 7, 9, 0), (4, 6, 11, 10), (2, 8, 7, 2))):
         logits, tokens = _lm_batch(rng, B, T, V, pad_id)
-        cases.append(Case(f"hidden case {i + 1} (B={B}, T={T}, V={V}, pad_id={pad_id})", (logits, tokens, pad_id)))
+        cases.append(
+            Case(
+                f"hidden case {i + 1} (B={B}, T={T}, V={V}, pad_id={pad_id})",
+                (logits, tokens, pad_id),
+            )
+        )
     return cases
 
 
 def masked_mean_pool_cases(seed: int) -> list[Case]:
     rng = _rng(55, seed)
-    cases = [Case("arange, lengths [2, 4] of T=4", (np.arange(24.0).reshape(2, 4, 3), np.array([2, 4])),
-                  visible=True)]
+    cases = [
+        Case(
+            "arange, lengths [2, 4] of T=4",
+            (np.arange(24.0).reshape(2, 4, 3), np.array([2, 4])),
+            visible=True,
+        )
+    ]
     for i, (B, T, d) in enumerate(((3, 6, 5), (4, 5, 7))):
         lengths = _lengths(rng, B, T)
         H = rng.normal(size=(B, T, d))
-        H[np.arange(T)[None, :] >= lengths[:, None]] += 10.0  # padding rows hold stale, large values
+        H[np.arange(T)[None, :] >= lengths[:, None]] += (
+            10.0  # padding rows hold stale, large values
+        )
         cases.append(Case(f"hidden case {i + 1} (B={B}, T={T}, d={d})", (H, lengths)))
     return cases
 
@@ -237,8 +310,13 @@ def masked_mean_pool_cases(seed: int) -> list[Case]:
 def block_shapes_cases(seed: int) -> list[Case]:
     rng = _rng(56, seed)
     w = WALKTHROUGH
-    cases = [Case("notes walkthrough (B=2, T=4, d=8, h=2, d_ff=32)", (w["B"], w["T"], w["d"], w["n_heads"], w["d_ff"]),
-                  visible=True)]
+    cases = [
+        Case(
+            "notes walkthrough (B=2, T=4, d=8, h=2, d_ff=32)",
+            (w["B"], w["T"], w["d"], w["n_heads"], w["d_ff"]),
+            visible=True,
+        )
+    ]
     for i in range(3):
         B, h = int(rng.integers(2, 6)), int(rng.integers(2, 5))
         d_h = int(rng.choice([3, 5, 6, 7]))
@@ -260,7 +338,9 @@ def _variant_numbers(numbers: Mapping[str, Any]) -> Mapping[str, Any]:
     return {k: int(numbers[k]) for k in ("B", "T", "d", "n_heads", "d_ff")}
 
 
-def _shape_of(key: str, sizes: Callable[[Mapping[str, Any]], Mapping[str, Any]]) -> Callable[[Mapping[str, Any]], tuple]:
+def _shape_of(
+    key: str, sizes: Callable[[Mapping[str, Any]], Mapping[str, Any]]
+) -> Callable[[Mapping[str, Any]], tuple]:
     return lambda numbers: blocks.block_shapes(**sizes(numbers))[key]
 
 
@@ -269,41 +349,68 @@ def _shape_wrong_forms(key: str, sizes: Callable[[Mapping[str, Any]], Mapping[st
         s = blocks.block_shapes(**sizes(numbers))
         if key in ("q_heads", "context_heads"):
             B, h, T, d_h = s[key]
-            return [WrongForm((B, T, h, d_h), "heads-reshape-without-transpose",
-                              "(B, T, h, d_h) is the view before the transpose; the heads axis must come "
-                              "before the positions: (B, h, T, d_h) (notes §6, 'split heads').")]
+            return [
+                WrongForm(
+                    (B, T, h, d_h),
+                    "heads-reshape-without-transpose",
+                    "(B, T, h, d_h) is the view before the transpose; the heads axis must come "
+                    "before the positions: (B, h, T, d_h) (notes §6, 'split heads').",
+                )
+            ]
         if key == "scores":
-            return [WrongForm(s[key][:1] + s[key][2:], "shape-scores-missing-heads",
-                              "every head has its own T × T scores, so the heads axis stays: (B, h, T, T).")]
+            return [
+                WrongForm(
+                    s[key][:1] + s[key][2:],
+                    "shape-scores-missing-heads",
+                    "every head has its own T × T scores, so the heads axis stays: (B, h, T, T).",
+                )
+            ]
         if key == "ln_stats":
-            return [WrongForm(s["bn_stats"], "shape-ln-stats-per-feature",
-                              "one mean per feature, (d,), is BatchNorm's set; LayerNorm has one per token.")]
+            return [
+                WrongForm(
+                    s["bn_stats"],
+                    "shape-ln-stats-per-feature",
+                    "one mean per feature, (d,), is BatchNorm's set; LayerNorm has one per token.",
+                )
+            ]
         if key == "bn_stats":
-            return [WrongForm(s["ln_stats"], "shape-bn-stats-per-token",
-                              "one mean per token, (B, T), is LayerNorm's set; BatchNorm has one per feature.")]
+            return [
+                WrongForm(
+                    s["ln_stats"],
+                    "shape-bn-stats-per-token",
+                    "one mean per token, (B, T), is LayerNorm's set; BatchNorm has one per feature.",
+                )
+            ]
         return []
 
     return forms
 
 
 SHAPE_KEYS = {
-    "q_heads": "Q after splitting heads",
-    "scores": "the attention scores Q K^T",
-    "context_heads": "the weighted values A V, per head",
-    "context": "the context after merging heads (before W_O)",
-    "ffn_hidden": "the FFN's hidden activation",
-    "block_out": "the block's output",
-    "ln_stats": "LayerNorm's mean (no keepdim)",
-    "bn_stats": "BatchNorm's mean (no keepdim)",
+    "q_heads": "Q split into heads",
+    "scores": "scores Q K^T",
+    "context_heads": "A V per head",
+    "context": "heads merged",
+    "ffn_hidden": "FFN hidden",
+    "block_out": "block output",
+    "ln_stats": "LayerNorm mean",
+    "bn_stats": "BatchNorm mean",
 }
 
 
-def _shape_questions(prefix: str, label: str, points: float,
-                     sizes: Callable[[Mapping[str, Any]], Mapping[str, Any]]) -> tuple[WrittenQuestion, ...]:
+def _shape_questions(
+    prefix: str, label: str, points: float, sizes: Callable[[Mapping[str, Any]], Mapping[str, Any]]
+) -> tuple[WrittenQuestion, ...]:
     return tuple(
-        WrittenQuestion(id=f"a5.{prefix}_{key}", title=f"{label}: shape of {what}", points=points,
-                        key=f"{prefix}_{key}", answer_kind="shape", expected=_shape_of(key, sizes),
-                        wrong_forms=_shape_wrong_forms(key, sizes))
+        WrittenQuestion(
+            id=f"a5.{prefix}_{key}",
+            title=f"{label} shape: {what}",
+            points=points,
+            key=f"{prefix}_{key}",
+            answer_kind="shape",
+            expected=_shape_of(key, sizes),
+            wrong_forms=_shape_wrong_forms(key, sizes),
+        )
         for key, what in SHAPE_KEYS.items()
     )
 
@@ -313,9 +420,16 @@ def _shape_questions(prefix: str, label: str, points: float,
 AXIS_CHOICES = ("A", "B", "C")  # A = batch B, B = positions T, C = features d
 
 
-def _axis_question(key: str, title: str, answer: str, wrong: tuple[tuple[str, str, str], ...] = ()) -> WrittenQuestion:
+def _axis_question(
+    key: str, title: str, answer: str, wrong: tuple[tuple[str, str, str], ...] = ()
+) -> WrittenQuestion:
     return WrittenQuestion(
-        id=f"a5.{key}", title=title, points=2, key=key, answer_kind="choice", choices=AXIS_CHOICES,
+        id=f"a5.{key}",
+        title=title,
+        points=2,
+        key=key,
+        answer_kind="choice",
+        choices=AXIS_CHOICES,
         expected=lambda numbers: answer,
         wrong_forms=lambda numbers: [WrongForm(a, mid, msg) for a, mid, msg in wrong],
     )
@@ -323,17 +437,38 @@ def _axis_question(key: str, title: str, answer: str, wrong: tuple[tuple[str, st
 
 AXIS_QUESTIONS = (
     _axis_question("axis_ffn", "Which axis a position-wise FFN computes along", "C"),
-    _axis_question("axis_layer_norm", "Which axis LayerNorm's statistics are taken along", "C", (
-        ("A,B", "shape-ln-stats-per-feature", "averaging over batch and positions is BatchNorm; "
-                                              "LayerNorm averages one token's d features."),
-        ("A", "shape-ln-stats-per-feature", "averaging down the batch is BatchNorm; "
-                                            "LayerNorm averages one token's d features."),
-    )),
+    _axis_question(
+        "axis_layer_norm",
+        "Which axis LayerNorm's statistics are taken along",
+        "C",
+        (
+            (
+                "A,B",
+                "shape-ln-stats-per-feature",
+                "averaging over batch and positions is BatchNorm; "
+                "LayerNorm averages one token's d features.",
+            ),
+            (
+                "A",
+                "shape-ln-stats-per-feature",
+                "averaging down the batch is BatchNorm; LayerNorm averages one token's d features.",
+            ),
+        ),
+    ),
     _axis_question("axis_attention", "Which axis the weighted sum A V combines", "B"),
-    _axis_question("axis_batch_norm", "Which axes BatchNorm's statistics are taken along", "A,B", (
-        ("C", "shape-bn-stats-per-token", "averaging a token's features is LayerNorm; BatchNorm "
-                                          "averages each feature over batch (and positions)."),
-    )),
+    _axis_question(
+        "axis_batch_norm",
+        "Which axes BatchNorm's statistics are taken along",
+        "A,B",
+        (
+            (
+                "C",
+                "shape-bn-stats-per-token",
+                "averaging a token's features is LayerNorm; BatchNorm "
+                "averages each feature over batch (and positions).",
+            ),
+        ),
+    ),
 )
 
 # The README's list of bug kinds (letters shuffled on purpose) and the bug planted in each
@@ -362,8 +497,15 @@ PLANTED_BUGS = {
 }
 
 BUG_QUESTIONS = tuple(
-    WrittenQuestion(id=f"a5.bug_{fn}", title=f"Classify the bug in buggy.{fn}", points=2, key=f"bug_{fn}",
-                    answer_kind="choice", choices=tuple(BUG_KINDS), expected=lambda numbers, a=letter: a)
+    WrittenQuestion(
+        id=f"a5.bug_{fn}",
+        title=f"Classify the bug in buggy.{fn}",
+        points=2,
+        key=f"bug_{fn}",
+        answer_kind="choice",
+        choices=tuple(BUG_KINDS),
+        expected=lambda numbers, a=letter: a,
+    )
     for fn, letter in PLANTED_BUGS.items()
 )
 
@@ -371,10 +513,22 @@ BUG_QUESTIONS = tuple(
 # ---------------------------------------------------------------- the assignment
 
 
-def _code(fn: str, title: str, points: float, cases: Callable[[int], list[Case]], **kw: Any) -> CodeQuestion:
+def _code(
+    fn: str, title: str, points: float, cases: Callable[[int], list[Case]], **kw: Any
+) -> CodeQuestion:
     reference = blocks.block_shapes if fn == "block_shapes" else _shapes_torch(fn)
-    return CodeQuestion(id=f"a5.{fn}", title=title, points=points, file=FILE, function=fn, reference=reference,
-                        cases=cases, mutants=MUTANTS[fn], torch_inputs=True, **kw)
+    return CodeQuestion(
+        id=f"a5.{fn}",
+        title=title,
+        points=points,
+        file=FILE,
+        function=fn,
+        reference=reference,
+        cases=cases,
+        mutants=MUTANTS[fn],
+        torch_inputs=True,
+        **kw,
+    )
 
 
 CODE_QUESTIONS = (
@@ -383,7 +537,13 @@ CODE_QUESTIONS = (
     _code("masked_softmax", "Masked softmax (masked weights exactly 0)", 10, masked_softmax_cases),
     _code("causal_lm_loss", "Causal LM loss: shifted, padding excluded", 12, causal_lm_loss_cases),
     _code("masked_mean_pool", "Mean pooling over real tokens", 10, masked_mean_pool_cases),
-    _code("block_shapes", "Shapes through one pre-norm encoder block", 10, block_shapes_cases, integer=True),
+    _code(
+        "block_shapes",
+        "Shapes through one pre-norm encoder block",
+        10,
+        block_shapes_cases,
+        integer=True,
+    ),
 )
 
 ASSIGNMENT = Assignment(
@@ -392,7 +552,7 @@ ASSIGNMENT = Assignment(
     code_file=FILE,
     questions=(
         *CODE_QUESTIONS,
-        *_shape_questions("walk", "Notes walkthrough", 1, _walk_numbers),
+        *_shape_questions("walk", "Walkthrough", 1, _walk_numbers),
         *_shape_questions("var", "Your block", 1.5, _variant_numbers),
         *AXIS_QUESTIONS,
         *BUG_QUESTIONS,

@@ -14,7 +14,16 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 WALKTHROUGH = {"B": 2, "T": 4, "d": 8, "n_heads": 2, "d_ff": 32}  # notes §6
-SHAPE_KEYS = ("q_heads", "scores", "context_heads", "context", "ffn_hidden", "block_out", "ln_stats", "bn_stats")
+SHAPE_KEYS = (
+    "q_heads",
+    "scores",
+    "context_heads",
+    "context",
+    "ffn_hidden",
+    "block_out",
+    "ln_stats",
+    "bn_stats",
+)
 
 
 def _load(name: str, candidates: list[Path]):
@@ -27,7 +36,9 @@ def _load(name: str, candidates: list[Path]):
     raise FileNotFoundError(f"{name}.py not found in {', '.join(map(str, candidates))}")
 
 
-variant = _load("variant", [HERE / "variant.py", HERE.parent.parent / "assignments" / HERE.name / "variant.py"])
+variant = _load(
+    "variant", [HERE / "variant.py", HERE.parent.parent / "assignments" / HERE.name / "variant.py"]
+)
 fixed = _load("fixed", [HERE / "fixed.py"])
 
 
@@ -37,15 +48,19 @@ def answers(student: str | None) -> dict:
     out: dict = {}
     out.update({f"walk_{k}": list(walk[k]) for k in SHAPE_KEYS})
     out.update({f"var_{k}": list(mine[k]) for k in SHAPE_KEYS})
-    out.update({"axis_ffn": "C", "axis_layer_norm": "C", "axis_attention": "B", "axis_batch_norm": "A, B"})
-    out.update({
-        "bug_split_heads": "D",
-        "bug_merge_heads": "G",
-        "bug_masked_softmax": "B",
-        "bug_causal_lm_loss": "J",
-        "bug_masked_mean_pool": "C",
-        "bug_block_shapes": "I",
-    })
+    out.update(
+        {"axis_ffn": "C", "axis_layer_norm": "C", "axis_attention": "B", "axis_batch_norm": "A, B"}
+    )
+    out.update(
+        {
+            "bug_split_heads": "D",
+            "bug_merge_heads": "G",
+            "bug_masked_softmax": "B",
+            "bug_causal_lm_loss": "J",
+            "bug_masked_mean_pool": "C",
+            "bug_block_shapes": "I",
+        }
+    )
     return out
 
 

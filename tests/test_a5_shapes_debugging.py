@@ -1,0 +1,443 @@
+"""a5_shapes_debugging: the solution scores 100, the handout 0, every catalog mistake is named.
+
+Gradings spawn a torch worker each (a few seconds), so the student-style mistakes are
+grouped: each module below holds at most one mistake per function and is graded on the
+code questions only; every question must name exactly its planted id.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from grader import catalog
+from grader.checks import compare
+from grader.grade import _trusted_mutants, grade_submission, run_trusted
+from grader.model import CodeQuestion, WrittenQuestion
+from grader.suites import a5_shapes_debugging as suite
+
+ROOT = Path(__file__).resolve().parents[1]
+HANDOUT = ROOT / "assignments" / "a5_shapes_debugging"
+SOLUTION = ROOT / "solutions" / "a5_shapes_debugging"
+A = suite.ASSIGNMENT
+CODE_ONLY = dataclasses.replace(A, questions=suite.CODE_QUESTIONS)
+A5_IDS = (
+    "heads-reshape-without-transpose",
+    "merge-heads-without-transpose",
+    "mask-zero-fill",
+    "mask-inverted",
+    "lm-loss-not-shifted",
+    "lm-loss-includes-padding",
+    "pool-includes-padding",
+    "shape-scores-missing-heads",
+    "shape-ln-stats-per-feature",
+    "shape-bn-stats-per-token",
+    "pool-divides-by-T",
+)
+STUDENTS = ("alice@example.edu", "bob@example.edu")
+
+
+def _answer_key():
+    spec = importlib.util.spec_from_file_location("_a5_answer_key", SOLUTION / "answer_key.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _folder(tmp_path: Path, name: str, code: str | None, answers: str | None = None) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    if code is not None:
+        (folder / "fixed.py").write_text(code)
+    if answers is not None:
+        (folder / "answers.toml").write_text(answers)
+    return folder
+
+
+def _answers_toml(student: str | None) -> str:
+    key = _answer_key()
+    return "\n".join(f"{k} = {key._toml(v)}" for k, v in key.answers(student).items()) + "\n"
+
+
+def _by_function(report) -> dict:
+    return {q.function: q for q in report.questions if q.kind == "code"}
+
+
+# ---------------------------------------------------------------- the assignment's shape
+
+
+def test_a5_assignment_has_100_points_every_contract_function_and_torch_inputs():
+    assert A.total_points == 100 and A.preload_torch and A.code_file == "fixed.py"
+    code = [q for q in A.questions if isinstance(q, CodeQuestion)]
+    assert [q.function for q in code] == [
+        "split_heads",
+        "merge_heads",
+        "masked_softmax",
+        "causal_lm_loss",
+        "masked_mean_pool",
+        "block_shapes",
+    ]
+    assert all(q.torch_inputs for q in code)
+    assert all(
+        any(c.visible for c in q.cases(0)) and any(not c.visible for c in q.cases(0)) for q in code
+    )
+    for mid in A5_IDS:
+        catalog.get(mid)  # every id has a catalog entry
+
+
+def test_a5_suite_imports_without_torch():
+    code = "import sys, grader.suites.a5_shapes_debugging; assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+# ---------------------------------------------------------------- references against torch itself
+
+
+def test_a5_references_agree_with_torch_on_the_hidden_cases():
+    q = {x.function: x for x in suite.CODE_QUESTIONS}
+    for case in q["causal_lm_loss"].cases(0):
+        logits, tokens, pad_id = (
+            torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in case.args
+        )
+        V = logits.shape[-1]
+        want = F.cross_entropy(
+            logits[:, :-1].reshape(-1, V), tokens[:, 1:].reshape(-1), ignore_index=pad_id
+        )
+        assert run_trusted(q["causal_lm_loss"].reference, case, True) == pytest.approx(float(want))
+    for case in q["masked_softmax"].cases(0):
+        s, m = (torch.from_numpy(a) for a in case.args)
+        want = torch.softmax(s.masked_fill(~m, float("-inf")), dim=-1).numpy()
+        np.testing.assert_allclose(
+            run_trusted(q["masked_softmax"].reference, case, True), want, atol=1e-12
+        )
+    for case in q["masked_mean_pool"].cases(0):
+        H, lengths = case.args
+        want = np.stack([H[b, : lengths[b]].mean(axis=0) for b in range(len(lengths))])
+        np.testing.assert_allclose(run_trusted(q["masked_mean_pool"].reference, case, True), want)
+    for case in q["split_heads"].cases(0):
+        x, h = case.args
+        want = torch.from_numpy(x).unflatten(-1, (h, -1)).permute(0, 2, 1, 3).numpy()
+        np.testing.assert_array_equal(run_trusted(q["split_heads"].reference, case, True), want)
+    # notes §6 walkthrough: (2,4,8) -> (2,2,4,4) scores (2,2,4,4); LN stats (B, T), BN stats (d,)
+    walk = run_trusted(q["block_shapes"].reference, q["block_shapes"].cases(0)[0], True)
+    assert walk["q_heads"] == walk["scores"] == (2, 2, 4, 4) and walk["ffn_hidden"] == (2, 4, 32)
+    assert walk["ln_stats"] == (2, 4) and walk["bn_stats"] == (8,)
+
+
+# ---------------------------------------------------------------- mutants separate
+
+
+def test_a5_mutants_differ_from_the_reference_and_from_each_other_on_hidden_cases():
+    for q in suite.CODE_QUESTIONS:
+        hidden = [c for c in q.cases(0) if not c.visible]
+        mutants = _trusted_mutants(q.mutants, True)
+        outputs = {mid: [] for mid in mutants}
+        for case in hidden:
+            want = run_trusted(q.reference, case, True)
+            for mid, f in mutants.items():
+                got = f(*case.args, **case.kwargs)
+                outputs[mid].append(got)
+                assert compare(got, want, q.tolerance, exact=q.integer), (
+                    f"{q.id}: {mid} = reference on {case.name}"
+                )
+        ids = list(outputs)
+        for i, a in enumerate(ids):
+            for b in ids[i + 1 :]:
+                assert any(
+                    compare(x, y, q.tolerance, exact=q.integer)
+                    for x, y in zip(outputs[a], outputs[b])
+                ), f"{q.id}: {a} and {b} agree on every hidden case"
+
+
+def test_a5_every_catalog_id_is_reachable_from_a_hidden_case_of_its_question():
+    reach = {mid: q.function for q in suite.CODE_QUESTIONS for mid in q.mutants}
+    assert set(A5_IDS) <= set(reach)
+    # different students get different hidden numbers
+    for q in suite.CODE_QUESTIONS:
+        a, b = (q.cases(suite_seed) for suite_seed in (11, 22))
+        hidden = [i for i, c in enumerate(a) if not c.visible]
+        assert any(repr(a[i].args) != repr(b[i].args) for i in hidden), q.id
+
+
+# ---------------------------------------------------------------- whole submissions
+
+NUMPY_STYLE = """
+import numpy as np
+
+def _a(t):
+    return t.numpy().astype(np.float32)
+
+def split_heads(x, n_heads):
+    x = _a(x)
+    B, T, d = x.shape
+    d_h = d // n_heads
+    out = np.zeros((B, n_heads, T, d_h), dtype=np.float32)
+    for i in range(n_heads):
+        out[:, i] = x[:, :, i * d_h:(i + 1) * d_h]
+    return out
+
+def merge_heads(x):
+    x = _a(x)
+    return np.concatenate([x[:, i] for i in range(x.shape[1])], axis=-1)
+
+def masked_softmax(scores, mask):
+    s = _a(scores)
+    m = np.broadcast_to(mask.numpy(), s.shape)
+    s = np.where(m, s, -1e30)
+    e = np.exp(s - s.max(axis=-1, keepdims=True)) * m
+    return e / e.sum(axis=-1, keepdims=True)
+
+def causal_lm_loss(logits, tokens, pad_id):
+    z, tok = _a(logits), tokens.numpy()
+    total, count = 0.0, 0
+    B, T, V = z.shape
+    for b in range(B):
+        for t in range(T - 1):
+            y = tok[b, t + 1]
+            if y == pad_id:
+                continue
+            row = z[b, t] - z[b, t].max()
+            total += float(np.log(np.exp(row).sum()) - row[y])
+            count += 1
+    return total / count
+
+def masked_mean_pool(H, lengths):
+    H = _a(H)
+    return np.stack([H[b, :int(n)].mean(axis=0) for b, n in enumerate(lengths.tolist())])
+
+def block_shapes(B, T, d, n_heads, d_ff):
+    d_h = d // n_heads
+    heads, per_head_scores, tok = (B, n_heads, T, d_h), (B, n_heads, T, T), (B, T, d)
+    return dict(input=tok, q=tok, q_heads=heads, scores=per_head_scores, weights=per_head_scores,
+                context_heads=heads, context=tok, attn_out=tok, ffn_hidden=(B, T, d_ff), ffn_out=tok,
+                block_out=tok, ln_stats=(B, T), bn_stats=(d,))
+"""
+
+
+def test_a5_solution_scores_100_default_variant():
+    report = grade_submission(SOLUTION, A)
+    assert report.score == 100, [
+        (q.question_id, q.feedback) for q in report.questions if q.score < q.max_score
+    ]
+    assert all(not q.misconceptions for q in report.questions)
+
+
+def test_a5_handout_scores_0_not_attempted_without_errors():
+    report = grade_submission(HANDOUT, A)
+    assert report.score == 0 and report.grader_error is None
+    for q in report.questions:
+        assert q.not_attempted, (q.question_id, q.feedback)
+        if q.kind == "code":
+            assert "Not attempted" in q.feedback and q.error is None
+        else:
+            assert "Not attempted" in q.feedback and "blank" in q.feedback
+
+
+def test_a5_two_students_full_marks_one_in_numpy_float32_style(tmp_path):
+    sol = (SOLUTION / "fixed.py").read_text()
+    for student, code in zip(STUDENTS, (sol, NUMPY_STYLE)):
+        folder = _folder(tmp_path, student.split("@")[0], code, _answers_toml(student))
+        report = grade_submission(folder, A, student=student)
+        assert report.score == 100, [
+            (q.question_id, q.feedback) for q in report.questions if q.score < q.max_score
+        ]
+    # the two students' written numbers differ, so their keys differ
+    key = _answer_key()
+    assert key.answers(STUDENTS[0])["var_scores"] != key.answers(STUDENTS[1])["var_scores"]
+
+
+# ---------------------------------------------------------------- student-style mistakes
+
+SOL = (SOLUTION / "fixed.py").read_text()
+
+
+def _replace(source: str, function: str, body: str) -> str:
+    """The solution with one function's body replaced by a student's."""
+    start = source.index(f"def {function}(")
+    doc_end = source.index('"""', source.index('"""', start) + 3) + 3
+    end = source.find("\ndef ", doc_end)
+    end = len(source) if end < 0 else end + 1
+    return source[:doc_end] + "\n" + body.rstrip() + "\n\n" + source[end:]
+
+
+MISTAKES_1 = {  # buggy.py's own planted bugs are a group of their own (graded below)
+    "masked_softmax": (
+        "mask-inverted",
+        """
+    scores = scores.masked_fill(mask, float("-inf"))  # True read as "hide"
+    return torch.softmax(scores, dim=-1)
+""",
+    ),
+    "causal_lm_loss": (
+        "lm-loss-not-shifted",
+        """
+    V = logits.shape[-1]
+    return F.cross_entropy(logits.reshape(-1, V), tokens.reshape(-1), ignore_index=pad_id)
+""",
+    ),
+    "masked_mean_pool": (
+        "pool-divides-by-T",
+        """
+    B, T, d = H.shape
+    m = (torch.arange(T)[None, :] < lengths[:, None]).to(H.dtype)
+    return (H * m[:, :, None]).sum(dim=1) / T
+""",
+    ),
+    "block_shapes": (
+        "shape-ln-stats-per-feature",
+        """
+    d_h = d // n_heads
+    tok = (B, T, d)
+    return {"input": tok, "q": tok, "q_heads": (B, n_heads, T, d_h), "scores": (B, n_heads, T, T),
+            "weights": (B, n_heads, T, T), "context_heads": (B, n_heads, T, d_h), "context": tok,
+            "attn_out": tok, "ffn_hidden": (B, T, d_ff), "ffn_out": tok, "block_out": tok,
+            "ln_stats": (d,), "bn_stats": (d,)}
+""",
+    ),
+    "split_heads": (
+        "heads-reshape-without-transpose",
+        """
+    B, T, d = x.shape
+    return x.contiguous().view(B, n_heads, T, d // n_heads)
+""",
+    ),
+}
+MISTAKES_2 = {
+    "block_shapes": (
+        "shape-bn-stats-per-token",
+        """
+    d_h = d // n_heads
+    tok = (B, T, d)
+    return {"input": tok, "q": tok, "q_heads": (B, n_heads, T, d_h), "scores": (B, n_heads, T, T),
+            "weights": (B, n_heads, T, T), "context_heads": (B, n_heads, T, d_h), "context": tok,
+            "attn_out": tok, "ffn_hidden": (B, T, d_ff), "ffn_out": tok, "block_out": tok,
+            "ln_stats": (B, T), "bn_stats": (B, T)}
+""",
+    ),
+    "merge_heads": (
+        "merge-heads-without-transpose",
+        """
+    B, h, T, d_h = x.shape
+    return x.reshape(B, T, h * d_h)
+""",
+    ),
+    "masked_softmax": (
+        "mask-zero-fill",
+        """
+    return torch.softmax(torch.where(mask, scores, torch.zeros_like(scores)), dim=-1)
+""",
+    ),
+    "causal_lm_loss": (
+        "lm-loss-includes-padding",
+        """
+    B, T, V = logits.shape
+    logp = torch.log_softmax(logits[:, :-1], dim=-1)
+    return -logp.gather(-1, tokens[:, 1:, None]).mean()
+""",
+    ),
+}
+BUGGY_PLANTED = {  # what buggy.py's planted bugs must be named
+    "split_heads": "heads-reshape-without-transpose",
+    "merge_heads": "merge-heads-without-transpose",
+    "masked_softmax": "mask-zero-fill",
+    "causal_lm_loss": "lm-loss-includes-padding",
+    "masked_mean_pool": "pool-includes-padding",
+    "block_shapes": "shape-scores-missing-heads",
+}
+
+
+@pytest.mark.parametrize("group", ["mistakes-1", "mistakes-2", "buggy.py"])
+def test_a5_student_style_mistakes_are_named_exactly(tmp_path, group):
+    if group == "buggy.py":
+        code, expected = (HANDOUT / "buggy.py").read_text(), BUGGY_PLANTED
+    else:
+        mistakes = MISTAKES_1 if group == "mistakes-1" else MISTAKES_2
+        code = SOL
+        for fn, (_, body) in mistakes.items():
+            code = _replace(code, fn, body)
+        expected = {fn: mid for fn, (mid, _) in mistakes.items()}
+    report = grade_submission(_folder(tmp_path, group, code), CODE_ONLY)
+    results = _by_function(report)
+    for fn, q in results.items():
+        if fn in expected:
+            assert q.misconceptions == [expected[fn]], (fn, q.feedback)
+            assert q.score < q.max_score
+        else:
+            assert q.score == q.max_score and not q.misconceptions, (fn, q.feedback)
+
+
+def test_a5_every_a5_id_is_covered_by_a_student_style_module():
+    covered = {mid for mid, _ in MISTAKES_1.values()} | {mid for mid, _ in MISTAKES_2.values()}
+    assert covered | set(BUGGY_PLANTED.values()) >= set(A5_IDS)
+
+
+# ---------------------------------------------------------------- written wrong forms
+
+
+def test_a5_written_wrong_forms_name_the_shape_mistakes(tmp_path):
+    written = tuple(q for q in A.questions if isinstance(q, WrittenQuestion))
+    answers = _answers_toml(None)
+    wrong = {  # notes §6 walkthrough B=2, T=4, d=8, h=2: the known wrong shapes
+        "walk_ln_stats": ("[8]", "shape-ln-stats-per-feature"),
+        "walk_bn_stats": ('"(2, 4)"', "shape-bn-stats-per-token"),
+        "walk_scores": ("[2, 4, 4]", "shape-scores-missing-heads"),
+        "var_q_heads": (
+            "[3, 11, 12, 16]",
+            "heads-reshape-without-transpose",
+        ),  # default variant: B=3 T=11 h=12
+        "axis_layer_norm": ('"A, B"', "shape-ln-stats-per-feature"),
+        "axis_batch_norm": ('"C"', "shape-bn-stats-per-token"),
+    }
+    lines = [line for line in answers.splitlines() if line.split(" = ")[0] not in wrong]
+    lines += [f"{k} = {v}" for k, (v, _) in wrong.items()]
+    folder = _folder(tmp_path, "written", None, "\n".join(lines) + "\n")
+    report = grade_submission(folder, dataclasses.replace(A, code_file=None, questions=written))
+    by_key = {q.question_id.split(".", 1)[1]: q for q in report.questions}
+    for key, (_, mid) in wrong.items():
+        assert by_key[key].score == 0 and by_key[key].misconceptions == [mid], (
+            key,
+            by_key[key].feedback,
+        )
+    assert report.score == 40 - sum(
+        q.max_score for q in by_key.values() if q.question_id.split(".", 1)[1] in wrong
+    )
+
+
+# ---------------------------------------------------------------- public tests
+
+
+def test_a5_public_tests_pass_on_the_solution_and_fail_on_the_stub(tmp_path):
+    runs = {}
+    for name, source in (("solution", SOLUTION / "fixed.py"), ("stub", HANDOUT / "fixed.py")):
+        folder = tmp_path / name
+        shutil.copytree(HANDOUT, folder)
+        shutil.copy(source, folder / "fixed.py")
+        runs[name] = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                *(["-x"] if name == "stub" else []),
+            ],
+            cwd=folder,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+    out = {name: (p.communicate(timeout=300)[0], p.returncode) for name, p in runs.items()}
+    assert out["solution"][1] == 0, out["solution"][0][-2000:]
+    assert out["stub"][1] != 0 and " passed" not in out["stub"][0].splitlines()[-1], out["stub"][0][
+        -2000:
+    ]
