@@ -1,0 +1,125 @@
+"""Misconceptions of a3_gated_seq2seq: gated cells, attention scores, beam search, BLEU."""
+
+from grader.catalog import Misconception, register
+
+register(
+    Misconception(
+        id="lstm-gate-order",
+        title="LSTM gate blocks read in the wrong order",
+        explanation=(
+            "Your cell matches one that reads the stacked rows of `weight_ih` / `weight_hh` as "
+            "forget, input, output, candidate (the order the notes list the equations in). "
+            "`torch.nn.LSTMCell` stacks its four row blocks as input i, forget f, candidate "
+            "g (= c̃), output o: block k is rows `k*H:(k+1)*H`."
+        ),
+        section="notes §3, 'The fix: a protected memory'; slides, 'PyTorch LSTM equations'",
+    ),
+    Misconception(
+        id="lstm-output-uses-old-cell",
+        title="LSTM hidden state read from the old cell",
+        explanation=(
+            "Your new cell c_t is right but h_t = o_t ⊙ tanh(c_{t-1}): the visible state must read "
+            "the cell after this step's update, h_t = o_t ⊙ tanh(c_t), with "
+            "c_t = f_t ⊙ c_{t-1} + i_t ⊙ c̃_t computed first."
+        ),
+        section="notes §3, 'The fix: a protected memory'",
+    ),
+    Misconception(
+        id="gru-update-flipped",
+        title="GRU update gate applied to the wrong path",
+        explanation=(
+            "Your output matches h' = z ⊙ n + (1 - z) ⊙ h. In torch's GRUCell (and the slides' "
+            "retention gate u_t) the gate multiplies the old state: h' = (1 - z) ⊙ n + z ⊙ h, so "
+            "z near 1 retains the old coordinate. Other texts use the opposite mixture; check "
+            "which path receives the gate."
+        ),
+        section="slides, 'A GRU learns how much old state to retain'",
+    ),
+    Misconception(
+        id="gru-reset-before-matmul",
+        title="GRU reset gate applied before the recurrent matrix",
+        explanation=(
+            "Your candidate matches tanh(W_in x + b_in + W_hn (r ⊙ h) + b_hn): the reset gate "
+            "scaled h before the recurrent product. PyTorch resets after the recurrent affine "
+            "map, bias included: n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))."
+        ),
+        section="slides, 'PyTorch GRU: reset after the recurrent affine operation'",
+    ),
+    Misconception(
+        id="attention-no-softmax",
+        title="attention weights without the softmax",
+        explanation=(
+            "Your weights are the raw scores e_i. Attention is score → softmax → weighted sum: "
+            "α = softmax(e) is a distribution (non-negative, sums to 1), and a = Σ_i α_i h_i."
+        ),
+        section="notes §4, 'Attention, mechanically'",
+    ),
+    Misconception(
+        id="additive-missing-tanh",
+        title="additive score without the tanh",
+        explanation=(
+            "Your scores match v·(W1 h_i + W2 s): without the nonlinearity the 'small MLP' "
+            "collapses to a linear function. The additive score is e_i = v·tanh(W1 h_i + W2 s)."
+        ),
+        section="notes §4, 'The general idea — query/key/value' (score variants)",
+    ),
+    Misconception(
+        id="multiplicative-transposed",
+        title="multiplicative score with W transposed",
+        explanation=(
+            "Your scores match s^T W^T h_i. With W of shape (d_s, d_h), e_i = s^T W h_i: W's "
+            "rows pair with the decoder state s and its columns with the encoder states h_i "
+            "(the transposed form only runs when d_s = d_h, and then gives other numbers)."
+        ),
+        section="notes §4, 'The general idea — query/key/value' (score variants)",
+    ),
+    Misconception(
+        id="beam-no-length-normalization",
+        title="beam search without length normalisation",
+        explanation=(
+            "Your choice among finished hypotheses matches the raw summed log-probability. Longer "
+            "hypotheses accrue more negative terms, so the final choice divides each score by "
+            "its number of tokens after bos when `length_normalize` is on."
+        ),
+        section="notes §4, 'Decoding the target'",
+    ),
+    Misconception(
+        id="bleu-no-brevity-penalty",
+        title="BLEU without the brevity penalty",
+        explanation=(
+            "Your BLEU matches the precision part alone. Precision rewards short, safe "
+            "candidates, so BLEU multiplies by BP = exp(1 - r/c) when the candidate corpus "
+            "length c is at most the reference length r."
+        ),
+        section="notes §4, 'Decoding the target' (BLEU)",
+    ),
+    Misconception(
+        id="bleu-shortest-reference",
+        title="brevity penalty against the shortest reference",
+        explanation=(
+            "Your brevity penalty uses each sentence's shortest reference. r sums, per "
+            "sentence, the reference length closest to the candidate's length (ties to the "
+            "shorter one)."
+        ),
+        section="notes §4 (BLEU); the assignment README, 'BLEU, exactly'",
+    ),
+    Misconception(
+        id="bleu-unclipped-counts",
+        title="n-gram matches not clipped",
+        explanation=(
+            "Your precisions count every candidate n-gram found in a reference, however often "
+            "it repeats ('the the the' would score perfectly). Each n-gram's matches are "
+            "clipped at the largest count it has in any single reference."
+        ),
+        section="notes §4 (BLEU: n-gram precision)",
+    ),
+    Misconception(
+        id="bleu-arithmetic-mean",
+        title="n-gram precisions averaged arithmetically",
+        explanation=(
+            "Your BLEU combines p_1 … p_N with an arithmetic mean. BLEU uses the geometric mean "
+            "exp((1/N) Σ_n log p_n), which a single poor precision pulls down much harder."
+        ),
+        section="notes §4 (BLEU); the assignment README, 'BLEU, exactly'",
+    ),
+)

@@ -1,0 +1,529 @@
+"""Hidden suite of a3_gated_seq2seq: LSTM/GRU cells, attention scores, beam search, BLEU.
+
+Every expected value comes from `reference/` (gated, seq2seq, bleu); every mutant is a
+reference function with one hook turned (see those modules' docstrings). Hidden cases are
+drawn from numpy.random.default_rng([salt, seed]) and chosen so that the reference and each
+mutant disagree far beyond the tolerance (non-square shapes, a square non-symmetric W,
+pre-activations of order 1 so tanh matters, beam trees where length normalisation changes
+the winner, BLEU corpora with repeated words, short candidates and closest != shortest
+references).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from grader.model import Assignment, Case, CodeQuestion, TableLM, WrittenQuestion, WrongForm
+from reference import bleu, gated, seq2seq
+from reference.functional import log_softmax
+
+FILE = "gated_seq2seq.py"
+CELL_SHORTCUTS = (
+    "torch.nn.LSTM*",
+    "torch.nn.GRU*",
+    "torch.nn.modules.rnn.*",
+    "torch._VF.*",
+    "torch.lstm*",
+    "torch.gru*",
+)
+LOG0 = math.log(1e-9)  # "probability 0" in hidden beam trees (finite, so it travels as JSON)
+
+
+@dataclass(frozen=True)
+class OrderedListQuestion(WrittenQuestion):
+    """A list answer whose order matters (a token sequence)."""
+
+    ordered: bool = True
+
+
+def _fixed(*shape: int, salt: int, scale: float = 1.0) -> np.ndarray:
+    """Fixed visible numbers, one decimal: the same for every student."""
+    return np.round(np.random.default_rng(salt).normal(size=shape) * scale, 1)
+
+
+# ---------------------------------------------------------------- LSTM / GRU
+
+
+def _lstm_args(rng: np.random.Generator, D: int, H: int) -> tuple[np.ndarray, ...]:
+    return (
+        rng.normal(size=D),  # x
+        rng.normal(size=H) * 0.8,  # h
+        rng.normal(size=H) * 1.5,  # c: large enough that tanh(c_old) and tanh(c_new) differ
+        rng.normal(size=(4 * H, D)) * 0.8,  # weight_ih
+        rng.normal(size=(4 * H, H)) * 0.8,  # weight_hh
+        rng.normal(size=4 * H) * 0.5,  # bias_ih
+        rng.normal(size=4 * H) * 0.5,  # bias_hh
+    )
+
+
+def _lstm_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([31, seed])
+    D, H = 3, 2
+    visible = (
+        _fixed(D, salt=310),
+        _fixed(H, salt=311),
+        _fixed(H, salt=312),
+        _fixed(4 * H, D, salt=313),
+        _fixed(4 * H, H, salt=314),
+        _fixed(4 * H, salt=315, scale=0.5),
+        _fixed(4 * H, salt=316, scale=0.5),
+    )
+    cases = [Case("small example (D=3, H=2)", visible, visible=True)]
+    for i, (D, H) in enumerate([(3, 4), (5, 2), (2, 3)]):
+        cases.append(Case(f"hidden case {i + 1}", _lstm_args(rng, D, H)))
+    return cases
+
+
+def _gru_args(rng: np.random.Generator, D: int, H: int) -> tuple[np.ndarray, ...]:
+    return (
+        rng.normal(size=D),  # x
+        rng.normal(size=H),  # h
+        rng.normal(size=(3 * H, D)) * 0.9,  # weight_ih
+        rng.normal(size=(3 * H, H)) * 0.9,  # weight_hh
+        rng.normal(size=3 * H) * 0.5,  # bias_ih
+        rng.normal(size=3 * H) * 0.8,  # bias_hh: b_hn inside the reset product matters
+    )
+
+
+def _gru_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([32, seed])
+    # The slides' retention example: update gate u = z = 0.9, old state 0.5, candidate -0.4
+    # -> 0.9 * 0.5 + 0.1 * (-0.4) = 0.41. One unit; the input x = 1 sets z and n exactly.
+    slides = (
+        np.array([1.0]),
+        np.array([0.5]),
+        np.array([[0.0], [math.log(9.0)], [math.atanh(-0.4)]]),
+        np.zeros((3, 1)),
+        np.zeros(3),
+        np.zeros(3),
+    )
+    cases = [Case("slides' retention example (0.41)", slides, visible=True)]
+    for i, (D, H) in enumerate([(3, 4), (4, 2), (2, 5)]):
+        cases.append(Case(f"hidden case {i + 1}", _gru_args(rng, D, H)))
+    return cases
+
+
+def _lstm_gate_order(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh):
+    # The notes list the gates f, i, o, then the candidate: reading torch's blocks in that order.
+    return gated.lstm_cell(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh, gate_order="fiog")
+
+
+def _lstm_old_cell(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh):
+    return gated.lstm_cell(
+        x, h, c, weight_ih, weight_hh, bias_ih, bias_hh, output_cell=lambda c_old, c_new: c_old
+    )
+
+
+def _gru_flipped(x, h, weight_ih, weight_hh, bias_ih, bias_hh):
+    return gated.gru_cell(
+        x, h, weight_ih, weight_hh, bias_ih, bias_hh, mix=lambda z, n, h: z * n + (1 - z) * h
+    )
+
+
+def _gru_reset_before(x, h, weight_ih, weight_hh, bias_ih, bias_hh):
+    return gated.gru_cell(x, h, weight_ih, weight_hh, bias_ih, bias_hh, reset_after=False)
+
+
+# ---------------------------------------------------------------- attention scores
+
+
+def _dot_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([33, seed])
+    visible = (np.array([1.0, 2.0]), np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
+    cases = [Case("small example", visible, visible=True)]
+    for i, (N, d) in enumerate([(5, 3), (2, 6), (4, 4)]):
+        cases.append(Case(f"hidden case {i + 1}", (rng.normal(size=d), rng.normal(size=(N, d)))))
+    return cases
+
+
+def _multiplicative_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([34, seed])
+    visible = (
+        np.array([1.0, -1.0]),
+        np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]),
+        np.array([[1.0, 2.0], [0.0, 1.0]]),  # square and not symmetric
+    )
+    cases = [Case("small example (square, non-symmetric W)", visible, visible=True)]
+    # Mostly square non-symmetric W (a transpose changes values), one non-square (d_s != d_h).
+    for i, (N, d_s, d_h) in enumerate([(4, 3, 3), (5, 4, 4), (3, 2, 5)]):
+        args = (rng.normal(size=d_s), rng.normal(size=(N, d_h)), rng.normal(size=(d_s, d_h)))
+        cases.append(Case(f"hidden case {i + 1}", args))
+    return cases
+
+
+def _reduced_rank_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([35, seed])
+    visible = (
+        np.array([1.0, 0.0, -1.0]),
+        np.array([[1.0, 2.0], [0.0, 1.0]]),
+        np.array([[1.0, 0.0, 1.0]]),
+        np.array([[2.0, -1.0]]),
+    )
+    cases = [Case("small example (k=1)", visible, visible=True)]
+    for i, (N, d_s, d_h, k) in enumerate([(4, 3, 5, 2), (3, 6, 2, 3), (5, 4, 4, 2)]):
+        args = (
+            rng.normal(size=d_s),
+            rng.normal(size=(N, d_h)),
+            rng.normal(size=(k, d_s)),
+            rng.normal(size=(k, d_h)),
+        )
+        cases.append(Case(f"hidden case {i + 1}", args))
+    return cases
+
+
+def _additive_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([36, seed])
+    visible = (
+        np.array([1.0, -1.0]),
+        np.array([[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]]),
+        np.array([[0.5, -1.0, 0.0], [1.0, 0.5, 0.5]]),
+        np.array([[1.0, 0.0], [0.5, 1.0]]),
+        np.array([1.0, -2.0]),
+    )
+    cases = [Case("small example", visible, visible=True)]
+    for i, (N, d_s, d_h, k) in enumerate([(4, 3, 5, 6), (3, 2, 4, 3), (5, 4, 3, 2)]):
+        args = (
+            rng.normal(size=d_s),
+            rng.normal(size=(N, d_h)),
+            rng.normal(size=(k, d_h)),  # W1 (k, d_h); pre-activations of order 1: tanh bends
+            rng.normal(size=(k, d_s)),  # W2 (k, d_s)
+            rng.normal(size=k),
+        )
+        cases.append(Case(f"hidden case {i + 1}", args))
+    return cases
+
+
+def _attend_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([37, seed])
+    anchor = (np.array([2.0, 0.0, 1.0]), np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
+    cases = [Case("notes' numeric anchor (e = 2, 0, 1)", anchor, visible=True)]
+    for i, (N, d) in enumerate([(5, 3), (4, 2)]):
+        cases.append(Case(f"hidden case {i + 1}", (rng.normal(size=N) * 2, rng.normal(size=(N, d)))))
+    big = rng.normal(size=4) * 3 + 800.0  # exp(800) overflows: the max shift is needed
+    cases.append(Case("hidden case 3 (large scores)", (big, rng.normal(size=(4, 3)))))
+    return cases
+
+
+def _multiplicative_transposed(s, H, W):
+    return seq2seq.multiplicative_scores(s, H, np.asarray(W).T)
+
+
+def _additive_no_tanh(s, H, W1, W2, v):
+    return seq2seq.additive_scores(s, H, W1, W2, v, activation=lambda u: u)
+
+
+def _attend_no_softmax(scores, H):
+    return seq2seq.attend(scores, H, normalize=lambda e: e)
+
+
+# ---------------------------------------------------------------- beam search
+
+BOS, EOS = 0, 1
+
+
+def _row(*probs: float) -> tuple[float, ...]:
+    """Log-probabilities over (bos, eos, a, b, ...) from probabilities; bos never generated."""
+    return (LOG0, *(math.log(p) if p > 0 else LOG0 for p in probs))
+
+
+def _random_tree(rng: np.random.Generator, n_words: int, depth: int) -> TableLM:
+    """Rows for every live prefix up to `depth` tokens: log-softmax of random logits."""
+    words = list(range(2, 2 + n_words))
+    table: dict[tuple[int, ...], tuple[float, ...]] = {}
+    frontier: list[tuple[int, ...]] = [(BOS,)]
+    for _ in range(depth):
+        nxt = []
+        for prefix in frontier:
+            eos_shift = 1.5 if len(prefix) == 1 else 0.3  # an immediate eos is rarer
+            logits = np.concatenate(([-25.0], [rng.normal() - eos_shift], rng.normal(size=n_words) * 1.5))
+            table[prefix] = tuple(float(v) for v in log_softmax(logits))
+            nxt.extend(prefix + (w,) for w in words)
+        frontier = nxt
+    default = tuple(float(v) for v in log_softmax(np.array([-25.0] + [0.0] * (1 + n_words))))
+    return TableLM(table=table, default=default)
+
+
+def _beam(lm: TableLM, beam_size: int, max_len: int, normalize: bool) -> list[int]:
+    return seq2seq.beam_search(seq2seq.table_lm(lm), BOS, EOS, beam_size, max_len, normalize)
+
+
+def _beam_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([38, seed])
+    A, B = 2, 3
+    # Visible (the reference tests' tree): [eos] wins on the raw score, [a eos] per token.
+    visible = TableLM(table={(BOS,): _row(0.5, 0.4, 0.1), (BOS, A): _row(0.9, 0.05, 0.05)},
+                      default=_row(1.0, 0.0, 0.0))
+    cases = [Case("length normalisation changes the winner", (visible, BOS, EOS, 2, 5), visible=True)]
+    # Early stopping: after step 2, [eos] and [a eos] have finished (= beam_size) -> stop, even
+    # though continuing [a a] would reach [a a eos] with a better per-token score.
+    early = TableLM(table={(BOS,): _row(0.45, 0.5, 0.05), (BOS, A): _row(0.3, 0.6, 0.1),
+                           (BOS, A, A): _row(0.99, 0.005, 0.005)}, default=_row(0.4, 0.3, 0.3))
+    cases.append(Case("hidden case 1 (stop once beam_size finished)", (early, BOS, EOS, 2, 4)))
+    # Nothing finishes within max_len: the best live hypothesis, without eos.
+    live = TableLM(table={(BOS,): _row(0.05, 0.55, 0.4), (BOS, A): _row(0.02, 0.38, 0.6),
+                          (BOS, B): _row(0.01, 0.7, 0.29)}, default=_row(0.1, 0.45, 0.45))
+    cases.append(Case("hidden case 2 (nothing finishes)", (live, BOS, EOS, 2, 2)))
+    # Random trees where the per-token score and the raw score pick different winners.
+    n = 3
+    while n < 7:
+        beam_size = 2 if n % 2 else 3
+        lm = _random_tree(rng, n_words=3, depth=4)
+        normed, raw = _beam(lm, beam_size, 4, True), _beam(lm, beam_size, 4, False)
+        if normed == raw:
+            continue
+        if n < 6:
+            cases.append(Case(f"hidden case {n}", (lm, BOS, EOS, beam_size, 4)))
+        else:  # the flag must be honoured
+            cases.append(Case(f"hidden case {n} (length_normalize=False)", (lm, BOS, EOS, beam_size, 4),
+                              {"length_normalize": False}))
+        n += 1
+    return cases
+
+
+def _beam_no_normalization(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
+    return seq2seq.beam_search(next_log_probs, bos, eos, beam_size, max_len, length_normalize=False)
+
+
+# ---------------------------------------------------------------- BLEU
+
+_WORDS = ("the", "cat", "sat", "on", "mat", "a", "dog", "ran", "to", "red", "big", "and")
+
+
+def _bleu_no_bp(candidates, references, max_n=4):
+    return bleu.corpus_bleu(candidates, references, max_n, brevity=lambda c, r: 1.0)
+
+
+def _bleu_shortest(candidates, references, max_n=4):
+    return bleu.corpus_bleu(candidates, references, max_n, ref_length=lambda c, lens: min(lens))
+
+
+def _bleu_unclipped(candidates, references, max_n=4):
+    return bleu.corpus_bleu(candidates, references, max_n, clip=False)
+
+
+def _bleu_arithmetic(candidates, references, max_n=4):
+    return bleu.corpus_bleu(candidates, references, max_n, combine=lambda ps: float(np.mean(ps)))
+
+
+BLEU_MUTANTS = {
+    "bleu-unclipped-counts": _bleu_unclipped,
+    "bleu-arithmetic-mean": _bleu_arithmetic,
+    "bleu-shortest-reference": _bleu_shortest,
+    "bleu-no-brevity-penalty": _bleu_no_bp,
+}
+
+
+def _bleu_sentence(rng: np.random.Generator, vocab: list[str], c: int, ref_lens: list[int]) -> tuple:
+    """A candidate of length c repeating one word 3 times, and references of the given lengths.
+
+    Each reference is the candidate with the repeats dropped (so clipping matters), one word
+    substituted and words inserted at random places until it has its length.
+    """
+    w = vocab[int(rng.integers(len(vocab)))]
+    others = [v for v in vocab if v != w]
+    cand = [w] + [others[int(i)] for i in rng.integers(len(others), size=c - 3)]
+    for _ in range(2):
+        cand.insert(int(rng.integers(1, len(cand) + 1)), w)
+    refs = []
+    for length in ref_lens:
+        ref = [v for v in cand if v != w]
+        ref.insert(int(rng.integers(len(ref) + 1)), w)
+        ref[int(rng.integers(len(ref)))] = others[int(rng.integers(len(others)))]
+        while len(ref) > length:
+            del ref[int(rng.integers(len(ref)))]
+        while len(ref) < length:
+            ref.insert(int(rng.integers(len(ref) + 1)), others[int(rng.integers(len(others)))])
+        refs.append(ref)
+    return cand, refs
+
+
+def _bleu_corpus(rng: np.random.Generator, n_sent: int, long: bool) -> tuple[list, list]:
+    """Short candidates; sentence 1's closest reference is longer than its shortest one, and the
+    sum of shortest lengths still exceeds the candidate total (so every BP variant differs)."""
+    vocab = [str(v) for v in rng.choice(_WORDS, size=8, replace=False)]
+    candidates, references = [], []
+    a = int(rng.integers(1, 3))  # sentence 1: closest reference c + a
+    b = int(rng.integers(a + 1, a + 3))  # sentence 1: shortest reference c - b, farther
+    for i in range(n_sent):
+        c = int(rng.integers(8, 12) if long else rng.integers(5, 8))
+        if i == 0:
+            lens = [c - b, c + a, c + a + 2]
+        else:
+            d = int(rng.integers(b + 1, b + 4))
+            lens = [c + d, c + d + 2, c + d + 4]
+        order = rng.permutation(3)
+        cand, refs = _bleu_sentence(rng, vocab, c, [lens[int(k)] for k in order])
+        candidates.append(cand)
+        references.append(refs)
+    return candidates, references
+
+
+def _bleu_separates(candidates, references, max_n) -> bool:
+    want = bleu.corpus_bleu(candidates, references, max_n)
+    outs = [want] + [m(candidates, references, max_n) for m in BLEU_MUTANTS.values()]
+    if want <= 0.02:
+        return False
+    return all(abs(a - b) > 5e-3 * max(abs(a), abs(b)) for i, a in enumerate(outs) for b in outs[i + 1 :])
+
+
+def _bleu_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([39, seed])
+
+    def t(s: str) -> list[str]:
+        return s.split()
+
+    # The nltk documentation's corpus example (0.5920778868801042, nltk's value).
+    hyp1 = t("It is a guide to action which ensures that the military always obeys the commands of the party")
+    refs1 = [t("It is a guide to action that ensures that the military will forever heed Party commands"),
+             t("It is the guiding principle which guarantees the military forces always being under the "
+               "command of the Party"),
+             t("It is the practical guide for the army always to heed the directions of the party")]
+    hyp2 = t("he read the book because he was interested in world history")
+    refs2 = [t("he was interested in world history because he read the book")]
+    cases = [Case("nltk documentation example (max_n=4)", ([hyp1, hyp2], [refs1, refs2]), visible=True)]
+    specs = [(3, 2, False), (2, 2, False), (4, 2, False), (3, 3, True)]
+    for i, (n_sent, max_n, long) in enumerate(specs):
+        while True:
+            cands, refs = _bleu_corpus(rng, n_sent, long)
+            if _bleu_separates(cands, refs, max_n):
+                break
+        cases.append(Case(f"hidden case {i + 1} (max_n={max_n})", (cands, refs), {"max_n": max_n}))
+    return cases
+
+
+# ---------------------------------------------------------------- written questions
+
+
+def _attn_scores(v: dict[str, Any]) -> np.ndarray:
+    return seq2seq.dot_scores(np.array(v["attention_s"], float), np.array(v["attention_H"], float))
+
+
+def _attn(v: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    return seq2seq.attend(_attn_scores(v), np.array(v["attention_H"], float))
+
+
+def _attn_raw(v: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    return _attend_no_softmax(_attn_scores(v), np.array(v["attention_H"], float))
+
+
+_NO_SOFTMAX = "these are the raw scores used as weights: the softmax step is missing."
+
+
+def _tree_beam(v: dict[str, Any], normalize: bool) -> list[int]:
+    def logs(row):
+        return tuple(math.log(p) if p > 0 else -math.inf for p in row)
+
+    lm = TableLM(table={tuple(k): logs(r) for k, r in v["beam_tree"].items()}, default=logs(v["beam_default"]))
+    return _beam(lm, int(v["beam_size"]), int(v["beam_max_len"]), normalize)
+
+
+def _bp(v: dict[str, Any], ref_length=bleu.closest_reference_length) -> float:
+    cs, refs = v["bleu_candidate_lengths"], v["bleu_reference_lengths"]
+    r = sum(ref_length(c, lens) for c, lens in zip(cs, refs))
+    return bleu.brevity_penalty(sum(cs), r)
+
+
+WRITTEN = (
+    WrittenQuestion(
+        id="a3.w_lstm_carry", title="LSTM: the cell-carry derivative", points=4, key="lstm_carry",
+        answer_kind="expression", expected=lambda v: "f_t",
+        symbols=("f_t", "i_t", "o_t", "g_t", "c_prev"),
+    ),
+    WrittenQuestion(
+        id="a3.w_gru_merges", title="GRU: what the update gate merges", points=3, key="gru_merges",
+        answer_kind="choice", expected=lambda v: "A", choices=("A", "B", "C", "D"),
+    ),
+    WrittenQuestion(
+        id="a3.w_attn_scores", title="Attention by hand: scores", points=3, key="attn_scores",
+        answer_kind="array", expected=lambda v: _attn_scores(v),
+    ),
+    WrittenQuestion(
+        id="a3.w_attn_weights", title="Attention by hand: weights", points=3, key="attn_weights",
+        answer_kind="array", expected=lambda v: _attn(v)[0],
+        wrong_forms=lambda v: [WrongForm(_attn_raw(v)[0], "attention-no-softmax", _NO_SOFTMAX)],
+    ),
+    WrittenQuestion(
+        id="a3.w_attn_output", title="Attention by hand: output", points=3, key="attn_output",
+        answer_kind="array", expected=lambda v: _attn(v)[1],
+        wrong_forms=lambda v: [WrongForm(_attn_raw(v)[1], "attention-no-softmax",
+                                         "this output weights the h_i by the raw scores: the softmax step is missing.")],
+    ),
+    WrittenQuestion(
+        id="a3.w_params_multiplicative", title="Parameters: multiplicative score", points=2,
+        key="params_multiplicative", answer_kind="expression", expected=lambda v: "d_s*d_h",
+        symbols=("d_s", "d_h", "k"),
+    ),
+    WrittenQuestion(
+        id="a3.w_params_reduced_rank", title="Parameters: reduced-rank score", points=2,
+        key="params_reduced_rank", answer_kind="expression", expected=lambda v: "k*(d_s + d_h)",
+        symbols=("d_s", "d_h", "k"),
+    ),
+    WrittenQuestion(
+        id="a3.w_params_additive", title="Parameters: additive score", points=2,
+        key="params_additive", answer_kind="expression", expected=lambda v: "k*(d_s + d_h) + k",
+        symbols=("d_s", "d_h", "k"),
+    ),
+    OrderedListQuestion(
+        id="a3.w_beam_normalized", title="Beam search by hand: length-normalised", points=3,
+        key="beam_normalized", answer_kind="list", expected=lambda v: _tree_beam(v, True),
+        wrong_forms=lambda v: [WrongForm(_tree_beam(v, False), "beam-no-length-normalization",
+                                         "this is the winner by the raw summed log-probability; the question "
+                                         "divides each finished score by its number of tokens.")],
+    ),
+    OrderedListQuestion(
+        id="a3.w_beam_raw", title="Beam search by hand: raw score", points=3,
+        key="beam_raw", answer_kind="list", expected=lambda v: _tree_beam(v, False),
+    ),
+    WrittenQuestion(
+        id="a3.w_bleu_brevity", title="BLEU: brevity penalty by hand", points=4,
+        key="bleu_brevity_penalty", answer_kind="number", expected=lambda v: _bp(v),
+        wrong_forms=lambda v: [
+            WrongForm(_bp(v, lambda c, lens: min(lens)), "bleu-shortest-reference",
+                      "this uses the shortest reference of each sentence; r sums the closest ones."),
+            WrongForm(1.0, "bleu-no-brevity-penalty",
+                      "the candidate corpus is shorter than r, so the penalty exp(1 - r/c) applies."),
+        ],
+    ),
+)
+
+
+# ---------------------------------------------------------------- the assignment
+
+
+def _q(qid: str, title: str, points: float, function: str, reference, cases, **kw) -> CodeQuestion:
+    return CodeQuestion(id=f"a3.{qid}", title=title, points=points, file=FILE, function=function,
+                        reference=reference, cases=cases, **kw)
+
+
+CODE = (
+    _q("lstm_cell", "LSTM cell (torch.nn.LSTMCell conventions)", 10, "lstm_cell", gated.lstm_cell, _lstm_cases,
+       mutants={"lstm-gate-order": _lstm_gate_order, "lstm-output-uses-old-cell": _lstm_old_cell},
+       forbidden=CELL_SHORTCUTS, output_names=("h_new", "c_new")),
+    _q("gru_cell", "GRU cell (torch.nn.GRUCell conventions)", 10, "gru_cell", gated.gru_cell, _gru_cases,
+       mutants={"gru-reset-before-matmul": _gru_reset_before, "gru-update-flipped": _gru_flipped},
+       forbidden=CELL_SHORTCUTS),
+    _q("dot_scores", "Dot-product scores", 3, "dot_scores", seq2seq.dot_scores, _dot_cases),
+    _q("multiplicative_scores", "Multiplicative scores", 4, "multiplicative_scores",
+       seq2seq.multiplicative_scores, _multiplicative_cases,
+       mutants={"multiplicative-transposed": _multiplicative_transposed}),
+    _q("reduced_rank_scores", "Reduced-rank multiplicative scores", 4, "reduced_rank_scores",
+       seq2seq.reduced_rank_scores, _reduced_rank_cases),
+    _q("additive_scores", "Additive scores", 5, "additive_scores", seq2seq.additive_scores, _additive_cases,
+       mutants={"additive-missing-tanh": _additive_no_tanh}),
+    _q("attend", "Attention: softmax and weighted sum", 6, "attend", seq2seq.attend, _attend_cases,
+       mutants={"attention-no-softmax": _attend_no_softmax}, output_names=("alpha", "a")),
+    _q("beam_search", "Beam search with length normalisation", 13, "beam_search", seq2seq.beam_search,
+       _beam_cases, mutants={"beam-no-length-normalization": _beam_no_normalization}, integer=True),
+    _q("corpus_bleu", "Corpus BLEU", 13, "corpus_bleu", bleu.corpus_bleu, _bleu_cases, mutants=BLEU_MUTANTS),
+)
+
+ASSIGNMENT = Assignment(
+    id="a3_gated_seq2seq",
+    title="a3: Gated RNNs, attention, beam search and BLEU",
+    code_file=FILE,
+    questions=CODE + WRITTEN,
+)
