@@ -27,33 +27,46 @@ class Explanation:
     order: int  # the mutant's position in the question's list (root causes first)
 
 
-def _parts(value: Any, names: tuple[str, ...]) -> dict[str, Any]:
+def _is_container(value: Any) -> bool:
     if isinstance(value, dict):
-        return {repr(k): v for k, v in value.items()}
-    if isinstance(value, tuple) and not all(isinstance(v, (int, str)) for v in value):
-        return {names[i] if i < len(names) else f"[{i}]": v for i, v in enumerate(value)}
-    return {"": value}
+        return True
+    return isinstance(value, tuple) and not all(isinstance(v, (int, str)) for v in value)
 
 
-def _student_parts(got: Any, want_parts: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any] | None:
-    if set(want_parts) == {""}:
-        return {"": got}
-    if isinstance(got, dict):
-        keyed = {repr(k): v for k, v in got.items()}
-        return {k: keyed[k] for k in want_parts if k in keyed}
-    if isinstance(got, (tuple, list)) and len(got) == len(want_parts):
-        return dict(zip(want_parts, got))
-    return None
+def _parts(value: Any, prefix: tuple = ()) -> dict[tuple, Any]:
+    """Leaves of a nested output (tuple elements, dict entries), keyed by their path."""
+    if not _is_container(value):
+        return {prefix: value}
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    out: dict[tuple, Any] = {}
+    for key, v in items:
+        out.update(_parts(v, (*prefix, key)))
+    return out
+
+
+def _student_parts(got: Any, want_parts: dict[tuple, Any]) -> dict[tuple, Any]:
+    """The student's output at the same paths (a path that does not exist is left out)."""
+    out = {}
+    for path in want_parts:
+        node, ok = got, True
+        for key in path:
+            if isinstance(node, dict) and key in node:
+                node = node[key]
+            elif isinstance(node, (tuple, list)) and isinstance(key, int) and key < len(node):
+                node = node[key]
+            else:
+                ok = False
+                break
+        if ok:
+            out[path] = node
+    return out
 
 
 def explain(got: Any, want: Any, args: tuple, kwargs: Mapping[str, Any],
-            mutants: Mapping[str, Callable[..., Any]], tol: Tolerance, *, exact: bool = False,
-            names: tuple[str, ...] = ()) -> list[Explanation]:
+            mutants: Mapping[str, Callable[..., Any]], tol: Tolerance, *, exact: bool = False) -> list[Explanation]:
     """The mutants that explain `got` on this case, best first (empty when none does)."""
-    want_parts = _parts(want, names)
-    got_parts = _student_parts(got, want_parts, names)
-    if got_parts is None:
-        return []
+    want_parts = _parts(want)
+    got_parts = _student_parts(got, want_parts)
     wrong = {k for k in want_parts if k not in got_parts or compare(got_parts[k], want_parts[k], tol, exact=exact)}
     if not wrong:
         return []
@@ -64,7 +77,7 @@ def explain(got: Any, want: Any, args: tuple, kwargs: Mapping[str, Any],
                 predicted = mutant(*_fresh(args), **_fresh(kwargs))
         except Exception:  # noqa: BLE001 - a mutant that does not apply to these inputs
             continue
-        mparts = _parts(predicted, names)
+        mparts = _parts(predicted)
         if set(mparts) != set(want_parts):
             continue
         if any(k not in got_parts or compare(got_parts[k], mparts[k], tol, exact=exact) for k in wrong):

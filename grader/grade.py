@@ -120,7 +120,7 @@ def run_trusted(fn: Callable[..., Any], case: Case, as_torch: bool) -> Any:
     return plain(fn(*materialize(case.args, as_torch=as_torch), **materialize(dict(case.kwargs), as_torch=as_torch)))
 
 
-def _misconception_note(mid: str) -> str:
+def misconception_note(mid: str) -> str:
     m = catalog.get(mid)
     kind = "A convention the notes use elsewhere" if m.convention else "Diagnosis"
     return f"**{kind} — {m.title}** (`{m.id}`): {m.explanation} *Read: {m.section}.*"
@@ -202,8 +202,7 @@ def _grade_code(q: CodeQuestion, ctx: _CodeContext, number: str) -> QuestionResu
         explanations: list[Explanation] = []
         if q.mutants:
             explanations = explain(outcome.value, want, case.args, dict(case.kwargs),
-                                   _trusted_mutants(q.mutants, q.torch_inputs), q.tolerance, exact=q.integer,
-                                   names=q.output_names)
+                                   _trusted_mutants(q.mutants, q.torch_inputs), q.tolerance, exact=q.integer)
         per_case.append(explanations)
         if explanations:
             earned += case.weight * catalog.get(explanations[0].misconception).credit
@@ -213,7 +212,7 @@ def _grade_code(q: CodeQuestion, ctx: _CodeContext, number: str) -> QuestionResu
     passed = sum(1 for line in lines if line.startswith("- ✔"))
     head = f"**{passed}/{len(cases)} cases passed.**"
     body = "\n".join(lines)
-    notes = "\n\n".join(_misconception_note(m) for m in result.misconceptions)
+    notes = "\n\n".join(misconception_note(m) for m in result.misconceptions)
     result.feedback = "\n\n".join(part for part in (head, body, notes) if part)
     return result
 

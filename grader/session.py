@@ -113,23 +113,27 @@ class WorkerSession:
         self.events: list[str] = []  # what happened, in plain words, for the report
         self._ready = False
         self._output_parts: list[str] = []
+        self._isolated = False
+        self._warning: str | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
         """Spawn the worker and ask it to preload its imports; returns without waiting."""
         self.proc = sandbox.spawn(WORKER_PROGRAM, self.files, limits=self.limits, hide=self.hide)
+        self._isolated, self._warning = self.proc.isolated, self.proc.warning
         self._send({"op": "hello", "preload": list(self.preload), "tripwires": list(self.tripwires),
                     "files": sorted(self.files)})
         self._ready = False
 
     @property
     def isolated(self) -> bool:
-        return bool(self.proc and self.proc.isolated)
+        """Whether the worker ran isolated (as of its last start; a restart keeps the answer)."""
+        return self._isolated
 
     @property
     def warning(self) -> str | None:
-        return self.proc.warning if self.proc else None
+        return self._warning
 
     def remaining(self) -> float:
         return self.limits.submission_seconds - (time.monotonic() - self.started_at)
@@ -144,12 +148,12 @@ class WorkerSession:
 
     def output(self) -> str:
         """Everything the student's code printed (truncated), across restarts."""
-        if self.proc is not None:
-            self._collect_output(final=False)
-        return "".join(self._output_parts)
+        current = self.proc.output() if self.proc is not None else ""
+        return "".join(self._output_parts) + current
 
-    def _collect_output(self, final: bool = True) -> None:
-        if self.proc is not None and final:
+    def _collect_output(self) -> None:
+        """Keep what the current worker printed before it is stopped."""
+        if self.proc is not None:
             text = self.proc.output()
             if text:
                 self._output_parts.append(text)

@@ -194,3 +194,11 @@ def test_a_bug_in_a_suite_costs_one_question_visibly(tmp_path):
     data = to_gradescope(report)
     jsonschema.validate(data, SCHEMA)
     assert data["tests"][-1]["extra_data"]["kind"] == "error"
+
+
+def test_prints_at_import_and_after_a_restart_are_kept(tmp_path):
+    src = "print('hello from import')\n" + toy.NUMPY_SOLUTION.replace(
+        "return x @ W.T + b", "while True:\n        pass")
+    report = grade(submit(tmp_path, src), limits=sandbox.Limits(call_seconds=1.0, submission_seconds=30.0))
+    assert "hello from import" in report.student_output
+    assert report.isolated == sandbox.can_isolate()
