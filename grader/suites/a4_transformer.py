@@ -222,9 +222,39 @@ def _cross_on_queries(q, mem, W_Q, W_K, W_V, W_O, n_heads, memory_padding_mask=N
     return att.cross_attention(q, q, W_Q, W_K, W_V, W_O, n_heads)
 
 
-def _block_mutants(make: Callable[..., Callable[..., Array]], ids: tuple[str, ...]) -> dict[str, Callable]:
-    """Blocks whose self-attention holds one MHA mistake."""
-    return {mid: make(self_attention=MHA_VARIANTS[mid]) for mid in ids}
+def _block_mutants(make: Callable[..., Callable[..., Array]], ids: tuple[str, ...],
+                   cross: bool = False) -> dict[str, Callable]:
+    """Blocks whose attention (self-, and cross- when `cross`) holds one MHA mistake."""
+    out = {}
+    for mid in ids:
+        hooks: dict[str, Any] = {"self_attention": MHA_VARIANTS[mid]}
+        if cross:
+            hooks["cross_attention"] = CROSS_VARIANTS[mid]
+        out[mid] = make(**hooks)
+    return out
+
+
+def _cross_with(hooks_of: Callable[[int, int], dict[str, Any]]) -> Callable[..., Array]:
+    """A cross-attention whose attend_heads hooks depend on (d_model, d_k)."""
+
+    def cross(Y, memory, W_Q, W_K, W_V, W_O, n_heads, memory_padding_mask=None, **kw):
+        hooks = hooks_of(np.shape(Y)[-1], np.shape(W_Q)[0] // n_heads)
+        return att.cross_attention(Y, memory, W_Q, W_K, W_V, W_O, n_heads, memory_padding_mask, **hooks, **kw)
+
+    return cross
+
+
+def _scale_hooks(scale_of: Callable[[int, int], float]) -> Callable[[int, int], dict[str, Any]]:
+    return lambda d, dk: {"attention": partial(att.scaled_dot_product_attention, scale=scale_of(d, dk))}
+
+
+CROSS_VARIANTS: dict[str, Callable[..., Array]] = {
+    "heads-reshape-without-transpose": _cross_with(lambda d, dk: {"split": _split_no_transpose,
+                                                                  "merge": _merge_no_transpose}),
+    "attention-missing-scale": _cross_with(_scale_hooks(lambda d, dk: 1.0)),
+    "attention-scale-by-dk": _cross_with(_scale_hooks(lambda d, dk: 1.0 / dk)),
+    "attention-scale-by-d-model": _cross_with(_scale_hooks(lambda d, dk: 1.0 / math.sqrt(d))),
+}
 
 
 ENCODER_MUTANTS: dict[str, Callable[..., Array]] = {
@@ -243,7 +273,7 @@ DECODER_MUTANTS: dict[str, Callable[..., Array]] = {
     "prenorm-adds-normalized-input": _decoder(wrap=lambda x, n, f: n(x) + f(n(x))),
     "ffn-missing-activation": _decoder(activation=_identity),
     **_block_mutants(_decoder, ("heads-reshape-without-transpose", "attention-missing-scale",
-                                "attention-scale-by-dk", "attention-scale-by-d-model")),
+                                "attention-scale-by-dk", "attention-scale-by-d-model"), cross=True),
     "layernorm-unbiased-variance": _decoder(layer_norm=_ln_variant(variance=_unbiased)),
 }
 
