@@ -20,6 +20,41 @@ from grader.checks import compare
 from grader.model import Tolerance
 
 
+class NonFinite:
+    """A mutant's output that stands for "some NaN or inf here", whatever the exact pattern.
+
+    Overflow mistakes (an unstable sigmoid or softmax) produce NaN or inf in places that depend
+    on how the student wrote the formula; a mutant returns this marker for such an output.
+    """
+
+    def __repr__(self) -> str:
+        return "NONFINITE"
+
+
+NONFINITE = NonFinite()
+
+
+def concrete(value: Any) -> Any:
+    """A mutant's output with NONFINITE markers read as NaN (for separation checks)."""
+    if isinstance(value, NonFinite):
+        return float("nan")
+    if isinstance(value, tuple):
+        return tuple(concrete(v) for v in value)
+    if isinstance(value, dict):
+        return {k: concrete(v) for k, v in value.items()}
+    return value
+
+
+def _matches(got: Any, predicted: Any, tol: Tolerance, exact: bool) -> bool:
+    if isinstance(predicted, NonFinite):
+        try:
+            a = np.asarray(got, dtype=np.float64)
+        except (TypeError, ValueError):
+            return False
+        return bool(np.any(~np.isfinite(a)))
+    return not compare(got, predicted, tol, exact=exact)
+
+
 @dataclass(frozen=True)
 class Explanation:
     misconception: str
@@ -80,9 +115,9 @@ def explain(got: Any, want: Any, args: tuple, kwargs: Mapping[str, Any],
         mparts = _parts(predicted)
         if set(mparts) != set(want_parts):
             continue
-        if any(k not in got_parts or compare(got_parts[k], mparts[k], tol, exact=exact) for k in wrong):
+        if any(k not in got_parts or not _matches(got_parts[k], mparts[k], tol, exact) for k in wrong):
             continue
-        extra = sum(1 for k in want_parts if k not in wrong and compare(mparts[k], want_parts[k], tol, exact=exact))
+        extra = sum(1 for k in want_parts if k not in wrong and not _matches(want_parts[k], mparts[k], tol, exact))
         found.append((extra, order, Explanation(mid, extra, order)))
     found.sort(key=lambda t: (t[0], t[1]))
     return [e for _, _, e in found]

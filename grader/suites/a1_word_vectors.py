@@ -20,6 +20,7 @@ from functools import partial
 
 import numpy as np
 
+from grader.diagnosis import NONFINITE
 from grader.model import Assignment, Case, CodeQuestion, Tolerance, WrittenQuestion, WrongForm
 from reference.word_vectors import (
     analogy,
@@ -75,27 +76,18 @@ def skipgram_unstable_softmax(v_c, o, U):
 
 
 def sgns_unstable_sigmoid(v_c, o, U, neg_indices):
-    """SGNS with σ(x) = exp(x) / (1 + exp(x)): NaN wherever it meets x > 709.78.
+    """SGNS with an overflowing sigmoid, e.g. exp(x) / (1 + exp(x)) or log(1 / (1 + exp(-x))).
 
-    The reference's values, poisoned where that sigmoid is NaN: σ(u_o·v_c) enters the loss,
-    grad_v_c and row o; σ(-u_k·v_c) the loss; σ(u_k·v_c) grad_v_c and row k. (The other
-    failure, exp(x) underflowing to 0 and log 0 = -inf, is shared with a stable sigmoid
-    followed by a plain log; the hidden cases avoid it.)
+    Where some |u·v_c| exceeds the overflow point of exp (≈ 709.78 in float64) such a student
+    gets NaN or inf; which outputs are hit depends on how the formula was written, so those
+    outputs are "some NaN or inf" (NONFINITE) and the others the reference's.
     """
     loss, grad_v_c, grad_U = neg_sampling_loss_and_gradient(v_c, o, U, neg_indices)
     U = np.asarray(U, dtype=np.float64)  # (V, d)
     neg = np.asarray(neg_indices, dtype=np.int64)  # (K,)
-    s_o = float(U[o] @ np.asarray(v_c, dtype=np.float64))
-    s_k = U[neg] @ np.asarray(v_c, dtype=np.float64)  # (K,)
-    if s_o > EXP_OVERFLOW or np.any(-s_k > EXP_OVERFLOW):
-        loss = float("nan")
-    if s_o > EXP_OVERFLOW:
-        grad_v_c[:] = np.nan
-        grad_U[o] = np.nan
-    hit = neg[s_k > EXP_OVERFLOW]
-    if hit.size:
-        grad_v_c[:] = np.nan
-        grad_U[hit] = np.nan
+    scores = np.concatenate([[U[o] @ np.asarray(v_c, dtype=np.float64)], U[neg] @ np.asarray(v_c, dtype=np.float64)])
+    if np.any(np.abs(scores) > EXP_OVERFLOW):
+        return NONFINITE, NONFINITE, NONFINITE
     return loss, grad_v_c, grad_U
 
 
