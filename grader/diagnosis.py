@@ -34,8 +34,24 @@ class NonFinite:
 NONFINITE = NonFinite()
 
 
+class AnyOf:
+    """A mutant's output when a mistake has several natural outputs (all listed); any one matches.
+
+    E.g. a row whose keys are all masked gives NaN when filled with -inf but a uniform row
+    when filled with -1e9: both are the same misconception.
+    """
+
+    def __init__(self, *options: Any) -> None:
+        if not options:
+            raise ValueError("AnyOf needs at least one output")
+        self.options = options
+
+
 def concrete(value: Any) -> Any:
-    """A mutant's output with NONFINITE markers read as NaN (for separation checks)."""
+    """A mutant's output with NONFINITE markers read as NaN and AnyOf as its first option
+    (for separation checks)."""
+    if isinstance(value, AnyOf):
+        return concrete(value.options[0])
     if isinstance(value, NonFinite):
         return float("nan")
     if isinstance(value, tuple):
@@ -112,12 +128,18 @@ def explain(got: Any, want: Any, args: tuple, kwargs: Mapping[str, Any],
                 predicted = mutant(*_fresh(args), **_fresh(kwargs))
         except Exception:  # noqa: BLE001 - a mutant that does not apply to these inputs
             continue
-        mparts = _parts(predicted)
-        if set(mparts) != set(want_parts):
+        best = None
+        for option in predicted.options if isinstance(predicted, AnyOf) else (predicted,):
+            mparts = _parts(option)
+            if set(mparts) != set(want_parts):
+                continue
+            if any(k not in got_parts or not _matches(got_parts[k], mparts[k], tol, exact) for k in wrong):
+                continue
+            extra = sum(1 for k in want_parts if k not in wrong and not _matches(want_parts[k], mparts[k], tol, exact))
+            best = extra if best is None else min(best, extra)
+        if best is None:
             continue
-        if any(k not in got_parts or not _matches(got_parts[k], mparts[k], tol, exact) for k in wrong):
-            continue
-        extra = sum(1 for k in want_parts if k not in wrong and not _matches(want_parts[k], mparts[k], tol, exact))
+        extra = best
         found.append((extra, order, Explanation(mid, extra, order)))
     found.sort(key=lambda t: (t[0], t[1]))
     return [e for _, _, e in found]

@@ -20,7 +20,7 @@ import numpy as np
 
 from grader import catalog, sandbox, shortcuts, variants
 from grader.checks import compare, preview
-from grader.diagnosis import Explanation, explain, verdict
+from grader.diagnosis import AnyOf, Explanation, explain, verdict
 from grader.locate import Located, SubmissionError, locate
 from grader.model import Assignment, Case, CodeQuestion, Rng, TableLM, WrittenQuestion
 from grader.session import CallOutcome, WorkerSession
@@ -103,6 +103,8 @@ def materialize(value: Any, *, as_torch: bool = False) -> Any:
 
 def plain(value: Any) -> Any:
     """A trusted output as plain data: torch tensors to numpy, numpy scalars to Python."""
+    if isinstance(value, AnyOf):
+        return AnyOf(*(plain(o) for o in value.options))
     if isinstance(value, np.generic):
         return value.item()
     if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
@@ -183,11 +185,18 @@ def _grade_code(q: CodeQuestion, ctx: _CodeContext, number: str) -> QuestionResu
             result.score = 0.0
             return result
         if outcome.failure is not None:
+            if outcome.failure.kind == "timeout":
+                # Every later case would most likely wait out its limit too.
+                n_failed += len(cases) - i
+                lines.append(f"- ✘ {case.name}: {outcome.failure.message}")
+                lines += [f"- ✘ {c.name}: not run (an earlier case of `{q.function}` timed out)" for c in cases[i + 1:]]
+                result.error = result.error or outcome.failure.message
+                break
             if outcome.failure.kind == "not-attempted" and i == 0:
                 result.not_attempted = True
                 result.feedback = f"Not attempted: `{q.function}` still raises `NotImplementedError`."
                 return result
-            if outcome.failure.kind in ("import", "crashed", "budget", "timeout") and result.error is None:
+            if outcome.failure.kind in ("import", "crashed", "budget") and result.error is None:
                 result.error = outcome.failure.message
             n_failed += 1
             lines.append(f"- ✘ {case.name}: {outcome.failure.message}")

@@ -7,6 +7,7 @@ import zipfile
 from pathlib import Path
 
 import jsonschema
+import numpy as np
 import pytest
 import toy_assignment as toy
 
@@ -202,3 +203,24 @@ def test_prints_at_import_and_after_a_restart_are_kept(tmp_path):
     report = grade(submit(tmp_path, src), limits=sandbox.Limits(call_seconds=1.0, submission_seconds=30.0))
     assert "hello from import" in report.student_output
     assert report.isolated == sandbox.can_isolate()
+
+
+def test_a_mutant_with_several_natural_outputs_matches_any(tmp_path):
+    import dataclasses
+
+    from grader.diagnosis import AnyOf
+
+    q = dataclasses.replace(toy.ASSIGNMENT.questions[2], mutants={
+        "toy-grad-sign": lambda x: AnyOf((float(np.sum(x**2)), 3 * x), (float(np.sum(x**2)), -2 * x))})
+    assignment = dataclasses.replace(toy.ASSIGNMENT, questions=(q,))
+    src = toy.NUMPY_SOLUTION.replace("return float((x ** 2).sum()), 2 * x", "return float((x ** 2).sum()), -2 * x")
+    report = grade_submission(submit(tmp_path, src), assignment, limits=FAST)
+    assert report.questions[0].misconceptions == ["toy-grad-sign"]
+
+
+def test_after_a_timeout_the_remaining_cases_are_not_run(tmp_path):
+    src = toy.NUMPY_SOLUTION.replace("z = x - x.max(axis=axis, keepdims=True)", "import time; time.sleep(60)")
+    report = grade(submit(tmp_path, src), limits=sandbox.Limits(call_seconds=1.0, submission_seconds=30.0))
+    assert report.execution_time < 10
+    assert "not run (an earlier case of `softmax` timed out)" in report.questions[0].feedback
+    assert report.questions[1].score == 3
