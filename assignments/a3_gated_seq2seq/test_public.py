@@ -10,7 +10,6 @@ import math
 
 import numpy as np
 import pytest
-
 from gated_seq2seq import (
     additive_scores,
     attend,
@@ -41,8 +40,15 @@ def test_lstm_zero_weights_halves_the_cell():
     # c' = 0.5 c and h' = 0.5 tanh(0.5 c).
     D, H = 3, 2
     c = np.array([1.0, -2.0])
-    h_new, c_new = lstm_cell(np.ones(D), np.ones(H), c, np.zeros((4 * H, D)), np.zeros((4 * H, H)),
-                             np.zeros(4 * H), np.zeros(4 * H))
+    h_new, c_new = lstm_cell(
+        np.ones(D),
+        np.ones(H),
+        c,
+        np.zeros((4 * H, D)),
+        np.zeros((4 * H, H)),
+        np.zeros(4 * H),
+        np.zeros(4 * H),
+    )
     np.testing.assert_allclose(arr(c_new), 0.5 * c, rtol=1e-6)
     np.testing.assert_allclose(arr(h_new), 0.5 * np.tanh(0.5 * c), rtol=1e-6)
 
@@ -52,24 +58,41 @@ def test_lstm_blocks_are_i_f_g_o():
     # so c' = 0 * c + 1 * 0.5 = 0.5 whatever c was, and h' = tanh(0.5).
     big = 30.0
     bias = np.array([big, -big, math.atanh(0.5), big])
-    h_new, c_new = lstm_cell(np.zeros(1), np.zeros(1), np.array([3.0]), np.zeros((4, 1)), np.zeros((4, 1)),
-                             bias, np.zeros(4))
+    h_new, c_new = lstm_cell(
+        np.zeros(1),
+        np.zeros(1),
+        np.array([3.0]),
+        np.zeros((4, 1)),
+        np.zeros((4, 1)),
+        bias,
+        np.zeros(4),
+    )
     np.testing.assert_allclose(arr(c_new), [0.5], rtol=1e-5)
     np.testing.assert_allclose(arr(h_new), [math.tanh(0.5)], rtol=1e-5)
 
 
 def test_gru_slides_retention_example():
     # Slides: update gate 0.9, old state 0.5, candidate -0.4 -> 0.9*0.5 + 0.1*(-0.4) = 0.41.
-    weight_ih = np.array([[0.0], [math.log(9.0)], [math.atanh(-0.4)]])  # z = σ(log 9) = 0.9, n = -0.4
-    h_new = gru_cell(np.array([1.0]), np.array([0.5]), weight_ih, np.zeros((3, 1)), np.zeros(3), np.zeros(3))
+    weight_ih = np.array(
+        [[0.0], [math.log(9.0)], [math.atanh(-0.4)]]
+    )  # z = σ(log 9) = 0.9, n = -0.4
+    h_new = gru_cell(
+        np.array([1.0]), np.array([0.5]), weight_ih, np.zeros((3, 1)), np.zeros(3), np.zeros(3)
+    )
     np.testing.assert_allclose(arr(h_new), [0.41], rtol=1e-6)
 
 
 def test_gru_shape():
     rng = np.random.default_rng(0)
     D, H = 3, 4
-    out = gru_cell(rng.normal(size=D), rng.normal(size=H), rng.normal(size=(3 * H, D)),
-                   rng.normal(size=(3 * H, H)), rng.normal(size=3 * H), rng.normal(size=3 * H))
+    out = gru_cell(
+        rng.normal(size=D),
+        rng.normal(size=H),
+        rng.normal(size=(3 * H, D)),
+        rng.normal(size=(3 * H, H)),
+        rng.normal(size=3 * H),
+        rng.normal(size=3 * H),
+    )
     assert arr(out).shape == (H,)
 
 
@@ -104,7 +127,9 @@ def test_score_functions_on_small_numbers():
 
 def test_multiplicative_shapes_non_square():
     rng = np.random.default_rng(1)
-    out = multiplicative_scores(rng.normal(size=2), rng.normal(size=(4, 5)), rng.normal(size=(2, 5)))
+    out = multiplicative_scores(
+        rng.normal(size=2), rng.normal(size=(4, 5)), rng.normal(size=(2, 5))
+    )
     assert arr(out).shape == (4,)
 
 
@@ -142,17 +167,25 @@ def test_beam_returns_best_live_when_nothing_finishes():
 
 
 def test_bleu_perfect_match_is_one():
-    cand = "the cat sat on the mat".split()
+    cand = ["the", "cat", "sat", "on", "the", "mat"]
     assert corpus_bleu([cand], [[cand]]) == pytest.approx(1.0)
 
 
 def test_bleu_nltk_documentation_example():
     t = str.split
-    hyp1 = t("It is a guide to action which ensures that the military always obeys the commands of the party")
-    refs1 = [t("It is a guide to action that ensures that the military will forever heed Party commands"),
-             t("It is the guiding principle which guarantees the military forces always being under the "
-               "command of the Party"),
-             t("It is the practical guide for the army always to heed the directions of the party")]
+    hyp1 = t(
+        "It is a guide to action which ensures that the military always obeys the commands of the party"
+    )
+    refs1 = [
+        t(
+            "It is a guide to action that ensures that the military will forever heed Party commands"
+        ),
+        t(
+            "It is the guiding principle which guarantees the military forces always being under the "
+            "command of the Party"
+        ),
+        t("It is the practical guide for the army always to heed the directions of the party"),
+    ]
     hyp2 = t("he read the book because he was interested in world history")
     refs2 = [t("he was interested in world history because he read the book")]
     assert corpus_bleu([hyp1, hyp2], [refs1, refs2]) == pytest.approx(0.5920778868801042, rel=1e-6)
@@ -165,6 +198,9 @@ def test_bleu_zero_when_a_precision_is_zero():
 def test_bleu_clipping_of_repeated_words():
     # Papineni et al.: "the the the the the the the" against "the cat is on the mat": p_1 = 2/7.
     cand = ["the"] * 7
-    refs = [["the", "cat", "is", "on", "the", "mat"], ["there", "is", "a", "cat", "on", "the", "mat"]]
+    refs = [
+        ["the", "cat", "is", "on", "the", "mat"],
+        ["there", "is", "a", "cat", "on", "the", "mat"],
+    ]
     # c = 7, closest reference 7 -> BP = 1; max_n = 1 -> BLEU = p_1.
     assert corpus_bleu([cand], [refs], max_n=1) == pytest.approx(2 / 7)

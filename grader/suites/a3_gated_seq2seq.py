@@ -202,7 +202,9 @@ def _attend_cases(seed: int) -> list[Case]:
     anchor = (np.array([2.0, 0.0, 1.0]), np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
     cases = [Case("notes' numeric anchor (e = 2, 0, 1)", anchor, visible=True)]
     for i, (N, d) in enumerate([(5, 3), (4, 2)]):
-        cases.append(Case(f"hidden case {i + 1}", (rng.normal(size=N) * 2, rng.normal(size=(N, d)))))
+        cases.append(
+            Case(f"hidden case {i + 1}", (rng.normal(size=N) * 2, rng.normal(size=(N, d))))
+        )
     big = rng.normal(size=4) * 3 + 800.0  # exp(800) overflows: the max shift is needed
     cases.append(Case("hidden case 3 (large scores)", (big, rng.normal(size=(4, 3)))))
     return cases
@@ -239,7 +241,9 @@ def _random_tree(rng: np.random.Generator, n_words: int, depth: int) -> TableLM:
         nxt = []
         for prefix in frontier:
             eos_shift = 1.5 if len(prefix) == 1 else 0.3  # an immediate eos is rarer
-            logits = np.concatenate(([-25.0], [rng.normal() - eos_shift], rng.normal(size=n_words) * 1.5))
+            logits = np.concatenate(
+                ([-25.0], [rng.normal() - eos_shift], rng.normal(size=n_words) * 1.5)
+            )
             table[prefix] = tuple(float(v) for v in log_softmax(logits))
             nxt.extend(prefix + (w,) for w in words)
         frontier = nxt
@@ -255,17 +259,33 @@ def _beam_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([38, seed])
     A, B = 2, 3
     # Visible (the reference tests' tree): [eos] wins on the raw score, [a eos] per token.
-    visible = TableLM(table={(BOS,): _row(0.5, 0.4, 0.1), (BOS, A): _row(0.9, 0.05, 0.05)},
-                      default=_row(1.0, 0.0, 0.0))
-    cases = [Case("length normalisation changes the winner", (visible, BOS, EOS, 2, 5), visible=True)]
+    visible = TableLM(
+        table={(BOS,): _row(0.5, 0.4, 0.1), (BOS, A): _row(0.9, 0.05, 0.05)},
+        default=_row(1.0, 0.0, 0.0),
+    )
+    cases = [
+        Case("length normalisation changes the winner", (visible, BOS, EOS, 2, 5), visible=True)
+    ]
     # Early stopping: after step 2, [eos] and [a eos] have finished (= beam_size) -> stop, even
     # though continuing [a a] would reach [a a eos] with a better per-token score.
-    early = TableLM(table={(BOS,): _row(0.45, 0.5, 0.05), (BOS, A): _row(0.3, 0.6, 0.1),
-                           (BOS, A, A): _row(0.99, 0.005, 0.005)}, default=_row(0.4, 0.3, 0.3))
+    early = TableLM(
+        table={
+            (BOS,): _row(0.45, 0.5, 0.05),
+            (BOS, A): _row(0.3, 0.6, 0.1),
+            (BOS, A, A): _row(0.99, 0.005, 0.005),
+        },
+        default=_row(0.4, 0.3, 0.3),
+    )
     cases.append(Case("hidden case 1 (stop once beam_size finished)", (early, BOS, EOS, 2, 4)))
     # Nothing finishes within max_len: the best live hypothesis, without eos.
-    live = TableLM(table={(BOS,): _row(0.05, 0.55, 0.4), (BOS, A): _row(0.02, 0.38, 0.6),
-                          (BOS, B): _row(0.01, 0.7, 0.29)}, default=_row(0.1, 0.45, 0.45))
+    live = TableLM(
+        table={
+            (BOS,): _row(0.05, 0.55, 0.4),
+            (BOS, A): _row(0.02, 0.38, 0.6),
+            (BOS, B): _row(0.01, 0.7, 0.29),
+        },
+        default=_row(0.1, 0.45, 0.45),
+    )
     cases.append(Case("hidden case 2 (nothing finishes)", (live, BOS, EOS, 2, 2)))
     # Random trees where the per-token score and the raw score pick different winners.
     n = 3
@@ -278,8 +298,13 @@ def _beam_cases(seed: int) -> list[Case]:
         if n < 6:
             cases.append(Case(f"hidden case {n}", (lm, BOS, EOS, beam_size, 4)))
         else:  # the flag must be honoured
-            cases.append(Case(f"hidden case {n} (length_normalize=False)", (lm, BOS, EOS, beam_size, 4),
-                              {"length_normalize": False}))
+            cases.append(
+                Case(
+                    f"hidden case {n} (length_normalize=False)",
+                    (lm, BOS, EOS, beam_size, 4),
+                    {"length_normalize": False},
+                )
+            )
         n += 1
     return cases
 
@@ -317,7 +342,9 @@ BLEU_MUTANTS = {
 }
 
 
-def _bleu_sentence(rng: np.random.Generator, vocab: list[str], c: int, ref_lens: list[int]) -> tuple:
+def _bleu_sentence(
+    rng: np.random.Generator, vocab: list[str], c: int, ref_lens: list[int]
+) -> tuple:
     """A candidate of length c repeating one word 3 times, and references of the given lengths.
 
     Each reference is the candidate with the repeats dropped (so clipping matters), one word
@@ -367,7 +394,9 @@ def _bleu_separates(candidates, references, max_n) -> bool:
     outs = [want] + [m(candidates, references, max_n) for m in BLEU_MUTANTS.values()]
     if want <= 0.02:
         return False
-    return all(abs(a - b) > 5e-3 * max(abs(a), abs(b)) for i, a in enumerate(outs) for b in outs[i + 1 :])
+    return all(
+        abs(a - b) > 5e-3 * max(abs(a), abs(b)) for i, a in enumerate(outs) for b in outs[i + 1 :]
+    )
 
 
 def _bleu_cases(seed: int) -> list[Case]:
@@ -377,14 +406,24 @@ def _bleu_cases(seed: int) -> list[Case]:
         return s.split()
 
     # The nltk documentation's corpus example (0.5920778868801042, nltk's value).
-    hyp1 = t("It is a guide to action which ensures that the military always obeys the commands of the party")
-    refs1 = [t("It is a guide to action that ensures that the military will forever heed Party commands"),
-             t("It is the guiding principle which guarantees the military forces always being under the "
-               "command of the Party"),
-             t("It is the practical guide for the army always to heed the directions of the party")]
+    hyp1 = t(
+        "It is a guide to action which ensures that the military always obeys the commands of the party"
+    )
+    refs1 = [
+        t(
+            "It is a guide to action that ensures that the military will forever heed Party commands"
+        ),
+        t(
+            "It is the guiding principle which guarantees the military forces always being under the "
+            "command of the Party"
+        ),
+        t("It is the practical guide for the army always to heed the directions of the party"),
+    ]
     hyp2 = t("he read the book because he was interested in world history")
     refs2 = [t("he was interested in world history because he read the book")]
-    cases = [Case("nltk documentation example (max_n=4)", ([hyp1, hyp2], [refs1, refs2]), visible=True)]
+    cases = [
+        Case("nltk documentation example (max_n=4)", ([hyp1, hyp2], [refs1, refs2]), visible=True)
+    ]
     specs = [(3, 2, False), (2, 2, False), (4, 2, False), (3, 3, True)]
     for i, (n_sent, max_n, long) in enumerate(specs):
         while True:
@@ -417,7 +456,10 @@ def _tree_beam(v: dict[str, Any], normalize: bool) -> list[int]:
     def logs(row):
         return tuple(math.log(p) if p > 0 else -math.inf for p in row)
 
-    lm = TableLM(table={tuple(k): logs(r) for k, r in v["beam_tree"].items()}, default=logs(v["beam_default"]))
+    lm = TableLM(
+        table={tuple(k): logs(r) for k, r in v["beam_tree"].items()},
+        default=logs(v["beam_default"]),
+    )
     return _beam(lm, int(v["beam_size"]), int(v["beam_max_len"]), normalize)
 
 
@@ -429,63 +471,124 @@ def _bp(v: dict[str, Any], ref_length=bleu.closest_reference_length) -> float:
 
 WRITTEN = (
     WrittenQuestion(
-        id="a3.w_lstm_carry", title="LSTM: the cell-carry derivative", points=4, key="lstm_carry",
-        answer_kind="expression", expected=lambda v: "f_t",
+        id="a3.w_lstm_carry",
+        title="LSTM: the cell-carry derivative",
+        points=4,
+        key="lstm_carry",
+        answer_kind="expression",
+        expected=lambda v: "f_t",
         symbols=("f_t", "i_t", "o_t", "g_t", "c_prev"),
     ),
     WrittenQuestion(
-        id="a3.w_gru_merges", title="GRU: what the update gate merges", points=3, key="gru_merges",
-        answer_kind="choice", expected=lambda v: "A", choices=("A", "B", "C", "D"),
+        id="a3.w_gru_merges",
+        title="GRU: what the update gate merges",
+        points=3,
+        key="gru_merges",
+        answer_kind="choice",
+        expected=lambda v: "A",
+        choices=("A", "B", "C", "D"),
     ),
     WrittenQuestion(
-        id="a3.w_attn_scores", title="Attention by hand: scores", points=3, key="attn_scores",
-        answer_kind="array", expected=lambda v: _attn_scores(v),
+        id="a3.w_attn_scores",
+        title="Attention by hand: scores",
+        points=3,
+        key="attn_scores",
+        answer_kind="array",
+        expected=lambda v: _attn_scores(v),
     ),
     WrittenQuestion(
-        id="a3.w_attn_weights", title="Attention by hand: weights", points=3, key="attn_weights",
-        answer_kind="array", expected=lambda v: _attn(v)[0],
+        id="a3.w_attn_weights",
+        title="Attention by hand: weights",
+        points=3,
+        key="attn_weights",
+        answer_kind="array",
+        expected=lambda v: _attn(v)[0],
         wrong_forms=lambda v: [WrongForm(_attn_raw(v)[0], "attention-no-softmax", _NO_SOFTMAX)],
     ),
     WrittenQuestion(
-        id="a3.w_attn_output", title="Attention by hand: output", points=3, key="attn_output",
-        answer_kind="array", expected=lambda v: _attn(v)[1],
-        wrong_forms=lambda v: [WrongForm(_attn_raw(v)[1], "attention-no-softmax",
-                                         "this output weights the h_i by the raw scores: the softmax step is missing.")],
-    ),
-    WrittenQuestion(
-        id="a3.w_params_multiplicative", title="Parameters: multiplicative score", points=2,
-        key="params_multiplicative", answer_kind="expression", expected=lambda v: "d_s*d_h",
-        symbols=("d_s", "d_h", "k"),
-    ),
-    WrittenQuestion(
-        id="a3.w_params_reduced_rank", title="Parameters: reduced-rank score", points=2,
-        key="params_reduced_rank", answer_kind="expression", expected=lambda v: "k*(d_s + d_h)",
-        symbols=("d_s", "d_h", "k"),
-    ),
-    WrittenQuestion(
-        id="a3.w_params_additive", title="Parameters: additive score", points=2,
-        key="params_additive", answer_kind="expression", expected=lambda v: "k*(d_s + d_h) + k",
-        symbols=("d_s", "d_h", "k"),
-    ),
-    OrderedListQuestion(
-        id="a3.w_beam_normalized", title="Beam search by hand: length-normalised", points=3,
-        key="beam_normalized", answer_kind="list", expected=lambda v: _tree_beam(v, True),
-        wrong_forms=lambda v: [WrongForm(_tree_beam(v, False), "beam-no-length-normalization",
-                                         "this is the winner by the raw summed log-probability; the question "
-                                         "divides each finished score by its number of tokens.")],
-    ),
-    OrderedListQuestion(
-        id="a3.w_beam_raw", title="Beam search by hand: raw score", points=3,
-        key="beam_raw", answer_kind="list", expected=lambda v: _tree_beam(v, False),
-    ),
-    WrittenQuestion(
-        id="a3.w_bleu_brevity", title="BLEU: brevity penalty by hand", points=4,
-        key="bleu_brevity_penalty", answer_kind="number", expected=lambda v: _bp(v),
+        id="a3.w_attn_output",
+        title="Attention by hand: output",
+        points=3,
+        key="attn_output",
+        answer_kind="array",
+        expected=lambda v: _attn(v)[1],
         wrong_forms=lambda v: [
-            WrongForm(_bp(v, lambda c, lens: min(lens)), "bleu-shortest-reference",
-                      "this uses the shortest reference of each sentence; r sums the closest ones."),
-            WrongForm(1.0, "bleu-no-brevity-penalty",
-                      "the candidate corpus is shorter than r, so the penalty exp(1 - r/c) applies."),
+            WrongForm(
+                _attn_raw(v)[1],
+                "attention-no-softmax",
+                "this output weights the h_i by the raw scores: the softmax step is missing.",
+            )
+        ],
+    ),
+    WrittenQuestion(
+        id="a3.w_params_multiplicative",
+        title="Parameters: multiplicative score",
+        points=2,
+        key="params_multiplicative",
+        answer_kind="expression",
+        expected=lambda v: "d_s*d_h",
+        symbols=("d_s", "d_h", "k"),
+    ),
+    WrittenQuestion(
+        id="a3.w_params_reduced_rank",
+        title="Parameters: reduced-rank score",
+        points=2,
+        key="params_reduced_rank",
+        answer_kind="expression",
+        expected=lambda v: "k*(d_s + d_h)",
+        symbols=("d_s", "d_h", "k"),
+    ),
+    WrittenQuestion(
+        id="a3.w_params_additive",
+        title="Parameters: additive score",
+        points=2,
+        key="params_additive",
+        answer_kind="expression",
+        expected=lambda v: "k*(d_s + d_h) + k",
+        symbols=("d_s", "d_h", "k"),
+    ),
+    OrderedListQuestion(
+        id="a3.w_beam_normalized",
+        title="Beam search by hand: length-normalised",
+        points=3,
+        key="beam_normalized",
+        answer_kind="list",
+        expected=lambda v: _tree_beam(v, True),
+        wrong_forms=lambda v: [
+            WrongForm(
+                _tree_beam(v, False),
+                "beam-no-length-normalization",
+                "this is the winner by the raw summed log-probability; the question "
+                "divides each finished score by its number of tokens.",
+            )
+        ],
+    ),
+    OrderedListQuestion(
+        id="a3.w_beam_raw",
+        title="Beam search by hand: raw score",
+        points=3,
+        key="beam_raw",
+        answer_kind="list",
+        expected=lambda v: _tree_beam(v, False),
+    ),
+    WrittenQuestion(
+        id="a3.w_bleu_brevity",
+        title="BLEU: brevity penalty by hand",
+        points=4,
+        key="bleu_brevity_penalty",
+        answer_kind="number",
+        expected=lambda v: _bp(v),
+        wrong_forms=lambda v: [
+            WrongForm(
+                _bp(v, lambda c, lens: min(lens)),
+                "bleu-shortest-reference",
+                "this uses the shortest reference of each sentence; r sums the closest ones.",
+            ),
+            WrongForm(
+                1.0,
+                "bleu-no-brevity-penalty",
+                "the candidate corpus is shorter than r, so the penalty exp(1 - r/c) applies.",
+            ),
         ],
     ),
 )
@@ -495,30 +598,96 @@ WRITTEN = (
 
 
 def _q(qid: str, title: str, points: float, function: str, reference, cases, **kw) -> CodeQuestion:
-    return CodeQuestion(id=f"a3.{qid}", title=title, points=points, file=FILE, function=function,
-                        reference=reference, cases=cases, **kw)
+    return CodeQuestion(
+        id=f"a3.{qid}",
+        title=title,
+        points=points,
+        file=FILE,
+        function=function,
+        reference=reference,
+        cases=cases,
+        **kw,
+    )
 
 
 CODE = (
-    _q("lstm_cell", "LSTM cell (torch.nn.LSTMCell conventions)", 10, "lstm_cell", gated.lstm_cell, _lstm_cases,
-       mutants={"lstm-gate-order": _lstm_gate_order, "lstm-output-uses-old-cell": _lstm_old_cell},
-       forbidden=CELL_SHORTCUTS, output_names=("h_new", "c_new")),
-    _q("gru_cell", "GRU cell (torch.nn.GRUCell conventions)", 10, "gru_cell", gated.gru_cell, _gru_cases,
-       mutants={"gru-reset-before-matmul": _gru_reset_before, "gru-update-flipped": _gru_flipped},
-       forbidden=CELL_SHORTCUTS),
+    _q(
+        "lstm_cell",
+        "LSTM cell (torch.nn.LSTMCell conventions)",
+        10,
+        "lstm_cell",
+        gated.lstm_cell,
+        _lstm_cases,
+        mutants={"lstm-gate-order": _lstm_gate_order, "lstm-output-uses-old-cell": _lstm_old_cell},
+        forbidden=CELL_SHORTCUTS,
+        output_names=("h_new", "c_new"),
+    ),
+    _q(
+        "gru_cell",
+        "GRU cell (torch.nn.GRUCell conventions)",
+        10,
+        "gru_cell",
+        gated.gru_cell,
+        _gru_cases,
+        mutants={"gru-reset-before-matmul": _gru_reset_before, "gru-update-flipped": _gru_flipped},
+        forbidden=CELL_SHORTCUTS,
+    ),
     _q("dot_scores", "Dot-product scores", 3, "dot_scores", seq2seq.dot_scores, _dot_cases),
-    _q("multiplicative_scores", "Multiplicative scores", 4, "multiplicative_scores",
-       seq2seq.multiplicative_scores, _multiplicative_cases,
-       mutants={"multiplicative-transposed": _multiplicative_transposed}),
-    _q("reduced_rank_scores", "Reduced-rank multiplicative scores", 4, "reduced_rank_scores",
-       seq2seq.reduced_rank_scores, _reduced_rank_cases),
-    _q("additive_scores", "Additive scores", 5, "additive_scores", seq2seq.additive_scores, _additive_cases,
-       mutants={"additive-missing-tanh": _additive_no_tanh}),
-    _q("attend", "Attention: softmax and weighted sum", 6, "attend", seq2seq.attend, _attend_cases,
-       mutants={"attention-no-softmax": _attend_no_softmax}, output_names=("alpha", "a")),
-    _q("beam_search", "Beam search with length normalisation", 13, "beam_search", seq2seq.beam_search,
-       _beam_cases, mutants={"beam-no-length-normalization": _beam_no_normalization}, integer=True),
-    _q("corpus_bleu", "Corpus BLEU", 13, "corpus_bleu", bleu.corpus_bleu, _bleu_cases, mutants=BLEU_MUTANTS),
+    _q(
+        "multiplicative_scores",
+        "Multiplicative scores",
+        4,
+        "multiplicative_scores",
+        seq2seq.multiplicative_scores,
+        _multiplicative_cases,
+        mutants={"multiplicative-transposed": _multiplicative_transposed},
+    ),
+    _q(
+        "reduced_rank_scores",
+        "Reduced-rank multiplicative scores",
+        4,
+        "reduced_rank_scores",
+        seq2seq.reduced_rank_scores,
+        _reduced_rank_cases,
+    ),
+    _q(
+        "additive_scores",
+        "Additive scores",
+        5,
+        "additive_scores",
+        seq2seq.additive_scores,
+        _additive_cases,
+        mutants={"additive-missing-tanh": _additive_no_tanh},
+    ),
+    _q(
+        "attend",
+        "Attention: softmax and weighted sum",
+        6,
+        "attend",
+        seq2seq.attend,
+        _attend_cases,
+        mutants={"attention-no-softmax": _attend_no_softmax},
+        output_names=("alpha", "a"),
+    ),
+    _q(
+        "beam_search",
+        "Beam search with length normalisation",
+        13,
+        "beam_search",
+        seq2seq.beam_search,
+        _beam_cases,
+        mutants={"beam-no-length-normalization": _beam_no_normalization},
+        integer=True,
+    ),
+    _q(
+        "corpus_bleu",
+        "Corpus BLEU",
+        13,
+        "corpus_bleu",
+        bleu.corpus_bleu,
+        _bleu_cases,
+        mutants=BLEU_MUTANTS,
+    ),
 )
 
 ASSIGNMENT = Assignment(

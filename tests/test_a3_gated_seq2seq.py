@@ -1,0 +1,562 @@
+"""a3 (gated RNNs, attention, beam search, BLEU): the solution scores full, the handout scores
+zero cleanly, every misconception is named from a student-style mistake, mutants separate, and
+the written expected answers agree with outside authorities (torch, autograd, nltk, hand work).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import itertools
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader import catalog, sandbox
+from grader.checks import compare
+from grader.grade import grade_submission, run_trusted
+from grader.model import CodeQuestion, WrittenQuestion
+from grader.suites import a3_gated_seq2seq as suite
+
+ROOT = Path(__file__).resolve().parent.parent
+HANDOUT = ROOT / "assignments" / "a3_gated_seq2seq"
+SOLUTION = ROOT / "solutions" / "a3_gated_seq2seq"
+A3 = suite.ASSIGNMENT
+FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
+A3_IDS = (
+    "lstm-gate-order",
+    "lstm-output-uses-old-cell",
+    "gru-update-flipped",
+    "gru-reset-before-matmul",
+    "attention-no-softmax",
+    "additive-missing-tanh",
+    "multiplicative-transposed",
+    "beam-no-length-normalization",
+    "bleu-no-brevity-penalty",
+    "bleu-shortest-reference",
+    "bleu-unclipped-counts",
+    "bleu-arithmetic-mean",
+)
+SOLUTION_SOURCE = (SOLUTION / "gated_seq2seq.py").read_text()
+
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ANSWER_KEY = _load("_a3_answer_key", SOLUTION / "answer_key.py")
+VARIANT = _load("_a3_variant", HANDOUT / "variant.py")
+
+
+def _submit(tmp_path: Path, source: str, answers: str | None = None, name: str = "sub") -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "gated_seq2seq.py").write_text(source)
+    if answers is not None:
+        (folder / "answers.toml").write_text(answers)
+    return folder
+
+
+def _only(*qids: str):
+    return dataclasses.replace(A3, questions=tuple(A3.question(q) for q in qids))
+
+
+def _code_questions() -> list[CodeQuestion]:
+    return [q for q in A3.questions if isinstance(q, CodeQuestion)]
+
+
+def _replace(source: str, old: str, new: str) -> str:
+    assert old in source, old
+    return source.replace(old, new)
+
+
+# ------------------------------------------------------------------ whole submissions
+
+
+def test_a3_has_100_points_and_every_contract_function():
+    assert A3.total_points == 100
+    assert [q.function for q in _code_questions()] == [
+        "lstm_cell",
+        "gru_cell",
+        "dot_scores",
+        "multiplicative_scores",
+        "reduced_rank_scores",
+        "additive_scores",
+        "attend",
+        "beam_search",
+        "corpus_bleu",
+    ]
+    assert {q.function for q in _code_questions() if q.forbidden} == {"lstm_cell", "gru_cell"}
+    ids = {m for q in _code_questions() for m in q.mutants}
+    assert ids == set(A3_IDS)
+    assert all(catalog.get(m).section for m in A3_IDS)
+
+
+def test_a3_solution_scores_full_marks():
+    report = grade_submission(SOLUTION, A3, limits=FAST)
+    assert report.score == 100, [
+        (q.question_id, q.feedback) for q in report.questions if q.score < q.max_score
+    ]
+    assert all(not q.misconceptions for q in report.questions)
+
+
+def test_a3_handout_scores_zero_cleanly():
+    report = grade_submission(HANDOUT, A3, limits=FAST)
+    assert report.score == 0
+    for q in report.questions:
+        assert q.not_attempted, (q.question_id, q.feedback)
+        assert q.error is None and "Traceback" not in q.feedback
+        if q.kind == "code":
+            assert "Not attempted" in q.feedback and "NotImplementedError" in q.feedback
+        else:
+            assert q.feedback.startswith("**Not attempted.**") and "blank" in q.feedback
+
+
+def test_a3_two_students_get_different_numbers_and_full_marks(tmp_path):
+    ids = ("ada.lovelace@example.edu", "s1234567")
+    seeds = [VARIANT.seed_for(s) for s in ids]
+    assert seeds[0] != seeds[1]
+    for q in _code_questions():
+        hidden = [[c for c in q.cases(seed) if not c.visible] for seed in seeds]
+        if q.function == "beam_search":  # hand-built trees are shared, random ones differ
+            hidden = [h[2:] for h in hidden]
+        a, b = (run_trusted(q.reference, c, False) for c in (hidden[0][-1], hidden[1][-1]))
+        assert compare(a, b, q.tolerance, exact=q.integer), q.id
+    assert VARIANT.numbers(ids[0]) != VARIANT.numbers(ids[1])
+    for i, sid in enumerate(ids):
+        folder = _submit(tmp_path, SOLUTION_SOURCE, ANSWER_KEY.render(sid), name=f"s{i}")
+        report = grade_submission(folder, A3, student=sid, limits=FAST)
+        assert report.score == 100, [
+            (q.question_id, q.feedback) for q in report.questions if q.score < q.max_score
+        ]
+    # The default-variant answers are not the answers of another student.
+    other = grade_submission(
+        _submit(tmp_path, SOLUTION_SOURCE, ANSWER_KEY.render(None), name="x"),
+        _only("a3.w_attn_scores", "a3.w_bleu_brevity"),
+        student=ids[0],
+        limits=FAST,
+    )
+    assert other.score < other.max_score
+
+
+TORCH_STYLE = """
+import math
+import torch
+
+
+def _t(x):
+    return torch.as_tensor(x, dtype=torch.float32)
+
+
+def lstm_cell(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh):
+    x, h, c, Wi, Wh, bi, bh = map(_t, (x, h, c, weight_ih, weight_hh, bias_ih, bias_hh))
+    H = h.shape[0]
+    pre = x @ Wi.T + bi + h @ Wh.T + bh
+    i = torch.sigmoid(pre[0:H]); f = torch.sigmoid(pre[H:2 * H])
+    g = torch.tanh(pre[2 * H:3 * H]); o = torch.sigmoid(pre[3 * H:])
+    c2 = f * c + i * g
+    return o * torch.tanh(c2), c2
+
+
+def gru_cell(x, h, weight_ih, weight_hh, bias_ih, bias_hh):
+    x, h, Wi, Wh, bi, bh = map(_t, (x, h, weight_ih, weight_hh, bias_ih, bias_hh))
+    H = h.shape[0]
+    a, b = x @ Wi.T + bi, h @ Wh.T + bh
+    r = torch.sigmoid(a[:H] + b[:H])
+    z = torch.sigmoid(a[H:2 * H] + b[H:2 * H])
+    n = torch.tanh(a[2 * H:] + r * b[2 * H:])
+    return (1 - z) * n + z * h
+
+
+def dot_scores(s, H):
+    return _t(H) @ _t(s)
+
+
+def multiplicative_scores(s, H, W):
+    return _t(s) @ _t(W) @ _t(H).T
+
+
+def reduced_rank_scores(s, H, U, V):
+    return (_t(H) @ _t(V).T) @ (_t(U) @ _t(s))
+
+
+def additive_scores(s, H, W1, W2, v):
+    return torch.tanh(_t(H) @ _t(W1).T + _t(W2) @ _t(s)) @ _t(v)
+
+
+def attend(scores, H):
+    alpha = torch.softmax(_t(scores), dim=-1)
+    return alpha, alpha @ _t(H)
+"""
+
+
+def test_a3_torch_float32_style_gets_full_marks(tmp_path):
+    # Cells and attention in torch float32; beam search and BLEU in plain Python loops.
+    tail = SOLUTION_SOURCE[
+        SOLUTION_SOURCE.index(
+            "# ---------------------------------------------------------------- decoding"
+        ) :
+    ]
+    source = TORCH_STYLE + "\nimport numpy as np\nfrom collections import Counter\n\n" + tail
+    code_only = dataclasses.replace(A3, questions=tuple(_code_questions()))
+    report = grade_submission(_submit(tmp_path, source), code_only, limits=FAST)
+    assert report.score == code_only.total_points, [
+        q.feedback for q in report.questions if q.score < q.max_score
+    ]
+
+
+def test_a3_lstm_module_is_a_library_shortcut(tmp_path):
+    cheat = """
+    import torch
+    cell = torch.nn.LSTMCell(x.shape[0], h.shape[0]).double()
+    with torch.no_grad():
+        cell.weight_ih.copy_(torch.as_tensor(weight_ih)); cell.weight_hh.copy_(torch.as_tensor(weight_hh))
+        cell.bias_ih.copy_(torch.as_tensor(bias_ih)); cell.bias_hh.copy_(torch.as_tensor(bias_hh))
+        h2, c2 = cell(torch.as_tensor(x)[None], (torch.as_tensor(h)[None], torch.as_tensor(c)[None]))
+    return h2[0], c2[0]
+"""
+    start = SOLUTION_SOURCE.index('    """torch.nn.LSTMCell: blocks i, f, g, o')
+    end = SOLUTION_SOURCE.index("def gru_cell")
+    source = SOLUTION_SOURCE[:start] + cheat + "\n\n" + SOLUTION_SOURCE[end:]
+    report = grade_submission(_submit(tmp_path, source), _only("a3.lstm_cell"), limits=FAST)
+    q = report.questions[0]
+    assert (
+        q.score == 0
+        and q.misconceptions == ["uses-library-shortcut"]
+        and "torch.nn.LSTMCell" in q.feedback
+    )
+
+
+# ------------------------------------------------------------------ named mistakes
+
+MISTAKES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "lstm-gate-order": (
+        "a3.lstm_cell",
+        [("i, f, g, o = np.split(gates, 4)", "f, i, o, g = np.split(gates, 4)")],
+    ),
+    "lstm-output-uses-old-cell": (
+        "a3.lstm_cell",
+        [("h_new = o * np.tanh(c_new)", "h_new = o * np.tanh(c)")],
+    ),
+    "gru-update-flipped": (
+        "a3.gru_cell",
+        [("return (1.0 - z) * n + z * h", "return z * n + (1.0 - z) * h")],
+    ),
+    "gru-reset-before-matmul": (
+        "a3.gru_cell",
+        [
+            (
+                "n = np.tanh(i_n + r * h_n)",
+                "k = h.shape[0]\n    n = np.tanh(i_n + weight_hh[2 * k:] @ (r * h) + bias_hh[2 * k:])",
+            )
+        ],
+    ),
+    "attention-no-softmax": (
+        "a3.attend",
+        [("alpha = _softmax(scores)", "alpha = np.asarray(scores)")],
+    ),
+    "additive-missing-tanh": (
+        "a3.additive_scores",
+        [("return np.tanh(H @ W1.T + W2 @ s) @ v", "return (H @ W1.T + W2 @ s) @ v")],
+    ),
+    "multiplicative-transposed": (
+        "a3.multiplicative_scores",
+        [("return H @ (W.T @ s)", "return H @ (W @ s)")],
+    ),
+    "beam-no-length-normalization": (
+        "a3.beam_search",
+        [("return score / n if length_normalize and n > 0 else score", "return score")],
+    ),
+    "bleu-no-brevity-penalty": (
+        "a3.corpus_bleu",
+        [("return bp * math.exp(log_sum / max_n)", "return math.exp(log_sum / max_n)")],
+    ),
+    "bleu-shortest-reference": (
+        "a3.corpus_bleu",
+        [
+            (
+                "r += min((len(ref) for ref in refs), key=lambda L: (abs(L - len(cand)), L))",
+                "r += min(len(ref) for ref in refs)",
+            )
+        ],
+    ),
+    "bleu-unclipped-counts": (
+        "a3.corpus_bleu",
+        [
+            (
+                "matched += sum(min(k, max_ref[g]) for g, k in counts.items())",
+                "matched += sum(k for g, k in counts.items() if max_ref[g] > 0)",
+            )
+        ],
+    ),
+    "bleu-arithmetic-mean": (
+        "a3.corpus_bleu",
+        [
+            ("log_sum += math.log(matched / total)", "log_sum += matched / total"),
+            ("return bp * math.exp(log_sum / max_n)", "return bp * (log_sum / max_n)"),
+        ],
+    ),
+}
+
+
+def test_a3_every_catalog_id_has_a_student_style_mistake():
+    assert set(MISTAKES) == set(A3_IDS)
+
+
+@pytest.mark.parametrize("mid", A3_IDS)
+def test_a3_mistake_is_named(tmp_path, mid):
+    qid, edits = MISTAKES[mid]
+    source = SOLUTION_SOURCE
+    for old, new in edits:
+        source = _replace(source, old, new)
+    report = grade_submission(_submit(tmp_path, source), _only(qid), limits=FAST)
+    q = report.questions[0]
+    assert q.misconceptions == [mid], (q.misconceptions, q.feedback)
+    assert q.score < q.max_score
+    assert catalog.get(mid).title in q.feedback
+
+
+# ------------------------------------------------------------------ hidden cases
+
+
+def test_a3_mutants_pairwise_separated_on_hidden_cases():
+    for q in _code_questions():
+        if not q.mutants:
+            continue
+        hidden = [c for c in q.cases(0) if not c.visible]
+        fns = {"reference": q.reference, **q.mutants}
+        outs = {}
+        for name, f in fns.items():
+            outs[name] = []
+            for c in hidden:
+                try:
+                    outs[name].append(run_trusted(f, c, False))
+                except ValueError:  # a transposed W that does not fit (d_s != d_h)
+                    outs[name].append(None)
+        for a, b in itertools.combinations(fns, 2):
+            assert any(
+                x is not None and y is not None and compare(y, x, q.tolerance, exact=q.integer)
+                for x, y in zip(outs[a], outs[b])
+            ), (q.id, a, b)
+
+
+def test_a3_every_catalog_id_reachable_from_a_hidden_case():
+    # A mutant's output on some hidden case differs from the reference's and from every other
+    # mutant's, so a student with exactly that mistake is explained by it alone there.
+    reached = set()
+    for q in _code_questions():
+        for c in (c for c in q.cases(0) if not c.visible):
+            want = run_trusted(q.reference, c, False)
+            for mid, f in q.mutants.items():
+                try:
+                    got = run_trusted(f, c, False)
+                except ValueError:
+                    continue
+                others = [run_trusted(g, c, False) for m, g in q.mutants.items() if m != mid]
+                if compare(got, want, q.tolerance, exact=q.integer) and all(
+                    compare(got, o, q.tolerance, exact=q.integer) for o in others
+                ):
+                    reached.add(mid)
+    assert reached == set(A3_IDS)
+
+
+def _closest(n: int, refs: list[list[str]]) -> list[str]:
+    return min(refs, key=lambda r: (abs(len(r) - n), len(r)))
+
+
+def test_a3_hidden_cases_have_the_designed_features():
+    q = A3.question("a3.multiplicative_scores")
+    shapes = [c.args[2].shape for c in q.cases(0) if not c.visible]
+    assert any(a != b for a, b in shapes) and any(a == b for a, b in shapes)
+    square = [c.args[2] for c in q.cases(0) if c.args[2].shape[0] == c.args[2].shape[1]]
+    assert all(not np.allclose(W, W.T) for W in square)
+    bleu_cases = [c for c in A3.question("a3.corpus_bleu").cases(0) if not c.visible]
+    for c in bleu_cases:
+        cands, refs = c.args
+        # a repeated word, a short candidate corpus, and closest != shortest somewhere
+        assert any(max(cand.count(w) for w in cand) >= 3 for cand in cands)
+        assert sum(map(len, cands)) < sum(min(len(r) for r in rs) for rs in refs)
+        assert any(_closest(len(cand), rs) != min(rs, key=len) for cand, rs in zip(cands, refs))
+
+
+def test_a3_bleu_hidden_cases_agree_with_nltk():
+    from nltk.translate.bleu_score import corpus_bleu as nltk_bleu
+
+    for c in A3.question("a3.corpus_bleu").cases(0):
+        cands, refs = c.args
+        max_n = c.kwargs.get("max_n", 4)
+        want = nltk_bleu(refs, cands, weights=tuple([1.0 / max_n] * max_n))
+        assert run_trusted(suite.bleu.corpus_bleu, c, False) == pytest.approx(want, rel=1e-12)
+
+
+def test_a3_cell_hidden_cases_agree_with_torch():
+    torch = pytest.importorskip("torch")
+    for c in A3.question("a3.lstm_cell").cases(0):
+        x, h, cc, Wi, Wh, bi, bh = (torch.tensor(a) for a in c.args)
+        cell = torch.nn.LSTMCell(x.shape[0], h.shape[0]).double()
+        with torch.no_grad():
+            for p, v in zip(
+                (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh), (Wi, Wh, bi, bh)
+            ):
+                p.copy_(v)
+            h2, c2 = cell(x[None], (h[None], cc[None]))
+        got = run_trusted(suite.gated.lstm_cell, c, False)
+        np.testing.assert_allclose(got[0], h2[0].numpy(), rtol=1e-10)
+        np.testing.assert_allclose(got[1], c2[0].numpy(), rtol=1e-10)
+    for c in A3.question("a3.gru_cell").cases(0):
+        x, h, Wi, Wh, bi, bh = (torch.tensor(a) for a in c.args)
+        cell = torch.nn.GRUCell(x.shape[0], h.shape[0]).double()
+        with torch.no_grad():
+            for p, v in zip(
+                (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh), (Wi, Wh, bi, bh)
+            ):
+                p.copy_(v)
+            want = cell(x[None], h[None])[0].numpy()
+        np.testing.assert_allclose(run_trusted(suite.gated.gru_cell, c, False), want, rtol=1e-10)
+    assert run_trusted(
+        suite.gated.gru_cell, A3.question("a3.gru_cell").cases(0)[0], False
+    ) == pytest.approx([0.41])
+
+
+# ------------------------------------------------------------------ written questions
+
+
+def _written(key: str) -> WrittenQuestion:
+    return next(q for q in A3.questions if isinstance(q, WrittenQuestion) and q.key == key)
+
+
+def test_a3_written_expected_values_agree_with_outside_authorities():
+    torch = pytest.importorskip("torch")
+    import sympy
+    from nltk.translate.bleu_score import brevity_penalty, closest_ref_length
+
+    v = VARIANT.numbers(None)
+    s, H = (
+        torch.tensor(v["attention_s"], dtype=torch.float64),
+        torch.tensor(v["attention_H"], dtype=torch.float64),
+    )
+    e = H @ s
+    w = torch.softmax(e, dim=0)
+    np.testing.assert_allclose(_written("attn_scores").expected(v), e.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(_written("attn_weights").expected(v), w.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(_written("attn_output").expected(v), (w @ H).numpy(), rtol=1e-12)
+
+    # The LSTM carry: autograd of torch's LSTMCell cell output w.r.t. the old cell is diag(f).
+    rng = np.random.default_rng(0)
+    cell = torch.nn.LSTMCell(3, 1).double()
+    x, h = torch.tensor(rng.normal(size=(1, 3))), torch.tensor(rng.normal(size=(1, 1)))
+    c = torch.tensor([[0.7]], dtype=torch.float64, requires_grad=True)
+    _, c2 = cell(x, (h, c))
+    (dc,) = torch.autograd.grad(c2.sum(), c)
+    pre = x @ cell.weight_ih.T + cell.bias_ih + h @ cell.weight_hh.T + cell.bias_hh
+    f = torch.sigmoid(pre[0, 1])  # torch's second block is the forget gate
+    assert dc.item() == pytest.approx(f.item(), rel=1e-12)
+    assert sympy.sympify(_written("lstm_carry").expected(v)) == sympy.Symbol("f_t")
+
+    # Parameter counts: torch modules without biases, d_s = 5, d_h = 7, k = 3.
+    d_s, d_h, k = 5, 7, 3
+    count = {
+        "params_multiplicative": sum(
+            p.numel() for p in torch.nn.Bilinear(d_s, d_h, 1, bias=False).parameters()
+        ),
+        "params_reduced_rank": (
+            torch.nn.Linear(d_s, k, bias=False).weight.numel()
+            + torch.nn.Linear(d_h, k, bias=False).weight.numel()
+        ),
+        "params_additive": sum(
+            m.weight.numel()
+            for m in (
+                torch.nn.Linear(d_h, k, bias=False),
+                torch.nn.Linear(d_s, k, bias=False),
+                torch.nn.Linear(k, 1, bias=False),
+            )
+        ),
+    }
+    syms = dict(zip(("d_s", "d_h", "k"), sympy.symbols("d_s d_h k")))
+    for key, n in count.items():
+        expr = sympy.sympify(_written(key).expected(v), locals=syms)
+        assert expr.subs({syms["d_s"]: d_s, syms["d_h"]: d_h, syms["k"]: k}) == n, key
+
+    # BP with nltk's own closest-reference rule and brevity penalty.
+    refs = [[["w"] * L for L in lens] for lens in v["bleu_reference_lengths"]]
+    cs = v["bleu_candidate_lengths"]
+    r = sum(closest_ref_length(rs, c_i) for rs, c_i in zip(refs, cs))
+    assert _written("bleu_brevity_penalty").expected(v) == pytest.approx(
+        brevity_penalty(r, sum(cs)), rel=1e-12
+    )
+
+    # The beam tree by hand (README): step 1 keeps [a] (log .6) and [b] (log .3); step 2 keeps
+    # [a eos] (log .3, finished) and [a b] (log .24); step 3 keeps [a b eos] (log .216, finished):
+    # two finished, stop. Raw: log .3 = -1.20 > log .216 = -1.53 -> [a eos].
+    # Per token: -1.20/2 = -0.60 < -1.53/3 = -0.51 -> [a b eos].
+    assert _written("beam_normalized").expected(v) == [2, 3, 1]
+    assert _written("beam_raw").expected(v) == [2, 1]
+
+
+def test_a3_written_wrong_answers_are_named(tmp_path):
+    v = VARIANT.numbers(None)
+    raw_weights = [float(x) for x in suite._attn_raw(v)[0]]
+    shortest = suite._bp(v, lambda c, lens: min(lens))
+    answers = (
+        f"attn_weights = {raw_weights}\nbeam_normalized = [2, 1]\nbeam_raw = [1, 3, 2]\n"
+        f"bleu_brevity_penalty = {shortest!r}\n"
+    )
+    only = _only("a3.w_attn_weights", "a3.w_beam_normalized", "a3.w_beam_raw", "a3.w_bleu_brevity")
+    report = grade_submission(_submit(tmp_path, SOLUTION_SOURCE, answers), only, limits=FAST)
+    named = {q.question_id: q.misconceptions for q in report.questions}
+    assert report.score == 0
+    assert named == {
+        "a3.w_attn_weights": ["attention-no-softmax"],
+        "a3.w_beam_normalized": ["beam-no-length-normalization"],
+        "a3.w_beam_raw": [],
+        "a3.w_bleu_brevity": ["bleu-shortest-reference"],
+    }
+
+
+def test_a3_every_variant_separates_the_written_wrong_forms():
+    for sid in (None, "a", "b", "c", "student-42", "zz@example.edu"):
+        v = VARIANT.numbers(sid)
+        right = _written("bleu_brevity_penalty").expected(v)
+        wrongs = [wf.answer for wf in _written("bleu_brevity_penalty").wrong_forms(v)]
+        assert right < 1 and all(abs(w - right) > 1e-2 for w in wrongs) and wrongs[0] != wrongs[1]
+        weights = _written("attn_weights").expected(v)
+        assert not np.allclose(
+            weights, _written("attn_weights").wrong_forms(v)[0].answer, rtol=1e-2
+        )
+
+
+def test_a3_variant_tool_prints_the_students_numbers():
+    out = subprocess.run(
+        [sys.executable, str(HANDOUT / "variant.py"), "Ada"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    n = VARIANT.numbers("ada")
+    assert str(n["attention_s"]) in out and str(n["bleu_reference_lengths"][0]) in out
+    assert VARIANT.seed_for(None) == 0 and VARIANT.seed_for("  ADA ") == VARIANT.seed_for("ada")
+
+
+@pytest.mark.parametrize("which", ["solution", "stub"])
+def test_a3_public_tests_pass_on_solution_and_fail_on_stub(tmp_path, which):
+    shutil.copy(HANDOUT / "test_public.py", tmp_path)
+    shutil.copy((SOLUTION if which == "solution" else HANDOUT) / "gated_seq2seq.py", tmp_path)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    if which == "solution":
+        assert run.returncode == 0, run.stdout[-2000:]
+    else:
+        assert run.returncode != 0 and " passed" not in run.stdout.splitlines()[-1], run.stdout[
+            -2000:
+        ]
