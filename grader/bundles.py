@@ -78,7 +78,9 @@ def build_autograder(assignment_id: str, out: Path) -> Path:
     others = {aid for aid in ASSIGNMENT_IDS if aid != assignment_id}
 
     def keep_grader(rel: Path) -> bool:
-        return not (rel.parts[0] == "suites" and rel.stem in others)
+        # Neither another assignment's hidden suite nor its instructor tests.
+        return not (rel.parts[0] == "suites" and len(rel.parts) > 1
+                    and any(rel.parts[1].startswith(o) for o in others))
 
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

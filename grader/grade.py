@@ -291,8 +291,15 @@ def _grade_written_all(questions: list[tuple[str, WrittenQuestion]], located: Lo
 
 
 def grade_submission(submission: Path, assignment: Assignment, *, student: str | None = None,
-                     limits: sandbox.Limits | None = None, hide: tuple[Path, ...] = ()) -> GradeReport:
-    """Grade one submission folder or zip against an assignment."""
+                     limits: sandbox.Limits | None = None, hide: tuple[Path, ...] = (),
+                     instructor_tests: list[tuple[str, str]] | None = None) -> GradeReport:
+    """Grade one submission folder or zip against an assignment.
+
+    `instructor_tests`: (file name, source) of extra gradescope-utils unittest modules; by
+    default those in grader/suites/<id>_unittests/.
+    """
+    from grader import instructor_tests as extra_tests
+
     started = time.monotonic()
     seed = variants.seed_for(assignment.id, student)
     limits = limits or sandbox.Limits()
@@ -308,6 +315,8 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
     events: list[str] = []
     output = ""
     grader_error: str | None = None
+    extra: list[QuestionResult] = []
+    modules = extra_tests.discover(assignment.id) if instructor_tests is None else instructor_tests
     try:
         code_qs = [(n, q) for n, q in numbered if isinstance(q, CodeQuestion)]
         if code_qs:
@@ -319,6 +328,8 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
                 except Exception as exc:  # noqa: BLE001 - a bug of ours costs one question, visibly
                     grader_error = f"question {q.id}: {type(exc).__name__}: {exc}"
                     results[q.id] = _internal_error(q, number, grader_error)
+            if modules and session is not None:
+                extra = extra_tests.run(session, modules, first_number=len(numbered))
         written_qs = [(n, q) for n, q in numbered if isinstance(q, WrittenQuestion)]
         if written_qs:
             try:
@@ -338,7 +349,7 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
             session.close()
         else:
             isolated = sandbox.can_isolate()
-    ordered = [results[q.id] for q in assignment.questions if q.id in results]
+    ordered = [results[q.id] for q in assignment.questions if q.id in results] + extra
     return GradeReport(assignment.id, student, seed, ordered, time.monotonic() - started, isolated,
                        warnings, events, output, grader_error)
 

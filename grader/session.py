@@ -291,6 +291,26 @@ class WorkerSession:
                                tripped=tripped)
         return CallOutcome(value=value, tripped=tripped)
 
+    def run_unittest(self, name: str, source: str, timeout: float) -> tuple[list[dict], Failure | None]:
+        """Run an instructor's unittest module in the worker; its JSONTestRunner entries, unvalidated."""
+        failure = self.prepare()
+        if failure is not None:
+            return [], failure
+        timeout = min(timeout, self.remaining())
+        try:
+            self._send({"op": "unittest", "name": name, "source": source})
+            reply, _ = self._receive(max(timeout, 0.1))
+        except _Timeout:
+            self._kill_for(f"the instructor tests in {name} stopped after {timeout:g} s")
+            return [], Failure("timeout", f"the tests in `{name}` did not finish within {timeout:g} s")
+        except (EOFError, OSError, worker.WireError):
+            self._kill_for(f"the submission's process ended during the tests in {name}")
+            return [], Failure("crashed", f"the submission's process ended during the tests in `{name}`")
+        if not reply.get("ok"):
+            return [], describe_error(reply.get("error") or {}, None)
+        tests = reply.get("tests")
+        return (tests if isinstance(tests, list) else []), None
+
     def _maybe_restart(self) -> None:
         if self.restarts >= MAX_RESTARTS or self.remaining() <= 1.0:
             self.import_failure = Failure("crashed", "not run: the submission's process was restarted too many times")

@@ -328,6 +328,8 @@ def _serve() -> None:
                 trip.hits = []
         elif op == "call":
             _call(request, blobs, module, trip, student_files, reply)
+        elif op == "unittest":
+            reply(_run_unittest(str(request.get("name", "tests")), str(request.get("source", ""))))
         elif op == "bye":
             return
 
@@ -362,6 +364,29 @@ def _call(request, blobs, module, trip, student_files, reply) -> None:
                "tripped": list(trip.hits)})
         return
     reply({"ok": True, "value": data, "tripped": list(trip.hits)}, out_blobs)
+
+
+def _run_unittest(name: str, source: str) -> dict:
+    """Run an instructor's unittest module (gradescope-utils decorators) against the submission."""
+    import io
+    import types
+    import unittest
+
+    try:
+        from gradescope_utils.autograder_utils.json_test_runner import JSONTestRunner
+    except ImportError as exc:
+        return {"ok": False, "error": {"type": "ImportError", "message": f"gradescope-utils: {exc}", "where": None}}
+    module = types.ModuleType(name.removesuffix(".py"))
+    module.__file__ = name
+    try:
+        exec(compile(source, name, "exec"), module.__dict__)  # noqa: S102 - the instructor's own test file
+        suite = unittest.defaultTestLoader.loadTestsFromModule(module)
+        runner = JSONTestRunner(stream=io.StringIO(), buffer=True)
+        runner.run(suite)
+        tests = runner.json_data.get("tests", [])
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "error": {"type": type(exc).__name__, "message": str(exc)[:600], "where": None}}
+    return {"ok": True, "tests": tests}
 
 
 def _holds_grader(path: str) -> bool:

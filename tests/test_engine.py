@@ -224,3 +224,60 @@ def test_after_a_timeout_the_remaining_cases_are_not_run(tmp_path):
     assert report.execution_time < 10
     assert "not run (an earlier case of `softmax` timed out)" in report.questions[0].feedback
     assert report.questions[1].score == 3
+
+
+INSTRUCTOR_TESTS = '''
+import unittest
+import numpy as np
+from gradescope_utils.autograder_utils.decorators import weight, number, visibility, partial_credit
+import toy
+
+
+class ExtraChecks(unittest.TestCase):
+    @weight(2)
+    @number("9.1")
+    def test_linear_bias_only(self):
+        """linear with zero weights returns the bias"""
+        out = np.asarray(toy.linear(np.ones((1, 2)), np.zeros((3, 2)), np.arange(3.0)))
+        np.testing.assert_allclose(out, [[0.0, 1.0, 2.0]])
+
+    @weight(1)
+    @visibility("after_due_date")
+    def test_softmax_sums_to_one(self):
+        """softmax rows sum to one"""
+        self.assertAlmostEqual(float(np.sum(toy.softmax(np.array([[1.0, 2.0]])))), 1.0)
+
+    @partial_credit(4)
+    def test_partial(self, set_score=None):
+        """half credit by design"""
+        set_score(2)
+'''
+
+
+def test_instructor_unittests_are_merged_with_gradescope_utils_semantics(tmp_path):
+    report = grade_submission(submit(tmp_path, toy.NUMPY_SOLUTION), toy.ASSIGNMENT, limits=FAST,
+                              instructor_tests=[("test_extra.py", INSTRUCTOR_TESTS)])
+    extra = {q.title: q for q in report.questions if q.kind == "instructor"}
+    assert extra["linear with zero weights returns the bias"].score == 2
+    assert extra["linear with zero weights returns the bias"].number == "9.1"
+    assert extra["softmax rows sum to one"].visibility == "after_due_date"
+    assert extra["half credit by design"].score == 2 and extra["half credit by design"].max_score == 4
+    assert report.score == 10 + 2 + 1 + 2
+    jsonschema.validate(to_gradescope(report), SCHEMA)
+
+
+def test_instructor_unittests_fail_cleanly_and_cannot_inflate_scores(tmp_path):
+    src = toy.NUMPY_SOLUTION.replace("return x @ W.T + b", "return x @ W.T")
+    report = grade_submission(submit(tmp_path, src), toy.ASSIGNMENT, limits=FAST,
+                              instructor_tests=[("test_extra.py", INSTRUCTOR_TESTS)])
+    extra = {q.title: q for q in report.questions if q.kind == "instructor"}
+    assert extra["linear with zero weights returns the bias"].score == 0
+    assert "Test Failed" in extra["linear with zero weights returns the bias"].feedback
+    forged = "import unittest\\nfrom gradescope_utils.autograder_utils.json_test_runner import JSONTestResult\\n" \
+             "_orig = JSONTestResult.buildResult\\n" \
+             "JSONTestResult.buildResult = lambda self, t, err=None: {**_orig(self, t, None), 'score': 1000, 'max_score': 1000}\\n"
+    hostile = forged.encode().decode("unicode_escape") + toy.NUMPY_SOLUTION
+    report = grade_submission(submit(tmp_path, hostile), toy.ASSIGNMENT, limits=FAST,
+                              instructor_tests=[("test_extra.py", INSTRUCTOR_TESTS)])
+    extra = [q for q in report.questions if q.kind == "instructor"]
+    assert sum(q.score for q in extra) == 0 and "could not be scored" in extra[0].feedback
