@@ -18,7 +18,9 @@ import pytest
 
 from grader import catalog, sandbox
 from grader.checks import compare
-from grader.grade import grade_submission, run_trusted
+from grader.diagnosis import concrete
+from grader.grade import grade_submission
+from grader.grade import run_trusted as _run_trusted
 from grader.model import CodeQuestion, WrittenQuestion
 from grader.suites import a3_gated_seq2seq as suite
 
@@ -75,6 +77,11 @@ def _code_questions() -> list[CodeQuestion]:
 def _replace(source: str, old: str, new: str) -> str:
     assert old in source, old
     return source.replace(old, new)
+
+
+def run_trusted(fn, case, as_torch):
+    """The trusted output, a mutant's AnyOf read as its first option."""
+    return concrete(_run_trusted(fn, case, as_torch))
 
 
 # ------------------------------------------------------------------ whole submissions
@@ -304,6 +311,15 @@ MISTAKES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         ],
     ),
 }
+
+
+def test_a3_other_gate_orders_are_named_too(tmp_path):
+    # i, f, o, g (the candidate last) is another natural misreading of torch's blocks.
+    source = _replace(
+        SOLUTION_SOURCE, "i, f, g, o = np.split(gates, 4)", "i, f, o, g = np.split(gates, 4)"
+    )
+    report = grade_submission(_submit(tmp_path, source), _only("a3.lstm_cell"), limits=FAST)
+    assert report.questions[0].misconceptions == ["lstm-gate-order"]
 
 
 def test_a3_every_catalog_id_has_a_student_style_mistake():

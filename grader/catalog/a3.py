@@ -7,8 +7,9 @@ register(
         id="lstm-gate-order",
         title="LSTM gate blocks read in the wrong order",
         explanation=(
-            "Your cell matches one that reads the stacked rows of `weight_ih` / `weight_hh` as "
-            "forget, input, output, candidate (the order the notes list the equations in). "
+            "Your cell matches one that reads the stacked rows of `weight_ih` / `weight_hh` in "
+            "another gate order (for example forget, input, output, candidate: the order the "
+            "notes list the equations in). "
             "`torch.nn.LSTMCell` stacks its four row blocks as input i, forget f, candidate "
             "g (= c̃), output o: block k is rows `k*H:(k+1)*H`."
         ),

@@ -11,12 +11,14 @@ references).
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from grader.diagnosis import AnyOf
 from grader.model import Assignment, Case, CodeQuestion, TableLM, WrittenQuestion, WrongForm
 from reference import bleu, gated, seq2seq
 from reference.functional import log_softmax
@@ -107,9 +109,20 @@ def _gru_cases(seed: int) -> list[Case]:
     return cases
 
 
+# Every wrong reading of torch's i, f, g, o row blocks; the notes' own listing order (f, i, o,
+# then the candidate) first.
+WRONG_GATE_ORDERS = ("fiog",) + tuple(
+    "".join(p) for p in itertools.permutations("ifgo") if "".join(p) not in ("ifgo", "fiog")
+)
+
+
 def _lstm_gate_order(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh):
-    # The notes list the gates f, i, o, then the candidate: reading torch's blocks in that order.
-    return gated.lstm_cell(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh, gate_order="fiog")
+    return AnyOf(
+        *(
+            gated.lstm_cell(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh, gate_order=order)
+            for order in WRONG_GATE_ORDERS
+        )
+    )
 
 
 def _lstm_old_cell(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh):
