@@ -32,8 +32,13 @@ def _container(tmp_path: Path, aid: str, submission: Path | None, metadata: dict
     (root / "submission").mkdir()
     if submission is not None:
         for f in submission.iterdir():
-            if f.is_file():
+            if f.is_file() and f.name != "answer_key.py":
                 shutil.copy(f, root / "submission" / f.name)
+        sid = ((metadata or {}).get("users") or [{}])[0].get("id")
+        if sid and (submission / "answer_key.py").is_file():  # the student's own variant of the answers
+            key = subprocess.run([sys.executable, "answer_key.py", str(sid)], cwd=submission, capture_output=True,
+                                 text=True, check=True)
+            (root / "submission" / "answers.toml").write_text(key.stdout)
     if metadata is not None:
         (root / "submission_metadata.json").write_text(json.dumps(metadata))
     env = {**os.environ, "SEQGRADE_GRADESCOPE_ROOT": str(root), "PYTHON": sys.executable}
