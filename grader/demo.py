@@ -5,11 +5,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from grader import registry, render
+from grader import registry, render, sandbox
 from grader.content import samples_dir, solution_dir
 from grader.grade import GradeReport, grade_submission
 
 KINDS = ("solution", "buggy", "hostile")
+DEMO_LIMITS = sandbox.Limits(call_seconds=3.0)  # the hostile samples loop: stop them sooner than a real run
 
 
 def demo_assignments() -> list[str]:
@@ -68,7 +69,7 @@ def run(assignment_id: str | None = None) -> int:
         reports = {}
         for kind, path in paths.items():
             print(f"grading the {kind} submission …", flush=True)
-            reports[kind] = grade_submission(path, assignment)
+            reports[kind] = grade_submission(path, assignment, limits=DEMO_LIMITS)
         print()
         print(side_by_side(reports, colour))
         print()
