@@ -306,6 +306,8 @@ def _become_worker(config: dict, libc: _Libc | None) -> None:
             os.setgid(uid)
             os.setuid(uid)  # as root: real, effective and saved uid; every capability is gone
         (libc or _Libc()).prctl(_PR_SET_NO_NEW_PRIVS, 1)
+        if config["mode"] == "namespaces":
+            os.setsid()  # its own session: a killpg(0) from the student reaches only its own processes
         os.chdir(config["scratch"])
         sig = _signals()
         for signum in (sig.SIGPIPE, sig.SIGXFSZ, sig.SIGINT, sig.SIGTERM):
@@ -608,6 +610,19 @@ def _pids_of_uid(uid: int) -> list[int]:
     return pids
 
 
+def _pids_in_group(pgid: int) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[2]) == pgid:  # the fields after "(comm)": state, ppid, pgrp, ...
+                pids.append(int(entry))
+    return pids
+
+
 def _kill_uid(uid: int, timeout: float = 5.0) -> bool:
     """SIGKILL every process of `uid` until none is left (a fork bomb is bounded by RLIMIT_NPROC)."""
     deadline = time.monotonic() + timeout
@@ -848,6 +863,43 @@ class SandboxProcess:
         if self._lease is not None:
             self._lease.release()
         shutil.rmtree(self._base, ignore_errors=True)
+
+    def kill_strays(self) -> int:
+        """Kill every process the worker started, keeping the worker; returns how many.
+
+        For between calls: a daemon or a fork bomb left by one call would otherwise share the
+        CPU and the process limit with the calls that follow.
+        """
+        worker = self._worker_pid()
+        if worker is None:
+            return 0
+        killed = 0
+        for _ in range(50):
+            if self.uid is not None:
+                strays = [p for p in _pids_of_uid(self.uid) if p != worker]
+            else:
+                strays = [p for p in _pids_in_group(worker) if p != worker]
+            if not strays:
+                break
+            for sig in (signal.SIGSTOP, signal.SIGKILL):
+                for pid in strays:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, sig)
+            killed += len(strays)
+            time.sleep(0.005)
+        return killed
+
+    def _worker_pid(self) -> int | None:
+        """The worker's pid on the host (in namespace mode, the child of init)."""
+        if self._popen.poll() is not None:
+            return None
+        if not self._init_pid:
+            return self._popen.pid
+        try:
+            children = Path(f"/proc/{self._init_pid}/task/{self._init_pid}/children").read_text().split()
+        except OSError:
+            return None
+        return int(children[0]) if children else None
 
     def memory_limit_reached(self) -> bool:
         """True when the worker was stopped by (or ran into) its memory limit."""

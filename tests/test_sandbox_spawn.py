@@ -358,6 +358,23 @@ def test_detached_children_die_when_the_worker_exits_on_its_own(spawn):
     assert wait_until(lambda: processes_with(token) == [], timeout=3)
 
 
+@pytest.mark.parametrize("mode", ["auto", "off"])
+def test_kill_strays_keeps_the_worker_and_stops_what_it_started(spawn, monkeypatch, mode):
+    if mode == "auto" and not sandbox.can_isolate():
+        pytest.skip("needs root and namespaces")
+    monkeypatch.setenv("SEQGRADE_SANDBOX", mode)
+    token = uuid.uuid4().hex
+    w = spawn()
+    spinner = "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'while True: pass', '{token}'])"
+    w.ask(spinner.format(token=token))
+    if mode == "auto":  # a setsid'd one too, which only the uid (not the process group) still finds
+        w.ask(SLEEPER.format(token=token))
+    assert wait_until(lambda: len(processes_with(token)) == (2 if mode == "auto" else 1))
+    assert w.proc.kill_strays() >= 1
+    assert wait_until(lambda: processes_with(token) == [], timeout=3)
+    assert w.value("result = 'still here'") == "still here"
+
+
 # --------------------------------------------------------------------------- 5. exhausting
 
 
