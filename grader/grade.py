@@ -21,6 +21,7 @@ import numpy as np
 from grader import catalog, sandbox, shortcuts, variants
 from grader.checks import compare, preview
 from grader.diagnosis import AnyOf, Explanation, explain, verdict
+from grader.expr.judge import ExprJudge
 from grader.locate import Located, SubmissionError, locate
 from grader.model import Assignment, Case, CodeQuestion, Rng, TableLM, WrittenQuestion
 from grader.session import CallOutcome, WorkerSession
@@ -270,15 +271,14 @@ def _syntax_problem(name: str, source: str) -> str | None:
 
 
 def _grade_written_all(questions: list[tuple[str, WrittenQuestion]], located: Located, assignment_id: str,
-                       student: str | None) -> list[QuestionResult]:
+                       student: str | None, judge: ExprJudge) -> list[QuestionResult]:
     from grader.answers import load_answers_text
-    from grader.expr.judge import ExprJudge
     from grader.written import grade_written
 
     sheet = load_answers_text(located.text(ANSWERS_FILE), located.missing_message(ANSWERS_FILE))
     numbers = variants.numbers(assignment_id, student)
     results = []
-    with ExprJudge() as judge:  # its process (and sympy) starts only if an expression is checked
+    with judge:
         for number, q in questions:
             w = grade_written(q, sheet, numbers, judge)
             results.append(QuestionResult(q.id, q.title, number, "written", None, w.score, q.points, w.feedback,
@@ -317,6 +317,10 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
     grader_error: str | None = None
     extra: list[QuestionResult] = []
     modules = extra_tests.discover(assignment.id) if instructor_tests is None else instructor_tests
+    written_qs = [(n, q) for n, q in numbered if isinstance(q, WrittenQuestion)]
+    judge = ExprJudge()
+    if located.files.get(ANSWERS_FILE) and any(q.answer_kind == "expression" for _, q in written_qs):
+        judge.prestart()  # sympy loads in its own process while the code questions run
     try:
         code_qs = [(n, q) for n, q in numbered if isinstance(q, CodeQuestion)]
         if code_qs:
@@ -330,16 +334,16 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
                     results[q.id] = _internal_error(q, number, grader_error)
             if modules and session is not None:
                 extra = extra_tests.run(session, modules, first_number=len(numbered))
-        written_qs = [(n, q) for n, q in numbered if isinstance(q, WrittenQuestion)]
         if written_qs:
             try:
-                for r in _grade_written_all(written_qs, located, assignment.id, student):
+                for r in _grade_written_all(written_qs, located, assignment.id, student, judge):
                     results[r.question_id] = r
             except Exception as exc:  # noqa: BLE001
                 grader_error = f"written answers: {type(exc).__name__}: {exc}"
                 for number, q in written_qs:
                     results.setdefault(q.id, _internal_error(q, number, grader_error))
     finally:
+        judge.close()
         if session is not None:
             output = session.output()
             events = list(session.events)

@@ -80,6 +80,7 @@ class ExprJudge:
         self.startup_timeout = startup_timeout
         self.restarts = 0  # workers killed after a timeout or a crash
         self._proc: subprocess.Popen[bytes] | None = None
+        self._ready = False
         self._buffer = b""
         self._lock = threading.Lock()
         self._finalizer: weakref.finalize | None = None
@@ -96,7 +97,23 @@ class ExprJudge:
 
     # -- process management
 
+    def prestart(self) -> None:
+        """Launch the worker now without waiting, so its sympy import overlaps other work."""
+        with self._lock:
+            if self._proc is None:
+                self._spawn()
+
     def _start(self) -> None:
+        if self._proc is None:
+            self._spawn()
+        if not self._ready:
+            reply = self._read(time.monotonic() + self.startup_timeout)
+            if reply is None or reply.get("ready") is not True:
+                self._kill()
+                raise RuntimeError("the expression checker did not start (is sympy installed?)")
+            self._ready = True
+
+    def _spawn(self) -> None:
         root = str(Path(__file__).resolve().parents[2])
         code = "import sys; sys.path.insert(0, sys.argv[1]); from grader.expr.judge import _worker_main; _worker_main()"
         env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONHASHSEED="0")
@@ -109,11 +126,8 @@ class ExprJudge:
             close_fds=True,
         )
         self._buffer = b""
+        self._ready = False
         self._finalizer = weakref.finalize(self, _kill, self._proc)
-        reply = self._read(time.monotonic() + self.startup_timeout)
-        if reply is None or reply.get("ready") is not True:
-            self._kill()
-            raise RuntimeError("the expression checker did not start (is sympy installed?)")
 
     def _kill(self) -> None:
         if self._proc is not None:
@@ -122,17 +136,11 @@ class ExprJudge:
                 self._finalizer.detach()
         self._proc = None
         self._buffer = b""
+        self._ready = False
 
     def close(self) -> None:
-        """Stop the worker (a later check starts a new one)."""
+        """Stop the worker (a later check starts a new one); it holds no state worth a clean exit."""
         with self._lock:
-            if self._proc is not None and self._proc.poll() is None:
-                try:
-                    assert self._proc.stdin is not None
-                    self._proc.stdin.close()
-                    self._proc.wait(timeout=1.0)
-                except (OSError, subprocess.TimeoutExpired):
-                    pass
             self._kill()
 
     def _read(self, deadline: float) -> dict[str, Any] | None:
@@ -167,6 +175,8 @@ class ExprJudge:
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
                 self._kill()
+                self._start()
+            elif not self._ready:
                 self._start()
             assert self._proc is not None and self._proc.stdin is not None
             try:
