@@ -303,7 +303,7 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
     started = time.monotonic()
     seed = variants.seed_for(assignment.id, student)
     limits = limits or sandbox.Limits()
-    numbered = [(str(i + 1), q) for i, q in enumerate(assignment.questions)]
+    numbered = [(str(i + 1), assignment.resolved(q)) for i, q in enumerate(assignment.questions)]
     wanted = tuple(n for n in (assignment.code_file, ANSWERS_FILE) if n)
     try:
         located = locate(Path(submission), wanted)

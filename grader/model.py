@@ -10,7 +10,7 @@ from the student's variant.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 Visibility = Literal["visible", "hidden", "after_due_date", "after_published"]
@@ -59,7 +59,7 @@ class CodeQuestion:
     integer: bool = False  # exact comparison (counts, ids, shapes)
     torch_inputs: bool = False  # arrays arrive as torch tensors in the student's process (a5)
     output_names: tuple[str, ...] = ()  # names of a tuple's elements for feedback ("loss", "grad_v_c")
-    visibility: Visibility = "visible"
+    visibility: Visibility | None = None  # Gradescope's; None = the assignment's default
     # A custom grader for questions that are not "compare with the reference" (random
     # procedures graded by distribution): it gets a `call(*args, **kwargs)` that runs
     # the student function and returns its plain-data output or raises StudentError.
@@ -91,7 +91,7 @@ class WrittenQuestion:
     wrong_forms: Callable[[Mapping[str, Any]], Sequence[WrongForm]] | None = None
     choices: tuple[str, ...] = ()  # allowed letters for choice answers
     ordered: bool = False  # list answers: does the order matter (BPE merges, beam outputs)?
-    visibility: Visibility = "visible"
+    visibility: Visibility | None = None  # Gradescope's; None = the assignment's default
     kind: Literal["written"] = "written"
 
 
@@ -108,6 +108,10 @@ class Assignment:
     questions: tuple[Question, ...]
     preload_torch: bool = False  # a5: inputs are torch tensors, the worker needs torch
     visibility: Visibility = "visible"  # default for questions that do not set one
+
+    def resolved(self, q: Question) -> Question:
+        """The question with its effective visibility: its own, else the assignment's."""
+        return q if q.visibility else replace(q, visibility=self.visibility)
 
     @property
     def total_points(self) -> float:

@@ -281,3 +281,14 @@ def test_instructor_unittests_fail_cleanly_and_cannot_inflate_scores(tmp_path):
                               instructor_tests=[("test_extra.py", INSTRUCTOR_TESTS)])
     extra = [q for q in report.questions if q.kind == "instructor"]
     assert sum(q.score for q in extra) == 0 and "could not be scored" in extra[0].feedback
+
+
+def test_visibility_defaults_to_the_assignments_and_a_question_may_override(tmp_path):
+    import dataclasses
+
+    qs = (dataclasses.replace(toy.ASSIGNMENT.questions[0], visibility="after_due_date"), *toy.ASSIGNMENT.questions[1:])
+    assignment = dataclasses.replace(toy.ASSIGNMENT, questions=qs, visibility="after_published")
+    data = to_gradescope(grade_submission(submit(tmp_path, toy.NUMPY_SOLUTION), assignment, limits=FAST))
+    assert [t["visibility"] for t in data["tests"]] == ["after_due_date"] + ["after_published"] * 3
+    default = to_gradescope(grade_submission(submit(tmp_path, toy.NUMPY_SOLUTION), toy.ASSIGNMENT, limits=FAST))
+    assert {t["visibility"] for t in default["tests"]} == {"visible"}
