@@ -322,6 +322,16 @@ def test_a3_other_gate_orders_are_named_too(tmp_path):
     assert report.questions[0].misconceptions == ["lstm-gate-order"]
 
 
+def test_a3_attention_normalised_by_the_plain_sum_is_no_softmax(tmp_path):
+    # Dividing the scores by their sum (no exp) is the other natural form of a missing softmax.
+    source = _replace(
+        SOLUTION_SOURCE, "alpha = _softmax(scores)", "alpha = np.asarray(scores) / np.sum(scores)"
+    )
+    report = grade_submission(_submit(tmp_path, source), _only("a3.attend"), limits=FAST)
+    assert report.questions[0].misconceptions == ["attention-no-softmax"]
+    assert report.questions[0].score < report.questions[0].max_score
+
+
 def test_a3_every_catalog_id_has_a_student_style_mistake():
     assert set(MISTAKES) == set(A3_IDS)
 
@@ -542,10 +552,11 @@ def test_a3_every_variant_separates_the_written_wrong_forms():
         right = _written("bleu_brevity_penalty").expected(v)
         wrongs = [wf.answer for wf in _written("bleu_brevity_penalty").wrong_forms(v)]
         assert right < 1 and all(abs(w - right) > 1e-2 for w in wrongs) and wrongs[0] != wrongs[1]
-        weights = _written("attn_weights").expected(v)
-        assert not np.allclose(
-            weights, _written("attn_weights").wrong_forms(v)[0].answer, rtol=1e-2
-        )
+        for key in ("attn_weights", "attn_output"):
+            expected = _written(key).expected(v)
+            for wf in _written(key).wrong_forms(v):
+                assert np.all(np.isfinite(wf.answer))
+                assert not np.allclose(expected, wf.answer, rtol=1e-2)
 
 
 def test_a3_variant_tool_prints_the_students_numbers():

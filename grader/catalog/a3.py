@@ -50,8 +50,9 @@ register(
         id="attention-no-softmax",
         title="attention weights without the softmax",
         explanation=(
-            "Your weights are the raw scores e_i. Attention is score → softmax → weighted sum: "
-            "α = softmax(e) is a distribution (non-negative, sums to 1), and a = Σ_i α_i h_i."
+            "Your weights are the raw scores e_i (or the scores divided by their sum, e_i / Σ_j e_j: "
+            "no exponential). Attention is score → softmax → weighted sum: α_i = exp(e_i) / Σ_j exp(e_j) "
+            "is a distribution (positive, sums to 1), and a = Σ_i α_i h_i."
         ),
         section="notes §4, 'Attention, mechanically'",
     ),

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,13 +32,6 @@ CELL_SHORTCUTS = (
     "torch.gru*",
 )
 LOG0 = math.log(1e-9)  # "probability 0" in hidden beam trees (finite, so it travels as JSON)
-
-
-@dataclass(frozen=True)
-class OrderedListQuestion(WrittenQuestion):
-    """A list answer whose order matters (a token sequence)."""
-
-    ordered: bool = True
 
 
 def _fixed(*shape: int, salt: int, scale: float = 1.0) -> np.ndarray:
@@ -231,8 +223,18 @@ def _additive_no_tanh(s, H, W1, W2, v):
     return seq2seq.additive_scores(s, H, W1, W2, v, activation=lambda u: u)
 
 
+def _sum_normalize(e: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return e / e.sum()
+
+
 def _attend_no_softmax(scores, H):
-    return seq2seq.attend(scores, H, normalize=lambda e: e)
+    """Weights without the exponential: the raw scores, or the scores divided by their sum
+    (normalised, but a sum-to-one that is not a softmax: negative weights, no exp)."""
+    return AnyOf(
+        seq2seq.attend(scores, H, normalize=lambda e: e),
+        seq2seq.attend(scores, H, normalize=_sum_normalize),
+    )
 
 
 # ---------------------------------------------------------------- beam search
@@ -459,10 +461,43 @@ def _attn(v: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _attn_raw(v: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    return _attend_no_softmax(_attn_scores(v), np.array(v["attention_H"], float))
+    return seq2seq.attend(_attn_scores(v), np.array(v["attention_H"], float), normalize=lambda e: e)
 
 
-_NO_SOFTMAX = "these are the raw scores used as weights: the softmax step is missing."
+def _attn_sum(v: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    return seq2seq.attend(
+        _attn_scores(v), np.array(v["attention_H"], float), normalize=_sum_normalize
+    )
+
+
+def _no_softmax_forms(v: dict[str, Any], part: int) -> list[WrongForm]:
+    """The raw-score weights (part 0) or output (part 1), and the sum-normalised ones when they
+    exist (the scores' sum is not 0) and differ from the raw ones (the sum is not 1)."""
+    what = (
+        "these are the raw scores used as weights",
+        "this output weights the h_i by the raw scores",
+    )
+    forms = [
+        WrongForm(
+            _attn_raw(v)[part],
+            "attention-no-softmax",
+            f"{what[part]}: the softmax step is missing.",
+        )
+    ]
+    total = float(_attn_scores(v).sum())
+    if total != 0.0 and not math.isclose(total, 1.0):
+        what = (
+            "these are the scores divided by their sum",
+            "this output weights the h_i by the scores divided by their sum",
+        )
+        forms.append(
+            WrongForm(
+                _attn_sum(v)[part],
+                "attention-no-softmax",
+                f"{what[part]}: the softmax exponentiates first, α_i = exp(e_i) / Σ_j exp(e_j).",
+            )
+        )
+    return forms
 
 
 def _tree_beam(v: dict[str, Any], normalize: bool) -> list[int]:
@@ -516,7 +551,7 @@ WRITTEN = (
         key="attn_weights",
         answer_kind="array",
         expected=lambda v: _attn(v)[0],
-        wrong_forms=lambda v: [WrongForm(_attn_raw(v)[0], "attention-no-softmax", _NO_SOFTMAX)],
+        wrong_forms=lambda v: _no_softmax_forms(v, 0),
     ),
     WrittenQuestion(
         id="a3.w_attn_output",
@@ -525,13 +560,7 @@ WRITTEN = (
         key="attn_output",
         answer_kind="array",
         expected=lambda v: _attn(v)[1],
-        wrong_forms=lambda v: [
-            WrongForm(
-                _attn_raw(v)[1],
-                "attention-no-softmax",
-                "this output weights the h_i by the raw scores: the softmax step is missing.",
-            )
-        ],
+        wrong_forms=lambda v: _no_softmax_forms(v, 1),
     ),
     WrittenQuestion(
         id="a3.w_params_multiplicative",
@@ -560,12 +589,13 @@ WRITTEN = (
         expected=lambda v: "k*(d_s + d_h) + k",
         symbols=("d_s", "d_h", "k"),
     ),
-    OrderedListQuestion(
+    WrittenQuestion(
         id="a3.w_beam_normalized",
         title="Beam search by hand: length-normalised",
         points=3,
         key="beam_normalized",
         answer_kind="list",
+        ordered=True,
         expected=lambda v: _tree_beam(v, True),
         wrong_forms=lambda v: [
             WrongForm(
@@ -576,12 +606,13 @@ WRITTEN = (
             )
         ],
     ),
-    OrderedListQuestion(
+    WrittenQuestion(
         id="a3.w_beam_raw",
         title="Beam search by hand: raw score",
         points=3,
         key="beam_raw",
         answer_kind="list",
+        ordered=True,
         expected=lambda v: _tree_beam(v, False),
     ),
     WrittenQuestion(
