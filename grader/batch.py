@@ -5,10 +5,11 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,13 @@ def fingerprint(path: Path) -> str:
     return h.hexdigest()
 
 
+_BATCH_ASSIGNMENT: list[Assignment] = []  # set before the pool forks; the workers inherit it
+
+
+def _grade_in_worker(sub: Submission, results_dir: Path, force: bool) -> dict[str, Any]:
+    return _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, force)
+
+
 def _grade_one(sub: Submission, assignment: Assignment, results_dir: Path, force: bool) -> dict[str, Any]:
     target = results_dir / f"{sub.name}.json"
     digest = fingerprint(sub.path)
@@ -130,8 +138,12 @@ def grade_all(root: Path, assignment: Assignment, *, jobs: int | None = None, re
     jobs = max(1, jobs or os.cpu_count() or 1)
     bar = Progress(len(subs)) if progress and subs else None
     out: dict[str, dict[str, Any]] = {}
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(_grade_one, s, assignment, results_dir, force): s for s in subs}
+    # Processes, not threads: the trusted side's own work (references, mutants, parsing) runs in
+    # parallel too, and nothing in it has to be thread-safe. Forked, so that an assignment
+    # defined in code (not only by id) reaches the workers; no thread runs here before the fork.
+    _BATCH_ASSIGNMENT[:] = [assignment]
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {pool.submit(_grade_in_worker, s, results_dir, force): s for s in subs}
         for fut in as_completed(futures):
             out[futures[fut].name] = fut.result()
             if bar:

@@ -8,7 +8,6 @@ written answers; collect everything into a `GradeReport`.
 
 from __future__ import annotations
 
-import ast
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -257,7 +256,7 @@ def _caller(q: CodeQuestion, ctx: _CodeContext) -> Callable[..., CallOutcome]:
 
 def _syntax_problem(name: str, source: str) -> str | None:
     try:
-        ast.parse(source, filename=name)
+        shortcuts.parse_python(source, filename=name)
     except SyntaxError as err:
         text = (err.text or "").strip()
         where = f" at line {err.lineno}" + (f": `{text[:160]}`" if text else "")

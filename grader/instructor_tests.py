@@ -18,6 +18,7 @@ from pathlib import Path
 
 from grader.grade import QuestionResult
 from grader.session import WorkerSession
+from grader.shortcuts import parse_python
 
 _SUITES = Path(__file__).resolve().parent / "suites"
 _VISIBILITIES = {"visible", "hidden", "after_due_date", "after_published"}
@@ -34,7 +35,7 @@ def discover(assignment_id: str) -> list[tuple[str, str]]:
 def declared_weights(source: str) -> list[float]:
     """The @weight(...) and @partial_credit(...) values of a module's test methods."""
     weights = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse_python(source)):
         if isinstance(node, ast.FunctionDef):
             for deco in node.decorator_list:
                 if (isinstance(deco, ast.Call) and isinstance(deco.func, ast.Name)

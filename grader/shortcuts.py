@@ -12,8 +12,17 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+_PARSE_LOCK = threading.Lock()
+
+
+def parse_python(source: str, filename: str = "<submission>") -> ast.Module:
+    """ast.parse behind a lock: it is not thread-safe in Python 3.11 (CPython issue 106905)."""
+    with _PARSE_LOCK:
+        return ast.parse(source, filename=filename)
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,7 @@ def scan(source: str, patterns: Iterable[str], function: str | None = None) -> l
     if not patterns:
         return []
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError:
         return []
     aliases = _aliases(tree)
