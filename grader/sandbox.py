@@ -610,6 +610,15 @@ def _pids_of_uid(uid: int) -> list[int]:
     return pids
 
 
+def _tasks_of_uid(uid: int) -> int:
+    """Processes and threads of `uid` (what RLIMIT_NPROC counts)."""
+    count = 0
+    for pid in _pids_of_uid(uid):
+        with contextlib.suppress(OSError):
+            count += len(os.listdir(f"/proc/{pid}/task"))
+    return count
+
+
 def _pids_in_group(pgid: int) -> list[int]:
     pids = []
     for entry in os.listdir("/proc"):
@@ -765,6 +774,7 @@ class SandboxProcess:
         self._reason: str | None = None
         self._killed = False
         self._memory_hit = False
+        self._linebuf = b""  # what readline() has read past the last line it returned
         self._drain = threading.Thread(target=self._drain_output, args=(popen.stderr,), daemon=True,
                                        name=f"sandbox-output-{popen.pid}")
         self._drain.start()
@@ -936,7 +946,7 @@ class SandboxProcess:
         """One line from the worker (with its newline), or TimeoutError / EOFError."""
         deadline = time.monotonic() + timeout
         fd = self.stdout.fileno()
-        buf = getattr(self, "_linebuf", b"")
+        buf = self._linebuf
         while b"\n" not in buf:
             if len(buf) > limit:
                 raise ValueError(f"a line longer than {limit} bytes from the worker")
@@ -1031,12 +1041,16 @@ def _hidden_readable_by_others(paths: Sequence[Path]) -> list[Path]:
     return exposed
 
 
-def _rlimits(limits: Limits) -> dict[str, list[int]]:
+def _rlimits(limits: Limits, dedicated_uid: bool) -> dict[str, list[int]]:
     cpu = _cpu_seconds(limits)
+    nproc = limits.processes
+    if not dedicated_uid:
+        # RLIMIT_NPROC counts every task of the uid: the grader's user may already run many.
+        nproc += _tasks_of_uid(os.getuid())
     return {
         "RLIMIT_AS": [limits.memory_bytes, limits.memory_bytes],
         "RLIMIT_CPU": [cpu, cpu + 2],
-        "RLIMIT_NPROC": [limits.processes, limits.processes],
+        "RLIMIT_NPROC": [nproc, nproc],
         "RLIMIT_FSIZE": [limits.file_bytes, limits.file_bytes],
         "RLIMIT_CORE": [0, 0],
         "RLIMIT_NOFILE": [1024, 1024],
@@ -1112,7 +1126,7 @@ def _spawn(mode: str, why: str | None, source: bytes, program_name: str,
             "newroot": str(newroot),
             "binds": [str(p) for p in _runtime_paths()],
             "hide": [str(p) for p in hidden],
-            "rlimits": _rlimits(limits),
+            "rlimits": _rlimits(limits, dedicated_uid=uid is not None),
             "tmpfs_bytes": max(limits.file_bytes, 16 << 20),
             "cgroup_procs": cgroup.procs_file if cgroup else None,
         }

@@ -33,15 +33,15 @@ HOSTILE = Path(__file__).parent / "hostile"
 ASSIGNMENT_ID = "a1_word_vectors"
 CODE_QUESTIONS = ("a1.softmax", "a1.naive_softmax", "a1.neg_sampling", "a1.noise", "a1.glove_weight",
                   "a1.glove_loss", "a1.analogy")
-LIMITS = sandbox.Limits(call_seconds=1.5, submission_seconds=60.0, memory_bytes=1 << 30)
+LIMITS = sandbox.Limits(call_seconds=3.0, submission_seconds=60.0, memory_bytes=1 << 30)
 MARGIN = 15.0  # seconds on top of the submission budget (spawns, preloads, the written part)
 
 # file -> (the questions it must lose, the words the report must show)
 EXPECTED: dict[str, tuple[set[str], tuple[str, ...]]] = {
     "forge.py": (set(), ()),
     "snoop.py": ({"a1.glove_loss", "a1.analogy"}, ("hostile: found 0 hidden things",)),
-    "hang.py": ({"a1.noise", "a1.glove_loss", "a1.analogy"}, ("stopped after 1.5 s",)),
-    "hang_at_import.py": (set(CODE_QUESTIONS), ("did not finish within 1.5 s",)),
+    "hang.py": ({"a1.noise", "a1.glove_loss", "a1.analogy"}, ("stopped after 3 s",)),
+    "hang_at_import.py": (set(CODE_QUESTIONS), ("did not finish within 3 s",)),
     "leave_exit.py": ({"a1.naive_softmax", "a1.noise", "a1.glove_loss", "a1.analogy"},
                       ("SystemExit", "KeyboardInterrupt", "exited with status 0", "SIGSEGV (segmentation fault)")),
     "leave_signal.py": ({"a1.neg_sampling", "a1.glove_loss"}, ("killed by signal SIGKILL",)),

@@ -606,17 +606,13 @@ PERMS_SCRIPT = textwrap.dedent('''
 ''')
 
 
-@needs_isolation
-@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs util-linux unshare")
-def test_perms_mode_in_a_container_like_root_without_namespaces(tmp_path, worker_program):
-    """Gradescope-like: root, a reachable interpreter, no namespaces for us (SEQGRADE_SANDBOX=perms).
+def run_where_python_is_reachable(tmp_path: Path, script: Path, worker: Path, *, as_uid: int | None = None) -> dict:
+    """Run `script` as root (or `as_uid`) in a mount namespace where other users can reach Python.
 
-    Simulated in a mount namespace where the folder that hides the interpreter (/root here)
-    is made searchable; the sandbox itself then uses no namespaces.
+    Stands in for a container whose interpreter is world-readable (here it lives under
+    /root, mode 700). The sandbox inside does not get namespaces of its own from this.
     """
     blocked = sandbox._unreachable_for_others(Path(sys.executable))
-    script = tmp_path / "perms.py"
-    script.write_text(PERMS_SCRIPT)
     setup = ""
     if blocked is not None:
         keep = Path(sys.executable).resolve().relative_to(blocked).parts[0]
@@ -624,16 +620,67 @@ def test_perms_mode_in_a_container_like_root_without_namespaces(tmp_path, worker
         stage.mkdir()
         setup = (f"mount --bind {blocked / keep} {stage} && mount -t tmpfs -o mode=755 tmpfs {blocked} && "
                  f"mkdir -p {blocked / keep} && mount --move {stage} {blocked / keep} && ")
-    command = f"{setup}exec {sys.executable} {script} {REPO} {worker_program}"
-    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", command],
-                          capture_output=True, text=True, timeout=120)
+    run = f"{sys.executable} {script} {REPO} {worker}"
+    if as_uid is not None:  # the scripts move to a fresh tmpfs (on /dev/shm, in this namespace only)
+        setup += (f"mount -t tmpfs -o mode=1777 tmpfs /dev/shm && cp {script} {worker} /dev/shm/ && "
+                  "chmod 644 /dev/shm/*.py && ")
+        run = (f"setpriv --reuid={as_uid} --regid={as_uid} --clear-groups "
+               f"{sys.executable} /dev/shm/{script.name} {REPO} /dev/shm/{worker.name}")
+    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", f"{setup}exec {run}"],
+                          capture_output=True, text=True, timeout=120, cwd="/")
     assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+needs_unshare = pytest.mark.skipif(shutil.which("unshare") is None or shutil.which("setpriv") is None,
+                                   reason="needs util-linux unshare and setpriv")
+
+
+@needs_isolation
+@needs_unshare
+def test_perms_mode_in_a_container_like_root_without_namespaces(tmp_path, worker_program):
+    """Gradescope-like: root, a reachable interpreter, no namespaces for us (SEQGRADE_SANDBOX=perms)."""
+    script = tmp_path / "perms.py"
+    script.write_text(PERMS_SCRIPT)
+    out = run_where_python_is_reachable(tmp_path, script, worker_program)
     assert out["mode"] == "perms" and out["getuid"] == str(out["uid"]) and out["uid"] != 0
     assert "readable by the worker" in out["warning"]  # the checkout is world-readable: the setup must fix that
     assert out["grader"]["ok"]  # ... and indeed it is readable in this mode
     assert "PermissionError" in out["scratch_listing"]["error"]  # other sandboxes' folders are not listable
     assert out["before"] == 1 and out["after"] == 0  # the setsid'd child died with the worker (uid sweep)
+
+
+NOT_ROOT_SCRIPT = textwrap.dedent('''
+    import json, os, sys, time
+    sys.path.insert(0, sys.argv[1])
+    from grader import sandbox
+    proc = sandbox.spawn(sys.argv[2], {"student.py": b"x = 1\\n"}, limits=sandbox.Limits(file_bytes=1 << 20))
+    def ask(code):
+        proc.stdin.write(json.dumps({"code": code}).encode() + b"\\n"); proc.stdin.flush()
+        return json.loads(proc.readline(20))
+    out = {"mode": proc.mode, "isolated": proc.isolated, "warning": proc.warning, "can_isolate": sandbox.can_isolate()}
+    out["uid"] = ask("import os; result = os.getuid()")["result"]
+    out["numpy"] = ask("import numpy; result = float(numpy.ones(3).sum())")
+    out["threads"] = ask("import threading; t = threading.Thread(target=print); t.start(); t.join(); result = 'ok'")
+    out["big_file"] = ask("open('big', 'wb').write(b'x' * (4 << 20))")
+    proc.kill(reason="done")
+    out["description"] = proc.exit_description()
+    print(json.dumps(out))
+''')
+
+
+@needs_isolation
+@needs_unshare
+def test_without_root_the_run_is_limited_and_says_it_is_not_isolated(tmp_path, worker_program):
+    script = tmp_path / "not_root.py"
+    script.write_text(NOT_ROOT_SCRIPT)
+    out = run_where_python_is_reachable(tmp_path, script, worker_program, as_uid=65534)
+    assert out["mode"] == "plain" and not out["isolated"] and not out["can_isolate"]
+    assert out["warning"].startswith("this run was not isolated: not running as root (uid 65534)")
+    assert out["uid"] == "65534"
+    assert out["numpy"]["ok"] and out["threads"]["ok"]  # RLIMIT_NPROC counts from what the user already runs
+    assert "File too large" in out["big_file"]["error"]
+    assert out["description"] == "done"
 
 
 # --------------------------------------------------------------------------- cost
