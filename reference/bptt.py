@@ -17,7 +17,10 @@ The pieces are public so that a mutant is one call with one piece swapped:
   before the backward pass, e.g. keeping only the last row (`bptt-missing-direct-term`);
 - `bptt_sequence_ce(..., scale=1.0)`: the factor on Σ_t ℓ_t and on g^a_t (default 1/T):
   1.0 is `ce-sum-not-mean`, 1/T**2 is `ce-double-mean`;
-- `forward`: the forward pass (default `rnn_forward`), e.g. with transposed weights.
+- `forward`: the forward pass (default `rnn_forward`), e.g. with transposed weights;
+- `bptt_sequence_ce(..., output_hooks=True)`: `outer` and `uses` also shape the output
+  layer's sums ∂L/∂W_o = Σ_t (g^a_t)^T h_t and ∂L/∂b_o = Σ_t g^a_t (a student who transposes
+  every outer product, or keeps one use of every shared weight, output layer included).
 """
 
 from __future__ import annotations
@@ -222,6 +225,7 @@ def bptt_sequence_ce(
     uses: Uses = None,
     scale: float | None = None,
     direct_filter: Callable[[np.ndarray], np.ndarray] | None = None,
+    output_hooks: bool = False,
 ) -> tuple[float, dict[str, np.ndarray]]:
     """L = (1/T) Σ_t -log softmax(a_t)[y_t], a_t = h_t W_o^T + b_o; returns (L, gradients).
 
@@ -240,6 +244,10 @@ def bptt_sequence_ce(
         direct = direct_filter(direct)
     _, g_z = backward_through_time(Z, Hs, W_h, direct, activation_derivative=activation_derivative)
     grads = recurrent_gradients(g_z, X, previous_states(Hs, h0), outer=outer, uses=uses)
+    if output_hooks:
+        grads["W_o"] = _sum_uses(per_use_contributions(g_a, Hs, outer=outer), uses)  # (C, H)
+        grads["b_o"] = _sum_uses(g_a, uses)  # (C,)
+        return loss, grads
     grads["W_o"] = g_a.T @ Hs  # (C, H) Σ_t (g^a_t)^T h_t
     grads["b_o"] = g_a.sum(axis=0)  # (C,)
     return loss, grads

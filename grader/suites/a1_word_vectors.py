@@ -7,9 +7,10 @@ The hidden cases are built to separate the catalog's mistakes:
 - softmax and skip-gram: non-square U (V != d), and one case whose scores are about 1000,
   so that a softmax without the max shift overflows (inf/inf = NaN). Those large cases use
   integer or quarter-integer inputs, exact in float32, so float32 work still passes.
-- SGNS: repeated negative indices (a buffered `grad_U[neg] +=` counts them once), and a
-  case with u_o·v_c = 1000 where exp(x) / (1 + exp(x)) is NaN; the noise scores stay
-  moderate there, so that a stable sigmoid followed by a plain log is still exact.
+- SGNS: repeated negative indices (a buffered `grad_U[neg] +=` counts them once), a case
+  with u_o·v_c = 1000 where exp(x) / (1 + exp(x)) is NaN (the noise scores stay moderate
+  there), and a case with a noise word's u_k·v_c = 1000, where log σ(-u_k·v_c) needs a stable
+  log-sigmoid: 1 / (1 + exp(-x)) followed by log gives log 0 = -inf.
 - GloVe: zero counts (log 0) and counts above x_max (the cap).
 - analogy: embeddings drawn until an input word would win without the exclusion.
 """
@@ -20,7 +21,7 @@ from functools import partial
 
 import numpy as np
 
-from grader.diagnosis import NONFINITE
+from grader.diagnosis import NONFINITE, AnyOf
 from grader.model import Assignment, Case, CodeQuestion, Tolerance, WrittenQuestion, WrongForm
 from reference.word_vectors import (
     analogy,
@@ -33,7 +34,6 @@ from reference.word_vectors import (
     neg_sampling_loss_and_gradient,
     noise_distribution,
     onehot_minus_probs,
-    probs_minus_onehot,
     probs_only,
     softmax,
 )
@@ -49,11 +49,19 @@ NOTES_U = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 0.0]])  # rows u_a, u_b, u_c
 # ---------------------------------------------------------------- mutants not expressible by a hook
 
 
-def unstable_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """The misconception itself: exp of the raw scores, no max shift (overflows to inf/inf = NaN)."""
+def _raw_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """exp of the raw scores, no max shift: inf/inf = NaN where a score overflows exp."""
     with np.errstate(all="ignore"):
         e = np.exp(np.asarray(x, dtype=np.float64))
         return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def unstable_softmax(x: np.ndarray, axis: int = -1):
+    """The misconception itself: no max shift. Where exp overflows (or a whole row underflows)
+    the student's output holds NaN or inf in a pattern that depends on the formula
+    (exp(x)/Σexp(x) gives NaN, exp(x - log Σ exp(x)) gives 0 and inf): NONFINITE there."""
+    P = _raw_softmax(x, axis)
+    return P if np.all(np.isfinite(P)) else NONFINITE
 
 
 def _other_axis(x: np.ndarray, axis: int) -> int:
@@ -67,12 +75,13 @@ def softmax_wrong_axis(x: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def skipgram_unstable_softmax(v_c, o, U):
-    """Skip-gram with P = exp(s) / Σ exp(s) (no shift) and loss = -log P[o]."""
-    P = unstable_softmax(np.asarray(U, dtype=np.float64) @ np.asarray(v_c, dtype=np.float64))  # (V,)
-    _, grad_v_c, grad_U = naive_softmax_loss_and_gradient(v_c, o, U, error=lambda _P, o: probs_minus_onehot(P, o))
-    with np.errstate(all="ignore"):
-        loss = float(-np.log(P[o]))
-    return loss, grad_v_c, grad_U
+    """Skip-gram with P = exp(s) / Σ exp(s) (no shift): where a score overflows exp, the loss
+    (-log P[o], or log Σ exp(s) - s_o) and the gradients built from P hold NaN or inf in a
+    pattern that depends on the formula, so every output is NONFINITE there."""
+    P = _raw_softmax(np.asarray(U, dtype=np.float64) @ np.asarray(v_c, dtype=np.float64))  # (V,)
+    if not np.all(np.isfinite(P)):
+        return NONFINITE, NONFINITE, NONFINITE
+    return naive_softmax_loss_and_gradient(v_c, o, U)
 
 
 def sgns_unstable_sigmoid(v_c, o, U, neg_indices):
@@ -89,6 +98,17 @@ def sgns_unstable_sigmoid(v_c, o, U, neg_indices):
     if np.any(np.abs(scores) > EXP_OVERFLOW):
         return NONFINITE, NONFINITE, NONFINITE
     return loss, grad_v_c, grad_U
+
+
+def sgns_deduplicated(v_c, o, U, neg_indices):
+    """A repeated noise word counted once, in either natural form: only in grad_U (a buffered
+    `grad_U[neg] += rows` keeps one of the repeated updates, while the loss and grad_v_c still
+    count every draw), or everywhere (the negatives deduplicated up front, `for k in set(neg)`)."""
+    neg = np.asarray(neg_indices, dtype=np.int64)  # (K,)
+    return AnyOf(
+        neg_sampling_loss_and_gradient(v_c, o, U, neg, scatter=buffered_scatter_add),
+        neg_sampling_loss_and_gradient(v_c, o, U, np.unique(neg)),
+    )
 
 
 def _include_all(X: np.ndarray) -> np.ndarray:
@@ -171,6 +191,17 @@ def sgns_cases(seed: int) -> list[Case]:
     o = int(rng.integers(V))
     U[o, 0] = 250.0
     cases.append(Case("hidden case 3: u_o·v_c near 1000", (v_c, o, U, _with_repeats(rng, V, 5, avoid=o))))
+    # a noise word (drawn twice) with u_k·v_c = 1000 + a few: its term is log σ(-1000 - …), so a
+    # stable σ followed by a plain log gives log 0 = -inf here, and exp(x) / (1 + exp(x)) too.
+    V, d = 6, 3
+    v_c = np.concatenate([[-4.0], rng.integers(-2, 3, size=d - 1).astype(float)])  # (d,)
+    U = rng.integers(-2, 3, size=(V, d)).astype(float)  # (V, d)
+    U[:, 0] = rng.integers(-1, 2, size=V)
+    o, k = (int(w) for w in rng.choice(V, size=2, replace=False))
+    U[k, 0] = -250.0
+    neg = np.concatenate([_with_repeats(rng, V, 3, avoid=o), [k, k]])
+    rng.shuffle(neg)
+    cases.append(Case("hidden case 4: a noise word with u_k·v_c near 1000", (v_c, o, U, neg)))
     return cases
 
 
@@ -383,7 +414,7 @@ QUESTIONS = (
         mutants={
             "sigmoid-unstable": sgns_unstable_sigmoid,
             "sgns-negatives-wrong-sign": partial(neg_sampling_loss_and_gradient, noise_sign=1.0),
-            "sgns-negatives-deduplicated": partial(neg_sampling_loss_and_gradient, scatter=buffered_scatter_add),
+            "sgns-negatives-deduplicated": sgns_deduplicated,
         },
     ),
     CodeQuestion(

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from grader.diagnosis import AnyOf
 from grader.model import Assignment, Case, CodeQuestion, Tolerance, WrittenQuestion, WrongForm
 from reference.bptt import (
     bptt_final_state,
@@ -80,13 +81,23 @@ def _bptt_mutants(fn, *, ce: bool) -> dict[str, Any]:
     def hooked(**hooks):
         return lambda *a, **k: fn(*a, **k, **hooks)
 
+    def forms(*hook_sets):
+        """One mistake, several natural outputs (AnyOf); with the CE loss each form also comes
+        with the output layer's sums (W_o, b_o) made the same way as the recurrent ones."""
+        if ce:
+            hook_sets = tuple(h | o for h in hook_sets for o in ({}, {"output_hooks": True}))
+        return lambda *a, **k: AnyOf(*(fn(*a, **k, **h) for h in hook_sets))
+
     mutants = {
         # root cause first: a forward-pass bug inside a BPTT function
         "rnn-weights-transposed": hooked(forward=forward_weights_transposed),
         "bptt-missing-tanh-derivative": hooked(activation_derivative=_ones),
         "bptt-derivative-of-preactivation": hooked(activation_derivative=_one_minus_z2),
-        "bptt-outer-product-transposed": hooked(outer=_outer_transposed),
-        "bptt-last-use-only": hooked(uses=[-1]),
+        "bptt-outer-product-transposed": forms({"outer": _outer_transposed}),
+        # one use kept instead of the sum: the final position's (no loop over t), or the first
+        # position's (an accumulator overwritten, `dW = ...` for `dW += ...`, in the loop that
+        # runs backward from T-1 to 0)
+        "bptt-last-use-only": forms({"uses": [-1]}, {"uses": [0]}),
     }
     if ce:
         mutants.update(
