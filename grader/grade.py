@@ -200,6 +200,12 @@ def _grade_code(q: CodeQuestion, ctx: _CodeContext, number: str) -> QuestionResu
                 result.error = outcome.failure.message
             n_failed += 1
             lines.append(f"- ✘ {case.name}: {outcome.failure.message}")
+            if outcome.failure.is_overflow and q.mutants:
+                # math.exp(1000) raises where numpy gives inf: read it as "every output non-finite",
+                # which only the overflow misconceptions (NONFINITE mutants) explain.
+                want = run_trusted(q.reference, case, q.torch_inputs)
+                per_case.append(explain(_all_nan(want), want, case.args, dict(case.kwargs),
+                                        _trusted_mutants(q.mutants, q.torch_inputs), q.tolerance, exact=q.integer))
             continue
         want = run_trusted(q.reference, case, q.torch_inputs)
         mismatches = compare(outcome.value, want, q.tolerance, exact=q.integer, names=q.output_names)
@@ -224,6 +230,19 @@ def _grade_code(q: CodeQuestion, ctx: _CodeContext, number: str) -> QuestionResu
     notes = "\n\n".join(misconception_note(m) for m in result.misconceptions)
     result.feedback = "\n\n".join(part for part in (head, body, notes) if part)
     return result
+
+
+def _all_nan(value: Any) -> Any:
+    """The same structure with every number NaN."""
+    if isinstance(value, dict):
+        return {k: _all_nan(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_all_nan(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return np.full(value.shape, np.nan)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float("nan")
+    return value
 
 
 def _trusted_mutants(mutants: Mapping[str, Callable[..., Any]], as_torch: bool) -> dict[str, Callable[..., Any]]:

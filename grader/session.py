@@ -31,6 +31,16 @@ class Failure:
 
     kind: FailureKind
     message: str  # markdown, already phrased for the student
+    exception: str | None = None  # the student's exception type and message, when one was raised
+
+    @property
+    def is_overflow(self) -> bool:
+        """Pure-Python arithmetic raising where numpy would return inf or NaN (math.exp(1000), log(0))."""
+        if not self.exception:
+            return False
+        etype, _, msg = self.exception.partition(": ")
+        return etype in ("OverflowError", "ZeroDivisionError", "FloatingPointError") or (
+            etype == "ValueError" and "math domain error" in msg)
 
 
 @dataclass
@@ -83,7 +93,7 @@ def describe_error(err: dict, function: str | None) -> Failure:
         text += f" at {where['file']} line {where['line']}"
         if where.get("text"):
             text += f": `{where['text'][:160]}`"
-    return Failure("exception", text)
+    return Failure("exception", text, exception=f"{etype}: {msg}")
 
 
 class WorkerSession:

@@ -292,3 +292,19 @@ def test_visibility_defaults_to_the_assignments_and_a_question_may_override(tmp_
     assert [t["visibility"] for t in data["tests"]] == ["after_due_date"] + ["after_published"] * 3
     default = to_gradescope(grade_submission(submit(tmp_path, toy.NUMPY_SOLUTION), toy.ASSIGNMENT, limits=FAST))
     assert {t["visibility"] for t in default["tests"]} == {"visible"}
+
+
+def test_math_overflow_raised_in_pure_python_is_read_as_the_overflow_misconception(tmp_path):
+    import dataclasses
+
+    from grader.diagnosis import NONFINITE
+
+    def unstable(x, axis=-1):
+        return NONFINITE if np.max(np.abs(x)) > 700 else toy.softmax(x, axis)
+
+    q = dataclasses.replace(toy.ASSIGNMENT.questions[0], mutants={"toy-softmax-unstable": unstable})
+    assignment = dataclasses.replace(toy.ASSIGNMENT, questions=(q,))
+    src = toy.LISTS_SOLUTION.replace("e = [math.exp(v - m) for v in r]", "e = [math.exp(v) for v in r]")
+    report = grade_submission(submit(tmp_path, src), assignment, limits=FAST)
+    assert "OverflowError" in report.questions[0].feedback
+    assert report.questions[0].misconceptions == ["toy-softmax-unstable"]
