@@ -14,6 +14,8 @@ Hooks for mutants (each is a keyword argument, so a mutant swaps one piece, neve
 - `causal_mask(T, offset=-1)` excludes the diagonal; `.T` of it is the transposed mask.
 - `key_mask` turns a key padding mask (..., Tk) into an attention mask (..., 1, Tk); a
   mutant masking queries passes its own `key_mask=lambda m: m[..., :, None]`.
+- `multi_head_attention(..., causal_mask_fn=...)`: the causal mask MHA builds when `causal`
+  (a transposed mask or one without its diagonal, as a student's own MHA may build it).
 - `attend_heads(..., split=..., merge=..., attention=...)`: head split/merge and the
   attention kernel used by `multi_head_attention` and `cross_attention`.
 """
@@ -182,12 +184,13 @@ def _head_mask(
     causal: bool,
     key_padding_mask: np.ndarray | None,
     key_mask_fn: Callable[[np.ndarray], np.ndarray],
+    causal_mask_fn: Callable[[int], np.ndarray] = causal_mask,
 ) -> np.ndarray | None:
     """The attention mask for per-head scores (..., h, Tq, Tk), or None."""
     pad = None
     if key_padding_mask is not None:
         pad = key_mask_fn(key_padding_mask)[..., None, :, :]  # (..., 1, 1|Tq, Tk): all heads
-    return combine_masks(causal_mask(T_q) if causal else None, pad)
+    return combine_masks(causal_mask_fn(T_q) if causal else None, pad)
 
 
 def multi_head_attention(
@@ -201,6 +204,7 @@ def multi_head_attention(
     key_padding_mask: np.ndarray | None = None,
     *,
     key_mask_fn: Callable[[np.ndarray], np.ndarray] = key_mask,
+    causal_mask_fn: Callable[[int], np.ndarray] = causal_mask,
     **hooks,
 ) -> np.ndarray:
     """MHA(X) = Concat(head_1 … head_h) W_O^T, head_i = softmax(X W_Qi^T (X W_Ki^T)^T / sqrt(dk) + M) X W_Vi^T.
@@ -208,7 +212,7 @@ def multi_head_attention(
     X (..., T, d); key_padding_mask (..., T), True = real key; `hooks` go to attend_heads.
     """
     X = np.asarray(X, dtype=np.float64)
-    mask = _head_mask(X.shape[-2], causal, key_padding_mask, key_mask_fn)
+    mask = _head_mask(X.shape[-2], causal, key_padding_mask, key_mask_fn, causal_mask_fn)
     out, _ = attend_heads(X, X, W_Q, W_K, W_V, W_O, n_heads, mask, **hooks)
     return out  # (..., T, d)
 

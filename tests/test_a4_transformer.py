@@ -22,6 +22,7 @@ import pytest
 
 from grader import catalog, sandbox
 from grader.checks import compare
+from grader.diagnosis import concrete
 from grader.grade import grade_submission, run_trusted
 from grader.model import CodeQuestion, WrittenQuestion
 from grader.suites import a4_transformer as suite
@@ -486,7 +487,7 @@ def _outputs(q: CodeQuestion, seed: int) -> dict[str, list]:
                 continue
             try:
                 with np.errstate(all="ignore"):
-                    row.append(run_trusted(f, c, False))
+                    row.append(concrete(run_trusted(f, c, False)))
             except Exception:  # noqa: BLE001 - a mutant that does not apply to this case
                 row.append(None)
         out[name] = row

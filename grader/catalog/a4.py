@@ -27,8 +27,9 @@ register(
         id="attention-scale-by-d-model",
         title="scores scaled by the model width instead of the head width",
         explanation=(
-            "You divided by sqrt(d_model). Each head's dot product runs over its own d_k = d/h "
-            "query/key features, so the scale is 1/sqrt(d_k) (the notes write sqrt(d/h))."
+            "You divided by sqrt(d_model) (or by the square root of the full projection width h·d_k). "
+            "Each head's dot product runs over its own d_k = d/h query/key features, so the scale is "
+            "1/sqrt(d_k) (the notes write sqrt(d/h))."
         ),
         section="notes §5, 'Multi-head attention'",
     ),

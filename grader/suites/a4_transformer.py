@@ -13,6 +13,7 @@ masks in which no query row is fully masked under the correct reading.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -20,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from grader.diagnosis import AnyOf
 from grader.model import Assignment, Case, CodeQuestion, WrittenQuestion, WrongForm
 from reference import attention as att
 from reference import blocks, ffn, norms, positions
@@ -79,6 +81,35 @@ def _lengths(rng: np.random.Generator, B: int, T: int) -> Array:
 # ---------------------------------------------------------------- mutant pieces (hooks only)
 
 
+def _any(*forms: Callable[..., Any]) -> Callable[..., Any]:
+    """One mistake with several natural forms: every form's output, any one matches (AnyOf).
+
+    A form that does not apply to the inputs (e.g. an axis the array does not have) is left out.
+    """
+    if len(forms) == 1:
+        return forms[0]
+
+    def mutant(*args: Any, **kwargs: Any) -> Any:
+        outs = []
+        for f in forms:
+            try:
+                outs.append(f(*copy.deepcopy(args), **copy.deepcopy(kwargs)))
+            except Exception:  # noqa: BLE001 - this form does not apply to these inputs
+                continue
+        if not outs:
+            raise ValueError("no form of this mistake applies to these inputs")
+        return outs[0] if len(outs) == 1 else AnyOf(*outs)
+
+    return mutant
+
+
+# softmax-wrong-axis: any axis but the last (the query axis -2, the head axis, the batch axis 0;
+# `softmax(x, axis=0)` written for a 2-D score matrix is the batch axis on batched inputs)
+WRONG_AXES = (-2, -3, 0)
+# layernorm-wrong-axis: down the tokens (-2) or the batch (0)
+LN_WRONG_AXES = (-2, 0)
+
+
 def _after_softmax(s: Array, m: Array | None) -> Array:
     """mask-after-softmax: softmax over every key, then zero the masked weights (no renormalising)."""
     return softmax(s) if m is None else softmax(s) * np.asarray(m, dtype=bool)
@@ -101,6 +132,18 @@ def _inverted(s: Array, m: Array | None) -> Array:
     masked and comes out NaN, as the -inf fill of a student's code makes it."""
     return _nan_rows(s, None if m is None else ~np.asarray(m, dtype=bool))
 
+
+def _padded_query_rows(fill: str) -> Callable[[Array, Array | None], Array]:
+    """Weights when some query rows are fully masked: NaN (-inf fill, no guard), all zero (a
+    guarded -inf fill, as the reference does) or uniform (a finite fill such as -1e9)."""
+    if fill == "nan":
+        return _nan_rows
+    if fill == "zero":
+        return att.masked_softmax
+    return partial(att.masked_softmax, fill=-1e9)
+
+
+PADDED_ROW_FILLS = ("nan", "zero", "uniform")
 
 _WEIGHTS_FNS: dict[str, Callable[[Array, Array | None], Array]] = {
     "softmax-wrong-axis": partial(att.masked_softmax, axis=-2),
@@ -127,7 +170,7 @@ def _scaled(scale_of: Callable[[int, int], float]) -> Callable[..., Array]:
 
     def mha(X, W_Q, W_K, W_V, W_O, n_heads, causal=False, key_padding_mask=None, **kw):
         d_k = np.shape(W_Q)[0] // n_heads
-        sdpa = partial(att.scaled_dot_product_attention, scale=scale_of(np.shape(X)[-1], d_k))
+        sdpa = partial(att.scaled_dot_product_attention, scale=scale_of(np.shape(X)[-1], d_k, n_heads))
         return att.multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal, key_padding_mask,
                                         attention=sdpa, **kw)
 
@@ -150,22 +193,37 @@ def _mha_ignores_masks(X, W_Q, W_K, W_V, W_O, n_heads, causal=False, key_padding
 
 
 # padding-masks-queries: the key padding mask broadcast along the query axis; the padded
-# query rows are then fully masked and come out NaN, as a student's -inf fill makes them.
-_mha_masks_queries = _mha_with(key_mask_fn=lambda m: np.asarray(m, dtype=bool)[..., :, None],
-                               attention=partial(att.scaled_dot_product_attention, weights_fn=_nan_rows))
+# query rows are then fully masked: NaN with a -inf fill, zero with a guarded one, uniform with -1e9.
+def _mha_masks_queries(fill: str) -> Callable[..., Array]:
+    return _mha_with(key_mask_fn=lambda m: np.asarray(m, dtype=bool)[..., :, None],
+                     attention=partial(att.scaled_dot_product_attention, weights_fn=_padded_query_rows(fill)))
 
-MHA_VARIANTS: dict[str, Callable[..., Array]] = {
-    "heads-reshape-without-transpose": _mha_with(split=_split_no_transpose, merge=_merge_no_transpose),
-    "attention-missing-scale": _scaled(lambda d, dk: 1.0),
-    "attention-scale-by-dk": _scaled(lambda d, dk: 1.0 / dk),
-    "attention-scale-by-d-model": _scaled(lambda d, dk: 1.0 / math.sqrt(d)),
-    "softmax-wrong-axis": _mha_weights(_WEIGHTS_FNS["softmax-wrong-axis"]),
-    "mask-ignored": _mha_ignores_masks,
-    "mask-inverted": _mha_weights(_inverted),
-    "mask-after-softmax": _mha_weights(_after_softmax),
-    "mask-zero-fill": _mha_weights(_WEIGHTS_FNS["mask-zero-fill"]),
-    "padding-masks-queries": _mha_masks_queries,
+
+# Each MHA mistake as its natural forms (one function per form; the blocks reuse them).
+# attention-scale-by-d-model: the width of the model read from X (d) or from W_Q's rows (h·d_k);
+# heads-reshape-without-transpose: the split without its transpose, the merge with or without.
+MHA_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
+    "heads-reshape-without-transpose": (_mha_with(split=_split_no_transpose, merge=_merge_no_transpose),
+                                        _mha_with(split=_split_no_transpose)),
+    "attention-missing-scale": (_scaled(lambda d, dk, h: 1.0),),
+    "attention-scale-by-dk": (_scaled(lambda d, dk, h: 1.0 / dk),),
+    "attention-scale-by-d-model": (_scaled(lambda d, dk, h: 1.0 / math.sqrt(d)),
+                                   _scaled(lambda d, dk, h: 1.0 / math.sqrt(h * dk))),
+    "softmax-wrong-axis": tuple(_mha_weights(partial(att.masked_softmax, axis=a)) for a in WRONG_AXES),
+    "mask-ignored": (_mha_ignores_masks,),
+    "mask-inverted": (_mha_weights(_inverted),),
+    "mask-after-softmax": (_mha_weights(_after_softmax),),
+    "mask-zero-fill": (_mha_weights(_WEIGHTS_FNS["mask-zero-fill"]),),
+    "padding-masks-queries": tuple(_mha_masks_queries(f) for f in PADDED_ROW_FILLS),
+    # a student's MHA building its own causal mask: transposed (the future, not the past), or
+    # without the diagonal (query 0 then sees no key: NaN, zero or uniform as its fill makes it)
+    "causal-mask-transposed": (_mha_with(causal_mask_fn=lambda T: att.causal_mask(T).T),),
+    "causal-mask-excludes-self": tuple(
+        _mha_with(causal_mask_fn=partial(att.causal_mask, offset=-1),
+                  attention=partial(att.scaled_dot_product_attention, weights_fn=_padded_query_rows(f)))
+        for f in PADDED_ROW_FILLS),
 }
+MHA_VARIANTS: dict[str, Callable[..., Array]] = {mid: _any(*forms) for mid, forms in MHA_FORMS.items()}
 
 
 def _unbiased(x: Array, axis: int) -> Array:
@@ -204,10 +262,49 @@ def _encoder(**hooks: Any) -> Callable[..., Array]:
     return block
 
 
-def _encoder_prenorm_adds_normalized(X, params, n_heads, norm="pre", key_padding_mask=None):
-    if norm != "pre":
-        return blocks.encoder_block(X, params, n_heads, norm, key_padding_mask)
-    return blocks.encoder_block(X, params, n_heads, norm, key_padding_mask, wrap=lambda x, n, f: n(x) + f(n(x)))
+def _wrap_adding_normalized(which: frozenset[int]) -> Callable[[], Callable[..., Array]]:
+    """A fresh pre-norm `wrap` whose sublayers number `which` (0 = the first) add LN(x), not x."""
+
+    def make() -> Callable[..., Array]:
+        calls = iter(range(10))
+
+        def wrap(x, n, f):
+            return n(x) + f(n(x)) if next(calls) in which else x + f(n(x))
+
+        return wrap
+
+    return make
+
+
+def _subsets(n: int) -> list[frozenset[int]]:
+    """Every nonempty set of sublayers, all of them first."""
+    out = [frozenset(i for i in range(n) if mask >> i & 1) for mask in range(1, 2**n)]
+    return sorted(out, key=lambda s: (-len(s), sorted(s)))
+
+
+def _encoder_adds_normalized(which: frozenset[int]) -> Callable[..., Array]:
+    make = _wrap_adding_normalized(which)
+
+    def block(X, params, n_heads, norm="pre", key_padding_mask=None):
+        if norm != "pre":
+            return blocks.encoder_block(X, params, n_heads, norm, key_padding_mask)
+        return blocks.encoder_block(X, params, n_heads, norm, key_padding_mask, wrap=make())
+
+    return block
+
+
+def _decoder_adds_normalized(which: frozenset[int]) -> Callable[..., Array]:
+    make = _wrap_adding_normalized(which)
+
+    def block(Y, memory, params, n_heads, memory_padding_mask=None):
+        return blocks.decoder_block(Y, memory, params, n_heads, memory_padding_mask, wrap=make())
+
+    return block
+
+
+# prenorm-adds-normalized-input: in every sublayer (x = LN(x); x = x + f(x)) or in some of them
+_encoder_prenorm_adds_normalized = _any(*(_encoder_adds_normalized(s) for s in _subsets(2)))
+_decoder_prenorm_adds_normalized = _any(*(_decoder_adds_normalized(s) for s in _subsets(3)))
 
 
 def _decoder(**hooks: Any) -> Callable[..., Array]:
@@ -222,38 +319,60 @@ def _cross_on_queries(q, mem, W_Q, W_K, W_V, W_O, n_heads, memory_padding_mask=N
     return att.cross_attention(q, q, W_Q, W_K, W_V, W_O, n_heads)
 
 
+def _decoder_cross_on_stream(Y, memory, params, n_heads, memory_padding_mask=None):
+    """cross-attention-uses-decoder-keys, keys and values from the residual stream U1 itself
+    (not its LN2): the decoder stream, unnormalised."""
+    stream: list[Array] = []
+
+    def wrap(x, n, f):
+        stream.append(x)
+        return x + f(n(x))
+
+    def cross(q, mem, W_Q, W_K, W_V, W_O, n_heads, memory_padding_mask=None, **kw):
+        return att.cross_attention(q, stream[-1], W_Q, W_K, W_V, W_O, n_heads)
+
+    return blocks.decoder_block(Y, memory, params, n_heads, memory_padding_mask, wrap=wrap, cross_attention=cross)
+
+
 def _block_mutants(make: Callable[..., Callable[..., Array]], ids: tuple[str, ...],
                    cross: bool = False) -> dict[str, Callable]:
-    """Blocks whose attention (self-, and cross- when `cross`) holds one MHA mistake."""
+    """Blocks whose attention (self-, and cross- when `cross`) holds one MHA mistake, in each of
+    its forms (the same form in both attentions: one student, one way of writing attention)."""
     out = {}
     for mid in ids:
-        hooks: dict[str, Any] = {"self_attention": MHA_VARIANTS[mid]}
-        if cross:
-            hooks["cross_attention"] = CROSS_VARIANTS[mid]
-        out[mid] = make(**hooks)
+        forms = []
+        for i, self_form in enumerate(MHA_FORMS[mid]):
+            hooks: dict[str, Any] = {"self_attention": self_form}
+            if cross:
+                hooks["cross_attention"] = CROSS_FORMS[mid][i]
+            forms.append(make(**hooks))
+        out[mid] = _any(*forms)
     return out
 
 
-def _cross_with(hooks_of: Callable[[int, int], dict[str, Any]]) -> Callable[..., Array]:
-    """A cross-attention whose attend_heads hooks depend on (d_model, d_k)."""
+def _cross_with(hooks_of: Callable[[int, int, int], dict[str, Any]]) -> Callable[..., Array]:
+    """A cross-attention whose attend_heads hooks depend on (d_model, d_k, h)."""
 
     def cross(Y, memory, W_Q, W_K, W_V, W_O, n_heads, memory_padding_mask=None, **kw):
-        hooks = hooks_of(np.shape(Y)[-1], np.shape(W_Q)[0] // n_heads)
+        hooks = hooks_of(np.shape(Y)[-1], np.shape(W_Q)[0] // n_heads, n_heads)
         return att.cross_attention(Y, memory, W_Q, W_K, W_V, W_O, n_heads, memory_padding_mask, **hooks, **kw)
 
     return cross
 
 
-def _scale_hooks(scale_of: Callable[[int, int], float]) -> Callable[[int, int], dict[str, Any]]:
-    return lambda d, dk: {"attention": partial(att.scaled_dot_product_attention, scale=scale_of(d, dk))}
+def _scale_hooks(scale_of: Callable[[int, int, int], float]) -> Callable[[int, int, int], dict[str, Any]]:
+    return lambda d, dk, h: {"attention": partial(att.scaled_dot_product_attention, scale=scale_of(d, dk, h))}
 
 
-CROSS_VARIANTS: dict[str, Callable[..., Array]] = {
-    "heads-reshape-without-transpose": _cross_with(lambda d, dk: {"split": _split_no_transpose,
-                                                                  "merge": _merge_no_transpose}),
-    "attention-missing-scale": _cross_with(_scale_hooks(lambda d, dk: 1.0)),
-    "attention-scale-by-dk": _cross_with(_scale_hooks(lambda d, dk: 1.0 / dk)),
-    "attention-scale-by-d-model": _cross_with(_scale_hooks(lambda d, dk: 1.0 / math.sqrt(d))),
+# The cross-attention forms, index by index the same forms as MHA_FORMS.
+CROSS_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
+    "heads-reshape-without-transpose": (
+        _cross_with(lambda d, dk, h: {"split": _split_no_transpose, "merge": _merge_no_transpose}),
+        _cross_with(lambda d, dk, h: {"split": _split_no_transpose})),
+    "attention-missing-scale": (_cross_with(_scale_hooks(lambda d, dk, h: 1.0)),),
+    "attention-scale-by-dk": (_cross_with(_scale_hooks(lambda d, dk, h: 1.0 / dk)),),
+    "attention-scale-by-d-model": (_cross_with(_scale_hooks(lambda d, dk, h: 1.0 / math.sqrt(d))),
+                                   _cross_with(_scale_hooks(lambda d, dk, h: 1.0 / math.sqrt(h * dk)))),
 }
 
 
@@ -264,16 +383,18 @@ ENCODER_MUTANTS: dict[str, Callable[..., Array]] = {
                                 "attention-scale-by-dk", "attention-scale-by-d-model", "softmax-wrong-axis",
                                 "mask-ignored", "mask-inverted", "padding-masks-queries")),
     "layernorm-unbiased-variance": _encoder(layer_norm=_ln_variant(variance=_unbiased)),
-    "layernorm-wrong-axis": _encoder(layer_norm=_ln_variant(axis=-2)),
+    "layernorm-wrong-axis": _any(*(_encoder(layer_norm=_ln_variant(axis=a)) for a in LN_WRONG_AXES)),
 }
 
 DECODER_MUTANTS: dict[str, Callable[..., Array]] = {
     "decoder-self-attention-not-causal": _decoder(causal=False),
-    "cross-attention-uses-decoder-keys": _decoder(cross_attention=_cross_on_queries),
-    "prenorm-adds-normalized-input": _decoder(wrap=lambda x, n, f: n(x) + f(n(x))),
+    # keys and values from LN2(U1) (the queries' input) or from U1 itself
+    "cross-attention-uses-decoder-keys": _any(_decoder(cross_attention=_cross_on_queries), _decoder_cross_on_stream),
+    "prenorm-adds-normalized-input": _decoder_prenorm_adds_normalized,
     "ffn-missing-activation": _decoder(activation=_identity),
     **_block_mutants(_decoder, ("heads-reshape-without-transpose", "attention-missing-scale",
                                 "attention-scale-by-dk", "attention-scale-by-d-model"), cross=True),
+    **_block_mutants(_decoder, ("causal-mask-transposed", "causal-mask-excludes-self")),
     "layernorm-unbiased-variance": _decoder(layer_norm=_ln_variant(variance=_unbiased)),
 }
 
@@ -331,7 +452,7 @@ def _sdpa_mutant(weights_fn=None, scale_of=None) -> Callable[..., Any]:
 SDPA_MUTANTS = {
     "attention-missing-scale": _sdpa_mutant(scale_of=lambda dk: 1.0),
     "attention-scale-by-dk": _sdpa_mutant(scale_of=lambda dk: 1.0 / dk),
-    "softmax-wrong-axis": _sdpa_mutant(_WEIGHTS_FNS["softmax-wrong-axis"]),
+    "softmax-wrong-axis": _any(*(_sdpa_mutant(partial(att.masked_softmax, axis=a)) for a in WRONG_AXES)),
     "mask-ignored": _sdpa_mutant(_ignore_mask),
     "mask-inverted": _sdpa_mutant(_inverted),
     "mask-after-softmax": _sdpa_mutant(_after_softmax),
@@ -414,7 +535,7 @@ def _ln_cases(seed: int) -> list[Case]:
 
 
 LN_MUTANTS = {
-    "layernorm-wrong-axis": _ln_variant(axis=-2),
+    "layernorm-wrong-axis": _any(*(_ln_variant(axis=a) for a in LN_WRONG_AXES)),
     "layernorm-unbiased-variance": _ln_variant(variance=_unbiased),
     "layernorm-eps-outside-sqrt": _ln_variant(denominator=_eps_outside),
 }
@@ -433,7 +554,9 @@ def _stats_cases(salt: int) -> Callable[[int], list[Case]]:
 
 
 LN_STATS_MUTANTS = {
-    "layernorm-wrong-axis": lambda X: norms.layer_norm_stats(np.swapaxes(X, -1, -2)),  # over T
+    # over T, or over B
+    "layernorm-wrong-axis": _any(lambda X: norms.layer_norm_stats(np.swapaxes(X, -1, -2)),
+                                 lambda X: norms.layer_norm_stats(np.moveaxis(X, 0, -1))),
     "layernorm-unbiased-variance": lambda X: _rescale_var(norms.layer_norm_stats(X), X.shape[-1]),
 }
 BN_STATS_MUTANTS = {
@@ -516,11 +639,26 @@ def _pe_cases(seed: int) -> list[Case]:
     ]
 
 
+def _pe_exponent(k: float) -> Callable[[int, int], Array]:
+    """Frequencies 10000^(-k·r/d) for pair r (the contract's k = 2)."""
+    return lambda T, d: positions.sinusoidal_positions(
+        T, d, frequencies=lambda dd: 1.0 / 10000.0 ** (k * np.arange(dd // 2) / dd))
+
+
+def _pe_feature_index(T: int, d: int) -> Array:
+    """Each feature i with its own exponent i/d: sines right (i = 2r), cosines at (2r+1)/d."""
+    sines = positions.sinusoidal_positions(T, d)
+    odd = positions.sinusoidal_positions(
+        T, d, frequencies=lambda dd: 1.0 / 10000.0 ** ((2 * np.arange(dd // 2) + 1) / dd))
+    return positions.interleave(sines[:, 0::2], odd[:, 1::2])
+
+
 PE_MUTANTS = {
     "pe-sin-cos-swapped": lambda T, d: positions.sinusoidal_positions(T, d, layout=lambda s, c: positions.interleave(c, s)),
-    # ω_r = 10000^(-r/d): the pair index r used where the even feature index 2r belongs
-    "pe-frequency-exponent": lambda T, d: positions.sinusoidal_positions(
-        T, d, frequencies=lambda dd: positions.position_frequencies(2 * dd)[: dd // 2]),
+    # the exponent of pair r: r/d (the pair index where the feature index 2r belongs), 4r/d (the
+    # feature index 2r doubled again, `for i in range(0, d, 2): 10000 ** (2 * i / d)`), or each
+    # feature its own index i/d
+    "pe-frequency-exponent": _any(_pe_exponent(1), _pe_exponent(4), _pe_feature_index),
     "pe-halves-not-interleaved": lambda T, d: positions.sinusoidal_positions(
         T, d, layout=lambda s, c: np.concatenate([s, c], axis=-1)),
 }
@@ -634,6 +772,10 @@ WRITTEN = (
             WrongForm(-_jacobian(v), "softmax-jacobian-sign", "the sign is flipped: it is diag(p) − p pᵀ."),
             WrongForm(np.diag(np.asarray(v["softmax_p"], dtype=float)), "softmax-jacobian-diagonal-only",
                       "the − p pᵀ term is missing: every output depends on every score through the sum."),
+            WrongForm(np.diag(np.asarray(v["softmax_p"], dtype=float) * (1 - np.asarray(v["softmax_p"], dtype=float))),
+                      "softmax-jacobian-diagonal-only",
+                      "only the diagonal p_i (1 − p_i) is there: the off-diagonal entries −p_i p_j are missing, "
+                      "but every output depends on every score through the sum."),
         ],
     ),
     WrittenQuestion(
