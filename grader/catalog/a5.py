@@ -35,10 +35,11 @@ register(
         id="lm-loss-includes-padding",
         title="padded targets included in the LM loss",
         explanation=(
-            "Your loss averages over every shifted position, including those whose target is "
-            "`pad_id`, so it trains the model to predict padding and the mean is over the wrong "
-            "count. Keep only positions whose target `tokens[b, t+1]` is not `pad_id` (e.g. "
-            "`ignore_index=pad_id`, or a mask in both the sum and the count)."
+            "Your loss still counts the positions whose target is `pad_id`: either as targets "
+            "(which trains the model to predict padding) or in the count the mean divides by "
+            "(padded terms left out of the sum, but divided by every shifted position B·(T-1)). "
+            "Keep only positions whose target `tokens[b, t+1]` is not `pad_id`, in both the sum "
+            "and the count (e.g. `ignore_index=pad_id`, or one mask used for both)."
         ),
         section="slides Week 06, 'Padding is a visibility and output-selection problem' (omit padded outputs from the loss)",
     ),
@@ -46,7 +47,8 @@ register(
         id="pool-includes-padding",
         title="mean pooling over padding rows",
         explanation=(
-            "Your pooled vector is the mean over all T rows, padding included. The sequence "
+            "Your pooled vector sums all T rows, padding included (as a mean over T, or divided "
+            "by lengths[b]). The sequence "
             "representation averages only the real tokens: h̄ = Σ_t m_t h_t / Σ_t m_t with "
             "m_t = 1 for t < lengths[b], i.e. sum the first lengths[b] rows and divide by "
             "lengths[b] (not by T)."

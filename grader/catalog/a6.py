@@ -8,7 +8,8 @@ register(
         title='BPE without the end-of-word symbol "</w>"',
         explanation=(
             'A word starts as its characters **plus** one extra symbol `"</w>"`: "low" is '
-            '`l o w </w>`. Your merges (or segments) never involve `"</w>"`, so a suffix such as '
+            '`l o w </w>`. Your merges (or segments) never involve `"</w>"` (it is missing, or only '
+            'tacked on after merging), so a suffix such as '
             '"est" at the end of a word and "est" inside one become the same subword, and pairs '
             'such as `("t", "</w>")` are never counted. `"</w>"` is a symbol like any other: it '
             'is counted in pairs and merges (`"est" + "</w>"` -> `"est</w>"`).'

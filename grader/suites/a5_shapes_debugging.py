@@ -21,9 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from grader.diagnosis import AnyOf
 from grader.model import Assignment, Case, CodeQuestion, WrittenQuestion, WrongForm
 from reference import attention as att
 from reference import blocks, masking
+from reference.functional import softmax
 
 FILE = "fixed.py"
 Array = np.ndarray
@@ -61,11 +63,18 @@ def _shapes_torch(name: str) -> Callable[..., Any]:
 # ---------------------------------------------------------------- mutants (reference pieces)
 
 
-def _split_no_transpose(x: Any, n_heads: int) -> Array:
-    """heads-reshape-without-transpose: (B, T, d) viewed directly as (B, h, T, d_h)."""
+def _split_no_transpose(x: Any, n_heads: int) -> AnyOf:
+    """heads-reshape-without-transpose: (B, T, d) viewed directly as (B, h, T, d_h).
+
+    Natural forms: one reshape to (B, h, T, d_h) (positions and features mixed), or the view
+    to (B, T, h, d_h) returned without its transpose (the heads axis in the wrong place).
+    """
     a = _np(x)
     B, T, d = a.shape
-    return a.reshape(B, n_heads, T, d // n_heads)  # (B, h, T, d_h), positions and features mixed
+    return AnyOf(
+        a.reshape(B, n_heads, T, d // n_heads),  # (B, h, T, d_h), positions and features mixed
+        a.reshape(B, T, n_heads, d // n_heads),  # (B, T, h, d_h), the transpose left out
+    )
 
 
 def _merge_no_transpose(x: Any) -> Array:
@@ -84,26 +93,68 @@ def _inverted(scores: Array, mask: Array) -> Array:
     return att.masked_softmax(scores, ~mask)
 
 
-def _loss_not_shifted(logits: Any, tokens: Any, pad_id: int) -> float:
-    """lm-loss-not-shifted: CE(logits[b, t], tokens[b, t]) over every non-pad token."""
-    tok = _np(tokens)
+def _wrong_axis(scores: Array, mask: Array) -> AnyOf:
+    """softmax-wrong-axis: the masked softmax taken over another axis than the last.
+
+    Natural forms: over the queries (`dim=-2`) or, from 2-D code ported to batches, over
+    `dim=1` (the heads of a 4-D score tensor) or `dim=0`; a slice whose entries are all masked
+    along that axis (a padded key column) comes out as zeros, NaN (-inf fill) or uniform
+    (-1e9 fill), depending on how the student filled the masked scores.
+    """
+    m = np.broadcast_to(mask, scores.shape)
+    options = []
+    for axis in (-2, *range(scores.ndim - 2)):
+        with np.errstate(all="ignore"):
+            options += [
+                att.masked_softmax(scores, m, axis=axis),  # all-masked slices -> 0
+                softmax(np.where(m, scores, -np.inf), axis=axis),  # -> NaN
+                att.masked_softmax(scores, m, fill=-1e9, axis=axis),  # -> uniform
+            ]
+    return AnyOf(*options)
+
+
+def _loss_not_shifted(logits: Any, tokens: Any, pad_id: int) -> AnyOf:
+    """lm-loss-not-shifted: CE(logits[b, t], tokens[b, t]) over the non-pad tokens.
+
+    Natural forms: over every position (no slicing at all), or with logits and tokens sliced
+    alike, both `[:, :-1]` or both `[:, 1:]`.
+    """
+    lg, tok = _np(logits), _np(tokens)
     targets = np.where(tok == pad_id, masking.IGNORE_INDEX, tok)  # (B, T), no shift
-    return masking.token_cross_entropy(_np(logits), targets)
+    return AnyOf(
+        masking.token_cross_entropy(lg, targets),
+        masking.token_cross_entropy(lg[:, :-1], targets[:, :-1]),
+        masking.token_cross_entropy(lg[:, 1:], targets[:, 1:]),
+    )
 
 
-def _loss_with_padding(logits: Any, tokens: Any, pad_id: int) -> float:
-    """lm-loss-includes-padding: shifted targets, but pad_id kept as a target."""
-    _, targets = masking.next_token_targets(
+def _loss_with_padding(logits: Any, tokens: Any, pad_id: int) -> AnyOf:
+    """lm-loss-includes-padding: shifted targets, but the padded ones still counted.
+
+    Natural forms: pad_id kept as a target (no ignore_index), or the padded targets left out
+    of the sum but the mean still divided by every shifted position, B·(T-1).
+    """
+    _, all_targets = masking.next_token_targets(
         _np(tokens), pad_id=masking.IGNORE_INDEX
     )  # no pad ever matches
-    return masking.token_cross_entropy(_np(logits)[:, :-1], targets)  # logits (B, T-1, V)
+    shifted = _np(logits)[:, :-1]  # logits (B, T-1, V)
+    _, targets = masking.next_token_targets(_np(tokens), pad_id)
+    real = np.mean(targets != masking.IGNORE_INDEX)  # share of real targets
+    return AnyOf(
+        masking.token_cross_entropy(shifted, all_targets),
+        masking.token_cross_entropy(shifted, targets) * real,  # Σ real / B(T-1)
+    )
 
 
-def _pool_all_rows(H: Any, lengths: Any) -> Array:
-    """pool-includes-padding: the mean over all T rows (every row counted as real)."""
-    a = _np(H)
+def _pool_all_rows(H: Any, lengths: Any) -> AnyOf:
+    """pool-includes-padding: the padding rows summed in (every row counted as real).
+
+    Natural forms: the mean over all T rows, or the sum over all T rows divided by lengths[b].
+    """
+    a, n = _np(H), _np(lengths)
     full = np.full(a.shape[0], a.shape[1], dtype=np.int64)  # (B,) = T
-    return blocks.masked_mean_pool(a, full)  # (B, d)
+    mean_all = blocks.masked_mean_pool(a, full)  # (B, d)
+    return AnyOf(mean_all, mean_all * (a.shape[1] / n[:, None]))  # Σ_all / lengths[b]
 
 
 def _pool_divides_by_T(H: Any, lengths: Any) -> Array:
@@ -134,7 +185,7 @@ MUTANTS: dict[str, dict[str, Callable[..., Any]]] = {
     "masked_softmax": {
         "mask-inverted": _softmax_with(_inverted),
         "mask-zero-fill": _softmax_with(partial(att.masked_softmax, fill=0.0)),
-        "softmax-wrong-axis": _softmax_with(partial(att.masked_softmax, axis=-2)),
+        "softmax-wrong-axis": _softmax_with(_wrong_axis),
     },
     "causal_lm_loss": {
         "lm-loss-not-shifted": _loss_not_shifted,

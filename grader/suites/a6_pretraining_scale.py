@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from grader.checks import as_array
+from grader.diagnosis import AnyOf
 from grader.model import Assignment, Case, CodeQuestion, Rng, Tolerance, WrittenQuestion, WrongForm
 from reference import bpe, masking, params
 
@@ -84,12 +85,16 @@ def _bpe_segment_cases(seed: int) -> list[Case]:
     return cases
 
 
-def _bpe_segment_no_end_of_word(word: str, merges: Sequence[bpe.Pair]) -> list[str]:
-    """bpe-no-end-of-word: the merges applied to the bare characters (no "</w>" appended)."""
+def _bpe_segment_no_end_of_word(word: str, merges: Sequence[bpe.Pair]) -> AnyOf:
+    """bpe-no-end-of-word: the merges applied to the bare characters.
+
+    Natural forms: no "</w>" at all, or a bare "</w>" tacked on after merging (so no merge
+    that involves "</w>" can ever apply).
+    """
     symbols = tuple(word)
     for pair in merges:
         symbols = bpe.apply_merge(symbols, tuple(pair))
-    return list(symbols)
+    return AnyOf(list(symbols), [*symbols, bpe.END_OF_WORD])
 
 
 # --------------------------------------------------------------------------- BERT masking
@@ -343,9 +348,15 @@ def _next_token_cases(seed: int) -> list[Case]:
 
 
 def _targets_not_shifted(tokens, pad_id):
-    """lm-targets-not-shifted: the target at t is the input token itself."""
+    """lm-targets-not-shifted: the target at t is the input token itself.
+
+    Natural forms: inputs tokens[:, :-1] with targets equal to them, or no slicing at all
+    (inputs and targets both the whole (B, T) row).
+    """
     inputs, _ = masking.next_token_targets(tokens, pad_id)
-    return inputs, np.where(inputs == pad_id, IGNORE, inputs)
+    whole = np.asarray(tokens).copy()
+    return AnyOf((inputs, np.where(inputs == pad_id, IGNORE, inputs)),
+                 (whole, np.where(whole == pad_id, IGNORE, whole)))
 
 
 def _targets_padding_kept(tokens, pad_id):
@@ -397,6 +408,8 @@ PARAMS_MUTANTS: dict[str, Callable[..., Any]] = {
     "params-lm-head-counted-when-tied": lambda *a, **k: _with(a, k, tied_embeddings=False),
     "params-missing-biases": lambda *a, **k: _with(a, k, biases=False),
     "params-missing-norms": lambda *a, **k: _with(a, k, norm_count=lambda d, norm: 0),
+    # SwiGLU counted like the GELU FFN: two matrices (and their biases), not three
+    "params-swiglu-two-matrices": lambda *a, **k: _with(a, k, ffn="gelu"),
 }
 
 
