@@ -9,6 +9,7 @@ written answers; collect everything into a `GradeReport`.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from grader.model import Assignment, Case, CodeQuestion, Rng, TableLM, WrittenQu
 from grader.session import CallOutcome, WorkerSession
 
 ANSWERS_FILE = "answers.toml"
+_TORCH_IMPORT_LOCK = threading.Lock()
 _TORCH_IMPORT = re.compile(r"^\s*(import\s+torch|from\s+torch[\s.])", re.M)
 
 
@@ -341,6 +343,9 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
         judge.prestart()  # sympy loads in its own process while the code questions run
     try:
         code_qs = [(n, q) for n, q in numbered if isinstance(q, CodeQuestion)]
+        if any(q.torch_inputs for _, q in code_qs):
+            with _TORCH_IMPORT_LOCK:  # a half-imported torch seen from a second thread breaks
+                import torch  # noqa: F401
         if code_qs:
             ctx = _code_context(assignment, located, seed, limits, hide)
             session = ctx.session
