@@ -67,6 +67,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         _parser().print_help()
         return EXIT_USAGE
+    if getattr(args, "assignment", None):  # every command takes a1 … a6 or a full id
+        from grader import registry
+
+        try:
+            args.assignment = registry.resolve_id(args.assignment)
+        except registry.UnknownAssignment as err:
+            print(f"seqgrade: {err}", file=sys.stderr)
+            _write_error(getattr(args, "results", None), None, str(err))
+            return EXIT_USAGE
     try:
         return _COMMANDS[args.command](args)
     except KeyboardInterrupt:
@@ -107,11 +116,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_grade(args: argparse.Namespace) -> int:
     from grader import registry
 
-    try:
-        aid = registry.resolve_id(args.assignment)
-    except registry.UnknownAssignment as err:
-        print(f"seqgrade: {err}", file=sys.stderr)
-        return EXIT_USAGE
+    aid = args.assignment
     if not args.submission.exists():
         print(f"seqgrade: the submission {args.submission} does not exist", file=sys.stderr)
         _write_error(args.results, aid, f"the submission {args.submission} does not exist")
@@ -155,56 +160,34 @@ def _write_error(path: Path | None, aid: str | None, message: str) -> None:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
-    from grader import batch, registry
+    from grader import batch
 
-    try:
-        aid = registry.resolve_id(args.assignment)
-    except registry.UnknownAssignment as err:
-        print(f"seqgrade: {err}", file=sys.stderr)
-        return EXIT_USAGE
     if not args.root.is_dir():
         print(f"seqgrade: {args.root} is not a folder", file=sys.stderr)
         return EXIT_USAGE
-    return batch.run(args.root, aid, jobs=args.jobs, out=args.out, report=args.report, force=args.force)
+    return batch.run(args.root, args.assignment, jobs=args.jobs, out=args.out, report=args.report, force=args.force)
 
 
 def cmd_handout(args: argparse.Namespace) -> int:
-    from grader import bundles, registry
+    from grader import bundles
 
-    try:
-        aid = registry.resolve_id(args.assignment)
-    except registry.UnknownAssignment as err:
-        print(f"seqgrade: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    path = bundles.build_handout(aid, args.out)
+    path = bundles.build_handout(args.assignment, args.out)
     print(f"wrote {path}")
     return EXIT_OK
 
 
 def cmd_autograder(args: argparse.Namespace) -> int:
-    from grader import bundles, registry
+    from grader import bundles
 
-    try:
-        aid = registry.resolve_id(args.assignment)
-    except registry.UnknownAssignment as err:
-        print(f"seqgrade: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    path = bundles.build_autograder(aid, args.out)
+    path = bundles.build_autograder(args.assignment, args.out)
     print(f"wrote {path}")
     return EXIT_OK
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from grader import demo, registry
+    from grader import demo
 
-    aid = None
-    if args.assignment:
-        try:
-            aid = registry.resolve_id(args.assignment)
-        except registry.UnknownAssignment as err:
-            print(f"seqgrade: {err}", file=sys.stderr)
-            return EXIT_USAGE
-    return demo.run(aid)
+    return demo.run(args.assignment)
 
 
 _COMMANDS = {

@@ -80,3 +80,15 @@ def test_expr_equal_prints_one_json_line():
 def test_expr_equal_accepts_an_answer_starting_with_minus():
     out = run("expr-equal", "-u_o + p_o u_o", "p_o u_o - u_o")
     assert out.returncode == 0 and json.loads(out.stdout)["equivalent"] is True
+
+
+def test_unknown_assignment_still_writes_a_valid_results_file(tmp_path):
+    res = tmp_path / "r.json"
+    assert cli.main(["grade", str(tmp_path), "-a", "a9", "--results", str(res)]) == 2
+    jsonschema.validate(json.loads(res.read_text()), SCHEMA)
+
+
+@pytest.mark.parametrize("command", [["handout", "a9", "--out", "x.zip"], ["autograder", "zz", "--out", "x.zip"],
+                                     ["demo", "-a", "a0"], ["batch", ".", "-a", "nope"]])
+def test_every_command_rejects_an_unknown_assignment_with_2(command):
+    assert cli.main(command) == 2
