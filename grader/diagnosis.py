@@ -10,6 +10,7 @@ puts root causes (a forward-pass bug) before their downstream symptoms.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,28 @@ class AnyOf:
         if not options:
             raise ValueError("AnyOf needs at least one output")
         self.options = options
+
+
+def any_form(*forms: Callable[..., Any]) -> Callable[..., Any]:
+    """One mistake with several natural forms as one mutant: every form's output, any one matches.
+
+    A form that does not apply to the inputs (an axis the array does not have) is left out.
+    """
+    if len(forms) == 1:
+        return forms[0]
+
+    def mutant(*args: Any, **kwargs: Any) -> Any:
+        outs = []
+        for f in forms:
+            try:
+                outs.append(f(*copy.deepcopy(args), **copy.deepcopy(kwargs)))
+            except Exception:  # noqa: BLE001 - this form does not apply to these inputs
+                continue
+        if not outs:
+            raise ValueError("no form of this mistake applies to these inputs")
+        return outs[0] if len(outs) == 1 else AnyOf(*outs)
+
+    return mutant
 
 
 def concrete(value: Any) -> Any:

@@ -13,7 +13,6 @@ masks in which no query row is fully masked under the correct reading.
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -21,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.diagnosis import AnyOf
+from grader.diagnosis import any_form
 from grader.model import Assignment, Case, CodeQuestion, WrittenQuestion, WrongForm
 from reference import attention as att
 from reference import blocks, ffn, norms, positions
@@ -81,26 +80,7 @@ def _lengths(rng: np.random.Generator, B: int, T: int) -> Array:
 # ---------------------------------------------------------------- mutant pieces (hooks only)
 
 
-def _any(*forms: Callable[..., Any]) -> Callable[..., Any]:
-    """One mistake with several natural forms: every form's output, any one matches (AnyOf).
-
-    A form that does not apply to the inputs (e.g. an axis the array does not have) is left out.
-    """
-    if len(forms) == 1:
-        return forms[0]
-
-    def mutant(*args: Any, **kwargs: Any) -> Any:
-        outs = []
-        for f in forms:
-            try:
-                outs.append(f(*copy.deepcopy(args), **copy.deepcopy(kwargs)))
-            except Exception:  # noqa: BLE001 - this form does not apply to these inputs
-                continue
-        if not outs:
-            raise ValueError("no form of this mistake applies to these inputs")
-        return outs[0] if len(outs) == 1 else AnyOf(*outs)
-
-    return mutant
+_any = any_form  # one mistake, several natural forms (grader.diagnosis)
 
 
 # softmax-wrong-axis: any axis but the last (the query axis -2, the head axis, the batch axis 0;
