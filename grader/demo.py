@@ -81,7 +81,7 @@ def run(assignment_id: str | None = None) -> int:
             if rep.events:
                 line += f"; the sandbox stopped: {'; '.join(dict.fromkeys(rep.events))}"
             if not rep.isolated:
-                line += " (not isolated: " + "; ".join(rep.warnings) + ")"
+                line += " (" + ("; ".join(rep.warnings) or "this run was not isolated") + ")"
             print(line)
         print()
     print("Full feedback for any submission: seqgrade grade FOLDER -a ID --format md")

@@ -40,7 +40,7 @@ def table(report: GradeReport, colour: bool = False) -> str:
     header = f"{report.assignment_id}" + (f" (student {report.student})" if report.student else "")
     lines = [paint(header, "1"), *lines, paint(total, "1")]
     if not report.isolated:
-        lines.append(paint("warning: this run was not isolated (" + "; ".join(report.warnings) + ")", "33"))
+        lines.append(paint("warning: " + ("; ".join(report.warnings) or "this run was not isolated"), "33"))
     for event in dict.fromkeys(report.events):
         lines.append(f"sandbox: {event}")
     return "\n".join(lines)
@@ -49,7 +49,7 @@ def table(report: GradeReport, colour: bool = False) -> str:
 def markdown(report: GradeReport) -> str:
     out = [f"# {report.assignment_id}: {report.score:g} / {report.max_score:g}"]
     if not report.isolated:
-        out.append("> ⚠ This run was not isolated: " + "; ".join(report.warnings))
+        out.append("> ⚠ " + ("; ".join(report.warnings) or "this run was not isolated"))
     for q in report.questions:
         out.append(f"## {q.number}. {q.title} — {q.score:g}/{q.max_score:g}")
         out.append(q.feedback or "")

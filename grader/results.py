@@ -63,7 +63,7 @@ SCHEMA: dict[str, Any] = {
 def _summary(report: GradeReport) -> str:
     parts = [f"**Score: {report.score:g} / {report.max_score:g}**"]
     if not report.isolated:
-        parts.append("⚠ This run was not isolated: " + "; ".join(report.warnings or ["no sandbox available"]))
+        parts.append("⚠ " + "; ".join(report.warnings or ["this run was not isolated: no sandbox available"]))
     elif report.warnings:
         parts.append("Notes: " + "; ".join(report.warnings))
     if report.events:

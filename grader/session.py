@@ -73,7 +73,7 @@ def to_wire(value: Any, blobs: list[bytes]) -> Any:
     return worker.encode(value, blobs)
 
 
-def describe_error(err: dict, function: str | None) -> Failure:
+def describe_error(err: dict, function: str | None, limits: sandbox.Limits | None = None) -> Failure:
     """A student's exception as feedback: the type, the message, their own line."""
     etype = err.get("type", "Exception")
     msg = err.get("message", "")
@@ -87,7 +87,8 @@ def describe_error(err: dict, function: str | None) -> Failure:
     if etype in ("SystemExit", "KeyboardInterrupt"):
         return Failure("exception", f"the submission raised `{etype}` during `{function}`; it must return a value")
     if etype == "MemoryError":
-        return Failure("exception", f"memory limit reached during `{function}` (`MemoryError`)")
+        limit = sandbox.memory_limit_message(limits) if limits else "memory limit reached"
+        return Failure("exception", f"{limit} during `{function}` (`MemoryError`)")
     text = f"`{etype}: {msg}`" if msg else f"`{etype}`"
     if where:
         text += f" at {where['file']} line {where['line']}"
@@ -293,7 +294,8 @@ class WorkerSession:
             return CallOutcome(failure=Failure("crashed", f"the submission's process ended during `{function}`: {words}"))
         tripped = [str(t) for t in reply.get("tripped", []) if isinstance(t, str)][:20]
         if not reply.get("ok"):
-            return CallOutcome(failure=describe_error(reply.get("error") or {}, function), tripped=tripped)
+            return CallOutcome(failure=describe_error(reply.get("error") or {}, function, self.limits),
+                               tripped=tripped)
         try:
             value = worker.decode(reply.get("value"), out_blobs)
         except (worker.WireError, ValueError, TypeError) as exc:
@@ -320,6 +322,13 @@ class WorkerSession:
             return [], describe_error(reply.get("error") or {}, None)
         tests = reply.get("tests")
         return (tests if isinstance(tests, list) else []), None
+
+    def kill_strays(self, after: str) -> None:
+        """Stop processes the student's code left running (between questions), keeping the worker."""
+        if self.proc is not None and self._ready:
+            n = self.proc.kill_strays()
+            if n:
+                self.events.append(f"stopped {n} process{'es' if n > 1 else ''} left running by `{after}`")
 
     def _maybe_restart(self) -> None:
         if self.restarts >= MAX_RESTARTS or self.remaining() <= 1.0:
