@@ -529,6 +529,10 @@ def _choose_mode() -> tuple[str, str | None]:
         return "plain", f"not running as root (uid {os.geteuid()})"
     if wanted == "perms":
         return "perms", f"{ENV_MODE}=perms"
+    if _PROBE is None:
+        # Not probed yet: try the namespace sandbox straight away (spawn falls back, and
+        # remembers why, if it cannot start); a separate probe would cost a Python start.
+        return "namespaces", None
     reason = _probe_namespaces()
     if reason is None:
         return "namespaces", None
@@ -1076,6 +1080,8 @@ def spawn(program: Path, submission_files: Mapping[str, bytes] | Path, *, limits
         except SandboxError as exc:
             # Fall back one step (namespaces -> perms -> plain), saying why in the warning.
             if mode == "namespaces":
+                global _PROBE
+                _PROBE = _PROBE or f"the namespace sandbox failed to start ({exc})"
                 mode, why = "perms", f"the namespace sandbox failed to start ({exc})"
             elif mode == "perms":
                 mode, why = "plain", f"{why}; the unprivileged uid could not be used ({exc})"
