@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import registry
+from grader.expr.judge import ExprJudge
 from grader.grade import grade_submission
 from grader.model import Assignment
 from grader.results import error_results, to_gradescope, write_results
@@ -85,13 +86,17 @@ def fingerprint(path: Path) -> str:
 
 
 _BATCH_ASSIGNMENT: list[Assignment] = []  # set before the pool forks; the workers inherit it
+_JUDGE: list[ExprJudge] = []  # one expression judge per pool process, reused across submissions
 
 
 def _grade_in_worker(sub: Submission, results_dir: Path, force: bool) -> dict[str, Any]:
-    return _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, force)
+    if not _JUDGE:
+        _JUDGE.append(ExprJudge())
+    return _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, force, _JUDGE[0])
 
 
-def _grade_one(sub: Submission, assignment: Assignment, results_dir: Path, force: bool) -> dict[str, Any]:
+def _grade_one(sub: Submission, assignment: Assignment, results_dir: Path, force: bool,
+               judge: ExprJudge | None = None) -> dict[str, Any]:
     target = results_dir / f"{sub.name}.json"
     digest = fingerprint(sub.path)
     if not force and target.is_file():
@@ -103,7 +108,7 @@ def _grade_one(sub: Submission, assignment: Assignment, results_dir: Path, force
             pass
     student = sub.student_id or sub.name
     try:
-        data = to_gradescope(grade_submission(sub.path, assignment, student=student))
+        data = to_gradescope(grade_submission(sub.path, assignment, student=student, judge=judge))
     except Exception as exc:  # noqa: BLE001 - one bad submission never stops the batch
         data = error_results(assignment.id, f"{type(exc).__name__}: {exc}")
     data["extra_data"].update({"submission": sub.name, "student_id": sub.student_id, "student_name": sub.student_name,

@@ -298,12 +298,11 @@ def _grade_written_all(questions: list[tuple[str, WrittenQuestion]], located: Lo
     sheet = load_answers_text(located.text(ANSWERS_FILE), located.missing_message(ANSWERS_FILE))
     numbers = variants.numbers(assignment_id, student)
     results = []
-    with judge:
-        for number, q in questions:
-            w = grade_written(q, sheet, numbers, judge)
-            results.append(QuestionResult(q.id, q.title, number, "written", None, w.score, q.points, w.feedback,
-                                          q.visibility, list(w.misconceptions), w.answer_text,
-                                          not_attempted=w.not_attempted))
+    for number, q in questions:  # the caller owns the judge: it may serve many submissions
+        w = grade_written(q, sheet, numbers, judge)
+        results.append(QuestionResult(q.id, q.title, number, "written", None, w.score, q.points, w.feedback,
+                                      q.visibility, list(w.misconceptions), w.answer_text,
+                                      not_attempted=w.not_attempted))
     return results
 
 
@@ -312,11 +311,13 @@ def _grade_written_all(questions: list[tuple[str, WrittenQuestion]], located: Lo
 
 def grade_submission(submission: Path, assignment: Assignment, *, student: str | None = None,
                      limits: sandbox.Limits | None = None, hide: tuple[Path, ...] = (),
-                     instructor_tests: list[tuple[str, str]] | None = None) -> GradeReport:
+                     instructor_tests: list[tuple[str, str]] | None = None,
+                     judge: ExprJudge | None = None) -> GradeReport:
     """Grade one submission folder or zip against an assignment.
 
     `instructor_tests`: (file name, source) of extra gradescope-utils unittest modules; by
-    default those in grader/suites/<id>_unittests/.
+    default those in grader/suites/<id>_unittests/. `judge`: an expression judge to reuse
+    across submissions (batch grading); by default one is started and stopped here.
     """
     from grader import instructor_tests as extra_tests
 
@@ -338,7 +339,8 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
     extra: list[QuestionResult] = []
     modules = extra_tests.discover(assignment.id) if instructor_tests is None else instructor_tests
     written_qs = [(n, q) for n, q in numbered if isinstance(q, WrittenQuestion)]
-    judge = ExprJudge()
+    own_judge = judge is None
+    judge = judge or ExprJudge()
     if located.files.get(ANSWERS_FILE) and any(q.answer_kind == "expression" for _, q in written_qs):
         judge.prestart()  # sympy loads in its own process while the code questions run
     try:
@@ -368,7 +370,8 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
                 for number, q in written_qs:
                     results.setdefault(q.id, _internal_error(q, number, grader_error))
     finally:
-        judge.close()
+        if own_judge:
+            judge.close()
         if session is not None:
             output = session.output()
             events = list(session.events)
