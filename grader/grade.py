@@ -354,8 +354,8 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
             for number, q in code_qs:
                 try:
                     results[q.id] = _grade_code(q, ctx, number)
-                    if session is not None:
-                        session.kill_strays(q.function)
+                    if session is not None and results[q.id].status == "failed":
+                        session.kill_strays(q.function)  # a misbehaving function may have left processes
                 except Exception as exc:  # noqa: BLE001 - a bug of ours costs one question, visibly
                     grader_error = f"question {q.id}: {type(exc).__name__}: {exc}"
                     results[q.id] = _internal_error(q, number, grader_error)
