@@ -186,3 +186,55 @@ def test_hostile_expected_side_is_also_safe(judge: ExprJudge, tmp_path: Path) ->
     verdict = _check(judge, "x", f"__import__('os').system('touch {canary}')", None)
     assert not verdict.equivalent and verdict.internal
     assert not canary.exists()
+
+
+# ------------------------------------------------- the fast path against sympy's
+
+
+def _both(answer: str, expected: str, symbols: list[str] | None):
+    from grader.expr.equivalence import equivalent
+    from grader.expr.symbolic import equivalent as sympy_equivalent
+
+    def run(check):
+        try:
+            return check(answer, expected, symbols)
+        except ValueError:
+            return "bad expected"
+
+    return run(equivalent), run(sympy_equivalent)
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected", "symbols"),
+    EQUIVALENT + DIFFERENT,
+    ids=[a for a, _, _ in EQUIVALENT + DIFFERENT],
+)
+def test_fast_path_agrees_with_sympy(answer: str, expected: str, symbols: list[str]) -> None:
+    fast, slow = _both(answer, expected, symbols)
+    assert fast.equivalent == slow.equivalent, (fast, slow)
+    assert fast.error == slow.error and fast.interpreted == slow.interpreted
+    assert fast.method == "numeric" and fast.note == slow.note
+
+
+def test_fast_path_agrees_with_sympy_on_hostile_inputs(tmp_path: Path) -> None:
+    canary = tmp_path / "CANARY"
+    for answer, expected, symbols in _hostile(canary):
+        fast, slow = _both(answer, expected, symbols)
+        assert not fast.equivalent and not slow.equivalent, answer[:60]
+        assert fast.error and slow.error, answer[:60]
+        assert fast.internal == slow.internal, answer[:60]
+    assert not canary.exists()
+
+
+def test_fast_path_agrees_with_sympy_across_pairs() -> None:
+    # every answer of the corpus against every expected that shares its symbols
+    pairs = EQUIVALENT + DIFFERENT
+    checked = 0
+    for answer, _, symbols in pairs:
+        for _, expected, other in pairs:
+            if symbols != other:
+                continue
+            fast, slow = _both(answer, expected, symbols)
+            assert fast.equivalent == slow.equivalent, (answer, expected, fast, slow)
+            checked += 1
+    assert checked > 200

@@ -1,4 +1,8 @@
-"""Equivalence (in-process) and the judge: worker process, hard kill, lazy start, CLI."""
+"""Equivalence (in-process) and the judge: worker process, hard kill, lazy start, CLI.
+
+The fast path (trees evaluated with mpmath, no sympy) answers almost every check; the
+sympy path (grader.expr.symbolic) is tested by calling it directly.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +15,13 @@ from pathlib import Path
 import pytest
 import sympy
 
-from grader.expr.equivalence import equivalent, numbers_close, numerically_equal, symbolically_zero
+from grader.expr import symbolic
+from grader.expr.equivalence import equivalent, fast_equivalent, numbers_close
 from grader.expr.judge import ExprJudge, Verdict, check_equivalent, expr_equal_cli
-from grader.expr.parser import parse
+from grader.expr.numeric import compile_tree, evaluate
+from grader.expr.numeric import numerically_equal as numerically_equal_trees
+from grader.expr.parser import ExprError, parse, read
+from grader.expr.symbolic import numerically_equal, symbolically_zero
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,8 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_symbolic_and_numeric_methods() -> None:
     v = equivalent("d(12d+13)", "12 d^2 + 13 d", ["d"])
+    assert v.equivalent and v.method == "numeric" and v.error is None  # the fast path
+    assert v.canonical == "d*(12*d + 13)"
+    v = symbolic.equivalent("d(12d+13)", "12 d^2 + 13 d", ["d"])
     assert v.equivalent and v.method == "symbolic" and v.error is None
-    v = equivalent("1 - tanh(z)^2", "1/cosh(z)^2", ["z"])
+    v = symbolic.equivalent("1 - tanh(z)^2", "1/cosh(z)^2", ["z"])
     assert v.equivalent and v.method in ("symbolic", "numeric")
 
 
@@ -77,6 +88,118 @@ def test_symbolically_zero() -> None:
     assert symbolically_zero(parse("(x+1)^2 - x^2 - 2x - 1", ["x"]))
     assert symbolically_zero(parse("tanh(x) - (exp(2x)-1)/(exp(2x)+1)", ["x"]))
     assert not symbolically_zero(parse("x", ["x"]))
+
+
+def _programs(answer: str, expected: str, names: list[str]):
+    return (
+        compile_tree(read(answer, names).tree, names),
+        compile_tree(read(expected, names).tree, names),
+    )
+
+
+def test_fast_path_on_trees() -> None:
+    assert numerically_equal_trees(*_programs("(x+1)^2", "x^2 + 2x + 1", ["x"]), 1) is True
+    assert numerically_equal_trees(*_programs("(x+1)^2", "x^2 + 1", ["x"]), 1) is False
+    # complex values, principal branches, as sympy with real symbols
+    assert numerically_equal_trees(*_programs("sqrt(x)^2", "x", ["x"]), 1) is True
+    assert numerically_equal_trees(*_programs("log(x^2)", "2 log(x)", ["x"]), 1) is False
+    assert numerically_equal_trees(*_programs("log(x^2)", "2 log(abs(x))", ["x"]), 1) is True
+    assert numerically_equal_trees(*_programs("x^(1/3)", "sqrt(x^(2/3))", ["x"]), 1) is True
+    assert numerically_equal_trees(*_programs("sigmoid(x)", "1/(1+exp(-x))", ["x"]), 1) is True
+    assert numerically_equal_trees(*_programs("log(8, 2)", "3", []), 0) is True
+    assert evaluate(read("max(x, 2) + min(x, 2) + e^0 + pi - pi", ["x"]).tree, {"x": 0.5}) == 3.5
+
+
+def test_fast_path_answers_without_sympy_and_labels_numeric() -> None:
+    v = fast_equivalent("2 sinh(x) cosh(x)", "sinh(2x)", ["x"])
+    assert v is not None and v.equivalent and v.method == "numeric"
+    v = fast_equivalent("1/2d", "1/(2d)", ["d"])
+    assert v is not None and not v.equivalent and v.method == "numeric"
+    assert v.interpreted == "(1/2)*d" and v.canonical == "d/2" and v.note
+    v = fast_equivalent("1/(1-1) + x", "x", ["x"])  # caught on the tree, exactly
+    assert v is not None and not v.equivalent and "undefined" in (v.error or "")
+    with pytest.raises(ValueError, match="expected expression"):
+        fast_equivalent("x", "1/(1-1)", ["x"])
+    # a constant mpmath cannot evaluate: sympy decides (undefined, or just large)
+    assert fast_equivalent("log(0) + x", "x", ["x"]) is None
+    v = equivalent("log(0) + x", "x", ["x"])
+    assert not v.equivalent and "undefined" in (v.error or "")
+    assert fast_equivalent("cosh(10^9) + x", "x", ["x"]) is None
+
+
+def test_huge_values_are_undefined_not_slow() -> None:
+    start = time.perf_counter()
+    # exp(exp(exp(exp(2)))) is about 10^(10^702): out of range, not computed
+    assert not equivalent("exp(exp(exp(exp(x))))", "x", ["x"]).equivalent
+    assert not equivalent("x", "x + exp(exp(exp(exp(x))))", ["x"]).equivalent
+    assert equivalent("exp(exp(exp(exp(x))))", "exp(exp(exp(exp(x))))", ["x"]).equivalent
+    assert not equivalent("sin(10^25 x)", "x", ["x"]).equivalent
+    assert not equivalent("(10^999 x)^1000 * (10^999 x)^1000", "x", ["x"]).equivalent
+    assert not equivalent("2^(10^20 x)", "x", ["x"]).equivalent
+    assert not equivalent("sigmoid(10^20 x) + cosh(10^20 x) + tanh(10^20 x)", "x", ["x"]).equivalent
+    assert equivalent("sigmoid(-10^20 x^2)", "0", ["x"]).equivalent  # underflows to 0
+    assert time.perf_counter() - start < 2.0
+
+
+def test_undecidable_numerically_falls_back_to_sympy() -> None:
+    # overflows at every sample point: the numeric check cannot decide, sympy can
+    big = "exp(exp(exp(exp(x + 3))))"
+    assert fast_equivalent(big, big, ["x"]) is None
+    v = equivalent(big, big, ["x"])
+    assert v.equivalent and v.method == "symbolic"
+
+
+def test_constant_division_by_zero_is_caught_on_the_tree() -> None:
+    for text in ("1/0", "x/(2 - 2)", "0^-1", "(1 - 1)^(-1/2)"):
+        with pytest.raises(ExprError, match="undefined"):
+            read(text, ["x"])
+
+
+def test_fast_path_does_not_import_sympy() -> None:
+    code = (
+        "import sys, json; sys.path.insert(0, 'tests')\n"
+        "from pathlib import Path\n"
+        "from grader.expr.judge import _answer\n"
+        "import test_expr_corpus as c\n"
+        "cases = c.EQUIVALENT + c.DIFFERENT + c._hostile(Path('/nonexistent/CANARY'))\n"
+        "for a, e, s in cases:\n"
+        "    v = _answer({'answer': a, 'expected': e, 'symbols': s})\n"
+        "    assert v['method'] in ('numeric', None), (a, v)\n"
+        "print('sympy' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def test_worker_does_not_import_sympy() -> None:
+    # the real worker loop: warm-up, then requests from stdin; it returns at EOF
+    code = (
+        "import sys; from grader.expr.judge import _worker_main; _worker_main(); "
+        "sys.stderr.write('SYMPY=%s' % ('sympy' in sys.modules))"
+    )
+    requests = [
+        {"answer": "d(12d+13)", "expected": "12 d^2 + 13 d", "symbols": ["d"]},
+        {"answer": "$\\frac{1}{\\sqrt{d_k}}$", "expected": "1/sqrt(d_k)", "symbols": ["d_k"]},
+        {"answer": "-u_a + p_a u_a", "expected": "(p_a - 1) u_a", "symbols": ["u_a", "p_a"]},
+    ]
+    start = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    elapsed = time.perf_counter() - start
+    lines = out.stdout.strip().splitlines()
+    assert json.loads(lines[0]) == {"ready": True}
+    assert all(json.loads(line)["equivalent"] for line in lines[1:]) and len(lines) == 4
+    assert "SYMPY=False" in out.stderr
+    assert elapsed < 10.0
 
 
 def test_numbers_close() -> None:

@@ -7,7 +7,15 @@ import time
 import pytest
 import sympy
 
-from grader.expr.parser import ExprError, interpret, latex_to_plain, parse, readable
+from grader.expr.parser import (
+    ExprError,
+    canonical,
+    interpret,
+    latex_to_plain,
+    parse,
+    read,
+    readable,
+)
 
 d, d_ff, d_k, x, y = (sympy.Symbol(n, real=True) for n in ("d", "d_ff", "d_k", "x", "y"))
 alpha = sympy.Symbol("alpha", real=True)
@@ -152,6 +160,9 @@ def test_errors_are_readable(text: str, symbols: list[str], fragment: str) -> No
     with pytest.raises(ExprError) as info:
         parse(text, symbols)
     assert fragment in str(info.value)
+    with pytest.raises(ExprError) as info:  # the tree guards alone, without sympy
+        read(text, symbols)
+    assert fragment in str(info.value)
 
 
 def test_not_a_string() -> None:
@@ -161,10 +172,65 @@ def test_not_a_string() -> None:
 
 def test_limits_apply_before_any_evaluation() -> None:
     for text in ("9^9^9^9", "10**10**10", "2^(10^12)", "(" * 5000 + ")" * 5000, "x" * 100_000):
-        start = time.perf_counter()
-        with pytest.raises(ExprError):
-            parse(text, ["x"])
-        assert time.perf_counter() - start < 1.0
+        for reader in (parse, read):
+            start = time.perf_counter()
+            with pytest.raises(ExprError):
+                reader(text, ["x"])
+            assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("x^(10^12)", "exponent is too large"),
+        ("x^(-2000)", "exponent is too large"),
+        ("(x+1)^(4000/2)", "exponent is too large"),
+        ("10^1000^2", "too large"),
+        ("(10^999)^10 * (10^999)^10", "too large"),
+        ("x / (3 - 3)", "division by zero"),
+        ("(2 - 2)^(-1)", "division by zero"),
+    ],
+)
+def test_tree_guards(text: str, fragment: str) -> None:
+    with pytest.raises(ExprError, match=fragment.replace("(", r"\(")):
+        read(text, ["x"])
+
+
+def test_tree_guards_allow_harmless_powers() -> None:
+    for text in ("1^(10^12)", "(-1)^(10^12) x", "0^(10^12) + x", "x^1000", "2^(1/2)", "10^999"):
+        read(text, ["x"])
+
+
+def test_read_keeps_the_tree_and_builds_sympy_on_demand() -> None:
+    p = read("d(12d+13)", ["d"])
+    assert p.shown == "d*(12*d + 13)" and p.tree[0] == "imul"
+    assert sympy.expand(p.expr) == 12 * d**2 + 13 * d
+
+
+@pytest.mark.parametrize(
+    ("texts", "symbols", "want"),
+    [
+        (["d(12d+13)", "(12d + 13) d", "d*(13 + 12*d)"], ["d"], "d*(12*d + 13)"),
+        (["12 d^2 + 13 d", "13d + 12 d d", "d^2*12 + 13*d"], ["d"], "12*d^2 + 13*d"),
+        (["1/2d", "d/2", "0.5 d"], ["d"], "d/2"),
+        (["1/(2d)", "(2d)^-1", "1/d/2"], ["d"], "1/(2*d)"),
+        (["-u_o + p u", "p u - u_o", "u p - u_o"], ["p", "u", "u_o"], "p*u - u_o"),
+        (["e^(-x^2)", "exp(-x^2)", "exp(-(x*x))"], ["x"], "exp(-x^2)"),
+        (["ln(x) + 1", "1 + log(x)"], ["x"], "log(x) + 1"),
+        (["max(y, x)", "max(x, y)"], ["x", "y"], "max(x, y)"),
+        (["x - x", "0"], ["x"], "0"),
+        (["$\\frac{1}{\\sqrt{d_k}}$", "1/sqrt(d_k)"], ["d_k"], "1/sqrt(d_k)"),
+    ],
+)
+def test_canonical_groups_equal_writings(texts: list[str], symbols: list[str], want: str) -> None:
+    assert {canonical(read(t, symbols).tree) for t in texts} == {want}
+
+
+def test_canonical_does_not_expand_and_stays_small() -> None:
+    assert canonical(read("(a+b)(a-b)", ["a", "b"]).tree) == "(a + b)*(a - b)"
+    start = time.perf_counter()
+    text = canonical(read("(10^999 x)^1000 * 10^999^1", ["x"]).tree)
+    assert time.perf_counter() - start < 0.5 and len(text) < 5000
 
 
 def test_parser_never_calls_eval(monkeypatch: pytest.MonkeyPatch) -> None:

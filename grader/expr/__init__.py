@@ -2,6 +2,8 @@
 
 Importing this package does not import sympy: `parse`, `equivalent` and friends load
 their modules on first use, and `ExprJudge` starts its worker process on the first check.
+`read` (a checked tree) and `equivalent` (numeric, on trees) import sympy only when the
+numeric check cannot decide; `parse` returns a sympy expression and so imports it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ __all__ = [
     "equivalent",
     "expr_equal_cli",
     "parse",
+    "read",
     "readable",
 ]
 
@@ -26,6 +29,7 @@ _LAZY = {
     "expr_equal_cli": "grader.expr.judge",
     "ExprError": "grader.expr.parser",
     "parse": "grader.expr.parser",
+    "read": "grader.expr.parser",
     "readable": "grader.expr.parser",
     "equivalent": "grader.expr.equivalence",
 }

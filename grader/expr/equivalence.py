@@ -1,170 +1,91 @@
-"""Are two expressions the same function? Proven by sympy, or agreeing at many random points.
+"""Are two expressions the same function? Usually decided without sympy.
 
-The check runs in three steps, cheapest first:
+The fast path never imports sympy: both texts are read into checked trees
+(`grader.expr.parser.read`), and the trees are evaluated with mpmath at 30 digits at 24
+random points (16 with every symbol in [0.5, 2], 8 with random signs, |value| in
+[0.5, 2]; points where the EXPECTED side is undefined are redrawn, up to 80 tries, and at
+least 12 valid points are required; see grader.expr.numeric). Equal at every valid point
+(relative 1e-9) is "equivalent", one disagreement is "different"; the method is "numeric".
 
-1. sympy's automatic simplification already makes the difference 0;
-2. the numeric test: both sides evaluated with 30 significant digits at 24 random points
-   (16 with every symbol in [0.5, 2], 8 with random signs, |value| in [0.5, 2]); points
-   where the EXPECTED side is undefined (nan, ±∞) are replaced, up to 80 tries, and at
-   least 12 valid points are required. One disagreement (relative 1e-9) settles "different".
-3. when the numbers agree, cheap symbolic steps (expand, cancel, rewriting tanh/sigmoid/
-   cosh into exp) try to prove it, within a time budget, to label the verdict "symbolic".
+Only when that cannot decide (too few valid points) does the old sympy path run
+(grader.expr.symbolic, imported then): sympy's automatic simplification, the same
+numeric test on sympy expressions, and cheap symbolic steps that label a proof
+"symbolic".
 
 Call this inside the judge's worker process (grader.expr.judge), which enforces a hard
-wall-clock limit; the budgets here only keep the common case fast.
+wall-clock limit; the guards here only keep the common case fast.
 """
 
 from __future__ import annotations
 
-import contextlib
-import random
-import signal
-import threading
-from collections.abc import Iterator, Sequence
-
-import mpmath
-import sympy
+from collections.abc import Sequence
+from typing import Any
 
 from grader.expr.judge import Verdict
-from grader.expr.parser import ExprError, Parsed, interpret
+from grader.expr.numeric import compile_tree, numbers_close
+from grader.expr.numeric import numerically_equal as numerically_equal_trees
+from grader.expr.parser import ExprError, Parsed, canonical, postorder, read
 
-N_POINTS = 24  # valid sample points wanted
-N_POSITIVE = 16  # of which all symbols in [0.5, 2]
-MIN_POINTS = 12  # fewer valid points than this: cannot decide
-MAX_TRIES = 80  # sample attempts, counting points where the expected side is undefined
-RTOL = 1e-9
-ATOL = 1e-12
-DIGITS = 30
-SEED = 20240917  # fixed: the same answer always gets the same verdict
-SYMBOLIC_BUDGET = 0.5  # seconds for the labelling step
-SYMBOLIC_MAX_OPS = 150  # larger differences skip the symbolic step
+__all__ = ["equivalent", "fast_equivalent", "numbers_close", "numerically_equal_trees"]
 
-
-class _OutOfTime(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def time_budget(seconds: float) -> Iterator[None]:
-    """Raise _OutOfTime after `seconds` (main thread on POSIX only; elsewhere no limit)."""
-    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-    if not usable:
-        yield
-        return
-
-    def _alarm(signum: int, frame: object) -> None:
-        raise _OutOfTime
-
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+# the sympy path's functions (on sympy expressions), loaded on first use, under their
+# old names: `from grader.expr.equivalence import symbolically_zero` imports sympy
+_SYMBOLIC = (
+    "compare",
+    "numerically_equal",
+    "readable_canonical",
+    "symbolically_zero",
+    "time_budget",
+)
 
 
-def numbers_close(
-    a: complex | float, b: complex | float, rtol: float = RTOL, atol: float = ATOL
-) -> bool:
-    """|a - b| <= atol + rtol * max(|a|, |b|), for real or complex numbers (mpmath too)."""
-    return bool(abs(a - b) <= atol + rtol * max(abs(a), abs(b)))
+def __getattr__(name: str) -> Any:
+    if name in _SYMBOLIC:
+        from grader.expr import symbolic
 
-
-def _value(expr: sympy.Expr, point: dict[sympy.Symbol, sympy.Float]) -> mpmath.mpc | None:
-    """The value at a point with DIGITS digits, or None where it is undefined."""
-    try:
-        v = expr.evalf(DIGITS, subs=point)
-        if not v.is_number or v.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
-            return None
-        re_part, im_part = v.as_real_imag()
-        with mpmath.workdps(DIGITS):
-            z = mpmath.mpc(sympy.Float(re_part, DIGITS)._mpf_, sympy.Float(im_part, DIGITS)._mpf_)
-    except (TypeError, ValueError, ArithmeticError, AttributeError):
-        return None
-    if mpmath.isnan(z) or mpmath.isinf(z):
-        return None
-    return z
-
-
-def _points(symbols: list[sympy.Symbol]) -> Iterator[dict[sympy.Symbol, sympy.Float]]:
-    rng = random.Random(SEED)
-    for k in range(MAX_TRIES):
-        point = {}
-        for s in symbols:
-            magnitude = rng.uniform(0.5, 2.0)
-            sign = 1 if k % N_POINTS < N_POSITIVE or rng.random() < 0.5 else -1
-            point[s] = sympy.Float(sign * magnitude, DIGITS)
-        yield point
-
-
-def numerically_equal(answer: sympy.Expr, expected: sympy.Expr) -> bool | None:
-    """True/False from random points; None when too few points are valid to decide."""
-    symbols = sorted(answer.free_symbols | expected.free_symbols, key=lambda s: s.name)
-    wanted = N_POINTS if symbols else 1
-    valid = 0
-    for point in _points(symbols):
-        want = _value(expected, point)
-        if want is None:
-            continue
-        got = _value(answer, point)
-        if got is None or not numbers_close(got, want):
-            return False
-        valid += 1
-        if valid >= wanted:
-            return True
-    return True if valid >= min(MIN_POINTS, wanted) else None
-
-
-def _rewrite_exp(e: sympy.Expr) -> sympy.Expr:
-    return e.rewrite(sympy.exp)
-
-
-def symbolically_zero(diff: sympy.Expr, budget: float = SYMBOLIC_BUDGET) -> bool:
-    """Cheap proof that `diff` is identically 0; False when unproven (not a disproof)."""
-    if diff == 0:
-        return True
-    if sympy.count_ops(diff) > SYMBOLIC_MAX_OPS:
-        return False
-    steps = (
-        sympy.expand,
-        lambda e: sympy.cancel(sympy.together(e)),
-        lambda e: sympy.cancel(sympy.expand(_rewrite_exp(e))),
-        lambda e: sympy.simplify(_rewrite_exp(e)),
-    )
-    try:
-        with time_budget(budget):
-            for step in steps:
-                if step(diff) == 0:
-                    return True
-    except (_OutOfTime, RecursionError, TypeError, ValueError, ArithmeticError):
-        return False
-    return False
-
-
-def compare(answer: Parsed, expected: sympy.Expr) -> Verdict:
-    """The verdict for a parsed answer against a parsed expected expression."""
-    a = answer.expr
-    if a - expected == 0:  # sympy's automatic evaluation already agrees
-        return Verdict(True, None, answer.shown, "symbolic", readable_canonical(a), _note(answer))
-    numeric = numerically_equal(a, expected)
-    if numeric is None:
-        return Verdict(False, "could not check this answer: the expected expression is undefined "
-                       "at most sample points (tell your instructor)", answer.shown, None,
-                       readable_canonical(a), _note(answer))  # fmt: skip
-    if not numeric:
-        return Verdict(False, None, answer.shown, "numeric", readable_canonical(a), _note(answer))
-    method = "symbolic" if symbolically_zero(a - expected) else "numeric"
-    return Verdict(True, None, answer.shown, method, readable_canonical(a), _note(answer))
+        return getattr(symbolic, name)
+    raise AttributeError(f"module 'grader.expr.equivalence' has no attribute {name!r}")
 
 
 def _note(parsed: Parsed) -> str | None:
     return "; ".join(parsed.notes) or None
 
 
-def readable_canonical(expr: sympy.Expr) -> str:
-    """sympy's own form of the answer, `^` for powers: the same text for the same input."""
-    return str(expr).replace("**", "^")
+def fast_equivalent(
+    answer: str, expected: str, symbols: Sequence[str] | None = None
+) -> Verdict | None:
+    """The verdict without sympy, or None when the numeric check cannot decide.
+
+    Raises ValueError when `expected` does not parse (the grader's mistake).
+    Undecided: the expected side undefined at too many sample points, or a constant part
+    of either side that mpmath finds undefined or out of range.
+    """
+    try:
+        want = read(expected, None if symbols is None else list(symbols))
+    except ExprError as err:
+        raise ValueError(f"the expected expression {expected!r} does not parse: {err}") from err
+    names = sorted(want.symbols) if symbols is None else list(symbols)
+    try:
+        got = read(answer, names)
+    except ExprError as err:
+        return Verdict(False, str(err), None, None)
+    order = sorted(_names_in(want, got))
+    try:
+        want_program = compile_tree(want.tree, order)
+        got_program = compile_tree(got.tree, order)
+    except ExprError:
+        # a constant part mpmath cannot evaluate (log(0), cosh(10^9)): sympy decides
+        # whether it is undefined (an error for the student) or just large
+        return None
+    numeric = numerically_equal_trees(got_program, want_program, len(order))
+    if numeric is None:
+        return None
+    return Verdict(numeric, None, got.shown, "numeric", canonical(got.tree), _note(got))
+
+
+def _names_in(*parsed: Parsed) -> set[str]:
+    """The symbols the trees use (the declared but unused ones draw no sample values)."""
+    return {n[1] for p in parsed for n in postorder(p.tree) if n[0] == "sym"}
 
 
 def equivalent(
@@ -177,13 +98,9 @@ def equivalent(
     `symbols`: the declared names; None means the free symbols of `expected` (read with
     every name allowed). Parse errors in the answer come back as `Verdict.error`.
     """
-    try:
-        want = interpret(expected, None if symbols is None else list(symbols))
-    except ExprError as err:
-        raise ValueError(f"the expected expression {expected!r} does not parse: {err}") from err
-    names = sorted(want.symbols) if symbols is None else list(symbols)
-    try:
-        got = interpret(answer, names)
-    except ExprError as err:
-        return Verdict(False, str(err), None, None)
-    return compare(got, want.expr)
+    verdict = fast_equivalent(answer, expected, symbols)
+    if verdict is not None:
+        return verdict
+    from grader.expr.symbolic import equivalent as sympy_equivalent
+
+    return sympy_equivalent(answer, expected, symbols)

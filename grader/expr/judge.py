@@ -1,10 +1,13 @@
-"""The hard-kill runner for expression checks: parsing and sympy run in a worker process.
+"""The hard-kill runner for expression checks: parsing and evaluation run in a worker process.
 
-sympy can take minutes (or all memory) on a hostile or just unlucky input, and a signal
-cannot interrupt a long C-level big-integer product. So every check runs in a separate
-process that the parent kills when its wall-clock limit passes. One worker serves many
-checks (`ExprJudge` is a context manager), and it is started lazily: importing this module
-does not import sympy, and a submission without expression answers never starts a worker.
+Most checks need only the parser and mpmath (grader.expr.numeric); sympy is imported in
+the worker only for the rare check the numeric test cannot decide. sympy can take minutes
+(or all memory) on a hostile or just unlucky input, and a signal cannot interrupt a long
+C-level big-integer product. So every check runs in a separate process that the parent
+kills when its wall-clock limit passes. One worker serves many checks (`ExprJudge` is a
+context manager), and it is started lazily: importing this module does not import sympy
+(nor does starting the worker), and a submission without expression answers never starts
+a worker.
 
 Protocol: JSON lines over the worker's stdin/stdout, plain data both ways. Requests are
 `{"answer": str, "expected": str, "symbols": [str] | null}`; replies are a Verdict as a
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 DEFAULT_TIMEOUT = 2.0  # seconds per check
-STARTUP_TIMEOUT = 60.0  # seconds for the worker to import sympy and warm up (shared machines)
+STARTUP_TIMEOUT = 60.0  # seconds for the worker to start and warm up (shared machines)
 MEMORY_LIMIT = 2 << 30  # bytes of address space for the worker
 
 
@@ -98,7 +101,7 @@ class ExprJudge:
     # -- process management
 
     def prestart(self) -> None:
-        """Launch the worker now without waiting, so its sympy import overlaps other work."""
+        """Launch the worker now without waiting, so its start-up overlaps other work."""
         with self._lock:
             if self._proc is None:
                 self._spawn()
@@ -110,7 +113,9 @@ class ExprJudge:
             reply = self._read(time.monotonic() + self.startup_timeout)
             if reply is None or reply.get("ready") is not True:
                 self._kill()
-                raise RuntimeError("the expression checker did not start (is sympy installed?)")
+                raise RuntimeError(
+                    "the expression checker did not start (are sympy and mpmath installed?)"
+                )
             self._ready = True
 
     def _spawn(self) -> None:
@@ -262,7 +267,7 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
         return Verdict(False, "the answer is nested too deeply to check").to_json()
     except Exception as err:  # noqa: BLE001 - the worker must survive whatever sympy raises
         return Verdict(
-            False, f"could not check this answer (sympy failed: {type(err).__name__})"
+            False, f"could not check this answer (the checker failed: {type(err).__name__})"
         ).to_json()
 
 
@@ -278,7 +283,8 @@ def _worker_main() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     except (ImportError, ValueError, OSError):
         pass
-    # warm up: imports and sympy's first-call caches, outside any check's time limit
+    # warm up the fast path (parser, mpmath), outside any check's time limit; sympy is
+    # not imported here: only a check the numeric test cannot decide loads it
     _answer(
         {"answer": "2 x^2 + tanh(x)", "expected": "x(2x) + 1 - 2/(exp(2x)+1)", "symbols": ["x"]}
     )

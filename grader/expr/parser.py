@@ -1,9 +1,12 @@
-"""A safe parser for students' written expressions: text in, sympy expression out.
+"""A safe parser for students' written expressions: text in, a checked tree out.
 
 Nothing here calls `eval`, `sympify` or `parse_expr`. The text is normalised, split into
-tokens by hand, read by a small recursive-descent parser into a tree of tuples, checked
-against size limits, and only then turned into sympy objects, node by node, from a fixed
-whitelist. The result is walked once more (`check_tree`) before it leaves this module.
+tokens by hand, read by a small recursive-descent parser into a tree of tuples, and checked
+against size limits (`check_limits`: power towers, giant exponents and constant powers,
+division by a constant 0) before anything is evaluated. `read` stops there and never
+imports sympy: the numeric check (grader.expr.numeric) works on the tree. `interpret` and
+`parse` go on to sympy objects, built node by node from a fixed whitelist (`to_sympy`) and
+walked once more (`check_tree`); sympy is imported only then.
 
 Reading rules (documented for students in docs/answers.md):
 
@@ -31,9 +34,10 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sympy
+if TYPE_CHECKING:
+    import sympy
 
 MAX_LENGTH = 2000  # characters in one answer
 MAX_DEPTH = 60  # nested brackets / calls / unary signs
@@ -43,6 +47,7 @@ MAX_DIGITS = 30  # digits in one number literal
 MAX_NAME = 100  # letters in one run of names written together ("dd_ff")
 MAX_SYMBOLIC_EXPONENT = 1000  # |n| in x^n
 MAX_RESULT_DIGITS = 10_000  # digits of a constant power such as 10^100
+MAX_FOLD_BITS = 35_000  # bits of a rational constant folded exactly (10^10000 has 33 220)
 
 FUNCTIONS = (
     "exp", "log", "ln", "sqrt", "tanh", "sigmoid", "sinh", "cosh", "abs", "max", "min", "cos", "sin",
@@ -644,17 +649,119 @@ def _unknown_name(word: str, symbols: frozenset[str]) -> str:
     return msg + "; the functions are " + ", ".join(FUNCTIONS)
 
 
-# ----------------------------------------------------------------- tree -> sympy
+# ------------------------------------------------------------ limits on the tree
 
-_SYMPY_FUNCS = {
-    "exp": sympy.exp, "log": sympy.log, "ln": sympy.log, "sqrt": sympy.sqrt, "tanh": sympy.tanh,
-    "sinh": sympy.sinh, "cosh": sympy.cosh, "cos": sympy.cos, "sin": sympy.sin, "abs": sympy.Abs,
-    "max": sympy.Max, "min": sympy.Min,
-}  # fmt: skip
+_UNDEFINED = "the answer is undefined (a division by zero?)"
+
+
+def _children(tree: tuple) -> tuple[tuple, ...]:
+    kind = tree[0]
+    if kind in ("num", "sym", "const"):
+        return ()
+    if kind == "call":
+        return tuple(tree[2])
+    if kind == "neg":
+        return (tree[1],)
+    return (tree[1], tree[2])
+
+
+def postorder(tree: tuple) -> list[tuple]:
+    """Every node once, children before parents, without recursion (long sums are deep)."""
+    out: list[tuple] = []
+    stack: list[tuple[tuple, bool]] = [(tree, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            out.append(node)
+            continue
+        stack.append((node, True))
+        for child in reversed(_children(node)):
+            stack.append((child, False))
+    return out
+
+
+def _log10(value: Fraction) -> float:
+    """log10 |value| for a nonzero Fraction of any size (math.log10 takes big ints)."""
+    return math.log10(abs(value.numerator)) - math.log10(value.denominator)
+
+
+def _guard_power_values(base: Fraction | None, exponent: Fraction | None) -> None:
+    """Refuse x^n with |n| > MAX_SYMBOLIC_EXPONENT, and constant powers with too many digits."""
+    if exponent is None or base in (0, 1, -1):
+        return
+    e = abs(exponent)
+    if e > MAX_SYMBOLIC_EXPONENT:
+        raise ExprError(f"an exponent is too large (the limit is {MAX_SYMBOLIC_EXPONENT})")
+    if base is not None and float(e) * abs(_log10(base)) > MAX_RESULT_DIGITS:
+        raise ExprError("a power in the answer is too large to compute")
+
+
+def check_limits(tree: tuple) -> dict[int, Fraction]:
+    """The guards that must hold before anything is evaluated, on the tree itself.
+
+    Rational constant subtrees are folded exactly (Fractions) to find exponents and
+    divisors: `x^(10^12)` and `9^9^9` are refused (the exponent is too large), `10^20000`
+    too (too many digits), `1/0` and `0^-1` are undefined. Returns the folded values by
+    node id (the tuples stay alive in `tree`).
+    """
+    values: dict[int, Fraction] = {}
+    for node in postorder(tree):
+        kind = node[0]
+        if kind == "num":
+            values[id(node)] = node[1]
+            continue
+        _fold(node, values)
+        folded = values.get(id(node))
+        if (
+            folded is not None
+            and max(folded.numerator.bit_length(), folded.denominator.bit_length()) > MAX_FOLD_BITS
+        ):
+            raise ExprError("a number in the answer is too large to compute")
+    return values
+
+
+def _fold(node: tuple, values: dict[int, Fraction]) -> None:
+    """Guard one node and fold it when its operands are exact rational constants."""
+    kind = node[0]
+    if kind in ("sym", "const", "call"):
+        return
+    if kind == "neg":
+        v = values.get(id(node[1]))
+        if v is not None:
+            values[id(node)] = -v
+        return
+    a, b = values.get(id(node[1])), values.get(id(node[2]))
+    if kind == "^":
+        _guard_power_values(a, b)
+        if a is not None and b is not None:
+            if a == 0 and b < 0:
+                raise ExprError(_UNDEFINED)
+            if b.denominator == 1:
+                values[id(node)] = a ** int(b)
+            elif a in (0, 1):
+                values[id(node)] = a
+        return
+    if kind == "/" and b == 0:
+        raise ExprError(_UNDEFINED)
+    if a is None or b is None:
+        return
+    if kind == "+":
+        values[id(node)] = a + b
+    elif kind == "-":
+        values[id(node)] = a - b
+    elif kind in ("*", "imul"):
+        values[id(node)] = a * b
+    else:
+        values[id(node)] = a / b
+
+
+# ----------------------------------------------------------------- tree -> sympy
 
 
 def _guard_power(base: sympy.Expr, exponent: sympy.Expr) -> None:
     """Refuse powers whose value would be astronomically large, before sympy computes them."""
+    import sympy
+
     if not exponent.is_Number or base in (sympy.S.Zero, sympy.S.One, sympy.S.NegativeOne):
         return
     e = abs(float(exponent)) if exponent.is_finite else math.inf
@@ -679,64 +786,83 @@ def _spine(tree: tuple, family: tuple[str, ...]) -> tuple[tuple, list[tuple[str,
     return node, rest
 
 
+def _sympy_funcs() -> dict[str, Any]:
+    import sympy
+
+    return {
+        "exp": sympy.exp, "log": sympy.log, "ln": sympy.log, "sqrt": sympy.sqrt,
+        "tanh": sympy.tanh, "sinh": sympy.sinh, "cosh": sympy.cosh, "cos": sympy.cos,
+        "sin": sympy.sin, "abs": sympy.Abs, "max": sympy.Max, "min": sympy.Min,
+    }  # fmt: skip
+
+
 def to_sympy(tree: tuple, symbols: dict[str, sympy.Symbol]) -> sympy.Expr:
     """Build the sympy expression for a checked tree, from the whitelist only."""
-    kind = tree[0]
-    if kind == "num":
-        frac: Fraction = tree[1]
-        return sympy.Rational(frac.numerator, frac.denominator)
-    if kind == "sym":
-        return symbols[tree[1]]
-    if kind == "const":
-        return sympy.E if tree[1] == "e" else sympy.pi
-    if kind == "neg":
-        return -to_sympy(tree[1], symbols)
-    if kind == "call":
-        args = [to_sympy(a, symbols) for a in tree[2]]
-        if tree[1] == "sigmoid":
-            return 1 / (1 + sympy.exp(-args[0]))
-        if tree[1] == "log" and len(args) == 2:
-            return sympy.log(args[0]) / sympy.log(args[1])
-        return _SYMPY_FUNCS[tree[1]](*args)
-    if kind in ("+", "-"):
-        first, rest = _spine(tree, ("+", "-"))
-        terms = [to_sympy(first, symbols)]
-        for op, node in rest:
-            value = to_sympy(node, symbols)
-            terms.append(value if op == "+" else -value)
-        return sympy.Add(*terms)
-    if kind in ("*", "imul", "/"):
-        first, rest = _spine(tree, ("*", "imul", "/"))
-        factors = [to_sympy(first, symbols)]
-        for op, node in rest:
-            value = to_sympy(node, symbols)
-            factors.append(1 / value if op == "/" else value)
-        return sympy.Mul(*factors)
-    if kind == "^":
-        left, right = to_sympy(tree[1], symbols), to_sympy(tree[2], symbols)
-        _guard_power(left, right)
-        if left == sympy.E:
-            return sympy.exp(right)
-        return left**right
-    raise AssertionError(f"unknown node {kind}")
+    import sympy
 
+    funcs = _sympy_funcs()
 
-_ALLOWED_TYPES = (
-    sympy.Symbol, sympy.Rational, sympy.Float, sympy.Add, sympy.Mul, sympy.Pow, sympy.exp,
-    sympy.log, sympy.tanh, sympy.sinh, sympy.cosh, sympy.sin, sympy.cos, sympy.Abs, sympy.Max,
-    sympy.Min,
-)  # fmt: skip
-_ALLOWED_ATOMS = (sympy.core.numbers.Exp1, sympy.core.numbers.Pi, sympy.core.numbers.ImaginaryUnit)
+    def build(tree: tuple) -> sympy.Expr:
+        kind = tree[0]
+        if kind == "num":
+            frac: Fraction = tree[1]
+            return sympy.Rational(frac.numerator, frac.denominator)
+        if kind == "sym":
+            return symbols[tree[1]]
+        if kind == "const":
+            return sympy.E if tree[1] == "e" else sympy.pi
+        if kind == "neg":
+            return -build(tree[1])
+        if kind == "call":
+            args = [build(a) for a in tree[2]]
+            if tree[1] == "sigmoid":
+                return 1 / (1 + sympy.exp(-args[0]))
+            if tree[1] == "log" and len(args) == 2:
+                return sympy.log(args[0]) / sympy.log(args[1])
+            return funcs[tree[1]](*args)
+        if kind in ("+", "-"):
+            first, rest = _spine(tree, ("+", "-"))
+            terms = [build(first)]
+            for op, node in rest:
+                value = build(node)
+                terms.append(value if op == "+" else -value)
+            return sympy.Add(*terms)
+        if kind in ("*", "imul", "/"):
+            first, rest = _spine(tree, ("*", "imul", "/"))
+            factors = [build(first)]
+            for op, node in rest:
+                value = build(node)
+                factors.append(1 / value if op == "/" else value)
+            return sympy.Mul(*factors)
+        if kind == "^":
+            left, right = build(tree[1]), build(tree[2])
+            _guard_power(left, right)
+            if left == sympy.E:
+                return sympy.exp(right)
+            return left**right
+        raise AssertionError(f"unknown node {kind}")
+
+    return build(tree)
 
 
 def check_tree(expr: sympy.Expr, allowed: set[str] | frozenset[str]) -> None:
     """Walk a sympy tree: only whitelisted node types, only declared symbols, no infinities."""
+    import sympy
+
+    allowed_types = (
+        sympy.Symbol, sympy.Rational, sympy.Float, sympy.Add, sympy.Mul, sympy.Pow, sympy.exp,
+        sympy.log, sympy.tanh, sympy.sinh, sympy.cosh, sympy.sin, sympy.cos, sympy.Abs,
+        sympy.Max, sympy.Min,
+    )  # fmt: skip
+    allowed_atoms = (
+        sympy.core.numbers.Exp1, sympy.core.numbers.Pi, sympy.core.numbers.ImaginaryUnit,
+    )  # fmt: skip
     for node in sympy.preorder_traversal(expr):
         if node in (sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
-            raise ExprError("the answer is undefined (a division by zero?)")
-        if isinstance(node, _ALLOWED_ATOMS):
+            raise ExprError(_UNDEFINED)
+        if isinstance(node, allowed_atoms):
             continue
-        if not isinstance(node, _ALLOWED_TYPES):
+        if not isinstance(node, allowed_types):
             raise ExprError(f"{type(node).__name__} is not allowed in an answer")
         if isinstance(node, sympy.Symbol) and node.name not in allowed:
             raise ExprError(f"unknown name '{node.name}'")
@@ -746,31 +872,29 @@ def check_tree(expr: sympy.Expr, allowed: set[str] | frozenset[str]) -> None:
 
 
 class Parsed:
-    """A parsed answer: the sympy expression, how it was read, and reading notes."""
+    """A parsed answer: the checked tree, how it was read, reading notes, and (on demand)
+    the sympy expression (`expr`: the first access imports sympy)."""
 
-    __slots__ = ("expr", "shown", "notes", "symbols")
+    __slots__ = ("tree", "shown", "notes", "symbols", "_expr")
 
-    def __init__(self, expr: sympy.Expr, shown: str, notes: list[str], symbols: frozenset[str]):
-        self.expr = expr
+    def __init__(self, tree: tuple, shown: str, notes: list[str], symbols: frozenset[str]):
+        self.tree = tree
         self.shown = shown  # the reading, with every product and bracket explicit
         self.notes = notes  # warnings about ambiguous writing ("1/2d")
         self.symbols = symbols  # the names that were allowed
+        self._expr: sympy.Expr | None = None
+
+    @property
+    def expr(self) -> sympy.Expr:
+        """The sympy expression (built on first use; raises ExprError like `interpret`)."""
+        if self._expr is None:
+            self._expr = _build_sympy(self.tree, self.symbols)
+        return self._expr
 
 
-def interpret(text: str, symbols: Sequence[str] | None) -> Parsed:
-    """Parse `text`; `symbols=None` is the trusted mode: every unknown name is a symbol."""
-    if isinstance(text, str) and "$" in text:
-        text = restore_toml_escapes(text)
-    _check_raw(text)
-    latex = unwrap_latex(text)
-    plain = normalize(latex_to_plain(latex) if latex is not None else text)
-    if len(plain) > 4 * MAX_LENGTH:
-        raise ExprError("the answer is too long")
-    declared = frozenset(canonical_symbol(s) for s in (symbols or ()))
-    tokens = tokenize(plain)
-    parser = _Parser(tokens, declared, open_names=symbols is None)
-    tree = parser.parse()
-    names = declared | _tree_names(tree) if symbols is None else declared
+def _build_sympy(tree: tuple, names: frozenset[str]) -> sympy.Expr:
+    import sympy
+
     table = {n: sympy.Symbol(n, real=True) for n in names}
     try:
         expr = to_sympy(tree, table)
@@ -783,7 +907,33 @@ def interpret(text: str, symbols: Sequence[str] | None) -> Parsed:
     if not isinstance(expr, sympy.Expr):
         raise ExprError("the answer is not an expression")
     check_tree(expr, names)
-    return Parsed(expr, show(tree), list(dict.fromkeys(parser.notes)), frozenset(names))
+    return expr
+
+
+def read(text: str, symbols: Sequence[str] | None) -> Parsed:
+    """Parse and check `text` without sympy; `symbols=None` is the trusted mode: every
+    unknown name is a symbol. Raises ExprError with a message for the student."""
+    if isinstance(text, str) and "$" in text:
+        text = restore_toml_escapes(text)
+    _check_raw(text)
+    latex = unwrap_latex(text)
+    plain = normalize(latex_to_plain(latex) if latex is not None else text)
+    if len(plain) > 4 * MAX_LENGTH:
+        raise ExprError("the answer is too long")
+    declared = frozenset(canonical_symbol(s) for s in (symbols or ()))
+    tokens = tokenize(plain)
+    parser = _Parser(tokens, declared, open_names=symbols is None)
+    tree = parser.parse()
+    check_limits(tree)
+    names = declared | _tree_names(tree) if symbols is None else declared
+    return Parsed(tree, show(tree), list(dict.fromkeys(parser.notes)), frozenset(names))
+
+
+def interpret(text: str, symbols: Sequence[str] | None) -> Parsed:
+    """`read`, and the sympy expression built and checked too (imports sympy)."""
+    parsed = read(text, symbols)
+    parsed.expr  # noqa: B018 - built now, so that its errors are raised here
+    return parsed
 
 
 def parse(text: str, symbols: Sequence[str]) -> sympy.Expr:
@@ -792,14 +942,7 @@ def parse(text: str, symbols: Sequence[str]) -> sympy.Expr:
 
 
 def _tree_names(tree: tuple) -> set[str]:
-    if tree[0] == "sym":
-        return {tree[1]}
-    names: set[str] = set()
-    for part in tree[1:]:
-        if isinstance(part, tuple):
-            for sub in part if tree[0] == "call" else (part,):
-                names |= _tree_names(sub)
-    return names
+    return {node[1] for node in postorder(tree) if node[0] == "sym"}
 
 
 _PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "imul": 2, "neg": 3, "^": 4}
@@ -849,3 +992,159 @@ def _prec(tree: tuple) -> int:
 def readable(expr: sympy.Expr) -> str:
     """sympy's text for an expression with `^` for powers: "d*(12*d + 13)"."""
     return str(expr).replace("**", "^")
+
+
+# -------------------------------------------------------------- canonical text
+
+# A sum is {monomial: coefficient}; a monomial is a sorted tuple of (factor, exponent),
+# a factor is (rank, text): rank 0 for symbols and constants, 1 for calls, 2 for powers
+# with a non-integer exponent, 3 for a bracketed sum. Nothing is expanded.
+_Factor = tuple[int, str]
+_Mono = tuple[tuple[_Factor, int], ...]
+_Poly = dict[_Mono, Fraction]
+
+
+def canonical(tree: tuple) -> str:
+    """A normalised text of a checked tree, for grouping equal answers in class statistics.
+
+    Sums and products are flattened and sorted, numbers combined, like terms and equal
+    factors collected (`13d + 12d^2` and `d*13 + 12 d d` both read `12*d^2 + 13*d`);
+    products of sums are not expanded: `d(12d+13)` stays `d*(12*d + 13)`.
+    """
+    return _print_poly(_Canon(check_limits(tree)).poly(tree))
+
+
+class _Canon:
+    def __init__(self, exact: dict[int, Fraction]):
+        self.exact = exact
+
+    def poly(self, node: tuple) -> _Poly:
+        value = self.exact.get(id(node))
+        if value is not None:
+            return {(): value} if value else {}
+        kind = node[0]
+        if kind in ("sym", "const"):
+            return {(((0, node[1]), 1),): Fraction(1)}
+        if kind == "neg":
+            return {m: -c for m, c in self.poly(node[1]).items()}
+        if kind in ("+", "-"):
+            first, rest = _spine(node, ("+", "-"))
+            total = dict(self.poly(first))
+            for op, part in rest:
+                for m, c in self.poly(part).items():
+                    total[m] = total.get(m, Fraction(0)) + (c if op == "+" else -c)
+            return {m: c for m, c in total.items() if c}
+        if kind in ("*", "imul", "/"):
+            first, rest = _spine(node, ("*", "imul", "/"))
+            coef, factors = Fraction(1), {}
+            for op, part in [("*", first), *rest]:
+                sign = -1 if op == "/" else 1
+                p = self.poly(part)
+                if len(p) == 1:
+                    ((mono, c),) = p.items()
+                    if sign < 0:
+                        coef /= c
+                    else:
+                        coef *= c
+                    for f, e in mono:
+                        factors[f] = factors.get(f, 0) + sign * e
+                elif not p and sign > 0:
+                    coef = Fraction(0)
+                else:
+                    f = (3, f"({_print_poly(p)})")
+                    factors[f] = factors.get(f, 0) + sign
+            return _term(coef, factors)
+        if kind == "^":
+            return self.power(node)
+        # a call
+        name = {"ln": "log"}.get(node[1], node[1])
+        args = [_print_poly(self.poly(a)) for a in node[2]]
+        if name in ("max", "min"):
+            args.sort()
+        return {(((1, f"{name}(" + ", ".join(args) + ")"), 1),): Fraction(1)}
+
+    def power(self, node: tuple) -> _Poly:
+        base, exponent = node[1], node[2]
+        n = self.exact.get(id(exponent))
+        if base[0] == "const" and base[1] == "e":
+            return {(((1, f"exp({_print_poly(self.poly(exponent))})"), 1),): Fraction(1)}
+        p = self.poly(base)
+        if n is not None and n.denominator == 1:
+            k = int(n)
+            if len(p) == 1:
+                ((mono, c),) = p.items()
+                size = max(c.numerator.bit_length(), c.denominator.bit_length())
+                if (c or k >= 0) and abs(k) * size <= MAX_FOLD_BITS:
+                    return _term(c**k, {f: e * k for f, e in mono})
+            return _term(Fraction(1), {_as_factor(p): k})
+        text = _base_text(_as_factor(p)) + "^" + _base_text(_as_factor(self.poly(exponent)))
+        return {(((2, text), 1),): Fraction(1)}
+
+
+def _term(coef: Fraction, factors: dict[_Factor, int]) -> _Poly:
+    if not coef:
+        return {}
+    mono = tuple(sorted((f, e) for f, e in factors.items() if e))
+    return {mono: coef}
+
+
+def _as_factor(p: _Poly) -> _Factor:
+    """A sum as one factor: a lone symbol, call or number keeps its text, else brackets."""
+    if len(p) == 1:
+        ((mono, c),) = p.items()
+        if c == 1 and len(mono) == 1 and mono[0][1] == 1:
+            return mono[0][0]
+        if not mono and c.denominator == 1 and c > 0:
+            return (0, _int_text(c.numerator))
+    return (3, f"({_print_poly(p)})")
+
+
+def _base_text(f: _Factor) -> str:
+    """A factor's text as the base or exponent of a power: a power gets brackets."""
+    rank, text = f
+    return f"({text})" if rank == 2 else text
+
+
+def _int_text(n: int) -> str:
+    if n.bit_length() < 10_000:
+        return str(n)
+    exponent = math.log10(n)  # math.log10 takes big ints; str() refuses over 4300 digits
+    return f"{10 ** (exponent % 1):.12f}e{int(exponent)}"
+
+
+def _coef_text(c: Fraction) -> tuple[str, str]:
+    return _int_text(abs(c.numerator)), _int_text(c.denominator)
+
+
+def _mono_text(mono: _Mono) -> tuple[list[str], list[str]]:
+    num, den = [], []
+    for f, e in mono:
+        part = f[1] if abs(e) == 1 else f"{_base_text(f)}^{abs(e)}"
+        (num if e > 0 else den).append(part)
+    return num, den
+
+
+def _degree(mono: _Mono) -> int:
+    return sum(e for (rank, _), e in mono if rank == 0)
+
+
+def _print_poly(p: _Poly) -> str:
+    if not p:
+        return "0"
+    terms = sorted(p.items(), key=lambda mc: (not mc[0], -_degree(mc[0]), mc[0]))
+    out = ""
+    for i, (mono, c) in enumerate(terms):
+        num, den = _mono_text(mono)
+        top, bottom = _coef_text(c)
+        if top != "1" or not num:
+            num.insert(0, top)
+        if bottom != "1":
+            den.insert(0, bottom)
+        text = "*".join(num)
+        if den:
+            text += "/" + (den[0] if len(den) == 1 else "(" + "*".join(den) + ")")
+        if i == 0:
+            out = f"-{text}" if c < 0 else text
+        else:
+            out += f" - {text}" if c < 0 else f" + {text}"
+    return out
