@@ -9,7 +9,6 @@ written answers; collect everything into a `GradeReport`.
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -27,7 +26,6 @@ from grader.model import Assignment, Case, CodeQuestion, Rng, TableLM, WrittenQu
 from grader.session import CallOutcome, WorkerSession
 
 ANSWERS_FILE = "answers.toml"
-_TORCH_IMPORT_LOCK = threading.Lock()
 _TORCH_IMPORT = re.compile(r"^\s*(import\s+torch|from\s+torch[\s.])", re.M)
 
 
@@ -79,7 +77,7 @@ class GradeReport:
 # ---------------------------------------------------------------------------- helpers
 
 
-def materialize(value: Any, *, as_torch: bool = False) -> Any:
+def materialize(value: Any) -> Any:
     """A case argument as the trusted reference sees it (special arguments built for real)."""
     from grader import worker
 
@@ -89,17 +87,13 @@ def materialize(value: Any, *, as_torch: bool = False) -> Any:
         spec = {"table": [[list(k), list(v)] for k, v in value.table.items()], "default": list(value.default)}
         return worker.build_lm(spec)
     if isinstance(value, np.ndarray):
-        if as_torch:
-            import torch
-
-            return torch.from_numpy(value.copy())
         return value.copy()
     if isinstance(value, tuple):
-        return tuple(materialize(v, as_torch=as_torch) for v in value)
+        return tuple(materialize(v) for v in value)
     if isinstance(value, list):
-        return [materialize(v, as_torch=as_torch) for v in value]
+        return [materialize(v) for v in value]
     if isinstance(value, dict):
-        return {k: materialize(v, as_torch=as_torch) for k, v in value.items()}
+        return {k: materialize(v) for k, v in value.items()}
     return value
 
 
@@ -120,8 +114,9 @@ def plain(value: Any) -> Any:
     return value
 
 
-def run_trusted(fn: Callable[..., Any], case: Case, as_torch: bool) -> Any:
-    return plain(fn(*materialize(case.args, as_torch=as_torch), **materialize(dict(case.kwargs), as_torch=as_torch)))
+def run_trusted(fn: Callable[..., Any], case: Case) -> Any:
+    """The trusted function on a case (always NumPy, even where the student gets torch tensors)."""
+    return plain(fn(*materialize(case.args), **materialize(dict(case.kwargs))))
 
 
 def misconception_note(mid: str) -> str:
@@ -205,11 +200,11 @@ def _grade_code(q: CodeQuestion, ctx: _CodeContext, number: str) -> QuestionResu
             if outcome.failure.is_overflow and q.mutants:
                 # math.exp(1000) raises where numpy gives inf: read it as "every output non-finite",
                 # which only the overflow misconceptions (NONFINITE mutants) explain.
-                want = run_trusted(q.reference, case, q.torch_inputs)
+                want = run_trusted(q.reference, case)
                 per_case.append(explain(_all_nan(want), want, case.args, dict(case.kwargs),
-                                        _trusted_mutants(q.mutants, q.torch_inputs), q.tolerance, exact=q.integer))
+                                        _trusted_mutants(q.mutants), q.tolerance, exact=q.integer))
             continue
-        want = run_trusted(q.reference, case, q.torch_inputs)
+        want = run_trusted(q.reference, case)
         mismatches = compare(outcome.value, want, q.tolerance, exact=q.integer, names=q.output_names)
         if not mismatches:
             earned += case.weight
@@ -219,7 +214,7 @@ def _grade_code(q: CodeQuestion, ctx: _CodeContext, number: str) -> QuestionResu
         explanations: list[Explanation] = []
         if q.mutants:
             explanations = explain(outcome.value, want, case.args, dict(case.kwargs),
-                                   _trusted_mutants(q.mutants, q.torch_inputs), q.tolerance, exact=q.integer)
+                                   _trusted_mutants(q.mutants), q.tolerance, exact=q.integer)
         per_case.append(explanations)
         if explanations:
             earned += case.weight * catalog.get(explanations[0].misconception).credit
@@ -247,11 +242,11 @@ def _all_nan(value: Any) -> Any:
     return value
 
 
-def _trusted_mutants(mutants: Mapping[str, Callable[..., Any]], as_torch: bool) -> dict[str, Callable[..., Any]]:
+def _trusted_mutants(mutants: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
     """Mutants called on freshly built arguments (new arrays, a new rng) with plain outputs."""
 
     def bind(f: Callable[..., Any]) -> Callable[..., Any]:
-        return lambda *a, **k: plain(f(*materialize(a, as_torch=as_torch), **materialize(k, as_torch=as_torch)))
+        return lambda *a, **k: plain(f(*materialize(a), **materialize(k)))
 
     return {mid: bind(f) for mid, f in mutants.items()}
 
@@ -345,9 +340,6 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
         judge.prestart()  # sympy loads in its own process while the code questions run
     try:
         code_qs = [(n, q) for n, q in numbered if isinstance(q, CodeQuestion)]
-        if any(q.torch_inputs for _, q in code_qs):
-            with _TORCH_IMPORT_LOCK:  # a half-imported torch seen from a second thread breaks
-                import torch  # noqa: F401
         if code_qs:
             ctx = _code_context(assignment, located, seed, limits, hide)
             session = ctx.session

@@ -57,7 +57,8 @@ class CodeQuestion:
     forbid_in: Literal["function", "file"] = "function"  # where the source scan looks
     tolerance: Tolerance = Tolerance()
     integer: bool = False  # exact comparison (counts, ids, shapes)
-    torch_inputs: bool = False  # arrays arrive as torch tensors in the student's process (a5)
+    torch_inputs: bool = False  # arrays arrive as torch tensors in the student's process (a5);
+    # the reference and the mutants still get NumPy arrays (the grader never needs torch)
     output_names: tuple[str, ...] = ()  # names of a tuple's elements for feedback ("loss", "grad_v_c")
     visibility: Visibility | None = None  # Gradescope's; None = the assignment's default
     # A custom grader for questions that are not "compare with the reference" (random

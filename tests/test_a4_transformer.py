@@ -243,16 +243,16 @@ def test_a4_visible_cases_match_the_slides_and_torch():
     import torch
 
     sdpa_case = suite._sdpa_cases(0)[1]
-    out, w = run_trusted(_question("a4.sdpa").reference, sdpa_case, False)
+    out, w = run_trusted(_question("a4.sdpa").reference, sdpa_case)
     np.testing.assert_allclose(w[1], [0.3302, 0.6698, 0.0], atol=5e-5)  # slides: causal row 1
     np.testing.assert_allclose(out[1], [0.6605, 2.0093], atol=5e-5)
     mha_case = suite._mha_cases(0)[0]
-    got = run_trusted(_question("a4.mha").reference, mha_case, False)
+    got = run_trusted(_question("a4.mha").reference, mha_case)
     np.testing.assert_allclose(got[1], [1.2448, 1.8576, 1.3724, 1.0771], atol=5e-5)  # slides: MHA(X)_{t=1}
-    enc = run_trusted(_question("a4.encoder_block").reference, suite._encoder_cases(0)[0], False)
+    enc = run_trusted(_question("a4.encoder_block").reference, suite._encoder_cases(0)[0])
     np.testing.assert_allclose(enc, [[2.3595, -1.0547, -0.1974, 1.4428], [0.5963, 0.8824, 1.3481, -1.4556],
                                      [3.4916, 0.3136, 0.9027, 0.5284]], atol=5e-5)  # slides: block output
-    ln = run_trusted(_question("a4.layer_norm").reference, suite._ln_cases(0)[0], False)
+    ln = run_trusted(_question("a4.layer_norm").reference, suite._ln_cases(0)[0])
     want = torch.nn.functional.layer_norm(torch.tensor(suite.BLOCK_H), (4,), eps=1e-5).numpy()
     np.testing.assert_allclose(ln, want, rtol=1e-10)
 
@@ -487,7 +487,7 @@ def _outputs(q: CodeQuestion, seed: int) -> dict[str, list]:
                 continue
             try:
                 with np.errstate(all="ignore"):
-                    row.append(concrete(run_trusted(f, c, False)))
+                    row.append(concrete(run_trusted(f, c)))
             except Exception:  # noqa: BLE001 - a mutant that does not apply to this case
                 row.append(None)
         out[name] = row

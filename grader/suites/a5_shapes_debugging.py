@@ -45,19 +45,17 @@ def _np(t: Any) -> Array:
     return np.asarray(t)
 
 
-def _shapes_torch(name: str) -> Callable[..., Any]:
-    """The trusted torch function `reference.shapes_torch.<name>`, imported on first call."""
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        from reference import shapes_torch
-
-        return getattr(shapes_torch, name)(*args, **kwargs)
-
-    call.__name__ = name
-    call.__doc__ = (
-        f"reference.shapes_torch.{name} (imported lazily: torch loads only when grading)."
-    )
-    return call
+# The trusted a5 functions on the grader's side: the NumPy reference that
+# reference/shapes_torch.py wraps for torch (one source of truth). Only the student's
+# process gets torch tensors; the grader compares plain arrays and never imports torch.
+REFERENCES: dict[str, Callable[..., Any]] = {
+    "split_heads": att.split_heads,
+    "merge_heads": att.merge_heads,
+    "masked_softmax": lambda scores, mask: att.masked_softmax(scores, np.asarray(mask).astype(bool)),
+    "causal_lm_loss": masking.causal_lm_loss,
+    "masked_mean_pool": blocks.masked_mean_pool,
+    "block_shapes": blocks.block_shapes,
+}
 
 
 # ---------------------------------------------------------------- mutants (reference pieces)
@@ -567,7 +565,7 @@ BUG_QUESTIONS = tuple(
 def _code(
     fn: str, title: str, points: float, cases: Callable[[int], list[Case]], **kw: Any
 ) -> CodeQuestion:
-    reference = blocks.block_shapes if fn == "block_shapes" else _shapes_torch(fn)
+    reference = REFERENCES[fn]
     return CodeQuestion(
         id=f"a5.{fn}",
         title=title,
