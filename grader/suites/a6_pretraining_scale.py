@@ -428,14 +428,11 @@ def _gpt2(**changes: Any) -> int:
 
 
 def _per_block_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
-    import sympy
-
-    d = sympy.Symbol("d", positive=True)
-    no_norms = sympy.expand(params.attention_count(d, True) + params.ffn_count(d, 4 * d, "gelu", True))
+    no_norms = params.quadratic_text(lambda d: params.attention_count(d, True) + params.ffn_count(d, 4 * d, "gelu", True))
     return [
-        WrongForm(str(params.per_block_expression(biases=False)), "params-missing-biases",
+        WrongForm(params.per_block_text(biases=False), "params-missing-biases",
                   "12d² + 4d leaves out the biases: Q, K, V, O add 4d and the FFN d_ff + d = 5d."),
-        WrongForm(str(no_norms), "params-missing-norms",
+        WrongForm(no_norms, "params-missing-norms",
                   "12d² + 9d leaves out the block's two LayerNorms (2d each)."),
     ]
 
@@ -486,7 +483,7 @@ WRITTEN: tuple[WrittenQuestion, ...] = (
     WrittenQuestion(
         id="a6.per_block_formula", title="Parameters of one GPT-2 block as an expression in d", points=6,
         key="per_block_formula", answer_kind="expression", symbols=("d",),
-        expected=lambda n: str(params.per_block_expression()), wrong_forms=_per_block_wrong,
+        expected=lambda n: params.per_block_text(), wrong_forms=_per_block_wrong,
     ),
     WrittenQuestion(
         id="a6.gpt2_small_total", title="GPT-2 small's total parameter count", points=5,
