@@ -1,0 +1,34 @@
+"""Speed by construction: the grader process itself never imports torch or sympy.
+
+The student's worker imports torch when the submission (or a5) needs it, and the expression
+judge evaluates answers without sympy on the common path; the grader only compares plain
+arrays. (Timings live in benchmarks/bench.py; this checks the property that makes them.)
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from grader import registry
+
+CODE = """
+import json, sys
+from grader import registry
+from grader.content import solution_dir
+from grader.grade import grade_submission
+a = registry.load(sys.argv[1])
+report = grade_submission(solution_dir(a.id), a)
+print(json.dumps({"score": report.score, "torch": "torch" in sys.modules, "sympy": "sympy" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize("aid", registry.ASSIGNMENT_IDS)
+def test_grading_a_solution_imports_neither_torch_nor_sympy_in_the_grader(aid):
+    out = subprocess.run([sys.executable, "-c", CODE, aid], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result == {"score": 100.0, "torch": False, "sympy": False}
