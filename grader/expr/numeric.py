@@ -360,26 +360,38 @@ def value_at(program: Program, point: Sequence[Number]) -> Number | None:
         return None
 
 
+def agree_at_points(want_at: Callable[[list[Any]], Any], got_at: Callable[[list[Any]], Any],
+                    n_symbols: int) -> bool | None:
+    """The sampling policy, shared by the fast path and the sympy fallback.
+
+    `want_at` / `got_at` give a point's value or None where undefined. True when the two agree
+    at every valid point (N_POINTS of them, points where the expected side is undefined
+    redrawn); False at the first valid point where they differ; None when too few points are
+    valid to decide.
+    """
+    wanted = N_POINTS if n_symbols else 1
+    valid = 0
+    for raw in points(n_symbols):
+        want = want_at(raw)
+        if want is None:
+            continue
+        got = got_at(raw)
+        if got is None or not numbers_close(got, want):
+            return False
+        valid += 1
+        if valid >= wanted:
+            return True
+    return True if valid >= min(MIN_POINTS, wanted) else None
+
+
 def numerically_equal(answer: Program, expected: Program, n_symbols: int) -> bool | None:
     """True/False from random points; None when too few points are valid to decide.
 
     Both programs number their symbols the same way (n_symbols of them).
     """
-    wanted = N_POINTS if n_symbols else 1
-    valid = 0
     with mpmath.workdps(DIGITS):
-        for raw in points(n_symbols):
-            point = [mpf(x) for x in raw]
-            want = value_at(expected, point)
-            if want is None:
-                continue
-            got = value_at(answer, point)
-            if got is None or not numbers_close(got, want):
-                return False
-            valid += 1
-            if valid >= wanted:
-                return True
-    return True if valid >= min(MIN_POINTS, wanted) else None
+        return agree_at_points(lambda raw: value_at(expected, [mpf(x) for x in raw]),
+                               lambda raw: value_at(answer, [mpf(x) for x in raw]), n_symbols)
 
 
 def evaluate(tree: tuple, values: dict[str, float]) -> Number:

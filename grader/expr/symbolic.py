@@ -28,7 +28,7 @@ import mpmath
 import sympy
 
 from grader.expr.judge import Verdict
-from grader.expr.numeric import DIGITS, MIN_POINTS, N_POINTS, numbers_close, points
+from grader.expr.numeric import DIGITS, agree_at_points
 from grader.expr.parser import ExprError, Parsed, interpret
 
 SYMBOLIC_BUDGET = 0.5  # seconds for the labelling step
@@ -75,27 +75,14 @@ def _value(expr: sympy.Expr, point: dict[sympy.Symbol, sympy.Float]) -> mpmath.m
     return z
 
 
-def _points(symbols: list[sympy.Symbol]) -> Iterator[dict[sympy.Symbol, sympy.Float]]:
-    for raw in points(len(symbols)):  # the same points as the numeric check on trees
-        yield {s: sympy.Float(x, DIGITS) for s, x in zip(symbols, raw)}
-
-
 def numerically_equal(answer: sympy.Expr, expected: sympy.Expr) -> bool | None:
     """True/False from random points; None when too few points are valid to decide."""
     symbols = sorted(answer.free_symbols | expected.free_symbols, key=lambda s: s.name)
-    wanted = N_POINTS if symbols else 1
-    valid = 0
-    for point in _points(symbols):
-        want = _value(expected, point)
-        if want is None:
-            continue
-        got = _value(answer, point)
-        if got is None or not numbers_close(got, want):
-            return False
-        valid += 1
-        if valid >= wanted:
-            return True
-    return True if valid >= min(MIN_POINTS, wanted) else None
+
+    def at(expr: sympy.Expr):
+        return lambda raw: _value(expr, {s: sympy.Float(x, DIGITS) for s, x in zip(symbols, raw)})
+
+    return agree_at_points(at(expected), at(answer), len(symbols))
 
 
 def _rewrite_exp(e: sympy.Expr) -> sympy.Expr:
