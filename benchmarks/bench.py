@@ -81,7 +81,7 @@ def make(q, case):
     @weight(q.points / len(q.cases(0)))
     def test(self):
         got = getattr(student, q.function)(*case.args, **dict(case.kwargs))
-        want = run_trusted(q.reference, case, False)
+        want = run_trusted(q.reference, case)
         self.assertFalse(compare(got, want, q.tolerance, exact=q.integer, names=q.output_names))
     return test
 

@@ -262,9 +262,9 @@ def test_a2_mistake_is_named(tmp_path, label):
 def _outputs(q: CodeQuestion, case, option: int = 0) -> dict[str, object]:
     """The reference's and every mutant's output; of a mutant with several natural forms (AnyOf),
     the form numbered `option` (the last one when it has fewer)."""
-    out = {"reference": run_trusted(q.reference, case, False)}
+    out = {"reference": run_trusted(q.reference, case)}
     for mid, m in q.mutants.items():
-        value = run_trusted(m, case, False)
+        value = run_trusted(m, case)
         if isinstance(value, AnyOf):
             value = value.options[min(option, len(value.options) - 1)]
         out[mid] = concrete(value)

@@ -79,9 +79,9 @@ def _replace(source: str, old: str, new: str) -> str:
     return source.replace(old, new)
 
 
-def run_trusted(fn, case, as_torch):
+def run_trusted(fn, case):
     """The trusted output, a mutant's AnyOf read as its first option."""
-    return concrete(_run_trusted(fn, case, as_torch))
+    return concrete(_run_trusted(fn, case))
 
 
 # ------------------------------------------------------------------ whole submissions
@@ -134,7 +134,7 @@ def test_a3_two_students_get_different_numbers_and_full_marks(tmp_path):
         hidden = [[c for c in q.cases(seed) if not c.visible] for seed in seeds]
         if q.function == "beam_search":  # hand-built trees are shared, random ones differ
             hidden = [h[2:] for h in hidden]
-        a, b = (run_trusted(q.reference, c, False) for c in (hidden[0][-1], hidden[1][-1]))
+        a, b = (run_trusted(q.reference, c) for c in (hidden[0][-1], hidden[1][-1]))
         assert compare(a, b, q.tolerance, exact=q.integer), q.id
     assert VARIANT.numbers(ids[0]) != VARIANT.numbers(ids[1])
     for i, sid in enumerate(ids):
@@ -363,7 +363,7 @@ def test_a3_mutants_pairwise_separated_on_hidden_cases():
             outs[name] = []
             for c in hidden:
                 try:
-                    outs[name].append(run_trusted(f, c, False))
+                    outs[name].append(run_trusted(f, c))
                 except ValueError:  # a transposed W that does not fit (d_s != d_h)
                     outs[name].append(None)
         for a, b in itertools.combinations(fns, 2):
@@ -379,13 +379,13 @@ def test_a3_every_catalog_id_reachable_from_a_hidden_case():
     reached = set()
     for q in _code_questions():
         for c in (c for c in q.cases(0) if not c.visible):
-            want = run_trusted(q.reference, c, False)
+            want = run_trusted(q.reference, c)
             for mid, f in q.mutants.items():
                 try:
-                    got = run_trusted(f, c, False)
+                    got = run_trusted(f, c)
                 except ValueError:
                     continue
-                others = [run_trusted(g, c, False) for m, g in q.mutants.items() if m != mid]
+                others = [run_trusted(g, c) for m, g in q.mutants.items() if m != mid]
                 if compare(got, want, q.tolerance, exact=q.integer) and all(
                     compare(got, o, q.tolerance, exact=q.integer) for o in others
                 ):
@@ -419,7 +419,7 @@ def test_a3_bleu_hidden_cases_agree_with_nltk():
         cands, refs = c.args
         max_n = c.kwargs.get("max_n", 4)
         want = nltk_bleu(refs, cands, weights=tuple([1.0 / max_n] * max_n))
-        assert run_trusted(suite.bleu.corpus_bleu, c, False) == pytest.approx(want, rel=1e-12)
+        assert run_trusted(suite.bleu.corpus_bleu, c) == pytest.approx(want, rel=1e-12)
 
 
 def test_a3_cell_hidden_cases_agree_with_torch():
@@ -433,7 +433,7 @@ def test_a3_cell_hidden_cases_agree_with_torch():
             ):
                 p.copy_(v)
             h2, c2 = cell(x[None], (h[None], cc[None]))
-        got = run_trusted(suite.gated.lstm_cell, c, False)
+        got = run_trusted(suite.gated.lstm_cell, c)
         np.testing.assert_allclose(got[0], h2[0].numpy(), rtol=1e-10)
         np.testing.assert_allclose(got[1], c2[0].numpy(), rtol=1e-10)
     for c in A3.question("a3.gru_cell").cases(0):
@@ -445,7 +445,7 @@ def test_a3_cell_hidden_cases_agree_with_torch():
             ):
                 p.copy_(v)
             want = cell(x[None], h[None])[0].numpy()
-        np.testing.assert_allclose(run_trusted(suite.gated.gru_cell, c, False), want, rtol=1e-10)
+        np.testing.assert_allclose(run_trusted(suite.gated.gru_cell, c), want, rtol=1e-10)
     assert run_trusted(
         suite.gated.gru_cell, A3.question("a3.gru_cell").cases(0)[0], False
     ) == pytest.approx([0.41])

@@ -295,7 +295,7 @@ def test_a6_mutants_pairwise_separated_on_hidden_cases(seed):
     for q in COMPARED:
         hidden = [c for c in q.cases(seed) if not c.visible]
         fns = {"reference": q.reference, **q.mutants}
-        outs = {k: [concrete(run_trusted(f, c, False)) for c in hidden] for k, f in fns.items()}
+        outs = {k: [concrete(run_trusted(f, c)) for c in hidden] for k, f in fns.items()}
         names = list(fns)
         for i, a in enumerate(names):
             for b in names[i + 1:]:
@@ -306,10 +306,10 @@ def test_a6_mutants_pairwise_separated_on_hidden_cases(seed):
 def test_a6_bert_judge_names_each_mutant_and_passes_the_reference(seed):
     q = A6.question("a6.bert_mask")
     cases = q.cases(seed)
-    ref = suite.judge_bert_mask(cases, [run_trusted(q.reference, c, False) for c in cases])
+    ref = suite.judge_bert_mask(cases, [run_trusted(q.reference, c) for c in cases])
     assert ref.fraction == 1.0 and ref.misconceptions == []
     for mid, fn in q.mutants.items():
-        j = suite.judge_bert_mask(cases, [run_trusted(fn, c, False) for c in cases])
+        j = suite.judge_bert_mask(cases, [run_trusted(fn, c) for c in cases])
         assert j.misconceptions == [mid] and j.fraction < 1.0, (mid, j.checks)
 
 
@@ -317,7 +317,7 @@ def test_a6_bert_judge_essentially_never_fails_a_correct_answer():
     q = A6.question("a6.bert_mask")
     for seed in range(30):
         cases = q.cases(1000 + seed)
-        j = suite.judge_bert_mask(cases, [run_trusted(q.reference, c, False) for c in cases])
+        j = suite.judge_bert_mask(cases, [run_trusted(q.reference, c) for c in cases])
         assert j.fraction == 1.0, (seed, [c for c in j.checks if not c[1]])
 
 
@@ -327,7 +327,7 @@ def test_a6_every_catalog_id_reachable_from_a_hidden_case():
         if isinstance(q, CodeQuestion) and q.custom is None:
             hidden = [c for c in q.cases(0) if not c.visible]
             for mid, fn in q.mutants.items():
-                if any(compare(concrete(run_trusted(fn, c, False)), run_trusted(q.reference, c, False), exact=True)
+                if any(compare(concrete(run_trusted(fn, c)), run_trusted(q.reference, c), exact=True)
                        for c in hidden):
                     reached.add(mid)
         elif isinstance(q, CodeQuestion):
@@ -396,7 +396,7 @@ def test_a6_parameter_counts_of_every_case_match_a_torch_built_model(seed):
         cfg = dict(zip(names, case.args)) | {renamed.get(k, k): v for k, v in case.kwargs.items()}
         model = _torch_model(**cfg)
         block = model.h[0]
-        want = run_trusted(q.reference, case, False)
+        want = run_trusted(q.reference, case)
         assert want["total"] == _numel(model), case.name  # tied weights count once
         assert want["attention_per_block"] == _numel(block.attn), case.name
         assert want["ffn_per_block"] == _numel(block.up) + _numel(block.down), case.name
