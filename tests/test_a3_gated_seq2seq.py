@@ -446,9 +446,7 @@ def test_a3_cell_hidden_cases_agree_with_torch():
                 p.copy_(v)
             want = cell(x[None], h[None])[0].numpy()
         np.testing.assert_allclose(run_trusted(suite.gated.gru_cell, c), want, rtol=1e-10)
-    assert run_trusted(
-        suite.gated.gru_cell, A3.question("a3.gru_cell").cases(0)[0], False
-    ) == pytest.approx([0.41])
+    assert run_trusted(suite.gated.gru_cell, A3.question("a3.gru_cell").cases(0)[0]) == pytest.approx([0.41])
 
 
 # ------------------------------------------------------------------ written questions
