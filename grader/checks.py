@@ -44,10 +44,6 @@ def as_array(value: Any) -> np.ndarray | None:
     return None
 
 
-def is_array_like(want: Any) -> bool:
-    return isinstance(want, np.ndarray)
-
-
 def compare(got: Any, want: Any, tol: Tolerance = Tolerance(), *, exact: bool = False,
             names: tuple[str, ...] = (), where: str = "") -> list[Mismatch]:
     """Every mismatch between `got` and `want` (empty when they match)."""

@@ -169,16 +169,6 @@ class WorkerSession:
             if text:
                 self._output_parts.append(text)
 
-    def _restart(self, reason: str) -> None:
-        if self.proc is not None:
-            self._collect_output()
-            self.proc.kill(reason=reason)
-            self.proc = None
-        self.restarts += 1
-        self.start()
-        if self._ensure_ready(restarting=True) is None:
-            self._ready = True
-
     # ------------------------------------------------------------------ protocol
 
     def _send(self, header: dict, blobs: list[bytes] | None = None) -> None:
@@ -334,4 +324,7 @@ class WorkerSession:
         if self.restarts >= MAX_RESTARTS or self.remaining() <= 1.0:
             self.import_failure = Failure("crashed", "not run: the submission's process was restarted too many times")
             return
-        self._restart("restart")
+        # The old worker was stopped by _kill_for; a fresh one re-imports the module.
+        self.restarts += 1
+        self.start()
+        self._ready = self._ensure_ready(restarting=True) is None

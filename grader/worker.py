@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import math
 import os
 import struct
 import sys
@@ -394,10 +393,6 @@ def _holds_grader(path: str) -> bool:
         return os.path.isdir(os.path.join(path, "grader")) and os.path.isfile(os.path.join(path, "grader", "worker.py"))
     except OSError:
         return False
-
-
-def is_finite_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 if __name__ == "__main__":
