@@ -25,8 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from grader import registry  # noqa: E402
-from grader.content import solution_dir  # noqa: E402
+from grader.course import registry  # noqa: E402
+from grader.course.content import solution_dir  # noqa: E402
 
 
 def wall(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> float:
@@ -71,9 +71,9 @@ import numpy as np
 from gradescope_utils.autograder_utils.decorators import weight, number
 from gradescope_utils.autograder_utils.json_test_runner import JSONTestRunner
 import {module} as student
-import grader.registry as registry
-from grader.grade import run_trusted
-from grader.checks import compare
+import grader.course.registry as registry
+from grader.engine.grade import run_trusted
+from grader.engine.checks import compare
 
 A = registry.load("{aid}")
 
@@ -140,7 +140,7 @@ EXPR_PAIRS = [
 
 
 def bench_expr() -> tuple[float, float, int]:
-    from grader.expr.judge import ExprJudge
+    from grader.written.expr.judge import ExprJudge
 
     times = []
     with ExprJudge() as judge:

@@ -32,9 +32,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from grader import registry, sandbox  # noqa: E402
-from grader.grade import grade_submission  # noqa: E402
-from grader.model import CodeQuestion  # noqa: E402
+from grader import sandbox  # noqa: E402
+from grader.course import registry  # noqa: E402
+from grader.engine.grade import grade_submission  # noqa: E402
+from grader.questions import CodeQuestion  # noqa: E402
 
 HELDOUT = REPO / "tests" / "heldout"
 CORRECT = "correct"

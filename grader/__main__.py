@@ -2,6 +2,6 @@
 
 import sys
 
-from grader.cli import main
+from grader.app.cli import main
 
 sys.exit(main())

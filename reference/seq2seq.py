@@ -20,7 +20,7 @@ import numpy as np
 from reference.functional import softmax
 
 if TYPE_CHECKING:
-    from grader.model import TableLM
+    from grader.questions import TableLM
 
 __all__ = [
     "dot_scores",

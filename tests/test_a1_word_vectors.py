@@ -17,11 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import catalog, sandbox, variants
-from grader.checks import compare
-from grader.diagnosis import concrete
-from grader.grade import grade_submission
-from grader.model import CodeQuestion, WrittenQuestion
+from grader import catalog, sandbox
+from grader.course import variants
+from grader.engine.checks import compare
+from grader.engine.diagnosis import concrete
+from grader.engine.grade import grade_submission
+from grader.questions import CodeQuestion, WrittenQuestion
 from grader.suites.a1_word_vectors import ASSIGNMENT
 
 ROOT = Path(__file__).resolve().parent.parent

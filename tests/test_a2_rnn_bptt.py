@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from grader import catalog, sandbox
-from grader.checks import compare
-from grader.diagnosis import AnyOf, concrete
-from grader.grade import grade_submission, run_trusted
-from grader.model import CodeQuestion, WrittenQuestion
+from grader.engine.checks import compare
+from grader.engine.diagnosis import AnyOf, concrete
+from grader.engine.grade import grade_submission, run_trusted
+from grader.questions import CodeQuestion, WrittenQuestion
 from grader.suites import a2_rnn_bptt as suite
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 from grader import catalog, sandbox
-from grader.checks import compare
-from grader.diagnosis import concrete
-from grader.grade import grade_submission
-from grader.grade import run_trusted as _run_trusted
-from grader.model import CodeQuestion, WrittenQuestion
+from grader.engine.checks import compare
+from grader.engine.diagnosis import concrete
+from grader.engine.grade import grade_submission
+from grader.engine.grade import run_trusted as _run_trusted
+from grader.questions import CodeQuestion, WrittenQuestion
 from grader.suites import a3_gated_seq2seq as suite
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 
 from grader import catalog, sandbox
-from grader.checks import compare
-from grader.diagnosis import concrete
-from grader.grade import grade_submission, run_trusted
-from grader.model import CodeQuestion, WrittenQuestion
+from grader.engine.checks import compare
+from grader.engine.diagnosis import concrete
+from grader.engine.grade import grade_submission, run_trusted
+from grader.questions import CodeQuestion, WrittenQuestion
 from grader.suites import a4_transformer as suite
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -434,7 +434,7 @@ def test_a4_convention_mistakes_keep_partial_credit(tmp_path):
 
 
 def test_a4_written_wrong_answers_name_their_mistakes(tmp_path):
-    from grader import variants
+    from grader.course import variants
 
     v = variants.numbers(A.id, None)
     p = np.asarray(v["softmax_p"])
@@ -462,7 +462,7 @@ def test_a4_written_wrong_answers_name_their_mistakes(tmp_path):
 def test_a4_attention_by_hand_expected_matches_torch():
     import torch
 
-    from grader import variants
+    from grader.course import variants
 
     for sid in (None, "ada"):
         v = variants.numbers(A.id, sid)

@@ -20,10 +20,10 @@ import torch
 import torch.nn.functional as F
 
 from grader import catalog
-from grader.checks import compare
-from grader.diagnosis import concrete
-from grader.grade import _trusted_mutants, grade_submission, run_trusted
-from grader.model import CodeQuestion, WrittenQuestion
+from grader.engine.checks import compare
+from grader.engine.diagnosis import concrete
+from grader.engine.grade import _trusted_mutants, grade_submission, run_trusted
+from grader.questions import CodeQuestion, WrittenQuestion
 from grader.suites import a5_shapes_debugging as suite
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,10 +20,10 @@ import pytest
 import grader.suites.a6_pretraining_scale as suite
 from grader import sandbox
 from grader.catalog import _CATALOG, all_ids
-from grader.checks import compare
-from grader.diagnosis import concrete
-from grader.grade import grade_submission, run_trusted
-from grader.model import CodeQuestion, WrittenQuestion
+from grader.engine.checks import compare
+from grader.engine.diagnosis import concrete
+from grader.engine.grade import grade_submission, run_trusted
+from grader.questions import CodeQuestion, WrittenQuestion
 from reference import params
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -338,7 +338,7 @@ def test_a6_every_catalog_id_reachable_from_a_hidden_case():
 
 
 def _variant_numbers():
-    from grader import variants
+    from grader.course import variants
 
     return variants.numbers(A6.id, None)
 

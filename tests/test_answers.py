@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.answers import (
+from grader.written.answers import (
     NOT_FOUND,
     AnswerFormatError,
     as_array,

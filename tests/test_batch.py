@@ -13,9 +13,9 @@ import pytest
 import toy_assignment as toy
 
 from grader import sandbox
-from grader.batch import find_submissions, grade_all, write_csv
-from grader.class_report import write_report
-from grader.grade import grade_submission
+from grader.app.batch import find_submissions, grade_all, write_csv
+from grader.engine.grade import grade_submission
+from grader.reports.class_report import write_report
 
 LIMITS = sandbox.Limits(call_seconds=2.0, submission_seconds=30.0)
 
@@ -45,7 +45,7 @@ def class_folder(tmp_path_factory) -> Path:
 
 
 def _patch_limits(monkeypatch):
-    import grader.batch as batch
+    import grader.app.batch as batch
 
     real = batch.grade_submission
     monkeypatch.setattr(batch, "grade_submission", lambda p, a, **kw: real(p, a, limits=LIMITS, **kw))

@@ -10,9 +10,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader import cli, registry
-from grader.content import solution_dir
-from grader.results import SCHEMA
+from grader.app import cli
+from grader.course import registry
+from grader.course.content import solution_dir
+from grader.reports.results_json import SCHEMA
 
 READY = [a for a in registry.available() if solution_dir(a).is_dir()]
 
@@ -30,7 +31,7 @@ def test_help_lists_every_command():
 
 
 def test_help_does_not_import_numpy_or_torch():
-    code = "import sys; from grader import cli\ntry:\n    cli.main(['--help'])\nexcept SystemExit: pass\n" \
+    code = "import sys; from grader.app import cli\ntry:\n    cli.main(['--help'])\nexcept SystemExit: pass\n" \
            "print('numpy' in sys.modules, 'torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip().endswith("False False")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from grader.demo import demo_assignments
+from grader.app.demo import demo_assignments
 
 
 def test_demo_grades_the_three_samples_side_by_side():

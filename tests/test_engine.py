@@ -12,8 +12,8 @@ import pytest
 import toy_assignment as toy
 
 from grader import sandbox
-from grader.grade import grade_submission
-from grader.results import SCHEMA, to_gradescope
+from grader.engine.grade import grade_submission
+from grader.reports.results_json import SCHEMA, to_gradescope
 
 FAST = sandbox.Limits(call_seconds=3.0, submission_seconds=40.0)
 
@@ -208,7 +208,7 @@ def test_prints_at_import_and_after_a_restart_are_kept(tmp_path):
 def test_a_mutant_with_several_natural_outputs_matches_any(tmp_path):
     import dataclasses
 
-    from grader.diagnosis import AnyOf
+    from grader.engine.diagnosis import AnyOf
 
     q = dataclasses.replace(toy.ASSIGNMENT.questions[2], mutants={
         "toy-grad-sign": lambda x: AnyOf((float(np.sum(x**2)), 3 * x), (float(np.sum(x**2)), -2 * x))})
@@ -297,7 +297,7 @@ def test_visibility_defaults_to_the_assignments_and_a_question_may_override(tmp_
 def test_math_overflow_raised_in_pure_python_is_read_as_the_overflow_misconception(tmp_path):
     import dataclasses
 
-    from grader.diagnosis import NONFINITE
+    from grader.engine.diagnosis import NONFINITE
 
     def unstable(x, axis=-1):
         return NONFINITE if np.max(np.abs(x)) > 700 else toy.softmax(x, axis)

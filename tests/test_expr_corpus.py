@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.expr.judge import ExprJudge
+from grader.written.expr.judge import ExprJudge
 
 SKIPGRAM = ["u_o", "u_a", "u_b", "u_c", "p_a", "p_b", "p_c"]
 SKIPGRAM_GRAD = "-u_o + p_a u_a + p_b u_b + p_c u_c"
@@ -192,8 +192,8 @@ def test_hostile_expected_side_is_also_safe(judge: ExprJudge, tmp_path: Path) ->
 
 
 def _both(answer: str, expected: str, symbols: list[str] | None):
-    from grader.expr.equivalence import equivalent
-    from grader.expr.symbolic import equivalent as sympy_equivalent
+    from grader.written.expr.equivalence import equivalent
+    from grader.written.expr.symbolic import equivalent as sympy_equivalent
 
     def run(check):
         try:

@@ -1,7 +1,7 @@
 """Equivalence (in-process) and the judge: worker process, hard kill, lazy start, CLI.
 
 The fast path (trees evaluated with mpmath, no sympy) answers almost every check; the
-sympy path (grader.expr.symbolic) is tested by calling it directly.
+sympy path (grader.written.expr.symbolic) is tested by calling it directly.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 import sympy
 
-from grader.expr import symbolic
-from grader.expr.equivalence import equivalent, fast_equivalent, numbers_close
-from grader.expr.judge import ExprJudge, Verdict, check_equivalent, expr_equal_cli
-from grader.expr.numeric import compile_tree, evaluate
-from grader.expr.numeric import numerically_equal as numerically_equal_trees
-from grader.expr.parser import ExprError, parse, read
-from grader.expr.symbolic import numerically_equal, symbolically_zero
+from grader.written.expr import symbolic
+from grader.written.expr.equivalence import equivalent, fast_equivalent, numbers_close
+from grader.written.expr.judge import ExprJudge, Verdict, check_equivalent, expr_equal_cli
+from grader.written.expr.numeric import compile_tree, evaluate
+from grader.written.expr.numeric import numerically_equal as numerically_equal_trees
+from grader.written.expr.parser import ExprError, parse, read
+from grader.written.expr.symbolic import numerically_equal, symbolically_zero
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -159,7 +159,7 @@ def test_fast_path_does_not_import_sympy() -> None:
     code = (
         "import sys, json; sys.path.insert(0, 'tests')\n"
         "from pathlib import Path\n"
-        "from grader.expr.judge import _answer\n"
+        "from grader.written.expr.judge import _answer\n"
         "import test_expr_corpus as c\n"
         "cases = c.EQUIVALENT + c.DIFFERENT + c._hostile(Path('/nonexistent/CANARY'))\n"
         "for a, e, s in cases:\n"
@@ -177,7 +177,7 @@ def test_fast_path_does_not_import_sympy() -> None:
 def test_worker_does_not_import_sympy() -> None:
     # the real worker loop: warm-up, then requests from stdin; it returns at EOF
     code = (
-        "import sys; from grader.expr.judge import _worker_main; _worker_main(); "
+        "import sys; from grader.written.expr.judge import _worker_main; _worker_main(); "
         "sys.stderr.write('SYMPY=%s' % ('sympy' in sys.modules))"
     )
     requests = [
@@ -267,8 +267,8 @@ def test_non_string_answer() -> None:
 
 def test_importing_the_grader_side_does_not_import_sympy() -> None:
     code = (
-        "import sys; import grader.expr, grader.expr.judge, grader.answers, grader.written; "
-        "from grader.expr import ExprJudge; ExprJudge(); print('sympy' in sys.modules)"
+        "import sys; import grader.written.expr, grader.written.expr.judge, grader.written.answers, grader.written.grading; "
+        "from grader.written.expr import ExprJudge; ExprJudge(); print('sympy' in sys.modules)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
@@ -323,7 +323,7 @@ def test_cli_bad_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) 
 
 def test_cli_as_a_module() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "grader.expr.judge", "1 - tanh(z)^2", "1/cosh(z)^2"],
+        [sys.executable, "-m", "grader.written.expr.judge", "1 - tanh(z)^2", "1/cosh(z)^2"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -7,7 +7,7 @@ import time
 import pytest
 import sympy
 
-from grader.expr.parser import (
+from grader.written.expr.parser import (
     ExprError,
     canonical,
     interpret,

@@ -13,10 +13,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader import registry
-from grader.bundles import build_autograder, build_handout
-from grader.content import samples_dir, solution_dir
-from grader.results import SCHEMA
+from grader.app.bundles import build_autograder, build_handout
+from grader.course import registry
+from grader.course.content import samples_dir, solution_dir
+from grader.reports.results_json import SCHEMA
 
 READY = [aid for aid in registry.available() if solution_dir(aid).is_dir()]
 
@@ -117,7 +117,7 @@ def test_handout_has_no_hidden_material_and_grades_to_zero(tmp_path, aid):
     assert all(n.startswith(f"{aid}/") for n in names)
     assert not any("suites" in n or "solutions" in n or n.endswith("answer_key.py") for n in names)
     assert f"{aid}/answers.toml" in names and f"{aid}/variant.py" in names and f"{aid}/README.md" in names
-    from grader.grade import grade_submission
+    from grader.engine.grade import grade_submission
 
     report = grade_submission(tmp_path / "h" / aid, registry.load(aid))
     assert report.score == 0 and report.grader_error is None

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import registry
-from grader.grade import grade_submission
-from grader.model import CodeQuestion
+from grader.course import registry
+from grader.engine.grade import grade_submission
+from grader.questions import CodeQuestion
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENTS = ("a1_word_vectors", "a2_rnn_bptt")

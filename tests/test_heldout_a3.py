@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import registry, sandbox
-from grader.grade import grade_submission
-from grader.model import CodeQuestion
+from grader import sandbox
+from grader.course import registry
+from grader.engine.grade import grade_submission
+from grader.questions import CodeQuestion
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = ROOT / "tests" / "heldout" / "a3_gated_seq2seq"

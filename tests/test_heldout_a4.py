@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalog, registry, sandbox
-from grader.grade import GradeReport, grade_submission
-from grader.model import CodeQuestion
+from grader import catalog, sandbox
+from grader.course import registry
+from grader.engine.grade import GradeReport, grade_submission
+from grader.questions import CodeQuestion
 
 ROOT = Path(__file__).resolve().parents[1]
 HELDOUT = ROOT / "tests" / "heldout" / "a4_transformer"

@@ -22,9 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import registry, sandbox
-from grader.content import solution_dir
-from grader.grade import GradeReport, grade_submission
+from grader import sandbox
+from grader.course import registry
+from grader.course.content import solution_dir
+from grader.engine.grade import GradeReport, grade_submission
 
 pytestmark = pytest.mark.skipif(not sandbox.can_isolate(),
                                 reason="hostile code is only run inside the namespace sandbox (root)")

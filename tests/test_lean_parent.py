@@ -13,13 +13,13 @@ import sys
 
 import pytest
 
-from grader import registry
+from grader.course import registry
 
 CODE = """
 import json, sys
-from grader import registry
-from grader.content import solution_dir
-from grader.grade import grade_submission
+from grader.course import registry
+from grader.course.content import solution_dir
+from grader.engine.grade import grade_submission
 a = registry.load(sys.argv[1])
 report = grade_submission(solution_dir(a.id), a)
 print(json.dumps({"score": report.score, "torch": "torch" in sys.modules, "sympy": "sympy" in sys.modules}))

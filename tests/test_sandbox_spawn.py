@@ -201,7 +201,7 @@ def test_grader_files_are_invisible_and_unimportable(spawn):
                 result = 'absent'
         """)
         assert contents == "absent" or all(listing == [] for listing in contents), (name, contents)
-    for name in ("grader.content", "grader.sandbox", "reference.functional"):
+    for name in ("grader.course.content", "grader.sandbox.launcher", "reference.functional"):
         reply = w.ask(f"import {name}")
         assert not reply["ok"] and "ModuleNotFoundError" in reply["error"], reply
     for path in [REPO, *sandbox.default_hidden_paths()]:

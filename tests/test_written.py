@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from grader.answers import NOT_FOUND, AnswerSheet, parse_answers
-from grader.expr.judge import ExprJudge
-from grader.model import Tolerance, WrittenQuestion, WrongForm
-from grader.written import grade_written
+from grader.questions import Tolerance, WrittenQuestion, WrongForm
+from grader.written.answers import NOT_FOUND, AnswerSheet, parse_answers
+from grader.written.expr.judge import ExprJudge
+from grader.written.grading import grade_written
 
 VARIANT = {"d": 64, "ppl": 12.5}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.catalog import Misconception, register
-from grader.model import Assignment, Case, CodeQuestion
+from grader.questions import Assignment, Case, CodeQuestion
 from reference.functional import softmax
 
 register(

@@ -21,8 +21,8 @@ from functools import partial
 
 import numpy as np
 
-from grader.diagnosis import NONFINITE, AnyOf
-from grader.model import Assignment, Case, CodeQuestion, Tolerance, WrittenQuestion, WrongForm
+from grader.engine.diagnosis import NONFINITE, AnyOf
+from grader.questions import Assignment, Case, CodeQuestion, Tolerance, WrittenQuestion, WrongForm
 from reference.word_vectors import (
     analogy,
     buffered_scatter_add,

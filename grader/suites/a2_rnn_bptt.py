@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from grader.diagnosis import AnyOf
-from grader.model import Assignment, Case, CodeQuestion, Tolerance, WrittenQuestion, WrongForm
+from grader.engine.diagnosis import AnyOf
+from grader.questions import Assignment, Case, CodeQuestion, Tolerance, WrittenQuestion, WrongForm
 from reference.bptt import (
     bptt_final_state,
     bptt_ledger,

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from grader.diagnosis import any_form
-from grader.model import Assignment, Case, CodeQuestion, WrittenQuestion, WrongForm
+from grader.engine.diagnosis import any_form
+from grader.questions import Assignment, Case, CodeQuestion, WrittenQuestion, WrongForm
 from reference import attention as att
 from reference import blocks, ffn, norms, positions
 from reference.functional import softmax
@@ -80,7 +80,7 @@ def _lengths(rng: np.random.Generator, B: int, T: int) -> Array:
 # ---------------------------------------------------------------- mutant pieces (hooks only)
 
 
-_any = any_form  # one mistake, several natural forms (grader.diagnosis)
+_any = any_form  # one mistake, several natural forms (grader.engine.diagnosis)
 
 
 # softmax-wrong-axis: any axis but the last (the query axis -2, the head axis, the batch axis 0;

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from grader.diagnosis import AnyOf
-from grader.model import Assignment, Case, CodeQuestion, WrittenQuestion, WrongForm
+from grader.engine.diagnosis import AnyOf
+from grader.questions import Assignment, Case, CodeQuestion, WrittenQuestion, WrongForm
 from reference import attention as att
 from reference import blocks, masking
 from reference.functional import softmax

@@ -14,9 +14,17 @@ from typing import Any
 
 import numpy as np
 
-from grader.checks import as_array
-from grader.diagnosis import AnyOf
-from grader.model import Assignment, Case, CodeQuestion, Rng, Tolerance, WrittenQuestion, WrongForm
+from grader.engine.checks import as_array
+from grader.engine.diagnosis import AnyOf
+from grader.questions import (
+    Assignment,
+    Case,
+    CodeQuestion,
+    Rng,
+    Tolerance,
+    WrittenQuestion,
+    WrongForm,
+)
 from reference import bpe, masking, params
 
 CODE_FILE = "pretraining.py"
@@ -418,7 +426,7 @@ PARAMS_MUTANTS: dict[str, Callable[..., Any]] = {
 
 @dataclass(frozen=True)
 class OrderedListQuestion(WrittenQuestion):
-    """A list answer whose order matters (grader.written reads `ordered`)."""
+    """A list answer whose order matters (grader.written.grading reads `ordered`)."""
 
     ordered: bool = True
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from grader.model import TableLM
+from grader.questions import TableLM
 from reference.functional import log_softmax
 from reference.seq2seq import (
     additive_scores,

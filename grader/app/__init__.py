@@ -1,0 +1,1 @@
+"""The entry points: the CLI, batches, the Gradescope runner, bundles, the demo."""

@@ -1,0 +1,183 @@
+"""`seqgrade batch`: grade every submission under a folder in parallel, write a gradebook."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import multiprocessing
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grader.course import registry
+from grader.engine.grade import grade_submission
+from grader.questions import Assignment
+from grader.reports.results_json import error_results, to_gradescope, write_results
+from grader.written.expr.judge import ExprJudge
+
+
+@dataclass
+class Submission:
+    name: str  # the folder or zip's name under ROOT
+    path: Path
+    student_id: str | None = None
+    student_name: str | None = None
+
+
+def _gradescope_metadata(root: Path) -> dict[str, dict[str, str]]:
+    """Gradescope's "Export Submissions": submission_metadata.yml maps folders to submitters."""
+    path = root / "submission_metadata.yml"
+    if not path.is_file():
+        return {}
+    try:
+        import yaml
+
+        data = yaml.safe_load(path.read_text()) or {}
+    except Exception:  # noqa: BLE001 - a broken metadata file must not stop the batch
+        return {}
+    out = {}
+    for folder, meta in data.items() if isinstance(data, dict) else []:
+        if not isinstance(meta, dict):
+            continue
+        subs = meta.get(":submitters") or meta.get("submitters") or []
+        first = subs[0] if subs and isinstance(subs[0], dict) else {}
+
+        def pick(d: dict, *keys: str) -> str | None:
+            for k in keys:
+                if d.get(k) not in (None, ""):
+                    return str(d[k])
+            return None
+
+        out[str(folder)] = {"id": pick(first, ":sid", "sid", ":email", "email", ":id", "id"),
+                            "name": pick(first, ":name", "name")}
+    return out
+
+
+def find_submissions(root: Path) -> list[Submission]:
+    """Every folder or .zip directly under ROOT (hidden entries and our own output skipped)."""
+    meta = _gradescope_metadata(root)
+    subs = []
+    for path in sorted(root.iterdir()):
+        if path.name.startswith((".", "_")) or path.name.endswith("_results"):
+            continue
+        if path.is_dir() or path.suffix == ".zip":
+            key = path.name if path.is_dir() else path.stem
+            m = meta.get(key) or meta.get(path.name) or {}
+            subs.append(Submission(path.name, path, m.get("id"), m.get("name")))
+    return subs
+
+
+def fingerprint(path: Path) -> str:
+    """A hash of the submission's content, to skip regrading an unchanged submission."""
+    h = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for f in files:
+        h.update(str(f.relative_to(path) if path.is_dir() else f.name).encode())
+        try:
+            h.update(f.read_bytes())
+        except OSError:
+            h.update(b"<unreadable>")
+    return h.hexdigest()
+
+
+_BATCH_ASSIGNMENT: list[Assignment] = []  # set before the pool forks; the workers inherit it
+_JUDGE: list[ExprJudge] = []  # one expression judge per pool process, reused across submissions
+
+
+def _grade_in_worker(sub: Submission, results_dir: Path, force: bool) -> dict[str, Any]:
+    if not _JUDGE:
+        _JUDGE.append(ExprJudge())
+    return _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, force, _JUDGE[0])
+
+
+def _grade_one(sub: Submission, assignment: Assignment, results_dir: Path, force: bool,
+               judge: ExprJudge | None = None) -> dict[str, Any]:
+    target = results_dir / f"{sub.name}.json"
+    digest = fingerprint(sub.path)
+    if not force and target.is_file():
+        try:
+            old = json.loads(target.read_text())
+            if old.get("extra_data", {}).get("fingerprint") == digest:
+                return old
+        except (OSError, ValueError):
+            pass
+    student = sub.student_id or sub.name
+    try:
+        data = to_gradescope(grade_submission(sub.path, assignment, student=student, judge=judge))
+    except Exception as exc:  # noqa: BLE001 - one bad submission never stops the batch
+        data = error_results(assignment.id, f"{type(exc).__name__}: {exc}")
+    data["extra_data"].update({"submission": sub.name, "student_id": sub.student_id, "student_name": sub.student_name,
+                               "fingerprint": digest})
+    write_results(target, data)
+    return data
+
+
+class Progress:
+    """A one-line progress bar on stderr: the count, the rate and the time left."""
+
+    def __init__(self, total: int, stream=sys.stderr) -> None:
+        self.total, self.done, self.start, self.stream = total, 0, time.monotonic(), stream
+
+    def step(self) -> None:
+        self.done += 1
+        elapsed = time.monotonic() - self.start
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        left = (self.total - self.done) / rate if rate > 0 else 0.0
+        width = 30
+        filled = int(width * self.done / max(self.total, 1))
+        bar = "#" * filled + "-" * (width - filled)
+        end = "\n" if self.done == self.total else ""
+        self.stream.write(f"\r[{bar}] {self.done}/{self.total}  {rate:.2f}/s  {int(left) // 60}:{int(left) % 60:02d} left{end}")
+        self.stream.flush()
+
+
+def grade_all(root: Path, assignment: Assignment, *, jobs: int | None = None, results_dir: Path,
+              force: bool = False, progress: bool = True) -> list[tuple[Submission, dict[str, Any]]]:
+    subs = find_submissions(root)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    bar = Progress(len(subs)) if progress and subs else None
+    out: dict[str, dict[str, Any]] = {}
+    # Processes, not threads: the trusted side's own work (references, mutants, parsing) runs in
+    # parallel too, and nothing in it has to be thread-safe. Forked, so that an assignment
+    # defined in code (not only by id) reaches the workers; no thread runs here before the fork.
+    _BATCH_ASSIGNMENT[:] = [assignment]
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {pool.submit(_grade_in_worker, s, results_dir, force): s for s in subs}
+        for fut in as_completed(futures):
+            out[futures[fut].name] = fut.result()
+            if bar:
+                bar.step()
+    return [(s, out[s.name]) for s in subs]
+
+
+def write_csv(path: Path, assignment: Assignment, graded: list[tuple[Submission, dict[str, Any]]]) -> None:
+    qids = [q.id for q in assignment.questions]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["submission", "student_id", "student_name", "total", *qids, "misconceptions"])
+        for sub, data in graded:
+            by_q = {t["extra_data"]["question"]: t for t in data["tests"]}
+            found = sorted({m for t in data["tests"] for m in t["extra_data"]["misconceptions"]})
+            w.writerow([sub.name, sub.student_id or "", sub.student_name or "", f"{data['score']:g}",
+                        *(f"{by_q[q]['score']:g}" if q in by_q else "" for q in qids), ";".join(found)])
+
+
+def run(root: Path, assignment_id: str, *, jobs: int | None, out: Path, report: Path | None, force: bool) -> int:
+    assignment = registry.load(assignment_id)
+    results_dir = out.with_name(out.stem + "_results")
+    graded = grade_all(root, assignment, jobs=jobs, results_dir=results_dir, force=force)
+    write_csv(out, assignment, graded)
+    print(f"graded {len(graded)} submissions: {out} (results.json files in {results_dir}/)")
+    if report is not None:
+        from grader.reports.class_report import write_report
+
+        write_report(report, assignment, graded)
+        print(f"class report: {report}")
+    return 0

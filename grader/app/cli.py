@@ -1,0 +1,200 @@
+"""The `seqgrade` command. Imports stay lazy: `seqgrade --help` must not pay for numpy or torch."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    from grader import __version__
+
+    p = argparse.ArgumentParser(
+        prog="seqgrade",
+        description="Grade submissions for the sequence-models course: hidden tests, named misconceptions, "
+        "symbolic answers, a sandbox.",
+    )
+    p.add_argument("--version", action="version", version=f"seqgrade {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    sub.add_parser("list", help="the assignments, their questions and points")
+
+    g = sub.add_parser("grade", help="grade one submission folder or zip")
+    g.add_argument("submission", type=Path, help="a folder or a .zip holding the student's files")
+    g.add_argument("-a", "--assignment", required=True, help="a1 … a6 or a full id such as a1_word_vectors")
+    g.add_argument("--results", type=Path, help="write a Gradescope results.json here")
+    g.add_argument("--student", help="the student's id: selects their variant of the hidden numbers")
+    g.add_argument("--format", choices=("table", "md", "json"), default="table", help="what to print")
+
+    b = sub.add_parser("batch", help="grade every submission under a folder, in parallel")
+    b.add_argument("root", type=Path)
+    b.add_argument("-a", "--assignment", required=True)
+    b.add_argument("--jobs", type=int, default=None, help="parallel workers (default: the number of cores)")
+    b.add_argument("--out", type=Path, default=Path("grades.csv"), help="the gradebook CSV")
+    b.add_argument("--report", type=Path, default=None, help="a self-contained HTML class report")
+    b.add_argument("--force", action="store_true", help="regrade submissions graded before and unchanged")
+
+    e = sub.add_parser("expr-equal", help="are two expressions equal? prints one JSON line")
+    e.add_argument("answer")
+    e.add_argument("expected")
+    e.add_argument("--symbols", default=None, help="comma-separated symbols (default: those of EXPECTED)")
+
+    h = sub.add_parser("handout", help="the student bundle of an assignment")
+    h.add_argument("assignment")
+    h.add_argument("--out", type=Path, required=True)
+
+    a = sub.add_parser("autograder", help="the Gradescope autograder bundle of an assignment")
+    a.add_argument("assignment")
+    a.add_argument("--out", type=Path, required=True)
+
+    d = sub.add_parser("demo", help="grade the bundled samples (a solution, a buggy and a hostile submission)")
+    d.add_argument("-a", "--assignment", default=None, help="which assignment's samples (default: all bundled)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["expr-equal"] and not {"-h", "--help"} & set(argv[1:]):
+        # An answer may start with "-" ("-u_o + p_o u_o"): the checker reads its own arguments.
+        from grader.written.expr.judge import expr_equal_cli
+
+        return expr_equal_cli(argv[1:])
+    args = _parser().parse_args(argv)
+    if args.command is None:
+        _parser().print_help()
+        return EXIT_USAGE
+    if getattr(args, "assignment", None):  # every command takes a1 … a6 or a full id
+        from grader.course import registry
+
+        try:
+            args.assignment = registry.resolve_id(args.assignment)
+        except registry.UnknownAssignment as err:
+            print(f"seqgrade: {err}", file=sys.stderr)
+            _write_error(getattr(args, "results", None), None, str(err))
+            return EXIT_USAGE
+    try:
+        return _COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_FAILED
+    except BrokenPipeError:  # `seqgrade list | head`: the reader left, nothing is wrong
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+def _assignment(name: str):
+    from grader.course import registry
+
+    try:
+        return registry.load(name)
+    except registry.UnknownAssignment as err:
+        print(f"seqgrade: {err}", file=sys.stderr)
+        return None
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from grader.course import registry
+
+    for aid in registry.available():
+        a = registry.load(aid)
+        print(f"{aid} ({aid.split('_')[0]}): {a.title} — {a.total_points:g} points")
+        for i, q in enumerate(a.questions, 1):
+            target = f"{q.function}()" if q.kind == "code" else f"answers.toml: {q.key}"
+            print(f"  {i:>2}. {q.title:<52} {q.points:>5g}  [{target}]")
+    missing = [aid for aid in registry.ASSIGNMENT_IDS if aid not in registry.available()]
+    if missing:
+        print(f"(not installed: {', '.join(missing)})")
+    return EXIT_OK
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from grader.course import registry
+
+    aid = args.assignment
+    if not args.submission.exists():
+        print(f"seqgrade: the submission {args.submission} does not exist", file=sys.stderr)
+        _write_error(args.results, aid, f"the submission {args.submission} does not exist")
+        return EXIT_USAGE
+    try:
+        from grader.engine.grade import grade_submission
+        from grader.reports import render
+        from grader.reports.results_json import to_gradescope, write_results
+
+        assignment = registry.load(aid)
+        hide = (args.results.resolve().parent,) if args.results else ()
+        report = grade_submission(args.submission, assignment, student=args.student, hide=hide)
+        data = to_gradescope(report)
+        if args.results:
+            write_results(args.results, data)
+    except Exception as exc:  # noqa: BLE001 - the grader itself failed: say so, write a valid file
+        _write_error(args.results, aid, f"{type(exc).__name__}: {exc}")
+        print(f"seqgrade: the grader failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.format == "json":
+        print(json.dumps(data, indent=2))
+    elif args.format == "md":
+        print(render.markdown(report))
+    else:
+        print(render.table(report, colour=render.use_colour()))
+    if report.grader_error:
+        print(f"seqgrade: the grader failed on part of this submission: {report.grader_error}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _write_error(path: Path | None, aid: str | None, message: str) -> None:
+    if path is None:
+        return
+    from grader.reports.results_json import error_results, write_results
+
+    try:
+        write_results(path, error_results(aid, message))
+    except OSError as err:
+        print(f"seqgrade: could not write {path}: {err}", file=sys.stderr)
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    from grader.app import batch
+
+    if not args.root.is_dir():
+        print(f"seqgrade: {args.root} is not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    return batch.run(args.root, args.assignment, jobs=args.jobs, out=args.out, report=args.report, force=args.force)
+
+
+def cmd_handout(args: argparse.Namespace) -> int:
+    from grader.app import bundles
+
+    path = bundles.build_handout(args.assignment, args.out)
+    print(f"wrote {path}")
+    return EXIT_OK
+
+
+def cmd_autograder(args: argparse.Namespace) -> int:
+    from grader.app import bundles
+
+    path = bundles.build_autograder(args.assignment, args.out)
+    print(f"wrote {path}")
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from grader.app import demo
+
+    return demo.run(args.assignment)
+
+
+_COMMANDS = {
+    "list": cmd_list,
+    "grade": cmd_grade,
+    "batch": cmd_batch,
+    "handout": cmd_handout,
+    "autograder": cmd_autograder,
+    "demo": cmd_demo,
+}

@@ -1,0 +1,52 @@
+"""The assignments by id, and their hidden suites (grader/suites/<id>.py)."""
+
+from __future__ import annotations
+
+import importlib
+
+from grader.questions import Assignment
+
+ASSIGNMENT_IDS = (
+    "a1_word_vectors",
+    "a2_rnn_bptt",
+    "a3_gated_seq2seq",
+    "a4_transformer",
+    "a5_shapes_debugging",
+    "a6_pretraining_scale",
+)
+
+
+class UnknownAssignment(ValueError):
+    """An assignment id that is neither a full id nor a short form a1 … a6."""
+
+
+def resolve_id(name: str) -> str:
+    """`a1` or `a1_word_vectors` -> `a1_word_vectors`."""
+    key = name.strip().lower()
+    for aid in ASSIGNMENT_IDS:
+        if key == aid or key == aid.split("_", 1)[0]:
+            return aid
+    raise UnknownAssignment(
+        f"unknown assignment {name!r}; choose one of {', '.join(ASSIGNMENT_IDS)} (or a1 … a6)"
+    )
+
+
+def available() -> list[str]:
+    """The assignment ids whose hidden suite is installed."""
+    out = []
+    for aid in ASSIGNMENT_IDS:
+        if importlib.util.find_spec(f"grader.suites.{aid}") is not None:
+            out.append(aid)
+    return out
+
+
+def load(name: str) -> Assignment:
+    """The assignment's questions, from its hidden suite module's `ASSIGNMENT`."""
+    aid = resolve_id(name)
+    try:
+        module = importlib.import_module(f"grader.suites.{aid}")
+    except ModuleNotFoundError as err:
+        if err.name == f"grader.suites.{aid}":
+            raise UnknownAssignment(f"assignment {aid} has no hidden suite in this installation") from None
+        raise
+    return module.ASSIGNMENT

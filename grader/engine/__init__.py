@@ -1,0 +1,1 @@
+"""Grading one submission: locate, run in the worker, compare, diagnose, score."""

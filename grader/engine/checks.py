@@ -1,0 +1,204 @@
+"""Comparing a student's output with the expected one: structure, shape, finiteness, values.
+
+The tolerance policy (README, "How a grade is decided"): arrays and scalars pass when
+|got - want| <= atol + rtol * |want| everywhere, with rtol = 1e-4 and atol = 1e-6 by
+default, which accepts float32 work; integers, booleans, strings and shapes must match
+exactly. Shapes must match exactly too: `(n,)` is not `(n, 1)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from grader.questions import Tolerance
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One way the output differs, with where (a tuple element or dict key) and why."""
+
+    where: str  # "" for the whole output, "grad_U", "[1]", "['W_h']"
+    reason: str  # "structure" | "type" | "shape" | "nonfinite" | "values" | "exact"
+    message: str  # for the student; never contains hidden expected values
+
+
+def _label(where: str) -> str:
+    return f"`{where}`: " if where else ""
+
+
+def as_array(value: Any) -> np.ndarray | None:
+    """A returned array in any accepted form (ndarray, list, number) as an ndarray, or None."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, bool):
+        return np.asarray(value)
+    if isinstance(value, (int, float, list, tuple)):
+        try:
+            a = np.asarray(value)
+        except (ValueError, TypeError):
+            return None
+        return a if a.dtype.kind in "biuf" else None
+    return None
+
+
+def compare(got: Any, want: Any, tol: Tolerance = Tolerance(), *, exact: bool = False,
+            names: tuple[str, ...] = (), where: str = "") -> list[Mismatch]:
+    """Every mismatch between `got` and `want` (empty when they match)."""
+    if isinstance(want, dict):
+        return _compare_dict(got, want, tol, exact, where)
+    if isinstance(want, tuple) and not _is_plain_sequence(want):
+        return _compare_tuple(got, want, tol, exact, names, where)
+    if isinstance(want, np.ndarray):
+        return _compare_array(got, want, tol, exact, where)
+    if isinstance(want, bool):
+        if isinstance(got, (bool, np.bool_)) or (isinstance(got, np.ndarray) and got.shape == () and got.dtype == bool):
+            return [] if bool(got) == want else [Mismatch(where, "exact", f"{_label(where)}expected `{want}`")]
+        return [Mismatch(where, "type", f"{_label(where)}expected True or False, got {_kind(got)}")]
+    if isinstance(want, (int, float)):
+        return _compare_scalar(got, want, tol, exact, where)
+    if isinstance(want, (list, tuple, str)) or want is None:
+        return _compare_exact(got, want, where)
+    raise TypeError(f"cannot compare with a {type(want).__name__}")
+
+
+def _kind(x: Any) -> str:
+    if isinstance(x, np.ndarray):
+        return f"an array of shape {tuple(x.shape)}"
+    if x is None:
+        return "None"
+    return f"a {type(x).__name__}"
+
+
+def _is_plain_sequence(want: tuple) -> bool:
+    """A tuple of plain values (a shape, a BPE pair) is compared exactly, not element by element."""
+    return all(isinstance(v, (int, str)) and not isinstance(v, bool) for v in want)
+
+
+def _compare_dict(got: Any, want: dict, tol: Tolerance, exact: bool, where: str) -> list[Mismatch]:
+    if not isinstance(got, dict):
+        return [Mismatch(where, "structure", f"{_label(where)}expected a dict with keys "
+                         f"{', '.join(map(repr, want))}, got {_kind(got)}")]
+    missing = [k for k in want if k not in got]
+    out: list[Mismatch] = []
+    if missing:
+        out.append(Mismatch(where, "structure", f"{_label(where)}missing keys: {', '.join(map(repr, missing))}"))
+    for k, w in want.items():
+        if k in got:
+            out += compare(got[k], w, tol, exact=exact, where=f"{where}[{k!r}]" if where else repr(k))
+    return out
+
+
+def _compare_tuple(got: Any, want: tuple, tol: Tolerance, exact: bool, names: tuple[str, ...],
+                   where: str) -> list[Mismatch]:
+    if not isinstance(got, (tuple, list)) or len(got) != len(want):
+        desc = f"a tuple of {len(want)} values" + (f" ({', '.join(names)})" if names else "")
+        got_desc = f"{len(got)} values" if isinstance(got, (tuple, list)) else _kind(got)
+        return [Mismatch(where, "structure", f"{_label(where)}expected {desc}, got {got_desc}")]
+    out: list[Mismatch] = []
+    for i, (g, w) in enumerate(zip(got, want)):
+        label = names[i] if i < len(names) else f"[{i}]"
+        out += compare(g, w, tol, exact=exact, where=f"{where}{label}" if not where else f"{where}.{label}")
+    return out
+
+
+def _compare_scalar(got: Any, want: float, tol: Tolerance, exact: bool, where: str) -> list[Mismatch]:
+    if isinstance(got, np.ndarray) and got.shape == ():
+        got = got.item()
+    if isinstance(got, bool) or not isinstance(got, (int, float)):
+        shape_note = f" of shape {tuple(got.shape)}" if isinstance(got, np.ndarray) else ""
+        return [Mismatch(where, "type", f"{_label(where)}expected a single number, got {_kind(got)}{shape_note}"
+                         if not shape_note else f"{_label(where)}expected a single number, got an array{shape_note}")]
+    return _values(np.asarray(float(got)), np.asarray(float(want)), tol, exact, where)
+
+
+def _compare_array(got: Any, want: np.ndarray, tol: Tolerance, exact: bool, where: str) -> list[Mismatch]:
+    g = as_array(got)
+    if g is None:
+        return [Mismatch(where, "type", f"{_label(where)}expected an array of shape {tuple(want.shape)}, "
+                         f"got {_kind(got)}")]
+    if g.shape != want.shape:
+        return [Mismatch(where, "shape", f"{_label(where)}expected shape {tuple(want.shape)}, got {tuple(g.shape)}")]
+    if want.dtype == bool or want.dtype.kind in "iu" or exact:
+        if g.dtype.kind == "f" and not np.all(np.isfinite(g)):
+            return [Mismatch(where, "nonfinite", f"{_label(where)}contains NaN or inf")]
+        if not np.array_equal(g.astype(np.float64), want.astype(np.float64)):
+            n = int(np.sum(g.astype(np.float64) != want.astype(np.float64)))
+            return [Mismatch(where, "exact", f"{_label(where)}{n} of {want.size} entries differ (exact match expected)")]
+        return []
+    return _values(g.astype(np.float64), want.astype(np.float64), tol, exact, where)
+
+
+def _values(g: np.ndarray, w: np.ndarray, tol: Tolerance, exact: bool, where: str) -> list[Mismatch]:
+    g_bad, w_bad = ~np.isfinite(g), ~np.isfinite(w)
+    if np.any(g_bad | w_bad):
+        # Non-finite values match only non-finite values of the same kind at the same place
+        # (a mutant such as an unstable softmax produces NaN on purpose).
+        same = np.array_equal(g_bad, w_bad) and np.array_equal(np.nan_to_num(g[g_bad], nan=0.0),
+                                                                np.nan_to_num(w[w_bad], nan=0.0))
+        if not same:
+            n = int(np.sum(g_bad & ~w_bad))
+            if n:
+                return [Mismatch(where, "nonfinite", f"{_label(where)}{n} entr{'y is' if n == 1 else 'ies are'} "
+                                 "NaN or inf (overflow? a log of 0?)")]
+            return [Mismatch(where, "values", f"{_label(where)}values differ")]
+        g, w = g[~g_bad], w[~w_bad]
+    if exact:
+        ok = np.array_equal(g, w)
+    else:
+        ok = bool(np.all(np.abs(g - w) <= tol.atol + tol.rtol * np.abs(w)))
+    if ok:
+        return []
+    err = np.abs(g - w)
+    worst = int(np.argmax(err)) if err.size else 0
+    if g.ndim == 0 or g.size == 1:
+        return [Mismatch(where, "values", f"{_label(where)}value differs (got {_fmt(g.reshape(-1)[0])})")]
+    idx = np.unravel_index(worst, g.shape) if g.ndim else ()
+    n_bad = int(np.sum(err > tol.atol + tol.rtol * np.abs(w)))
+    return [Mismatch(where, "values", f"{_label(where)}{n_bad} of {g.size} entries differ "
+                     f"(largest error {_fmt(err.reshape(-1)[worst])} at index {tuple(int(i) for i in idx)})")]
+
+
+def _compare_exact(got: Any, want: Any, where: str) -> list[Mismatch]:
+    if _plain(got) == _plain(want):
+        return []
+    return [Mismatch(where, "exact", f"{_label(where)}differs (got {_short(got)})")]
+
+
+def _plain(x: Any) -> Any:
+    """Lists and tuples compare alike; numpy scalars and 0-d arrays as Python values."""
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _plain(x.tolist())
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def _fmt(x: float) -> str:
+    return f"{float(x):.4g}"
+
+
+def _short(x: Any, limit: int = 120) -> str:
+    text = repr(_plain(x))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def preview(value: Any, limit: int = 6) -> str:
+    """What came back, briefly: a shape and a few numbers (safe to show for hidden cases)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {preview(v, 3)}" for k, v in list(value.items())[:6]) + "}"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(preview(v, 3) for v in value[:6]) + ")"
+    a = as_array(value) if not isinstance(value, np.ndarray) else value
+    if a is None or a.dtype.kind not in "biuf":
+        return _short(value)
+    if a.ndim == 0:
+        return _fmt(a.item()) if a.dtype.kind == "f" else str(a.item())
+    flat = a.reshape(-1)[:limit]
+    nums = ", ".join(_fmt(v) if a.dtype.kind == "f" else str(v) for v in flat.tolist())
+    more = ", …" if a.size > limit else ""
+    return f"shape {tuple(a.shape)}: [{nums}{more}]"

@@ -1,0 +1,201 @@
+"""Naming the mistake: which catalog mutant explains a wrong output.
+
+On a mismatch, every mutant that applies to the question runs on the same inputs (on the
+trusted side) and the student's output is compared with it output by output (tuple
+elements, dict keys). A mutant explains a case when every output the student got wrong
+matches the mutant's; among those, the one that also agrees on the most outputs the
+student got right wins (the closest explanation), then the question's own order, which
+puts root causes (a forward-pass bug) before their downstream symptoms.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from grader.engine.checks import compare
+from grader.questions import Tolerance
+
+
+class NonFinite:
+    """A mutant's output that stands for "some NaN or inf here", whatever the exact pattern.
+
+    Overflow mistakes (an unstable sigmoid or softmax) produce NaN or inf in places that depend
+    on how the student wrote the formula; a mutant returns this marker for such an output.
+    """
+
+    def __repr__(self) -> str:
+        return "NONFINITE"
+
+
+NONFINITE = NonFinite()
+
+
+class AnyOf:
+    """A mutant's output when a mistake has several natural outputs (all listed); any one matches.
+
+    E.g. a row whose keys are all masked gives NaN when filled with -inf but a uniform row
+    when filled with -1e9: both are the same misconception.
+    """
+
+    def __init__(self, *options: Any) -> None:
+        if not options:
+            raise ValueError("AnyOf needs at least one output")
+        self.options = options
+
+
+def any_form(*forms: Callable[..., Any]) -> Callable[..., Any]:
+    """One mistake with several natural forms as one mutant: every form's output, any one matches.
+
+    A form that does not apply to the inputs (an axis the array does not have) is left out.
+    """
+    if len(forms) == 1:
+        return forms[0]
+
+    def mutant(*args: Any, **kwargs: Any) -> Any:
+        outs = []
+        for f in forms:
+            try:
+                outs.append(f(*copy.deepcopy(args), **copy.deepcopy(kwargs)))
+            except Exception:  # noqa: BLE001 - this form does not apply to these inputs
+                continue
+        if not outs:
+            raise ValueError("no form of this mistake applies to these inputs")
+        return outs[0] if len(outs) == 1 else AnyOf(*outs)
+
+    return mutant
+
+
+def concrete(value: Any) -> Any:
+    """A mutant's output with NONFINITE markers read as NaN and AnyOf as its first option
+    (for separation checks)."""
+    if isinstance(value, AnyOf):
+        return concrete(value.options[0])
+    if isinstance(value, NonFinite):
+        return float("nan")
+    if isinstance(value, tuple):
+        return tuple(concrete(v) for v in value)
+    if isinstance(value, dict):
+        return {k: concrete(v) for k, v in value.items()}
+    return value
+
+
+def _matches(got: Any, predicted: Any, tol: Tolerance, exact: bool) -> bool:
+    if isinstance(predicted, NonFinite):
+        try:
+            a = np.asarray(got, dtype=np.float64)
+        except (TypeError, ValueError):
+            return False
+        return bool(np.any(~np.isfinite(a)))
+    return not compare(got, predicted, tol, exact=exact)
+
+
+@dataclass(frozen=True)
+class Explanation:
+    misconception: str
+    extra_wrong: int  # outputs the mutant gets wrong that the student got right (0 = exact fit)
+    order: int  # the mutant's position in the question's list (root causes first)
+
+
+def _is_container(value: Any) -> bool:
+    if isinstance(value, dict):
+        return True
+    return isinstance(value, tuple) and not all(isinstance(v, (int, str)) for v in value)
+
+
+def _parts(value: Any, prefix: tuple = ()) -> dict[tuple, Any]:
+    """Leaves of a nested output (tuple elements, dict entries), keyed by their path."""
+    if not _is_container(value):
+        return {prefix: value}
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    out: dict[tuple, Any] = {}
+    for key, v in items:
+        out.update(_parts(v, (*prefix, key)))
+    return out
+
+
+def _student_parts(got: Any, want_parts: dict[tuple, Any]) -> dict[tuple, Any]:
+    """The student's output at the same paths (a path that does not exist is left out)."""
+    out = {}
+    for path in want_parts:
+        node, ok = got, True
+        for key in path:
+            if isinstance(node, dict) and key in node:
+                node = node[key]
+            elif isinstance(node, (tuple, list)) and isinstance(key, int) and key < len(node):
+                node = node[key]
+            else:
+                ok = False
+                break
+        if ok:
+            out[path] = node
+    return out
+
+
+def explain(got: Any, want: Any, args: tuple, kwargs: Mapping[str, Any],
+            mutants: Mapping[str, Callable[..., Any]], tol: Tolerance, *, exact: bool = False) -> list[Explanation]:
+    """The mutants that explain `got` on this case, best first (empty when none does)."""
+    want_parts = _parts(want)
+    got_parts = _student_parts(got, want_parts)
+    wrong = {k for k in want_parts if k not in got_parts or compare(got_parts[k], want_parts[k], tol, exact=exact)}
+    if not wrong:
+        return []
+    found: list[tuple[int, int, Explanation]] = []
+    for order, (mid, mutant) in enumerate(mutants.items()):
+        try:
+            with np.errstate(all="ignore"):  # mutants such as an unstable softmax overflow on purpose
+                predicted = mutant(*_fresh(args), **_fresh(kwargs))
+        except Exception:  # noqa: BLE001 - a mutant that does not apply to these inputs
+            continue
+        best = None
+        for option in predicted.options if isinstance(predicted, AnyOf) else (predicted,):
+            mparts = _parts(option)
+            if set(mparts) != set(want_parts):
+                continue
+            if any(k not in got_parts or not _matches(got_parts[k], mparts[k], tol, exact) for k in wrong):
+                continue
+            extra = sum(1 for k in want_parts if k not in wrong and not _matches(want_parts[k], mparts[k], tol, exact))
+            best = extra if best is None else min(best, extra)
+        if best is None:
+            continue
+        extra = best
+        found.append((extra, order, Explanation(mid, extra, order)))
+    found.sort(key=lambda t: (t[0], t[1]))
+    return [e for _, _, e in found]
+
+
+def _fresh(x: Any) -> Any:
+    """Copies of array arguments, so a mutant that writes into its inputs cannot spoil the next."""
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    if isinstance(x, tuple):
+        return tuple(_fresh(v) for v in x)
+    if isinstance(x, list):
+        return [_fresh(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _fresh(v) for k, v in x.items()}
+    return x
+
+
+def verdict(per_case: list[list[Explanation]], n_failed: int) -> list[str]:
+    """The misconception named for a question: the one explaining the most failed cases.
+
+    It must explain at least half of the failed cases; ties go to the closer fit, then to the
+    question's order (root causes first).
+    """
+    if n_failed == 0:
+        return []
+    tally: dict[str, list[int]] = {}  # id -> [cases explained, total extra_wrong, order]
+    for explanations in per_case:
+        for e in explanations:
+            t = tally.setdefault(e.misconception, [0, 0, e.order])
+            t[0] += 1
+            t[1] += e.extra_wrong
+    if not tally:
+        return []
+    mid, (count, _, _) = min(tally.items(), key=lambda kv: (-kv[1][0], kv[1][1], kv[1][2]))
+    return [mid] if count * 2 >= n_failed else []

@@ -1,0 +1,147 @@
+"""The question model: an assignment is data, a list of questions with their cases.
+
+A code question names the student function it calls, the trusted reference it is
+compared with, the cases it runs (fixed ones and ones generated from the variant seed),
+and the mutants (one per misconception id) that explain a wrong answer. A written
+question names the `answers.toml` key it reads and how the expected answer is computed
+from the student's variant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+Visibility = Literal["visible", "hidden", "after_due_date", "after_published"]
+AnswerKind = Literal["expression", "number", "array", "shape", "choice", "list", "text"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of a student function."""
+
+    name: str  # shown in feedback: "notes microscope", "hidden case 3"
+    args: tuple[Any, ...]  # positional arguments (ndarrays, ints, lists, Rng/LM specs)
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    visible: bool = False  # a visible case may show its inputs and expected output
+    weight: float = 1.0  # share of the question's points, relative to the other cases
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Array and scalar tolerance: |got - want| <= atol + rtol * |want| everywhere.
+
+    The defaults accept float32 work (about 1e-7 relative per operation, accumulated
+    over a few hundred operations) while staying far below the size of any conceptual
+    mistake on the hidden cases.
+    """
+
+    rtol: float = 1e-4
+    atol: float = 1e-6
+
+
+@dataclass(frozen=True)
+class CodeQuestion:
+    """A question graded by calling one contract function of the student's file."""
+
+    id: str  # "a1.softmax"
+    title: str
+    points: float
+    file: str  # the student's file, e.g. "word_vectors.py"
+    function: str  # the contract function it calls
+    reference: Callable[..., Any]  # the trusted function with the same signature
+    cases: Callable[[int], Sequence[Case]]  # variant seed -> cases
+    mutants: Mapping[str, Callable[..., Any]] = field(default_factory=dict)  # misconception id -> trusted mutant
+    forbidden: tuple[str, ...] = ()  # dotted library names that count as a shortcut
+    forbid_in: Literal["function", "file"] = "function"  # where the source scan looks
+    tolerance: Tolerance = Tolerance()
+    integer: bool = False  # exact comparison (counts, ids, shapes)
+    torch_inputs: bool = False  # arrays arrive as torch tensors in the student's process (a5);
+    # the reference and the mutants still get NumPy arrays (the grader never needs torch)
+    output_names: tuple[str, ...] = ()  # names of a tuple's elements for feedback ("loss", "grad_v_c")
+    visibility: Visibility | None = None  # Gradescope's; None = the assignment's default
+    # A custom grader for questions that are not "compare with the reference" (random
+    # procedures graded by distribution): it gets a `call(*args, **kwargs)` that runs
+    # the student function and returns its plain-data output or raises StudentError.
+    custom: Callable[..., Any] | None = None
+    kind: Literal["code"] = "code"
+
+
+@dataclass(frozen=True)
+class WrongForm:
+    """A known wrong answer to a written question, with the mistake it shows."""
+
+    answer: Any  # an expression string, a number, an array or a choice
+    misconception: str  # catalog id
+    message: str  # what to tell the student, in the notes' vocabulary
+
+
+@dataclass(frozen=True)
+class WrittenQuestion:
+    """A question answered in `answers.toml` under `key`."""
+
+    id: str
+    title: str
+    points: float
+    key: str  # the answers.toml key
+    answer_kind: AnswerKind
+    expected: Callable[[Mapping[str, Any]], Any]  # the student's variant numbers -> expected answer
+    symbols: tuple[str, ...] = ()  # declared symbols, for expression answers
+    tolerance: Tolerance = Tolerance(rtol=1e-3, atol=1e-4)  # numbers: matches the precision asked for
+    wrong_forms: Callable[[Mapping[str, Any]], Sequence[WrongForm]] | None = None
+    choices: tuple[str, ...] = ()  # allowed letters for choice answers
+    ordered: bool = False  # list answers: does the order matter (BPE merges, beam outputs)?
+    visibility: Visibility | None = None  # Gradescope's; None = the assignment's default
+    kind: Literal["written"] = "written"
+
+
+Question = CodeQuestion | WrittenQuestion
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """One assignment: its id, its files, its questions."""
+
+    id: str  # "a1_word_vectors"
+    title: str
+    code_file: str | None  # "word_vectors.py"; None when there is no code part
+    questions: tuple[Question, ...]
+    preload_torch: bool = False  # a5: inputs are torch tensors, the worker needs torch
+    visibility: Visibility = "visible"  # default for questions that do not set one
+
+    def resolved(self, q: Question) -> Question:
+        """The question with its effective visibility: its own, else the assignment's."""
+        return q if q.visibility else replace(q, visibility=self.visibility)
+
+    @property
+    def total_points(self) -> float:
+        return sum(q.points for q in self.questions)
+
+    def question(self, qid: str) -> Question:
+        for q in self.questions:
+            if q.id == qid:
+                return q
+        raise KeyError(qid)
+
+
+# Special arguments built in the student's process from plain data (see grader.sandbox.worker).
+
+
+@dataclass(frozen=True)
+class Rng:
+    """A numpy.random.Generator the grader controls: default_rng(seed) on both sides."""
+
+    seed: int
+
+
+@dataclass(frozen=True)
+class TableLM:
+    """A `next_log_probs(prefix)` callable for beam search, defined by a table.
+
+    `table` maps a prefix (tuple of token ids, bos included) to a list of log-probabilities
+    over the vocabulary; prefixes not in the table get `default`.
+    """
+
+    table: Mapping[tuple[int, ...], tuple[float, ...]]
+    default: tuple[float, ...]

@@ -1,0 +1,1 @@
+"""What the grader writes: results.json, the terminal table and markdown, the class report."""

@@ -1,0 +1,331 @@
+"""The trusted side of a worker: start it once, reuse it for every call, restart it after a crash.
+
+Everything that comes back is plain data decoded strictly (`grader.sandbox.worker.decode`, arrays
+read with allow_pickle=False); nothing the student returns is unpickled or executed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from grader import sandbox
+from grader.questions import Rng, TableLM
+from grader.sandbox import worker
+
+WORKER_PROGRAM = Path(worker.__file__)
+MAX_RESTARTS = 12
+
+FailureKind = Literal[
+    "not-attempted", "exception", "timeout", "crashed", "bad-output", "missing-function", "budget", "import"
+]
+
+
+@dataclass
+class Failure:
+    """Why a call produced no usable value, in words for the student."""
+
+    kind: FailureKind
+    message: str  # markdown, already phrased for the student
+    exception: str | None = None  # the student's exception type and message, when one was raised
+
+    @property
+    def is_overflow(self) -> bool:
+        """Pure-Python arithmetic raising where numpy would return inf or NaN (math.exp(1000), log(0))."""
+        if not self.exception:
+            return False
+        etype, _, msg = self.exception.partition(": ")
+        return etype in ("OverflowError", "ZeroDivisionError", "FloatingPointError") or (
+            etype == "ValueError" and "math domain error" in msg)
+
+
+@dataclass
+class CallOutcome:
+    value: Any = None
+    failure: Failure | None = None
+    tripped: list[str] = field(default_factory=list)  # forbidden library calls seen during the call
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+class _Timeout(Exception):
+    pass
+
+
+def to_wire(value: Any, blobs: list[bytes]) -> Any:
+    """Encode a call argument, including the grader's special arguments."""
+    if isinstance(value, Rng):
+        return {"__rng__": int(value.seed)}
+    if isinstance(value, TableLM):
+        return {"__lm__": {"table": [[list(k), list(v)] for k, v in value.table.items()], "default": list(value.default)}}
+    if isinstance(value, tuple):
+        return {"__tuple__": [to_wire(v, blobs) for v in value]}
+    if isinstance(value, list):
+        return [to_wire(v, blobs) for v in value]
+    if isinstance(value, dict):
+        return {"__dict__": [[to_wire(k, blobs), to_wire(v, blobs)] for k, v in value.items()]}
+    return worker.encode(value, blobs)
+
+
+def describe_error(err: dict, function: str | None, limits: sandbox.Limits | None = None) -> Failure:
+    """A student's exception as feedback: the type, the message, their own line."""
+    etype = err.get("type", "Exception")
+    msg = err.get("message", "")
+    where = err.get("where")
+    if etype == "NotImplementedError":
+        return Failure("not-attempted", "not attempted (the function still raises `NotImplementedError`)")
+    if etype == "MissingFunction":
+        return Failure("missing-function", f"the file has no function `{function}`")
+    if etype == "BadOutput":
+        return Failure("bad-output", f"`{function}` {msg}; return numpy arrays, torch tensors, lists or numbers")
+    if etype in ("SystemExit", "KeyboardInterrupt"):
+        return Failure("exception", f"the submission raised `{etype}` during `{function}`; it must return a value")
+    if etype == "MemoryError":
+        limit = sandbox.memory_limit_message(limits) if limits else "memory limit reached"
+        return Failure("exception", f"{limit} during `{function}` (`MemoryError`)")
+    text = f"`{etype}: {msg}`" if msg else f"`{etype}`"
+    if where:
+        text += f" at {where['file']} line {where['line']}"
+        if where.get("text"):
+            text += f": `{where['text'][:160]}`"
+    return Failure("exception", text, exception=f"{etype}: {msg}")
+
+
+class WorkerSession:
+    """One sandboxed worker for one submission, reused for every call."""
+
+    def __init__(
+        self,
+        files: dict[str, bytes],
+        module: str,
+        *,
+        preload: tuple[str, ...] = ("numpy",),
+        tripwires: tuple[str, ...] = (),
+        limits: sandbox.Limits = sandbox.Limits(),
+        hide: tuple[Path, ...] = (),
+    ) -> None:
+        self.files = files
+        self.module = module
+        self.preload = preload
+        self.tripwires = tripwires
+        self.limits = limits
+        self.hide = hide
+        self.started_at = time.monotonic()
+        self.proc: sandbox.SandboxProcess | None = None
+        self.import_failure: Failure | None = None
+        self.import_tripped: list[str] = []
+        self.restarts = 0
+        self.events: list[str] = []  # what happened, in plain words, for the report
+        self._ready = False
+        self._output_parts: list[str] = []
+        self._isolated = False
+        self._warning: str | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Spawn the worker and ask it to preload its imports; returns without waiting."""
+        self.proc = sandbox.spawn(WORKER_PROGRAM, self.files, limits=self.limits, hide=self.hide)
+        self._isolated, self._warning = self.proc.isolated, self.proc.warning
+        self._send({"op": "hello", "preload": list(self.preload), "tripwires": list(self.tripwires),
+                    "files": sorted(self.files)})
+        self._ready = False
+
+    @property
+    def isolated(self) -> bool:
+        """Whether the worker ran isolated (as of its last start; a restart keeps the answer)."""
+        return self._isolated
+
+    @property
+    def warning(self) -> str | None:
+        return self._warning
+
+    def remaining(self) -> float:
+        return self.limits.submission_seconds - (time.monotonic() - self.started_at)
+
+    def close(self) -> None:
+        if self.proc is not None:
+            with contextlib.suppress(OSError):
+                self._send({"op": "bye"})
+            self._collect_output()
+            self.proc.kill()
+            self.proc = None
+
+    def output(self) -> str:
+        """Everything the student's code printed (truncated), across restarts."""
+        current = self.proc.output() if self.proc is not None else ""
+        return "".join(self._output_parts) + current
+
+    def _collect_output(self) -> None:
+        """Keep what the current worker printed before it is stopped."""
+        if self.proc is not None:
+            text = self.proc.output()
+            if text:
+                self._output_parts.append(text)
+
+    # ------------------------------------------------------------------ protocol
+
+    def _send(self, header: dict, blobs: list[bytes] | None = None) -> None:
+        assert self.proc is not None
+        worker.write_message(self.proc.stdin, header, blobs or [])
+
+    def _receive(self, timeout: float) -> tuple[dict, list[bytes]]:
+        assert self.proc is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+
+        def read_exact(n: int) -> bytes:
+            chunks, got = [], 0
+            while got < n:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise _Timeout
+                ready, _, _ = select.select([fd], [], [], left)
+                if not ready:
+                    raise _Timeout
+                chunk = os.read(fd, min(n - got, 1 << 20))
+                if not chunk:
+                    raise EOFError
+                chunks.append(chunk)
+                got += len(chunk)
+            return b"".join(chunks)
+
+        header, blobs = worker.read_message(read_exact)
+        if not isinstance(header, dict):
+            raise worker.WireError("the worker's reply is not an object")
+        return header, blobs
+
+    def _ensure_ready(self, restarting: bool = False) -> Failure | None:
+        """Wait for the preload, then import the student's module (once per worker)."""
+        timeout = max(1.0, min(self.remaining(), 60.0 + self.limits.call_seconds))
+        try:
+            self._receive(timeout)  # the hello reply: preloads done
+            self._send({"op": "import", "module": self.module})
+            reply, _ = self._receive(max(0.5, min(self.remaining(), self.limits.call_seconds)))
+        except _Timeout:
+            self._kill_for(f"stopped after {self.limits.call_seconds:g} s while importing `{self.module}.py`")
+            return self._set_import_failure(Failure("timeout", f"importing `{self.module}.py` did not finish within "
+                                                    f"{self.limits.call_seconds:g} s (an infinite loop or a long "
+                                                    "computation at the top level of the file?)"))
+        except (EOFError, OSError, worker.WireError):
+            return self._set_import_failure(Failure("crashed", f"the submission's process ended while importing "
+                                                    f"`{self.module}.py` ({self._exit_words()})"))
+        if not reply.get("ok"):
+            err = reply.get("error") or {}
+            failure = describe_error(err, None)
+            return self._set_import_failure(Failure("import", f"`{self.module}.py` could not be imported: {failure.message}"))
+        if not restarting:
+            self.import_tripped = [str(t) for t in reply.get("tripped", [])][:20]
+        return None
+
+    def _set_import_failure(self, failure: Failure) -> Failure:
+        self.import_failure = failure
+        self.events.append(failure.message)
+        return failure
+
+    def _kill_for(self, reason: str) -> None:
+        if self.proc is not None:
+            self._collect_output()
+            self.proc.kill(reason=reason)
+            self.events.append(reason)
+            self.proc = None
+
+    def _exit_words(self) -> str:
+        if self.proc is None:
+            return "it was stopped"
+        self.proc.wait(timeout=2.0)
+        return self.proc.exit_description()
+
+    def prepare(self) -> Failure | None:
+        """Start (if needed) and import the module; the failure, if any, applies to every call."""
+        if self.import_failure is not None:
+            return self.import_failure
+        if self._ready and self.proc is not None:
+            return None
+        if self.proc is None:
+            self.start()
+        failure = self._ensure_ready()
+        self._ready = failure is None
+        return failure
+
+    # ------------------------------------------------------------------ calls
+
+    def call(self, function: str, args: tuple, kwargs: dict, *, torch_inputs: bool = False) -> CallOutcome:
+        failure = self.prepare()
+        if failure is not None:
+            return CallOutcome(failure=failure)
+        budget = self.remaining()
+        if budget <= 0:
+            return CallOutcome(failure=Failure("budget", "not run: the submission used up its time budget of "
+                                               f"{self.limits.submission_seconds:g} s"))
+        blobs: list[bytes] = []
+        header = {"op": "call", "function": function, "args": to_wire(tuple(args), blobs),
+                  "kwargs": to_wire(dict(kwargs), blobs), "torch": torch_inputs}
+        timeout = min(self.limits.call_seconds, budget)
+        try:
+            self._send(header, blobs)
+            reply, out_blobs = self._receive(timeout)
+        except _Timeout:
+            reason = f"stopped after {timeout:g} s"
+            self._kill_for(f"`{function}` {reason}")
+            self._maybe_restart()
+            return CallOutcome(failure=Failure("timeout", f"`{function}` did not return: {reason} "
+                                               "(an infinite loop, a sleep, or waiting for input?)"))
+        except (EOFError, OSError, worker.WireError) as exc:
+            words = self._exit_words() if not isinstance(exc, worker.WireError) else "it sent malformed data"
+            self._kill_for(f"the submission's process ended during `{function}` ({words})")
+            self._maybe_restart()
+            return CallOutcome(failure=Failure("crashed", f"the submission's process ended during `{function}`: {words}"))
+        tripped = [str(t) for t in reply.get("tripped", []) if isinstance(t, str)][:20]
+        if not reply.get("ok"):
+            return CallOutcome(failure=describe_error(reply.get("error") or {}, function, self.limits),
+                               tripped=tripped)
+        try:
+            value = worker.decode(reply.get("value"), out_blobs)
+        except (worker.WireError, ValueError, TypeError) as exc:
+            return CallOutcome(failure=Failure("bad-output", f"`{function}` returned data that could not be read: {exc}"),
+                               tripped=tripped)
+        return CallOutcome(value=value, tripped=tripped)
+
+    def run_unittest(self, name: str, source: str, timeout: float) -> tuple[list[dict], Failure | None]:
+        """Run an instructor's unittest module in the worker; its JSONTestRunner entries, unvalidated."""
+        failure = self.prepare()
+        if failure is not None:
+            return [], failure
+        timeout = min(timeout, self.remaining())
+        try:
+            self._send({"op": "unittest", "name": name, "source": source})
+            reply, _ = self._receive(max(timeout, 0.1))
+        except _Timeout:
+            self._kill_for(f"the instructor tests in {name} stopped after {timeout:g} s")
+            return [], Failure("timeout", f"the tests in `{name}` did not finish within {timeout:g} s")
+        except (EOFError, OSError, worker.WireError):
+            self._kill_for(f"the submission's process ended during the tests in {name}")
+            return [], Failure("crashed", f"the submission's process ended during the tests in `{name}`")
+        if not reply.get("ok"):
+            return [], describe_error(reply.get("error") or {}, None)
+        tests = reply.get("tests")
+        return (tests if isinstance(tests, list) else []), None
+
+    def kill_strays(self, after: str) -> None:
+        """Stop processes the student's code left running (between questions), keeping the worker."""
+        if self.proc is not None and self._ready:
+            n = self.proc.kill_strays()
+            if n:
+                self.events.append(f"stopped {n} process{'es' if n > 1 else ''} left running by `{after}`")
+
+    def _maybe_restart(self) -> None:
+        if self.restarts >= MAX_RESTARTS or self.remaining() <= 1.0:
+            self.import_failure = Failure("crashed", "not run: the submission's process was restarted too many times")
+            return
+        # The old worker was stopped by _kill_for; a fresh one re-imports the module.
+        self.restarts += 1
+        self.start()
+        self._ready = self._ensure_ready(restarting=True) is None

@@ -1,0 +1,1 @@
+"""Written answers: answers.toml, coercion, grading, and the safe expression checker (expr/)."""

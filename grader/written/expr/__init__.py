@@ -1,0 +1,43 @@
+"""Written expression answers: a safe parser, an equivalence check, a hard-kill judge.
+
+Importing this package does not import sympy: `parse`, `equivalent` and friends load
+their modules on first use, and `ExprJudge` starts its worker process on the first check.
+`read` (a checked tree) and `equivalent` (numeric, on trees) import sympy only when the
+numeric check cannot decide; `parse` returns a sympy expression and so imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ExprError",
+    "ExprJudge",
+    "Verdict",
+    "check_equivalent",
+    "equivalent",
+    "expr_equal_cli",
+    "parse",
+    "read",
+    "readable",
+]
+
+_LAZY = {
+    "ExprJudge": "grader.written.expr.judge",
+    "Verdict": "grader.written.expr.judge",
+    "check_equivalent": "grader.written.expr.judge",
+    "expr_equal_cli": "grader.written.expr.judge",
+    "ExprError": "grader.written.expr.parser",
+    "parse": "grader.written.expr.parser",
+    "read": "grader.written.expr.parser",
+    "readable": "grader.written.expr.parser",
+    "equivalent": "grader.written.expr.equivalence",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'grader.written.expr' has no attribute {name!r}")

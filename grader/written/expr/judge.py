@@ -1,0 +1,379 @@
+"""The hard-kill runner for expression checks: parsing and evaluation run in a worker process.
+
+Most checks need only the parser and mpmath (grader.written.expr.numeric); sympy is imported in
+the worker only for the rare check the numeric test cannot decide. sympy can take minutes
+(or all memory) on a hostile or just unlucky input, and a signal cannot interrupt a long
+C-level big-integer product. So every check runs in a separate process that the parent
+kills when its wall-clock limit passes. One worker serves many checks (`ExprJudge` is a
+context manager), and it is started lazily: importing this module does not import sympy
+(nor does starting the worker), and a submission without expression answers never starts
+a worker.
+
+Protocol: JSON lines over the worker's stdin/stdout, plain data both ways. Requests are
+`{"answer": str, "expected": str, "symbols": [str] | null}`; replies are a Verdict as a
+JSON object. The first line from a new worker is `{"ready": true}`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+DEFAULT_TIMEOUT = 2.0  # seconds per check
+STARTUP_TIMEOUT = 60.0  # seconds for the worker to start and warm up (shared machines)
+MEMORY_LIMIT = 2 << 30  # bytes of address space for the worker
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one expression check."""
+
+    equivalent: bool  # True only when proven equal or equal at every sample point
+    error: str | None = None  # why the answer could not be checked (for the student)
+    interpreted: str | None = None  # how the answer was read, every product explicit
+    method: Literal["symbolic", "numeric"] | None = None  # how the verdict was reached
+    canonical: str | None = None  # sympy's form of the answer, for class statistics
+    note: str | None = None  # a warning about ambiguous writing ("1/2d")
+    internal: bool = False  # the error is the grader's (a bad expected expression, a crash)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Verdict:
+        method = data.get("method")
+        return cls(
+            equivalent=data.get("equivalent") is True,
+            error=_str_or_none(data.get("error")),
+            interpreted=_str_or_none(data.get("interpreted")),
+            method=method if method in ("symbolic", "numeric") else None,
+            canonical=_str_or_none(data.get("canonical")),
+            note=_str_or_none(data.get("note")),
+            internal=data.get("internal") is True,
+        )
+
+
+def _str_or_none(x: Any) -> str | None:
+    return x if isinstance(x, str) else None
+
+
+def _timeout_text(seconds: float) -> str:
+    return f"took too long to check (over {seconds:g} s)"
+
+
+class ExprJudge:
+    """A reusable worker process for expression checks, each under a hard time limit.
+
+    Not for concurrent use from several threads (a lock serialises calls).
+    """
+
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT, startup_timeout: float = STARTUP_TIMEOUT):
+        self.timeout = timeout
+        self.startup_timeout = startup_timeout
+        self.restarts = 0  # workers killed after a timeout or a crash
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._ready = False
+        self._buffer = b""
+        self._lock = threading.Lock()
+        self._finalizer: weakref.finalize | None = None
+
+    def __enter__(self) -> ExprJudge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def started(self) -> bool:
+        return self._proc is not None
+
+    # -- process management
+
+    def prestart(self) -> None:
+        """Launch the worker now without waiting, so its start-up overlaps other work."""
+        with self._lock:
+            if self._proc is None:
+                self._spawn()
+
+    def _start(self) -> None:
+        if self._proc is None:
+            self._spawn()
+        if not self._ready:
+            reply = self._read(time.monotonic() + self.startup_timeout)
+            if reply is None or reply.get("ready") is not True:
+                self._kill()
+                raise RuntimeError(
+                    "the expression checker did not start (are sympy and mpmath installed?)"
+                )
+            self._ready = True
+
+    def _spawn(self) -> None:
+        root = str(Path(__file__).resolve().parents[3])
+        code = "import sys; sys.path.insert(0, sys.argv[1]); from grader.written.expr.judge import _worker_main; _worker_main()"
+        env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONHASHSEED="0")
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", code, root],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None if os.environ.get("SEQGRADE_JUDGE_STDERR") else subprocess.DEVNULL,
+            env=env,
+            close_fds=True,
+        )
+        self._buffer = b""
+        self._ready = False
+        self._finalizer = weakref.finalize(self, _kill, self._proc)
+
+    def _kill(self) -> None:
+        if self._proc is not None:
+            _kill(self._proc)
+            if self._finalizer is not None:
+                self._finalizer.detach()
+        self._proc = None
+        self._buffer = b""
+        self._ready = False
+
+    def close(self) -> None:
+        """Stop the worker (a later check starts a new one); it holds no state worth a clean exit."""
+        with self._lock:
+            self._kill()
+
+    def _read(self, deadline: float) -> dict[str, Any] | None:
+        """One JSON line from the worker before `deadline`; None on timeout or EOF."""
+        assert self._proc is not None and self._proc.stdout is not None
+        fd = self._proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            return None
+        return data if isinstance(data, dict) else None
+
+    # -- checks
+
+    def request(
+        self, payload: dict[str, Any], timeout: float | None = None
+    ) -> dict[str, Any] | None:
+        """Send one request; the reply, or None after a timeout or a crash (worker killed)."""
+        limit = self.timeout if timeout is None else timeout
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._kill()
+                self._start()
+            elif not self._ready:
+                self._start()
+            assert self._proc is not None and self._proc.stdin is not None
+            try:
+                self._proc.stdin.write(json.dumps(payload).encode() + b"\n")
+                self._proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                self._kill()
+                self.restarts += 1
+                return None
+            reply = self._read(time.monotonic() + limit)
+            if reply is None:
+                self._kill()
+                self.restarts += 1
+            return reply
+
+    def check(
+        self,
+        answer: str,
+        expected: str,
+        symbols: Sequence[str] | None = None,
+        timeout: float | None = None,
+    ) -> Verdict:
+        """Is `answer` equivalent to `expected`? Never raises for a bad answer."""
+        limit = self.timeout if timeout is None else timeout
+        if not isinstance(answer, str):
+            return Verdict(False, f"expected the expression as text, got {type(answer).__name__}")
+        payload = {"answer": answer, "expected": expected,
+                   "symbols": None if symbols is None else [str(s) for s in symbols]}  # fmt: skip
+        try:
+            reply = self.request(payload, limit)
+        except RuntimeError as err:
+            return Verdict(False, str(err), internal=True)
+        if reply is None:
+            return Verdict(False, _timeout_text(limit))
+        return Verdict.from_json(reply)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5.0)
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+def check_equivalent(
+    answer: str,
+    expected: str,
+    symbols: Sequence[str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Verdict:
+    """One-off check in a fresh worker; `symbols=None` means the free symbols of `expected`."""
+    with ExprJudge(timeout=timeout) as judge:
+        return judge.check(answer, expected, symbols)
+
+
+# ----------------------------------------------------------------------- worker
+
+
+def _answer(request: dict[str, Any]) -> dict[str, Any]:
+    from grader.written.expr.equivalence import equivalent
+
+    if "sleep" in request:  # test hook: a check that never finishes in time
+        time.sleep(float(request["sleep"]))
+        return Verdict(False).to_json()
+    answer, expected, symbols = (
+        request.get("answer"),
+        request.get("expected"),
+        request.get("symbols"),
+    )
+    if not isinstance(answer, str) or not isinstance(expected, str):
+        return Verdict(False, "bad request", internal=True).to_json()
+    try:
+        return equivalent(answer, expected, symbols).to_json()
+    except ValueError as err:  # the expected expression itself is wrong: the grader's fault
+        return Verdict(False, str(err), internal=True).to_json()
+    except MemoryError:
+        return Verdict(False, "the answer is too large to check").to_json()
+    except RecursionError:
+        return Verdict(False, "the answer is nested too deeply to check").to_json()
+    except Exception as err:  # noqa: BLE001 - the worker must survive whatever sympy raises
+        return Verdict(
+            False, f"could not check this answer (the checker failed: {type(err).__name__})"
+        ).to_json()
+
+
+def _worker_main() -> None:
+    """The worker loop: one JSON request per line on stdin, one JSON reply per line on stdout."""
+    protocol = sys.stdout
+    sys.stdout = sys.stderr  # stray prints must not corrupt the protocol
+    try:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = MEMORY_LIMIT if hard == resource.RLIM_INFINITY else min(MEMORY_LIMIT, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+    # warm up the fast path (parser, mpmath), outside any check's time limit; sympy is
+    # not imported here: only a check the numeric test cannot decide loads it
+    _answer(
+        {"answer": "2 x^2 + tanh(x)", "expected": "x(2x) + 1 - 2/(exp(2x)+1)", "symbols": ["x"]}
+    )
+    protocol.write(json.dumps({"ready": True}) + "\n")
+    protocol.flush()
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+        except json.JSONDecodeError:
+            request = {}
+        reply = (
+            _answer(request)
+            if isinstance(request, dict)
+            else Verdict(False, "bad request").to_json()
+        )
+        protocol.write(json.dumps(reply) + "\n")
+        protocol.flush()
+
+
+# -------------------------------------------------------------------------- CLI
+
+_USAGE = "usage: seqgrade expr-equal ANSWER EXPECTED [--symbols a,b,c] [--timeout SECONDS]"
+
+
+def expr_equal_cli(argv: list[str]) -> int:
+    """`seqgrade expr-equal ANSWER EXPECTED [--symbols a,b,c]`: print one JSON line.
+
+    Arguments are scanned by hand so that an answer starting with '-' ("-x + 1") is not
+    taken for an option. Exit status 0, or 2 for bad arguments (or a bad EXPECTED).
+    """
+    positional: list[str] = []
+    symbols: list[str] | None = None
+    timeout = DEFAULT_TIMEOUT
+    i = 0
+    only_positional = False
+    while i < len(argv):
+        arg = argv[i]
+        if not only_positional and arg == "--":
+            only_positional = True
+        elif not only_positional and arg in ("-h", "--help"):
+            print(_USAGE)
+            return 0
+        elif not only_positional and (
+            arg in ("--symbols", "--timeout") or arg.startswith(("--symbols=", "--timeout="))
+        ):
+            name, eq, value = arg.partition("=")
+            if not eq:
+                if i + 1 >= len(argv):
+                    print(f"{_USAGE}\nerror: {name} needs a value", file=sys.stderr)
+                    return 2
+                i += 1
+                value = argv[i]
+            if name == "--symbols":
+                symbols = [s.strip() for s in value.split(",") if s.strip()]
+            else:
+                try:
+                    timeout = float(value)
+                except ValueError:
+                    timeout = -1.0
+                if not 0 < timeout <= 600:
+                    print(
+                        f"{_USAGE}\nerror: --timeout wants seconds in (0, 600], got {value!r}",
+                        file=sys.stderr,
+                    )
+                    return 2
+        elif not only_positional and arg.startswith("--"):
+            print(f"{_USAGE}\nerror: unknown option {arg}", file=sys.stderr)
+            return 2
+        else:
+            positional.append(arg)
+        i += 1
+    if len(positional) != 2:
+        print(
+            f"{_USAGE}\nerror: expected ANSWER and EXPECTED, got {len(positional)} argument(s)",
+            file=sys.stderr,
+        )
+        return 2
+    verdict = check_equivalent(positional[0], positional[1], symbols, timeout=timeout)
+    print(
+        json.dumps(
+            {
+                "equivalent": verdict.equivalent,
+                "error": verdict.error,
+                "interpreted": verdict.interpreted,
+            }
+        )
+    )
+    return 2 if verdict.internal else 0
+
+
+if __name__ == "__main__":
+    sys.exit(expr_equal_cli(sys.argv[1:]))

@@ -1,0 +1,300 @@
+"""Grading one written question from a student's answers.toml.
+
+The expected answer comes from `question.expected(variant)`; a wrong answer is compared
+with `question.wrong_forms(variant)` to name the misconception it shows. Expressions go
+through the judge (a separate process with a hard time limit); numbers, arrays, shapes,
+choices and lists are compared here. A hidden question's feedback says only right or
+wrong: never the expected value, never a misconception's explanation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from grader.questions import Tolerance, WrittenQuestion, WrongForm
+from grader.written.answers import (
+    AnswerFormatError,
+    AnswerSheet,
+    as_array,
+    as_choice,
+    as_expression,
+    as_list,
+    as_number,
+    as_shape,
+    as_text,
+)
+
+if TYPE_CHECKING:
+    from grader.written.expr.judge import ExprJudge
+
+Status = Literal["correct", "wrong", "not-attempted", "unreadable", "manual", "grader-error"]
+
+
+@dataclass(frozen=True)
+class WrittenResult:
+    """The outcome of one written question."""
+
+    question_id: str
+    score: float  # points earned
+    max_score: float  # the question's points
+    passed: bool  # full marks
+    feedback: str  # markdown for the student
+    misconceptions: list[str] = field(default_factory=list)  # catalog ids recognised
+    answer_text: str | None = None  # the answer normalised for class statistics; None if absent
+    status: Status = "wrong"
+    not_attempted: bool = False  # no file, no key, or the template's blank left as is
+    interpreted: str | None = None  # how an expression answer was read
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What a kind-specific check found (internal)."""
+
+    correct: bool
+    shown: str  # the student's answer, in feedback form
+    answer_text: str
+    interpreted: str | None = None
+    detail: str | None = None  # extra feedback ("shape (3, 2), expected (2, 3)")
+    note: str | None = None  # a reading note from the parser
+    error: str | None = None  # unreadable: why
+    internal: bool = False  # the error is the grader's
+
+
+def grade_written(
+    question: WrittenQuestion,
+    sheet: AnswerSheet,
+    variant: Mapping[str, Any],
+    judge: ExprJudge | None,
+) -> WrittenResult:
+    """Grade the answer under `question.key` against `question.expected(variant)`."""
+    answer = sheet.get(question.key)
+    hidden = question.visibility == "hidden"
+
+    def result(status: Status, feedback: str, **kw: Any) -> WrittenResult:
+        passed = status == "correct"
+        return WrittenResult(question.id, question.points if passed else 0.0, question.points, passed,
+                             feedback, status=status, **kw)  # fmt: skip
+
+    if answer.status in ("no-file", "missing", "empty"):
+        why = (
+            answer.message
+            if answer.status != "empty"
+            else f"`{question.key}` is still blank in answers.toml"
+        )
+        return result("not-attempted", f"**Not attempted.** {why}", not_attempted=True)
+    if answer.status == "error":
+        return result("unreadable", f"**Could not read your answer.** {answer.message}")
+
+    if question.answer_kind == "text":
+        try:
+            text = as_text(answer.value)
+        except AnswerFormatError as err:
+            return result("unreadable", f"**Could not read your answer.** {err}")
+        return result("manual", "Recorded; this answer is graded by hand.", answer_text=text[:2000])
+
+    expected = question.expected(variant)
+    try:
+        outcome = _CHECKS[question.answer_kind](question, answer.value, expected, judge, hidden)
+    except AnswerFormatError as err:
+        return result("unreadable", f"**Could not read your answer.** {err}")
+    if outcome.internal:
+        return result("grader-error", "**This question could not be checked** (a grader error; "
+                      "tell your instructor).", answer_text=outcome.answer_text)  # fmt: skip
+    if outcome.error is not None:
+        return result("unreadable", f"**Could not check your answer** {_code(outcome.shown)}: {outcome.error}",
+                      answer_text=outcome.answer_text)  # fmt: skip
+
+    lines = []
+    if outcome.interpreted is not None:
+        lines.append(f"Your answer was read as {_code(outcome.interpreted)}.")
+    if outcome.note:
+        lines.append(f"Note: {outcome.note}.")
+    if outcome.correct:
+        feedback = "\n\n".join(["**Correct.**", *lines])
+        return result(
+            "correct", feedback, answer_text=outcome.answer_text, interpreted=outcome.interpreted
+        )
+
+    found = _wrong_forms(question, answer.value, variant, judge)
+    lines.insert(0, "**Not correct.**")
+    if outcome.detail:
+        lines.append(outcome.detail)
+    if not hidden:
+        for wf in found:
+            lines.append(f"This matches a known mistake: {wf.message}")
+        lines.append(f"Expected: {_code(_show(question.answer_kind, expected))}" + (
+            " (or any equivalent form)." if question.answer_kind == "expression" else "."))  # fmt: skip
+    return result("wrong", "\n\n".join(lines), misconceptions=[wf.misconception for wf in found],
+                  answer_text=outcome.answer_text, interpreted=outcome.interpreted)  # fmt: skip
+
+
+# --------------------------------------------------------------------- per kind
+
+
+def _check_expression(
+    q: WrittenQuestion, value: Any, expected: Any, judge: ExprJudge | None, hidden: bool
+) -> _Outcome:
+    text = as_expression(value)
+    if judge is None:
+        raise RuntimeError(f"question {q.id}: an expression question needs an ExprJudge")
+    v = judge.check(text, str(expected), q.symbols or None)
+    if v.error is not None:
+        return _Outcome(False, text, text, error=v.error, internal=v.internal)
+    return _Outcome(v.equivalent, text, v.canonical or text, interpreted=v.interpreted, note=v.note)
+
+
+def _close(got: Any, want: Any, tol: Tolerance) -> bool:
+    g, w = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    return bool(np.all(np.abs(g - w) <= tol.atol + tol.rtol * np.abs(w)))
+
+
+def _check_number(
+    q: WrittenQuestion, value: Any, expected: Any, judge: object, hidden: bool
+) -> _Outcome:
+    got = as_number(value)
+    return _Outcome(_close(got, float(expected), q.tolerance), f"{got:.6g}", f"{got:.6g}")
+
+
+def _check_array(
+    q: WrittenQuestion, value: Any, expected: Any, judge: object, hidden: bool
+) -> _Outcome:
+    got = as_array(value)
+    want = np.asarray(expected, dtype=np.float64)
+    text = _show("array", got)
+    if got.shape != want.shape:
+        detail = (f"Your array has shape {_shape(got.shape)}, which is not the expected shape." if hidden
+                  else f"Your array has shape {_shape(got.shape)}; the expected shape is {_shape(want.shape)}.")  # fmt: skip
+        return _Outcome(False, text, text, detail=detail)
+    return _Outcome(_close(got, want, q.tolerance), text, text)
+
+
+def _check_shape(
+    q: WrittenQuestion, value: Any, expected: Any, judge: object, hidden: bool
+) -> _Outcome:
+    got = as_shape(value)
+    return _Outcome(got == _as_shape_trusted(expected), _shape(got), _shape(got))
+
+
+def _check_choice(
+    q: WrittenQuestion, value: Any, expected: Any, judge: object, hidden: bool
+) -> _Outcome:
+    got = as_choice(value, q.choices)
+    text = ",".join(sorted(got))
+    return _Outcome(got == _as_choice_trusted(expected), text, text)
+
+
+def _check_list(
+    q: WrittenQuestion, value: Any, expected: Any, judge: object, hidden: bool
+) -> _Outcome:
+    got = as_list(value)
+    ordered = bool(getattr(q, "ordered", False))
+    text = ", ".join(_item(x) for x in got)
+    return _Outcome(_lists_match(got, as_list(list(expected)), ordered, q.tolerance), text, text)
+
+
+_CHECKS: dict[str, Callable[..., _Outcome]] = {
+    "expression": _check_expression,
+    "number": _check_number,
+    "array": _check_array,
+    "shape": _check_shape,
+    "choice": _check_choice,
+    "list": _check_list,
+}
+
+
+def _wrong_forms(
+    q: WrittenQuestion, value: Any, variant: Mapping[str, Any], judge: ExprJudge | None
+) -> list[WrongForm]:
+    """The known wrong answers this answer matches (the first match per misconception)."""
+    if q.wrong_forms is None:
+        return []
+    found: list[WrongForm] = []
+    for wf in q.wrong_forms(variant):
+        if any(f.misconception == wf.misconception for f in found):
+            continue
+        try:
+            matched = _CHECKS[q.answer_kind](q, value, wf.answer, judge, True)
+        except AnswerFormatError:
+            return []
+        if matched.correct and matched.error is None:
+            found.append(wf)
+    return found
+
+
+# ------------------------------------------------------------------- comparison
+
+
+def _as_shape_trusted(expected: Any) -> tuple[int, ...]:
+    return as_shape(expected) if isinstance(expected, str) else tuple(int(x) for x in expected)
+
+
+def _as_choice_trusted(expected: Any) -> frozenset[str]:
+    if isinstance(expected, (set, frozenset, tuple)):
+        expected = list(expected)
+    return as_choice(expected)
+
+
+def _items_match(a: str | float, b: str | float, tol: Tolerance) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return _close(a, b, tol)
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            return _close(as_number(a), as_number(b), tol)
+        except AnswerFormatError:
+            return False
+    return " ".join(str(a).split()) == " ".join(str(b).split())
+
+
+def _lists_match(
+    got: Sequence[str | float], want: Sequence[str | float], ordered: bool, tol: Tolerance
+) -> bool:
+    if len(got) != len(want):
+        return False
+    if ordered:
+        return all(_items_match(g, w, tol) for g, w in zip(got, want))
+    unused = list(got)
+    for w in want:
+        for i, g in enumerate(unused):
+            if _items_match(g, w, tol):
+                del unused[i]
+                break
+        else:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------- display
+
+
+def _code(text: str) -> str:
+    shown = text.replace("`", "'").replace("\n", " ")
+    if len(shown) > 200:
+        shown = shown[:197] + "..."
+    return f"`{shown}`"
+
+
+def _shape(shape: Sequence[int]) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _item(x: str | float) -> str:
+    return f"{x:.6g}" if isinstance(x, float) else x
+
+
+def _show(kind: str, value: Any) -> str:
+    if kind == "number":
+        return f"{float(value):.6g}"
+    if kind == "array":
+        return np.array2string(np.asarray(value, dtype=np.float64), precision=6, separator=", ",
+                               max_line_width=10_000).replace("\n", "")  # fmt: skip
+    if kind == "shape":
+        return _shape(_as_shape_trusted(value))
+    if kind == "choice":
+        return ", ".join(sorted(_as_choice_trusted(value)))
+    if kind == "list":
+        return ", ".join(_item(x) for x in as_list(list(value)))
+    return str(value)
