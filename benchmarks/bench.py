@@ -72,7 +72,7 @@ from gradescope_utils.autograder_utils.decorators import weight, number
 from gradescope_utils.autograder_utils.json_test_runner import JSONTestRunner
 import {module} as student
 import grader.course.registry as registry
-from grader.engine.grade import run_trusted
+from grader.engine.trusted import run_trusted
 from grader.engine.checks import compare
 
 A = registry.load("{aid}")

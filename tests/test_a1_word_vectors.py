@@ -20,8 +20,8 @@ import pytest
 from grader import catalog, sandbox
 from grader.course import variants
 from grader.engine.checks import compare
-from grader.engine.diagnosis import concrete
 from grader.engine.grade import grade_submission
+from grader.mutants import concrete
 from grader.questions import CodeQuestion, WrittenQuestion
 from grader.suites.a1_word_vectors import ASSIGNMENT
 

@@ -18,9 +18,9 @@ import pytest
 
 from grader import catalog, sandbox
 from grader.engine.checks import compare
-from grader.engine.diagnosis import concrete
 from grader.engine.grade import grade_submission
-from grader.engine.grade import run_trusted as _run_trusted
+from grader.engine.trusted import run_trusted as _run_trusted
+from grader.mutants import concrete
 from grader.questions import CodeQuestion, WrittenQuestion
 from grader.suites import a3_gated_seq2seq as suite
 

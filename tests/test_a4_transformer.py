@@ -22,8 +22,9 @@ import pytest
 
 from grader import catalog, sandbox
 from grader.engine.checks import compare
-from grader.engine.diagnosis import concrete
-from grader.engine.grade import grade_submission, run_trusted
+from grader.engine.grade import grade_submission
+from grader.engine.trusted import run_trusted
+from grader.mutants import concrete
 from grader.questions import CodeQuestion, WrittenQuestion
 from grader.suites import a4_transformer as suite
 

@@ -21,8 +21,9 @@ import torch.nn.functional as F
 
 from grader import catalog
 from grader.engine.checks import compare
-from grader.engine.diagnosis import concrete
-from grader.engine.grade import _trusted_mutants, grade_submission, run_trusted
+from grader.engine.grade import grade_submission
+from grader.engine.trusted import run_trusted, trusted_mutants
+from grader.mutants import concrete
 from grader.questions import CodeQuestion, WrittenQuestion
 from grader.suites import a5_shapes_debugging as suite
 
@@ -140,7 +141,7 @@ def test_a5_references_agree_with_torch_on_the_hidden_cases():
 def test_a5_mutants_differ_from_the_reference_and_from_each_other_on_hidden_cases():
     for q in suite.CODE_QUESTIONS:
         hidden = [c for c in q.cases(0) if not c.visible]
-        mutants = _trusted_mutants(q.mutants)
+        mutants = trusted_mutants(q.mutants)
         outputs = {mid: [] for mid in mutants}
         for case in hidden:
             want = run_trusted(q.reference, case)

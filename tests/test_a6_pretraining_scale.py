@@ -21,8 +21,9 @@ import grader.suites.a6_pretraining_scale as suite
 from grader import sandbox
 from grader.catalog import _CATALOG, all_ids
 from grader.engine.checks import compare
-from grader.engine.diagnosis import concrete
-from grader.engine.grade import grade_submission, run_trusted
+from grader.engine.grade import grade_submission
+from grader.engine.trusted import run_trusted
+from grader.mutants import concrete
 from grader.questions import CodeQuestion, WrittenQuestion
 from reference import params
 

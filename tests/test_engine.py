@@ -208,7 +208,7 @@ def test_prints_at_import_and_after_a_restart_are_kept(tmp_path):
 def test_a_mutant_with_several_natural_outputs_matches_any(tmp_path):
     import dataclasses
 
-    from grader.engine.diagnosis import AnyOf
+    from grader.mutants import AnyOf
 
     q = dataclasses.replace(toy.ASSIGNMENT.questions[2], mutants={
         "toy-grad-sign": lambda x: AnyOf((float(np.sum(x**2)), 3 * x), (float(np.sum(x**2)), -2 * x))})
@@ -297,7 +297,7 @@ def test_visibility_defaults_to_the_assignments_and_a_question_may_override(tmp_
 def test_math_overflow_raised_in_pure_python_is_read_as_the_overflow_misconception(tmp_path):
     import dataclasses
 
-    from grader.engine.diagnosis import NONFINITE
+    from grader.mutants import NONFINITE
 
     def unstable(x, axis=-1):
         return NONFINITE if np.max(np.abs(x)) > 700 else toy.softmax(x, axis)

@@ -22,8 +22,9 @@ import pytest
 
 from grader import catalog, sandbox
 from grader.course import registry
-from grader.engine.grade import GradeReport, grade_submission
+from grader.engine.grade import grade_submission
 from grader.questions import CodeQuestion
+from grader.report import GradeReport
 
 ROOT = Path(__file__).resolve().parents[1]
 HELDOUT = ROOT / "tests" / "heldout" / "a4_transformer"

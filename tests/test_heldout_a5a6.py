@@ -23,8 +23,9 @@ import pytest
 
 from grader import sandbox
 from grader.course import registry
-from grader.engine.grade import QuestionResult, grade_submission
+from grader.engine.grade import grade_submission
 from grader.questions import CodeQuestion
+from grader.report import QuestionResult
 
 ROOT = Path(__file__).resolve().parent.parent
 HELDOUT = ROOT / "tests" / "heldout"

@@ -25,7 +25,8 @@ import pytest
 from grader import sandbox
 from grader.course import registry
 from grader.course.content import solution_dir
-from grader.engine.grade import GradeReport, grade_submission
+from grader.engine.grade import grade_submission
+from grader.report import GradeReport
 
 pytestmark = pytest.mark.skipif(not sandbox.can_isolate(),
                                 reason="hostile code is only run inside the namespace sandbox (root)")

@@ -8,7 +8,8 @@ from pathlib import Path
 from grader import sandbox
 from grader.course import registry
 from grader.course.content import samples_dir, solution_dir
-from grader.engine.grade import GradeReport, grade_submission
+from grader.engine.grade import grade_submission
+from grader.report import GradeReport
 from grader.reports import render
 
 KINDS = ("solution", "buggy", "hostile")

@@ -16,8 +16,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from grader.engine.grade import QuestionResult
 from grader.engine.shortcuts import parse_python
+from grader.report import QuestionResult
 from grader.sandbox.session import WorkerSession
 
 _SUITES = Path(__file__).resolve().parents[1] / "suites"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from grader.engine.grade import GradeReport
+from grader.report import GradeReport
 
 
 def _colour(enabled: bool):

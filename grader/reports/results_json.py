@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import __version__
-from grader.engine.grade import GradeReport
+from grader.report import GradeReport
 
 MAX_OUTPUT_CHARS = 4000  # of the student's own printed output kept in the top-level output
 

@@ -21,7 +21,7 @@ from functools import partial
 
 import numpy as np
 
-from grader.engine.diagnosis import NONFINITE, AnyOf
+from grader.mutants import NONFINITE, AnyOf
 from grader.questions import Assignment, Case, CodeQuestion, Tolerance, WrittenQuestion, WrongForm
 from reference.word_vectors import (
     analogy,

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.engine.diagnosis import AnyOf
+from grader.mutants import AnyOf
 from grader.questions import Assignment, Case, CodeQuestion, Tolerance, WrittenQuestion, WrongForm
 from reference.bptt import (
     bptt_final_state,

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.engine.diagnosis import AnyOf
+from grader.mutants import AnyOf
 from grader.questions import Assignment, Case, CodeQuestion, TableLM, WrittenQuestion, WrongForm
 from reference import bleu, gated, seq2seq
 from reference.functional import log_softmax

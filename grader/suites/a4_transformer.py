@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.engine.diagnosis import any_form
+from grader.mutants import any_form
 from grader.questions import Assignment, Case, CodeQuestion, WrittenQuestion, WrongForm
 from reference import attention as att
 from reference import blocks, ffn, norms, positions

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.engine.diagnosis import AnyOf
+from grader.mutants import AnyOf
 from grader.questions import Assignment, Case, CodeQuestion, WrittenQuestion, WrongForm
 from reference import attention as att
 from reference import blocks, masking

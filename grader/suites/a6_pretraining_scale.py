@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from grader.engine.checks import as_array
-from grader.engine.diagnosis import AnyOf
+from grader.mutants import AnyOf
 from grader.questions import (
     Assignment,
     Case,

@@ -24,7 +24,7 @@ __all__ = [
 
 _LAZY = {
     "ExprJudge": "grader.written.expr.judge",
-    "Verdict": "grader.written.expr.judge",
+    "Verdict": "grader.written.expr.verdict",
     "check_equivalent": "grader.written.expr.judge",
     "expr_equal_cli": "grader.written.expr.judge",
     "ExprError": "grader.written.expr.parser",

@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from grader.written.expr.judge import Verdict
 from grader.written.expr.numeric import compile_tree, numbers_close
 from grader.written.expr.numeric import numerically_equal as numerically_equal_trees
 from grader.written.expr.parser import ExprError, Parsed, canonical, postorder, read
+from grader.written.expr.verdict import Verdict
 
 __all__ = ["equivalent", "fast_equivalent", "numbers_close", "numerically_equal_trees"]
 

@@ -26,46 +26,14 @@ import threading
 import time
 import weakref
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+
+from grader.written.expr.verdict import Verdict
 
 DEFAULT_TIMEOUT = 2.0  # seconds per check
 STARTUP_TIMEOUT = 60.0  # seconds for the worker to start and warm up (shared machines)
 MEMORY_LIMIT = 2 << 30  # bytes of address space for the worker
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The outcome of one expression check."""
-
-    equivalent: bool  # True only when proven equal or equal at every sample point
-    error: str | None = None  # why the answer could not be checked (for the student)
-    interpreted: str | None = None  # how the answer was read, every product explicit
-    method: Literal["symbolic", "numeric"] | None = None  # how the verdict was reached
-    canonical: str | None = None  # sympy's form of the answer, for class statistics
-    note: str | None = None  # a warning about ambiguous writing ("1/2d")
-    internal: bool = False  # the error is the grader's (a bad expected expression, a crash)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Verdict:
-        method = data.get("method")
-        return cls(
-            equivalent=data.get("equivalent") is True,
-            error=_str_or_none(data.get("error")),
-            interpreted=_str_or_none(data.get("interpreted")),
-            method=method if method in ("symbolic", "numeric") else None,
-            canonical=_str_or_none(data.get("canonical")),
-            note=_str_or_none(data.get("note")),
-            internal=data.get("internal") is True,
-        )
-
-
-def _str_or_none(x: Any) -> str | None:
-    return x if isinstance(x, str) else None
 
 
 def _timeout_text(seconds: float) -> str:

@@ -27,9 +27,9 @@ from collections.abc import Iterator, Sequence
 import mpmath
 import sympy
 
-from grader.written.expr.judge import Verdict
 from grader.written.expr.numeric import DIGITS, agree_at_points
 from grader.written.expr.parser import ExprError, Parsed, interpret
+from grader.written.expr.verdict import Verdict
 
 SYMBOLIC_BUDGET = 0.5  # seconds for the labelling step
 SYMBOLIC_MAX_OPS = 150  # larger differences skip the symbolic step

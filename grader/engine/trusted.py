@@ -1,0 +1,76 @@
+"""Running the trusted side: the reference and the mutants on a case, with plain outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from grader.mutants import AnyOf
+from grader.questions import Case, Rng, TableLM
+
+
+def materialize(value: Any) -> Any:
+    """A case argument as the trusted reference sees it (special arguments built for real)."""
+    from grader.sandbox import worker
+
+    if isinstance(value, Rng):
+        return np.random.default_rng(value.seed)
+    if isinstance(value, TableLM):
+        spec = {"table": [[list(k), list(v)] for k, v in value.table.items()], "default": list(value.default)}
+        return worker.build_lm(spec)
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, tuple):
+        return tuple(materialize(v) for v in value)
+    if isinstance(value, list):
+        return [materialize(v) for v in value]
+    if isinstance(value, dict):
+        return {k: materialize(v) for k, v in value.items()}
+    return value
+
+
+def plain(value: Any) -> Any:
+    """A trusted output as plain data: torch tensors to numpy, numpy scalars to Python."""
+    if isinstance(value, AnyOf):
+        return AnyOf(*(plain(o) for o in value.options))
+    if isinstance(value, np.generic):
+        return value.item()
+    if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
+        return value.detach().cpu().numpy().copy()
+    if isinstance(value, tuple):
+        return tuple(plain(v) for v in value)
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+def run_trusted(fn: Callable[..., Any], case: Case) -> Any:
+    """The trusted function on a case (always NumPy, even where the student gets torch tensors)."""
+    return plain(fn(*materialize(case.args), **materialize(dict(case.kwargs))))
+
+
+def all_nan(value: Any) -> Any:
+    """The same structure with every number NaN."""
+    if isinstance(value, dict):
+        return {k: all_nan(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(all_nan(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return np.full(value.shape, np.nan)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float("nan")
+    return value
+
+
+def trusted_mutants(mutants: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    """Mutants called on freshly built arguments (new arrays, a new rng) with plain outputs."""
+
+    def bind(f: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda *a, **k: plain(f(*materialize(a), **materialize(k)))
+
+    return {mid: bind(f) for mid, f in mutants.items()}
+

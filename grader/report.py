@@ -1,0 +1,51 @@
+"""What grading one submission produces: a result per question and the report around them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class QuestionResult:
+    """One question's grade and feedback (one entry of results.json's `tests`)."""
+
+    question_id: str
+    title: str
+    number: str
+    kind: str  # "code" | "written"
+    function: str | None
+    score: float
+    max_score: float
+    feedback: str  # markdown
+    visibility: str
+    misconceptions: list[str] = field(default_factory=list)
+    answer_text: str | None = None  # a written answer as given, for the class report
+    not_attempted: bool = False
+    error: str | None = None  # a failure to run (missing file, import error, crash), for the class report
+
+    @property
+    def status(self) -> str:
+        return "passed" if self.score >= self.max_score - 1e-9 else "failed"
+
+
+@dataclass
+class GradeReport:
+    assignment_id: str
+    student: str | None
+    seed: int
+    questions: list[QuestionResult]
+    execution_time: float
+    isolated: bool
+    warnings: list[str] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)  # what the sandbox stopped, in plain words
+    student_output: str = ""  # what the student's code printed (truncated)
+    grader_error: str | None = None  # the grader itself failed midway
+
+    @property
+    def score(self) -> float:
+        return round(sum(q.score for q in self.questions), 6)
+
+    @property
+    def max_score(self) -> float:
+        return sum(q.max_score for q in self.questions)
+
