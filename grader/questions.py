@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+import numpy as np
+
 Visibility = Literal["visible", "hidden", "after_due_date", "after_published"]
 AnswerKind = Literal["expression", "number", "array", "shape", "choice", "list", "text"]
 
@@ -145,3 +147,12 @@ class TableLM:
 
     table: Mapping[tuple[int, ...], tuple[float, ...]]
     default: tuple[float, ...]
+
+    def __call__(self, prefix: Sequence[int]) -> np.ndarray:
+        """next_log_probs(prefix) on the trusted side: its row for tuple(prefix), else the default."""
+        row = self.table.get(tuple(int(t) for t in prefix), self.default)
+        return np.asarray(row, dtype=np.float64)  # (V,) a fresh array each call
+
+    def to_spec(self) -> dict[str, Any]:
+        """The table as plain data for the worker's wire (the worker rebuilds the callable)."""
+        return {"table": [[list(k), list(v)] for k, v in self.table.items()], "default": list(self.default)}

@@ -13,14 +13,10 @@ Hooks for the grader's mutants: `attend(..., normalize=lambda e: e)` skips the s
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from reference.functional import softmax
-
-if TYPE_CHECKING:
-    from grader.questions import TableLM
 
 __all__ = [
     "dot_scores",
@@ -31,7 +27,6 @@ __all__ = [
     "greedy_decode",
     "hypothesis_key",
     "beam_search",
-    "table_lm",
 ]
 
 NextLogProbs = Callable[[list[int]], np.ndarray]
@@ -141,16 +136,3 @@ def beam_search(
         pool, key=lambda hyp: hypothesis_key(hyp[0], hyp[1], length_normalize)
     )  # max keeps the first of equal keys
     return best_tokens[1:]
-
-
-def table_lm(table: TableLM) -> NextLogProbs:
-    """next_log_probs(prefix) from a grader TableLM: its row for tuple(prefix), else its default."""
-    rows = {
-        tuple(int(t) for t in k): np.asarray(v, dtype=np.float64) for k, v in table.table.items()
-    }
-    default = np.asarray(table.default, dtype=np.float64)  # (V,)
-
-    def next_log_probs(prefix: list[int]) -> np.ndarray:
-        return rows.get(tuple(int(t) for t in prefix), default).copy()  # (V,)
-
-    return next_log_probs

@@ -64,7 +64,7 @@ def to_wire(value: Any, blobs: list[bytes]) -> Any:
     if isinstance(value, Rng):
         return {"__rng__": int(value.seed)}
     if isinstance(value, TableLM):
-        return {"__lm__": {"table": [[list(k), list(v)] for k, v in value.table.items()], "default": list(value.default)}}
+        return {"__lm__": value.to_spec()}
     if isinstance(value, tuple):
         return {"__tuple__": [to_wire(v, blobs) for v in value]}
     if isinstance(value, list):

@@ -267,7 +267,7 @@ def _random_tree(rng: np.random.Generator, n_words: int, depth: int) -> TableLM:
 
 
 def _beam(lm: TableLM, beam_size: int, max_len: int, normalize: bool) -> list[int]:
-    return seq2seq.beam_search(seq2seq.table_lm(lm), BOS, EOS, beam_size, max_len, normalize)
+    return seq2seq.beam_search(lm, BOS, EOS, beam_size, max_len, normalize)
 
 
 def _beam_cases(seed: int) -> list[Case]:
