@@ -1,0 +1,152 @@
+"""Gradebook exports of a graded batch: seqgrade's own CSV, Canvas's import, Gradescope's upload.
+
+- `seqgrade` (grades.csv): one row per submission with who it is (variant key, name, email,
+  SID where known), the total rounded as the instructor sets, every question's score and the
+  misconceptions recognised.
+- `canvas`: Canvas's gradebook import columns `Student, ID, SIS User ID, SIS Login ID, Section`
+  and one assignment column; Canvas matches a row by its SIS User ID or SIS Login ID (the email).
+- `gradescope`: `Email, Score`, for an assignment's "upload scores" (rows matched by email).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from grader.questions import Assignment
+
+Format = Literal["seqgrade", "canvas", "gradescope"]
+FORMATS: tuple[str, ...] = ("seqgrade", "canvas", "gradescope")
+DEFAULT_DIGITS = 2
+
+SEQGRADE_COLUMNS = ("submission", "variant_key", "student_name", "email", "sid", "total")
+CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+GRADESCOPE_COLUMNS = ("Email", "Score")
+
+
+@dataclass(frozen=True)
+class Person:
+    """Who a submission belongs to, as far as the batch knows."""
+
+    name: str | None = None  # the submitter's full name
+    email: str | None = None  # their email (Gradescope's `:email`; Canvas's SIS login)
+    sid: str | None = None  # the roster's student id (Gradescope's `:sid`; Canvas's SIS user id)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One graded submission as the exports see it."""
+
+    submission: str  # the folder or zip's name under ROOT
+    key: str | None  # the variant key its numbers were computed for
+    person: Person
+    total: float
+    scores: Mapping[str, float]  # question id -> points earned
+    misconceptions: tuple[str, ...]
+
+
+def rounded(value: float, digits: int = DEFAULT_DIGITS) -> str:
+    """`92.66666` -> `92.67`, `10.0` -> `10` (at most `digits` decimals, no trailing zeros)."""
+    text = f"{round(float(value), digits):.{max(digits, 0)}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _text(value: Any) -> str | None:
+    return None if value in (None, "") else str(value).strip()
+
+
+def person_of(submission: Any, data: Mapping[str, Any], people: Mapping[str, Person]) -> Person:
+    """What is known of a submission's owner: the roster's entry, else the submission's own fields."""
+    known = people.get(getattr(submission, "name", ""), Person())
+    name = known.name or _text(getattr(submission, "student_name", None))
+    email = known.email or _text(getattr(submission, "email", None))
+    sid = known.sid or _text(getattr(submission, "sid", None))
+    key = _text(data.get("extra_data", {}).get("student"))
+    if email is None and key and "@" in key:  # the default variant key is the email (contract §5)
+        email = key
+    return Person(name, email, sid)
+
+
+def rows_of(graded: Iterable[tuple[Any, Mapping[str, Any]]],
+            people: Mapping[str, Person] | None = None) -> list[Row]:
+    """The exports' rows for graded (submission, results.json) pairs."""
+    out = []
+    for sub, data in graded:
+        tests = [t for t in data.get("tests", []) if t.get("extra_data", {}).get("kind") != "error"]
+        scores = {t["extra_data"]["question"]: float(t["score"]) for t in tests}
+        found = sorted({m for t in tests for m in t["extra_data"].get("misconceptions", [])})
+        key = _text(data.get("extra_data", {}).get("student"))
+        out.append(Row(getattr(sub, "name", str(sub)), key, person_of(sub, data, people or {}),
+                       float(data.get("score", 0.0)), scores, tuple(found)))
+    return out
+
+
+def people_from_export(root: Path) -> dict[str, Person]:
+    """Names, emails and SIDs from a Gradescope export's `submission_metadata.yml` (first submitter)."""
+    path = Path(root) / "submission_metadata.yml"
+    try:
+        import yaml
+
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    people = {}
+    for folder, meta in data.items() if isinstance(data, dict) else ():
+        subs = meta.get(":submitters") or meta.get("submitters") if isinstance(meta, dict) else None
+        first = subs[0] if isinstance(subs, list) and subs and isinstance(subs[0], dict) else {}
+
+        def pick(*keys: str, first: dict = first) -> str | None:
+            return next((_text(first[k]) for k in keys if _text(first.get(k))), None)
+
+        people[str(folder)] = Person(pick(":name", "name"), pick(":email", "email"), pick(":sid", "sid"))
+    return people
+
+
+def table(fmt: Format, assignment: Assignment, rows: Sequence[Row],
+          digits: int = DEFAULT_DIGITS) -> list[list[str]]:
+    """The export as rows of cells, header first."""
+    if fmt == "seqgrade":
+        qids = [q.id for q in assignment.questions]
+        body = [[r.submission, r.key or "", r.person.name or "", r.person.email or "", r.person.sid or "",
+                 rounded(r.total, digits), *(rounded(r.scores[q], digits) if q in r.scores else "" for q in qids),
+                 ";".join(r.misconceptions)] for r in rows]
+        return [[*SEQGRADE_COLUMNS, *qids, "misconceptions"], *body]
+    if fmt == "canvas":
+        column = assignment.title
+        points = ["    Points Possible", "", "", "", "", rounded(assignment.total_points, digits)]
+        body = [[r.person.name or r.submission, "", r.person.sid or "", r.person.email or "", "",
+                 rounded(r.total, digits)] for r in rows]
+        return [[*CANVAS_COLUMNS, column], points, *body]
+    if fmt == "gradescope":
+        return [[*GRADESCOPE_COLUMNS], *([r.person.email or "", rounded(r.total, digits)] for r in rows)]
+    raise ValueError(f"unknown gradebook format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def unmatched(fmt: Format, rows: Sequence[Row]) -> list[str]:
+    """Submissions the target gradebook cannot match to a student (no email or SIS id)."""
+    if fmt == "canvas":
+        return [r.submission for r in rows if not (r.person.email or r.person.sid)]
+    if fmt == "gradescope":
+        return [r.submission for r in rows if not r.person.email]
+    return []
+
+
+def write(path: Path | str, fmt: Format, assignment: Assignment, rows: Sequence[Row],
+          digits: int = DEFAULT_DIGITS) -> None:
+    """Write the export to `path` (`-`: standard output)."""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(table(fmt, assignment, rows, digits))
+    if str(path) == "-":
+        sys.stdout.write(buf.getvalue())
+        sys.stdout.flush()
+        return
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(buf.getvalue(), encoding="utf-8")
