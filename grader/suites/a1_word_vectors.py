@@ -128,10 +128,10 @@ def softmax_cases(seed: int) -> list[Case]:
     large = np.stack([1000.0 + _quarters(rng, 4), _quarters(rng, 4), -1000.0 + _quarters(rng, 4)])  # (3, 4)
     return [
         Case("notes scores (2, 0, 1)", (np.array([2.0, 0.0, 1.0]),), visible=True),
-        Case("hidden case 1: (3, 5)", (rng.normal(size=(3, 5)) * 2,)),
-        Case("hidden case 2: (2, 3, 4)", (rng.normal(size=(2, 3, 4)) * 2,)),
+        Case("hidden case 1: 3 rows of 5 logits", (rng.normal(size=(3, 5)) * 2,)),
+        Case("hidden case 2: three axes (2, 3, 4), softmax over the last", (rng.normal(size=(2, 3, 4)) * 2,)),
         Case("hidden case 3: logits near ±1000", (large,)),
-        Case("hidden case 4: axis=0", (rng.normal(size=(4, 3)) * 2,), {"axis": 0}),
+        Case("hidden case 4: axis=0 (down the columns)", (rng.normal(size=(4, 3)) * 2,), {"axis": 0}),
     ]
 
 
@@ -177,12 +177,12 @@ def sgns_cases(seed: int) -> list[Case]:
                   (NOTES_V_C.copy(), 0, NOTES_U.copy(), np.array([1, 2, 1])), visible=True)]
     V, d = 8, 5
     o = int(rng.integers(V))
-    cases.append(Case("hidden case 1: V=8, d=5, K=6", (rng.normal(size=d), o, rng.normal(size=(V, d)),
+    cases.append(Case("hidden case 1: V=8, d=5, K=6, a negative drawn twice", (rng.normal(size=d), o, rng.normal(size=(V, d)),
                                                        _with_repeats(rng, V, 6, avoid=o))))
     V, d = 6, 3
     o = int(rng.integers(V))
     neg = np.concatenate([_with_repeats(rng, V, 4, avoid=None), [o]])  # the true word drawn as noise too
-    cases.append(Case("hidden case 2: V=6, d=3, K=5", (rng.normal(size=d), o, rng.normal(size=(V, d)), neg)))
+    cases.append(Case("hidden case 2: V=6, d=3, K=5, the outside word drawn as a negative too", (rng.normal(size=d), o, rng.normal(size=(V, d)), neg)))
     # u_o·v_c = 1000 + a few; the noise scores stay small.
     V, d = 7, 4
     v_c = np.concatenate([[4.0], rng.integers(-2, 3, size=d - 1).astype(float)])  # (d,)
@@ -211,8 +211,8 @@ def noise_cases(seed: int) -> list[Case]:
     counts[rng.integers(10)] = 0.0  # a word never seen
     return [
         Case("counts 81, 16, 1", (np.array([81.0, 16.0, 1.0]),), visible=True),
-        Case("hidden case 1: 10 words", (counts,)),
-        Case("hidden case 2: 6 words", (rng.integers(1, 50000, size=6).astype(float),)),
+        Case("hidden case 1: 10 words, one never seen (count 0)", (counts,)),
+        Case("hidden case 2: 6 words with large counts", (rng.integers(1, 50000, size=6).astype(float),)),
         Case("hidden case 3: power=0.5", (rng.integers(1, 500, size=5).astype(float),), {"power": 0.5}),
     ]
 
@@ -278,9 +278,9 @@ def analogy_cases(seed: int) -> list[Case]:
     E = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0], [2.5, 1.2, 1.1], [0.0, -1.0, 1.0]])
     return [
         Case("man : woman :: king : ?", (E, vocab, "man", "woman", "king"), visible=True),
-        Case("hidden case 1: 8 words", _separating_analogy(rng, 8, 4)),
-        Case("hidden case 2: 10 words", _separating_analogy(rng, 10, 5)),
-        Case("hidden case 3: 12 words", _separating_analogy(rng, 12, 3)),
+        Case("hidden case 1: 8 words, an input word is the nearest", _separating_analogy(rng, 8, 4)),
+        Case("hidden case 2: 10 words, an input word is the nearest", _separating_analogy(rng, 10, 5)),
+        Case("hidden case 3: 12 words, an input word is the nearest", _separating_analogy(rng, 12, 3)),
     ]
 
 

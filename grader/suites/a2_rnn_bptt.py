@@ -148,6 +148,13 @@ def _hidden(rng: np.random.Generator) -> list[dict[str, Any]]:
     return [_rnn_params(rng, T, D, H, h0=h0) for T, D, H, h0 in _SHAPES]
 
 
+def _label(i: int, p: dict[str, Any], extra: str = "") -> str:
+    """What a hidden case exercises: its sizes and whether h0 is given (never its values)."""
+    (T, D), H = p["X"].shape, p["W_h"].shape[0]
+    start = "h0 given" if p["h0"] is not None else "no h0 (zeros)"
+    return f"hidden case {i + 1}: T={T}, D={D}, H={H}, {start}{extra}"
+
+
 def _args(p: dict[str, Any], *extra: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
     args = (p["X"], p["W_x"], p["W_h"], p["b_h"], *extra)
     return args, ({} if p["h0"] is None else {"h0": p["h0"]})
@@ -158,7 +165,7 @@ def forward_cases(seed: int) -> list[Case]:
     cases = [Case("slides' microscope (D = H = 2)", (X_MIC, W_X_MIC, W_H_MIC, B_H_MIC), visible=True)]
     for i, p in enumerate(_hidden(rng)):
         args, kwargs = _args(p)
-        cases.append(Case(f"hidden case {i + 1}", args, kwargs))
+        cases.append(Case(_label(i, p), args, kwargs))
     return cases
 
 
@@ -169,7 +176,7 @@ def final_state_cases(seed: int) -> list[Case]:
     for i, p in enumerate(_hidden(rng)):
         H = p["W_h"].shape[0]
         args, kwargs = _args(p, rng.uniform(-0.9, 0.9, size=H))
-        cases.append(Case(f"hidden case {i + 1}", args, kwargs))
+        cases.append(Case(_label(i, p), args, kwargs))
     return cases
 
 
@@ -185,7 +192,7 @@ def sequence_ce_cases(seed: int) -> list[Case]:
         targets = rng.integers(0, C, size=T)
         targets[-1] = targets[0]  # a repeated class
         args, kwargs = _args(p, W_o, b_o, targets)
-        cases.append(Case(f"hidden case {i + 1}", args, kwargs))
+        cases.append(Case(_label(i, p, f", C={C} classes, a repeated target"), args, kwargs))
     return cases
 
 
@@ -197,14 +204,16 @@ def clip_cases(seed: int) -> list[Case]:
     g = {"W_x": rng.normal(0, 1.0, size=(3, 4)), "W_h": rng.normal(0, 1.0, size=(3, 3)),
          "b_h": rng.normal(0, 0.1, size=3)}
     small, total = global_norm({"b_h": g["b_h"]}), global_norm(g)
-    cases.append(Case("hidden case 1", (g, float(small + 0.5 * (total - small)))))
+    cases.append(Case("hidden case 1: 3 arrays, b_h alone under max_norm, the whole gradient above it",
+                      (g, float(small + 0.5 * (total - small)))))
     # every array above the threshold on its own: exploding gradients
     g = {"W_x": rng.normal(0, 50.0, size=(4, 2)), "W_h": rng.normal(0, 80.0, size=(4, 4)),
          "b_h": rng.normal(0, 30.0, size=4), "W_o": rng.normal(0, 40.0, size=(3, 4))}
-    cases.append(Case("hidden case 2", (g, 1.0)))
+    cases.append(Case("hidden case 2: 4 arrays, exploding gradients far above max_norm", (g, 1.0)))
     # already small: unchanged
     g = {"W_h": rng.normal(0, 0.1, size=(2, 2)), "b_h": rng.normal(0, 0.1, size=2)}
-    cases.append(Case("hidden case 3", (g, float(2.0 * global_norm(g) + 0.1))))
+    cases.append(Case("hidden case 3: 2 arrays, the whole gradient under max_norm",
+                      (g, float(2.0 * global_norm(g) + 0.1))))
     return cases
 
 
@@ -215,7 +224,8 @@ def perplexity_cases(seed: int) -> list[Case]:
         logits = rng.normal(0.0, 2.0 + i, size=(T, V))
         targets = rng.integers(0, V, size=T)
         targets[1] = targets[0]
-        cases.append(Case(f"hidden case {i + 1}", (logits, targets)))
+        cases.append(Case(f"hidden case {i + 1}: T={T} positions, V={V} classes, a repeated target",
+                          (logits, targets)))
     return cases
 
 

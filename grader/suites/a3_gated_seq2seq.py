@@ -68,7 +68,7 @@ def _lstm_cases(seed: int) -> list[Case]:
     )
     cases = [Case("small example (D=3, H=2)", visible, visible=True)]
     for i, (D, H) in enumerate([(3, 4), (5, 2), (2, 3)]):
-        cases.append(Case(f"hidden case {i + 1}", _lstm_args(rng, D, H)))
+        cases.append(Case(f"hidden case {i + 1}: D={D}, H={H}, nonzero h and c", _lstm_args(rng, D, H)))
     return cases
 
 
@@ -97,7 +97,7 @@ def _gru_cases(seed: int) -> list[Case]:
     )
     cases = [Case("slides' retention example (0.41)", slides, visible=True)]
     for i, (D, H) in enumerate([(3, 4), (4, 2), (2, 5)]):
-        cases.append(Case(f"hidden case {i + 1}", _gru_args(rng, D, H)))
+        cases.append(Case(f"hidden case {i + 1}: D={D}, H={H}, nonzero h and b_hn", _gru_args(rng, D, H)))
     return cases
 
 
@@ -141,7 +141,8 @@ def _dot_cases(seed: int) -> list[Case]:
     visible = (np.array([1.0, 2.0]), np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
     cases = [Case("small example", visible, visible=True)]
     for i, (N, d) in enumerate([(5, 3), (2, 6), (4, 4)]):
-        cases.append(Case(f"hidden case {i + 1}", (rng.normal(size=d), rng.normal(size=(N, d)))))
+        cases.append(Case(f"hidden case {i + 1}: N={N} encoder states, d={d}",
+                          (rng.normal(size=d), rng.normal(size=(N, d)))))
     return cases
 
 
@@ -156,7 +157,8 @@ def _multiplicative_cases(seed: int) -> list[Case]:
     # Mostly square non-symmetric W (a transpose changes values), one non-square (d_s != d_h).
     for i, (N, d_s, d_h) in enumerate([(4, 3, 3), (5, 4, 4), (3, 2, 5)]):
         args = (rng.normal(size=d_s), rng.normal(size=(N, d_h)), rng.normal(size=(d_s, d_h)))
-        cases.append(Case(f"hidden case {i + 1}", args))
+        shape = "square non-symmetric W" if d_s == d_h else "non-square W"
+        cases.append(Case(f"hidden case {i + 1}: N={N}, d_s={d_s}, d_h={d_h}, {shape}", args))
     return cases
 
 
@@ -176,7 +178,7 @@ def _reduced_rank_cases(seed: int) -> list[Case]:
             rng.normal(size=(k, d_s)),
             rng.normal(size=(k, d_h)),
         )
-        cases.append(Case(f"hidden case {i + 1}", args))
+        cases.append(Case(f"hidden case {i + 1}: N={N}, d_s={d_s}, d_h={d_h}, rank k={k}", args))
     return cases
 
 
@@ -198,7 +200,7 @@ def _additive_cases(seed: int) -> list[Case]:
             rng.normal(size=(k, d_s)),  # W2 (k, d_s)
             rng.normal(size=k),
         )
-        cases.append(Case(f"hidden case {i + 1}", args))
+        cases.append(Case(f"hidden case {i + 1}: N={N}, d_s={d_s}, d_h={d_h}, attention width k={k}", args))
     return cases
 
 
@@ -208,10 +210,10 @@ def _attend_cases(seed: int) -> list[Case]:
     cases = [Case("notes' numeric anchor (e = 2, 0, 1)", anchor, visible=True)]
     for i, (N, d) in enumerate([(5, 3), (4, 2)]):
         cases.append(
-            Case(f"hidden case {i + 1}", (rng.normal(size=N) * 2, rng.normal(size=(N, d))))
+            Case(f"hidden case {i + 1}: N={N} scores, d_h={d}", (rng.normal(size=N) * 2, rng.normal(size=(N, d))))
         )
     big = rng.normal(size=4) * 3 + 800.0  # exp(800) overflows: the max shift is needed
-    cases.append(Case("hidden case 3 (large scores)", (big, rng.normal(size=(4, 3)))))
+    cases.append(Case("hidden case 3: large scores (exp overflows without the max shift)", (big, rng.normal(size=(4, 3)))))
     return cases
 
 
@@ -291,7 +293,7 @@ def _beam_cases(seed: int) -> list[Case]:
         },
         default=_row(0.4, 0.3, 0.3),
     )
-    cases.append(Case("hidden case 1 (stop once beam_size finished)", (early, BOS, EOS, 2, 4)))
+    cases.append(Case("hidden case 1: stop once beam_size hypotheses finished", (early, BOS, EOS, 2, 4)))
     # Nothing finishes within max_len: the best live hypothesis, without eos.
     live = TableLM(
         table={
@@ -301,7 +303,7 @@ def _beam_cases(seed: int) -> list[Case]:
         },
         default=_row(0.1, 0.45, 0.45),
     )
-    cases.append(Case("hidden case 2 (nothing finishes)", (live, BOS, EOS, 2, 2)))
+    cases.append(Case("hidden case 2: nothing finishes within max_len", (live, BOS, EOS, 2, 2)))
     # Random trees where the per-token score and the raw score pick different winners.
     n = 3
     while n < 7:
@@ -311,11 +313,12 @@ def _beam_cases(seed: int) -> list[Case]:
         if normed == raw:
             continue
         if n < 6:
-            cases.append(Case(f"hidden case {n}", (lm, BOS, EOS, beam_size, 4)))
+            cases.append(Case(f"hidden case {n}: beam_size={beam_size}, length normalisation picks the winner",
+                              (lm, BOS, EOS, beam_size, 4)))
         else:  # the flag must be honoured
             cases.append(
                 Case(
-                    f"hidden case {n} (length_normalize=False)",
+                    f"hidden case {n}: beam_size={beam_size}, length_normalize=False",
                     (lm, BOS, EOS, beam_size, 4),
                     {"length_normalize": False},
                 )
@@ -445,7 +448,9 @@ def _bleu_cases(seed: int) -> list[Case]:
             cands, refs = _bleu_corpus(rng, n_sent, long)
             if _bleu_separates(cands, refs, max_n):
                 break
-        cases.append(Case(f"hidden case {i + 1} (max_n={max_n})", (cands, refs), {"max_n": max_n}))
+        size = (f"{n_sent} sentences, 3 references each, candidates shorter than the closest "
+                f"reference, max_n={max_n}" + (", longer sentences" if long else ""))
+        cases.append(Case(f"hidden case {i + 1}: {size}", (cands, refs), {"max_n": max_n}))
     return cases
 
 

@@ -393,7 +393,7 @@ def _sdpa_cases(seed: int) -> list[Case]:
         Case("slides microscope with a causal mask", (Q, K, V, att.causal_mask(3)), visible=True),
     ]
     # batched, T_q != T_k, d_k = 4, d_v = 3
-    cases.append(Case("hidden case 1: (2, 3, ·, ·) heads, no mask",
+    cases.append(Case("hidden case 1: batch of 2 × 3 heads, T_q = 5, T_k = 6, no mask",
                       (1.5 * r.normal(size=(2, 3, 5, 4)), 1.5 * r.normal(size=(2, 3, 6, 4)), r.normal(size=(2, 3, 6, 3)))))
     T = 5
     cases.append(Case("hidden case 2: batch with a causal mask",
@@ -443,8 +443,9 @@ SDPA_MUTANTS = {
 def _causal_cases(seed: int) -> list[Case]:
     r = _rng(402, seed)
     return [Case("T = 3 (the slides' causal mask)", (3,), visible=True)] + [
-        Case(f"hidden case {i + 1}", (int(T),)) for i, T in enumerate(r.integers(4, 9, size=2))
-    ] + [Case("hidden case 3: T = 1", (1,))]
+        Case(f"hidden case {i + 1}: a longer sequence, T = {int(T)}", (int(T),))
+        for i, T in enumerate(r.integers(4, 9, size=2))
+    ] + [Case("hidden case 3: a single position, T = 1", (1,))]
 
 
 CAUSAL_MUTANTS = {
@@ -458,7 +459,7 @@ def _padding_cases(seed: int) -> list[Case]:
     r = _rng(403, seed)
     return [
         Case("lengths (3, 1, 2), T = 3", (np.array([3, 1, 2]), 3), visible=True),
-        Case("hidden case 1", (r.integers(1, 7, size=4), 6)),
+        Case("hidden case 1: 4 sequences of random lengths, T = 6", (r.integers(1, 7, size=4), 6)),
         Case("hidden case 2: one empty and one full sequence", (np.array([0, 5, int(r.integers(1, 5))]), 5)),
     ]
 
@@ -526,8 +527,10 @@ def _stats_cases(salt: int) -> Callable[[int], list[Case]]:
         r = _rng(salt, seed)
         return [
             Case("slides microscope h as (1, 3, 4)", (BLOCK_H[None],), visible=True),
-            Case("hidden case 1: (2, 5, 6)", (2.0 * r.normal(size=(2, 5, 6)) + r.normal(size=6),)),
-            Case("hidden case 2: (3, 4, 7)", (r.normal(size=(3, 4, 7)) * np.arange(1, 8),)),
+            Case("hidden case 1: (B, T, d) = (2, 5, 6), per-feature offsets",
+                 (2.0 * r.normal(size=(2, 5, 6)) + r.normal(size=6),)),
+            Case("hidden case 2: (B, T, d) = (3, 4, 7), per-feature scales",
+                 (r.normal(size=(3, 4, 7)) * np.arange(1, 8),)),
         ]
 
     return cases
@@ -555,8 +558,8 @@ def _rms_cases(seed: int) -> list[Case]:
     g = 1.0 + 0.3 * r.normal(size=6)
     return [
         Case("slides microscope h (γ = 1)", (BLOCK_H, np.ones(4)), visible=True),
-        Case("hidden case 1: (2, 4, 6), nonzero means", (r.normal(size=(2, 4, 6)) + 1.5, g)),
-        Case("hidden case 2: (5, 6)", (2.0 * r.normal(size=(5, 6)) - 1.0, g)),
+        Case("hidden case 1: batched (B, T, d) = (2, 4, 6), nonzero means", (r.normal(size=(2, 4, 6)) + 1.5, g)),
+        Case("hidden case 2: one sequence (T, d) = (5, 6)", (2.0 * r.normal(size=(5, 6)) - 1.0, g)),
         Case("hidden case 3: eps = 0.5", (r.normal(size=(3, 6)) + 0.5, g), {"eps": 0.5}),
     ]
 
@@ -598,8 +601,8 @@ def _swiglu_cases(seed: int) -> list[Case]:
         Case("small case: d = 2, d_ff = 2", (np.array([[1.0, -1.0], [0.5, 2.0]]), np.array([[1.0, 0], [0, 1]]),
                                                np.array([[1.0, 1], [0, -1]]), np.array([[1.0, 0], [0.5, 1]])),
              visible=True),
-        Case("hidden case 1: (2, 4, 6)", (r.normal(size=(2, 4, d)), *weights())),
-        Case("hidden case 2: (5, 6)", (r.normal(size=(5, d)), *weights())),
+        Case("hidden case 1: batched (B, T, d) = (2, 4, 6)", (r.normal(size=(2, 4, d)), *weights())),
+        Case("hidden case 2: one sequence (T, d) = (5, 6)", (r.normal(size=(5, d)), *weights())),
         Case("hidden case 3: one token (d,)", (r.normal(size=d), *weights())),
     ]
 
@@ -613,9 +616,9 @@ def _pe_cases(seed: int) -> list[Case]:
     r = _rng(411, seed)
     return [
         Case("T = 3, d = 4 (divisors 1 and 100)", (3, 4), visible=True),
-        Case("hidden case 1", (int(r.integers(6, 12)), 10)),
-        Case("hidden case 2", (int(r.integers(12, 20)), 16)),
-        Case("hidden case 3: long and narrow", (int(r.integers(40, 60)), 6)),
+        Case("hidden case 1: d = 10, T from 6 to 11", (int(r.integers(6, 12)), 10)),
+        Case("hidden case 2: d = 16, T from 12 to 19", (int(r.integers(12, 20)), 16)),
+        Case("hidden case 3: long and narrow, d = 6, T from 40 to 59", (int(r.integers(40, 60)), 6)),
     ]
 
 

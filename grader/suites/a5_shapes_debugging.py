@@ -225,7 +225,7 @@ def split_heads_cases(seed: int) -> list[Case]:
     for i, (B, T, h, d_h) in enumerate(((3, 5, 3, 4), (2, 6, 4, 2), (2, 3, 2, 6))):
         cases.append(
             Case(
-                f"hidden case {i + 1} (B={B}, T={T}, h={h}, d_h={d_h})",
+                f"hidden case {i + 1}: B={B}, T={T}, h={h}, d_h={d_h}, random features",
                 (rng.normal(size=(B, T, h * d_h)), h),
             )
         )
@@ -244,7 +244,7 @@ def merge_heads_cases(seed: int) -> list[Case]:
     for i, (B, h, T, d_h) in enumerate(((3, 3, 5, 4), (2, 4, 6, 2), (2, 2, 3, 6))):
         cases.append(
             Case(
-                f"hidden case {i + 1} (B={B}, h={h}, T={T}, d_h={d_h})",
+                f"hidden case {i + 1}: B={B}, h={h}, T={T}, d_h={d_h}, random features",
                 (rng.normal(size=(B, h, T, d_h)),),
             )
         )
@@ -283,14 +283,14 @@ def masked_softmax_cases(seed: int) -> list[Case]:
     causal_pad = att.combine_masks(att.causal_mask(T), pad)[:, None]  # (B, 1, T, T)
     cases.append(
         Case(
-            "hidden case 1 (causal and padding, B=2, h=3, T=5)",
+            "hidden case 1: causal and key padding masks, B=2, h=3, T=5",
             (rng.normal(size=(B, h, T, T)) * 3, causal_pad),
         )
     )
     # cross-attention shaped: T_q != T_k, one (T_q, T_k) mask for every batch row and head
     cases.append(
         Case(
-            "hidden case 2 (T_q=3, T_k=6, mask (3, 6))",
+            "hidden case 2: T_q=3, T_k=6, one (3, 6) mask for every batch row and head",
             (rng.normal(size=(2, 2, 3, 6)) * 3, _row_mask(rng, 3, 6)),
         )
     )
@@ -298,7 +298,7 @@ def masked_softmax_cases(seed: int) -> list[Case]:
     lengths = rng.integers(2, 6, size=4)
     cases.append(
         Case(
-            "hidden case 3 (no head axis, B=4, T=6)",
+            "hidden case 3: no head axis, B=4, T=6, key padding mask",
             (rng.normal(size=(4, 6, 6)) * 3, att.key_mask(att.padding_mask(lengths, 6))),
         )
     )
@@ -328,9 +328,10 @@ def causal_lm_loss_cases(seed: int) -> list[Case]:
     ]
     for i, (B, T, V, pad_id) in enumerate(((3, 7, 9, 0), (4, 6, 11, 10), (2, 8, 7, 2))):
         logits, tokens = _lm_batch(rng, B, T, V, pad_id)
+        which = "the first" if pad_id == 0 else ("the last" if pad_id == V - 1 else "a middle")
         cases.append(
             Case(
-                f"hidden case {i + 1} (B={B}, T={T}, V={V}, pad_id={pad_id})",
+                f"hidden case {i + 1}: B={B}, T={T}, V={V}, right-padded rows, pad_id {which} id",
                 (logits, tokens, pad_id),
             )
         )
@@ -352,7 +353,8 @@ def masked_mean_pool_cases(seed: int) -> list[Case]:
         H[np.arange(T)[None, :] >= lengths[:, None]] += (
             10.0  # padding rows hold stale, large values
         )
-        cases.append(Case(f"hidden case {i + 1} (B={B}, T={T}, d={d})", (H, lengths)))
+        cases.append(Case(f"hidden case {i + 1}: B={B}, T={T}, d={d}, padded rows hold large values",
+                          (H, lengths)))
     return cases
 
 
@@ -372,7 +374,7 @@ def block_shapes_cases(seed: int) -> list[Case]:
         T = int(rng.choice([t for t in range(3, 10) if t not in (d_h, B, h)]))
         d = h * d_h
         d_ff = int(rng.choice([2, 3, 4])) * d
-        cases.append(Case(f"hidden case {i + 1}", (B, T, d, h, d_ff)))
+        cases.append(Case(f"hidden case {i + 1}: B, T, h and d_h all different sizes", (B, T, d, h, d_ff)))
     return cases
 
 

@@ -51,9 +51,12 @@ def _bpe_learn_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([601, seed])
     cases = [Case("Sennrich corpus, 10 merges (README worked example)", (dict(SENNRICH_CORPUS), 10), visible=True)]
     for i in range(4):
-        cases.append(Case(f"hidden corpus {i + 1}", (_random_corpus(rng, int(rng.integers(5, 9))), int(rng.integers(6, 13)))))
+        corpus = _random_corpus(rng, int(rng.integers(5, 9)))
+        n_merges = int(rng.integers(6, 13))  # drawn after the corpus, as always
+        cases.append(Case(f"hidden corpus {i + 1}: {len(corpus)} random word types with counts, {n_merges} merges",
+                          (corpus, n_merges)))
     # more merges than pairs: must stop early
-    cases.append(Case("hidden corpus 5 (more merges than pairs)", (_random_corpus(rng, 2), 40)))
+    cases.append(Case("hidden corpus 5: 2 word types, more merges asked than pairs exist", (_random_corpus(rng, 2), 40)))
     return cases
 
 
@@ -88,8 +91,9 @@ def _bpe_segment_cases(seed: int) -> list[Case]:
     seen = sorted(corpus, key=lambda w: -corpus[w])[:2]
     unseen = ["".join(rng.choice(list(_ALPHABET), size=int(rng.integers(4, 8)))) for _ in range(2)]
     for i, word in enumerate(seen + unseen):
-        cases.append(Case(f"hidden word {i + 1}", (word, merges)))
-    cases.append(Case("hidden word 5 (no merges)", (unseen[0], [])))
+        kind = "a frequent corpus word" if i < len(seen) else "a word not in the corpus"
+        cases.append(Case(f"hidden word {i + 1}: {kind}, {len(merges)} learned merges", (word, merges)))
+    cases.append(Case("hidden word 5: a word not in the corpus, no merges", (unseen[0], [])))
     return cases
 
 
@@ -130,7 +134,7 @@ def _bert_cases(seed: int) -> list[Case]:
                   {"special_ids": BERT_SPECIALS, "p": 0.15}, visible=True)]
     for i, p in enumerate((0.15, 0.15, 0.3)):
         tokens = _bert_tokens(rng, BERT_N)
-        cases.append(Case(f"long stream {i + 1} (N = {BERT_N}, p = {p})",
+        cases.append(Case(f"long stream {i + 1}: N = {BERT_N} tokens with [CLS]/[SEP]/[PAD], p = {p}",
                           (tokens, Rng(int(rng.integers(2**31))), BERT_MASK_ID, BERT_VOCAB),
                           {"special_ids": BERT_SPECIALS, "p": p}))
     return cases
@@ -351,7 +355,8 @@ def _next_token_cases(seed: int) -> list[Case]:
         for b in range(B):
             length = int(rng.integers(2, T + 1)) if b else T - 2  # row 0 always padded
             tokens[b, length:] = pad
-        cases.append(Case(f"hidden batch {i + 1}", (tokens, pad)))
+        which = {0: "pad_id 0", 1: "pad_id 1 (a small id)", 99: "pad_id 99 (a large id)"}[pad]
+        cases.append(Case(f"hidden batch {i + 1}: B={B}, T={T}, right-padded rows, {which}", (tokens, pad)))
     return cases
 
 
@@ -390,17 +395,17 @@ def _params_cases(seed: int) -> list[Case]:
 
     V, P, d, L = size()
     cases = [Case("GPT-2 small (slides)", GPT2_SMALL, visible=True),
-             Case("hidden GPT-2-style model", (V, P, d, L, 4 * d))]
+             Case("hidden GPT-2-style model: tied head, learned positions, biases, GELU, LayerNorm", (V, P, d, L, 4 * d))]
     V, P, d, L = size()
-    cases.append(Case("hidden model, untied head", (V, P, d, L, 4 * d), {"tied_embeddings": False}))
+    cases.append(Case("hidden model: untied head, learned positions, biases, GELU, LayerNorm", (V, P, d, L, 4 * d), {"tied_embeddings": False}))
     V, _, d, L = size()
-    cases.append(Case("hidden LLaMA-style model", (V, 0, d, L, 256 * int(np.ceil(8 * d / 3 / 256))),
+    cases.append(Case("hidden LLaMA-style model: no learned positions, untied, no biases, SwiGLU, RMSNorm", (V, 0, d, L, 256 * int(np.ceil(8 * d / 3 / 256))),
                       {"tied_embeddings": False, "biases": False, "ffn": "swiglu", "norm": "rmsnorm"}))
     V, P, d, L = size()
-    cases.append(Case("hidden model, RMSNorm without biases", (V, P, d, L, 3 * d),
+    cases.append(Case("hidden model: RMSNorm without biases, tied head, GELU", (V, P, d, L, 3 * d),
                       {"tied_embeddings": True, "biases": False, "ffn": "gelu", "norm": "rmsnorm"}))
     V, P, d, L = size()
-    cases.append(Case("hidden model, SwiGLU with biases", (V, P, d, L, 2 * d, True, True, "swiglu", "layernorm")))
+    cases.append(Case("hidden model: SwiGLU with biases, tied head, LayerNorm", (V, P, d, L, 2 * d, True, True, "swiglu", "layernorm")))
     return cases
 
 
