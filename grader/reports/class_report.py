@@ -1,7 +1,13 @@
-"""The class report: one self-contained HTML file with what the class got right and wrong.
+"""The class report: one self-contained HTML file that says what to reteach.
 
-Plots are drawn with matplotlib (Agg) and embedded as PNG data; they use hatching and
-grey levels, not colour, so they read in print. Every number also appears in a table.
+Mistakes are ranked by the points they cost the class (not by how many students hold them),
+each counted once at its root: the question where a student first makes it, apart from the
+later questions it dragged down. Wrong written answers are grouped by the mistake or form they
+show, never by raw per-student values. Copy signals are listed for a person to look at.
+
+Plots are drawn with matplotlib (Agg) and embedded as PNG data; they use hatching and grey
+levels, not colour, so they read in print, and they stay within their scales (shares of the
+class, never bars past 100%). Every number also appears in a table.
 """
 
 from __future__ import annotations
@@ -10,31 +16,142 @@ import base64
 import html
 import io
 import statistics
+import textwrap
 from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from grader import catalog
-from grader.questions import Assignment
+from grader.questions import Assignment, WrittenQuestion
+from grader.reports import copy_signals
+from grader.reports.copy_signals import BorrowedAnswers, Expected
+
+Graded = Sequence[tuple[Any, Mapping[str, Any]]]
 
 _CSS = """
 body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#111}
-table{border-collapse:collapse;margin:1em 0;width:100%}th,td{border:1px solid #999;padding:4px 8px;text-align:left}
+table{border-collapse:collapse;margin:1em 0;width:100%}
+th,td{border:1px solid #999;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#eee}td.num{text-align:right}img{max-width:100%;border:1px solid #ccc}
-code{background:#f4f4f4;padding:0 3px}
+code{background:#f4f4f4;padding:0 3px}details summary{cursor:pointer}
+p.note{color:#444;font-size:0.95em}
 """
 
+FORM_OTHER_VARIANT = "right for another student's variant"
+FORM_DEFAULT_VARIANT = "right for the default variant (no key)"
+FORM_UNRECOGNISED = "not a recognised mistake"
 
-def _png(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+
+@dataclass(frozen=True)
+class Mistake:
+    """One misconception across the class, counted at its root."""
+
+    id: str  # catalog id
+    students: tuple[str, ...]  # submissions holding it
+    share: float  # of the class, 0..1
+    points_lost: float  # over the class: at the root plus downstream
+    root: str  # the question where it is most often first made
+    root_points: float  # points lost where it is first made
+    dragged: tuple[tuple[str, float], ...]  # later questions it dragged down, with the points lost there
+
+
+@dataclass(frozen=True)
+class AnswerGroup:
+    """Wrong answers to one written question that show the same mistake or form."""
+
+    question: str  # question id
+    form: str  # a catalog id, or one of the FORM_* phrases
+    students: tuple[str, ...]
+
+
+def _name(sub: Any) -> str:
+    return getattr(sub, "name", str(sub))
+
+
+def _scored_tests(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [t for t in data.get("tests", []) if t.get("extra_data", {}).get("kind") not in ("error", None)]
+
+
+def rank_mistakes(assignment: Assignment, graded: Graded) -> list[Mistake]:
+    """Misconceptions by points lost, most costly first (a test naming k of them splits its loss)."""
+    order = {q.id: i for i, q in enumerate(assignment.questions)}
+    students: dict[str, set[str]] = defaultdict(set)
+    roots: dict[str, Counter] = defaultdict(Counter)
+    at_root: dict[str, float] = defaultdict(float)
+    downstream: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for sub, data in graded:
+        seen: set[str] = set()
+        tests = sorted(_scored_tests(data), key=lambda t: order.get(t["extra_data"]["question"], len(order)))
+        for t in tests:
+            ids = list(dict.fromkeys(t["extra_data"].get("misconceptions", [])))
+            lost = max(0.0, float(t.get("max_score", 0.0)) - float(t.get("score", 0.0))) / max(len(ids), 1)
+            qid = t["extra_data"]["question"]
+            for mid in ids:
+                students[mid].add(_name(sub))
+                if mid in seen:
+                    downstream[mid][qid] += lost
+                else:
+                    seen.add(mid)
+                    roots[mid][qid] += 1
+                    at_root[mid] += lost
+    n = max(len(graded), 1)
+    out = []
+    for mid, who in students.items():
+        dragged = tuple(sorted(downstream[mid].items(), key=lambda kv: order.get(kv[0], len(order))))
+        total = at_root[mid] + sum(p for _, p in dragged)
+        out.append(Mistake(mid, tuple(sorted(who)), len(who) / n, total, roots[mid].most_common(1)[0][0],
+                           at_root[mid], dragged))
+    return sorted(out, key=lambda m: (-round(m.points_lost, 9), -len(m.students), m.id))
+
+
+def group_wrong_answers(assignment: Assignment, graded: Graded, borrowed: Sequence[BorrowedAnswers],
+                        expected: Expected) -> list[AnswerGroup]:
+    """Each written question's wrong answers, grouped by the mistake or form they show."""
+    questions = {q.id: q for q in assignment.questions if isinstance(q, WrittenQuestion)}
+    from_others = {(b.student, qid) for b in borrowed for qid in b.questions}
+    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for sub, data in graded:
+        key = data.get("extra_data", {}).get("student")
+        for t in _scored_tests(data):
+            extra = t["extra_data"]
+            q = questions.get(extra["question"])
+            if q is None or t.get("status") != "failed" or not extra.get("answer"):
+                continue  # right, or nothing to read (not attempted)
+            groups[(q.id, _form(q, extra, _name(sub), key, from_others, expected))].append(_name(sub))
+    order = {q.id: i for i, q in enumerate(assignment.questions)}
+    return [AnswerGroup(qid, form, tuple(sorted(who)))
+            for (qid, form), who in sorted(groups.items(), key=lambda kv: (order[kv[0][0]], -len(kv[1]), kv[0][1]))]
+
+
+def _form(q: WrittenQuestion, extra: Mapping[str, Any], name: str, key: str | None,
+          from_others: set[tuple[str, str]], expected: Expected) -> str:
+    if extra.get("misconceptions"):
+        return str(extra["misconceptions"][0])
+    if (name, q.id) in from_others:
+        return FORM_OTHER_VARIANT
+    if key and q.answer_kind in copy_signals.NUMERIC_KINDS:
+        got = copy_signals.read_answer(q.answer_kind, str(extra["answer"]))
+        default = expected(q, None)
+        if got is not None and default is not None and copy_signals.agrees(got, default, q):
+            return FORM_DEFAULT_VARIANT
+    return FORM_UNRECOGNISED
+
+
+# ----------------------------------------------------------------------------- plots
+
+
+def _png(fig: Any) -> str:
     import matplotlib.pyplot as plt
 
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
     plt.close(fig)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
-def _plots(assignment: Assignment, totals: list[float], per_q: dict[str, list[float]]) -> tuple[str, str]:
+def _plots(assignment: Assignment, totals: list[float], per_q: Mapping[str, list[float]]) -> tuple[str, str]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -43,52 +160,158 @@ def _plots(assignment: Assignment, totals: list[float], per_q: dict[str, list[fl
     fig, ax = plt.subplots(figsize=(7, 3))
     ax.hist(totals, bins=min(20, max(5, len(set(totals)))), range=(0, assignment.total_points),
             color="0.6", edgecolor="black", hatch="//")
-    ax.set_xlabel("total score")
+    ax.set_xlim(0, assignment.total_points)
+    ax.set_xlabel(f"total score (of {assignment.total_points:g})")
     ax.set_ylabel("submissions")
     ax.set_title("Score distribution")
     dist = _png(fig)
 
     qs = assignment.questions
-    means = [statistics.mean(per_q[q.id]) / q.points * 100 if per_q[q.id] else 0.0 for q in qs]
-    spread = [statistics.pstdev(per_q[q.id]) / q.points * 100 if len(per_q[q.id]) > 1 else 0.0 for q in qs]
-    fig, ax = plt.subplots(figsize=(7, max(2.5, 0.35 * len(qs))))
-    ax.barh(range(len(qs)), means, xerr=spread, color="0.75", edgecolor="black", hatch="..", capsize=3)
-    ax.set_yticks(range(len(qs)), [f"{i + 1}. {q.title[:40]}" for i, q in enumerate(qs)])
+    full, partial, zero = [], [], []
+    for q in qs:
+        s = per_q.get(q.id, [])
+        n = max(len(s), 1)
+        full.append(100 * sum(v >= q.points - 1e-9 for v in s) / n)
+        zero.append(100 * sum(v <= 1e-9 for v in s) / n)
+        partial.append(max(0.0, 100 - full[-1] - zero[-1]) if s else 0.0)
+    labels = [textwrap.fill(f"{i + 1}. {q.title}", 48) for i, q in enumerate(qs)]
+    height = max(2.5, 0.3 * sum(label.count("\n") + 1 for label in labels) + 1.2)
+    fig, ax = plt.subplots(figsize=(9, height))
+    ys = range(len(qs))
+    ax.barh(ys, full, color="0.35", edgecolor="black", label="full marks")
+    ax.barh(ys, partial, left=full, color="0.75", edgecolor="black", hatch="..", label="part of the points")
+    ax.barh(ys, zero, left=[f + p for f, p in zip(full, partial)], color="white", edgecolor="black",
+            hatch="//", label="no points")
+    ax.set_yticks(list(ys), labels, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlim(0, 105)
-    ax.set_xlabel("mean score, % of the question's points (bars: ± one standard deviation)")
-    ax.set_title("Questions")
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("share of the class (%)")
+    ax.set_title("Each question: who got full marks, part of the points, none")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 if len(qs) > 6 else -0.3), ncol=3, frameon=False)
     return dist, _png(fig)
 
 
-def write_report(path: Path, assignment: Assignment, graded: list[tuple[Any, dict[str, Any]]]) -> None:
-    """Write the class report for graded (submission, results.json) pairs."""
-    totals = [float(d["score"]) for _, d in graded]
-    per_q: dict[str, list[float]] = defaultdict(list)
-    mis_students: dict[str, set[str]] = defaultdict(set)
-    mis_questions: dict[str, set[str]] = defaultdict(set)
-    wrong_answers: dict[str, Counter] = defaultdict(Counter)
-    failures: list[tuple[str, str]] = []
-    titles = {q.id: f"{i + 1}. {q.title}" for i, q in enumerate(assignment.questions)}
+# ----------------------------------------------------------------------------- HTML
+
+
+def _students(names: Sequence[str]) -> str:
+    listed = ", ".join(html.escape(n) for n in names)
+    return f"<details><summary>{len(names)} student{'s' if len(names) != 1 else ''}</summary>{listed}</details>"
+
+
+def _mistakes_html(mistakes: Sequence[Mistake], titles: Mapping[str, str]) -> list[str]:
+    esc = html.escape
+    if not mistakes:
+        return ["<p>No misconception was recognised.</p>"]
+    parts = ["<p class=note>Each mistake is counted once, at its root (the question where a student first "
+             "makes it); the points it cost in later questions built on that one are listed apart.</p>",
+             "<table id='misconceptions'><tr><th>misconception</th><th>points lost</th><th>share of the class"
+             "</th><th>made in</th><th>questions it dragged down</th><th>what it means</th></tr>"]
+    for m in mistakes:
+        try:
+            entry = catalog.get(m.id)
+            text = f"<b>{esc(entry.title)}</b>: {esc(entry.explanation)} <i>({esc(entry.section)})</i>"
+        except KeyError:
+            text = ""
+        dragged = "; ".join(f"{esc(titles.get(q, q))} ({p:.1f})" for q, p in m.dragged) or "—"
+        parts.append(f"<tr><td><code>{esc(m.id)}</code></td><td class=num>{m.points_lost:.1f}</td>"
+                     f"<td>{100 * m.share:.0f}% {_students(m.students)}</td>"
+                     f"<td>{esc(titles.get(m.root, m.root))} ({m.root_points:.1f})</td><td>{dragged}</td>"
+                     f"<td>{text}</td></tr>")
+    parts.append("</table>")
+    return parts
+
+
+def _answers_html(groups: Sequence[AnswerGroup], titles: Mapping[str, str]) -> list[str]:
+    esc = html.escape
+    if not groups:
+        return ["<p>No wrong written answers.</p>"]
+    parts = ["<table id='wrong-answers'><tr><th>question</th><th>what the answers show</th><th>students</th></tr>"]
+    for g in groups:
+        form = f"<code>{esc(g.form)}</code>" if g.form not in _FORMS else esc(g.form)
+        parts.append(f"<tr><td>{esc(titles.get(g.question, g.question))}</td><td>{form}</td>"
+                     f"<td>{_students(g.students)}</td></tr>")
+    parts.append("</table>")
+    return parts
+
+
+_FORMS = (FORM_OTHER_VARIANT, FORM_DEFAULT_VARIANT, FORM_UNRECOGNISED)
+
+
+def _copies_html(borrowed: Sequence[BorrowedAnswers], same_code: Sequence[tuple[str, ...]],
+                 titles: Mapping[str, str]) -> list[str]:
+    esc = html.escape
+    parts = ["<p class=note>Signals for a person to look at, never a penalty: written numbers that are "
+             "right for another student's variant and not for the student's own, and code files identical "
+             "once comments and whitespace are removed.</p>"]
+    if borrowed:
+        parts.append("<table id='copy-written'><tr><th>student</th><th>numbers right for the variant of"
+                     "</th><th>answers</th></tr>")
+        for b in borrowed:
+            qs = "; ".join(esc(titles.get(q, q)) for q in b.questions)
+            parts.append(f"<tr><td>{esc(b.student)}</td><td>{esc(b.other)}</td><td>{qs}</td></tr>")
+        parts.append("</table>")
+    else:
+        parts.append("<p>No written answers match another student's variant.</p>")
+    if same_code:
+        parts.append("<table id='copy-code'><tr><th>identical code files</th></tr>")
+        parts.extend(f"<tr><td>{esc(', '.join(group))}</td></tr>" for group in same_code)
+        parts.append("</table>")
+    else:
+        parts.append("<p>No two code files are identical.</p>")
+    return parts
+
+
+def _questions_html(assignment: Assignment, per_q: Mapping[str, list[float]], titles: Mapping[str, str]
+                    ) -> list[str]:
+    parts = ["<table id='questions'><tr><th>question</th><th>points</th><th>mean</th><th>std</th>"
+             "<th>full marks</th></tr>"]
+    for q in assignment.questions:
+        s = per_q.get(q.id, [])
+        mean = statistics.mean(s) if s else 0.0
+        std = statistics.pstdev(s) if len(s) > 1 else 0.0
+        full = sum(1 for v in s if v >= q.points - 1e-9)
+        parts.append(f"<tr><td>{html.escape(titles[q.id])}</td><td class=num>{q.points:g}</td>"
+                     f"<td class=num>{mean:.2f}</td><td class=num>{std:.2f}</td>"
+                     f"<td class=num>{full}/{len(s)}</td></tr>")
+    parts.append("</table>")
+    return parts
+
+
+def _failures(graded: Graded, titles: Mapping[str, str]) -> list[tuple[str, str]]:
+    failures = []
     for sub, data in graded:
         errors = []
-        for t in data["tests"]:
-            extra = t["extra_data"]
-            qid = extra["question"]
+        for t in data.get("tests", []):
+            extra = t.get("extra_data", {})
             if extra.get("kind") == "error":
-                errors.append(t["output"])
-                continue
-            per_q[qid].append(float(t["score"]))
-            for m in extra.get("misconceptions", []):
-                mis_students[m].add(sub.name)
-                mis_questions[m].add(qid)
-            if extra.get("kind") == "written" and t["status"] == "failed" and extra.get("answer"):
-                wrong_answers[qid][extra["answer"]] += 1
-            if extra.get("error"):
-                errors.append(f"{titles.get(qid, qid)}: {extra['error']}")
+                errors.append(t.get("output", ""))
+            elif extra.get("error"):
+                errors.append(f"{titles.get(extra['question'], extra['question'])}: {extra['error']}")
         if errors:
-            failures.append((sub.name, errors[0] if len(errors) == 1 else f"{errors[0]} (+{len(errors) - 1} more)"))
+            more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+            failures.append((_name(sub), errors[0] + more))
+    return failures
 
+
+def _failures_html(failures: Sequence[tuple[str, str]]) -> list[str]:
+    if not failures:
+        return ["<p>Every submission ran.</p>"]
+    rows = "".join(f"<tr><td>{html.escape(n)}</td><td>{html.escape(w[:400])}</td></tr>" for n, w in failures)
+    return [f"<table id='failures'><tr><th>submission</th><th>why</th></tr>{rows}</table>"]
+
+
+def write_report(path: Path, assignment: Assignment, graded: Graded) -> None:
+    """Write the class report for graded (submission, results.json) pairs."""
+    totals = [float(d.get("score", 0.0)) for _, d in graded]
+    per_q: dict[str, list[float]] = defaultdict(list)
+    for _, data in graded:
+        for t in _scored_tests(data):
+            per_q[t["extra_data"]["question"]].append(float(t["score"]))
+    titles = {q.id: f"{i + 1}. {q.title}" for i, q in enumerate(assignment.questions)}
+    expected = Expected(assignment)
+    borrowed = copy_signals.borrowed_answers(assignment, graded, expected)
+    same_code = copy_signals.identical_code(assignment, [s for s, _ in graded])
     esc = html.escape
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(assignment.id)} class report</title>"
              f"<style>{_CSS}</style></head><body>",
@@ -98,54 +321,15 @@ def write_report(path: Path, assignment: Assignment, graded: list[tuple[Any, dic
     if graded:
         dist, questions = _plots(assignment, totals, per_q)
         parts.append(f"<h2>Score distribution</h2><img alt='histogram of total scores' src='{dist}'>")
-        parts.append(f"<h2>Questions</h2><img alt='mean score per question' src='{questions}'>")
-    parts.append("<table id='questions'><tr><th>question</th><th>points</th><th>mean</th><th>std</th>"
-                 "<th>full marks</th></tr>")
-    for q in assignment.questions:
-        s = per_q[q.id]
-        mean = statistics.mean(s) if s else 0.0
-        std = statistics.pstdev(s) if len(s) > 1 else 0.0
-        full = sum(1 for v in s if v >= q.points - 1e-9)
-        parts.append(f"<tr><td>{esc(titles[q.id])}</td><td class=num>{q.points:g}</td><td class=num>{mean:.2f}</td>"
-                     f"<td class=num>{std:.2f}</td><td class=num>{full}/{len(s)}</td></tr>")
-    parts.append("</table>")
-
-    parts.append("<h2>Misconceptions, most frequent first</h2>")
-    if mis_students:
-        parts.append("<table id='misconceptions'><tr><th>misconception</th><th>students</th><th>questions</th>"
-                     "<th>what it means</th></tr>")
-        for mid, students in sorted(mis_students.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-            try:
-                m = catalog.get(mid)
-                text = f"<b>{esc(m.title)}</b>: {esc(m.explanation)} <i>({esc(m.section)})</i>"
-            except KeyError:
-                text = ""
-            qs = ", ".join(esc(titles.get(q, q)) for q in sorted(mis_questions[mid]))
-            parts.append(f"<tr><td><code>{esc(mid)}</code></td><td class=num>{len(students)}</td><td>{qs}</td>"
-                         f"<td>{text}</td></tr>")
-        parts.append("</table>")
-    else:
-        parts.append("<p>No misconception was recognised.</p>")
-
-    parts.append("<h2>Most common wrong written answers</h2>")
-    if wrong_answers:
-        parts.append("<table id='wrong-answers'><tr><th>question</th><th>answer</th><th>students</th></tr>")
-        for qid, counts in wrong_answers.items():
-            for answer, n in counts.most_common(3):
-                parts.append(f"<tr><td>{esc(titles.get(qid, qid))}</td><td><code>{esc(answer)}</code></td>"
-                             f"<td class=num>{n}</td></tr>")
-        parts.append("</table>")
-    else:
-        parts.append("<p>No wrong written answers.</p>")
-
-    parts.append("<h2>Submissions that failed to run</h2>")
-    if failures:
-        parts.append("<table id='failures'><tr><th>submission</th><th>why</th></tr>")
-        for name, why in failures:
-            parts.append(f"<tr><td>{esc(name)}</td><td>{esc(why[:400])}</td></tr>")
-        parts.append("</table>")
-    else:
-        parts.append("<p>Every submission ran.</p>")
+        parts.append(f"<h2>Questions</h2><img alt='share of the class with full, part or no points per question' "
+                     f"src='{questions}'>")
+    parts += _questions_html(assignment, per_q, titles)
+    parts += ["<h2>What to reteach: mistakes by the points they cost</h2>",
+              *_mistakes_html(rank_mistakes(assignment, graded), titles)]
+    parts += ["<h2>Wrong written answers, by the mistake they show</h2>",
+              *_answers_html(group_wrong_answers(assignment, graded, borrowed, expected), titles)]
+    parts += ["<h2>Signals of copying</h2>", *_copies_html(borrowed, same_code, titles)]
+    parts += ["<h2>Submissions that failed to run</h2>", *_failures_html(_failures(graded, titles))]
     parts.append("</body></html>")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text("\n".join(parts), encoding="utf-8")
