@@ -111,6 +111,12 @@ class Assignment:
     questions: tuple[Question, ...]
     preload_torch: bool = False  # a5: inputs are torch tensors, the worker needs torch
     visibility: Visibility = "visible"  # default for questions that do not set one
+    # Contract §4-§5: when the answer-key test (the student's own expected written answers)
+    # becomes visible ("never" keeps it hidden); whether the student sees what their code
+    # printed; which field of the submitter is the variant key ("email" or "sid").
+    reveal_answers: Literal["after_due_date", "after_published", "visible", "never"] = "after_due_date"
+    show_student_output: bool = False
+    variant_key: Literal["email", "sid"] = "email"
 
     def resolved(self, q: Question) -> Question:
         """The question with its effective visibility: its own, else the assignment's."""
