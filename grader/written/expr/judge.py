@@ -20,8 +20,10 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import weakref
@@ -51,6 +53,7 @@ class ExprJudge:
         self.startup_timeout = startup_timeout
         self.restarts = 0  # workers killed after a timeout or a crash
         self._proc: subprocess.Popen[bytes] | None = None
+        self._cwd: str | None = None  # the worker's private working directory
         self._ready = False
         self._buffer = b""
         self._lock = threading.Lock()
@@ -87,27 +90,34 @@ class ExprJudge:
             self._ready = True
 
     def _spawn(self) -> None:
+        # Isolated from the caller: `-I` (no PYTHON* variables, no user site, and neither the
+        # working directory nor the script's folder on sys.path), a private empty working
+        # directory and a minimal environment, so that a submission folder holding `mpmath.py`
+        # or `sympy.py` cannot stand in for the libraries when grading runs from inside it.
         root = str(Path(__file__).resolve().parents[3])
-        code = "import sys; sys.path.insert(0, sys.argv[1]); from grader.written.expr.judge import _worker_main; _worker_main()"
-        env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONHASHSEED="0")
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); "
+                "from grader.written.expr.judge import _worker_main; _worker_main()")
+        self._cwd = tempfile.mkdtemp(prefix="seqgrade-judge-")
         self._proc = subprocess.Popen(
-            [sys.executable, "-c", code, root],
+            [sys.executable, "-I", "-c", code, root],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None if os.environ.get("SEQGRADE_JUDGE_STDERR") else subprocess.DEVNULL,
-            env=env,
+            env=_judge_env(),
+            cwd=self._cwd,
             close_fds=True,
         )
         self._buffer = b""
         self._ready = False
-        self._finalizer = weakref.finalize(self, _kill, self._proc)
+        self._finalizer = weakref.finalize(self, _kill, self._proc, self._cwd)
 
     def _kill(self) -> None:
         if self._proc is not None:
-            _kill(self._proc)
+            _kill(self._proc, self._cwd)
             if self._finalizer is not None:
                 self._finalizer.detach()
         self._proc = None
+        self._cwd = None
         self._buffer = b""
         self._ready = False
 
@@ -187,7 +197,13 @@ class ExprJudge:
         return Verdict.from_json(reply)
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
+def _judge_env() -> dict[str, str]:
+    """The worker's whole environment: nothing of the caller's beyond PATH."""
+    return {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "LANG": "C.UTF-8",
+            "OMP_NUM_THREADS": "1"}
+
+
+def _kill(proc: subprocess.Popen[bytes], cwd: str | None = None) -> None:
     if proc.poll() is None:
         proc.kill()
     with contextlib.suppress(subprocess.TimeoutExpired):
@@ -196,6 +212,8 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         if stream is not None:
             with contextlib.suppress(OSError):
                 stream.close()
+    if cwd is not None:
+        shutil.rmtree(cwd, ignore_errors=True)
 
 
 def check_equivalent(
