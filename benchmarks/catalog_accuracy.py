@@ -1,9 +1,7 @@
 """How well the grader names misconceptions on the held-out submissions in tests/heldout/.
 
-Layout: tests/heldout/<assignment id>/<catalog id>__<style>.py, each a complete code file
-with ONE mistake and a first line `# question: <question id>` naming the question to grade
-it on; tests/heldout/<assignment id>/correct__<style>.py (`# question: all`) are fully
-correct files, graded on every code question.
+The layout of tests/heldout/ and how its files are graded: tests/heldout_harness.py (the same
+harness as tests/test_heldout.py).
 
 Run by hand, from the repository:
 
@@ -19,102 +17,17 @@ score). Exit status 0 whatever the accuracy (1 only when the grader itself faile
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import re
-import shutil
 import sys
-import tempfile
 import time
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from grader import sandbox  # noqa: E402
-from grader.course import registry  # noqa: E402
-from grader.engine.grade import grade_submission  # noqa: E402
-from grader.questions import CodeQuestion  # noqa: E402
+sys.path.insert(0, str(REPO / "tests"))
 
-HELDOUT = REPO / "tests" / "heldout"
-CORRECT = "correct"
-LIMITS = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
-QUESTION_LINE = re.compile(r"^#\s*question:\s*(\S+)\s*$")
-
-
-@dataclasses.dataclass
-class Item:
-    assignment: str
-    path: Path
-    expected: str | None  # the catalog id, None for a correct file
-    question: str  # a question id or "all"
-
-
-@dataclasses.dataclass
-class Outcome:
-    item: Item
-    named: tuple[str, ...]  # every id the grader named on the graded questions
-    score: float
-    max_score: float
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        if self.error:
-            return False
-        if self.item.expected is None:
-            return not self.named and self.score >= self.max_score - 1e-9
-        return self.named == (self.item.expected,) and self.score < self.max_score - 1e-9
-
-
-def question_of(path: Path) -> str:
-    first = path.read_text().splitlines()[0] if path.read_text() else ""
-    m = QUESTION_LINE.match(first.strip())
-    if not m:
-        raise ValueError(f"{path}: the first line must be `# question: <question id>`")
-    return m.group(1)
-
-
-def discover(assignments: list[str] | None = None) -> list[Item]:
-    items = []
-    if not HELDOUT.is_dir():
-        return items
-    wanted = {registry.resolve_id(a) for a in assignments} if assignments else None
-    for folder in sorted(p for p in HELDOUT.iterdir() if p.is_dir()):
-        if folder.name not in registry.ASSIGNMENT_IDS or (wanted and folder.name not in wanted):
-            continue
-        for path in sorted(folder.glob("*.py")):
-            if "__" not in path.stem:
-                continue
-            mid = path.stem.split("__", 1)[0]
-            items.append(Item(folder.name, path, None if mid == CORRECT else mid, question_of(path)))
-    return items
-
-
-def reduced(assignment, question: str):
-    """The assignment with only the named code question (all code questions for "all")."""
-    code = [q for q in assignment.questions if isinstance(q, CodeQuestion)]
-    if question != "all":
-        code = [q for q in code if q.id == question]
-        if not code:
-            raise ValueError(f"{assignment.id} has no code question {question!r}")
-    return dataclasses.replace(assignment, questions=tuple(code))
-
-
-def grade_item(item: Item) -> Outcome:
-    assignment = registry.load(item.assignment)
-    try:
-        only = reduced(assignment, item.question)
-    except ValueError as err:
-        return Outcome(item, (), 0.0, 0.0, str(err))
-    with tempfile.TemporaryDirectory(prefix="heldout-") as tmp:
-        folder = Path(tmp) / "sub"
-        folder.mkdir()
-        shutil.copy(item.path, folder / assignment.code_file)
-        report = grade_submission(folder, only, limits=LIMITS)
-    named = tuple(sorted({m for q in report.questions for m in q.misconceptions}))
-    return Outcome(item, named, report.score, report.max_score, report.grader_error)
+from heldout_harness import HELDOUT, Outcome, discover, grade_all  # noqa: E402
 
 
 def ratio(a: int, b: int) -> str:
@@ -175,8 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no held-out files under {HELDOUT}")
         return 0
     started = time.monotonic()
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        outcomes = list(pool.map(grade_item, items))
+    outcomes = grade_all(items, jobs=max(1, args.jobs))
     summarize(outcomes)
     print(f"\n{len(items)} gradings in {time.monotonic() - started:.1f} s")
     return 1 if any(o.error for o in outcomes) else 0

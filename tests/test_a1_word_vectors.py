@@ -9,9 +9,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import itertools
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -100,23 +97,6 @@ def test_a1_notes_anchor_and_finite_differences_agree_with_the_written_keys():
 
 
 # ---------------------------------------------------------------- whole submissions
-
-
-def test_a1_solution_scores_full(tmp_path):
-    report = grade_submission(SOLUTION, ASSIGNMENT, limits=FAST)
-    assert report.score == report.max_score == 100, _feedback(report)
-    assert all(not q.misconceptions for q in report.questions)
-
-
-def test_a1_handout_scores_zero_cleanly():
-    report = grade_submission(HANDOUT, ASSIGNMENT, limits=FAST)
-    assert report.score == 0 and report.grader_error is None
-    for q in report.questions:
-        assert q.not_attempted, q.feedback
-        if q.kind == "code":
-            assert q.feedback.startswith("Not attempted") and q.error is None
-        else:
-            assert "Not attempted" in q.feedback and "still blank" in q.feedback
 
 
 def test_a1_two_students_get_their_own_cases_and_full_marks(tmp_path):
@@ -323,20 +303,3 @@ def test_a1_written_wrong_forms_are_named(tmp_path):
 
 
 # ---------------------------------------------------------------- the handout's public tests
-
-
-def _public_tests(tmp_path: Path, source_dir: Path) -> subprocess.Popen:
-    work = tmp_path / source_dir.name
-    work.mkdir(parents=True)
-    shutil.copy(HANDOUT / "test_public.py", work)
-    shutil.copy(source_dir / "word_vectors.py", work)
-    return subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=work,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-
-def test_a1_public_tests_pass_on_solution_and_fail_on_stub(tmp_path):
-    runs = {"solution": _public_tests(tmp_path / "sol", SOLUTION), "stub": _public_tests(tmp_path / "stub", HANDOUT)}
-    out = {k: p.communicate(timeout=120)[0] for k, p in runs.items()}
-    assert runs["solution"].returncode == 0, out["solution"]
-    assert runs["stub"].returncode == 1, out["stub"]
-    assert "10 failed" in out["stub"]

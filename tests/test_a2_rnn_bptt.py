@@ -9,7 +9,6 @@ import dataclasses
 import importlib.util
 import itertools
 import math
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -74,24 +73,6 @@ def test_a2_has_100_points_and_every_contract_function():
     assert {q.function: q.forbidden for q in _code_questions() if q.forbidden} == {
         "bptt_final_state": suite.NO_AUTOGRAD, "bptt_sequence_ce": suite.NO_AUTOGRAD,
         "clip_by_global_norm": ("torch.nn.utils.clip_grad_norm_",)}
-
-
-def test_a2_solution_scores_full_marks():
-    report = grade_submission(SOLUTION, A2, limits=FAST)
-    assert report.score == 100, [(q.question_id, q.feedback) for q in report.questions if q.score < q.max_score]
-    assert all(not q.misconceptions for q in report.questions)
-
-
-def test_a2_handout_scores_zero_cleanly():
-    report = grade_submission(HANDOUT, A2, limits=FAST)
-    assert report.score == 0
-    for q in report.questions:
-        assert q.not_attempted, (q.question_id, q.feedback)
-        assert q.error is None and "Traceback" not in q.feedback
-        if q.kind == "code":
-            assert "Not attempted" in q.feedback and "NotImplementedError" in q.feedback
-        else:
-            assert q.feedback.startswith("**Not attempted.**") and "blank" in q.feedback
 
 
 def test_a2_two_students_get_different_numbers_and_full_marks(tmp_path):
@@ -395,17 +376,3 @@ def test_a2_variant_tool_prints_the_students_numbers():
 
 
 # ------------------------------------------------------------------ the public tests
-
-
-@pytest.mark.parametrize("which", ["solution", "stub"])
-def test_a2_public_tests_pass_on_solution_and_fail_on_stub(tmp_path, which):
-    folder = tmp_path / "handout"
-    folder.mkdir()
-    shutil.copy(HANDOUT / "test_public.py", folder)
-    shutil.copy((SOLUTION if which == "solution" else HANDOUT) / "rnn.py", folder)
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_public.py"],
-                         cwd=folder, capture_output=True, text=True, timeout=300)
-    if which == "solution":
-        assert run.returncode == 0, run.stdout[-2000:]
-    else:
-        assert run.returncode == 1 and "passed" not in run.stdout.splitlines()[-1], run.stdout[-2000:]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import itertools
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -104,26 +103,6 @@ def test_a3_has_100_points_and_every_contract_function():
     ids = {m for q in _code_questions() for m in q.mutants}
     assert ids == set(A3_IDS)
     assert all(catalog.get(m).section for m in A3_IDS)
-
-
-def test_a3_solution_scores_full_marks():
-    report = grade_submission(SOLUTION, A3, limits=FAST)
-    assert report.score == 100, [
-        (q.question_id, q.feedback) for q in report.questions if q.score < q.max_score
-    ]
-    assert all(not q.misconceptions for q in report.questions)
-
-
-def test_a3_handout_scores_zero_cleanly():
-    report = grade_submission(HANDOUT, A3, limits=FAST)
-    assert report.score == 0
-    for q in report.questions:
-        assert q.not_attempted, (q.question_id, q.feedback)
-        assert q.error is None and "Traceback" not in q.feedback
-        if q.kind == "code":
-            assert "Not attempted" in q.feedback and "NotImplementedError" in q.feedback
-        else:
-            assert q.feedback.startswith("**Not attempted.**") and "blank" in q.feedback
 
 
 def test_a3_two_students_get_different_numbers_and_full_marks(tmp_path):
@@ -567,21 +546,3 @@ def test_a3_variant_tool_prints_the_students_numbers():
     n = VARIANT.numbers("ada")
     assert str(n["attention_s"]) in out and str(n["bleu_reference_lengths"][0]) in out
     assert VARIANT.seed_for(None) == 0 and VARIANT.seed_for("  ADA ") == VARIANT.seed_for("ada")
-
-
-@pytest.mark.parametrize("which", ["solution", "stub"])
-def test_a3_public_tests_pass_on_solution_and_fail_on_stub(tmp_path, which):
-    shutil.copy(HANDOUT / "test_public.py", tmp_path)
-    shutil.copy((SOLUTION if which == "solution" else HANDOUT) / "gated_seq2seq.py", tmp_path)
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
-    if which == "solution":
-        assert run.returncode == 0, run.stdout[-2000:]
-    else:
-        assert run.returncode != 0 and " passed" not in run.stdout.splitlines()[-1], run.stdout[
-            -2000:
-        ]

@@ -10,9 +10,6 @@ import dataclasses
 import importlib.util
 import itertools
 import re
-import shutil
-import subprocess
-import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -77,25 +74,6 @@ def _replace_function(src: str, name: str, new: str) -> str:
 
 
 # ---------------------------------------------------------------- whole submissions
-
-
-def test_a4_solution_scores_full_marks():
-    report = grade_submission(SOLUTION, A, limits=FAST)
-    assert report.max_score == 100
-    assert report.score == 100, [(q.question_id, q.feedback) for q in report.questions if q.score < q.max_score]
-    assert all(not q.misconceptions for q in report.questions)
-
-
-def test_a4_handout_scores_zero_cleanly():
-    report = grade_submission(HANDOUT, A, limits=FAST)
-    assert report.score == 0
-    for q in report.questions:
-        assert q.not_attempted, (q.question_id, q.feedback)
-        assert q.error is None
-        if q.kind == "code":
-            assert "Not attempted" in q.feedback
-        else:
-            assert "Not attempted" in q.feedback and "blank" in q.feedback
 
 
 def test_a4_two_students_get_different_cases_and_full_marks(tmp_path):
@@ -520,18 +498,3 @@ def test_a4_every_code_catalog_id_is_reachable_from_a_hidden_case():
 
 
 # ---------------------------------------------------------------- the public tests
-
-
-def _run_public(tmp_path: Path, source_dir: Path) -> subprocess.CompletedProcess:
-    work = tmp_path / source_dir.name
-    shutil.copytree(HANDOUT, work)
-    shutil.copy(source_dir / "transformer.py", work / "transformer.py")
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_public.py"],
-                          cwd=work, capture_output=True, text=True, timeout=120)
-
-
-def test_a4_public_tests_pass_on_solution_and_fail_on_stub(tmp_path):
-    ok = _run_public(tmp_path / "sol", SOLUTION)
-    assert ok.returncode == 0, ok.stdout[-2000:]
-    bad = _run_public(tmp_path / "stub", HANDOUT)
-    assert bad.returncode != 0 and "NotImplementedError" in bad.stdout

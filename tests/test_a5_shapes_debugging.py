@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -225,25 +224,6 @@ def block_shapes(B, T, d, n_heads, d_ff):
 """
 
 
-def test_a5_solution_scores_100_default_variant():
-    report = grade_submission(SOLUTION, A)
-    assert report.score == 100, [
-        (q.question_id, q.feedback) for q in report.questions if q.score < q.max_score
-    ]
-    assert all(not q.misconceptions for q in report.questions)
-
-
-def test_a5_handout_scores_0_not_attempted_without_errors():
-    report = grade_submission(HANDOUT, A)
-    assert report.score == 0 and report.grader_error is None
-    for q in report.questions:
-        assert q.not_attempted, (q.question_id, q.feedback)
-        if q.kind == "code":
-            assert "Not attempted" in q.feedback and q.error is None
-        else:
-            assert "Not attempted" in q.feedback and "blank" in q.feedback
-
-
 def test_a5_two_students_full_marks_one_in_numpy_float32_style(tmp_path):
     sol = (SOLUTION / "fixed.py").read_text()
     for student, code in zip(STUDENTS, (sol, NUMPY_STYLE)):
@@ -415,31 +395,3 @@ def test_a5_written_wrong_forms_name_the_shape_mistakes(tmp_path):
 
 
 # ---------------------------------------------------------------- public tests
-
-
-def test_a5_public_tests_pass_on_the_solution_and_fail_on_the_stub(tmp_path):
-    runs = {}
-    for name, source in (("solution", SOLUTION / "fixed.py"), ("stub", HANDOUT / "fixed.py")):
-        folder = tmp_path / name
-        shutil.copytree(HANDOUT, folder)
-        shutil.copy(source, folder / "fixed.py")
-        runs[name] = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                *(["-x"] if name == "stub" else []),
-            ],
-            cwd=folder,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-    out = {name: (p.communicate(timeout=300)[0], p.returncode) for name, p in runs.items()}
-    assert out["solution"][1] == 0, out["solution"][0][-2000:]
-    assert out["stub"][1] != 0 and " passed" not in out["stub"][0].splitlines()[-1], out["stub"][0][
-        -2000:
-    ]

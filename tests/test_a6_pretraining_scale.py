@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -69,25 +65,6 @@ def _a6_ids() -> list[str]:
 
 
 # ---------------------------------------------------------------- whole submissions
-
-
-def test_a6_solution_scores_100(tmp_path):
-    report = grade_submission(SOLUTION, A6, limits=FAST)
-    assert report.score == report.max_score == 100, [(q.question_id, q.feedback) for q in report.questions
-                                                     if q.score < q.max_score]
-    assert all(not q.misconceptions for q in report.questions)
-
-
-def test_a6_handout_scores_zero_cleanly():
-    report = grade_submission(HANDOUT, A6, limits=FAST)
-    assert report.score == 0 and report.grader_error is None
-    for q in report.questions:
-        assert q.not_attempted, q.question_id
-        assert q.error is None
-        if q.kind == "code":
-            assert "Not attempted" in q.feedback and "NotImplementedError" in q.feedback
-        else:
-            assert q.feedback.startswith("**Not attempted.**") and "blank in answers.toml" in q.feedback
 
 
 def test_a6_two_students_get_different_hidden_cases_and_full_marks(tmp_path):
@@ -406,16 +383,3 @@ def test_a6_parameter_counts_of_every_case_match_a_torch_built_model(seed):
 
 
 # ---------------------------------------------------------------- the handout's public tests
-
-
-def test_a6_public_tests_pass_on_solution_and_fail_on_stub(tmp_path):
-    for name, source, should_pass in (("sol", SOLUTION / "pretraining.py", True),
-                                      ("stub", HANDOUT / "pretraining.py", False)):
-        folder = tmp_path / name
-        folder.mkdir()
-        shutil.copy(HANDOUT / "test_public.py", folder)
-        shutil.copy(source, folder / "pretraining.py")
-        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=folder,
-                             capture_output=True, text=True, timeout=120,
-                             env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
-        assert (run.returncode == 0) == should_pass, run.stdout[-2000:]

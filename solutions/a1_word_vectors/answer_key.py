@@ -53,3 +53,8 @@ def answers(student: str | None) -> str:
 
 if __name__ == "__main__":
     sys.stdout.write(answers(sys.argv[1] if len(sys.argv) > 1 else None))
+
+
+def to_toml(student: str | None) -> str:
+    """The answers.toml text for a student's variant (the same name in every answer key)."""
+    return answers(student)

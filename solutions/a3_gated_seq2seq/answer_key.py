@@ -87,3 +87,8 @@ def render(student: str | None) -> str:
 
 if __name__ == "__main__":
     print(render(sys.argv[1] if len(sys.argv) > 1 else None), end="")
+
+
+def to_toml(student: str | None) -> str:
+    """The answers.toml text for a student's variant (the same name in every answer key)."""
+    return render(student)

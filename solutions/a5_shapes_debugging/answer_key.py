@@ -72,6 +72,11 @@ def _toml(value) -> str:
     return str(value)
 
 
+def to_toml(student: str | None) -> str:
+    """The answers.toml text for a student's variant (the same name in every answer key)."""
+    return "".join(f"{key} = {_toml(value)}\n" for key, value in answers(student).items())
+
+
 def main(argv: list[str]) -> None:
     student = argv[1] if len(argv) > 1 else None
     print(f"# a5 answers for {student!r}" if student else "# a5 answers for the default variant")

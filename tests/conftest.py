@@ -1,0 +1,77 @@
+"""Shared fixtures, and the test tiers.
+
+`python -m pytest -m "not slow"` is the developer loop (about a minute and a half); the full
+suite (`python -m pytest`, what CI runs) adds the held-out collections, the container and
+packaging tests, nested pytest runs, the demo and batches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+from grader import sandbox
+from grader.course import registry
+from grader.engine.grade import grade_submission
+from grader.questions import Assignment, CodeQuestion
+from grader.report import GradeReport
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
+# Modules that are slow as a whole: whole-collection gradings, bundles, nested runs, batches.
+SLOW_MODULES = {"test_heldout", "test_packaging", "test_demo", "test_batch", "test_gradescope",
+                "test_notebook", "test_public_tests"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.module is not None and item.module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
+def code_questions(assignment: Assignment | str) -> list[CodeQuestion]:
+    """The code questions of an assignment (an Assignment or its id)."""
+    a = registry.load(assignment) if isinstance(assignment, str) else assignment
+    return [q for q in a.questions if isinstance(q, CodeQuestion)]
+
+
+def only(assignment: Assignment, *qids: str) -> Assignment:
+    """The assignment reduced to the named questions."""
+    return dataclasses.replace(assignment, questions=tuple(assignment.question(q) for q in qids))
+
+
+@pytest.fixture
+def submit(tmp_path: Path) -> Callable[..., Path]:
+    """submit({"rnn.py": source, "answers.toml": text}, name="sub") -> a submission folder."""
+    counter = iter(range(10_000))
+
+    def make(files: Mapping[str, str | bytes], name: str | None = None) -> Path:
+        folder = tmp_path / (name or f"sub{next(counter)}")
+        folder.mkdir()
+        for rel, content in files.items():
+            target = folder / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                target.write_text(content)
+        return folder
+
+    return make
+
+
+@pytest.fixture
+def grade_files(submit) -> Callable[..., GradeReport]:
+    """grade_files("a2", {"rnn.py": src}, student=None, questions=None) -> GradeReport."""
+
+    def grade(assignment_id: str, files: Mapping[str, str | bytes], *, student: str | None = None,
+              questions: tuple[str, ...] | None = None) -> GradeReport:
+        a = registry.load(assignment_id)
+        if questions:
+            a = only(a, *questions)
+        return grade_submission(submit(files), a, student=student, limits=FAST)
+
+    return grade
