@@ -127,3 +127,15 @@ def test_public_tests_pass_on_the_solution_and_fail_on_the_stub(aid: str, tmp_pa
     assert runs["solutions"].returncode == 0, runs["solutions"].stdout[-2000:]
     stub = runs["assignments"]
     assert stub.returncode == 1 and "NotImplementedError" in stub.stdout, stub.stdout[-2000:]
+
+
+def test_a_misconception_typo_fails_when_the_assignment_loads(monkeypatch):
+    """A suite naming an id the catalog lacks fails at load (`seqgrade list`), not at grading."""
+    import grader.suites.a1_word_vectors as suite
+
+    q = code_questions(suite.ASSIGNMENT)[0]
+    typo = dataclasses.replace(q, mutants={**q.mutants, "softmax-unstabel": q.reference})
+    broken = dataclasses.replace(suite.ASSIGNMENT, questions=(typo, *suite.ASSIGNMENT.questions[1:]))
+    monkeypatch.setattr(suite, "ASSIGNMENT", broken)
+    with pytest.raises(registry.AuthoringError, match="softmax-unstabel"):
+        registry.load("a1")

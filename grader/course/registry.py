@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
-from grader.questions import Assignment
+from grader import catalog
+from grader.course import variants
+from grader.questions import Assignment, CodeQuestion, WrittenQuestion
 
 ASSIGNMENT_IDS = (
     "a1_word_vectors",
@@ -49,4 +52,27 @@ def load(name: str) -> Assignment:
         if err.name == f"grader.suites.{aid}":
             raise UnknownAssignment(f"assignment {aid} has no hidden suite in this installation") from None
         raise
-    return module.ASSIGNMENT
+    assignment: Assignment = module.ASSIGNMENT
+    _check_ids(assignment)
+    return assignment
+
+
+class AuthoringError(ValueError):
+    """An assignment names something that does not exist (a typo in a suite)."""
+
+
+def _check_ids(assignment: Assignment) -> None:
+    """Every misconception id the suite names is in the catalog, caught when it loads (so a typo
+    fails `seqgrade list`, not a student's grading)."""
+    known = set(catalog.all_ids())
+    named: list[tuple[str, str]] = []
+    for q in assignment.questions:
+        if isinstance(q, CodeQuestion):
+            named += [(q.id, m) for m in q.mutants]
+        elif isinstance(q, WrittenQuestion) and q.wrong_forms is not None:
+            forms = q.wrong_forms(variants.numbers(assignment.id, None))  # the default variant
+            named += [(q.id, f.misconception) for f in forms]
+    unknown = sorted({f"{qid}: {mid}" for qid, mid in named if mid not in known})
+    if unknown:
+        raise AuthoringError(f"{assignment.id} names misconceptions that are not in the catalog: "
+                             + ", ".join(unknown))
