@@ -56,3 +56,10 @@ def get(mid: str) -> Misconception:
 def all_ids() -> list[str]:
     _load()
     return sorted(_CATALOG)
+
+
+def note(mid: str) -> str:
+    """The diagnosis paragraph shown under a question's feedback, the one text for every question."""
+    m = get(mid)
+    kind = "A convention the notes use elsewhere" if m.convention else "Diagnosis"
+    return f"**{kind} — {m.title}** (`{m.id}`): {m.explanation} *Read: {m.section}.*"
