@@ -14,6 +14,7 @@ from pathlib import Path
 
 from grader import sandbox
 from grader.course import variants
+from grader.engine import notebook
 from grader.engine.code import CodeContext, grade_code, syntax_problem
 from grader.engine.locate import Located, SubmissionError, locate
 from grader.questions import Assignment, CodeQuestion, WrittenQuestion
@@ -68,6 +69,7 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
         located = locate(Path(submission), wanted)
     except SubmissionError as err:
         located = Located(notes=[str(err)])
+    notebook.use_notebook(located, assignment.code_file, limits.call_seconds)  # `<stem>.ipynb` for `<stem>.py`
     results: dict[str, QuestionResult] = {}
     session: WorkerSession | None = None
     warnings: list[str] = list(located.notes)
@@ -86,6 +88,7 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
         if code_qs:
             ctx = _code_context(assignment, located, seed, limits, hide)
             session = ctx.session
+            warnings += notebook.cell_notes(session, located)  # cells that raised or overran
             for number, q in code_qs:
                 try:
                     results[q.id] = grade_code(q, ctx, number)
@@ -117,8 +120,8 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
         else:
             isolated = sandbox.can_isolate()
     ordered = [results[q.id] for q in assignment.questions if q.id in results] + extra
-    return GradeReport(assignment.id, student, seed, ordered, time.monotonic() - started, isolated,
-                       warnings, events, output, grader_error)
+    return notebook.relabel(GradeReport(assignment.id, student, seed, ordered, time.monotonic() - started,
+                                        isolated, warnings, events, output, grader_error), located)
 
 
 def _internal_error(q: CodeQuestion | WrittenQuestion, number: str, message: str) -> QuestionResult:

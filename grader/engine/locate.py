@@ -5,12 +5,14 @@ from __future__ import annotations
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 MAX_FILE_BYTES = 2 << 20  # a student's source or answers file
+MAX_NOTEBOOK_BYTES = 160 << 20  # a notebook, outputs included (they are dropped unread)
 MAX_TOTAL_BYTES = 64 << 20
 MAX_MEMBERS = 2000
 _IGNORED_DIRS = {"__MACOSX", "__pycache__", ".git", ".ipynb_checkpoints", "venv", ".venv", "node_modules"}
-_KEPT_SUFFIXES = {".py", ".toml"}
+_KEPT_SUFFIXES = {".py", ".toml", ".ipynb"}
 
 
 class SubmissionError(Exception):
@@ -25,17 +27,29 @@ class Located:
     folder: str = ""  # the folder they came from, relative to the submission ("" = top level)
     listing: list[str] = field(default_factory=list)  # every path seen, for "found: …" messages
     notes: list[str] = field(default_factory=list)  # files skipped (too large, unreadable)
+    # A file made from another (a notebook's cells as `<stem>.py`): the text the shortcut scan and
+    # the syntax check read, line for line with what runs; where it came from, for messages.
+    read_as: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)  # name -> "the `# answers.toml` cell …"
+    problems: dict[str, str] = field(default_factory=dict)  # name -> why its stand-in could not be read
+    notebook: Any = None  # a grader.engine.notebook.NotebookRun when the code file came from a notebook
 
     def text(self, name: str) -> str | None:
+        """The file's text as the student wrote it (for a notebook's code file: its code cells)."""
+        if name in self.read_as:
+            return self.read_as[name]
         data = self.files.get(name)
         if data is None:
             return None
         return data.decode("utf-8", errors="replace")
 
     def missing_message(self, name: str) -> str:
+        if name in self.problems:
+            return self.problems[name]
         seen = ", ".join(f"`{p}`" for p in self.listing[:12]) or "no files"
         more = f" and {len(self.listing) - 12} more" if len(self.listing) > 12 else ""
-        return (f"`{name}` was not found: put it at the top level of the submission or inside one "
+        alt = f" (nor a notebook `{name[:-3]}.ipynb`)" if name.endswith(".py") else ""
+        return (f"`{name}` was not found{alt}: put it at the top level of the submission or inside one "
                 f"folder (found: {seen}{more})")
 
 
@@ -81,8 +95,12 @@ def _choose_folder(paths: list[str], wanted: tuple[str, ...]) -> str:
 
 
 def locate(submission: Path, wanted: tuple[str, ...]) -> Located:
-    """Read the submission's files from the folder that holds `wanted` (code file, answers.toml)."""
+    """Read the submission's files from the folder that holds `wanted` (code file, answers.toml).
+
+    A notebook of a wanted code file's stem (`transformer.ipynb`) counts as that file.
+    """
     submission = Path(submission)
+    wanted = wanted + tuple(n[:-3] + ".ipynb" for n in wanted if n.endswith(".py"))
     if not submission.exists():
         raise SubmissionError(f"the submission {submission} does not exist")
     located = Located()
@@ -108,9 +126,10 @@ def locate(submission: Path, wanted: tuple[str, ...]) -> Located:
         except (zipfile.BadZipFile, OSError, RuntimeError) as exc:
             raise SubmissionError(f"the zip file could not be read: {exc}") from None
         return located
-    if submission.suffix == ".py" or submission.name == "answers.toml":
+    if submission.suffix in (".py", ".ipynb") or submission.name == "answers.toml":
         located.listing = [submission.name]
-        located.files[submission.name] = submission.read_bytes()[:MAX_FILE_BYTES]
+        sizes = {submission.name: submission.stat().st_size}
+        _collect(located, sizes, lambda rel: submission.read_bytes())
         return located
     raise SubmissionError(f"{submission} is neither a folder nor a .zip file")
 
@@ -124,7 +143,12 @@ def _collect(located: Located, sizes: dict[str, int], read) -> None:
         name = rel[len(prefix):]
         if PurePosixPath(name).suffix not in _KEPT_SUFFIXES:
             continue
-        if sizes[rel] > MAX_FILE_BYTES or total + sizes[rel] > MAX_TOTAL_BYTES:
+        if name.endswith(".ipynb"):
+            if sizes[rel] > MAX_NOTEBOOK_BYTES:
+                located.notes.append(f"`{rel}` skipped: larger than {MAX_NOTEBOOK_BYTES >> 20} MiB (clear its "
+                                     "outputs in Jupyter or Colab and submit it again)")
+                continue
+        elif sizes[rel] > MAX_FILE_BYTES or total + sizes[rel] > MAX_TOTAL_BYTES:
             located.notes.append(f"`{rel}` skipped: larger than {MAX_FILE_BYTES >> 20} MiB")
             continue
         try:
@@ -132,4 +156,5 @@ def _collect(located: Located, sizes: dict[str, int], read) -> None:
         except (OSError, KeyError, RuntimeError) as exc:
             located.notes.append(f"`{rel}` could not be read: {exc}")
             continue
-        total += sizes[rel]
+        if not name.endswith(".ipynb"):
+            total += sizes[rel]

@@ -1,0 +1,308 @@
+"""Notebook submissions (contract §7): `<stem>.ipynb` graded in place of `<stem>.py`.
+
+The trusted side reads the notebook (plain JSON first, outputs dropped unread, then nbformat's
+own validation), turns its code cells into the source of `<stem>.py` (`notebook_source`), and
+the worker imports that like any submission: no Jupyter kernel is started. Written answers come
+from `answers.toml` beside the notebook or from a raw/markdown cell whose first line is
+`# answers.toml`. Afterwards the feedback is put in the notebook's terms: "cell 4, line 3".
+
+Three hooks, called by `grader.engine.grade`: `use_notebook` (after locating the files),
+`cell_notes` (before the worker is closed) and `relabel` (on the finished report).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from grader.engine.locate import Located
+from grader.engine.notebook_source import ModuleSource, TimeShares, build_module
+from grader.report import GradeReport
+from grader.sandbox.session import WorkerSession
+
+ANSWERS_FILE = "answers.toml"
+ANSWERS_MARK = "# answers.toml"
+MAX_CELLS = 10_000  # cells read; a notebook with more is cut there, with a note
+REPORT_FUNCTION = "_seqgrade_notebook_cells"  # defined by the generated module
+_FENCE = re.compile(r"^\s*```[\w-]*\s*$")
+
+
+class NotebookError(Exception):
+    """The notebook cannot be read at all (not JSON, not a notebook); costs its code questions."""
+
+
+@dataclass
+class Notebook:
+    """The parts of a notebook that grading reads."""
+
+    name: str
+    code_cells: list[tuple[int, str]]  # (cell number, 1-based among all cells; source)
+    answers: str | None  # the body of the `# answers.toml` cell, if any
+    answers_cell: int | None
+    notes: list[str] = field(default_factory=list)  # format problems, kernel, size
+
+
+@dataclass
+class NotebookRun:
+    """A notebook being graded: its generated module and where each line came from."""
+
+    notebook: str  # "transformer.ipynb"
+    code_file: str  # "transformer.py", the name the worker imports
+    source: ModuleSource
+    limit: float  # the per-cell time limit, for the feedback
+    cell_problems: list[str] = field(default_factory=list)  # filled by cell_notes
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _text(value: Any) -> str:
+    """A cell's source: a string or a list of strings (nbformat's multiline form)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(v for v in value if isinstance(v, str))
+    return ""
+
+
+def _parse_json(data: bytes, name: str) -> dict:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise NotebookError(f"`{name}` is not a notebook: it is not UTF-8 text (byte {err.start})") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise NotebookError(f"`{name}` is not a notebook: its JSON is malformed at line {err.lineno}, column "
+                            f"{err.colno} ({err.msg}); open it in Jupyter or Colab and save it again") from None
+    except RecursionError:
+        raise NotebookError(f"`{name}` is not a notebook: its JSON is nested too deeply") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("cells", doc.get("worksheets")), list):
+        raise NotebookError(f"`{name}` is not a notebook: it has no list of cells")
+    return doc
+
+
+def _upgrade(doc: dict, name: str) -> dict:
+    """Older notebooks (nbformat 3, with worksheets) become version 4, as Jupyter would read them."""
+    if doc.get("nbformat") == 4:
+        return doc
+    import nbformat
+
+    try:
+        return dict(nbformat.convert(nbformat.from_dict(doc), 4))
+    except Exception as err:  # noqa: BLE001 - nbformat raises many kinds on malformed input
+        raise NotebookError(f"`{name}` is a notebook of format {doc.get('nbformat')!r} that could not be "
+                            f"read as version 4 ({type(err).__name__})") from None
+
+
+def _validate(cells: list[dict], doc: dict, name: str) -> list[str]:
+    """nbformat's schema check on the notebook without its outputs; problems become notes."""
+    import nbformat
+
+    slim = {k: v for k, v in doc.items() if k != "cells"}
+    slim["cells"] = [{**c, "outputs": []} if c.get("cell_type") == "code" else c for c in cells]
+    try:
+        nbformat.validate(nbformat.from_dict(slim))
+    except nbformat.ValidationError as err:
+        return [f"`{name}` does not follow the notebook format exactly ({str(err.message)[:160]}); "
+                "its cells were read anyway"]
+    except Exception as err:  # noqa: BLE001 - the validator on hostile input
+        return [f"`{name}` could not be checked against the notebook format ({type(err).__name__}); "
+                "its cells were read anyway"]
+    return []
+
+
+def _kernel_note(doc: dict, name: str) -> list[str]:
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    spec = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
+    info = meta.get("language_info") if isinstance(meta.get("language_info"), dict) else {}
+    language = str(spec.get("language") or info.get("name") or "python")[:40]
+    if language.lower().startswith("python"):
+        return []
+    kernel = str(spec.get("name") or spec.get("display_name") or language)[:40]
+    return [f"`{name}` names the kernel `{kernel}` ({language}); seqgrade runs its code cells as Python"]
+
+
+def answers_cell(cell: dict) -> str | None:
+    """The TOML in a raw or markdown cell whose first line is `# answers.toml`, else None."""
+    if cell.get("cell_type") not in ("raw", "markdown"):
+        return None
+    lines = _text(cell.get("source")).replace("\r\n", "\n").split("\n")
+    if not lines or lines[0].strip().lower() != ANSWERS_MARK:
+        return None
+    body = [line for line in lines[1:] if not _FENCE.match(line)]  # a markdown cell may fence it
+    return "\n".join(body) + "\n"
+
+
+def read_notebook(data: bytes, name: str) -> Notebook:
+    """The code cells and the answers cell of a notebook file (outputs are never looked at)."""
+    doc = _upgrade(_parse_json(data, name), name)
+    raw_cells = doc.get("cells")
+    if not isinstance(raw_cells, list):
+        raise NotebookError(f"`{name}` is not a notebook: it has no list of cells")
+    notes = _kernel_note(doc, name)
+    if len(raw_cells) > MAX_CELLS:
+        notes.append(f"`{name}` has {len(raw_cells):,} cells; only the first {MAX_CELLS:,} were read")
+    cells = [c for c in raw_cells[:MAX_CELLS] if isinstance(c, dict)]
+    notes += _validate(cells, doc, name)
+    code: list[tuple[int, str]] = []
+    answers, answers_at = None, None
+    for number, cell in enumerate(raw_cells[:MAX_CELLS], start=1):
+        if not isinstance(cell, dict):
+            continue
+        if cell.get("cell_type") == "code":
+            code.append((number, _text(cell.get("source"))))
+        elif answers is None and (found := answers_cell(cell)) is not None:
+            answers, answers_at = found, number
+    return Notebook(name, code, answers, answers_at, notes)
+
+
+# --------------------------------------------------------------------------- hooks
+
+
+def notebook_name(code_file: str) -> str:
+    """`transformer.py` -> `transformer.ipynb`."""
+    return code_file.removesuffix(".py") + ".ipynb"
+
+
+def _take_answers(located: Located, book: Notebook) -> None:
+    if book.answers is None:
+        located.problems.setdefault(ANSWERS_FILE, (
+            f"`{ANSWERS_FILE}` was not found: put it beside `{book.name}`, or add a raw cell to the notebook "
+            f"whose first line is `{ANSWERS_MARK}` followed by your answers"))
+        return
+    if ANSWERS_FILE in located.files:
+        located.notes.append(f"the `{ANSWERS_MARK}` cell (cell {book.answers_cell}) of `{book.name}` was "
+                             f"ignored: `{ANSWERS_FILE}` beside the notebook is graded")
+        return
+    located.files[ANSWERS_FILE] = book.answers.encode()
+    located.sources[ANSWERS_FILE] = f"the `{ANSWERS_MARK}` cell (cell {book.answers_cell}) of `{book.name}`"
+
+
+def use_notebook(located: Located, code_file: str | None, import_seconds: float) -> None:
+    """Put the notebook's cells in place of the missing `code_file` (and its answers cell).
+
+    A no-op without a notebook. `import_seconds`: the worker's time limit for importing the
+    module, shared among the cells (`TimeShares`).
+    """
+    if code_file is None or not code_file.endswith(".py"):
+        return
+    name = notebook_name(code_file)
+    data = located.files.pop(name, None)
+    if data is None:
+        return
+    if code_file in located.files:
+        located.notes.append(f"`{name}` was ignored: `{code_file}` is graded when both are submitted")
+        return
+    shares = TimeShares.for_import(import_seconds)
+    try:
+        book = read_notebook(data, name)
+        source = build_module(book.code_cells, name, shares)
+    except NotebookError as err:
+        located.problems[code_file] = f"{err}; no function in it could be run."
+        return
+    except (RecursionError, MemoryError) as err:
+        located.problems[code_file] = (f"`{name}` could not be read ({type(err).__name__}: nested too deeply or "
+                                       "too large); no function in it could be run.")
+        return
+    finally:
+        del data
+    located.notes += book.notes
+    located.files[code_file] = source.module.encode()
+    located.read_as[code_file] = source.scan
+    located.notebook = NotebookRun(name, code_file, source, shares.cell_seconds)
+    located.notes += _skipped_notes(source)
+    _take_answers(located, book)
+
+
+def _skipped_notes(source: ModuleSource) -> list[str]:
+    notes = [f"cell {s.number} was skipped: {s.reason}; the functions defined before and after it were graded"
+             for s in source.skipped[:20]]
+    if len(source.skipped) > 20:
+        notes.append(f"{len(source.skipped) - 20} more cells were skipped")
+    if source.dropped:
+        shown = ", ".join(source.dropped[:6]) + (f" and {len(source.dropped) - 6} more" if len(source.dropped) > 6 else "")
+        notes.append(f"IPython magics and shell escapes are not run when grading: {shown}")
+    return notes
+
+
+def _failure_words(run: NotebookRun, failure: dict) -> str | None:
+    cell = failure.get("cell")
+    kind = str(failure.get("type", ""))[:80]
+    if not isinstance(cell, int):
+        return None
+    if kind == "NotRun":
+        return f"cell {cell} was not run: the notebook's cells used up their time"
+    lines = [n for n in failure.get("lines", []) if isinstance(n, int)]
+    spots = [run.source.where(n) for n in lines]
+    spot = next((s for s in reversed(spots) if s is not None), None)
+    at = ""
+    if spot is not None:
+        text = _cell_line(run, *spot)
+        at = f" at cell {spot[0]}, line {spot[1]}" + (f": `{text[:160]}`" if text else "")
+    if kind == "TimeLimit":
+        return (f"cell {cell} ran past its time limit ({run.limit:g} s) and was stopped{at}; "
+                "the functions defined before and after it were graded")
+    message = str(failure.get("message", ""))[:300]
+    raised = f"`{kind}: {message}`" if message else f"`{kind}`"
+    return f"cell {cell} raised {raised}{at}; the functions defined before and after it were graded"
+
+
+def _cell_line(run: NotebookRun, cell: int, line: int) -> str:
+    for span in run.source.spans:
+        if span.number == cell and 0 < line <= len(span.lines):
+            return span.lines[line - 1].strip()
+    return ""
+
+
+def cell_notes(session: WorkerSession | None, located: Located) -> list[str]:
+    """What happened to the notebook's cells in the worker, in words (asks the worker once)."""
+    run = located.notebook
+    if session is None or not isinstance(run, NotebookRun):
+        return []
+    outcome = session.call(REPORT_FUNCTION, (), {})
+    if not outcome.ok or not isinstance(outcome.value, list):
+        return []
+    words = [_failure_words(run, f) for f in outcome.value[:50] if isinstance(f, dict)]
+    run.cell_problems = [w for w in words if w]
+    return list(run.cell_problems)
+
+
+def _translator(run: NotebookRun):
+    """Rewrites feedback about the generated module into the notebook's terms."""
+    stem = re.escape(run.code_file)
+    lines = re.compile(rf"(?:`?{stem}`?,?\s+)?\b[Ll]ine (\d+)")
+
+    def cell_line(m: re.Match) -> str:
+        spot = run.source.where(int(m.group(1)))
+        return f"cell {spot[0]}, line {spot[1]}" if spot else m.group(0)
+
+    def translate(text: str | None) -> str | None:
+        if not text:
+            return text
+        text = lines.sub(cell_line, text)
+        text = text.replace(f"`{run.code_file}` could not be imported", f"the cells of `{run.notebook}` could not be run")
+        text = text.replace(f"importing `{run.code_file}`", f"running the cells of `{run.notebook}`")
+        return text.replace(f"`{run.code_file}`", f"`{run.notebook}`")
+
+    return translate
+
+
+def relabel(report: GradeReport, located: Located) -> GradeReport:
+    """The finished report in the notebook's terms: cells and lines, the notebook's name."""
+    run = located.notebook
+    if not isinstance(run, NotebookRun):
+        return report
+    translate = _translator(run)
+    for q in report.questions:
+        if q.kind != "code":
+            continue
+        q.feedback = translate(q.feedback) or ""
+        q.error = translate(q.error)
+        if run.cell_problems and q.status == "failed" and not q.not_attempted:
+            shown = "; ".join(run.cell_problems[:3])
+            q.feedback += f"\n\n**Your notebook:** {shown}."
+    report.events = [translate(e) or "" for e in report.events]
+    return report  # the warnings are already in the notebook's terms (use_notebook, cell_notes)
