@@ -3,14 +3,20 @@
 The expected answer comes from `question.expected(variant)`; a wrong answer is compared
 with `question.wrong_forms(variant)` to name the misconception it shows. Expressions go
 through the judge (a separate process with a hard time limit); numbers, arrays, shapes,
-choices and lists are compared here. A hidden question's feedback says only right or
-wrong: never the expected value, never a misconception's explanation.
+choices and lists are compared here. Feedback on a wrong answer says how it was read,
+names the misconception when one is recognised and says "close, but not within the
+tolerance" for a rounded number; it never shows the expected value, expression or letter
+(contract §4): those go only into `answer_key`, the answer-key test whose visibility the
+instructor chooses. A hidden question's feedback says only right or wrong.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -62,6 +68,7 @@ class _Outcome:
     note: str | None = None  # a reading note from the parser
     error: str | None = None  # unreadable: why
     internal: bool = False  # the error is the grader's
+    near_figures: int | None = None  # a rounded number: the significant figures it needs
 
 
 def grade_written(
@@ -108,28 +115,66 @@ def grade_written(
         return result("unreadable", f"**Could not check your answer** {_code(outcome.shown)}: {outcome.error}",
                       answer_text=outcome.answer_text)  # fmt: skip
 
-    lines = []
-    if outcome.interpreted is not None:
-        lines.append(f"Your answer was read as {_code(outcome.interpreted)}.")
-    if outcome.note:
-        lines.append(f"Note: {outcome.note}.")
     if outcome.correct:
-        feedback = "\n\n".join(["**Correct.**", *lines])
-        return result(
-            "correct", feedback, answer_text=outcome.answer_text, interpreted=outcome.interpreted
-        )
-
+        lines = ["**Correct.**", *_reading(outcome, question.answer_kind == "expression")]
+        return result("correct", "\n\n".join(lines), answer_text=outcome.answer_text,
+                      interpreted=outcome.interpreted)  # fmt: skip
     found = _wrong_forms(question, answer.value, variant, judge)
-    lines.insert(0, "**Not correct.**")
+    lines = ["**Not correct.**", *_reading(outcome, True)]
     if outcome.detail:
         lines.append(outcome.detail)
     if not hidden:
-        for wf in found:
-            lines.append(f"This matches a known mistake: {wf.message}")
-        lines.append(f"Expected: {_code(_show(question.answer_kind, expected))}" + (
-            " (or any equivalent form)." if question.answer_kind == "expression" else "."))  # fmt: skip
+        if outcome.near_figures is not None:
+            lines.append("Close, but not within the tolerance: give at least "
+                         f"{outcome.near_figures} significant figures.")  # fmt: skip
+        lines.extend(_mistake_line(wf, question.answer_kind, expected) for wf in found)
     return result("wrong", "\n\n".join(lines), misconceptions=[wf.misconception for wf in found],
                   answer_text=outcome.answer_text, interpreted=outcome.interpreted)  # fmt: skip
+
+
+def _reading(outcome: _Outcome, always: bool) -> list[str]:
+    """How the answer was read (always for a wrong one), and the parser's note."""
+    lines = []
+    read = outcome.interpreted if outcome.interpreted is not None else (outcome.shown if always else None)
+    if read is not None:
+        lines.append(f"Your answer was read as {_code(read)}.")
+    if outcome.note:
+        lines.append(f"Note: {outcome.note}.")
+    return lines
+
+
+def _mistake_line(wf: WrongForm, kind: str, expected: Any) -> str:
+    """The known mistake, in the wrong form's words minus any clause that states the answer."""
+    kept = [c for c in re.split(r"(?<=[.;:])\s+", wf.message.strip()) if not _states(c, kind, expected)]
+    if not kept:
+        return f"This matches a known mistake (`{wf.misconception}`)."
+    text = " ".join(kept).rstrip(";:, ")
+    return f"This matches a known mistake: {text}" + ("" if text.endswith(".") else ".")
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[\s*`$]", "", str(text).replace("**", "^")).lower()
+
+
+def _states(clause: str, kind: str, expected: Any) -> bool:
+    """Does this clause spell out the expected answer (an expression, a number, a list)?"""
+    if kind == "expression":
+        return _squash(expected) in _squash(clause)
+    if kind in ("number", "array", "list"):
+        return any(_squash(t) in _squash(clause) for t in _number_texts(expected))
+    return False
+
+
+def _number_texts(expected: Any) -> list[str]:
+    try:
+        values = np.asarray(expected, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        return []
+    texts = []
+    for x in values[:50]:
+        if abs(x) >= 1e-12:
+            texts += [_number(x), f"{x:.3g}", f"{x:.4g}"]
+    return [t for t in texts if len(t.lstrip("-")) >= 3]  # "1" or "0.5" appear in any prose
 
 
 # --------------------------------------------------------------------- per kind
@@ -152,11 +197,49 @@ def _close(got: Any, want: Any, tol: Tolerance) -> bool:
     return bool(np.all(np.abs(g - w) <= tol.atol + tol.rtol * np.abs(w)))
 
 
+def _written_figures(x: float) -> tuple[int, int]:
+    """(significant figures, exponent of the last one) of a number as the student wrote it."""
+    digits = Decimal(repr(float(x))).normalize().as_tuple()
+    return len(digits.digits), int(digits.exponent)
+
+
+def _figures_needed(want: float, tol: Tolerance) -> int:
+    """The fewest significant figures at which `want`, rounded, is within the tolerance."""
+    for n in range(1, 17):
+        if abs(float(f"{want:.{n - 1}e}") - want) <= tol.atol + tol.rtol * abs(want):
+            return n
+    return 17
+
+
+def _near_figures(got: np.ndarray, want: np.ndarray, tol: Tolerance) -> int | None:
+    """Significant figures needed when every wrong entry is the right value rounded too early.
+
+    An entry is "rounded too early" when it has fewer figures than the tolerance needs and
+    equals the expected value rounded (or cut off) at its own last figure.
+    """
+    if got.shape != want.shape or not np.all(np.isfinite(got)) or not np.all(np.isfinite(want)):
+        return None
+    needed = []
+    for g, w in zip(got.ravel().tolist(), want.ravel().tolist()):
+        if abs(g - w) <= tol.atol + tol.rtol * abs(w):
+            continue
+        figures, last = _written_figures(g)
+        need = _figures_needed(w, tol)
+        unit = 10.0**last
+        rounded = (round(w / unit) * unit, math.trunc(w / unit) * unit)  # rounded or cut off there
+        if figures >= need or all(abs(g - r) > 1e-9 * max(abs(w), unit) for r in rounded):
+            return None
+        needed.append(need)
+    return max(needed) if needed else None
+
+
 def _check_number(
     q: WrittenQuestion, value: Any, expected: Any, judge: object, hidden: bool
 ) -> _Outcome:
-    got = as_number(value)
-    return _Outcome(_close(got, float(expected), q.tolerance), f"{got:.6g}", f"{got:.6g}")
+    got, want = as_number(value), float(expected)
+    correct = _close(got, want, q.tolerance)
+    near = None if correct else _near_figures(np.array([got]), np.array([want]), q.tolerance)
+    return _Outcome(correct, _number(got), _number(got), near_figures=near)
 
 
 def _check_array(
@@ -166,10 +249,11 @@ def _check_array(
     want = np.asarray(expected, dtype=np.float64)
     text = _show("array", got)
     if got.shape != want.shape:
-        detail = (f"Your array has shape {_shape(got.shape)}, which is not the expected shape." if hidden
-                  else f"Your array has shape {_shape(got.shape)}; the expected shape is {_shape(want.shape)}.")  # fmt: skip
+        detail = f"Your array has shape {_shape(got.shape)}, which is not the shape asked for."
         return _Outcome(False, text, text, detail=detail)
-    return _Outcome(_close(got, want, q.tolerance), text, text)
+    correct = _close(got, want, q.tolerance)
+    near = None if correct else _near_figures(got, want, q.tolerance)
+    return _Outcome(correct, text, text, near_figures=near)
 
 
 def _check_shape(
@@ -281,13 +365,21 @@ def _shape(shape: Sequence[int]) -> str:
     return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
+def _number(x: float) -> str:
+    """A number as it can be typed back: integers as integers, others in their shortest form."""
+    x = float(x)
+    if x.is_integer() and abs(x) < 1e16:
+        return str(int(x))
+    return repr(x)
+
+
 def _item(x: str | float) -> str:
-    return f"{x:.6g}" if isinstance(x, float) else x
+    return _number(x) if isinstance(x, float) else x
 
 
 def _show(kind: str, value: Any) -> str:
     if kind == "number":
-        return f"{float(value):.6g}"
+        return _number(value)
     if kind == "array":
         return np.array2string(np.asarray(value, dtype=np.float64), precision=6, separator=", ",
                                max_line_width=10_000).replace("\n", "")  # fmt: skip
@@ -298,3 +390,35 @@ def _show(kind: str, value: Any) -> str:
     if kind == "list":
         return ", ".join(_item(x) for x in as_list(list(value)))
     return str(value)
+
+
+# ---------------------------------------------------------------------- the answer key
+
+
+def answer_key(questions: Sequence[WrittenQuestion], variant: Mapping[str, Any]) -> str:
+    """Markdown: the expected answer of every auto-graded written question, for one variant.
+
+    This is the only place expected written answers are shown; the answer-key test that
+    holds it gets the visibility the instructor chose (`Assignment.reveal_answers`).
+    """
+    lines = []
+    for q in questions:
+        if q.answer_kind == "text":
+            continue
+        try:
+            expected = q.expected(variant)
+            if q.answer_kind == "number":
+                shown = _key_number(float(expected), q.tolerance)
+            else:
+                shown = _show(q.answer_kind, expected)
+        except Exception as err:  # noqa: BLE001 - one broken key entry must not hide the others
+            shown = f"(could not be computed: {type(err).__name__})"
+        suffix = " (or any equivalent form)" if q.answer_kind == "expression" else ""
+        lines.append(f"- **{q.title}** (`{q.key}`): `{shown.replace('`', chr(39))}`{suffix}")
+    return "\n".join(lines)
+
+
+def _key_number(x: float, tol: Tolerance) -> str:
+    if x.is_integer() and abs(x) < 1e16:
+        return str(int(x))
+    return f"{x:.{max(6, _figures_needed(x, tol))}g}"
