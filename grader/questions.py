@@ -90,6 +90,7 @@ class WrittenQuestion:
     answer_kind: AnswerKind
     expected: Callable[[Mapping[str, Any]], Any]  # the student's variant numbers -> expected answer
     symbols: tuple[str, ...] = ()  # declared symbols, for expression answers
+    relations: tuple[str, ...] = ()  # declared relations between them, "h = tanh(z)": used when comparing
     tolerance: Tolerance = Tolerance(rtol=1e-3, atol=1e-4)  # numbers: matches the precision asked for
     wrong_forms: Callable[[Mapping[str, Any]], Sequence[WrongForm]] | None = None
     choices: tuple[str, ...] = ()  # allowed letters for choice answers

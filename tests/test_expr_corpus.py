@@ -17,6 +17,7 @@ from grader.written.expr.judge import ExprJudge
 
 SKIPGRAM = ["u_o", "u_a", "u_b", "u_c", "p_a", "p_b", "p_c"]
 SKIPGRAM_GRAD = "-u_o + p_a u_a + p_b u_b + p_c u_c"
+TANH_RELATION = ["h", "z", "h = tanh(z)"]  # a2's tanh_derivative: symbols h, z with h = tanh(z)
 
 # (answer, expected, symbols)
 EQUIVALENT = [
@@ -57,6 +58,21 @@ EQUIVALENT = [
     ("(1 - z) n + z h", "n - z n + z h", ["z", "n", "h"]),
     ("e^(-x^2)", "exp(-x^2)", ["x"]),
     ("4d²", "4 d^2", ["d"]),
+    # LaTeX's function powers: \tanh^2(z) is (tanh z)^2 (issue 18)
+    ("$1 - \\tanh^2(z)$", "1 - tanh(z)^2", ["z"]),
+    ("$\\tanh^2 z$", "tanh(z)^2", ["z"]),
+    ("$\\sin^2(x) + \\cos^{2}(x)$", "1", ["x"]),
+    ("tanh^2(z)", "tanh(z) tanh(z)", ["z"]),
+    # declared relations between symbols: h = tanh(z)
+    ("1 - tanh(z)^2", "1 - h^2", TANH_RELATION),
+    ("$1 - \\tanh^2(z)$", "1 - h^2", TANH_RELATION),
+    ("1/cosh(z)^2", "1 - h^2", TANH_RELATION),
+    ("1 - h^2", "1 - h^2", TANH_RELATION),
+    # Unicode Greek for a declared short name, and for every declared Greek symbol
+    ("ε x", "eps x", ["eps", "x"]),
+    ("$\\varepsilon + \\epsilon$", "2 eps", ["eps"]),
+    ("γ x + β + λ", "gamma x + beta + lam", ["gamma", "beta", "lam", "x"]),
+    ("ε₁ + ε_2", "eps_1 + eps_2", ["eps_1", "eps_2"]),
 ]
 
 DIFFERENT = [
@@ -82,6 +98,9 @@ DIFFERENT = [
     ("(a+b)^2", "a^2 + b^2", ["a", "b"]),
     ("log(x)", "log(x) + 1e-9 x", ["x"]),  # tiny but real difference
     ("exp(exp(exp(exp(x))))", "x", ["x"]),
+    ("1 - z^2", "1 - h^2", TANH_RELATION),  # the preactivation squared, even with the relation
+    ("1 - h", "1 - h^2", TANH_RELATION),
+    ("$\\tanh^2(z)$", "tanh(z^2)", ["z"]),  # the power is on the value, not the argument
 ]
 
 
@@ -238,3 +257,28 @@ def test_fast_path_agrees_with_sympy_across_pairs() -> None:
             assert fast.equivalent == slow.equivalent, (answer, expected, fast, slow)
             checked += 1
     assert checked > 200
+
+
+# ------------------------------------------------- answers TOML mangled (issue 18)
+
+
+@pytest.mark.parametrize(
+    ("answer", "eaten"),
+    [
+        ("1 - \tanh(z)^2", "`\\t` is read as a TAB"),  # "1 - \tanh(z)^2" in a TOML "…" string
+        ("$\\frac{1}{2} + \x08ar{x}$", "`\\b` is read as a backspace"),  # \bar: not a command here
+        ("x +\tx", "`\\t` is read as a TAB"),
+    ],
+)
+def test_a_toml_escape_in_an_answer_says_so(judge: ExprJudge, answer: str, eaten: str) -> None:
+    verdict = _check(judge, answer, "1 - tanh(z)^2", ["z", "x"])
+    assert not verdict.equivalent and not verdict.internal
+    assert eaten in verdict.error
+    assert "literal string in single quotes" in verdict.error
+
+
+def test_latex_commands_eaten_by_toml_escapes_are_put_back(judge: ExprJudge) -> None:
+    # "$1 - \tanh^2(z)$" in a TOML basic string arrives with a TAB for "\t"
+    verdict = _check(judge, "$1 - \tanh^2(z)$", "1 - h^2", TANH_RELATION)
+    assert verdict.equivalent and verdict.error is None
+    assert verdict.interpreted == "1 - tanh(z)^2"

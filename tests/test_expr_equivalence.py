@@ -335,3 +335,27 @@ def test_cli_as_a_module() -> None:
         "error": None,
         "interpreted": "1 - tanh(z)^2",
     }
+
+
+# ---------------------------------------------------------------- declared relations
+
+
+def test_declared_relations_are_split_from_the_names() -> None:
+    from grader.written.expr.equivalence import declarations
+
+    assert declarations(["h", "z", "h = tanh(z)"]) == (["h", "z"], {"h": "tanh(z)"})
+    assert declarations(["z", "h=tanh(z)"]) == (["z", "h"], {"h": "tanh(z)"})
+    assert declarations(None) == (None, {})
+
+
+def test_relations_are_used_on_both_sides_and_chain() -> None:
+    symbols = ["h", "z", "a", "h = tanh(z)", "a = 1 - h^2"]
+    assert equivalent("1 - tanh(z)^2", "a", symbols).equivalent
+    assert equivalent("a", "1/cosh(z)^2", symbols).equivalent
+    assert not equivalent("1 - z^2", "a", symbols).equivalent
+    v = equivalent("1 - tanh(z)^2", "1 - h^2", ["h", "z", "h = tanh(z)"])
+    assert v.equivalent and v.interpreted == "1 - tanh(z)^2"  # shown as written, not substituted
+
+
+def test_without_the_relation_h_and_tanh_z_are_different_symbols() -> None:
+    assert not equivalent("1 - tanh(z)^2", "1 - h^2", ["h", "z"]).equivalent

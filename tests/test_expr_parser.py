@@ -154,6 +154,12 @@ def test_trusted_mode_takes_every_name_as_a_symbol() -> None:
         ("$x$ + $y$", ["x", "y"], "single pair"),
         ("\\frac{1}{2}", [], "between $ signs"),
         ("$x_{t-1}$", ["x"], "subscript"),
+        ("tanh^-1(x)", ["x"], "positive whole number"),
+        ("$\\tanh^{x}(x)$", ["x"], "positive whole number"),
+        ("1 - \tanh(x)^2", ["x"], "literal string in single quotes"),
+        ("x +\tx", ["x"], "TAB character"),
+        ("x + \x0c", ["x"], "form feed"),
+        ("eps", ["epsilon_1"], "unknown name 'eps'"),
     ],
 )
 def test_errors_are_readable(text: str, symbols: list[str], fragment: str) -> None:
@@ -257,3 +263,39 @@ def test_toml_escapes_inside_latex_are_put_back() -> None:
     same(
         text, ["x", "beta"], sympy.tanh(x) * sympy.Symbol("beta", real=True) + sympy.Rational(1, 2)
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "symbols", "want"),
+    [
+        ("$1 - \\tanh^2(z)$", ["z"], "1 - tanh(z)^2"),
+        ("$\\tanh^2 z$", ["z"], "tanh(z)^2"),
+        ("$\\sin^2(x)$", ["x"], "sin(x)^2"),
+        ("$\\tanh^{2}\\left(z\\right)$", ["z"], "tanh(z)^2"),
+        ("tanh^2(z)", ["z"], "tanh(z)^2"),
+        ("sigmoid^3(x) y", ["x", "y"], "sigmoid(x)^3*y"),
+        ("$\\sigma^2(x)$", ["x"], "sigmoid(x)^2"),
+        ("$\\sigma^2 x$", ["sigma", "x"], "sigma^2*x"),  # a declared sigma is a symbol
+    ],
+)
+def test_latex_function_powers_apply_to_the_value(text: str, symbols: list[str], want: str) -> None:
+    # \tanh^2(z) is the standard notation for (tanh z)^2 (issue 18)
+    assert read(text, symbols).shown == want
+
+
+@pytest.mark.parametrize(
+    ("text", "symbols", "want"),
+    [
+        ("ε", ["eps"], "eps"),
+        ("epsilon x", ["eps", "x"], "eps*x"),
+        ("$\\varepsilon$", ["eps"], "eps"),
+        ("ε₁ + ε_2", ["eps_1", "eps_2"], "eps_1 + eps_2"),
+        ("λ", ["lam"], "lam"),
+        ("α β γ δ η θ μ σ τ φ ω", ["alpha", "beta", "gamma", "delta", "eta", "theta", "mu",
+                                 "sigma", "tau", "phi", "omega"],
+         "alpha*beta*gamma*delta*eta*theta*mu*sigma*tau*phi*omega"),
+        ("ε", ["epsilon"], "epsilon"),
+    ],
+)
+def test_unicode_greek_reads_as_the_declared_symbol(text: str, symbols: list[str], want: str) -> None:
+    assert read(text, symbols).shown == want

@@ -315,7 +315,7 @@ QUESTIONS = (
     ),
     WrittenQuestion(
         id="a2.w_tanh_derivative", title="tanh's derivative in terms of h", points=4,
-        key="tanh_derivative", answer_kind="expression", symbols=("h", "z"),
+        key="tanh_derivative", answer_kind="expression", symbols=("h", "z"), relations=("h = tanh(z)",),
         expected=lambda v: "1 - h^2",
         wrong_forms=lambda v: [
             WrongForm("1 - z^2", "bptt-derivative-of-preactivation",

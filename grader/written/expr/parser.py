@@ -64,6 +64,9 @@ GREEK = {
     "Ω": "Omega",
 }  # fmt: skip
 GREEK_NAMES = frozenset(GREEK.values())
+# Short ASCII names a handout may declare for a Greek letter (`eps` for ε: `lambda` is a
+# Python keyword, `epsilon` a long word); the letter and its full name read as that symbol.
+GREEK_SHORT = {"eps": "epsilon", "lam": "lambda", "lmbda": "lambda", "lmb": "lambda"}
 
 _REPLACE = {
     "\u2212": "-", "\u2013": "-", "\u2014": "-", "\u2010": "-", "\u2011": "-", "\ufe63": "-",
@@ -90,15 +93,31 @@ def _check_raw(text: Any) -> str:
         raise ExprError(
             f"the answer is too long ({len(text)} characters; the limit is {MAX_LENGTH})"
         )
-    for ch in text:
-        if ch in "\t\n\r":
+    for i, ch in enumerate(text):
+        if ch in "\n\r":
             continue
+        if ch == "\t" and not text[i + 1 : i + 2].isalpha():
+            continue  # a TAB used as a space; one before letters is an eaten `\t` ("\tanh")
+        if ch in _TOML_ESCAPES:
+            raise ExprError(_toml_escape_message(ch))
         if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co"):
             raise ExprError(
                 f"the answer contains an invisible control character (U+{ord(ch):04X}); "
                 "retype it with plain characters"
             )
     return text
+
+
+def _toml_escape_message(ch: str) -> str:
+    """A TAB, backspace or form feed: almost always a TOML escape that ate a backslash."""
+    escape = "\\" + _TOML_ESCAPES[ch]
+    name = {"\t": "a TAB", "\x08": "a backspace", "\x0c": "a form feed"}[ch]
+    example = {"\t": "\\tanh", "\x08": "\\beta", "\x0c": "\\frac"}[ch]
+    return (
+        f"the answer contains {name} character (U+{ord(ch):04X}): in a TOML \"…\" string, "
+        f"`{escape}` is read as {name}, so `{example}` loses its `{escape}`. Write the answer "
+        f"as a literal string in single quotes, '…', where backslashes stay as typed"
+    )
 
 
 def normalize(text: str) -> str:
@@ -390,6 +409,17 @@ def tokenize(text: str) -> list[tuple[str, str, int]]:
 # and ("imul", left, right) for a product written without `*`.
 
 
+def greek_aliases(symbols: frozenset[str]) -> dict[str, str]:
+    """Full Greek names that stand for a declared short name: {"epsilon": "eps", "epsilon_1": "eps_1"}."""
+    aliases = {}
+    for s in symbols:
+        base, sep, sub = s.partition("_")
+        full = GREEK_SHORT.get(base)
+        if full is not None and full + sep + sub not in symbols:
+            aliases[full + sep + sub] = s
+    return aliases
+
+
 class _Parser:
     def __init__(
         self, tokens: list[tuple[str, str, int]], symbols: frozenset[str], open_names: bool
@@ -397,6 +427,7 @@ class _Parser:
         self.toks = tokens
         self.k = 0
         self.symbols = symbols
+        self.aliases = greek_aliases(symbols)  # ε (read as "epsilon") for a declared `eps`
         self.open_names = open_names  # trusted text: every unknown name is a symbol
         self.depth = 0
         self.nodes = 0
@@ -527,6 +558,7 @@ class _Parser:
     def name(self, word: str, pos: int) -> tuple:
         nxt = self.peek()
         call_next = nxt is not None and nxt[1] == "("
+        word = self.aliases.get(word, word)
         if word in self.symbols:
             return self.node("sym", word)
         fname = _function_name(word, self.symbols)
@@ -553,6 +585,8 @@ class _Parser:
 
     def call(self, fname: str, word: str, pos: int) -> tuple:
         t = self.peek()
+        if t is not None and t[0] == "pow":
+            return self.function_power(fname, word, pos)
         self.enter()
         if t is None or t[1] != "(":
             # `log x`, `log x^2`: one power-level operand, no implicit product
@@ -584,6 +618,32 @@ class _Parser:
                 f"{word}(…) takes {want} argument{'s' if hi != 1 else ''}, got {len(args)}"
             )
         return self.node("call", fname, tuple(args))
+
+    def function_power(self, fname: str, word: str, pos: int) -> tuple:
+        """`tanh^2(z)`, `tanh^2 z`, `\\sin^2(x)`: the standard power of a function's value,
+        (tanh(z))^2; the exponent must be a positive whole number (`tanh^{-1}` is the inverse
+        function in that notation, which the answers do not use)."""
+        self.k += 1  # the ^
+        t = self.peek()
+        exponent: tuple | None = None
+        if t is not None and t[0] == "number":
+            self.k += 1
+            exponent = self.node("num", _number(t[1]), t[1])
+        elif t is not None and t[1] == "(":
+            # `^(2)`, which is how LaTeX's `^2` and `^{2}` arrive here
+            close = self.peek(2)
+            inner = self.peek(1)
+            if inner is not None and inner[0] == "number" and close is not None and close[1] == ")":
+                self.k += 3
+                exponent = self.node("num", _number(inner[1]), inner[1])
+        if exponent is None or exponent[1].denominator != 1 or exponent[1] < 1:
+            raise ExprError(
+                f"{word}^… at position {pos + 1}: a power written on the function name must be a "
+                f"positive whole number, as in {word}^2(z) = ({word}(z))^2; "
+                f"otherwise write ({word}(…))^(…)"
+            )
+        value = self.call(fname, word, pos)
+        return self.node("^", value, exponent)
 
 
 _ARITY = {f: (1, 1) for f in FUNCTIONS}
