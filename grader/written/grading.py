@@ -186,7 +186,7 @@ def _check_expression(
     text = as_expression(value)
     if judge is None:
         raise RuntimeError(f"question {q.id}: an expression question needs an ExprJudge")
-    v = judge.check(text, str(expected), q.symbols or None)
+    v = judge.check(text, str(expected), [*q.symbols, *q.relations] or None)  # relations: "h = tanh(z)"
     if v.error is not None:
         return _Outcome(False, text, text, error=v.error, internal=v.internal)
     return _Outcome(v.equivalent, text, v.canonical or text, interpreted=v.interpreted, note=v.note)
