@@ -26,30 +26,42 @@ def _parser() -> argparse.ArgumentParser:
     g = sub.add_parser("grade", help="grade one submission folder or zip")
     g.add_argument("submission", type=Path, help="a folder or a .zip holding the student's files")
     g.add_argument("-a", "--assignment", required=True, help="a1 … a6 or a full id such as a1_word_vectors")
-    g.add_argument("--results", type=Path, help="write a Gradescope results.json here")
-    g.add_argument("--student", help="the student's id: selects their variant of the hidden numbers")
+    g.add_argument("--results", type=Path, help="write a Gradescope results.json here (- for stdout, instead of the table)")
+    g.add_argument("--student", metavar="KEY", help="the student's variant key (their email, or their SID where "
+                   "the assignment uses it): selects their hidden numbers; without it, the default variant")
     g.add_argument("--format", choices=("table", "md", "json"), default="table", help="what to print")
 
     b = sub.add_parser("batch", help="grade every submission under a folder, in parallel")
-    b.add_argument("root", type=Path)
-    b.add_argument("-a", "--assignment", required=True)
+    b.add_argument("root", type=Path, help="a folder of submission folders or zips (or a Gradescope export)")
+    b.add_argument("-a", "--assignment", required=True, help="a1 … a6 or a full id such as a1_word_vectors")
     b.add_argument("--jobs", type=int, default=None, help="parallel workers (default: the number of cores)")
-    b.add_argument("--out", type=Path, default=Path("grades.csv"), help="the gradebook CSV")
+    b.add_argument("--out", type=Path, default=Path("grades.csv"),
+                   help="the gradebook CSV (default grades.csv; - for stdout); results.json files go beside it")
+    b.add_argument("--gradebook", choices=("seqgrade", "canvas", "gradescope"), default="seqgrade",
+                   help="the CSV's columns: seqgrade (key, name, email, SID, total, every question), canvas "
+                   "(Canvas's gradebook import) or gradescope (Email, Score: an assignment's score upload)")
+    b.add_argument("--round", type=int, default=2, metavar="N", dest="digits",
+                   help="decimals of the scores in the CSV (default 2)")
     b.add_argument("--report", type=Path, default=None, help="a self-contained HTML class report")
     b.add_argument("--force", action="store_true", help="regrade submissions graded before and unchanged")
+    b.add_argument("--quiet", action="store_true", help="no progress bar and no summary (errors still shown)")
 
     e = sub.add_parser("expr-equal", help="are two expressions equal? prints one JSON line")
-    e.add_argument("answer")
-    e.add_argument("expected")
+    e.add_argument("answer", help="the student's expression, e.g. \"1/sqrt(d_k)\" or LaTeX between $…$")
+    e.add_argument("expected", help="the expected expression")
     e.add_argument("--symbols", default=None, help="comma-separated symbols (default: those of EXPECTED)")
 
     h = sub.add_parser("handout", help="the student bundle of an assignment")
-    h.add_argument("assignment")
-    h.add_argument("--out", type=Path, required=True)
+    h.add_argument("assignment", help="a1 … a6 or a full id")
+    h.add_argument("--out", type=Path, required=True, help="the zip to write (- for stdout)")
 
     a = sub.add_parser("autograder", help="the Gradescope autograder bundle of an assignment")
-    a.add_argument("assignment")
-    a.add_argument("--out", type=Path, required=True)
+    a.add_argument("assignment", help="a1 … a6 or a full id")
+    a.add_argument("--out", type=Path, required=True, help="the zip to write (- for stdout)")
+
+    c = sub.add_parser("check", help="validate an assignment as authored (catalog ids, mutants told apart, "
+                       "solution full and stub zero, nothing hidden in the handout, public tests pass)")
+    c.add_argument("assignment", help="a1 … a6 or a full id")
 
     d = sub.add_parser("demo", help="grade the bundled samples (a solution, a buggy and a hostile submission)")
     d.add_argument("-a", "--assignment", default=None, help="which assignment's samples (default: all bundled)")
@@ -88,16 +100,6 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
 
 
-def _assignment(name: str):
-    from grader.course import registry
-
-    try:
-        return registry.load(name)
-    except registry.UnknownAssignment as err:
-        print(f"seqgrade: {err}", file=sys.stderr)
-        return None
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     from grader.course import registry
 
@@ -117,6 +119,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from grader.course import registry
 
     aid = args.assignment
+    to_stdout = str(args.results) == "-"  # `--results -`: the results.json on stdout, not the table
     if not args.submission.exists():
         print(f"seqgrade: the submission {args.submission} does not exist", file=sys.stderr)
         _write_error(args.results, aid, f"the submission {args.submission} does not exist")
@@ -127,16 +130,21 @@ def cmd_grade(args: argparse.Namespace) -> int:
         from grader.reports.results_json import to_gradescope, write_results
 
         assignment = registry.load(aid)
-        hide = (args.results.resolve().parent,) if args.results else ()
-        report = grade_submission(args.submission, assignment, student=args.student, hide=hide)
-        data = to_gradescope(report)
-        if args.results:
+        hide = (args.results.resolve().parent,) if args.results and not to_stdout else ()
+        from grader.course.variants import variant_key
+
+        key = variant_key(assignment.variant_key, explicit=args.student)
+        if key.value is None:
+            print("seqgrade: no --student KEY given: graded with the default variant", file=sys.stderr)
+        report = grade_submission(args.submission, assignment, student=key.value, hide=hide)
+        data = to_gradescope(report, key)
+        if args.results and not to_stdout:
             write_results(args.results, data)
     except Exception as exc:  # noqa: BLE001 - the grader itself failed: say so, write a valid file
         _write_error(args.results, aid, f"{type(exc).__name__}: {exc}")
         print(f"seqgrade: the grader failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    if args.format == "json":
+    if args.format == "json" or to_stdout:
         print(json.dumps(data, indent=2))
     elif args.format == "md":
         print(render.markdown(report))
@@ -153,6 +161,10 @@ def _write_error(path: Path | None, aid: str | None, message: str) -> None:
         return
     from grader.reports.results_json import error_results, write_results
 
+    if str(path) == "-":
+        print(json.dumps(error_results(aid, message), indent=2))
+        return
+
     try:
         write_results(path, error_results(aid, message))
     except OSError as err:
@@ -165,23 +177,41 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if not args.root.is_dir():
         print(f"seqgrade: {args.root} is not a folder", file=sys.stderr)
         return EXIT_USAGE
-    return batch.run(args.root, args.assignment, jobs=args.jobs, out=args.out, report=args.report, force=args.force)
+    return batch.run(args.root, args.assignment, jobs=args.jobs, out=args.out, report=args.report, force=args.force,
+                     gradebook=args.gradebook, digits=args.digits, quiet=args.quiet)
 
 
 def cmd_handout(args: argparse.Namespace) -> int:
     from grader.app import bundles
 
-    path = bundles.build_handout(args.assignment, args.out)
-    print(f"wrote {path}")
-    return EXIT_OK
+    return _bundle(bundles.build_handout, args.assignment, args.out)
 
 
 def cmd_autograder(args: argparse.Namespace) -> int:
     from grader.app import bundles
 
-    path = bundles.build_autograder(args.assignment, args.out)
-    print(f"wrote {path}")
+    return _bundle(bundles.build_autograder, args.assignment, args.out)
+
+
+def _bundle(build, assignment: str, out: Path) -> int:
+    """Build a zip at `out`, or on stdout for `--out -` (built in a temporary folder, then streamed)."""
+    if str(out) != "-":
+        print(f"wrote {build(assignment, out)}")
+        return EXIT_OK
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="seqgrade-") as tmp:
+        path = build(assignment, Path(tmp) / f"{assignment}.zip")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(Path(path).read_bytes())
+        sys.stdout.buffer.flush()
     return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from grader.app import check
+
+    return check.run(args.assignment)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -197,4 +227,5 @@ _COMMANDS = {
     "handout": cmd_handout,
     "autograder": cmd_autograder,
     "demo": cmd_demo,
+    "check": cmd_check,
 }

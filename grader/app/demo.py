@@ -12,7 +12,6 @@ from grader.engine.grade import grade_submission
 from grader.report import GradeReport
 from grader.reports import render
 
-KINDS = ("solution", "buggy", "hostile")
 DEMO_LIMITS = sandbox.Limits(call_seconds=3.0)  # the hostile samples loop: stop them sooner than a real run
 
 
