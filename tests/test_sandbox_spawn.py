@@ -27,6 +27,8 @@ from pathlib import Path
 import pytest
 
 from grader import sandbox
+from grader.course import content
+from grader.sandbox import modes, uids
 
 ECHO_WORKER = textwrap.dedent('''
     import json, os, sys
@@ -71,7 +73,8 @@ class Worker:
 
     def __init__(self, program: Path, **kw) -> None:
         files = kw.pop("files", {"student.py": b"x = 1\n"})
-        self.proc = sandbox.spawn(program, files, **kw)
+        hide = [*content.grader_trees(), *kw.pop("hide", [])]  # as the engine passes them
+        self.proc = sandbox.spawn(program, files, hide=hide, **kw)
 
     def send(self, code: str) -> None:
         self.proc.stdin.write(json.dumps({"code": textwrap.dedent(code)}).encode() + b"\n")
@@ -173,12 +176,10 @@ def test_symlinks_in_a_submission_folder_are_not_followed(spawn, tmp_path):
     assert w.value("import os; result = sorted(os.listdir('.'))") == ["echo_worker.py", "student.py"]
 
 
-def test_default_hidden_paths_cover_the_grader_trees():
-    hidden = sandbox.default_hidden_paths()
-    assert REPO / "grader" in hidden and REPO / "solutions" in hidden
-    assert REPO / "reference" in hidden
-    venv_inside = any(sandbox._inside(p, REPO) for p in sandbox._runtime_paths())
-    assert (REPO in hidden) != venv_inside
+def test_grader_trees_cover_the_grader_the_reference_the_solutions_and_the_checkout():
+    hidden = content.grader_trees()
+    assert {REPO / "grader", REPO / "solutions", REPO / "reference", REPO / "tests"} <= set(hidden)
+    assert REPO in hidden  # a checkout: the sandbox covers it unless it holds the interpreter
 
 
 # --------------------------------------------------------------------------- 2. reading the answers
@@ -204,7 +205,7 @@ def test_grader_files_are_invisible_and_unimportable(spawn):
     for name in ("grader.course.content", "grader.sandbox.launcher", "reference.functional"):
         reply = w.ask(f"import {name}")
         assert not reply["ok"] and "ModuleNotFoundError" in reply["error"], reply
-    for path in [REPO, *sandbox.default_hidden_paths()]:
+    for path in [REPO, *content.grader_trees()]:
         assert w.value(f"import os; result = os.path.exists({str(path)!r}) and os.listdir({str(path)!r})") in (False, []), path
 
 
@@ -212,7 +213,7 @@ def test_grader_files_are_invisible_and_unimportable(spawn):
 def test_walking_the_file_system_finds_no_grader_file(spawn):
     """No file anywhere in the worker's view has the content of one of the grader's files."""
     digests: dict[str, list[str]] = {}
-    for tree in sandbox.default_hidden_paths():
+    for tree in content.grader_trees():
         for path in tree.rglob("*"):
             # .git holds copies of git's own templates (hooks/*.sample), which /usr/share has too
             if path.is_file() and path.stat().st_size > 0 and not {"__pycache__", ".git"} & set(path.parts):
@@ -267,13 +268,13 @@ def test_the_results_folder_cannot_be_written_now_or_later(spawn, tmp_path):
                 os._exit(0)
     '''))
     # the parent's command line (where --results is) is not visible: only the worker's processes are
-    uids = w.value("import os; result = {open(f'/proc/{p}/status').read().split('Uid:')[1].split()[0] for p in os.listdir('/proc') if p.isdigit()}")
-    assert uids == {str(w.proc.uid)}
+    seen = w.value("import os; result = {open(f'/proc/{p}/status').read().split('Uid:')[1].split()[0] for p in os.listdir('/proc') if p.isdigit()}")
+    assert seen == {str(w.proc.uid)}
     w.send("import os; os._exit(0)")
     assert w.proc.wait(5) == 0
     time.sleep(1.0)
     assert target.read_text() == '{"score": 0}'
-    assert sandbox._pids_of_uid(w.proc.uid) == []  # the detached writer died with the worker
+    assert uids.pids_of_uid(w.proc.uid) == []  # the detached writer died with the worker
 
 
 # --------------------------------------------------------------------------- /tmp, network
@@ -407,9 +408,9 @@ def test_processes_are_limited_and_a_fork_bomb_is_contained(spawn):
                     pass
     ''')
     time.sleep(1.0)
-    assert len(sandbox._pids_of_uid(w.proc.uid)) <= 16
+    assert len(uids.pids_of_uid(w.proc.uid)) <= 16
     w.proc.kill()
-    assert wait_until(lambda: not sandbox._pids_of_uid(w.proc.uid), timeout=5)
+    assert wait_until(lambda: not uids.pids_of_uid(w.proc.uid), timeout=5)
 
 
 @needs_isolation
@@ -578,8 +579,9 @@ PERMS_SCRIPT = textwrap.dedent('''
     import json, os, sys, time, uuid
     sys.path.insert(0, sys.argv[1])
     from grader import sandbox
+    from grader.course import content
     os.environ["SEQGRADE_SANDBOX"] = "perms"
-    proc = sandbox.spawn(sys.argv[2], {"student.py": b"x = 1\\n"})
+    proc = sandbox.spawn(sys.argv[2], {"student.py": b"x = 1\\n"}, hide=content.grader_trees())
     def ask(code):
         proc.stdin.write(json.dumps({"code": code}).encode() + b"\\n"); proc.stdin.flush()
         return json.loads(proc.readline(20))
@@ -613,7 +615,7 @@ def run_where_python_is_reachable(tmp_path: Path, script: Path, worker: Path, *,
     Stands in for a container whose interpreter is world-readable (here it lives under
     /root, mode 700). The sandbox inside does not get namespaces of its own from this.
     """
-    blocked = sandbox._unreachable_for_others(Path(sys.executable))
+    blocked = modes.unreachable_for_others(Path(sys.executable))
     setup = ""
     if blocked is not None:
         keep = Path(sys.executable).resolve().relative_to(blocked).parts[0]

@@ -1,12 +1,17 @@
-"""The isolated worker and everything that contains it; it knows nothing of grading."""
+"""The isolated worker and everything that contains it; it knows nothing of grading.
 
-from grader.sandbox.launcher import (
-    Limits,
-    SandboxProcess,
-    can_isolate,
-    default_hidden_paths,
-    memory_limit_message,
-    spawn,
-)
+Rooms: `spawn` (start a worker, choosing and falling back between modes), `process`
+(SandboxProcess, the grader's handle on it), `limits`, `modes`, `uids`, `cgroup`, `seccomp`,
+`scratch`, `runtime`, `pipes` (one deadline reader), `launcher` (the stdlib script that builds
+the sandbox), and the worker's side: `session` (trusted) and `worker` (runs inside).
+What to hide is the caller's to say (`spawn(..., hide=...)`): the sandbox imports nothing
+else from `grader`.
+"""
 
-__all__ = ["Limits", "SandboxProcess", "can_isolate", "default_hidden_paths", "memory_limit_message", "spawn"]
+from grader.sandbox.limits import Limits, memory_limit_message
+from grader.sandbox.modes import can_isolate
+from grader.sandbox.process import SandboxProcess
+from grader.sandbox.spawn import SandboxError, spawn
+
+__all__ = ["Limits", "SandboxError", "SandboxProcess", "can_isolate", "memory_limit_message",
+           "spawn"]

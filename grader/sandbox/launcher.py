@@ -1,35 +1,23 @@
-"""The sandbox: one worker process per submission that cannot forge, read, hang, leave or talk.
+"""The launcher: a standard-library script that builds one sandbox and execs the worker in it.
 
-Three modes, chosen once per spawn (docs/sandbox.md says what each guarantees):
+Run by spawn as `python -I -S -B launcher.py --launch CONFIG_FD STATUS_FD` (the configuration
+is a marshal'd dict on CONFIG_FD; spawn.py writes it), first as root outside the namespaces,
+then as init inside them, then as the worker until it execs Python. It imports almost
+nothing (marshal, _signal and ctypes are cheap; json, enum, dataclasses are not), because
+its start-up is the sandbox's cost per submission; the grader side imports this module only
+for its constants.
 
-- ``namespaces`` (root, the kernel allows unshare): a launcher makes fresh mount, PID, network,
-  IPC and UTS namespaces. Its first child is PID 1 of the new PID namespace ("init"); it builds
-  a new root on a size-capped tmpfs holding only what Python needs (the system directories,
-  the interpreter's prefixes, the numpy/torch site directories, read-only) plus the scratch
-  folder, covers every hidden path that would still show, pivots into it, mounts a fresh
-  /proc, and forks the worker, which sets its resource limits, becomes a dedicated
-  unprivileged uid with no_new_privs and execs Python. When the worker ends, init exits and
-  the kernel kills everything else in the namespace; when the launcher dies, init gets
-  SIGKILL (parent-death signal). The grader's files, the results file, the host's /tmp and
-  every other tree are simply not there.
-- ``perms`` (root, no namespaces, e.g. a Docker container without CAP_SYS_ADMIN, or
-  ``SEQGRADE_SANDBOX=perms``): the same limits and dedicated uid, a new session, cleanup by
-  killing every process of that uid; hiding relies on file permissions (Gradescope setup).
-- ``plain`` (not root, or ``SEQGRADE_SANDBOX=off``): limits, a new session killed as a group.
-  Best effort; ``isolated`` is False and ``warning`` says why.
+Status lines on STATUS_FD: "init PID" (namespaces: init's pid on the host), then "ready" or
+"error WHY". "ready" means the worker's exec succeeded; a failure before it (the worker's uid
+cannot reach the interpreter, say) is an "error", so the caller can fall back.
 
-The launcher is this file run as a script (``python -I -S -B sandbox.py --launch ...``); it
-needs only the standard library, and its part comes first so that it stops before the
-grader-side imports.
+What dies with what: the launcher, init and the worker each get SIGKILL when their parent
+dies (PR_SET_PDEATHSIG, checked against a parent that died first); init ends itself, and so
+the whole PID namespace, at the sandbox's own deadline (an alarm), whatever the caller does.
 """
 
 from __future__ import annotations
 
-# =========================================================================== the launcher
-# This part runs as `python -I -S -B sandbox.py --launch CONFIG_FD STATUS_FD`: as root outside
-# the namespaces, then as init inside them, then as the worker until it execs Python. It comes
-# first in the file and imports little (marshal, _signal and ctypes are cheap; json, enum,
-# dataclasses are not), because its start-up is the sandbox's cost per submission.
 import os
 import sys
 
@@ -42,10 +30,13 @@ _NAMESPACES = _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWNET | _CLONE_NEWIPC | _CL
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_BIND, _MS_MOVE, _MS_REC, _MS_PRIVATE = 32, 4096, 8192, 16384, 1 << 18
 _MNT_DETACH = 2
-_PR_SET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS = 1, 38
+_PR_SET_PDEATHSIG, _PR_SET_SECCOMP, _PR_SET_NO_NEW_PRIVS = 1, 22, 38
+_SECCOMP_MODE_FILTER = 2
+_SIGKILL = 9
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 _DEVICES = ("null", "zero", "full", "random", "urandom")
+DEADLINE_STATUS = 124  # the launcher's exit status when the sandbox's own deadline ended it
 
 
 def _signals():
@@ -77,7 +68,8 @@ class _Libc:
     def unshare(self, flags: int) -> None:
         self._check(self.lib.unshare(flags), "unshare")
 
-    def mount(self, source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    def mount(self, source: str | None, target: str, fstype: str | None, flags: int,
+              data: str | None = None) -> None:
         c = self._ctypes
         ret = self.lib.mount(source.encode() if source else None, target.encode(),
                              fstype.encode() if fstype else None, c.c_ulong(flags),
@@ -89,13 +81,29 @@ class _Libc:
 
     def prctl(self, option: int, arg: int) -> None:
         c = self._ctypes
-        self._check(self.lib.prctl(option, c.c_ulong(arg), c.c_ulong(0), c.c_ulong(0), c.c_ulong(0)), "prctl")
+        zero = c.c_ulong(0)
+        self._check(self.lib.prctl(option, c.c_ulong(arg), zero, zero, zero), "prctl")
+
+    def seccomp(self, program: bytes) -> None:
+        """Install a seccomp filter (struct sock_filter array); needs no_new_privs first."""
+        c = self._ctypes
+
+        class SockFprog(c.Structure):
+            _fields_ = [("len", c.c_ushort), ("filter", c.c_void_p)]
+
+        buf = c.create_string_buffer(program, len(program))
+        fprog = SockFprog(len(program) // 8, c.addressof(buf))
+        zero = c.c_ulong(0)
+        ret = self.lib.prctl(_PR_SET_SECCOMP, c.c_ulong(_SECCOMP_MODE_FILTER), c.byref(fprog),
+                             zero, zero)
+        self._check(ret, "seccomp")
 
     def pivot_root(self, new: str, old: str) -> bool:
         number = _SYS_PIVOT_ROOT.get(os.uname().machine)
         if number is None:
             return False
-        self._check(self.lib.syscall(self._ctypes.c_long(number), new.encode(), old.encode()), "pivot_root")
+        ret = self.lib.syscall(self._ctypes.c_long(number), new.encode(), old.encode())
+        self._check(ret, "pivot_root")
         return True
 
     def sethostname(self, name: str) -> None:
@@ -109,16 +117,26 @@ def _status(fd: int, text: str) -> None:
         pass
 
 
-def _launch(config_fd: int, status_fd: int) -> None:
-    """Set up the sandbox the configuration asks for and start the worker; report on `status_fd`.
+def _die_with_parent(libc: _Libc, parent: int) -> None:
+    """SIGKILL when the parent dies; exit now if it already has (before the prctl took hold)."""
+    libc.prctl(_PR_SET_PDEATHSIG, _SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
 
-    Status lines: "init PID" (init's pid on the host), then "ready" or "error WHY".
-    """
+
+# --------------------------------------------------------------------------- the launcher
+
+
+def _launch(config_fd: int, status_fd: int) -> None:
+    """Set up the sandbox the configuration asks for and start the worker; report on `status_fd`."""
     import marshal
 
     with os.fdopen(config_fd, "rb") as f:
         config = marshal.loads(f.read())
     os.umask(0o022)
+    libc = _Libc()
+    if config["protect"]:
+        _die_with_parent(libc, config["parent"])
     if config["cgroup_procs"]:
         try:
             with open(config["cgroup_procs"], "w") as f:
@@ -132,24 +150,27 @@ def _launch(config_fd: int, status_fd: int) -> None:
         except OSError as exc:
             _status(status_fd, f"error {exc}")
             os._exit(127)
-        _status(status_fd, "ready")
-        os.close(status_fd)
-        _become_worker(config, None)
-    libc = _Libc()
+        _become_worker(config, libc, status_fd, parent=config["parent"])  # never returns
     try:
         libc.unshare(_NAMESPACES)
     except OSError as exc:
         _status(status_fd, f"error {exc}")
         os._exit(1)
     from_init_r, from_init_w = os.pipe()
+    launcher = os.getpid()
     init = os.fork()
     if init == 0:
         os.close(from_init_r)
         os.close(status_fd)
-        _init(config, libc, from_init_w)  # never returns
+        _init(config, libc, from_init_w, launcher)  # never returns
     os.close(from_init_w)
     _status(status_fd, f"init {init}")
     _quiet_stdio()
+    _relay(init, from_init_r, status_fd)
+
+
+def _relay(init: int, from_init_r: int, status_fd: int) -> None:
+    """Pass init's "ready"/"error" on, wait for init, then end as the worker ended."""
     exit_status = None
     with os.fdopen(from_init_r, "rb") as from_init:
         for raw in from_init:
@@ -159,10 +180,17 @@ def _launch(config_fd: int, status_fd: int) -> None:
                 os.close(status_fd)
             elif word == "exit":
                 exit_status = int(rest)
+            elif word == "deadline":
+                exit_status = DEADLINE_STATUS << 8  # as if the worker had exited with it
     os.waitpid(init, 0)
     if exit_status is None:
         os._exit(125)  # init died without reporting (killed from outside)
-    if os.WIFSIGNALED(exit_status):  # relay the worker's death by a signal as our own
+    _exit_like(exit_status)
+
+
+def _exit_like(exit_status: int) -> None:
+    """Exit with the worker's status; its death by a signal is relayed as our own."""
+    if os.WIFSIGNALED(exit_status):
         import resource
 
         sig = _signals()
@@ -183,15 +211,26 @@ def _quiet_stdio() -> None:
     os.close(devnull)
 
 
-def _init(config: dict, libc: _Libc, report_fd: int) -> None:
+# --------------------------------------------------------------------------- init
+
+
+def _init(config: dict, libc: _Libc, report_fd: int, launcher: int) -> None:
     """PID 1 of the new namespace: build the root, start the worker, reap, report its status."""
+    sig = _signals()
+
+    def deadline(signum: int, frame: object) -> None:
+        _status(report_fd, "deadline")
+        os._exit(1)  # the kernel now kills everything in the namespace
+
     try:
-        libc.prctl(_PR_SET_PDEATHSIG, 9)  # SIGKILL when the launcher dies
+        # init's parent lives outside the namespace (getppid() reads 0 here), so the
+        # launcher's pid cannot be checked; the deadline below bounds that window too.
+        libc.prctl(_PR_SET_PDEATHSIG, _SIGKILL)
+        if config["deadline"]:
+            sig.signal(sig.SIGALRM, deadline)  # a handler: PID 1 ignores a default-action signal
+            sig.alarm(config["deadline"])
         _build_root(config, libc)
-        worker = os.fork()
-        if worker == 0:
-            os.close(report_fd)
-            _become_worker(config, libc)
+        worker = _start_worker(config, libc, report_fd)
     except BaseException as exc:  # noqa: BLE001 - whatever failed must reach the parent as words
         _status(report_fd, f"error {exc}")
         os._exit(1)
@@ -207,72 +246,127 @@ def _init(config: dict, libc: _Libc, report_fd: int) -> None:
             os._exit(0)  # the kernel now kills everything left in the namespace
 
 
+def _start_worker(config: dict, libc: _Libc, report_fd: int) -> int:
+    """Fork the worker and wait for its exec; raise with its words when the exec failed."""
+    exec_r, exec_w = os.pipe()  # close-on-exec: end of file once the worker's exec succeeded
+    worker = os.fork()
+    if worker == 0:
+        os.close(report_fd)
+        os.close(exec_r)
+        _become_worker(config, libc, exec_w, parent=1)  # never returns
+    os.close(exec_w)
+    words = b""
+    while True:
+        chunk = os.read(exec_r, 4096)
+        if not chunk:
+            break
+        words += chunk
+    os.close(exec_r)
+    for line in words.decode(errors="replace").splitlines():
+        if line.startswith("error "):
+            raise OSError(line[len("error "):])
+    return worker
+
+
+# --------------------------------------------------------------------------- the new root
+
+
 def _makedirs(path: str) -> None:
     os.makedirs(path, mode=0o755, exist_ok=True)
 
 
+class _Root:
+    """The new root being built under `newroot`, and what has been bound into it so far."""
+
+    def __init__(self, newroot: str, libc: _Libc) -> None:
+        self.newroot, self.libc = newroot, libc
+        self.bound: list[str] = []
+
+    def inside(self, path: str) -> str:
+        return self.newroot + path
+
+    def bind(self, source: str, target: str, writable: bool = False, device: bool = False) -> None:
+        self.libc.mount(source, self.inside(target), None, _MS_BIND | (0 if device else _MS_REC))
+        flags = _MS_REMOUNT | _MS_BIND | _MS_NOSUID
+        flags |= (0 if writable else _MS_RDONLY) | (0 if device else _MS_NODEV)
+        self.libc.mount(None, self.inside(target), None, flags)
+        self.bound.append(target)
+
+    def covered(self, path: str) -> bool:
+        """Already inside something bound."""
+        return any(path == b or path.startswith(b.rstrip("/") + "/") for b in self.bound)
+
+    def holds_bound(self, path: str) -> bool:
+        """Something bound lies inside `path` (covering it would hide what the worker needs)."""
+        return any(b == path or b.startswith(path.rstrip("/") + "/") for b in self.bound)
+
+
 def _build_root(config: dict, libc: _Libc) -> None:
     """A new root: system dirs and Python read-only, scratch read-write, nothing of the grader."""
-    newroot = config["newroot"]
-    scratch = config["scratch"]
     tmpfs_opts = f"size={config['tmpfs_bytes']},nr_inodes=16384"
     libc.mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # nothing we mount leaks to the host
-    libc.mount("tmpfs", newroot, "tmpfs", _MS_NOSUID | _MS_NODEV, f"{tmpfs_opts},mode=755")
+    libc.mount("tmpfs", config["newroot"], "tmpfs", _MS_NOSUID | _MS_NODEV, f"{tmpfs_opts},mode=755")
+    root = _Root(config["newroot"], libc)
+    _bind_system(root, config["binds"])
+    _make_dev(root, tmpfs_opts)
+    # The scratch folder at the same path as on the host, so the caller's paths hold inside.
+    _makedirs(root.inside(config["scratch"]))
+    root.bind(config["scratch"], config["scratch"], writable=True)
+    _cover_hidden(root, config["hide"])
+    _pivot(root.newroot, libc)
 
-    def inside(path: str) -> str:
-        return newroot + path
 
-    bound: list[str] = []
-
-    def bind(source: str, target: str, writable: bool = False, device: bool = False) -> None:
-        libc.mount(source, inside(target), None, _MS_BIND | (0 if device else _MS_REC))
-        flags = _MS_REMOUNT | _MS_BIND | _MS_NOSUID | (0 if writable else _MS_RDONLY) | (0 if device else _MS_NODEV)
-        libc.mount(None, inside(target), None, flags)
-        bound.append(target)
-
-    def covered(path: str) -> bool:
-        return any(path == b or path.startswith(b.rstrip("/") + "/") for b in bound)
-
+def _bind_system(root: _Root, binds: list[str]) -> None:
+    """The system folders and the interpreter's, read-only; symlinked ones (/bin -> usr/bin) kept."""
     for entry in _SYSTEM_DIRS:
         if os.path.islink(entry):
-            os.symlink(os.readlink(entry), inside(entry))
+            os.symlink(os.readlink(entry), root.inside(entry))
         elif os.path.isdir(entry):
-            _makedirs(inside(entry))
-            bind(entry, entry)
-    for path in sorted(set(config["binds"]), key=len):
-        if covered(path) or not os.path.isdir(path):
+            _makedirs(root.inside(entry))
+            root.bind(entry, entry)
+    for path in sorted(set(binds), key=len):
+        if root.covered(path) or not os.path.isdir(path):
             continue
-        _makedirs(inside(path))
-        bind(path, path)
-    # /dev: the harmless devices and a private /dev/shm; /sys read-only; /proc after the pivot.
-    _makedirs(inside("/dev"))
+        _makedirs(root.inside(path))
+        root.bind(path, path)
+
+
+def _make_dev(root: _Root, tmpfs_opts: str) -> None:
+    """/dev: the harmless devices and a private /dev/shm; /sys read-only; a private /tmp."""
+    _makedirs(root.inside("/dev"))
     for name in _DEVICES:
-        open(inside(f"/dev/{name}"), "w").close()  # noqa: SIM115
-        bind(f"/dev/{name}", f"/dev/{name}", writable=True, device=True)
+        open(root.inside(f"/dev/{name}"), "w").close()  # noqa: SIM115
+        root.bind(f"/dev/{name}", f"/dev/{name}", writable=True, device=True)
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
-        os.symlink(target, inside(f"/dev/{name}"))
-    _makedirs(inside("/dev/shm"))
-    libc.mount("tmpfs", inside("/dev/shm"), "tmpfs", _MS_NOSUID | _MS_NODEV, f"{tmpfs_opts},mode=1777")
+        os.symlink(target, root.inside(f"/dev/{name}"))
+    _makedirs(root.inside("/dev/shm"))
+    root.libc.mount("tmpfs", root.inside("/dev/shm"), "tmpfs", _MS_NOSUID | _MS_NODEV,
+                    f"{tmpfs_opts},mode=1777")
     if os.path.isdir("/sys"):
-        _makedirs(inside("/sys"))
-        bind("/sys", "/sys")
-    _makedirs(inside("/proc"))
-    os.makedirs(inside("/tmp"), exist_ok=True)
-    os.chmod(inside("/tmp"), 0o1777)  # the private /tmp lives on the small root tmpfs
-    # The scratch folder at the same path as on the host, so the caller's paths hold inside.
-    _makedirs(inside(scratch))
-    bind(scratch, scratch, writable=True)
-    # Hidden paths that still show (a grader installed inside a bound site-packages, say) are
-    # covered, unless they hold something the worker needs (then they are only a skeleton).
-    for path in sorted(set(config["hide"]), key=len):
-        target = inside(path)
-        if not os.path.lexists(target) or any(b == path or b.startswith(path.rstrip("/") + "/") for b in bound):
+        _makedirs(root.inside("/sys"))
+        root.bind("/sys", "/sys")
+    _makedirs(root.inside("/proc"))
+    os.makedirs(root.inside("/tmp"), exist_ok=True)
+    os.chmod(root.inside("/tmp"), 0o1777)  # the private /tmp lives on the small root tmpfs
+
+
+def _cover_hidden(root: _Root, hide: list[str]) -> None:
+    """Hidden paths that still show (a grader inside a bound site-packages, a file in a bound
+    folder) are covered, unless they hold something the worker needs."""
+    for path in sorted(set(hide), key=len):
+        target = root.inside(path)
+        if not os.path.lexists(target) or root.holds_bound(path):
             continue
         if os.path.isdir(target) and not os.path.islink(target):
-            libc.mount("tmpfs", target, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=4k,mode=555")
+            root.libc.mount("tmpfs", target, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+                            "size=4k,mode=555")
         elif os.path.isfile(target):
-            libc.mount("/dev/null", target, None, _MS_BIND)
+            root.libc.mount("/dev/null", target, None, _MS_BIND)
+
+
+def _pivot(newroot: str, libc: _Libc) -> None:
+    """Make the new root the root; a fresh /proc that shows only the worker's processes."""
     os.chdir(newroot)
     if libc.pivot_root(".", "."):
         libc.umount2(".", _MNT_DETACH)  # the old root, stacked under the new one, goes away
@@ -291,32 +385,73 @@ def _build_root(config: dict, libc: _Libc) -> None:
         pass
 
 
-def _become_worker(config: dict, libc: _Libc | None) -> None:
-    """Limits, the unprivileged uid, no new privileges, then exec the worker's Python."""
-    import resource
+# --------------------------------------------------------------------------- the worker
 
+
+def _become_worker(config: dict, libc: _Libc, report_fd: int, parent: int) -> None:
+    """Limits, the unprivileged uid, no new privileges, the filter, then exec the worker's Python.
+
+    A failure is written to `report_fd` ("error WHY"); a successful exec closes it (close-on-exec).
+    """
     try:
-        for name, (soft, hard) in config["rlimits"].items():
-            limit = getattr(resource, name, None)
-            if limit is not None:
-                resource.setrlimit(limit, (soft, hard))
-        uid = config["uid"]
-        if uid is not None:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)  # as root: real, effective and saved uid; every capability is gone
-        (libc or _Libc()).prctl(_PR_SET_NO_NEW_PRIVS, 1)
+        _drop_privileges(config)
+        if config["protect"]:
+            _die_with_parent(libc, parent)  # again: a change of uid cleared it
+        _check_reach(config)
+        libc.prctl(_PR_SET_NO_NEW_PRIVS, 1)
         if config["mode"] == "namespaces":
-            os.setsid()  # its own session: a killpg(0) from the student reaches only its own processes
+            os.setsid()  # its own session: a killpg(0) from the student reaches only its own
         os.chdir(config["scratch"])
         sig = _signals()
-        for signum in (sig.SIGPIPE, sig.SIGXFSZ, sig.SIGINT, sig.SIGTERM):
+        for signum in (sig.SIGPIPE, sig.SIGXFSZ, sig.SIGINT, sig.SIGTERM, sig.SIGALRM):
             sig.signal(signum, sig.SIG_DFL)  # Python ignores some; the worker's children should not
-        os.closerange(3, 65536)
+        if config["mode"] != "namespaces" and config["deadline"]:
+            sig.alarm(config["deadline"])  # no init here: the worker's own deadline (kept by exec)
+        if config["seccomp"]:
+            libc.seccomp(config["seccomp"])
+        os.set_inheritable(report_fd, False)
+        os.closerange(3, report_fd)
+        os.closerange(report_fd + 1, 65536)
+        _status(report_fd, "exec")
         os.execve(config["python"], config["argv"], config["env"])
     except BaseException as exc:  # noqa: BLE001
+        _status(report_fd, f"error {exc}")
         os.write(2, f"sandbox: could not start the worker: {exc}\n".encode())
         os._exit(127)
+
+
+def _drop_privileges(config: dict) -> None:
+    """The resource limits, then (as root) the dedicated uid: every capability is gone."""
+    import resource
+
+    for name, (soft, hard) in config["rlimits"].items():
+        limit = getattr(resource, name, None)
+        if limit is not None:
+            resource.setrlimit(limit, (soft, hard))
+    uid = config["uid"]
+    if uid is not None:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)  # as root: real, effective and saved uid
+
+
+def _check_reach(config: dict) -> None:
+    """Fail (with the folder to blame) when this uid cannot reach what the worker needs."""
+    for path, mode in config["reach"]:
+        if os.access(path, mode):
+            continue
+        blocked = path
+        parts = path.split("/")
+        for i in range(2, len(parts) + 1):
+            prefix = "/".join(parts[:i])
+            if not os.access(prefix, os.X_OK):
+                blocked = prefix
+                break
+        raise PermissionError(f"{path} is not reachable by an unprivileged user (uid "
+                              f"{os.getuid()}: {blocked} is not searchable)")
+
+
+# --------------------------------------------------------------------------- the probe
 
 
 def _probe() -> int:
@@ -337,888 +472,5 @@ if __name__ == "__main__":
         _launch(int(sys.argv[2]), int(sys.argv[3]))
     elif sys.argv[1:2] == ["--probe"]:
         sys.exit(_probe())
-    print("usage: sandbox.py --launch CONFIG_FD STATUS_FD | --probe", file=sys.stderr)
+    print("usage: launcher.py --launch CONFIG_FD STATUS_FD | --probe", file=sys.stderr)
     sys.exit(2)
-
-
-# =========================================================================== the grader's side
-
-import contextlib  # noqa: E402
-import io  # noqa: E402
-import marshal  # noqa: E402
-import select  # noqa: E402
-import shutil  # noqa: E402
-import signal  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-from collections.abc import Mapping, Sequence  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import BinaryIO  # noqa: E402
-
-ENV_MODE = "SEQGRADE_SANDBOX"  # "off" | "perms" | unset/"auto"/"on"
-UID_BASE = 61000  # dedicated worker uids: UID_BASE .. UID_BASE + UID_COUNT - 1 (gid = uid)
-UID_COUNT = 4000
-_STARTUP_SECONDS = 20.0  # how long spawn waits for the launcher to report the sandbox ready
-_GRADER_TREES = ("grader", "reference", "solutions")  # package folder names hidden wherever they sit
-
-
-class SandboxError(RuntimeError):
-    """The sandbox could not be set up (the reason names the step that failed)."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one submission's worker may use."""
-
-    call_seconds: float = 10.0  # wall clock per call (enforced by the caller via read timeouts)
-    submission_seconds: float = 120.0  # wall clock for the whole submission (caller; the sandbox kills at this age too)
-    memory_bytes: int = 4 << 30  # address space per process (RLIMIT_AS) and, with a cgroup, for all of them
-    processes: int = 64  # processes and threads of the worker's uid (RLIMIT_NPROC)
-    file_bytes: int = 64 << 20  # largest file it may write (RLIMIT_FSIZE); also the size of its private /tmp
-    output_bytes: int = 64 << 10  # student stdout/stderr kept (the rest counted and dropped)
-
-
-# --------------------------------------------------------------------------- words
-
-
-def _human_bytes(n: float, binary: bool = True) -> str:
-    """4294967296 -> "4 GiB"; with binary=False, 12345678 -> "12.3 MB"."""
-    step, units = (1024, ("bytes", "KiB", "MiB", "GiB", "TiB")) if binary else (1000, ("bytes", "kB", "MB", "GB", "TB"))
-    value, unit = float(n), units[0]
-    for unit in units:
-        if value < step or unit == units[-1]:
-            break
-        value /= step
-    if unit == "bytes":
-        return f"{int(value)} bytes"
-    return f"{value:.1f} {unit}".replace(".0 ", " ")
-
-
-def memory_limit_message(limits: Limits) -> str:
-    """The words for a worker stopped by its memory limit: "memory limit 4 GiB reached"."""
-    return f"memory limit {_human_bytes(limits.memory_bytes)} reached"
-
-
-def _signal_words(signum: int) -> str:
-    try:
-        name = signal.Signals(signum).name
-    except ValueError:
-        return f"killed by signal {signum}"
-    text = (signal.strsignal(signum) or "").lower()
-    return f"killed by signal {name} ({text})" if text else f"killed by signal {name}"
-
-
-# Markers of an allocation refused by RLIMIT_AS, in Python, numpy, torch and C++.
-_MEMORY_MARKERS = ("MemoryError", "std::bad_alloc", "can't allocate memory", "Unable to allocate",
-                   "Cannot allocate memory", "out of memory")
-
-
-# --------------------------------------------------------------------------- what to hide
-
-
-def _package_dir(name: str) -> Path | None:
-    """The folder of an importable package, found without importing it."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
-    if spec is None:
-        return None
-    if spec.submodule_search_locations:
-        for location in spec.submodule_search_locations:
-            return Path(location).resolve()
-    if spec.origin and spec.origin not in ("built-in", "frozen"):
-        return Path(spec.origin).resolve().parent
-    return None
-
-
-def _runtime_paths() -> list[Path]:
-    """What the worker's Python needs to run: its prefixes and numpy/torch's site directories."""
-    paths = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
-    paths.add(Path(sys.executable).parent)
-    for name in ("numpy", "torch"):
-        folder = _package_dir(name)
-        if folder is not None:
-            paths.add(folder.parent)  # the site directory: the package and its vendored .libs
-    resolved = set()
-    for p in paths:
-        resolved.add(Path(os.path.abspath(p)))
-        resolved.add(p.resolve())
-    return sorted(resolved)
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
-
-
-def default_hidden_paths() -> list[Path]:
-    """The grader's own trees: the `grader`, `reference` and `solutions` folders wherever installed.
-
-    When the content root is a repository checkout (editable install), the whole checkout is
-    hidden, unless the interpreter or numpy/torch live inside it (a venv in the repository):
-    then only the package folders, the solutions and the tests are.
-    """
-    from grader.course.content import content_root
-
-    grader_dir = Path(__file__).resolve().parents[1]
-    hidden = [grader_dir]
-    reference_dir = _package_dir("reference")
-    if reference_dir is not None:
-        hidden.append(reference_dir)
-    # Every other copy or portion on the import path: an editable install, say, puts the
-    # wheel's force-included content (grader/_content/solutions) into site-packages.
-    for entry in sys.path:
-        for name in _GRADER_TREES:
-            candidate = Path(os.path.abspath(entry or ".")) / name
-            if candidate.is_dir():
-                hidden.append(candidate.resolve())
-    root = content_root().resolve()
-    hidden.append(root / "solutions")
-    if root == grader_dir.parent:  # a checkout: tests, samples, docs all sit beside the packages
-        if any(_inside(p, root) for p in _runtime_paths()):
-            hidden.append(root / "tests")
-        else:
-            hidden.append(root)
-    unique: list[Path] = []
-    for p in hidden:
-        if p not in unique:
-            unique.append(p)
-    return unique
-
-
-# --------------------------------------------------------------------------- mode
-
-
-def _probe_namespaces() -> str | None:
-    """None when the launcher can build a namespace sandbox here, else the reason it cannot."""
-    if os.geteuid() != 0:
-        return f"not running as root (uid {os.geteuid()})"
-    global _PROBE
-    if _PROBE is None:
-        try:
-            done = subprocess.run([sys.executable, "-I", "-S", "-B", __file__, "--probe"],
-                                  capture_output=True, timeout=_STARTUP_SECONDS, env=_launcher_env())
-            _PROBE = "" if done.returncode == 0 else (done.stderr.decode(errors="replace").strip()
-                                                      or f"probe exited with status {done.returncode}")
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            _PROBE = f"probe failed: {exc}"
-    return _PROBE or None
-
-
-_PROBE: str | None = None
-
-
-def can_isolate() -> bool:
-    """True when spawn will run workers in the namespace sandbox (root, namespaces available)."""
-    if os.environ.get(ENV_MODE, "").strip().lower() in ("off", "perms"):
-        return False
-    return _probe_namespaces() is None
-
-
-def _choose_mode() -> tuple[str, str | None]:
-    """(mode, why the run is not isolated or None)."""
-    wanted = os.environ.get(ENV_MODE, "").strip().lower()
-    if wanted == "off":
-        return "plain", f"{ENV_MODE}=off"
-    if os.geteuid() != 0:
-        return "plain", f"not running as root (uid {os.geteuid()})"
-    if wanted == "perms":
-        return "perms", f"{ENV_MODE}=perms"
-    if _PROBE is None:
-        # Not probed yet: try the namespace sandbox straight away (spawn falls back, and
-        # remembers why, if it cannot start); a separate probe would cost a Python start.
-        return "namespaces", None
-    reason = _probe_namespaces()
-    if reason is None:
-        return "namespaces", None
-    return "perms", f"namespaces are not available ({reason})"
-
-
-def _not_isolated_warning(mode: str, why: str, uid: int | None) -> str:
-    if mode == "perms":
-        return (f"this run was not isolated: {why}; the submission ran as uid {uid} with time, memory, "
-                "process and file-size limits, but with the host's network and file system (hidden only "
-                "where file permissions hide them)")
-    return (f"this run was not isolated: {why}; the submission ran as uid {os.geteuid()} with time, "
-            "memory and file-size limits only: it could read what that user can read and use the network")
-
-
-# --------------------------------------------------------------------------- dedicated uids
-
-
-def _uid_in_use(uid: int) -> bool:
-    import grp
-    import pwd
-
-    try:
-        pwd.getpwuid(uid)
-        return True
-    except KeyError:
-        pass
-    try:
-        grp.getgrgid(uid)
-        return True
-    except KeyError:
-        return False
-
-
-class _UidLease:
-    """An unprivileged uid reserved for one worker (an flock held for the worker's life)."""
-
-    def __init__(self) -> None:
-        import fcntl
-
-        folder = Path("/run/seqgrade-uids") if os.access("/run", os.W_OK) else Path(tempfile.gettempdir()) / "seqgrade-uids"
-        folder.mkdir(mode=0o700, exist_ok=True)
-        start = (os.getpid() * 7919 + threading.get_ident()) % UID_COUNT
-        for i in range(UID_COUNT):
-            uid = UID_BASE + (start + i) % UID_COUNT
-            if _uid_in_use(uid):
-                continue
-            fd = os.open(folder / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
-                continue
-            self.uid, self._fd = uid, fd
-            _kill_uid(uid)  # leftovers of a grader that died without cleaning up
-            return
-        raise SandboxError(f"no free sandbox uid in {UID_BASE}..{UID_BASE + UID_COUNT - 1}")
-
-    def release(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-
-
-def _pids_of_uid(uid: int) -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/status", "rb") as f:
-                for line in f:
-                    if line.startswith(b"Uid:"):
-                        if int(line.split()[1]) == uid:  # the real uid
-                            pids.append(int(entry))
-                        break
-        except (OSError, ValueError, IndexError):
-            continue
-    return pids
-
-
-def _tasks_of_uid(uid: int) -> int:
-    """Processes and threads of `uid` (what RLIMIT_NPROC counts)."""
-    count = 0
-    for pid in _pids_of_uid(uid):
-        with contextlib.suppress(OSError):
-            count += len(os.listdir(f"/proc/{pid}/task"))
-    return count
-
-
-def _pids_in_group(pgid: int) -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if int(fields[2]) == pgid:  # the fields after "(comm)": state, ppid, pgrp, ...
-                pids.append(int(entry))
-    return pids
-
-
-def _kill_uid(uid: int, timeout: float = 5.0) -> bool:
-    """SIGKILL every process of `uid` until none is left (a fork bomb is bounded by RLIMIT_NPROC)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        pids = _pids_of_uid(uid)
-        if not pids:
-            return True
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGSTOP)  # stop first so that none can fork while we kill
-        for pid in pids:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.005)
-
-
-# --------------------------------------------------------------------------- memory cgroup
-
-
-class _MemoryCgroup:
-    """A child memory cgroup capping the whole sandbox, where the host lets us create one."""
-
-    def __init__(self, path: Path, version: int) -> None:
-        self.path, self.version = path, version
-
-    @classmethod
-    def create(cls, name: str, limit: int) -> _MemoryCgroup | None:
-        try:
-            lines = Path("/proc/self/cgroup").read_text().splitlines()
-        except OSError:
-            return None
-        for line in lines:
-            _, controllers, rel = line.split(":", 2)
-            rel = rel.lstrip("/")
-            if "memory" in controllers.split(","):
-                parent = Path("/sys/fs/cgroup/memory") / rel
-                limit_file = "memory.limit_in_bytes"
-                version = 1
-            elif controllers == "" and Path("/sys/fs/cgroup/cgroup.controllers").exists():
-                parent = Path("/sys/fs/cgroup") / rel
-                try:
-                    if "memory" not in (parent / "cgroup.subtree_control").read_text().split():
-                        continue
-                except OSError:
-                    continue
-                limit_file = "memory.max"
-                version = 2
-            else:
-                continue
-            path = parent / name
-            try:
-                path.mkdir()
-            except FileExistsError:
-                pass
-            except OSError:
-                continue
-            try:
-                (path / limit_file).write_text(str(limit))
-                if version == 1 and (path / "memory.memsw.limit_in_bytes").exists():
-                    with contextlib.suppress(OSError):
-                        (path / "memory.memsw.limit_in_bytes").write_text(str(limit))
-                elif version == 2 and (path / "memory.swap.max").exists():
-                    (path / "memory.swap.max").write_text("0")
-            except OSError:
-                with contextlib.suppress(OSError):
-                    path.rmdir()
-                continue
-            return cls(path, version)
-        return None
-
-    @property
-    def procs_file(self) -> str:
-        return str(self.path / "cgroup.procs")
-
-    def oom_killed(self) -> bool:
-        try:
-            if self.version == 1:
-                text = (self.path / "memory.oom_control").read_text()
-            else:
-                text = (self.path / "memory.events").read_text()
-        except OSError:
-            return False
-        for line in text.splitlines():
-            key, _, value = line.partition(" ")
-            if key == "oom_kill" and value.strip() not in ("", "0"):
-                return True
-        return False
-
-    def remove(self) -> None:
-        for _ in range(100):
-            try:
-                self.path.rmdir()
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.01)  # the last processes are still being torn down
-
-
-# --------------------------------------------------------------------------- the process
-
-
-class SandboxProcess:
-    """A running sandboxed worker: the protocol pipes, its captured output, and how it ended."""
-
-    stdin: BinaryIO  # the protocol channel to the worker (write; buffered, flush after a message)
-    stdout: BinaryIO  # the protocol channel from the worker (read; unbuffered, so select() on fileno() is exact)
-    scratch: Path  # the worker's private working folder (its cwd and HOME)
-    isolated: bool  # namespaces, unprivileged uid, no network, hidden grader files
-    warning: str | None  # "this run was not isolated: ..." when not isolated
-    mode: str  # "namespaces" | "perms" | "plain"
-    uid: int | None  # the dedicated uid the worker runs as (None in plain mode)
-    limits: Limits
-    started_at: float  # time.monotonic() at spawn
-
-    def __init__(self, popen: subprocess.Popen, *, base: Path, scratch: Path, mode: str, warning: str | None,
-                 limits: Limits, lease: _UidLease | None, cgroup: _MemoryCgroup | None,
-                 init_pid: int | None) -> None:
-        self._popen = popen
-        self._base = base
-        self.scratch = scratch
-        self.mode = mode
-        self.isolated = mode == "namespaces"
-        self.warning = warning
-        self.limits = limits
-        self._lease = lease
-        self.uid = lease.uid if lease else None
-        self._cgroup = cgroup
-        self._init_pid = init_pid
-        self.started_at = time.monotonic()
-        assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
-        self.stdin = io.BufferedWriter(popen.stdin)
-        self.stdout = popen.stdout
-        self._lock = threading.Lock()
-        self._kept = bytearray()
-        self._dropped = 0
-        self._stop_draining = threading.Event()
-        self._reason: str | None = None
-        self._killed = False
-        self._memory_hit = False
-        self._linebuf = b""  # what readline() has read past the last line it returned
-        self._drain = threading.Thread(target=self._drain_output, args=(popen.stderr,), daemon=True,
-                                       name=f"sandbox-output-{popen.pid}")
-        self._drain.start()
-        self._watchdog = threading.Timer(limits.submission_seconds, self._expire)
-        self._watchdog.daemon = True
-        self._watchdog.start()
-
-    @property
-    def pid(self) -> int:
-        """The launcher's pid (the worker itself in perms and plain modes)."""
-        return self._popen.pid
-
-    # ------------------------------------------------------------------ output
-
-    def _drain_output(self, stream: BinaryIO) -> None:
-        fd = stream.fileno()
-        keep = self.limits.output_bytes
-        try:
-            while not self._stop_draining.is_set():
-                ready, _, _ = select.select([fd], [], [], 0.2)
-                if not ready:
-                    continue
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:
-                    break
-                with self._lock:
-                    room = keep - len(self._kept)
-                    if room > 0:
-                        self._kept += chunk[:room]
-                    self._dropped += max(0, len(chunk) - max(room, 0))
-        except (OSError, ValueError):
-            pass
-        finally:
-            stream.close()
-
-    def output(self) -> str:
-        """The captured student stdout+stderr, truncated with a note on what was dropped."""
-        if self._popen.poll() is not None:
-            self._drain.join(timeout=1.0)  # let the reader take what is left in the pipe
-        with self._lock:
-            text = self._kept.decode("utf-8", errors="replace")
-            dropped = self._dropped
-        if dropped:
-            text += f"\n[… {_human_bytes(dropped, binary=False)} more output dropped]\n"
-        return text
-
-    # ------------------------------------------------------------------ life
-
-    def poll(self) -> int | None:
-        return self._popen.poll()
-
-    def wait(self, timeout: float | None = None) -> int | None:
-        try:
-            return self._popen.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def _expire(self) -> None:
-        if self._popen.poll() is None:
-            self.kill(reason=f"stopped after {self.limits.submission_seconds:g} s (the time limit for a submission)")
-
-    def kill(self, reason: str | None = None) -> None:
-        """Stop the worker and every process it started; idempotent; removes the scratch folder."""
-        with self._lock:
-            if self._reason is None and self._popen.poll() is None:
-                self._reason = reason or "stopped by the grader"
-            if self._killed:
-                return
-            self._killed = True
-        self._watchdog.cancel()
-        if self.mode == "plain":
-            with contextlib.suppress(OSError):
-                os.killpg(self._popen.pid, signal.SIGKILL)  # the worker leads its own session
-        if self._init_pid:
-            # Killing init tears the whole PID namespace down; the launcher reaps it and exits.
-            with contextlib.suppress(OSError):
-                os.kill(self._init_pid, signal.SIGKILL)
-        if self.uid is not None:
-            _kill_uid(self.uid)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self._popen.wait(timeout=1.0 if self._init_pid else 0)
-        if self._popen.poll() is None:
-            self._popen.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._popen.wait(timeout=10)
-        self._drain.join(timeout=1.0)
-        self._stop_draining.set()
-        if self._cgroup is not None:
-            self._memory_hit = self._memory_hit or self._cgroup.oom_killed()
-            if self.uid is not None:
-                _kill_uid(self.uid)
-            self._cgroup.remove()
-        for stream in (self.stdin, self.stdout):
-            with contextlib.suppress(OSError):
-                stream.close()
-        if self._lease is not None:
-            self._lease.release()
-        shutil.rmtree(self._base, ignore_errors=True)
-
-    def kill_strays(self) -> int:
-        """Kill every process the worker started, keeping the worker; returns how many.
-
-        For between calls: a daemon or a fork bomb left by one call would otherwise share the
-        CPU and the process limit with the calls that follow.
-        """
-        worker = self._worker_pid()
-        if worker is None:
-            return 0
-        killed = 0
-        for _ in range(50):
-            if self.uid is not None:
-                strays = [p for p in _pids_of_uid(self.uid) if p != worker]
-            else:
-                strays = [p for p in _pids_in_group(worker) if p != worker]
-            if not strays:
-                break
-            for sig in (signal.SIGSTOP, signal.SIGKILL):
-                for pid in strays:
-                    with contextlib.suppress(OSError):
-                        os.kill(pid, sig)
-            killed += len(strays)
-            time.sleep(0.005)
-        return killed
-
-    def _worker_pid(self) -> int | None:
-        """The worker's pid on the host (in namespace mode, the child of init)."""
-        if self._popen.poll() is not None:
-            return None
-        if not self._init_pid:
-            return self._popen.pid
-        try:
-            children = Path(f"/proc/{self._init_pid}/task/{self._init_pid}/children").read_text().split()
-        except OSError:
-            return None
-        return int(children[0]) if children else None
-
-    def memory_limit_reached(self) -> bool:
-        """True when the worker was stopped by (or ran into) its memory limit."""
-        if self._memory_hit or (self._cgroup is not None and not self._killed and self._cgroup.oom_killed()):
-            self._memory_hit = True
-            return True
-        with self._lock:
-            text = self._kept[-4096:].decode("utf-8", errors="replace")
-        return self._popen.poll() not in (None, 0) and any(m in text for m in _MEMORY_MARKERS)
-
-    def exit_description(self) -> str:
-        """How the worker ended, in plain words ("killed by signal SIGSEGV (segmentation fault)")."""
-        code = self._popen.poll()
-        with self._lock:
-            reason = self._reason
-        if reason:
-            return reason
-        if code is None:
-            return "still running"
-        if self.memory_limit_reached():
-            return memory_limit_message(self.limits)
-        if code >= 0:
-            return f"exited with status {code}"
-        signum = -code
-        if signum == signal.SIGXCPU:
-            return f"CPU time limit of {_cpu_seconds(self.limits)} s reached"
-        if signum == signal.SIGXFSZ:
-            return f"file size limit {_human_bytes(self.limits.file_bytes)} reached"
-        return _signal_words(signum)
-
-    # ------------------------------------------------------------------ convenience
-
-    def readline(self, timeout: float, limit: int = 64 << 20) -> bytes:
-        """One line from the worker (with its newline), or TimeoutError / EOFError."""
-        deadline = time.monotonic() + timeout
-        fd = self.stdout.fileno()
-        buf = self._linebuf
-        while b"\n" not in buf:
-            if len(buf) > limit:
-                raise ValueError(f"a line longer than {limit} bytes from the worker")
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                self._linebuf = buf
-                raise TimeoutError(f"no reply within {timeout:g} s")
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                self._linebuf = b""
-                raise EOFError("the worker closed its output")
-            buf += chunk
-        line, _, self._linebuf = buf.partition(b"\n")
-        return line + b"\n"
-
-    def __enter__(self) -> SandboxProcess:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.kill()
-
-
-def _cpu_seconds(limits: Limits) -> int:
-    return int(limits.submission_seconds) + 5
-
-
-# --------------------------------------------------------------------------- spawn
-
-
-def _launcher_env() -> dict[str, str]:
-    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
-
-
-def _worker_env(scratch: Path, extra: Mapping[str, str] | None) -> dict[str, str]:
-    env = {
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
-        "HOME": str(scratch),
-        "LANG": "C.UTF-8",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "USER": "student",
-        "LOGNAME": "student",
-    }
-    env.update(extra or {})
-    return env
-
-
-def _copy_submission(files: Mapping[str, bytes] | Path, scratch: Path) -> None:
-    """Copy the submission's regular files (never symlinks) into the scratch folder."""
-    if isinstance(files, (str, os.PathLike)):
-        root = Path(files)
-        for dirpath, _dirnames, filenames in os.walk(root, followlinks=False):
-            rel = Path(dirpath).relative_to(root)
-            (scratch / rel).mkdir(parents=True, exist_ok=True)
-            for name in filenames:
-                src = Path(dirpath) / name
-                if src.is_symlink() or not src.is_file():
-                    continue
-                shutil.copyfile(src, scratch / rel / name, follow_symlinks=False)
-        return
-    for name, data in files.items():
-        rel = Path(name)
-        if rel.is_absolute() or ".." in rel.parts or not rel.parts:
-            raise ValueError(f"expected a relative file name inside the submission, got {name!r}")
-        target = scratch / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-
-
-def _chown_tree(root: Path, uid: int) -> None:
-    os.chown(root, uid, uid)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            os.chown(os.path.join(dirpath, name), uid, uid, follow_symlinks=False)
-
-
-def _hidden_readable_by_others(paths: Sequence[Path]) -> list[Path]:
-    """Hidden paths that an unrelated uid could still read (perms mode relies on permissions)."""
-    exposed = []
-    for p in paths:
-        if not p.exists():
-            continue
-        reachable = True
-        for ancestor in reversed(p.parents):
-            if not os.stat(ancestor).st_mode & 0o001:
-                reachable = False
-                break
-        if reachable and os.stat(p).st_mode & 0o004:
-            exposed.append(p)
-    return exposed
-
-
-def _rlimits(limits: Limits, dedicated_uid: bool) -> dict[str, list[int]]:
-    cpu = _cpu_seconds(limits)
-    nproc = limits.processes
-    if not dedicated_uid:
-        # RLIMIT_NPROC counts every task of the uid: the grader's user may already run many.
-        nproc += _tasks_of_uid(os.getuid())
-    return {
-        "RLIMIT_AS": [limits.memory_bytes, limits.memory_bytes],
-        "RLIMIT_CPU": [cpu, cpu + 2],
-        "RLIMIT_NPROC": [nproc, nproc],
-        "RLIMIT_FSIZE": [limits.file_bytes, limits.file_bytes],
-        "RLIMIT_CORE": [0, 0],
-        "RLIMIT_NOFILE": [1024, 1024],
-    }
-
-
-def spawn(program: Path, submission_files: Mapping[str, bytes] | Path, *, limits: Limits = Limits(),
-          hide: Sequence[Path] = (), env: Mapping[str, str] | None = None) -> SandboxProcess:
-    """Start `python program` (a standalone worker script, stdlib + numpy + torch) in the sandbox.
-
-    The program is copied into the scratch folder and run as `sys.executable -I -B
-    <scratch>/<program.name>` with cwd = scratch; fd 0 / fd 1 are the protocol pipes, fd 2 is
-    drained into the truncated output buffer. `hide` adds paths (the results file's folder)
-    to the defaults (grader, reference and solutions trees, the checkout).
-    """
-    mode, why = _choose_mode()
-    hidden = [Path(os.path.abspath(p)) for p in [*default_hidden_paths(), *hide]]
-    program = Path(program)
-    source = program.read_bytes()
-    while True:
-        try:
-            return _spawn(mode, why, source, program.name, submission_files, limits, hidden, env)
-        except SandboxError as exc:
-            # Fall back one step (namespaces -> perms -> plain), saying why in the warning.
-            if mode == "namespaces":
-                global _PROBE
-                _PROBE = _PROBE or f"the namespace sandbox failed to start ({exc})"
-                mode, why = "perms", f"the namespace sandbox failed to start ({exc})"
-            elif mode == "perms":
-                mode, why = "plain", f"{why}; the unprivileged uid could not be used ({exc})"
-            else:
-                raise
-
-
-def _spawn(mode: str, why: str | None, source: bytes, program_name: str,
-           submission_files: Mapping[str, bytes] | Path, limits: Limits, hidden: list[Path],
-           env: Mapping[str, str] | None) -> SandboxProcess:
-    base = Path(tempfile.mkdtemp(prefix="seqgrade-"))
-    lease: _UidLease | None = None
-    cgroup: _MemoryCgroup | None = None
-    try:
-        scratch = base / "scratch"
-        scratch.mkdir()
-        _copy_submission(submission_files, scratch)
-        (scratch / program_name).write_bytes(source)
-        uid = None
-        warning = None
-        if mode != "plain":
-            lease = _UidLease()
-            uid = lease.uid
-            _chown_tree(scratch, uid)
-            os.chmod(scratch, 0o700)
-            os.chmod(base, 0o711)  # perms mode: the worker may pass through, not list
-            cgroup = _MemoryCgroup.create(f"seqgrade-{uid}", limits.memory_bytes + (64 << 20))
-        if mode != "namespaces":
-            warning = _not_isolated_warning(mode, why or "", uid)
-            if mode == "perms":
-                exposed = _hidden_readable_by_others(hidden)
-                if exposed:
-                    warning += "; readable by the worker: " + ", ".join(map(str, exposed[:3]))
-                unreachable = _unreachable_for_others(Path(sys.executable))
-                if unreachable is not None:
-                    raise SandboxError(f"the Python interpreter is not reachable by an unprivileged user "
-                                       f"({unreachable} is not searchable by others)")
-        newroot = base / "root"
-        if mode == "namespaces":
-            newroot.mkdir(mode=0o700)
-        config = {
-            "mode": mode,
-            "uid": uid,
-            "python": sys.executable,
-            "argv": [sys.executable, "-I", "-B", str(scratch / program_name)],
-            "env": _worker_env(scratch, env),
-            "scratch": str(scratch),
-            "newroot": str(newroot),
-            "binds": [str(p) for p in _runtime_paths()],
-            "hide": [str(p) for p in hidden],
-            "rlimits": _rlimits(limits, dedicated_uid=uid is not None),
-            "tmpfs_bytes": max(limits.file_bytes, 16 << 20),
-            "cgroup_procs": cgroup.procs_file if cgroup else None,
-        }
-        popen, init_pid = _start_launcher(config)
-        return SandboxProcess(popen, base=base, scratch=scratch, mode=mode, warning=warning, limits=limits,
-                              lease=lease, cgroup=cgroup, init_pid=init_pid)
-    except BaseException:
-        if lease is not None:
-            _kill_uid(lease.uid)
-            lease.release()
-        if cgroup is not None:
-            cgroup.remove()
-        shutil.rmtree(base, ignore_errors=True)
-        raise
-
-
-def _unreachable_for_others(path: Path) -> Path | None:
-    """The first folder on the way to `path` that other users cannot search, if any."""
-    for p in [*reversed(Path(os.path.abspath(path)).parents), Path(os.path.realpath(path)).parent]:
-        if not os.stat(p).st_mode & 0o001:
-            return p
-    return None
-
-
-def _start_launcher(config: dict) -> tuple[subprocess.Popen, int | None]:
-    """Run the launcher; wait for its "ready" (or its error) on the status pipe."""
-    config_r, config_w = os.pipe()
-    status_r, status_w = os.pipe()
-    try:
-        data = marshal.dumps(config)
-        assert len(data) < 60_000, "the launcher's configuration must fit in the pipe buffer"
-        os.write(config_w, data)
-        os.close(config_w)
-        config_w = -1
-        popen = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-B", os.path.abspath(__file__), "--launch", str(config_r), str(status_w)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
-            pass_fds=(config_r, status_w), env=_launcher_env(), cwd="/",
-        )
-    finally:
-        os.close(config_r)
-        os.close(status_w)
-        if config_w >= 0:
-            os.close(config_w)
-    try:
-        lines = _read_status(status_r, _STARTUP_SECONDS)
-    finally:
-        os.close(status_r)
-    init_pid = None
-    for line in lines:
-        word, _, rest = line.partition(" ")
-        if word == "init":
-            init_pid = int(rest)
-        elif word == "ready":
-            return popen, init_pid
-        elif word == "error":
-            _discard(popen, init_pid)
-            raise SandboxError(rest)
-    _discard(popen, init_pid)
-    err = b""
-    if popen.stderr is not None:
-        err = popen.stderr.read(4096)
-    raise SandboxError("the launcher ended before the worker started" + (f": {err.decode(errors='replace').strip()}" if err else ""))
-
-
-def _discard(popen: subprocess.Popen, init_pid: int | None) -> None:
-    for pid in (init_pid, popen.pid):
-        if pid:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-    popen.wait()
-
-
-def _read_status(fd: int, timeout: float) -> list[str]:
-    """Status lines until "ready", "error ..." or end of file."""
-    deadline = time.monotonic() + timeout
-    buf = b""
-    while True:
-        lines = buf.decode(errors="replace").split("\n")
-        if any(line.startswith(("ready", "error")) for line in lines[:-1]):
-            return lines[:-1]
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return [*lines[:-1], "error the sandbox did not start within "
-                    f"{timeout:g} s"]
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            return lines
-        buf += chunk

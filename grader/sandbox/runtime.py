@@ -1,0 +1,62 @@
+"""What the worker's Python needs to run: its folders and a minimal environment."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def package_dir(name: str) -> Path | None:
+    """The folder of an importable package, found without importing it."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            return Path(location).resolve()
+    if spec.origin and spec.origin not in ("built-in", "frozen"):
+        return Path(spec.origin).resolve().parent
+    return None
+
+
+def runtime_paths() -> list[Path]:
+    """The interpreter's prefixes and folder, and numpy/torch's site directories (both spellings)."""
+    paths = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    paths.add(Path(sys.executable).parent)
+    for name in ("numpy", "torch"):
+        folder = package_dir(name)
+        if folder is not None:
+            paths.add(folder.parent)  # the site directory: the package and its vendored .libs
+    resolved = set()
+    for p in paths:
+        resolved.add(Path(os.path.abspath(p)))
+        resolved.add(p.resolve())
+    return sorted(resolved)
+
+
+def launcher_env() -> dict[str, str]:
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+def worker_env(scratch: Path, extra: Mapping[str, str] | None) -> dict[str, str]:
+    """The worker's whole environment: never the grader's own variables."""
+    env = {
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin",
+                                 "/bin"]),
+        "HOME": str(scratch),
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "USER": "student",
+        "LOGNAME": "student",
+    }
+    env.update(extra or {})
+    return env

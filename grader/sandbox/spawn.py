@@ -1,0 +1,234 @@
+"""spawn: start one worker in the strongest sandbox the machine allows, falling back with reasons."""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
+
+from grader.sandbox import cgroup, launcher, modes, scratch, seccomp, uids
+from grader.sandbox.cgroup import MemoryCgroup
+from grader.sandbox.limits import Limits
+from grader.sandbox.pipes import DeadlineReader
+from grader.sandbox.process import SandboxProcess
+from grader.sandbox.runtime import launcher_env, runtime_paths, worker_env
+
+_CGROUP_MARGIN = 64 << 20  # the launcher's and init's share of the sandbox's memory cgroup
+_DEFAULT_LIMITS = Limits()
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be set up (the reason names the step that failed)."""
+
+
+def spawn(program: Path, submission_files: Mapping[str, bytes] | Path, *,
+          limits: Limits = _DEFAULT_LIMITS, hide: Sequence[Path] = (),
+          env: Mapping[str, str] | None = None) -> SandboxProcess:
+    """Start `python program` (a standalone worker script, stdlib + numpy + torch) in the sandbox.
+
+    The program is copied into the scratch folder and run as `sys.executable -I -B
+    <scratch>/<program.name>` with cwd = scratch; fd 0 / fd 1 are the protocol pipes, fd 2 is
+    drained into the truncated output buffer. `hide`: the folders and files the worker must
+    not see (the caller's own trees, the results folder, the container's metadata file); the
+    sandbox knows nothing of them by itself.
+    """
+    _sweep_once()
+    mode, why = modes.choose()
+    hidden = [Path(os.path.abspath(p)) for p in hide]
+    program = Path(program)
+    source = program.read_bytes()
+    while True:
+        try:
+            return _spawn(mode, why, source, program.name, submission_files, limits, hidden, env)
+        except (SandboxError, uids.UidError) as exc:
+            if mode == "plain":
+                raise
+            mode, why = modes.fall_back(mode, why, str(exc))
+
+
+@cache
+def _sweep_once() -> None:
+    """What a grader that died left behind: processes of its uids, its cgroups, its folders."""
+    if os.geteuid() == 0:
+        stale = set(uids.sweep_stale_uids())
+        cgroup.sweep_stale(lambda uid: uid in stale or bool(uids.unleased({uid})))
+    scratch.sweep_stale()
+
+
+def _spawn(mode: str, why: str | None, source: bytes, program_name: str,
+           submission_files: Mapping[str, bytes] | Path, limits: Limits, hidden: list[Path],
+           env: Mapping[str, str] | None) -> SandboxProcess:
+    base = scratch.ScratchBase()
+    lease: uids.UidLease | None = None
+    group: MemoryCgroup | None = None
+    try:
+        scratch.copy_submission(submission_files, base.scratch)
+        (base.scratch / program_name).write_bytes(source)
+        if mode != "plain":
+            lease = uids.UidLease()
+            scratch.chown_tree(base.scratch, lease.uid)
+            os.chmod(base.scratch, 0o700)
+            os.chmod(base.path, 0o711)  # perms mode: the worker may pass through, not list
+            group = MemoryCgroup.create(f"{cgroup.PREFIX}{lease.uid}",
+                                        limits.memory_bytes + _CGROUP_MARGIN)
+        if mode == "namespaces":
+            base.newroot.mkdir(mode=0o700)
+        warning = _warning(mode, why, lease, hidden)
+        config = _config(mode, lease.uid if lease else None, base, program_name, limits, hidden,
+                         env, group)
+        popen, init_pid = _start_launcher(config)
+        return SandboxProcess(popen, base=base, mode=mode, warning=warning, limits=limits,
+                              lease=lease, cgroup=group, init_pid=init_pid)
+    except BaseException:
+        if lease is not None:
+            uids.kill_uid(lease.uid)
+            lease.release()
+        if group is not None:
+            group.remove()
+        base.remove()
+        raise
+
+
+def _warning(mode: str, why: str | None, lease: uids.UidLease | None,
+             hidden: list[Path]) -> str | None:
+    """None for namespaces; else what the run lacks, and in perms mode what stays readable."""
+    if mode == "namespaces":
+        return None
+    warning = modes.not_isolated_warning(mode, why or "", lease.uid if lease else None)
+    if mode == "perms":
+        _close_hidden_files(hidden)
+        exposed = modes.readable_by_others(hidden)
+        if exposed:
+            warning += "; readable by the worker: " + ", ".join(map(str, exposed[:3]))
+    return warning
+
+
+def _close_hidden_files(hidden: list[Path]) -> None:
+    """Perms mode: a hidden single file (the container's metadata) loses its world bits.
+
+    Folders are only reported (their permissions are the setup's to decide); a file named in
+    `hide` is precise enough to change: root keeps reading it, the worker's uid no longer can.
+    """
+    for path in hidden:
+        with contextlib.suppress(OSError):
+            st = path.lstat()
+            if path.is_file() and not path.is_symlink() and st.st_mode & 0o007:
+                os.chmod(path, st.st_mode & ~0o007)
+
+
+def _config(mode: str, uid: int | None, base: scratch.ScratchBase, program_name: str,
+            limits: Limits, hidden: list[Path], env: Mapping[str, str] | None,
+            group: MemoryCgroup | None) -> dict:
+    """What the launcher needs, as plain data for marshal (docs/sandbox.md names each step)."""
+    protect = modes.wanted() != "off"  # SEQGRADE_SANDBOX=off: limits and a process group only
+    binds = [str(p) for p in runtime_paths()]
+    return {
+        "mode": mode,
+        "uid": uid,
+        "parent": os.getpid(),
+        "protect": protect,
+        "seccomp": _filter() if protect else None,
+        "deadline": limits.deadline_seconds if protect else 0,
+        "python": sys.executable,
+        "argv": [sys.executable, "-I", "-B", str(base.scratch / program_name)],
+        "env": worker_env(base.scratch, env),
+        "scratch": str(base.scratch),
+        "newroot": str(base.newroot),
+        "binds": binds,
+        "hide": [str(p) for p in hidden],
+        "reach": _reach(binds, base.scratch / program_name) if uid is not None else [],
+        "rlimits": _rlimits(limits, dedicated_uid=uid is not None),
+        "tmpfs_bytes": max(limits.file_bytes, 16 << 20),
+        "cgroup_procs": group.procs_file if group else None,
+    }
+
+
+@cache
+def _filter() -> bytes | None:
+    return seccomp.worker_filter(os.uname().machine)
+
+
+def _reach(binds: list[str], program: Path) -> list[tuple[str, int]]:
+    """What the worker's uid must reach, checked as that uid before the exec."""
+    need = [(sys.executable, os.X_OK), (str(program), os.R_OK)]
+    need += [(p, os.R_OK | os.X_OK) for p in binds if os.path.isdir(p)]
+    return need
+
+
+def _rlimits(limits: Limits, dedicated_uid: bool) -> dict[str, list[int]]:
+    cpu = limits.cpu_seconds
+    nproc = limits.processes
+    if not dedicated_uid:
+        # RLIMIT_NPROC counts every task of the uid: the grader's user may already run many.
+        nproc += uids.tasks_of_uid(os.getuid())
+    return {
+        "RLIMIT_AS": [limits.memory_bytes, limits.memory_bytes],
+        "RLIMIT_CPU": [cpu, cpu + 2],
+        "RLIMIT_NPROC": [nproc, nproc],
+        "RLIMIT_FSIZE": [limits.file_bytes, limits.file_bytes],
+        "RLIMIT_CORE": [0, 0],
+        "RLIMIT_NOFILE": [1024, 1024],
+    }
+
+
+def _start_launcher(config: dict) -> tuple[subprocess.Popen, int | None]:
+    """Run the launcher; wait until the worker's exec succeeded (or the launcher's error)."""
+    config_r, config_w = os.pipe()
+    status_r, status_w = os.pipe()
+    try:
+        data = marshal.dumps(config)
+        assert len(data) < 60_000, "the launcher's configuration must fit in the pipe buffer"
+        os.write(config_w, data)
+        os.close(config_w)
+        config_w = -1
+        popen = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-B", launcher.__file__, "--launch", str(config_r),
+             str(status_w)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+            pass_fds=(config_r, status_w), env=launcher_env(), cwd="/",
+        )
+    finally:
+        os.close(config_r)
+        os.close(status_w)
+        if config_w >= 0:
+            os.close(config_w)
+    try:
+        lines, late = DeadlineReader(status_r).lines_until(("ready", "error"),
+                                                           modes.STARTUP_SECONDS)
+    finally:
+        os.close(status_r)
+    return popen, _started(popen, lines, late)
+
+
+def _started(popen: subprocess.Popen, lines: list[str], late: str | None) -> int | None:
+    """init's pid when the status lines say the worker runs; else discard and raise why not."""
+    init_pid = None
+    for line in lines:
+        word, _, rest = line.partition(" ")
+        if word == "init":
+            init_pid = int(rest)
+        elif word == "error":
+            _discard(popen, init_pid)
+            raise SandboxError(rest)
+        elif word == "ready" or (word == "exec" and late is None and lines[-1] == line):
+            return init_pid  # namespaces: init's word; else the exec closed the status pipe
+    _discard(popen, init_pid)
+    if late:
+        raise SandboxError(f"the sandbox did not start within {modes.STARTUP_SECONDS:g} s")
+    err = popen.stderr.read(4096) if popen.stderr is not None else b""
+    detail = f": {err.decode(errors='replace').strip()}" if err else ""
+    raise SandboxError(f"the launcher ended before the worker started{detail}")
+
+
+def _discard(popen: subprocess.Popen, init_pid: int | None) -> None:
+    for pid in (init_pid, popen.pid):
+        if pid:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    popen.wait()
