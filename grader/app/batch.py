@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.course import registry
+from grader.course import registry, variants
 from grader.engine.grade import grade_submission
 from grader.questions import Assignment
 from grader.reports.results_json import error_results, to_gradescope, write_results
@@ -27,9 +27,10 @@ class Submission:
     path: Path
     student_id: str | None = None
     student_name: str | None = None
+    submitters: tuple[dict[str, Any], ...] = ()  # the export's :submitters, for the variant key
 
 
-def _gradescope_metadata(root: Path) -> dict[str, dict[str, str]]:
+def _gradescope_metadata(root: Path) -> dict[str, dict[str, Any]]:
     """Gradescope's "Export Submissions": submission_metadata.yml maps folders to submitters."""
     path = root / "submission_metadata.yml"
     if not path.is_file():
@@ -54,7 +55,8 @@ def _gradescope_metadata(root: Path) -> dict[str, dict[str, str]]:
             return None
 
         out[str(folder)] = {"id": pick(first, ":sid", "sid", ":email", "email", ":id", "id"),
-                            "name": pick(first, ":name", "name")}
+                            "name": pick(first, ":name", "name"),
+                            "submitters": tuple(s for s in subs if isinstance(s, dict))}
     return out
 
 
@@ -68,7 +70,7 @@ def find_submissions(root: Path) -> list[Submission]:
         if path.is_dir() or path.suffix == ".zip":
             key = path.name if path.is_dir() else path.stem
             m = meta.get(key) or meta.get(path.name) or {}
-            subs.append(Submission(path.name, path, m.get("id"), m.get("name")))
+            subs.append(Submission(path.name, path, m.get("id"), m.get("name"), m.get("submitters", ())))
     return subs
 
 
@@ -106,9 +108,9 @@ def _grade_one(sub: Submission, assignment: Assignment, results_dir: Path, force
                 return old
         except (OSError, ValueError):
             pass
-    student = sub.student_id or sub.name
+    key = variants.variant_key(assignment.variant_key, users=sub.submitters, path=sub.path)
     try:
-        data = to_gradescope(grade_submission(sub.path, assignment, student=student, judge=judge))
+        data = to_gradescope(grade_submission(sub.path, assignment, student=key.value, judge=judge), key)
     except Exception as exc:  # noqa: BLE001 - one bad submission never stops the batch
         data = error_results(assignment.id, f"{type(exc).__name__}: {exc}")
     data["extra_data"].update({"submission": sub.name, "student_id": sub.student_id, "student_name": sub.student_name,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import stat
 import zipfile
 from pathlib import Path
@@ -15,46 +14,78 @@ from grader.course.registry import ASSIGNMENT_IDS
 _PACKAGE = Path(__file__).resolve().parents[1]  # the grader package
 _SKIP_PARTS = {"__pycache__", ".pytest_cache", "_content", "samples"}
 
+# The requirements of the autograder image: ranges that resolve on every Python from 3.10
+# (Ubuntu 22.04) to 3.13 (Ubuntu 24.04 is 3.12), never the build machine's exact versions.
+REQUIREMENTS = (
+    "numpy>=1.24,<3",
+    "sympy>=1.12,<2",  # the expression judge's fallback
+    "mpmath>=1.3,<2",  # the expression judge's numeric check
+    "gradescope-utils>=0.5,<1",  # instructors' unittest modules
+    "nbformat>=5.7,<6",  # notebook submissions
+    'tomli>=2.0,<3; python_version < "3.11"',  # answers.toml before tomllib
+)
+# The CPU build of torch, pinned: it exists for CPython 3.10 to 3.13 (checked by
+# tests/test_packaging.py against the plain index).
+TORCH_PIN = "torch==2.13.0"
+
 SETUP_SH = r"""#!/usr/bin/env bash
-# Gradescope runs this once, as root, when it builds the autograder image (Ubuntu 22.04).
+# Gradescope runs this once, as root, when it builds the autograder image (Ubuntu 22.04 or 24.04).
+# Everything goes into a virtual environment of its own (24.04's system Python refuses
+# `pip install` outside one, PEP 668); run_autograder uses it.
 set -euo pipefail
 cd "$(dirname "$0")"
 PY="${PYTHON:-python3}"
-if ! "$PY" -m pip --version >/dev/null 2>&1; then
-    apt-get update && apt-get install -y python3 python3-pip
-fi
-# The CPU-only torch build (about 0.2 GB instead of 3-4 GB of CUDA libraries); the default
-# index only if PyTorch's CPU index cannot be reached. Skipped when torch is already there.
-if ! "$PY" -c "import torch" >/dev/null 2>&1; then
-    "$PY" -m pip install --no-cache-dir torch --index-url https://download.pytorch.org/whl/cpu \
-        || "$PY" -m pip install --no-cache-dir torch
-fi
-"$PY" -m pip install --no-cache-dir -r requirements.txt
-# Student code runs as a dedicated unprivileged uid (see grader/sandbox/launcher.py): it must neither
-# read the grader (this folder) nor write the results folder.
 ROOT="${SEQGRADE_GRADESCOPE_ROOT:-/autograder}"
+# Outside source/ (which the sandbox hides from student code): the worker runs this interpreter.
+VENV="${SEQGRADE_VENV:-$ROOT/venv}"
+if ! "$PY" -m venv --help >/dev/null 2>&1 || ! "$PY" -c "import ensurepip" >/dev/null 2>&1; then
+    apt-get update && apt-get install -y python3 python3-venv python3-pip
+    PY=python3
+fi
+# --system-site-packages: a torch already in the image is reused instead of downloaded again.
+"$PY" -m venv --system-site-packages "$VENV"
+VPY="$VENV/bin/python"
+# The CPU-only torch build (about 0.2 GB instead of 3-4 GB of CUDA libraries), pinned; the
+# plain index only if PyTorch's CPU index cannot be reached. Skipped when torch is there.
+if [ "${SEQGRADE_SKIP_TORCH:-0}" != "1" ] && ! "$VPY" -c "import torch" >/dev/null 2>&1; then
+    "$VPY" -m pip install --no-cache-dir "@TORCH_PIN@" --index-url https://download.pytorch.org/whl/cpu \
+        || "$VPY" -m pip install --no-cache-dir "@TORCH_PIN@"
+fi
+"$VPY" -m pip install --no-cache-dir -r requirements.txt
+# Student code runs as a dedicated unprivileged uid (see grader/sandbox/): it must neither
+# read the grader (this folder, the environment's own files apart) nor write the results folder.
 chmod -R go-rwx "$(pwd)"
+chmod -R go+rX "$VENV"
 mkdir -p "$ROOT/results"
 chmod 700 "$ROOT/results"
-echo "seqgrade autograder installed"
-"""
+echo "seqgrade autograder installed in $VENV"
+""".replace("@TORCH_PIN@", TORCH_PIN)
 
+# Gradescope runs this as root for every submission, from /autograder. Every path, even a
+# missing source folder or a Python that cannot start, ends with a results file.
 RUN_AUTOGRADER = r"""#!/usr/bin/env bash
-# Gradescope runs this as root for every submission, from /autograder.
 ROOT="${SEQGRADE_GRADESCOPE_ROOT:-/autograder}"
-cd "$ROOT/source" || exit 0
-exec "${PYTHON:-python3}" -m grader.app.gradescope
+RESULTS="$ROOT/results/results.json"
+fail() {
+    mkdir -p "$ROOT/results"
+    printf '{"score": 0.0, "execution_time": 0.0, "output": "The grader could not start: %s. Please tell your instructor.", "output_format": "md", "visibility": "visible", "stdout_visibility": "hidden", "tests": [{"name": "Grader error", "number": "0", "score": 0.0, "max_score": 0.0, "status": "failed", "output": "The grader could not start: %s. Please tell your instructor.", "output_format": "md", "visibility": "visible", "extra_data": {"question": "grader-error", "kind": "error", "function": null, "misconceptions": []}}], "extra_data": {"assignment": null, "grader_version": "unknown"}}\n' "$1" "$1" > "$RESULTS"
+    echo "seqgrade: $1" >&2
+    exit 0
+}
+cd "$ROOT/source" || fail "the autograder source folder is missing"
+PY="${SEQGRADE_VENV:-$ROOT/venv}/bin/python"
+[ -x "$PY" ] || PY="${PYTHON:-python3}"
+rm -f "$RESULTS"
+"$PY" -m grader.app.gradescope
+status=$?
+[ -s "$RESULTS" ] || fail "the grading process ended with status $status before writing results"
+exit 0
 """
 
 
-def _pinned_requirements() -> str:
-    lines = ["# pinned by `seqgrade autograder`; torch comes from PyTorch's CPU index in setup.sh"]
-    for dist in ("numpy", "sympy", "lark", "gradescope-utils"):
-        try:
-            lines.append(f"{dist}=={importlib.metadata.version(dist)}")
-        except importlib.metadata.PackageNotFoundError:
-            lines.append(dist)
-    return "\n".join(lines) + "\n"
+def _requirements() -> str:
+    lines = ["# seqgrade's autograder requirements: ranges for Python 3.10-3.13; torch comes from setup.sh"]
+    return "\n".join([*lines, *REQUIREMENTS]) + "\n"
 
 
 def _add_tree(zf: zipfile.ZipFile, folder: Path, arcroot: str, keep=lambda rel: True) -> None:
@@ -87,7 +118,7 @@ def build_autograder(assignment_id: str, out: Path) -> Path:
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         _add_text(zf, "setup.sh", SETUP_SH, executable=True)
         _add_text(zf, "run_autograder", RUN_AUTOGRADER, executable=True)
-        _add_text(zf, "requirements.txt", _pinned_requirements())
+        _add_text(zf, "requirements.txt", _requirements())
         _add_text(zf, ASSIGNMENT_FILE, assignment_id + "\n")
         _add_tree(zf, _PACKAGE, "grader", keep_grader)
         _add_tree(zf, Path(importlib.import_module("reference").__file__).parent, "reference")

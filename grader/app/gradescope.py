@@ -1,8 +1,11 @@
-"""The Gradescope container's entry point: `run_autograder` runs `python3 -m grader.app.gradescope`.
+"""The Gradescope container's entry point: `run_autograder` runs `python -m grader.app.gradescope`.
 
-It grades /autograder/submission with the sandbox, takes the student's id from
-/autograder/submission_metadata.json (the variant seed), and always writes a valid
-/autograder/results/results.json, even when the grader itself fails.
+It grades /autograder/submission with the sandbox, takes the student's variant key from
+/autograder/submission_metadata.json (`users[0]`'s email, or sid when the assignment
+chooses it; never Gradescope's internal id), and always writes a valid
+/autograder/results/results.json, even when the grader itself fails. What only the
+instructor should read (how the sandbox ran, what the student's code printed) goes to
+this process's stdout, which Gradescope shows to instructors only.
 The container root can be moved with SEQGRADE_GRADESCOPE_ROOT (the tests do).
 """
 
@@ -23,24 +26,29 @@ def container_root() -> Path:
     return Path(os.environ.get(ROOT_ENV, "/autograder"))
 
 
-def student_id(metadata: dict[str, Any]) -> str | None:
-    """The first submitter's id (or email): the seed of their variant."""
-    users = metadata.get("users") or []
-    if users and isinstance(users[0], dict):
-        for key in ("id", "email", "sid"):
-            value = users[0].get(key)
-            if value not in (None, ""):
-                return str(value)
-    return None
-
-
-def _read_metadata(root: Path) -> dict[str, Any]:
-    path = root / "submission_metadata.json"
+def read_metadata(root: Path) -> dict[str, Any]:
+    """Gradescope's submission_metadata.json, or {} when it is absent or unreadable."""
     try:
-        data = json.loads(path.read_text())
+        data = json.loads((root / "submission_metadata.json").read_text())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _users(metadata: dict[str, Any]) -> list[dict[str, Any]]:
+    users = metadata.get("users")
+    return [u for u in users if isinstance(u, dict)] if isinstance(users, list) else []
+
+
+def _instructor_notes(report: Any, data: dict[str, Any]) -> None:
+    """The autograder's stdout: hidden from students (stdout_visibility), read by instructors."""
+    extra = data["extra_data"]
+    print(f"graded {report.assignment_id}: {report.score:g}/{report.max_score:g} "
+          f"for variant key {extra.get('student')!r} ({extra.get('variant_key_source')})")
+    print("sandbox: " + (extra.get("isolation") or "isolated (namespaces, unprivileged uid, no network)"))
+    if report.student_output.strip():
+        print("--- what the submission printed (not shown to the student) ---")
+        print(report.student_output)
 
 
 def main() -> int:
@@ -48,17 +56,19 @@ def main() -> int:
     results_path = root / "results" / "results.json"
     assignment_id = None
     try:
-        from grader.course import registry
+        from grader.course import registry, variants
         from grader.engine.grade import grade_submission
         from grader.reports.results_json import to_gradescope, write_results
 
         source = Path(__file__).resolve().parents[2]
         assignment_id = registry.resolve_id((source / ASSIGNMENT_FILE).read_text().strip())
-        metadata = _read_metadata(root)
-        report = grade_submission(root / "submission", registry.load(assignment_id), student=student_id(metadata),
+        assignment = registry.load(assignment_id)
+        key = variants.variant_key(assignment.variant_key, users=_users(read_metadata(root)))
+        report = grade_submission(root / "submission", assignment, student=key.value,
                                   hide=(results_path.parent, root / "source"))
-        write_results(results_path, to_gradescope(report))
-        print(f"graded {assignment_id}: {report.score:g}/{report.max_score:g}")
+        data = to_gradescope(report, key)
+        write_results(results_path, data)
+        _instructor_notes(report, data)
         return 0
     except Exception as exc:  # noqa: BLE001 - never leave Gradescope without a results file
         traceback.print_exc()

@@ -1,4 +1,10 @@
-"""Gradescope's results.json (plus our `extra_data`), written atomically, always valid."""
+"""Gradescope's results.json (plus our `extra_data`), written atomically, always valid.
+
+What a student may see follows contract §4: the isolation note and the student's own
+printed output go to the instructor (`extra_data`, the autograder's stdout), the
+expected written answers only into the answer-key test with the assignment's
+`reveal_answers` visibility.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from grader import __version__
-from grader.report import GradeReport
+from grader.course.variants import VariantKey
+from grader.questions import Assignment, WrittenQuestion
+from grader.report import GradeReport, QuestionResult
 
-MAX_OUTPUT_CHARS = 4000  # of the student's own printed output kept in the top-level output
+MAX_OUTPUT_CHARS = 4000  # of the student's printed output kept (extra_data; the output if shown)
 
 # The schema the project's tests hold results.json to: Gradescope's fields and ours.
 SCHEMA: dict[str, Any] = {
@@ -43,7 +51,7 @@ SCHEMA: dict[str, Any] = {
                         "required": ["question", "kind", "function", "misconceptions"],
                         "properties": {
                             "question": {"type": "string"},
-                            "kind": {"enum": ["code", "written", "error", "instructor"]},
+                            "kind": {"enum": ["code", "written", "error", "instructor", "answer-key"]},
                             "function": {"type": ["string", "null"]},
                             "misconceptions": {"type": "array", "items": {"type": "string"}},
                         },
@@ -60,54 +68,131 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def _summary(report: GradeReport) -> str:
+def _is_isolation_note(warning: str) -> bool:
+    return "not isolated" in warning
+
+
+def _summary(report: GradeReport, key: VariantKey | None, show_output: bool) -> str:
+    """The top-level `output`, which the student sees: never the isolation note, their prints only if allowed."""
     parts = [f"**Score: {report.score:g} / {report.max_score:g}**"]
-    if not report.isolated:
-        parts.append("⚠ " + "; ".join(report.warnings or ["this run was not isolated: no sandbox available"]))
-    elif report.warnings:
-        parts.append("Notes: " + "; ".join(report.warnings))
+    notes = [w for w in report.warnings if not _is_isolation_note(w)]
+    if key is not None and (key.value is None or key.group_size > 1):
+        notes.insert(0, key.feedback())
+    if notes:
+        parts.append("Notes: " + "; ".join(notes))
     if report.events:
         parts.append("What the sandbox stopped: " + "; ".join(dict.fromkeys(report.events)))
-    if report.student_output.strip():
-        text = report.student_output[:MAX_OUTPUT_CHARS]
-        more = "\n[… output truncated]" if len(report.student_output) > MAX_OUTPUT_CHARS else ""
-        parts.append("Your code printed:\n\n```\n" + text.replace("```", "ʼʼʼ") + more + "\n```")
+    if show_output and report.student_output.strip():
+        parts.append("Your code printed:\n\n```\n" + _truncated(report.student_output).replace("```", "ʼʼʼ")
+                     + "\n```")
     return "\n\n".join(parts)
 
 
-def to_gradescope(report: GradeReport) -> dict[str, Any]:
-    tests = []
-    for q in report.questions:
-        extra = {"question": q.question_id, "kind": q.kind, "function": q.function,
-                 "misconceptions": list(q.misconceptions)}
-        if q.answer_text is not None:
-            extra["answer"] = q.answer_text[:200]  # for the class report's common wrong answers
-        if q.error:
-            extra["error"] = q.error[:300]
-        tests.append({
-            "name": f"{q.number}. {q.title}",
-            "number": q.number,
-            "score": round(q.score, 4),
-            "max_score": q.max_score,
-            "status": q.status,
-            "output": q.feedback,
-            "output_format": "md",
-            "visibility": q.visibility,
-            "extra_data": extra,
-        })
+def _truncated(text: str) -> str:
+    more = "\n[… output truncated]" if len(text) > MAX_OUTPUT_CHARS else ""
+    return text[:MAX_OUTPUT_CHARS] + more
+
+
+def isolation_note(report: GradeReport) -> str | None:
+    """For the instructor (stdout, extra_data): how the sandbox ran, and why not isolated."""
+    if report.isolated:
+        return None
+    found = [w for w in report.warnings if _is_isolation_note(w)]
+    return "; ".join(found) or "this run was not isolated: no sandbox available"
+
+
+def _assignment(report: GradeReport) -> Assignment | None:
+    from grader.course import registry
+
+    try:
+        return registry.load(report.assignment_id)
+    except (ValueError, ImportError):
+        return None
+
+
+def to_gradescope(report: GradeReport, key: VariantKey | None = None) -> dict[str, Any]:
+    """results.json for one graded submission, holding only what contract §4 lets a student see.
+
+    `key`: the variant key the submission was graded with (as `variant_key` decided it);
+    by default the report's student, given explicitly.
+    """
+    assignment = _assignment(report)
+    if key is None and assignment is not None:
+        key = VariantKey(report.student, assignment.variant_key, "option" if report.student else "none")
+    per_student = _per_student(assignment)
+    tests = [_test(q, key.feedback() if key is not None and q.question_id in per_student else None)
+             for q in report.questions]
+    if assignment is not None:
+        tests.extend(_answer_key_test(assignment, report.student, len(tests) + 1))
     if report.grader_error:
         tests.append(_error_test(report.grader_error))
+    extra: dict[str, Any] = {
+        "assignment": report.assignment_id, "grader_version": __version__, "student": report.student,
+        "variant_seed": report.seed, "variant_key_source": key.source if key else None,
+        "isolated": report.isolated, "isolation": isolation_note(report), "warnings": list(report.warnings)}
+    if report.student_output:
+        extra["student_output"] = _truncated(report.student_output)
+    show = bool(assignment is not None and assignment.show_student_output)
     return {
         "score": report.score,
         "execution_time": round(report.execution_time, 3),
-        "output": _summary(report),
+        "output": _summary(report, key, show),
         "output_format": "md",
         "visibility": "visible",
-        "stdout_visibility": "hidden",
+        "stdout_visibility": "visible" if show else "hidden",
         "tests": tests,
-        "extra_data": {"assignment": report.assignment_id, "grader_version": __version__,
-                       "student": report.student, "variant_seed": report.seed, "isolated": report.isolated},
+        "extra_data": extra,
     }
+
+
+def _per_student(assignment: Assignment | None) -> frozenset[str]:
+    if assignment is None:
+        return frozenset()
+    from grader.course.variants import per_student_questions
+
+    return per_student_questions(assignment)
+
+
+def _test(q: QuestionResult, key_line: str | None) -> dict[str, Any]:
+    extra = {"question": q.question_id, "kind": q.kind, "function": q.function,
+             "misconceptions": list(q.misconceptions)}
+    if q.answer_text is not None:
+        extra["answer"] = q.answer_text[:200]  # for the class report's common wrong answers
+    if q.error:
+        extra["error"] = q.error[:300]
+    return {
+        "name": f"{q.number}. {q.title}",
+        "number": q.number,
+        "score": round(q.score, 4),
+        "max_score": q.max_score,
+        "status": q.status,
+        "output": q.feedback + (f"\n\n{key_line}" if key_line else ""),
+        "output_format": "md",
+        "visibility": q.visibility,
+        "extra_data": extra,
+    }
+
+
+def _answer_key_test(assignment: Assignment, student: str | None, number: int) -> list[dict[str, Any]]:
+    """The one 0-point test holding the student's own expected written answers (contract §4)."""
+    from grader.course.variants import numbers
+    from grader.written.grading import answer_key
+
+    written = [q for q in assignment.questions if isinstance(q, WrittenQuestion) and q.answer_kind != "text"]
+    if not written:
+        return []
+    try:
+        body = answer_key(written, numbers(assignment.id, student))
+    except Exception as exc:  # noqa: BLE001 - the key is a courtesy: its failure costs no grade
+        body = f"(the answer key could not be computed: {type(exc).__name__})"
+    who = f"the variant key `{student}`" if student else "the default variant"
+    reveal = assignment.reveal_answers
+    return [{
+        "name": f"{number}. Answer key (your variant)", "number": str(number), "score": 0.0, "max_score": 0.0,
+        "status": "passed", "output": f"The expected written answers for {who}:\n\n{body}", "output_format": "md",
+        "visibility": "hidden" if reveal == "never" else reveal,
+        "extra_data": {"question": "answer-key", "kind": "answer-key", "function": None, "misconceptions": []},
+    }]
 
 
 def _error_test(message: str) -> dict[str, Any]:
