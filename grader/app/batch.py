@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import multiprocessing
@@ -158,28 +157,36 @@ def grade_all(root: Path, assignment: Assignment, *, jobs: int | None = None, re
     return [(s, out[s.name]) for s in subs]
 
 
-def write_csv(path: Path, assignment: Assignment, graded: list[tuple[Submission, dict[str, Any]]]) -> None:
-    qids = [q.id for q in assignment.questions]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["submission", "student_id", "student_name", "total", *qids, "misconceptions"])
-        for sub, data in graded:
-            by_q = {t["extra_data"]["question"]: t for t in data["tests"]}
-            found = sorted({m for t in data["tests"] for m in t["extra_data"]["misconceptions"]})
-            w.writerow([sub.name, sub.student_id or "", sub.student_name or "", f"{data['score']:g}",
-                        *(f"{by_q[q]['score']:g}" if q in by_q else "" for q in qids), ";".join(found)])
+def write_csv(path: Path | str, assignment: Assignment, graded: list[tuple[Submission, dict[str, Any]]], *,
+              fmt: str = "seqgrade", digits: int = 2, people: dict | None = None) -> list[str]:
+    """The gradebook export (seqgrade's grades.csv by default); returns the submissions it cannot match."""
+    from grader.reports import gradebook
+
+    rows = gradebook.rows_of(graded, people)
+    gradebook.write(path, fmt, assignment, rows, digits)
+    return gradebook.unmatched(fmt, rows)
 
 
-def run(root: Path, assignment_id: str, *, jobs: int | None, out: Path, report: Path | None, force: bool) -> int:
+def run(root: Path, assignment_id: str, *, jobs: int | None, out: Path, report: Path | None, force: bool,
+        gradebook: str = "seqgrade", digits: int = 2, quiet: bool = False) -> int:
+    from grader.reports.gradebook import people_from_export
+
     assignment = registry.load(assignment_id)
-    results_dir = out.with_name(out.stem + "_results")
-    graded = grade_all(root, assignment, jobs=jobs, results_dir=results_dir, force=force)
-    write_csv(out, assignment, graded)
-    print(f"graded {len(graded)} submissions: {out} (results.json files in {results_dir}/)")
+    to_stdout = str(out) == "-"  # `--out -`: the gradebook on stdout, messages on stderr
+    results_dir = Path("grades_results") if to_stdout else out.with_name(out.stem + "_results")
+    graded = grade_all(root, assignment, jobs=jobs, results_dir=results_dir, force=force,
+                       progress=not quiet and sys.stderr.isatty())  # no \r frames in logs
+    lost = write_csv(out, assignment, graded, fmt=gradebook, digits=digits, people=people_from_export(root))
+    if lost:
+        print(f"seqgrade: {len(lost)} submissions have no email or SIS id for the {gradebook} gradebook: "
+              f"{', '.join(lost[:10])}{' …' if len(lost) > 10 else ''}", file=sys.stderr)
+    say = sys.stderr if to_stdout else sys.stdout
+    if not quiet:
+        print(f"graded {len(graded)} submissions: {out} (results.json files in {results_dir}/)", file=say)
     if report is not None:
         from grader.reports.class_report import write_report
 
         write_report(report, assignment, graded)
-        print(f"class report: {report}")
+        if not quiet:
+            print(f"class report: {report}", file=say)
     return 0

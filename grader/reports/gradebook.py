@@ -16,11 +16,11 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from grader.questions import Assignment
 
-Format = Literal["seqgrade", "canvas", "gradescope"]
+Format = str  # one of FORMATS
 FORMATS: tuple[str, ...] = ("seqgrade", "canvas", "gradescope")
 DEFAULT_DIGITS = 2
 
