@@ -99,14 +99,17 @@ def test_gradescope_upload_is_email_and_score():
 
 
 def test_people_from_a_gradescope_export(tmp_path: Path):
+    from grader.app.batch import find_submissions
+
+    (tmp_path / "submission_7").mkdir()
+    (tmp_path / "submission_8").mkdir()
     (tmp_path / "submission_metadata.yml").write_text(
         "submission_7:\n  :submitters:\n  - :name: Grace Hopper\n    :sid: '1007'\n    :email: grace@uni.edu\n"
-        "  :created_at: 2026-11-01\nbroken: 3\n")
-    people = gradebook.people_from_export(tmp_path)
-    assert people["submission_7"] == Person("Grace Hopper", "grace@uni.edu", "1007")
-    assert people["broken"] == Person()
-    (tmp_path / "submission_metadata.yml").write_text(": : not yaml [")
-    assert gradebook.people_from_export(tmp_path) == {}
+        "  - :name: Second Member\n    :email: second@uni.edu\n  :created_at: 2026-11-01\nsubmission_8: 3\n")
+    graded = [(s, _results(None, FULL)) for s in find_submissions(tmp_path)]
+    by = {r.submission: r.person for r in rows_of(graded)}
+    assert by["submission_7"] == Person("Grace Hopper", "grace@uni.edu", "1007")  # the first member
+    assert by["submission_8"] == Person()
 
 
 def test_write_to_a_file_and_to_stdout(tmp_path: Path, capsys):

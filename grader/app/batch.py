@@ -169,14 +169,12 @@ def write_csv(path: Path | str, assignment: Assignment, graded: list[tuple[Submi
 
 def run(root: Path, assignment_id: str, *, jobs: int | None, out: Path, report: Path | None, force: bool,
         gradebook: str = "seqgrade", digits: int = 2, quiet: bool = False) -> int:
-    from grader.reports.gradebook import people_from_export
-
     assignment = registry.load(assignment_id)
     to_stdout = str(out) == "-"  # `--out -`: the gradebook on stdout, messages on stderr
     results_dir = Path("grades_results") if to_stdout else out.with_name(out.stem + "_results")
     graded = grade_all(root, assignment, jobs=jobs, results_dir=results_dir, force=force,
                        progress=not quiet and sys.stderr.isatty())  # no \r frames in logs
-    lost = write_csv(out, assignment, graded, fmt=gradebook, digits=digits, people=people_from_export(root))
+    lost = write_csv(out, assignment, graded, fmt=gradebook, digits=digits)
     if lost:
         print(f"seqgrade: {len(lost)} submissions have no email or SIS id for the {gradebook} gradebook: "
               f"{', '.join(lost[:10])}{' …' if len(lost) > 10 else ''}", file=sys.stderr)

@@ -62,12 +62,24 @@ def _text(value: Any) -> str | None:
     return None if value in (None, "") else str(value).strip()
 
 
+def _first_submitter(submission: Any) -> Person:
+    """Gradescope export's first submitter (`:name`, `:email`, `:sid`), as the batch read it."""
+    subs = getattr(submission, "submitters", ()) or ()
+    first = subs[0] if subs and isinstance(subs[0], Mapping) else {}
+
+    def pick(*keys: str) -> str | None:
+        return next((_text(first[k]) for k in keys if _text(first.get(k))), None)
+
+    return Person(pick(":name", "name"), pick(":email", "email"), pick(":sid", "sid"))
+
+
 def person_of(submission: Any, data: Mapping[str, Any], people: Mapping[str, Person]) -> Person:
-    """What is known of a submission's owner: the roster's entry, else the submission's own fields."""
+    """What is known of a submission's owner: a given roster's entry, else the export's metadata."""
     known = people.get(getattr(submission, "name", ""), Person())
-    name = known.name or _text(getattr(submission, "student_name", None))
-    email = known.email or _text(getattr(submission, "email", None))
-    sid = known.sid or _text(getattr(submission, "sid", None))
+    export = _first_submitter(submission)
+    name = known.name or export.name or _text(getattr(submission, "student_name", None))
+    email = known.email or export.email
+    sid = known.sid or export.sid
     key = _text(data.get("extra_data", {}).get("student"))
     if email is None and key and "@" in key:  # the default variant key is the email (contract §5)
         email = key
@@ -86,27 +98,6 @@ def rows_of(graded: Iterable[tuple[Any, Mapping[str, Any]]],
         out.append(Row(getattr(sub, "name", str(sub)), key, person_of(sub, data, people or {}),
                        float(data.get("score", 0.0)), scores, tuple(found)))
     return out
-
-
-def people_from_export(root: Path) -> dict[str, Person]:
-    """Names, emails and SIDs from a Gradescope export's `submission_metadata.yml` (first submitter)."""
-    path = Path(root) / "submission_metadata.yml"
-    try:
-        import yaml
-
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return {}
-    people = {}
-    for folder, meta in data.items() if isinstance(data, dict) else ():
-        subs = meta.get(":submitters") or meta.get("submitters") if isinstance(meta, dict) else None
-        first = subs[0] if isinstance(subs, list) and subs and isinstance(subs[0], dict) else {}
-
-        def pick(*keys: str, first: dict = first) -> str | None:
-            return next((_text(first[k]) for k in keys if _text(first.get(k))), None)
-
-        people[str(folder)] = Person(pick(":name", "name"), pick(":email", "email"), pick(":sid", "sid"))
-    return people
 
 
 def table(fmt: Format, assignment: Assignment, rows: Sequence[Row],
