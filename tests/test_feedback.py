@@ -8,10 +8,13 @@ the contract or the points of the question (never from the code under test).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
+from grader import catalog
 from grader.course.registry import ASSIGNMENT_IDS, load
+from grader.engine.grade import grade_submission
 from grader.questions import CodeQuestion
 
 # ---------------------------------------------------------------- 1. every hidden case has a label
@@ -50,3 +53,113 @@ def test_the_label_check_rejects_a_bare_number() -> None:
     assert _description("hidden case 1: (3, 5)") == "3, 5"
     assert _description("hidden case 2: T=5, D=4, H=3, h0 given") == "T=5, D=4, H=3, h0 given"
     assert _description("long stream 1: N = 20000 tokens") == "N = 20000 tokens"
+
+
+# ---------------------------------------------------------------- student-style submissions
+
+SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+
+
+def _submission(tmp_path: Path, aid: str, code_patches: dict[str, str] = {},  # noqa: B006
+                answers: dict[str, str] = {}) -> Path:  # noqa: B006
+    """The instructor's solution with a student's mistakes patched in (each patch must apply)."""
+    folder = tmp_path / aid
+    folder.mkdir()
+    for src in (SOLUTIONS / aid).iterdir():
+        if src.suffix not in (".py", ".toml") or src.name == "answer_key.py":
+            continue
+        text = src.read_text()
+        for old, new in (code_patches if src.suffix == ".py" else {}).items():
+            assert old in text, old
+            text = text.replace(old, new)
+        if src.suffix == ".toml":
+            for key, line in answers.items():
+                text = re.sub(rf"(?m)^{key}\s*=.*$", lambda _m, line=line: line, text)
+        (folder / src.name).write_text(text)
+    return folder
+
+
+def _grade(folder: Path, aid: str):
+    return grade_submission(folder, load(aid))
+
+
+def _by_function(report) -> dict[str, object]:
+    return {q.function or q.question_id: q for q in report.questions}
+
+
+# ---------------------------------------------------------------- 2. diagnoses: the decoder's shared parts
+
+_LN_DOWN_TOKENS = {
+    "    mu = x.mean(axis=-1, keepdims=True)\n    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)":
+    "    mu = x.mean(axis=-2, keepdims=True)\n    var = ((x - mu) ** 2).mean(axis=-2, keepdims=True)",
+}
+_SOFTMAX_DOWN_COLUMNS = {
+    "    x = x - np.max(x, axis=-1, keepdims=True)\n    e = np.exp(x)\n    return e / np.sum(e, axis=-1, keepdims=True)":
+    "    x = x - np.max(x, axis=-2, keepdims=True)\n    e = np.exp(x)\n    return e / np.sum(e, axis=-2, keepdims=True)",
+}
+_MASK_TRUE_MEANS_HIDDEN = {
+    """        mask = np.broadcast_to(np.asarray(mask, dtype=bool), scores.shape)
+        scores = np.where(mask, scores, -np.inf)
+        # a row with no allowed key would be NaN: give it zero weights instead
+        empty = ~np.any(mask, axis=-1, keepdims=True)
+        scores = np.where(empty, 0.0, scores)
+    weights = _softmax(scores)
+    if mask is not None:
+        weights = np.where(mask, weights, 0.0)""":
+    """        scores = np.where(mask, -np.inf, scores)  # True = hidden (the wrong way round)
+    weights = _softmax(scores)""",
+}
+
+
+@pytest.mark.parametrize(
+    ("patches", "mid"),
+    [(_LN_DOWN_TOKENS, "layernorm-wrong-axis"), (_SOFTMAX_DOWN_COLUMNS, "softmax-wrong-axis"),
+     (_MASK_TRUE_MEANS_HIDDEN, "mask-inverted")],
+    ids=["layernorm-axis", "softmax-axis", "mask-polarity"],
+)
+def test_the_decoder_block_names_a_mistake_of_a_shared_part(tmp_path: Path, patches, mid: str) -> None:
+    report = _grade(_submission(tmp_path, "a4_transformer", patches), "a4_transformer")
+    q = _by_function(report)
+    for function in ("encoder_block", "decoder_block"):
+        assert q[function].score < q[function].max_score
+        assert q[function].misconceptions == [mid], (function, q[function].feedback)
+        assert f"(`{mid}`)" in q[function].feedback
+
+
+def test_a_fully_masked_row_is_explained_as_such(tmp_path: Path) -> None:
+    report = _grade(_submission(tmp_path, "a4_transformer", _MASK_TRUE_MEANS_HIDDEN), "a4_transformer")
+    sdpa = _by_function(report)["scaled_dot_product_attention"]
+    assert sdpa.misconceptions == ["mask-inverted"]
+    assert "every key of this query row is masked: the softmax of all −inf is NaN" in sdpa.feedback
+
+
+# ---------------------------------------------------------------- 2. wordings that match the outputs
+
+
+def test_missing_mean_in_the_gradients_only_says_the_loss_is_right() -> None:
+    text = catalog.worded("ce-sum-not-mean", "bptt_sequence_ce", right=("loss",)).explanation
+    assert text.startswith("Your loss is right")
+    assert "gradients are T times too large" in text
+
+
+def test_a_summed_loss_says_loss_and_gradients() -> None:
+    text = catalog.worded("ce-sum-not-mean", "bptt_sequence_ce", right=()).explanation
+    assert text.startswith("Your loss and your gradients are both T times too large")
+
+
+def test_perplexity_has_its_own_wording() -> None:
+    text = catalog.worded("ce-sum-not-mean", "sequence_perplexity", right=("perplexity",)).explanation
+    assert "perplexity = exp(CE)" in text and "gradient" not in text
+
+
+def test_padding_mask_polarity_has_its_own_wording() -> None:
+    padding = catalog.worded("mask-inverted", "padding_mask").explanation
+    attention = catalog.worded("mask-inverted", "scaled_dot_product_attention").explanation
+    assert "True at the real tokens" in padding and "padding" in padding
+    assert padding != attention and "attn_mask" in attention
+
+
+def test_the_generic_wording_holds_without_a_place() -> None:
+    m = catalog.get("ce-sum-not-mean")
+    assert catalog.worded("ce-sum-not-mean").explanation == m.explanation
+    assert "loss is right" not in m.explanation  # never claims what it cannot know

@@ -7,7 +7,18 @@ the questions (grader/suites), derived from `reference/`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Form:
+    """The wording of a mistake where it shows differently: in one question's function, or when
+    some outputs are right (the text then says so instead of calling them wrong)."""
+
+    explanation: str  # replaces the entry's explanation there
+    function: str | None = None  # the contract function this wording is for ("padding_mask"); None = any
+    right: tuple[str, ...] = ()  # outputs the student got right for this wording to apply ("loss",)
 
 
 @dataclass(frozen=True)
@@ -18,6 +29,17 @@ class Misconception:
     section: str  # where to read: "notes §5, 'Which axis sums to one'"
     credit: float = 0.0  # share of a case's points kept when this is the diagnosis
     convention: bool = False  # a convention the notes use elsewhere: a kind message, partial credit
+    forms: tuple[Form, ...] = ()  # wordings for where the mistake shows differently (first match wins)
+
+    def worded(self, function: str | None = None, right: Collection[str] = ()) -> Misconception:
+        """This entry with the explanation that fits where it was found: the question's
+        `function` and the outputs the student got `right` (output names, e.g. "loss")."""
+        for form in self.forms:
+            if form.function not in (None, function):
+                continue
+            if all(name in right for name in form.right):
+                return replace(self, explanation=form.explanation, forms=())
+        return self
 
 
 _CATALOG: dict[str, Misconception] = {}
@@ -51,6 +73,11 @@ def get(mid: str) -> Misconception:
         return _CATALOG[mid]
     except KeyError:
         raise KeyError(f"unknown misconception id {mid!r}") from None
+
+
+def worded(mid: str, function: str | None = None, right: Collection[str] = ()) -> Misconception:
+    """The entry for `mid`, worded for where it was found (see `Misconception.worded`)."""
+    return get(mid).worded(function, right)
 
 
 def all_ids() -> list[str]:

@@ -1,6 +1,6 @@
 """Misconceptions of a2 (RNNs and backpropagation through time), in the notes' words."""
 
-from grader.catalog import Misconception, register
+from grader.catalog import Form, Misconception, register
 
 register(
     Misconception(
@@ -11,7 +11,7 @@ register(
             "e.g. `h_prev @ W_h`, instead of its transpose. The weights use the "
             "`torch.nn.Linear` layout (out, in): one row per state unit, so the row-vector "
             "step is z_t = x_t W_x^T + h_{t-1} W_h^T + b_h. A non-square W_x makes the "
-            "transpose a shape error, but a square W_h lets the slip through silently. Inside "
+            "transpose a shape error, but a square W_h lets the same slip through silently. Inside "
             "a BPTT function this forward-pass bug is the root cause: the backward ledger "
             "starts from the wrong states."
         ),
@@ -65,11 +65,43 @@ register(
         id="ce-sum-not-mean",
         title="cross-entropy summed over positions, not averaged",
         explanation=(
-            "Your loss (and gradients) are T times too large: they sum the per-position "
-            "losses. The objective is the mean L = (1/T) Σ_t ℓ_t, so g^a_t = (p_t - "
-            "onehot(y_t)) / T, and perplexity is exp of the mean cross-entropy per token."
+            "Your gradients are T times too large: the 1/T of the mean objective "
+            "L = (1/T) Σ_t ℓ_t is missing from them (and from your loss where it sums the "
+            "per-position losses). The loss derivative at each position is "
+            "g^a_t = (p_t - onehot(y_t)) / T."
         ),
         section="slides Week 06, 'A loss at every position adds direct signals' (notes §2, 'Language modeling & training')",
+        forms=(
+            Form(
+                function="bptt_sequence_ce",
+                right=("loss",),
+                explanation=(
+                    "Your loss is right (the mean over positions), but your gradients are T times "
+                    "too large: the 1/T of the mean is missing from them. The loss derivative at "
+                    "each position is g^a_t = (p_t - onehot(y_t)) / T; with it, every sum over t "
+                    "(W_o, b_o and the recurrent weights) comes out right."
+                ),
+            ),
+            Form(
+                function="bptt_sequence_ce",
+                explanation=(
+                    "Your loss and your gradients are both T times too large: they sum the "
+                    "per-position losses instead of averaging them. The objective is the mean "
+                    "L = (1/T) Σ_t ℓ_t, so the loss derivative at each position is "
+                    "g^a_t = (p_t - onehot(y_t)) / T."
+                ),
+            ),
+            Form(
+                function="sequence_perplexity",
+                explanation=(
+                    "Your cross-entropy sums the per-position losses instead of averaging them, and "
+                    "your perplexity is exp of that sum. Cross-entropy is a mean per token, "
+                    "CE = (1/T) Σ_t -log p(y_t) in nats, and perplexity = exp(CE), the geometric "
+                    "mean of the inverse probabilities of the targets: exp of the summed loss is "
+                    "the inverse probability of the whole sequence, which grows with its length."
+                ),
+            ),
+        ),
     ),
     Misconception(
         id="ce-double-mean",

@@ -66,8 +66,9 @@ register(
         id="causal-mask-excludes-self",
         title="causal mask hides the current token",
         explanation=(
-            "Your mask allows only j < i, so a query cannot attend to its own position (and the first "
-            "row has nothing to attend to). The causal mask keeps the diagonal: j <= i."
+            "Your mask allows only j < i, so a query cannot attend to its own position, and the first "
+            "query row has no key at all: every key of that row is masked, and the softmax of all "
+            "−inf is NaN. The causal mask keeps the diagonal: j <= i."
         ),
         section="slides 001, 'A causal mask changes which sources are available'",
     ),
@@ -76,8 +77,9 @@ register(
         title="key padding mask applied to queries",
         explanation=(
             "The padding mask of shape (B, T) marks which keys are real; it must broadcast as "
-            "(B, 1, 1, T) over the key axis. Yours was broadcast along the query axis, so padded query "
-            "rows are fully masked while real queries still attend to padding keys."
+            "(B, 1, 1, T) over the key axis. Yours was broadcast along the query axis, so real queries "
+            "still attend to padding keys, and every key of a padded query row is masked: the "
+            "softmax of all −inf is NaN there (or a uniform row with a large negative fill)."
         ),
         section="notes §6, 'Shapes through one block'; slides 001, 'padding'",
     ),

@@ -1,6 +1,6 @@
 """Misconceptions shared by several assignments."""
 
-from grader.catalog import Misconception, register
+from grader.catalog import Form, Misconception, register
 
 register(
     Misconception(
@@ -47,8 +47,21 @@ register(
         title="mask read the wrong way round",
         explanation=(
             "The boolean mask means True = may attend (torch's boolean `attn_mask`). Your "
-            "output attends exactly where it should not."
+            "output attends exactly where it should not. Where your reading leaves a query row "
+            "with no key (the last row of a causal mask read the wrong way round), every key of "
+            "this query row is masked: the softmax of all −inf is NaN."
         ),
         section="notes §5, 'Masks'",
+        forms=(
+            Form(
+                function="padding_mask",
+                explanation=(
+                    "Your padding mask is the wrong way round: `padding_mask(lengths, T)[b, t]` is "
+                    "True at the real tokens (t < lengths[b]) and False at the padding, the same "
+                    "polarity as the attention masks (True = may attend). Yours is True exactly at "
+                    "the padding."
+                ),
+            ),
+        ),
     ),
 )

@@ -344,6 +344,10 @@ def _scale_hooks(scale_of: Callable[[int, int, int], float]) -> Callable[[int, i
     return lambda d, dk, h: {"attention": partial(att.scaled_dot_product_attention, scale=scale_of(d, dk, h))}
 
 
+def _weights_hooks(weights_fn: Callable[..., Array]) -> Callable[[int, int, int], dict[str, Any]]:
+    return lambda d, dk, h: {"attention": partial(att.scaled_dot_product_attention, weights_fn=weights_fn)}
+
+
 # The cross-attention forms, index by index the same forms as MHA_FORMS.
 CROSS_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
     "heads-reshape-without-transpose": (
@@ -353,6 +357,10 @@ CROSS_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
     "attention-scale-by-dk": (_cross_with(_scale_hooks(lambda d, dk, h: 1.0 / dk)),),
     "attention-scale-by-d-model": (_cross_with(_scale_hooks(lambda d, dk, h: 1.0 / math.sqrt(d))),
                                    _cross_with(_scale_hooks(lambda d, dk, h: 1.0 / math.sqrt(h * dk)))),
+    # the shared attention parts: the same softmax axis and mask reading in both attentions
+    "softmax-wrong-axis": tuple(_cross_with(_weights_hooks(partial(att.masked_softmax, axis=a)))
+                                for a in WRONG_AXES),
+    "mask-inverted": (_cross_with(_weights_hooks(_inverted)),),
 }
 
 
@@ -375,7 +383,11 @@ DECODER_MUTANTS: dict[str, Callable[..., Array]] = {
     **_block_mutants(_decoder, ("heads-reshape-without-transpose", "attention-missing-scale",
                                 "attention-scale-by-dk", "attention-scale-by-d-model"), cross=True),
     **_block_mutants(_decoder, ("causal-mask-transposed", "causal-mask-excludes-self")),
+    # the parts the decoder shares with the encoder block (issue 18): a mask read the wrong way
+    # round, the softmax over the wrong axis, LayerNorm over the wrong axis
+    **_block_mutants(_decoder, ("softmax-wrong-axis", "mask-inverted"), cross=True),
     "layernorm-unbiased-variance": _decoder(layer_norm=_ln_variant(variance=_unbiased)),
+    "layernorm-wrong-axis": _any(*(_decoder(layer_norm=_ln_variant(axis=a)) for a in LN_WRONG_AXES)),
 }
 
 # ---------------------------------------------------------------- cases
