@@ -1,11 +1,14 @@
 """Pretraining objectives' inputs and targets: BERT masking, next-token targets, T5 spans (notes §7).
 
 IGNORE_INDEX = -100 marks a position without a target (torch's cross_entropy default).
+
+Hooks for mutants: `span_corruption(..., order=..., drop_spans=False, final_sentinel=False)`
+(sentinels in another order, the span's tokens left in the inputs, no closing sentinel).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -81,10 +84,19 @@ def causal_lm_loss(logits: np.ndarray, tokens: np.ndarray, pad_id: int) -> float
     return token_cross_entropy(np.asarray(logits)[:, :-1], targets)  # logits (B, T-1, V)
 
 
+def in_order(sentinels: list[int]) -> list[int]:
+    """The sentinels as given: span k gets sentinel_ids[k] (<extra_id_k>), the end the next one."""
+    return list(sentinels)
+
+
 def span_corruption(
     tokens: Sequence[int],
     spans: Sequence[tuple[int, int]],
     sentinel_ids: Sequence[int],
+    *,
+    order: Callable[[list[int]], list[int]] = in_order,
+    drop_spans: bool = True,
+    final_sentinel: bool = True,
 ) -> tuple[list[int], list[int]]:
     """T5 span corruption: each (start, length) span -> sentinel k in the inputs; targets list
     sentinel k then the span's tokens, for every span in order, then one final sentinel.
@@ -93,10 +105,15 @@ def span_corruption(
     targets "<X> for inviting <Y> last <Z>". Spans must be sorted, non-empty and
     non-overlapping; sentinel_ids needs len(spans) + 1 ids (T5 counts them down from the top
     of the vocabulary: <extra_id_0> = V - 1, …).
+
+    Hooks: `order(sentinels)` reorders the len(spans) + 1 sentinels used; `drop_spans=False`
+    leaves each span's tokens in the inputs after its sentinel; `final_sentinel=False` ends
+    the targets without the closing sentinel.
     """
     tokens = list(tokens)
     if len(sentinel_ids) < len(spans) + 1:
         raise ValueError(f"expected {len(spans) + 1} sentinel ids, got {len(sentinel_ids)}")
+    sentinels = order([int(s) for s in sentinel_ids[: len(spans) + 1]])
     inputs: list[int] = []
     targets: list[int] = []
     pos = 0
@@ -106,9 +123,11 @@ def span_corruption(
                 f"expected sorted, non-empty, non-overlapping spans inside {len(tokens)} tokens; "
                 f"got span {k} = ({start}, {length})"
             )
-        inputs += tokens[pos:start] + [sentinel_ids[k]]
-        targets += [sentinel_ids[k]] + tokens[start : start + length]
+        span = tokens[start : start + length]
+        inputs += tokens[pos:start] + [sentinels[k]] + ([] if drop_spans else span)
+        targets += [sentinels[k]] + span
         pos = start + length
     inputs += tokens[pos:]
-    targets.append(sentinel_ids[len(spans)])
+    if final_sentinel:
+        targets.append(sentinels[len(spans)])
     return inputs, targets

@@ -7,7 +7,8 @@ Hooks for the grader's mutants: `attend(..., normalize=lambda e: e)` skips the s
 (`attention-no-softmax`); `additive_scores(..., activation=lambda u: u)` drops the tanh
 (`additive-missing-tanh`); `multiplicative_scores(s, H, W.T)` is the transposed form
 (`multiplicative-transposed`, square W); `beam_search(..., length_normalize=False)`
-(`beam-no-length-normalization`).
+(`beam-no-length-normalization`); `greedy_decode(..., choose=last_argmax | keep_bos=True |
+stop_at_eos=False)`: ties to the larger id, bos returned, not stopping at eos.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ __all__ = [
     "reduced_rank_scores",
     "additive_scores",
     "attend",
+    "first_argmax",
+    "last_argmax",
     "greedy_decode",
     "hypothesis_key",
     "beam_search",
@@ -82,15 +85,39 @@ def attend(
 # ---------------------------------------------------------------- decoding
 
 
-def greedy_decode(next_log_probs: NextLogProbs, bos: int, eos: int, max_len: int) -> list[int]:
-    """y_t = argmax next_log_probs(prefix) (ties to the smaller id) until eos or max_len tokens."""
+def first_argmax(log_probs: np.ndarray) -> int:
+    """argmax with ties to the smaller id (numpy's argmax keeps the first maximum)."""
+    return int(np.argmax(log_probs))
+
+
+def last_argmax(log_probs: np.ndarray) -> int:
+    """argmax with ties to the larger id (`>=` in a running-max loop)."""
+    return int(log_probs.shape[0] - 1 - np.argmax(log_probs[::-1]))
+
+
+def greedy_decode(
+    next_log_probs: NextLogProbs,
+    bos: int,
+    eos: int,
+    max_len: int,
+    *,
+    choose: Callable[[np.ndarray], int] = first_argmax,
+    keep_bos: bool = False,
+    stop_at_eos: bool = True,
+) -> list[int]:
+    """y_t = argmax next_log_probs(prefix) (ties to the smaller id) until eos or max_len tokens.
+
+    Returns the tokens after bos, eos included when it was chosen. Hooks: `choose` picks the
+    token (`last_argmax`: ties to the larger id), `keep_bos=True` returns bos too,
+    `stop_at_eos=False` goes on to max_len tokens after eos.
+    """
     tokens = [bos]
     for _ in range(max_len):
-        w = int(np.argmax(np.asarray(next_log_probs(list(tokens)), dtype=np.float64)))
+        w = choose(np.asarray(next_log_probs(list(tokens)), dtype=np.float64))  # from (V,)
         tokens.append(w)
-        if w == eos:
+        if w == eos and stop_at_eos:
             break
-    return tokens[1:]
+    return tokens if keep_bos else tokens[1:]
 
 
 def hypothesis_key(tokens: list[int], score: float, length_normalize: bool) -> float:

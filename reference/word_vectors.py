@@ -20,6 +20,10 @@ one call with one piece swapped, never a retyped algorithm):
 - `glove_weight(X, cap=False)` (`glove-weight-uncapped`); `glove_loss(..., include=...)`
   chooses which entries enter the sum (`glove-zero-counts-included`).
 - `analogy(..., exclude_inputs=False)` (`analogy-inputs-not-excluded`).
+- `cooccurrence_matrix(..., offsets=...)`: the relative positions counted (0 included: a word
+  is its own neighbour; only 1 … window: a one-sided window).
+- `svd_embeddings(..., side="V" | scale=False | truncate=False)`: the rows of V instead of U,
+  U without Σ, no truncation to k.
 """
 
 from __future__ import annotations
@@ -46,7 +50,10 @@ __all__ = [
     "glove_loss",
     "glove_loss_and_gradient",
     "cooccurrence_matrix",
+    "both_sides",
     "svd_embeddings",
+    "gram_matrix",
+    "cosine_matrix",
     "cosine_similarity",
     "analogy",
 ]
@@ -243,25 +250,68 @@ def glove_loss_and_gradient(
 # ---------------------------------------------------------------- count-based vectors
 
 
+def both_sides(window: int) -> list[int]:
+    """The offsets of a symmetric window: -window … -1 and 1 … window (the word itself excluded)."""
+    return [s for s in range(-window, window + 1) if s != 0]
+
+
 def cooccurrence_matrix(
-    corpus: Sequence[Sequence[str]], vocab: Sequence[str], window: int = 1
+    corpus: Sequence[Sequence[str]],
+    vocab: Sequence[str],
+    window: int = 1,
+    *,
+    offsets: Callable[[int], Sequence[int]] = both_sides,
 ) -> np.ndarray:
-    """X_ij = number of times word j occurs within `window` positions of word i (symmetric)."""
+    """X_ij = number of times word j occurs within `window` positions of word i (symmetric).
+
+    Hook: `offsets(window)` are the relative positions counted as neighbours (a word counted
+    as its own neighbour includes 0; a one-sided window keeps only 1 … window).
+    """
     index = {w: i for i, w in enumerate(vocab)}
     X = np.zeros((len(vocab), len(vocab)))  # (V, V)
     for sentence in corpus:
         ids = [index[w] for w in sentence]
         for t, i in enumerate(ids):
-            for s in range(max(0, t - window), min(len(ids), t + window + 1)):
-                if s != t:
-                    X[i, ids[s]] += 1.0
+            for s in offsets(window):
+                if 0 <= t + s < len(ids):
+                    X[i, ids[t + s]] += 1.0
     return X
 
 
-def svd_embeddings(X: np.ndarray, k: int) -> np.ndarray:
-    """Rows of U_k Σ_k from X = U Σ V^T: the best rank-k embedding of the co-occurrence rows."""
-    U, S, _ = np.linalg.svd(np.asarray(X, dtype=np.float64), full_matrices=False)  # (V, r), (r,)
-    return U[:, :k] * S[:k]  # (V, k)
+def svd_embeddings(
+    X: np.ndarray,
+    k: int,
+    *,
+    side: str = "U",
+    scale: bool = True,
+    truncate: bool = True,
+) -> np.ndarray:
+    """Rows of U_k Σ_k from X = U Σ V^T: the best rank-k embedding of the co-occurrence rows.
+
+    Singular vectors are defined up to the sign of each column, so is the result. Hooks:
+    `side="V"` takes the rows of V (the context side) instead of U, `scale=False` leaves out
+    Σ, `truncate=False` keeps every singular direction instead of the first k.
+    """
+    X = np.asarray(X, dtype=np.float64)  # (V, C)
+    U, S, Vh = np.linalg.svd(X, full_matrices=False)  # (V, r), (r,), (r, C)
+    vectors = U if side == "U" else Vh.T  # (V, r) or (C, r)
+    n = k if truncate else S.shape[0]
+    return vectors[:, :n] * S[:n] if scale else vectors[:, :n].copy()  # (V, k)
+
+
+def gram_matrix(E: np.ndarray) -> np.ndarray:
+    """G = E E^T: every dot product between rows, unchanged by flipping the sign of a column."""
+    E = np.asarray(E, dtype=np.float64)  # (V, k)
+    return E @ E.T  # (V, V)
+
+
+def cosine_matrix(E: np.ndarray) -> np.ndarray:
+    """C_ij = cos(e_i, e_j) for every pair of rows (a zero row gets 0): sign-free like the Gram."""
+    E = np.asarray(E, dtype=np.float64)  # (V, k)
+    norms = np.linalg.norm(E, axis=-1)  # (V,)
+    denom = np.outer(norms, norms)  # (V, V)
+    G = gram_matrix(E)
+    return np.divide(G, denom, out=np.zeros_like(G), where=denom > 0)
 
 
 # ---------------------------------------------------------------- similarity and analogy
