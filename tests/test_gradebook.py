@@ -127,3 +127,32 @@ def test_error_entries_are_not_questions():
                                                        "misconceptions": []}})
     (row,) = rows_of([(Sub("x"), data)])
     assert "grader-error" not in row.scores and row.total == 10
+
+
+def test_cli_batch_writes_the_gradebook_to_stdout_without_progress_frames(tmp_path: Path):
+    """`seqgrade batch … --out - --gradebook gradescope`: only the CSV on stdout, no \\r frames in a log."""
+    import shutil
+    import subprocess
+    import sys
+
+    from grader.course import registry
+    from grader.course.content import assignment_dir, solution_dir
+
+    root = tmp_path / "class"
+    shutil.copytree(solution_dir("a1_word_vectors"), root / "ada@uni.edu",
+                    ignore=shutil.ignore_patterns("answer_key.py"))
+    shutil.copytree(assignment_dir("a1_word_vectors"), root / "bob@uni.edu")  # the stub: zero
+    run = subprocess.run([sys.executable, "-m", "grader", "batch", str(root), "-a", "a1", "--jobs", "1",
+                          "--out", "-", "--gradebook", "gradescope", "--round", "1"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    rows = list(csv.reader(io.StringIO(run.stdout)))
+    assert rows[0] == ["Email", "Score"] and rows[2] == ["bob@uni.edu", "0"]
+    assert rows[1] == ["ada@uni.edu", rounded(registry.load("a1").total_points, 1)]  # the solution: full marks
+    assert "\r" not in run.stderr and "graded 2 submissions" in run.stderr
+    assert (tmp_path / "grades_results" / "bob@uni.edu.json").is_file() and not (tmp_path / "-").exists()
+    quiet = subprocess.run([sys.executable, "-m", "grader", "batch", str(root), "-a", "a1", "--out",
+                            str(tmp_path / "g.csv"), "--quiet"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=600)
+    assert quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == ""
+    assert (tmp_path / "g.csv").read_text().splitlines()[0].startswith("submission,variant_key,student_name")
