@@ -142,6 +142,9 @@ def test_cli_batch_writes_the_gradebook_to_stdout_without_progress_frames(tmp_pa
     shutil.copytree(solution_dir("a1_word_vectors"), root / "ada@uni.edu",
                     ignore=shutil.ignore_patterns("answer_key.py"))
     shutil.copytree(assignment_dir("a1_word_vectors"), root / "bob@uni.edu")  # the stub: zero
+    key = subprocess.run([sys.executable, str(solution_dir("a1_word_vectors") / "answer_key.py"), "ada@uni.edu"],
+                         capture_output=True, text=True, timeout=60, check=True)
+    (root / "ada@uni.edu" / "answers.toml").write_text(key.stdout)  # her own variant's answers
     run = subprocess.run([sys.executable, "-m", "grader", "batch", str(root), "-a", "a1", "--jobs", "1",
                           "--out", "-", "--gradebook", "gradescope", "--round", "1"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
