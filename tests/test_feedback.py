@@ -16,6 +16,8 @@ from grader import catalog
 from grader.course.registry import ASSIGNMENT_IDS, load
 from grader.engine.grade import grade_submission
 from grader.questions import CodeQuestion
+from grader.report import GradeReport, QuestionResult
+from grader.reports import render
 
 # ---------------------------------------------------------------- 1. every hidden case has a label
 
@@ -163,3 +165,57 @@ def test_the_generic_wording_holds_without_a_place() -> None:
     m = catalog.get("ce-sum-not-mean")
     assert catalog.worded("ce-sum-not-mean").explanation == m.explanation
     assert "loss is right" not in m.explanation  # never claims what it cannot know
+
+
+# ---------------------------------------------------------------- 6, 7. the terminal table
+
+
+def _result(number: str, title: str, score: float, max_score: float, feedback: str = "", **kw) -> QuestionResult:
+    return QuestionResult(f"q{number}", title, number, "code", "f", score, max_score, feedback, "visible", **kw)
+
+
+def test_points_show_what_the_points_allow() -> None:
+    assert render.points(8 / 6) == "1.33"
+    assert render.points(16.333333) == "16.33"
+    assert render.points(8) == "8" and render.points(0.5) == "0.5" and render.points(-0.0) == "0"
+
+
+def test_titles_are_shortened_at_a_word_boundary() -> None:
+    title = "Multi-head cross-attention over the encoder memory with padding"
+    short = render.shorten(title, 30)
+    assert len(short) <= 30 and short.endswith("…")
+    assert title.startswith(short[:-1]) and title[len(short) - 1] == " "  # cut before a space
+
+
+def test_the_table_says_why_points_were_lost_and_how_to_see_everything() -> None:
+    report = GradeReport("a2_rnn_bptt", "alice", 1, [
+        _result("1", "Forward pass", 8 / 6, 8, "**1/6 cases passed.**\n\n- ✔ slides\n"
+                "- ✘ hidden case 2: T=5, D=4, H=3, h0 given: `Hs`: values differ"),
+        _result("2", "A function left as the stub", 0, 4, "Not attempted.", not_attempted=True),
+        _result("3", "BPTT", 5, 10, "…", misconceptions=["bptt-derivative-of-preactivation"]),
+        _result("4", "Clipping", 10, 10, "all passed"),
+    ], 1.0, True)
+    text = render.table(report)
+    assert "1.33/8" in text and "total 16.33 / 32" in text
+    assert "1.3333" not in text
+    lost = text.split("where points were lost:")[1]
+    assert "1. Forward pass: hidden case 2: T=5, D=4, H=3, h0 given: Hs: values differ" in lost
+    assert "2. A function left as the stub: not attempted" in lost
+    assert "3. BPTT: diagnosis: 1 - z^2 instead of 1 - h^2" in lost
+    assert "Clipping" not in lost
+    assert text.rstrip().endswith("seqgrade grade SUBMISSION -a a2_rnn_bptt --student alice --format md")
+    md = render.markdown(report)
+    assert "# a2_rnn_bptt: 16.33 / 32" in md and "— 1.33/8" in md
+
+
+_GRADIENTS_NOT_AVERAGED = {"    g_a /= T  # divide by T once, at the loss derivative\n": ""}
+
+
+def test_a_student_missing_1_over_T_in_the_gradients_sees_it_in_the_table(tmp_path: Path) -> None:
+    report = _grade(_submission(tmp_path, "a2_rnn_bptt", _GRADIENTS_NOT_AVERAGED), "a2_rnn_bptt")
+    ce = _by_function(report)["bptt_sequence_ce"]
+    assert ce.misconceptions == ["ce-sum-not-mean"]
+    assert "`loss`" not in ce.feedback  # the loss is right: no line says it differs
+    text = render.table(report)
+    assert f"{ce.number}. " in text.split("where points were lost:")[1]
+    assert "cross-entropy summed over positions, not averaged" in text

@@ -1,11 +1,21 @@
-"""Showing a grade: a terminal table (coloured on a terminal) or full markdown feedback."""
+"""Showing a grade: a terminal table (coloured on a terminal) or full markdown feedback.
+
+The table is the default view: one row per question, then one line per question that lost
+points saying why (the diagnosis when one was named, else the first failed check), and the
+command that prints the full feedback. Scores show as many decimals as the points need, at
+most two (`1.33/8`, not `1.3333/8`); long titles are shortened at a word boundary.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 
-from grader.report import GradeReport
+from grader.report import GradeReport, QuestionResult
+
+MAX_COLUMN = 48  # characters of a title or a list of ids in the table
+MAX_REASON = 110  # characters of a lost point's one-line reason
 
 
 def _colour(enabled: bool):
@@ -20,15 +30,66 @@ def use_colour(stream=None) -> bool:
     return hasattr(stream, "isatty") and stream.isatty() and "NO_COLOR" not in os.environ
 
 
-def table(report: GradeReport, colour: bool = False) -> str:
-    paint = _colour(colour)
+def points(value: float) -> str:
+    """A score as the points allow: at most two decimals, no trailing zeros (`1.33`, `8`, `0.5`)."""
+    rounded = round(float(value), 2) + 0.0  # + 0.0: no "-0"
+    return f"{rounded:.2f}".rstrip("0").rstrip(".")
+
+
+def shorten(text: str, width: int) -> str:
+    """`text` in at most `width` characters, cut at a word boundary with an ellipsis."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = cut.rfind(" ")
+    if space >= width // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-—") + "…"
+
+
+def _plain(markdown: str) -> str:
+    """One line of markdown as plain text: no emphasis, code ticks or list markers."""
+    text = re.sub(r"\*\*|__|`", "", markdown)
+    text = re.sub(r"^\s*[-*]\s+", "", text)
+    return " ".join(text.split())
+
+
+def reason(q: QuestionResult) -> str:
+    """Why a question lost points, in one line: the diagnosis when one was named, else the first
+    failed check of its feedback, else the feedback's first line."""
+    if q.not_attempted:
+        return "not attempted"
+    if q.misconceptions:
+        from grader import catalog
+
+        try:
+            titles = [catalog.get(m).title for m in q.misconceptions]
+        except KeyError:
+            titles = list(q.misconceptions)
+        return "diagnosis: " + "; ".join(titles)
+    lines = [line for line in (q.feedback or "").splitlines() if line.strip()]
+    failed = next((line for line in lines if "✘" in line), None)
+    first = failed if failed is not None else (lines[0] if lines else "no feedback")
+    return _plain(first.replace("✘", ""))
+
+
+def _rows(report: GradeReport) -> list[tuple[str, str, str, str]]:
     rows = [("#", "question", "score", "misconceptions")]
     for q in report.questions:
-        rows.append((q.number, q.title, f"{q.score:g}/{q.max_score:g}", ", ".join(q.misconceptions) or "-"))
-    widths = [min(max(len(r[i]) for r in rows), 48) for i in range(4)]
+        ids = "not attempted" if q.not_attempted else (", ".join(q.misconceptions) or "-")
+        rows.append((q.number, q.title, f"{points(q.score)}/{points(q.max_score)}", ids))
+    return rows
+
+
+def table(report: GradeReport, colour: bool = False, submission: str | None = None) -> str:
+    """The per-question table, the reasons for lost points, and the full-feedback command."""
+    paint = _colour(colour)
+    rows = _rows(report)
+    widths = [min(max(len(r[i]) for r in rows), MAX_COLUMN) for i in range(4)]
     lines = []
     for k, r in enumerate(rows):
-        cells = [r[i][: widths[i]].ljust(widths[i]) for i in range(4)]
+        cells = [shorten(r[i], widths[i]).ljust(widths[i]) for i in range(4)]
         line = "  ".join(cells).rstrip()
         if k == 0:
             line = paint(line, "1")
@@ -36,21 +97,32 @@ def table(report: GradeReport, colour: bool = False) -> str:
             q = report.questions[k - 1]
             line = paint(line, "32" if q.status == "passed" else ("33" if q.score > 0 else "31"))
         lines.append(line)
-    total = f"total {report.score:g} / {report.max_score:g}"
+    total = f"total {points(report.score)} / {points(report.max_score)}"
     header = f"{report.assignment_id}" + (f" (student {report.student})" if report.student else "")
     lines = [paint(header, "1"), *lines, paint(total, "1")]
+    lost = [q for q in report.questions if q.status != "passed"]
+    if lost:
+        lines += ["", paint("where points were lost:", "1")]
+        lines += [f"  {q.number}. {shorten(q.title, 40)}: {shorten(reason(q), MAX_REASON)}" for q in lost]
     if not report.isolated:
         lines.append(paint("warning: " + ("; ".join(report.warnings) or "this run was not isolated"), "33"))
     for event in dict.fromkeys(report.events):
         lines.append(f"sandbox: {event}")
+    lines += ["", f"full feedback: {feedback_command(report, submission)}"]
     return "\n".join(lines)
 
 
+def feedback_command(report: GradeReport, submission: str | None = None) -> str:
+    """The command that prints this grade's full feedback (markdown)."""
+    student = f" --student {report.student}" if report.student else ""
+    return f"seqgrade grade {submission or 'SUBMISSION'} -a {report.assignment_id}{student} --format md"
+
+
 def markdown(report: GradeReport) -> str:
-    out = [f"# {report.assignment_id}: {report.score:g} / {report.max_score:g}"]
+    out = [f"# {report.assignment_id}: {points(report.score)} / {points(report.max_score)}"]
     if not report.isolated:
         out.append("> ⚠ " + ("; ".join(report.warnings) or "this run was not isolated"))
     for q in report.questions:
-        out.append(f"## {q.number}. {q.title} — {q.score:g}/{q.max_score:g}")
+        out.append(f"## {q.number}. {q.title} — {points(q.score)}/{points(q.max_score)}")
         out.append(q.feedback or "")
     return "\n\n".join(out) + "\n"
