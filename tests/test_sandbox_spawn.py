@@ -609,7 +609,8 @@ PERMS_SCRIPT = textwrap.dedent('''
 ''')
 
 
-def run_where_python_is_reachable(tmp_path: Path, script: Path, worker: Path, *, as_uid: int | None = None) -> dict:
+def run_where_python_is_reachable(tmp_path: Path, script: Path, worker: Path, *, as_uid: int | None = None,
+                                  extra: tuple[str, ...] | list[str] = ()) -> dict:
     """Run `script` as root (or `as_uid`) in a mount namespace where other users can reach Python.
 
     Stands in for a container whose interpreter is world-readable (here it lives under
@@ -623,7 +624,7 @@ def run_where_python_is_reachable(tmp_path: Path, script: Path, worker: Path, *,
         stage.mkdir()
         setup = (f"mount --bind {blocked / keep} {stage} && mount -t tmpfs -o mode=755 tmpfs {blocked} && "
                  f"mkdir -p {blocked / keep} && mount --move {stage} {blocked / keep} && ")
-    run = f"{sys.executable} {script} {REPO} {worker}"
+    run = " ".join([sys.executable, str(script), str(REPO), str(worker), *extra])
     if as_uid is not None:  # the scripts move to a fresh tmpfs (on /dev/shm, in this namespace only)
         setup += (f"mount -t tmpfs -o mode=1777 tmpfs /dev/shm && cp {script} {worker} /dev/shm/ && "
                   "chmod 644 /dev/shm/*.py && ")

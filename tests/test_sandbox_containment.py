@@ -1,0 +1,458 @@
+"""Issue 15 items 4, 6 and 13 at the spawn level: each attack contained, and its control.
+
+Each test plays the attack from inside a tiny echo worker of our own and asserts the sandbox
+holds; where it makes sense, the same attack with SEQGRADE_SANDBOX=off (no sandbox: limits
+and a process group only) shows the breach is real on this machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from grader import sandbox
+from grader.course import content
+from grader.sandbox import modes, scratch, seccomp, uids
+
+REPO = Path(__file__).resolve().parents[1]
+ECHO_WORKER = textwrap.dedent('''
+    import json, os, sys
+    proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)
+    buf, ns = b"", {}
+    while True:
+        chunk = proto_in.read(1 << 16)
+        if not chunk:
+            break
+        buf += chunk
+        while b"\\n" in buf:
+            line, buf = buf.split(b"\\n", 1)
+            try:
+                ns["result"] = None
+                exec(json.loads(line)["code"], ns)
+                reply = {"ok": True, "result": repr(ns.get("result"))}
+            except BaseException as exc:
+                reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            proto_out.write(json.dumps(reply).encode() + b"\\n")
+''')
+needs_isolation = pytest.mark.skipif(not sandbox.can_isolate(), reason="needs root and namespaces")
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+# (return value, errno) of a raw system call, through ctypes: what a student can write.
+SYSCALL = textwrap.dedent('''
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    def syscall(nr, *args):
+        ctypes.set_errno(0)
+        ret = libc.syscall(ctypes.c_long(nr), *args)
+        return (ret, ctypes.get_errno())
+''')
+KEY_SPEC_USER_KEYRING = -4
+KEYCTL_SEARCH, KEYCTL_READ, KEYCTL_INVALIDATE = 10, 11, 21
+NR = {name: numbers[0 if os.uname().machine == "x86_64" else 1]
+      for name, numbers in seccomp.DENIED.items()}
+
+
+@pytest.fixture
+def worker_program(tmp_path: Path) -> Path:
+    path = tmp_path / "echo_worker.py"
+    path.write_text(ECHO_WORKER)
+    return path
+
+
+class Worker:
+    def __init__(self, program: Path, **kw) -> None:
+        hide = [*content.grader_trees(), *kw.pop("hide", [])]
+        self.proc = sandbox.spawn(program, {"student.py": b"x = 1\n"}, hide=hide, **kw)
+
+    def ask(self, code: str, timeout: float = 20.0) -> dict:
+        self.proc.stdin.write(json.dumps({"code": textwrap.dedent(code)}).encode() + b"\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.readline(timeout))
+
+    def value(self, code: str, timeout: float = 20.0):
+        reply = self.ask(code, timeout)
+        assert reply["ok"], reply
+        return eval(reply["result"])  # our own worker's repr of plain data
+
+
+@pytest.fixture
+def spawn(worker_program):
+    started: list[Worker] = []
+
+    def start(**kw) -> Worker:
+        started.append(Worker(worker_program, **kw))
+        return started[-1]
+
+    yield start
+    for w in started:
+        w.proc.kill()
+
+
+def processes_with(token: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if token.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+    return found
+
+
+def wait_until(predicate, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+# --------------------------------------------------------------------------- item 4: keyring, vsock
+
+
+def add_key(description: str) -> str:
+    return SYSCALL + (f"result = syscall({NR['add_key']}, b'user', {description.encode()!r}, "
+                      f"b'a solution', 10, {KEY_SPEC_USER_KEYRING})")
+
+
+def find_key(description: str) -> str:
+    return SYSCALL + (f"result = syscall({NR['keyctl']}, {KEYCTL_SEARCH}, "
+                      f"{KEY_SPEC_USER_KEYRING}, b'user', {description.encode()!r}, 0)")
+
+
+@needs_isolation
+def test_the_kernel_keyring_is_closed_and_consecutive_submissions_get_different_uids(spawn):
+    description = f"seqgrade-test-{uuid.uuid4().hex}"
+    first = spawn()
+    assert first.value(add_key(description)) == (-1, 1)  # EPERM, not a kill
+    assert first.value(find_key(description)) == (-1, 1)
+    assert first.value(SYSCALL + f"result = syscall({NR['request_key']}, b'user', b'x', 0, 0)") \
+        == (-1, 1)
+    reply = first.ask("import os; os.getuid()")
+    assert reply["ok"]  # the worker lives on: a denied call is an error, not the end
+    first.proc.kill()
+    second = spawn()
+    assert second.proc.uid != first.proc.uid
+    assert second.value(find_key(description)) == (-1, 1)
+
+
+@needs_root
+def test_control_without_the_sandbox_a_key_carries_from_one_submission_to_the_next(
+        spawn, monkeypatch):
+    monkeypatch.setenv("SEQGRADE_SANDBOX", "off")
+    description = f"seqgrade-test-{uuid.uuid4().hex}"
+    first = spawn()
+    key, errno = first.value(add_key(description))
+    if key < 0:
+        pytest.skip(f"no kernel keyring here (errno {errno})")
+    try:
+        first.proc.kill()
+        second = spawn()
+        found, _ = second.value(find_key(description))
+        assert found == key  # the breach: the next submission reads the first one's key
+        data = second.value(SYSCALL + f"buf = ctypes.create_string_buffer(64)\n"
+                                      f"n = syscall({NR['keyctl']}, {KEYCTL_READ}, {key}, buf, 64)\n"
+                                      "result = buf.raw[:n[0]]")
+        assert data == b"a solution"
+    finally:
+        import ctypes
+
+        ctypes.CDLL(None).syscall(ctypes.c_long(NR["keyctl"]), KEYCTL_INVALIDATE, key)
+
+
+@needs_root
+def test_uids_rotate_even_from_one_process_and_thread(spawn):
+    seen = []
+    for _ in range(4):
+        w = spawn(limits=sandbox.Limits(submission_seconds=30))
+        seen.append(w.proc.uid)
+        w.proc.kill()
+    if seen[0] is None:
+        pytest.skip("no dedicated uid here (plain mode)")
+    assert len(set(seen)) == len(seen), seen
+
+
+VSOCK = "import socket; s = socket.socket(40, socket.SOCK_STREAM); s.close(); result = 'made'"
+
+
+@needs_isolation
+def test_a_vsock_socket_cannot_be_made(spawn):
+    reply = spawn().ask(VSOCK)
+    assert not reply["ok"] and "PermissionError" in reply["error"]
+
+
+@needs_root
+def test_control_without_the_sandbox_a_vsock_socket_can_be_made(spawn, monkeypatch):
+    monkeypatch.setenv("SEQGRADE_SANDBOX", "off")
+    reply = spawn().ask(VSOCK)
+    if not reply["ok"] and "Address family not supported" in reply["error"]:
+        pytest.skip("no AF_VSOCK in this kernel")
+    assert reply == {"ok": True, "result": "'made'"}
+
+
+OTHER_CALLS = SYSCALL + textwrap.dedent('''
+    import os
+    buf = ctypes.create_string_buffer(8)
+    iov = (ctypes.c_void_p * 2)(ctypes.addressof(buf), 8)
+    result = {
+        "process_vm_readv": syscall(NR["process_vm_readv"], os.getpid(), iov, 1, iov, 1, 0),
+        "io_uring_setup": syscall(NR["io_uring_setup"], 1, None),
+        "userfaultfd": syscall(NR["userfaultfd"], 0),
+        "unshare": syscall(NR["unshare"], 0x10000000),
+        "bpf": syscall(NR["bpf"], 0, None, 0),
+        "ptrace": syscall(NR["ptrace"], 16, 0x3FFFFFF0, 0, 0),  # PTRACE_ATTACH to no process
+        "clone3": syscall(435, None, 0),
+    }
+''')
+
+
+@needs_isolation
+def test_other_calls_a_worker_never_needs_fail_with_eperm(spawn):
+    w = spawn()
+    got = w.value(f"NR = {NR!r}\n" + OTHER_CALLS)
+    assert got.pop("clone3") == (-1, 38)  # ENOSYS: the C library falls back to clone
+    assert got == dict.fromkeys(got, (-1, 1)), got
+    # and what a worker does need still works: threads, a child process, numpy
+    assert w.value("""
+        import subprocess, sys, threading, numpy
+        t = threading.Thread(target=lambda: None); t.start(); t.join()
+        out = subprocess.run([sys.executable, '-c', 'print(6 * 7)'], capture_output=True, text=True)
+        result = (out.stdout.strip(), float(numpy.arange(4).sum()))
+    """) == ("42", 6.0)
+
+
+@needs_root
+def test_control_without_the_sandbox_those_calls_reach_the_kernel(spawn, monkeypatch):
+    monkeypatch.setenv("SEQGRADE_SANDBOX", "off")
+    got = spawn().value(f"NR = {NR!r}\n" + OTHER_CALLS.replace('"unshare"', '# "unshare"'))
+    assert got["process_vm_readv"][0] == 8  # read its own memory: the call is there
+    assert got["io_uring_setup"][1] != 1 and got["clone3"][1] != 38
+
+
+# --------------------------------------------------------------------------- item 6: dies with its grader
+
+
+GRADER_SCRIPT = textwrap.dedent('''
+    import json, os, sys, time
+    sys.path.insert(0, sys.argv[1])
+    from grader import sandbox
+    limits = sandbox.Limits(submission_seconds=float(sys.argv[3]))
+    proc = sandbox.spawn(sys.argv[2], {"student.py": b"x = 1\\n"}, limits=limits)
+    code = """
+    import subprocess, sys, threading, time
+    def write():
+        while True:
+            with open('log', 'a') as f:
+                f.write('x')
+            time.sleep(0.02)
+    threading.Thread(target=write).start()  # not a daemon: it would keep the worker alive
+    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', '%s'], start_new_session=True)
+    """ % os.environ["SEQGRADE_TEST_TOKEN"]
+    proc.stdin.write(json.dumps({"code": code}).encode() + b"\\n")
+    proc.stdin.flush()
+    proc.readline(20)
+    print(json.dumps({"uid": proc.uid, "mode": proc.mode, "pid": proc.pid,
+                      "base": str(proc.scratch.parent)}), flush=True)
+    time.sleep(600)
+''')
+
+
+def start_grader(tmp_path: Path, worker: Path, token: str, seconds: float, mode: str):
+    script = tmp_path / "grader_child.py"
+    script.write_text(GRADER_SCRIPT)
+    env = {**os.environ, "SEQGRADE_SANDBOX": mode, "SEQGRADE_TEST_TOKEN": token}
+    child = subprocess.Popen([sys.executable, str(script), str(REPO), str(worker), str(seconds)],
+                             stdout=subprocess.PIPE, env=env, cwd=tmp_path)
+    info = json.loads(child.stdout.readline())
+    assert wait_until(lambda: processes_with(token) != [])
+    log = Path(info["base"]) / "scratch" / "log"
+    assert wait_until(log.exists)
+    return child, info, log
+
+
+def still_writing(log: Path) -> bool:
+    """The log grows (a folder swept meanwhile by another grader's start counts as not growing)."""
+    def size() -> int:
+        return log.stat().st_size if log.exists() else -1
+
+    before = size()
+    time.sleep(0.5)
+    return size() not in (before, -1)
+
+
+def sandbox_gone(info: dict, token: str) -> bool:
+    return processes_with(token) == [] and (info["uid"] is None or uids.pids_of_uid(info["uid"]) == [])
+
+
+def clean_up(child: subprocess.Popen, info: dict, token: str) -> None:
+    with contextlib.suppress(OSError):
+        os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    for pid in processes_with(token):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):  # plain mode: the worker, if it is still ours
+        if b"echo_worker.py" in Path(f"/proc/{info['pid']}/cmdline").read_bytes():
+            os.killpg(info["pid"], signal.SIGKILL)
+    shutil.rmtree(info["base"], ignore_errors=True)
+
+
+@needs_isolation
+def test_the_sandbox_dies_with_its_grader_and_the_next_start_sweeps_what_is_left(
+        tmp_path, worker_program):
+    token = uuid.uuid4().hex
+    child, info, log = start_grader(tmp_path, worker_program, token, 60, "auto")
+    try:
+        assert info["mode"] == "namespaces"
+        os.kill(child.pid, signal.SIGKILL)  # the grader is OOM-killed, say
+        child.wait()
+        assert wait_until(lambda: sandbox_gone(info, token), timeout=5)
+        assert not still_writing(log)
+        swept = scratch.sweep_stale()  # what the next spawn does first (anyone's, on this host)
+        assert Path(info["base"]) in swept or not Path(info["base"]).exists()
+        assert not Path(info["base"]).exists()
+    finally:
+        clean_up(child, info, token)
+
+
+@needs_isolation
+def test_the_sandbox_keeps_its_own_deadline_when_the_grader_is_stuck(tmp_path, worker_program):
+    token = uuid.uuid4().hex
+    child, info, log = start_grader(tmp_path, worker_program, token, 3, "auto")
+    try:
+        os.kill(child.pid, signal.SIGSTOP)  # stuck in C code: its watchdog thread never runs
+        started = time.monotonic()
+        assert not sandbox_gone(info, token)
+        assert wait_until(lambda: sandbox_gone(info, token), timeout=20)
+        assert 3 <= time.monotonic() - started < 3 + 5 + 5  # its deadline: 3 s + 5 s of margin
+        assert not still_writing(log)
+    finally:
+        clean_up(child, info, token)
+
+
+@needs_root
+def test_control_without_the_sandbox_the_worker_outlives_its_grader(tmp_path, worker_program):
+    token = uuid.uuid4().hex
+    child, info, log = start_grader(tmp_path, worker_program, token, 60, "off")
+    try:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        time.sleep(1.0)
+        assert processes_with(token) != [] and still_writing(log)  # the breach
+    finally:
+        clean_up(child, info, token)
+
+
+# --------------------------------------------------------------------------- item 13: modes never break grading
+
+
+@needs_root
+def test_perms_mode_falls_back_to_plain_with_the_reason_when_the_uid_cannot_reach_its_files(
+        spawn, monkeypatch, tmp_path):
+    """As root, with the worker's folder (or the interpreter) under a 0700 directory."""
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    monkeypatch.setattr("tempfile.tempdir", str(private))
+    monkeypatch.setenv("SEQGRADE_SANDBOX", "perms")
+    w = spawn()
+    assert w.proc.mode == "plain" and w.proc.uid is None
+    assert "the unprivileged uid could not be used" in w.proc.warning
+    assert "is not reachable by an unprivileged user" in w.proc.warning
+    blocked = modes.unreachable_for_others(Path(sys.executable)) or private
+    assert f"{blocked} is not searchable" in w.proc.warning
+    assert w.value("result = 6 * 7") == 42  # graded, not a BrokenPipeError
+
+
+@needs_isolation
+def test_namespaces_mode_works_with_everything_under_a_0700_directory(spawn, monkeypatch,
+                                                                      tmp_path):
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    monkeypatch.setattr("tempfile.tempdir", str(private))
+    w = spawn()
+    assert w.proc.mode == "namespaces" and w.value("result = 6 * 7") == 42
+
+
+@needs_isolation
+def test_a_hidden_single_file_is_out_of_reach_in_namespaces_mode(spawn, tmp_path):
+    """hide= takes files: the container's submission_metadata.json is not there for the worker."""
+    folder = tmp_path / "autograder"
+    folder.mkdir()
+    metadata = folder / "submission_metadata.json"
+    metadata.write_text('{"users": [{"email": "someone@example.edu"}]}')
+    metadata.chmod(0o644)
+    reply = spawn(hide=[metadata]).ask(f"result = open({str(metadata)!r}).read()")
+    assert not reply["ok"] and "FileNotFoundError" in reply["error"]
+
+
+PERMS_HIDE_SCRIPT = textwrap.dedent('''
+    import json, os, sys
+    sys.path.insert(0, sys.argv[1])
+    from pathlib import Path
+    from grader import sandbox
+    os.environ["SEQGRADE_SANDBOX"] = "perms"
+    folder = Path(sys.argv[3])
+    metadata, other = folder / "submission_metadata.json", folder / "other.json"
+    for path in (metadata, other):
+        path.write_text('{"users": []}')
+        path.chmod(0o644)
+    folder.chmod(0o755)
+    proc = sandbox.spawn(sys.argv[2], {"student.py": b"x = 1\\n"}, hide=[metadata])
+    def ask(code):
+        proc.stdin.write(json.dumps({"code": code}).encode() + b"\\n"); proc.stdin.flush()
+        return json.loads(proc.readline(20))
+    out = {"mode": proc.mode, "metadata": ask(f"open({str(metadata)!r}).read()"),
+           "other": ask(f"result = open({str(other)!r}).read()"),
+           "root_reads": metadata.read_text()}
+    proc.kill()
+    print(json.dumps(out))
+''')
+
+
+@needs_isolation
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs util-linux unshare")
+def test_perms_mode_makes_a_hidden_single_file_unreadable_to_the_worker(tmp_path, worker_program):
+    """Gradescope-like (perms mode, Python reachable): submission_metadata.json in hide=."""
+    from test_sandbox_spawn import run_where_python_is_reachable
+
+    script = tmp_path / "perms_hide.py"
+    script.write_text(PERMS_HIDE_SCRIPT)
+    folder = Path("/dev/shm") / f"seqgrade-test-{uuid.uuid4().hex}"
+    folder.mkdir()
+    try:
+        out = run_where_python_is_reachable(tmp_path, script, worker_program, extra=[str(folder)])
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert out["mode"] == "perms"
+    assert "PermissionError" in out["metadata"]["error"]
+    assert out["other"]["ok"]  # the control: a file not in hide= stays readable in this mode
+    assert out["root_reads"] == '{"users": []}'
+
+
+def test_stale_scratch_folders_are_swept_and_live_ones_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    live = scratch.ScratchBase()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import sys, tempfile; sys.path.insert(0, sys.argv[1]); "
+         "tempfile.tempdir = sys.argv[2]; from grader.sandbox import scratch; "
+         "print(scratch.ScratchBase().path)", str(REPO), str(tmp_path)],
+        capture_output=True, text=True, check=True).stdout.strip()  # its grader exits: stale
+    (tmp_path / "seqgrade-sandbox-being-made").mkdir()  # no lock file yet: left alone
+    try:
+        assert scratch.sweep_stale(tmp_path) == [Path(dead)]
+        assert live.scratch.is_dir() and (tmp_path / "seqgrade-sandbox-being-made").is_dir()
+    finally:
+        live.remove()
