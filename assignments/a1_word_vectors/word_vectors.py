@@ -75,3 +75,25 @@ def analogy(E, vocab, a, b, c):
     Returns the word w, not one of a, b, c, with the highest cos(e_w, e_b - e_a + e_c).
     """
     raise NotImplementedError
+
+
+def cooccurrence_matrix(corpus, vocab, window=1):
+    """Window-based co-occurrence counts (count-based word vectors, notes §1).
+
+    corpus: list of sentences, each a list of words; vocab: list of V words (every corpus word
+    is in it). Returns X (V, V) float: X[i, j] = the number of times vocab[j] occurs within
+    `window` positions (on either side) of an occurrence of vocab[i], in the same sentence.
+    A word is not its own neighbour (the centre position is not counted); X is symmetric.
+    """
+    raise NotImplementedError
+
+
+def svd_embeddings(X, k):
+    """Count-based embeddings: with X = U Σ V^T (a full SVD, singular values in decreasing
+    order), return the rows of U_k Σ_k, shape (V, k): the first k columns of U, each scaled
+    by its singular value.
+
+    Singular vectors are only defined up to the sign of each column, so either sign is
+    accepted: the grader compares dot products and cosine similarities between your rows.
+    """
+    raise NotImplementedError

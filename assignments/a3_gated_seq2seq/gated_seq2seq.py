@@ -84,6 +84,20 @@ def attend(scores, H):
 # ---------------------------------------------------------------- decoding and evaluation (notes §4)
 
 
+def greedy_decode(next_log_probs, bos, eos, max_len):
+    """Greedy decoding: the baseline beam search improves on (notes §4).
+
+    `next_log_probs(prefix)` is the same callable as for beam_search: it takes the token list
+    so far (starting with `bos`) and returns a 1-D array (V,) of next-token log-probabilities.
+    Each step appends the argmax (on a tie, the smaller token id). Stop right after appending
+    `eos`, or once `max_len` tokens have been generated.
+
+    Returns the generated tokens as a list of ints: `bos` not included, `eos` included when
+    it was generated.
+    """
+    raise NotImplementedError
+
+
 def beam_search(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
     """Beam search, exactly as the README's 'Beam search, exactly' defines it.
 

@@ -106,6 +106,19 @@ def sinusoidal_positions(T, d):
     raise NotImplementedError
 
 
+def apply_rope(X, base=10000.0):
+    """Rotary position embedding (RoPE, Su et al. 2021; Lecture 7's "modern alternative").
+
+    X (..., T, d), d even; the row at position t (t = 0 … T-1 along the second-to-last axis).
+    Each pair of features (2i, 2i+1) — interleaved pairs, as in RoFormer — is rotated by the
+    angle phi = t * base^(-2i/d) (i = 0 … d/2 - 1):
+        out[..., t, 2i]   = x cos(phi) - y sin(phi)
+        out[..., t, 2i+1] = x sin(phi) + y cos(phi)      where x = X[..., t, 2i], y = X[..., t, 2i+1].
+    Returns an array of X's shape. (In attention RoPE is applied to queries and keys, not values.)
+    """
+    raise NotImplementedError
+
+
 # ---------------------------------------------------------------- blocks
 
 
@@ -130,5 +143,26 @@ def decoder_block(Y, memory, params, n_heads, memory_padding_mask=None):
     CrossMHA is multi-head attention whose queries come from LN2(U1) (length T) and whose keys and
     values come from memory (length S): C_Q, C_K (h*d_k, d), C_V (h*d_v, d), C_O (d, h*d_v).
     memory_padding_mask: None or bool (..., S), True = real memory position. LayerNorm eps = 1e-5.
+    """
+    raise NotImplementedError
+
+
+# ---------------------------------------------------------------- the complete forward pass (Lecture 7)
+
+
+def gpt_forward(token_ids, params, n_heads):
+    """Next-token probabilities of a decoder-only, pre-norm transformer: Lecture 7's
+    "The Complete Forward Pass".
+
+    token_ids: (T,) int. params: dict with
+      W_E (V, d) token embeddings;  P (T_max, d) learned position embeddings (T <= T_max);
+      blocks: a list of dicts, each with the encoder_block keys (W_Q W_K W_V W_O ln1_gamma
+              ln1_beta ln2_gamma ln2_beta W1 b1 W2 b2);
+      lnf_gamma, lnf_beta (d,): the final LayerNorm;  optional W_U (V, d): the unembedding.
+    Computes, with your own multi_head_attention, layer_norm (eps 1e-5) and feed_forward (ReLU):
+        x = W_E[token_ids] + P[:T]
+        for each block:  x = x + MHA_causal(LN_1(x));  x = x + FFN(LN_2(x))
+        x = LN_f(x);  logits = x @ W_U.T  (W_U = W_E when params has no "W_U": tied weights)
+    Returns probs (T, V) = softmax over the vocabulary: row t is P(next token | tokens 0 … t).
     """
     raise NotImplementedError

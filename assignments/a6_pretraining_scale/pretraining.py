@@ -71,6 +71,23 @@ def next_token_targets(tokens, pad_id):
     raise NotImplementedError
 
 
+def span_corruption(tokens, spans, sentinel_ids):
+    """T5's span corruption (notes §7): the inputs and targets of an encoder-decoder.
+
+    tokens: list (or 1-D array) of N token ids. spans: list of (start, length) pairs, sorted,
+    non-empty and non-overlapping. sentinel_ids: at least len(spans) + 1 distinct ids
+    (<extra_id_0>, <extra_id_1>, …), used in the order given.
+    Returns (inputs, targets), two lists of ints:
+      inputs  = the tokens with span k replaced by the ONE token sentinel_ids[k];
+      targets = for each span k in order: sentinel_ids[k] followed by the span's tokens;
+                then one final sentinel, sentinel_ids[len(spans)].
+    T5's example: "Thank you for inviting me to your party last week ." with spans
+    "for inviting" and "last" gives inputs "Thank you <X> me to your party <Y> week ." and
+    targets "<X> for inviting <Y> last <Z>".
+    """
+    raise NotImplementedError
+
+
 # ---------------------------------------------------------------- parameter counts (Lecture 7)
 
 

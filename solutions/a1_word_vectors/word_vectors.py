@@ -90,3 +90,23 @@ def analogy(E, vocab, a, b, c):
     for w in (a, b, c):
         sims[idx[w]] = -np.inf
     return vocab[int(np.argmax(sims))]
+
+
+def cooccurrence_matrix(corpus, vocab, window=1):
+    """X_ij = how often word j occurs within `window` positions of word i (not itself)."""
+    idx = {w: i for i, w in enumerate(vocab)}
+    X = np.zeros((len(vocab), len(vocab)))  # (V, V)
+    for sentence in corpus:
+        ids = [idx[w] for w in sentence]
+        for t, i in enumerate(ids):
+            lo, hi = max(0, t - window), min(len(ids), t + window + 1)
+            for s in range(lo, hi):
+                if s != t:
+                    X[i, ids[s]] += 1
+    return X
+
+
+def svd_embeddings(X, k):
+    """The rows of U_k Σ_k from X = U Σ V^T (each column defined up to its sign)."""
+    U, S, _ = np.linalg.svd(np.asarray(X, dtype=np.float64), full_matrices=False)
+    return U[:, :k] * S[:k]  # (V, k)

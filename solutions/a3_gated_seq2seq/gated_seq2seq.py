@@ -82,6 +82,18 @@ def attend(scores, H):
 # ---------------------------------------------------------------- decoding
 
 
+def greedy_decode(next_log_probs, bos, eos, max_len):
+    """Take the argmax each step (ties to the smaller id) until eos or max_len tokens."""
+    tokens = [bos]
+    for _ in range(max_len):
+        logp = np.asarray(next_log_probs(list(tokens)), dtype=np.float64)
+        w = int(np.argmax(logp))  # the first maximum: the smaller id on a tie
+        tokens.append(w)
+        if w == eos:
+            break
+    return tokens[1:]
+
+
 def beam_search(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
     """Beam search exactly as the README defines it; returns the tokens after bos."""
     live = [([bos], 0.0)]

@@ -141,6 +141,20 @@ def sinusoidal_positions(T, d):
     return P
 
 
+def apply_rope(X, base=10000.0):
+    """RoPE: pair (2i, 2i+1) at position t rotated by t * base^(-2i/d)."""
+    X = np.asarray(X, dtype=np.float64)
+    T, d = X.shape[-2], X.shape[-1]
+    theta = base ** (-np.arange(0, d, 2) / d)  # (d/2,)
+    angle = np.arange(T)[:, None] * theta  # (T, d/2)
+    cos, sin = np.cos(angle), np.sin(angle)
+    x, y = X[..., 0::2], X[..., 1::2]
+    out = np.empty_like(X)
+    out[..., 0::2] = x * cos - y * sin
+    out[..., 1::2] = x * sin + y * cos
+    return out
+
+
 # ---------------------------------------------------------------- blocks
 
 
@@ -181,3 +195,21 @@ def decoder_block(Y, memory, params, n_heads, memory_padding_mask=None):
         mask = np.asarray(memory_padding_mask, dtype=bool)[..., None, None, :]  # (..., 1, 1, S)
     U2 = U1 + _attend(ln(U1, 2), memory, p["C_Q"], p["C_K"], p["C_V"], p["C_O"], n_heads, mask)
     return U2 + feed_forward(ln(U2, 3), p["W1"], p["b1"], p["W2"], p["b2"])
+
+
+# ---------------------------------------------------------------- the complete forward pass
+
+
+def gpt_forward(token_ids, params, n_heads):
+    """Next-token probabilities (T, V) of a decoder-only pre-norm transformer (Lecture 7)."""
+    ids = np.asarray(token_ids, dtype=np.int64)
+    W_E = np.asarray(params["W_E"], dtype=np.float64)  # (V, d)
+    x = W_E[ids] + np.asarray(params["P"], dtype=np.float64)[: len(ids)]  # (T, d)
+    for p in params["blocks"]:
+        h = layer_norm(x, p["ln1_gamma"], p["ln1_beta"], LN_EPS)
+        x = x + multi_head_attention(h, p["W_Q"], p["W_K"], p["W_V"], p["W_O"], n_heads, causal=True)
+        h = layer_norm(x, p["ln2_gamma"], p["ln2_beta"], LN_EPS)
+        x = x + feed_forward(h, p["W1"], p["b1"], p["W2"], p["b2"])
+    x = layer_norm(x, params["lnf_gamma"], params["lnf_beta"], LN_EPS)
+    W_U = np.asarray(params.get("W_U", W_E), dtype=np.float64)  # tied unless given
+    return _softmax(x @ W_U.T)  # (T, V)

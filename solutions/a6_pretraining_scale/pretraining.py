@@ -84,6 +84,20 @@ def next_token_targets(tokens, pad_id):
     return inputs, targets
 
 
+def span_corruption(tokens, spans, sentinel_ids):
+    """T5: each span -> its sentinel in the inputs; targets = sentinel, span tokens, …, final sentinel."""
+    tokens = [int(t) for t in tokens]
+    inputs, targets = [], []
+    pos = 0
+    for k, (start, length) in enumerate(spans):
+        inputs += tokens[pos:start] + [int(sentinel_ids[k])]
+        targets += [int(sentinel_ids[k])] + tokens[start : start + length]
+        pos = start + length
+    inputs += tokens[pos:]
+    targets.append(int(sentinel_ids[len(spans)]))
+    return inputs, targets
+
+
 # ---------------------------------------------------------------- parameter counts
 
 
