@@ -116,3 +116,31 @@ def test_cli_check_exit_status(capsys):
     assert main(["check", "a4"]) == 0
     assert "5 of 5 checks passed" in capsys.readouterr().out
     assert main(["check", "a9"]) == 2
+
+
+# ---------------------------------------------------------------- CLI conventions (issue 21 item 6)
+
+
+def test_every_argument_of_every_command_has_help_text():
+    import argparse
+
+    from grader.app.cli import _parser
+
+    parser = _parser()
+    (subparsers,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    missing = [f"{name} {a.dest}" for name, sub in subparsers.choices.items() for a in sub._actions
+               if not isinstance(a, argparse._HelpAction) and not a.help]
+    assert missing == []
+
+
+def test_out_dash_streams_a_bundle_to_stdout(tmp_path: Path):
+    import subprocess
+    import sys
+    import zipfile
+
+    run = subprocess.run([sys.executable, "-m", "grader", "handout", "a1", "--out", "-"], cwd=tmp_path,
+                         capture_output=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    (tmp_path / "h.zip").write_bytes(run.stdout)
+    assert "answers.toml" in {Path(n).name for n in zipfile.ZipFile(tmp_path / "h.zip").namelist()}
+    assert not (tmp_path / "-").exists()

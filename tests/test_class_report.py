@@ -175,3 +175,21 @@ def test_report_html_shows_ranking_students_and_signals(built_class, tmp_path):
                     f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=1100,3000",
                     path.as_uri()], capture_output=True, timeout=120)
     assert shot.is_file() and shot.stat().st_size > 10_000
+
+
+def test_report_without_matplotlib_keeps_its_tables(built_class, tmp_path, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError("No module named 'matplotlib'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    _, graded = built_class
+    path = tmp_path / "report.html"
+    class_report.write_report(path, A, graded)
+    text = path.read_text()
+    assert "The charts need matplotlib" in text and "id='misconceptions'" in text

@@ -191,6 +191,17 @@ def _plots(assignment: Assignment, totals: list[float], per_q: Mapping[str, list
     return dist, _png(fig)
 
 
+def _plots_html(assignment: Assignment, totals: list[float], per_q: Mapping[str, list[float]]) -> list[str]:
+    try:
+        dist, questions = _plots(assignment, totals, per_q)
+    except ImportError:  # matplotlib is a dependency; a broken install still gets the tables
+        return ["<p class=note>The charts need matplotlib (<code>pip install matplotlib</code>); "
+                "every number is in the tables below.</p>"]
+    return [f"<h2>Score distribution</h2><img alt='histogram of total scores' src='{dist}'>",
+            f"<h2>Questions</h2><img alt='share of the class with full, part or no points per question' "
+            f"src='{questions}'>"]
+
+
 # ----------------------------------------------------------------------------- HTML
 
 
@@ -319,10 +330,7 @@ def write_report(path: Path, assignment: Assignment, graded: Graded) -> None:
              f"<p>{len(graded)} submissions; mean {statistics.mean(totals) if totals else 0:.1f}, "
              f"median {statistics.median(totals) if totals else 0:.1f} of {assignment.total_points:g} points.</p>"]
     if graded:
-        dist, questions = _plots(assignment, totals, per_q)
-        parts.append(f"<h2>Score distribution</h2><img alt='histogram of total scores' src='{dist}'>")
-        parts.append(f"<h2>Questions</h2><img alt='share of the class with full, part or no points per question' "
-                     f"src='{questions}'>")
+        parts += _plots_html(assignment, totals, per_q)
     parts += _questions_html(assignment, per_q, titles)
     parts += ["<h2>What to reteach: mistakes by the points they cost</h2>",
               *_mistakes_html(rank_mistakes(assignment, graded), titles)]
