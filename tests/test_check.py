@@ -144,3 +144,14 @@ def test_out_dash_streams_a_bundle_to_stdout(tmp_path: Path):
     (tmp_path / "h.zip").write_bytes(run.stdout)
     assert "answers.toml" in {Path(n).name for n in zipfile.ZipFile(tmp_path / "h.zip").namelist()}
     assert not (tmp_path / "-").exists()
+
+
+def test_a_catalog_typo_that_stops_the_suite_loading_is_a_failed_check(monkeypatch):
+    def typo(name):
+        raise registry.AuthoringError("a4_transformer names misconceptions that are not in the catalog: "
+                                      "a4.sdpa: atention-missing-scale")
+
+    monkeypatch.setattr(registry, "load", typo)
+    out = io.StringIO()
+    assert check.run("a4", out) == 1
+    assert "FAILED catalog: a4_transformer names misconceptions" in out.getvalue()

@@ -338,7 +338,12 @@ def report(assignment: Assignment, findings: Sequence[Finding], out: TextIO) -> 
 def run(assignment_id: str, out: TextIO | None = None) -> int:
     """`seqgrade check ID`: 0 when every check passes, 1 otherwise."""
     out = out or sys.stdout
-    assignment = registry.load(assignment_id)
+    try:
+        assignment = registry.load(assignment_id)
+    except registry.AuthoringError as err:  # a catalog typo stops the suite from loading at all
+        out.write(f"seqgrade check {assignment_id}\n  FAILED catalog: {err}\n"
+                  "the other checks need the assignment to load: fix this first\n")
+        return 1
     findings = check_assignment(assignment)
     report(assignment, findings, out)
     return 0 if all(f.ok for f in findings) else 1
