@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -43,6 +43,30 @@ class Tolerance:
     atol: float = 1e-6
 
 
+@dataclass
+class Judgement:
+    """What a custom judge concluded from all of a question's outputs together."""
+
+    checks: list[tuple[str, bool, str]] = field(default_factory=list)  # (what, passed, detail for the student)
+    misconceptions: list[str] = field(default_factory=list)  # catalog ids the outputs show
+    fatal: str | None = None  # the outputs are unusable (type, shape): nothing else could be checked
+    how: str = ""  # how the checks were made, shown after "k/n checks passed"
+
+    @property
+    def fraction(self) -> float:
+        """The share of the points earned: the share of checks passed (0 when fatal)."""
+        if self.fatal is not None or not self.checks:
+            return 0.0
+        return sum(ok for _, ok, _ in self.checks) / len(self.checks)
+
+
+class CustomJudge(Protocol):
+    """Judges a question's outputs together: `outputs[i]` is the student's plain-data output
+    for `cases[i]`, None when that call failed or was not run."""
+
+    def __call__(self, cases: Sequence[Case], outputs: Sequence[Any]) -> Judgement: ...
+
+
 @dataclass(frozen=True)
 class CodeQuestion:
     """A question graded by calling one contract function of the student's file."""
@@ -63,10 +87,10 @@ class CodeQuestion:
     # the reference and the mutants still get NumPy arrays (the grader never needs torch)
     output_names: tuple[str, ...] = ()  # names of a tuple's elements for feedback ("loss", "grad_v_c")
     visibility: Visibility | None = None  # Gradescope's; None = the assignment's default
-    # A custom grader for questions that are not "compare with the reference" (random
-    # procedures graded by distribution): it gets a `call(*args, **kwargs)` that runs
-    # the student function and returns its plain-data output or raises StudentError.
-    custom: Callable[..., Any] | None = None
+    # A custom judge for questions that are not "compare with the reference" (random
+    # procedures graded by distribution): the engine calls every case (and handles failures,
+    # timeouts, shortcuts), then the judge reads all the outputs together.
+    custom: CustomJudge | None = None
     kind: Literal["code"] = "code"
 
 

@@ -4,11 +4,20 @@ The tolerance policy (README, "How a grade is decided"): arrays and scalars pass
 |got - want| <= atol + rtol * |want| everywhere, with rtol = 1e-4 and atol = 1e-6 by
 default, which accepts float32 work; integers, booleans, strings and shapes must match
 exactly. Shapes must match exactly too: `(n,)` is not `(n, 1)`.
+
+Two rules keep a hidden case hidden and the grader fast whatever comes back:
+- `hidden=True` messages say which output is wrong and how (structure, shape, NaN/inf,
+  "values differ") and may describe the student's own output, but never a count, a position
+  or an error size computed from the expected values.
+- The work done is bounded by the expected output's size: a returned list or array whose
+  shape cannot be the expected one is rejected before anything is converted or copied.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -22,7 +31,7 @@ class Mismatch:
 
     where: str  # "" for the whole output, "grad_U", "[1]", "['W_h']"
     reason: str  # "structure" | "type" | "shape" | "nonfinite" | "values" | "exact"
-    message: str  # for the student; never contains hidden expected values
+    message: str  # for the student; with hidden=True nothing in it derives from the expected values
 
 
 def _label(where: str) -> str:
@@ -45,17 +54,23 @@ def as_array(value: Any) -> np.ndarray | None:
 
 
 def compare(got: Any, want: Any, tol: Tolerance = Tolerance(), *, exact: bool = False,
-            names: tuple[str, ...] = (), where: str = "") -> list[Mismatch]:
-    """Every mismatch between `got` and `want` (empty when they match)."""
+            names: tuple[str, ...] = (), where: str = "", hidden: bool = False) -> list[Mismatch]:
+    """Every mismatch between `got` and `want` (empty when they match).
+
+    `hidden`: the messages reveal nothing computed from `want` (see the module's docstring).
+    """
     if isinstance(want, dict):
-        return _compare_dict(got, want, tol, exact, where)
+        return _compare_dict(got, want, tol, exact, where, hidden)
     if isinstance(want, tuple) and not _is_plain_sequence(want):
-        return _compare_tuple(got, want, tol, exact, names, where)
+        return _compare_tuple(got, want, tol, exact, names, where, hidden)
     if isinstance(want, np.ndarray):
-        return _compare_array(got, want, tol, exact, where)
+        return _compare_array(got, want, tol, exact, where, hidden)
     if isinstance(want, bool):
         if isinstance(got, (bool, np.bool_)) or (isinstance(got, np.ndarray) and got.shape == () and got.dtype == bool):
-            return [] if bool(got) == want else [Mismatch(where, "exact", f"{_label(where)}expected `{want}`")]
+            if bool(got) == want:
+                return []
+            said = f"got `{bool(got)}`" if hidden else f"expected `{want}`"
+            return [Mismatch(where, "exact", f"{_label(where)}{said}")]
         return [Mismatch(where, "type", f"{_label(where)}expected True or False, got {_kind(got)}")]
     if isinstance(want, (int, float)):
         return _compare_scalar(got, want, tol, exact, where)
@@ -77,7 +92,7 @@ def _is_plain_sequence(want: tuple) -> bool:
     return all(isinstance(v, (int, str)) and not isinstance(v, bool) for v in want)
 
 
-def _compare_dict(got: Any, want: dict, tol: Tolerance, exact: bool, where: str) -> list[Mismatch]:
+def _compare_dict(got: Any, want: dict, tol: Tolerance, exact: bool, where: str, hidden: bool) -> list[Mismatch]:
     if not isinstance(got, dict):
         return [Mismatch(where, "structure", f"{_label(where)}expected a dict with keys "
                          f"{', '.join(map(repr, want))}, got {_kind(got)}")]
@@ -87,12 +102,13 @@ def _compare_dict(got: Any, want: dict, tol: Tolerance, exact: bool, where: str)
         out.append(Mismatch(where, "structure", f"{_label(where)}missing keys: {', '.join(map(repr, missing))}"))
     for k, w in want.items():
         if k in got:
-            out += compare(got[k], w, tol, exact=exact, where=f"{where}[{k!r}]" if where else repr(k))
+            out += compare(got[k], w, tol, exact=exact, where=f"{where}[{k!r}]" if where else repr(k),
+                           hidden=hidden)
     return out
 
 
 def _compare_tuple(got: Any, want: tuple, tol: Tolerance, exact: bool, names: tuple[str, ...],
-                   where: str) -> list[Mismatch]:
+                   where: str, hidden: bool) -> list[Mismatch]:
     if not isinstance(got, (tuple, list)) or len(got) != len(want):
         desc = f"a tuple of {len(want)} values" + (f" ({', '.join(names)})" if names else "")
         got_desc = f"{len(got)} values" if isinstance(got, (tuple, list)) else _kind(got)
@@ -100,7 +116,8 @@ def _compare_tuple(got: Any, want: tuple, tol: Tolerance, exact: bool, names: tu
     out: list[Mismatch] = []
     for i, (g, w) in enumerate(zip(got, want)):
         label = names[i] if i < len(names) else f"[{i}]"
-        out += compare(g, w, tol, exact=exact, where=f"{where}{label}" if not where else f"{where}.{label}")
+        out += compare(g, w, tol, exact=exact, where=f"{where}{label}" if not where else f"{where}.{label}",
+                       hidden=hidden)
     return out
 
 
@@ -111,50 +128,116 @@ def _compare_scalar(got: Any, want: float, tol: Tolerance, exact: bool, where: s
         shape_note = f" of shape {tuple(got.shape)}" if isinstance(got, np.ndarray) else ""
         return [Mismatch(where, "type", f"{_label(where)}expected a single number, got {_kind(got)}{shape_note}"
                          if not shape_note else f"{_label(where)}expected a single number, got an array{shape_note}")]
-    return _values(np.asarray(float(got)), np.asarray(float(want)), tol, exact, where)
+    try:
+        value = float(got)
+    except OverflowError:  # an int beyond float range: not any expected value
+        return [Mismatch(where, "values", f"{_label(where)}value differs (got an integer of "
+                         f"{len(str(abs(got))) if abs(got) < 10**4000 else 'thousands of'} digits)")]
+    return _values(np.asarray(value), np.asarray(float(want)), tol, exact, where, hidden=False)
 
 
-def _compare_array(got: Any, want: np.ndarray, tol: Tolerance, exact: bool, where: str) -> list[Mismatch]:
+def list_shape(value: Any, limit: int = 32) -> tuple[int, ...]:
+    """The shape of a nested list read along its first elements (cheap; ragged lists not checked)."""
+    shape: list[int] = []
+    node = value
+    while isinstance(node, (list, tuple)) and len(shape) < limit:
+        shape.append(len(node))
+        if not node:
+            break
+        node = node[0]
+    return tuple(shape)
+
+
+def _fits(value: Any, shape: tuple[int, ...]) -> bool:
+    """Whether a nested list has exactly `shape`, checked in at most prod(shape) steps."""
+    if not shape:
+        return not isinstance(value, (list, tuple))
+    if not isinstance(value, (list, tuple)) or len(value) != shape[0]:
+        return False
+    if len(shape) == 1:
+        return not any(isinstance(v, (list, tuple)) for v in value)
+    return all(_fits(v, shape[1:]) for v in value)
+
+
+def _array_of_shape(got: Any, want: np.ndarray, where: str) -> tuple[np.ndarray | None, list[Mismatch]]:
+    """`got` as an array when its shape is the expected one; the mismatch otherwise.
+
+    Nothing larger than the expected output is converted: an ndarray's shape is read as is, a
+    list's along its first elements, before any copy.
+    """
+    if isinstance(got, np.ndarray):
+        shape = tuple(got.shape)
+    elif isinstance(got, (list, tuple)) and not isinstance(got, bool):
+        shape = list_shape(got)
+        if shape == want.shape and not _fits(got, want.shape):
+            return None, [Mismatch(where, "type", f"{_label(where)}expected an array of shape "
+                                   f"{tuple(want.shape)}, got a ragged list")]
+    elif isinstance(got, (bool, int, float)):
+        shape = ()
+    else:
+        shape = None
+    if shape is not None and shape != want.shape:
+        return None, [Mismatch(where, "shape", f"{_label(where)}expected shape {tuple(want.shape)}, got {shape}")]
     g = as_array(got)
     if g is None:
-        return [Mismatch(where, "type", f"{_label(where)}expected an array of shape {tuple(want.shape)}, "
-                         f"got {_kind(got)}")]
-    if g.shape != want.shape:
-        return [Mismatch(where, "shape", f"{_label(where)}expected shape {tuple(want.shape)}, got {tuple(g.shape)}")]
+        return None, [Mismatch(where, "type", f"{_label(where)}expected an array of shape {tuple(want.shape)}, "
+                               f"got {_kind(got)}")]
+    return g, []
+
+
+def _compare_array(got: Any, want: np.ndarray, tol: Tolerance, exact: bool, where: str,
+                   hidden: bool) -> list[Mismatch]:
+    g, problem = _array_of_shape(got, want, where)
+    if g is None:
+        return problem
     if want.dtype == bool or want.dtype.kind in "iu" or exact:
         if g.dtype.kind == "f" and not np.all(np.isfinite(g)):
             return [Mismatch(where, "nonfinite", f"{_label(where)}contains NaN or inf")]
         if not np.array_equal(g.astype(np.float64), want.astype(np.float64)):
+            if hidden:
+                return [Mismatch(where, "exact", f"{_label(where)}entries differ (exact match expected)")]
             n = int(np.sum(g.astype(np.float64) != want.astype(np.float64)))
             return [Mismatch(where, "exact", f"{_label(where)}{n} of {want.size} entries differ (exact match expected)")]
         return []
-    return _values(g.astype(np.float64), want.astype(np.float64), tol, exact, where)
+    return _values(g.astype(np.float64), want.astype(np.float64), tol, exact, where, hidden)
 
 
-def _values(g: np.ndarray, w: np.ndarray, tol: Tolerance, exact: bool, where: str) -> list[Mismatch]:
+def _nonfinite_mismatch(g: np.ndarray, w: np.ndarray, where: str, hidden: bool) -> Mismatch | None:
+    """Non-finite values match only non-finite values of the same kind at the same place
+    (a mutant such as an unstable softmax produces NaN on purpose); None when they do."""
     g_bad, w_bad = ~np.isfinite(g), ~np.isfinite(w)
-    if np.any(g_bad | w_bad):
-        # Non-finite values match only non-finite values of the same kind at the same place
-        # (a mutant such as an unstable softmax produces NaN on purpose).
-        same = np.array_equal(g_bad, w_bad) and np.array_equal(np.nan_to_num(g[g_bad], nan=0.0),
-                                                                np.nan_to_num(w[w_bad], nan=0.0))
-        if not same:
-            n = int(np.sum(g_bad & ~w_bad))
-            if n:
-                return [Mismatch(where, "nonfinite", f"{_label(where)}{n} entr{'y is' if n == 1 else 'ies are'} "
-                                 "NaN or inf (overflow? a log of 0?)")]
-            return [Mismatch(where, "values", f"{_label(where)}values differ")]
-        g, w = g[~g_bad], w[~w_bad]
+    same = np.array_equal(g_bad, w_bad) and np.array_equal(np.nan_to_num(g[g_bad], nan=0.0),
+                                                            np.nan_to_num(w[w_bad], nan=0.0))
+    if same:
+        return None
+    # hidden: count the student's own NaN/inf, not where the expected output has none
+    n = int(np.sum(g_bad)) if hidden else int(np.sum(g_bad & ~w_bad))
+    if n and (not hidden or np.any(g_bad & ~w_bad)):
+        return Mismatch(where, "nonfinite", f"{_label(where)}{n} entr{'y is' if n == 1 else 'ies are'} "
+                        "NaN or inf (overflow? a log of 0?)")
+    return Mismatch(where, "values", f"{_label(where)}values differ")
+
+
+def _values(g: np.ndarray, w: np.ndarray, tol: Tolerance, exact: bool, where: str,
+            hidden: bool) -> list[Mismatch]:
+    if not (np.all(np.isfinite(g)) and np.all(np.isfinite(w))):
+        bad = _nonfinite_mismatch(g, w, where, hidden)
+        if bad is not None:
+            return [bad]
+        keep = np.isfinite(g)
+        g, w = g[keep], w[keep]
     if exact:
         ok = np.array_equal(g, w)
     else:
         ok = bool(np.all(np.abs(g - w) <= tol.atol + tol.rtol * np.abs(w)))
     if ok:
         return []
-    err = np.abs(g - w)
-    worst = int(np.argmax(err)) if err.size else 0
     if g.ndim == 0 or g.size == 1:
         return [Mismatch(where, "values", f"{_label(where)}value differs (got {_fmt(g.reshape(-1)[0])})")]
+    if hidden:
+        return [Mismatch(where, "values", f"{_label(where)}values differ")]
+    err = np.abs(g - w)
+    worst = int(np.argmax(err)) if err.size else 0
     idx = np.unravel_index(worst, g.shape) if g.ndim else ()
     n_bad = int(np.sum(err > tol.atol + tol.rtol * np.abs(w)))
     return [Mismatch(where, "values", f"{_label(where)}{n_bad} of {g.size} entries differ "
@@ -162,7 +245,8 @@ def _values(g: np.ndarray, w: np.ndarray, tol: Tolerance, exact: bool, where: st
 
 
 def _compare_exact(got: Any, want: Any, where: str) -> list[Mismatch]:
-    if _plain(got) == _plain(want):
+    longer = isinstance(got, (list, tuple, np.ndarray)) and isinstance(want, (list, tuple)) and len(got) > len(want)
+    if not longer and _plain(got) == _plain(want):
         return []
     return [Mismatch(where, "exact", f"{_label(where)}differs (got {_short(got)})")]
 
@@ -183,16 +267,30 @@ def _fmt(x: float) -> str:
 
 
 def _short(x: Any, limit: int = 120) -> str:
-    text = repr(_plain(x))
+    try:
+        text = repr(_plain(_head(x, limit)))
+    except ValueError:  # an int too long to print (Python's 4300-digit limit)
+        return "a number too long to show"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _head(x: Any, n: int) -> Any:
+    """At most the first `n` items at every level: the same first `n` characters of repr, bounded work."""
+    if isinstance(x, (list, tuple)):
+        return type(x)(_head(v, n) for v in x[:n])
+    if isinstance(x, np.ndarray) and x.ndim:
+        return _head(list(x[:n]), n)
+    return x
 
 
 def preview(value: Any, limit: int = 6) -> str:
     """What came back, briefly: a shape and a few numbers (safe to show for hidden cases)."""
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {preview(v, 3)}" for k, v in list(value.items())[:6]) + "}"
+        return "{" + ", ".join(f"{_short(k, 40)}: {preview(v, 3)}" for k, v in islice(value.items(), 6)) + "}"
     if isinstance(value, tuple):
         return "(" + ", ".join(preview(v, 3) for v in value[:6]) + ")"
+    if isinstance(value, list) and len(list_shape(value)) > 0 and _size(list_shape(value)) > 10_000:
+        return f"a list of shape {list_shape(value)}: {_short(value)}"  # not converted: too large
     a = as_array(value) if not isinstance(value, np.ndarray) else value
     if a is None or a.dtype.kind not in "biuf":
         return _short(value)
@@ -202,3 +300,7 @@ def preview(value: Any, limit: int = 6) -> str:
     nums = ", ".join(_fmt(v) if a.dtype.kind == "f" else str(v) for v in flat.tolist())
     more = ", …" if a.size > limit else ""
     return f"shape {tuple(a.shape)}: [{nums}{more}]"
+
+
+def _size(shape: tuple[int, ...]) -> int:
+    return math.prod(shape)

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from grader import catalog
 from grader.engine import shortcuts
-from grader.engine.checks import compare, preview
+from grader.engine.checks import Mismatch, compare, preview
 from grader.engine.diagnosis import Explanation, explain, verdict
 from grader.engine.locate import Located
 from grader.engine.trusted import all_nan, run_trusted, trusted_mutants
 from grader.questions import Case, CodeQuestion
 from grader.report import QuestionResult
-from grader.sandbox.session import CallOutcome, WorkerSession
+from grader.sandbox.session import CallOutcome, Failure, WorkerSession
 
 
 def misconception_note(mid: str) -> str:
@@ -23,11 +22,54 @@ def misconception_note(mid: str) -> str:
     return f"**{kind} — {m.title}** (`{m.id}`): {m.explanation} *Read: {m.section}.*"
 
 
-def _shortcut_feedback(names: list[str], where: str) -> str:
-    calls = ", ".join(f"`{n}`" for n in names)
+def _shortcut_feedback(description: str) -> str:
     m = catalog.get("uses-library-shortcut")
-    return (f"**0 points: library shortcut.** {where} uses {calls}, which this question asks you to write "
+    return (f"**0 points: library shortcut.** {description}: this question asks you to write it "
             f"yourself. {m.explanation} (`uses-library-shortcut`)")
+
+
+def _ban(q: CodeQuestion, ctx: CodeContext, result: QuestionResult) -> bool:
+    """Charge a forbidden call the function can reach (read in the source); True when charged.
+    Calls the source hides are refused while the function runs (see the case loop)."""
+    assert ctx.source is not None and ctx.session is not None
+    found = shortcuts.scan(ctx.source, q.forbidden, q.function)
+    if found:
+        result.feedback = _shortcut_feedback(shortcuts.describe(found, q.function))
+        result.misconceptions = ["uses-library-shortcut"]
+        return True
+    if ctx.session.tampered:
+        result.feedback = (f"**0 points: needs review.** `{q.file}` loaded a library behind the grader's back "
+                           "(around its import hook), so library shortcuts cannot be ruled out; your instructor "
+                           "will look at it.")
+        _flag_review(result, ["a banned library loaded around the grader's import hook"])
+        return True
+    return False
+
+
+def _flag_review(result: QuestionResult, what: list[str]) -> None:
+    """Constructs an instructor should look at (the class report lists them)."""
+    if not what:
+        return
+    listed = getattr(result, "needs_review", None)  # QuestionResult.needs_review, where the report has it
+    if isinstance(listed, list):
+        listed.extend(w for w in what if w not in listed)
+    result.feedback += ("\n\n**Needs review:** this function (or code it reaches) uses "
+                        + ", ".join(what[:6]) + ", which can reach a library or the grader's checks by a "
+                        "computed name; your instructor will look at it.")
+
+
+def _review_items(q: CodeQuestion, ctx: CodeContext) -> list[str]:
+    """What the source scan asks an instructor to review, and banned calls made at import that
+    the source does not show."""
+    assert ctx.source is not None and ctx.session is not None
+    items = [f"{f.name} (line {f.line})" for f in shortcuts.review(ctx.source, q.function)]
+    visible = {f.name for f in shortcuts.scan(ctx.source, q.forbidden)}
+    items += [f"`{u.name}` called while the file was imported (line {u.line})"
+              for u in ctx.session.import_shortcuts if shortcuts.matches(u.name, q.forbidden) and u.name not in visible]
+    return items
+
+
+BUDGET_SPENT = "not run: the submission's time budget ran out"
 
 
 @dataclass
@@ -40,91 +82,174 @@ class CodeContext:
 
 
 def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult:
+    """One code question: the shortcut ban, every case called, then judged (compared or custom)."""
     result = QuestionResult(q.id, q.title, number, "code", q.function, 0.0, q.points, "", q.visibility)
     if ctx.file_problem is not None:
         result.feedback = ctx.file_problem
         result.error = ctx.file_problem
         return result
     assert ctx.source is not None and ctx.session is not None
-    if q.forbidden:
-        scope = None if q.forbid_in == "file" else q.function
-        found = shortcuts.scan(ctx.source, q.forbidden, scope)
-        if found:
-            where = f"`{q.file}`" if q.forbid_in == "file" else f"`{q.function}` (line {found[0].line})"
-            result.feedback = _shortcut_feedback([f.name for f in found], where)
-            result.misconceptions = ["uses-library-shortcut"]
-            return result
-        tripped_at_import = [t for t in ctx.session.import_tripped if shortcuts.matches(t, q.forbidden)]
-        if tripped_at_import and q.forbid_in == "file":
-            result.feedback = _shortcut_feedback(tripped_at_import, f"`{q.file}`")
-            result.misconceptions = ["uses-library-shortcut"]
-            return result
-
+    if q.forbidden and _ban(q, ctx, result):
+        return result
     cases = list(q.cases(ctx.seed))
+    outcomes = _call_cases(q, ctx.session, cases)
+    if _stopped(q, outcomes, result):
+        return result
     if q.custom is not None:
-        return q.custom(q, cases, _caller(q, ctx), result)
-    total_weight = sum(c.weight for c in cases) or 1.0
-    earned = 0.0
-    lines: list[str] = []
-    per_case: list[list[Explanation]] = []
-    n_failed = 0
-    for i, case in enumerate(cases):
-        outcome: CallOutcome = ctx.session.call(q.function, case.args, dict(case.kwargs), torch_inputs=q.torch_inputs)
-        tripped = [t for t in outcome.tripped if shortcuts.matches(t, q.forbidden)]
-        if tripped:
-            result.feedback = _shortcut_feedback(tripped, f"`{q.function}`")
-            result.misconceptions = ["uses-library-shortcut"]
-            result.score = 0.0
-            return result
-        if outcome.failure is not None:
-            if outcome.failure.kind == "timeout":
-                # Every later case would most likely wait out its limit too.
-                n_failed += len(cases) - i
-                lines.append(f"- ✘ {case.name}: {outcome.failure.message}")
-                lines += [f"- ✘ {c.name}: not run (an earlier case of `{q.function}` timed out)" for c in cases[i + 1:]]
-                result.error = result.error or outcome.failure.message
-                break
-            if outcome.failure.kind == "not-attempted" and i == 0:
-                result.not_attempted = True
-                result.feedback = f"Not attempted: `{q.function}` still raises `NotImplementedError`."
-                return result
-            if outcome.failure.kind in ("import", "crashed", "budget") and result.error is None:
-                result.error = outcome.failure.message
-            n_failed += 1
-            lines.append(f"- ✘ {case.name}: {outcome.failure.message}")
-            if outcome.failure.is_overflow and q.mutants:
-                # math.exp(1000) raises where numpy gives inf: read it as "every output non-finite",
-                # which only the overflow misconceptions (NONFINITE mutants) explain.
-                want = run_trusted(q.reference, case)
-                per_case.append(explain(all_nan(want), want, case.args, dict(case.kwargs),
-                                        trusted_mutants(q.mutants), q.tolerance, exact=q.integer))
-            continue
-        want = run_trusted(q.reference, case)
-        mismatches = compare(outcome.value, want, q.tolerance, exact=q.integer, names=q.output_names)
-        if not mismatches:
-            earned += case.weight
-            lines.append(f"- ✔ {case.name}")
-            continue
-        n_failed += 1
-        explanations: list[Explanation] = []
-        if q.mutants:
-            explanations = explain(outcome.value, want, case.args, dict(case.kwargs),
-                                   trusted_mutants(q.mutants), q.tolerance, exact=q.integer)
-        per_case.append(explanations)
-        if explanations:
-            earned += case.weight * catalog.get(explanations[0].misconception).credit
-        lines.append(_case_line(case, mismatches, outcome.value, want))
-    result.misconceptions = verdict(per_case, n_failed)
-    result.score = round(q.points * earned / total_weight, 4)
-    passed = sum(1 for line in lines if line.startswith("- ✔"))
-    head = f"**{passed}/{len(cases)} cases passed.**"
-    body = "\n".join(lines)
-    notes = "\n\n".join(misconception_note(m) for m in result.misconceptions)
-    result.feedback = "\n\n".join(part for part in (head, body, notes) if part)
+        _judge_custom(q, cases, outcomes, result)
+    else:
+        _judge_compared(q, cases, outcomes, result)
+    if q.forbidden:
+        _flag_review(result, _review_items(q, ctx))
     return result
 
 
-def _case_line(case: Case, mismatches, got: Any, want: Any) -> str:
+# ---------------------------------------------------------------------------- calling
+
+
+def _call(q: CodeQuestion, session: WorkerSession, case: Case) -> CallOutcome:
+    """One call of the student's function; past the submission's budget, a "not run" failure."""
+    if session.remaining() <= 0:
+        return CallOutcome(failure=Failure("budget", BUDGET_SPENT))
+    try:
+        outcome = session.call(q.function, case.args, dict(case.kwargs), torch_inputs=q.torch_inputs,
+                               banned=q.forbidden)
+    except (OSError, ValueError):
+        if session.remaining() > 1.0:
+            raise  # not the budget: our bug, visible as such
+        return CallOutcome(failure=Failure("budget", BUDGET_SPENT))  # the sandbox's own deadline closed the pipes
+    failure = outcome.failure
+    if failure is not None and session.remaining() <= 1.0:
+        if failure.kind == "budget" or (failure.kind == "crashed" and failure is session.import_failure):
+            return CallOutcome(failure=Failure("budget", BUDGET_SPENT), tripped=outcome.tripped)
+        if failure.kind == "timeout":
+            return CallOutcome(failure=Failure("timeout", f"`{q.function}` was stopped when the submission's "
+                                               "time budget ran out"), tripped=outcome.tripped)
+    return outcome
+
+
+def _call_cases(q: CodeQuestion, session: WorkerSession, cases: list[Case]) -> list[CallOutcome | None]:
+    """Each case's outcome; None for the cases not run after a timeout (each would wait it out
+    too), a refused library shortcut or a first case that is not attempted; a "not run" failure
+    for those the submission's time budget did not reach."""
+    outcomes: list[CallOutcome | None] = []
+    for i, case in enumerate(cases):
+        outcome = _call(q, session, case)
+        outcomes.append(outcome)
+        kind = outcome.failure.kind if outcome.failure is not None else None
+        if _tripped(q, outcome) or kind == "timeout" or (kind == "not-attempted" and i == 0):
+            break
+    if session.remaining() <= 0:
+        return outcomes + [CallOutcome(failure=Failure("budget", BUDGET_SPENT))] * (len(cases) - len(outcomes))
+    return outcomes + [None] * (len(cases) - len(outcomes))
+
+
+def _tripped(q: CodeQuestion, outcome: CallOutcome) -> list[str]:
+    return [t for t in outcome.tripped if shortcuts.matches(t, q.forbidden)] if q.forbidden else []
+
+
+def _stopped(q: CodeQuestion, outcomes: list[CallOutcome | None], result: QuestionResult) -> bool:
+    """A library shortcut refused while the function ran, or a function not attempted: the
+    question ends here (`result` filled in)."""
+    for outcome in outcomes:
+        tripped = _tripped(q, outcome) if outcome is not None else []
+        if tripped:
+            uses = [shortcuts.Finding(u.name, u.line, u.function) for u in outcome.shortcuts if u.name in tripped]
+            result.feedback = _shortcut_feedback(shortcuts.describe(uses or [shortcuts.Finding(t, 0) for t in tripped],
+                                                                    q.function))
+            result.misconceptions = ["uses-library-shortcut"]
+            result.score = 0.0
+            return True
+    first = outcomes[0] if outcomes else None
+    if first is not None and first.failure is not None and first.failure.kind == "not-attempted":
+        result.not_attempted = True
+        result.feedback = f"Not attempted: `{q.function}` still raises `NotImplementedError`."
+        return True
+    return False
+
+
+def _failure_line(q: CodeQuestion, case: Case, outcome: CallOutcome | None, result: QuestionResult) -> str:
+    """A case whose call produced no value (None: not run), and the question's first run failure."""
+    if outcome is None:
+        return f"- ✘ {case.name}: not run (an earlier case of `{q.function}` timed out)"
+    assert outcome.failure is not None
+    if outcome.failure.kind in ("timeout", "import", "crashed", "budget") and result.error is None:
+        result.error = outcome.failure.message
+    return f"- ✘ {case.name}: {outcome.failure.message}"
+
+
+# ---------------------------------------------------------------------------- judging
+
+
+@dataclass
+class _CaseVerdict:
+    credit: float  # share of the case's weight earned
+    line: str  # the case's feedback line
+    explanations: list[Explanation] | None  # None: the case passed or nothing could be diagnosed
+
+
+def _judge_case(q: CodeQuestion, case: Case, outcome: CallOutcome | None, result: QuestionResult) -> _CaseVerdict:
+    if outcome is None or outcome.failure is not None:
+        line = _failure_line(q, case, outcome, result)
+        if outcome is not None and outcome.failure is not None and outcome.failure.is_overflow and q.mutants:
+            # math.exp(1000) raises where numpy gives inf: read it as "every output non-finite",
+            # which only the overflow misconceptions (NONFINITE mutants) explain.
+            want = run_trusted(q.reference, case)
+            return _CaseVerdict(0.0, line, explain(all_nan(want), want, case.args, dict(case.kwargs),
+                                                    trusted_mutants(q.mutants), q.tolerance, exact=q.integer))
+        return _CaseVerdict(0.0, line, None)
+    want = run_trusted(q.reference, case)
+    mismatches = compare(outcome.value, want, q.tolerance, exact=q.integer, names=q.output_names,
+                         hidden=not case.visible)
+    if not mismatches:
+        return _CaseVerdict(1.0, f"- ✔ {case.name}", None)
+    explanations: list[Explanation] = []
+    if q.mutants:
+        explanations = explain(outcome.value, want, case.args, dict(case.kwargs),
+                               trusted_mutants(q.mutants), q.tolerance, exact=q.integer)
+    credit = catalog.get(explanations[0].misconception).credit if explanations else 0.0
+    return _CaseVerdict(credit, case_line(case, mismatches, outcome.value, want), explanations)
+
+
+def _judge_compared(q: CodeQuestion, cases: list[Case], outcomes: list[CallOutcome | None],
+                    result: QuestionResult) -> None:
+    """Each case compared with the reference; a wrong one explained by the mutants."""
+    verdicts = [_judge_case(q, case, outcome, result) for case, outcome in zip(cases, outcomes)]
+    per_case = [v.explanations for v in verdicts if v.explanations is not None]
+    n_failed = sum(1 for v in verdicts if not v.line.startswith("- ✔"))
+    total_weight = sum(c.weight for c in cases) or 1.0
+    earned = sum(c.weight * v.credit for c, v in zip(cases, verdicts))
+    result.misconceptions = verdict(per_case, n_failed)
+    result.score = round(q.points * earned / total_weight, 4)
+    head = f"**{len(cases) - n_failed}/{len(cases)} cases passed.**"
+    body = "\n".join(v.line for v in verdicts)
+    notes = "\n\n".join(misconception_note(m) for m in result.misconceptions)
+    result.feedback = "\n\n".join(part for part in (head, body, notes) if part)
+
+
+def _judge_custom(q: CodeQuestion, cases: list[Case], outcomes: list[CallOutcome | None],
+                  result: QuestionResult) -> None:
+    """Every output judged together by the question's own judge (invariants, distributions)."""
+    assert q.custom is not None
+    outputs = [o.value if o is not None and o.failure is None else None for o in outcomes]
+    lines = [_failure_line(q, c, o, result) for c, o in zip(cases, outcomes) if o is None or o.failure is not None]
+    j = q.custom(cases, outputs)
+    # a failed call costs the checks it could not feed: scale by the share of calls that ran
+    share = sum(o is not None for o in outputs) / len(outputs) if lines else 1.0
+    result.score = round(q.points * j.fraction * share, 4)
+    if j.fatal is not None:
+        lines.append(f"- ✘ {j.fatal}")
+    lines += [f"- ✔ {what}" if ok else f"- ✘ {what}: {detail}" for what, ok, detail in j.checks]
+    passed = sum(ok for _, ok, _ in j.checks)
+    head = f"**{passed}/{len(j.checks)} checks passed**" + (f" ({j.how})." if j.how else ".")
+    result.misconceptions = list(j.misconceptions) if result.score < q.points else []
+    notes = "\n\n".join(misconception_note(m) for m in result.misconceptions)
+    result.feedback = "\n\n".join(part for part in (head, "\n".join(lines), notes) if part)
+
+
+def case_line(case: Case, mismatches: list[Mismatch], got: Any, want: Any) -> str:
+    """A wrong case's feedback: what differs; a visible case shows both outputs, a hidden one
+    only the student's own (`mismatches` were made with hidden=not case.visible)."""
     reasons = "; ".join(m.message for m in mismatches[:4])
     line = f"- ✘ {case.name}: {reasons}"
     if case.visible:
@@ -134,16 +259,8 @@ def _case_line(case: Case, mismatches, got: Any, want: Any) -> str:
     return line
 
 
-def _caller(q: CodeQuestion, ctx: CodeContext) -> Callable[..., CallOutcome]:
-    assert ctx.session is not None
-
-    def call(*args: Any, **kwargs: Any) -> CallOutcome:
-        return ctx.session.call(q.function, args, kwargs, torch_inputs=q.torch_inputs)
-
-    return call
-
-
 def syntax_problem(name: str, source: str) -> str | None:
+    """Why the file cannot be read as Python, in the student's terms (None when it can)."""
     try:
         shortcuts.parse_python(source, filename=name)
     except SyntaxError as err:
@@ -152,5 +269,7 @@ def syntax_problem(name: str, source: str) -> str | None:
         return f"`{name}` has a syntax error{where} ({err.msg}); no function in it could be run."
     except ValueError as err:  # null bytes
         return f"`{name}` could not be parsed: {err}"
+    except (RecursionError, MemoryError):
+        return (f"`{name}` is too deeply nested for Python to read (an expression with tens of thousands of "
+                "terms or brackets?); Python itself cannot import it, so no function in it could be run.")
     return None
-

@@ -4,18 +4,26 @@ The flow: locate the files; start the sandboxed worker (it preloads numpy/torch 
 trusted side computes the reference outputs); call the student's functions case by case;
 compare; on a mismatch, ask the mutants which misconception explains it; judge the
 written answers; collect everything into a `GradeReport`.
+
+Whatever the submission does, grading finishes and keeps what it graded: a question the
+submission's time budget did not reach says so, the written answers are graded whatever
+happened to the code (within their own time limit), and a failure of the grader itself
+costs only the question it happened in.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import re
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import sandbox
 from grader.course import variants
 from grader.engine import notebook
-from grader.engine.code import CodeContext, grade_code, syntax_problem
+from grader.engine.code import BUDGET_SPENT, CodeContext, grade_code, syntax_problem
 from grader.engine.locate import Located, SubmissionError, locate
 from grader.questions import Assignment, CodeQuestion, WrittenQuestion
 from grader.report import GradeReport, QuestionResult
@@ -23,26 +31,108 @@ from grader.sandbox.session import WorkerSession
 from grader.written.expr.judge import ExprJudge
 
 ANSWERS_FILE = "answers.toml"
+WRITTEN_SECONDS = 60.0  # wall clock for all written answers of one submission together
 _TORCH_IMPORT = re.compile(r"^\s*(import\s+torch|from\s+torch[\s.])", re.M)
+
+
+@dataclass
+class _Run:
+    """What grading one submission collects as it goes."""
+
+    results: dict[str, QuestionResult] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    extra: list[QuestionResult] = field(default_factory=list)  # instructors' unittest entries
+    grader_error: str | None = None
+    session: WorkerSession | None = None
+
+    def failed(self, q: CodeQuestion | WrittenQuestion, number: str, where: str, exc: Exception) -> None:
+        """A bug of ours: it costs this one question, visibly."""
+        self.grader_error = f"{where}: {type(exc).__name__}: {exc}"
+        self.results[q.id] = _internal_error(q, number, self.grader_error)
 
 
 # ---------------------------------------------------------------------------- written questions
 
 
-def _grade_written_all(questions: list[tuple[str, WrittenQuestion]], located: Located, assignment_id: str,
-                       student: str | None, judge: ExprJudge) -> list[QuestionResult]:
+def _written_result(q: WrittenQuestion, number: str, w) -> QuestionResult:
+    return QuestionResult(q.id, q.title, number, "written", None, w.score, q.points, w.feedback, q.visibility,
+                          list(w.misconceptions), w.answer_text, not_attempted=w.not_attempted)
+
+
+def _grade_written_part(run: _Run, questions: list[tuple[str, WrittenQuestion]], located: Located,
+                        assignment_id: str, student: str | None, judge: ExprJudge) -> None:
+    """Every written question, each on its own; past WRITTEN_SECONDS the rest are not reached.
+
+    Each step is bounded (numbers' digits and exponents, the file's size and nesting, each
+    expression in the hard-killed judge), so the limit is checked between questions.
+    """
     from grader.written.answers import load_answers_text
     from grader.written.grading import grade_written
 
+    if not questions:
+        return
+    deadline = time.monotonic() + WRITTEN_SECONDS
     sheet = load_answers_text(located.text(ANSWERS_FILE), located.missing_message(ANSWERS_FILE))
     numbers = variants.numbers(assignment_id, student)
-    results = []
     for number, q in questions:  # the caller owns the judge: it may serve many submissions
-        w = grade_written(q, sheet, numbers, judge)
-        results.append(QuestionResult(q.id, q.title, number, "written", None, w.score, q.points, w.feedback,
-                                      q.visibility, list(w.misconceptions), w.answer_text,
-                                      not_attempted=w.not_attempted))
-    return results
+        if time.monotonic() > deadline:
+            run.results[q.id] = _written_not_reached(q, number)
+            continue
+        try:
+            run.results[q.id] = _written_result(q, number, grade_written(q, sheet, numbers, judge))
+        except Exception as exc:  # noqa: BLE001 - a bug of ours costs one question, visibly
+            run.failed(q, number, f"written answer {q.key}", exc)
+
+
+def _written_not_reached(q: WrittenQuestion, number: str) -> QuestionResult:
+    why = (f"not graded: checking your written answers took longer than {WRITTEN_SECONDS:g} s in all "
+           "(very long or very deeply nested answers?), and this one was not reached")
+    return QuestionResult(q.id, q.title, number, "written", None, 0.0, q.points, f"**Not graded.** {why}.",
+                          q.visibility, error=why)
+
+
+# ---------------------------------------------------------------------------- code questions
+
+
+def _grade_code_part(run: _Run, assignment: Assignment, questions: list[tuple[str, CodeQuestion]],
+                     located: Located, seed: int, limits: sandbox.Limits, hide: tuple[Path, ...]) -> None:
+    """Every code question in the one worker; past the submission's budget the rest are not run."""
+    if not questions:
+        return
+    try:
+        ctx = _code_context(assignment, located, seed, limits, hide)
+    except Exception as exc:  # noqa: BLE001 - the worker could not be started: ours, visible
+        for number, q in questions:
+            run.failed(q, number, "starting the worker", exc)
+        return
+    run.session = session = ctx.session
+    run.warnings += notebook.cell_notes(session, located)  # cells that raised or overran
+    for number, q in questions:
+        if session is not None and session.remaining() <= 0:
+            run.results[q.id] = _budget_spent(q, number)
+            continue
+        try:
+            run.results[q.id] = grade_code(q, ctx, number)
+            if session is not None and run.results[q.id].status == "failed":
+                session.kill_strays(q.function)  # a misbehaving function may have left processes
+        except Exception as exc:  # noqa: BLE001 - a bug of ours costs one question, visibly
+            run.failed(q, number, f"question {q.id}", exc)
+
+
+def _budget_spent(q: CodeQuestion, number: str) -> QuestionResult:
+    return QuestionResult(q.id, q.title, number, "code", q.function, 0.0, q.points,
+                          f"**Not run.** `{q.function}` was not called: {BUDGET_SPENT}.", q.visibility,
+                          error=BUDGET_SPENT)
+
+
+def _run_instructor_tests(run: _Run, modules: list[tuple[str, str]], first_number: int) -> None:
+    from grader.engine import instructor_tests as extra_tests
+
+    if modules and run.session is not None:
+        try:
+            run.extra = extra_tests.run(run.session, modules, first_number=first_number)
+        except Exception as exc:  # noqa: BLE001 - a bug of ours: the other results stand
+            run.grader_error = f"instructor tests: {type(exc).__name__}: {exc}"
 
 
 # ---------------------------------------------------------------------------- the whole submission
@@ -64,64 +154,65 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
     seed = variants.seed_for(assignment.id, student)
     limits = limits or sandbox.Limits()
     numbered = [(str(i + 1), assignment.resolved(q)) for i, q in enumerate(assignment.questions)]
+    code_qs = [(n, q) for n, q in numbered if isinstance(q, CodeQuestion)]
+    written_qs = [(n, q) for n, q in numbered if isinstance(q, WrittenQuestion)]
+    located = _locate(submission, assignment, limits)
+    modules = extra_tests.discover(assignment.id) if instructor_tests is None else instructor_tests
+    run = _Run(warnings=list(located.notes))
+    own_judge = judge is None
+    judge = judge or ExprJudge()
+    if located.files.get(ANSWERS_FILE) and any(q.answer_kind == "expression" for _, q in written_qs):
+        judge.prestart()  # sympy loads in its own process while the code questions run
+    try:
+        _grade_code_part(run, assignment, code_qs, located, seed, limits, hide)
+        _run_instructor_tests(run, modules, len(numbered))
+        _grade_written_part(run, written_qs, located, assignment.id, student, judge)  # whatever the code did
+    finally:
+        if own_judge:
+            judge.close()
+        output, events, isolated = _close_session(run)
+    ordered = [_finite(run.results[q.id]) for q in assignment.questions if q.id in run.results]
+    ordered += [_finite(r) for r in run.extra]
+    return notebook.relabel(GradeReport(assignment.id, student, seed, ordered, time.monotonic() - started,
+                                        isolated, run.warnings, events, output, run.grader_error), located)
+
+
+def _locate(submission: Path, assignment: Assignment, limits: sandbox.Limits) -> Located:
     wanted = tuple(n for n in (assignment.code_file, ANSWERS_FILE) if n)
     try:
         located = locate(Path(submission), wanted)
     except SubmissionError as err:
         located = Located(notes=[str(err)])
     notebook.use_notebook(located, assignment.code_file, limits.call_seconds)  # `<stem>.ipynb` for `<stem>.py`
-    results: dict[str, QuestionResult] = {}
-    session: WorkerSession | None = None
-    warnings: list[str] = list(located.notes)
-    events: list[str] = []
-    output = ""
-    grader_error: str | None = None
-    extra: list[QuestionResult] = []
-    modules = extra_tests.discover(assignment.id) if instructor_tests is None else instructor_tests
-    written_qs = [(n, q) for n, q in numbered if isinstance(q, WrittenQuestion)]
-    own_judge = judge is None
-    judge = judge or ExprJudge()
-    if located.files.get(ANSWERS_FILE) and any(q.answer_kind == "expression" for _, q in written_qs):
-        judge.prestart()  # sympy loads in its own process while the code questions run
+    return located
+
+
+def _close_session(run: _Run) -> tuple[str, list[str], bool]:
+    """The worker's output and events, then the worker stopped, whatever state it was left in."""
+    session = run.session
+    if session is None:
+        return "", [], sandbox.can_isolate()
+    output = session.output()
+    events = list(session.events)
+    if session.warning:
+        run.warnings.append(session.warning)
     try:
-        code_qs = [(n, q) for n, q in numbered if isinstance(q, CodeQuestion)]
-        if code_qs:
-            ctx = _code_context(assignment, located, seed, limits, hide)
-            session = ctx.session
-            warnings += notebook.cell_notes(session, located)  # cells that raised or overran
-            for number, q in code_qs:
-                try:
-                    results[q.id] = grade_code(q, ctx, number)
-                    if session is not None and results[q.id].status == "failed":
-                        session.kill_strays(q.function)  # a misbehaving function may have left processes
-                except Exception as exc:  # noqa: BLE001 - a bug of ours costs one question, visibly
-                    grader_error = f"question {q.id}: {type(exc).__name__}: {exc}"
-                    results[q.id] = _internal_error(q, number, grader_error)
-            if modules and session is not None:
-                extra = extra_tests.run(session, modules, first_number=len(numbered))
-        if written_qs:
-            try:
-                for r in _grade_written_all(written_qs, located, assignment.id, student, judge):
-                    results[r.question_id] = r
-            except Exception as exc:  # noqa: BLE001
-                grader_error = f"written answers: {type(exc).__name__}: {exc}"
-                for number, q in written_qs:
-                    results.setdefault(q.id, _internal_error(q, number, grader_error))
-    finally:
-        if own_judge:
-            judge.close()
-        if session is not None:
-            output = session.output()
-            events = list(session.events)
-            if session.warning:
-                warnings.append(session.warning)
-            isolated = session.isolated
-            session.close()
-        else:
-            isolated = sandbox.can_isolate()
-    ordered = [results[q.id] for q in assignment.questions if q.id in results] + extra
-    return notebook.relabel(GradeReport(assignment.id, student, seed, ordered, time.monotonic() - started,
-                                        isolated, warnings, events, output, grader_error), located)
+        session.close()
+    except (OSError, ValueError):  # its pipes already closed (stopped at the budget): kill what is left
+        if session.proc is not None:
+            with contextlib.suppress(OSError, ValueError):
+                session.proc.kill()
+    return output, events, session.isolated
+
+
+def _finite(r: QuestionResult) -> QuestionResult:
+    """A score that is not a finite number (an instructor test scoring NaN) counts as 0."""
+    if math.isfinite(r.score) and math.isfinite(r.max_score):
+        return r
+    r.max_score = r.max_score if math.isfinite(r.max_score) else 0.0
+    r.score = 0.0
+    r.feedback += "\n\n(A score that was not a finite number was counted as 0.)"
+    return r
 
 
 def _internal_error(q: CodeQuestion | WrittenQuestion, number: str, message: str) -> QuestionResult:

@@ -1,7 +1,7 @@
 """a6 — Pretraining and scale: BPE, BERT masking, next-token targets, parameter counts (notes §7–8, Lecture 7).
 
 Code questions compare with reference/ (bpe.py, masking.py, params.py); `bert_mask` is
-random, so it is graded by invariants and by distribution (`_grade_bert_mask`), not by
+random, so it is graded by invariants and by distribution (`judge_bert_mask`), not by
 draws: students may draw from the generator in any order. Written questions take the
 student's own numbers from the handout's `variant.py`.
 """
@@ -9,7 +9,7 @@ student's own numbers from the handout's `variant.py`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ from grader.questions import (
     Assignment,
     Case,
     CodeQuestion,
+    Judgement,
     Rng,
     Tolerance,
     WrittenQuestion,
@@ -165,19 +166,7 @@ BERT_MUTANTS: dict[str, Callable[..., Any]] = {
 }
 
 
-@dataclass
-class BertJudgement:
-    """What the invariant and distribution checks found over all cases of bert_mask."""
-
-    checks: list[tuple[str, bool, str]] = field(default_factory=list)  # (what, passed, detail)
-    misconceptions: list[str] = field(default_factory=list)
-    fatal: str | None = None  # outputs unusable (shape, type): nothing else can be checked
-
-    @property
-    def fraction(self) -> float:
-        if self.fatal is not None or not self.checks:
-            return 0.0
-        return sum(ok for _, ok, _ in self.checks) / len(self.checks)
+BertJudgement = Judgement  # what the invariant and distribution checks found over all cases of bert_mask
 
 
 def _within(count: int, n: int, prob: float) -> tuple[bool, float]:
@@ -206,9 +195,11 @@ def _as_int_vector(x: Any, n: int, what: str) -> tuple[np.ndarray | None, str | 
 def judge_bert_mask(cases: Sequence[Case], outputs: Sequence[Any]) -> BertJudgement:
     """Invariants on every case; selection rate and the 80/10/10 split pooled over the long cases.
 
-    `outputs[i]` is what the student returned for `cases[i]` (None when the call failed).
+    `outputs[i]` is what the student returned for `cases[i]` (None when the call failed). The
+    question's `custom` judge: the engine makes the calls and handles their failures.
     """
-    j = BertJudgement()
+    j = Judgement(how=f"graded by invariants and by distribution over {len(cases)} calls with fresh "
+                      "generators; any drawing order is fine")
     rows = []  # (tokens, inputs, labels, special, mask_id, V, p, is_long)
     for case, out in zip(cases, outputs):
         if out is None:
@@ -298,49 +289,6 @@ def judge_bert_mask(cases: Sequence[Case], outputs: Sequence[Any]) -> BertJudgem
         if n_sel and n_mask / n_sel > 0.97:
             j.misconceptions.append("bert-mask-no-random-or-keep")
     return j
-
-
-def _grade_bert_mask(q: CodeQuestion, cases: Sequence[Case], call: Callable[..., Any], result: Any) -> Any:
-    """The `custom` hook: call every case, then judge invariants and distributions together."""
-    from grader import catalog
-
-    outputs: list[Any] = []
-    failures: list[str] = []
-    for i, case in enumerate(cases):
-        outcome = call(*case.args, **dict(case.kwargs))
-        if outcome.failure is not None:
-            if outcome.failure.kind == "not-attempted" and i == 0:
-                result.not_attempted = True
-                result.feedback = f"Not attempted: `{q.function}` still raises `NotImplementedError`."
-                return result
-            if outcome.failure.kind in ("import", "crashed", "budget", "timeout") and result.error is None:
-                result.error = outcome.failure.message
-            failures.append(f"- ✘ {case.name}: {outcome.failure.message}")
-            outputs.append(None)
-        else:
-            outputs.append(outcome.value)
-    j = judge_bert_mask(cases, outputs)
-    if failures:
-        # a failed call costs the checks it could not feed: scale by the share of calls that ran
-        share = sum(o is not None for o in outputs) / len(outputs)
-    else:
-        share = 1.0
-    result.score = round(q.points * j.fraction * share, 4)
-    lines = list(failures)
-    if j.fatal is not None:
-        lines.append(f"- ✘ {j.fatal}")
-    for what, ok, detail in j.checks:
-        lines.append(f"- ✔ {what}" if ok else f"- ✘ {what}: {detail}")
-    passed = sum(ok for _, ok, _ in j.checks)
-    head = (f"**{passed}/{len(j.checks)} checks passed** (graded by invariants and by distribution over "
-            f"{len(cases)} calls with fresh generators; any drawing order is fine).")
-    result.misconceptions = list(j.misconceptions) if result.score < q.points else []
-    notes = []
-    for mid in result.misconceptions:
-        m = catalog.get(mid)
-        notes.append(f"**Diagnosis — {m.title}** (`{m.id}`): {m.explanation} *Read: {m.section}.*")
-    result.feedback = "\n\n".join(part for part in (head, "\n".join(lines), "\n\n".join(notes)) if part)
-    return result
 
 
 # --------------------------------------------------------------------------- next-token targets
@@ -555,7 +503,7 @@ ASSIGNMENT = Assignment(
         CodeQuestion(
             id="a6.bert_mask", title="BERT masking (80/10/10)", points=14, file=CODE_FILE, function="bert_mask",
             reference=masking.bert_mask, cases=_bert_cases, integer=True, output_names=("inputs", "labels"),
-            mutants=BERT_MUTANTS, custom=_grade_bert_mask,
+            mutants=BERT_MUTANTS, custom=judge_bert_mask,
         ),
         CodeQuestion(
             id="a6.next_token_targets", title="Next-token inputs and targets", points=8, file=CODE_FILE,
