@@ -110,13 +110,15 @@ def _assignment(report: GradeReport) -> Assignment | None:
         return None
 
 
-def to_gradescope(report: GradeReport, key: VariantKey | None = None) -> dict[str, Any]:
+def to_gradescope(report: GradeReport, key: VariantKey | None = None,
+                  assignment: Assignment | None = None) -> dict[str, Any]:
     """results.json for one graded submission, holding only what contract §4 lets a student see.
 
     `key`: the variant key the submission was graded with (as `variant_key` decided it);
-    by default the report's student, given explicitly.
+    by default the report's student, given explicitly. `assignment`: the one graded (by
+    default the registry's, by the report's id).
     """
-    assignment = _assignment(report)
+    assignment = assignment or _assignment(report)
     if key is None and assignment is not None:
         key = VariantKey(report.student, assignment.variant_key, "option" if report.student else "none")
     per_student = _per_student(assignment)

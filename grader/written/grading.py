@@ -159,7 +159,11 @@ def _squash(text: str) -> str:
 def _states(clause: str, kind: str, expected: Any) -> bool:
     """Does this clause spell out the expected answer (an expression, a number, a list)?"""
     if kind == "expression":
-        return _squash(expected) in _squash(clause)
+        answer, text = _squash(expected), _squash(clause)
+        if len(answer) >= 6:
+            return answer in text
+        # A short answer (d_k, 1, f_t) occurs in any prose: only "= d_k", "is d_k." state it.
+        return re.search(r"(=|is|equals|:)" + re.escape(answer) + r"($|[.;,)])", text) is not None
     if kind in ("number", "array", "list"):
         return any(_squash(t) in _squash(clause) for t in _number_texts(expected))
     return False
@@ -373,6 +377,13 @@ def _number(x: float) -> str:
     return repr(x)
 
 
+def _array_text(a: np.ndarray, number: Callable[[float], str]) -> str:
+    """Nested brackets as in answers.toml, each entry as `number` writes it: `[[0.5, 1], [2, -0.25]]`."""
+    if a.ndim == 0:
+        return number(float(a))
+    return "[" + ", ".join(_array_text(row, number) for row in a) + "]"
+
+
 def _item(x: str | float) -> str:
     return _number(x) if isinstance(x, float) else x
 
@@ -381,8 +392,7 @@ def _show(kind: str, value: Any) -> str:
     if kind == "number":
         return _number(value)
     if kind == "array":
-        return np.array2string(np.asarray(value, dtype=np.float64), precision=6, separator=", ",
-                               max_line_width=10_000).replace("\n", "")  # fmt: skip
+        return _array_text(np.asarray(value, dtype=np.float64), _number)
     if kind == "shape":
         return _shape(_as_shape_trusted(value))
     if kind == "choice":
@@ -409,6 +419,9 @@ def answer_key(questions: Sequence[WrittenQuestion], variant: Mapping[str, Any])
             expected = q.expected(variant)
             if q.answer_kind == "number":
                 shown = _key_number(float(expected), q.tolerance)
+            elif q.answer_kind == "array":
+                shown = _array_text(np.asarray(expected, dtype=np.float64),
+                                    lambda x, q=q: _key_number(x, q.tolerance))
             else:
                 shown = _show(q.answer_kind, expected)
         except Exception as err:  # noqa: BLE001 - one broken key entry must not hide the others
