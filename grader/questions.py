@@ -167,6 +167,10 @@ class Rng:
 
     seed: int
 
+    def wire_spec(self) -> tuple[str, Any]:
+        """("rng", seed): the worker builds numpy.random.default_rng(seed) from it."""
+        return "rng", int(self.seed)
+
 
 @dataclass(frozen=True)
 class TableLM:
@@ -187,3 +191,7 @@ class TableLM:
     def to_spec(self) -> dict[str, Any]:
         """The table as plain data for the worker's wire (the worker rebuilds the callable)."""
         return {"table": [[list(k), list(v)] for k, v in self.table.items()], "default": list(self.default)}
+
+    def wire_spec(self) -> tuple[str, Any]:
+        """("lm", to_spec()): the worker rebuilds the callable from it."""
+        return "lm", self.to_spec()

@@ -1,11 +1,18 @@
-"""Library shortcuts: forbidden calls found by reading the student's source.
+"""Library shortcuts read from the student's source: forbidden calls, and code to review.
 
-The worker also installs tripwires around the same names while the student's function
-runs (grader.sandbox.worker), so a call hidden behind `getattr` or a helper module is caught too.
+The worker wraps the same entry points the moment their library is imported and refuses
+them while a question that bans them runs (grader.sandbox.worker), so a call hidden behind
+`getattr` or a helper module is stopped too. This scan adds what the run cannot see: the
+line of a forbidden call that no case reached, and constructs that can reach a library (or
+the grader's own checks) by a computed name, which an instructor should review.
 
 Patterns are dotted names: `torch.nn.functional.layer_norm` (exact), `torch.autograd.*`
 (anything in that module), `torch.nn.Transformer*` (a name prefix), and
-`torch.Tensor.backward` (a method: any `.backward(...)` call).
+`torch.Tensor.backward` (a method of torch's tensors).
+
+A forbidden name costs the questions whose function can reach it: the function itself, the
+top-level functions and classes it names (the student's helpers), and the module-level
+assignments it reads (`attn = F.scaled_dot_product_attention`), followed transitively.
 """
 
 from __future__ import annotations
@@ -13,10 +20,32 @@ from __future__ import annotations
 import ast
 import fnmatch
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 _PARSE_LOCK = threading.Lock()
+
+# Not shortcuts, although they live in banned modules: grad-mode switches compute nothing
+# (`with torch.no_grad():` in a manual backward pass is allowed). Keep in step with the
+# worker's list (grader.sandbox.worker._NOT_SHORTCUTS).
+NOT_SHORTCUTS = frozenset({
+    "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "set_multithreading_enabled",
+    "detect_anomaly", "set_detect_anomaly", "Variable", "variable", "grad_mode", "enforce_grad_layout_policy",
+})
+
+# Ways to reach a library or the grader's checks by a computed name, or to rewrite them.
+_REVIEW_CALLS = {"__import__": "`__import__`", "exec": "`exec`", "eval": "`eval`", "compile": "`compile`",
+                 "globals": "`globals()`", "vars": "`vars()`", "breakpoint": "`breakpoint`"}
+_REVIEW_MODULES = {"importlib", "ctypes", "cffi", "gc", "inspect", "builtins", "runpy", "__main__", "imp",
+                   "pkgutil"}
+_REVIEW_ATTRIBUTES = {"modules", "meta_path", "path_hooks", "_getframe", "settrace", "setprofile",
+                      "__closure__", "cell_contents", "__globals__", "__code__", "__builtins__", "__subclasses__",
+                      "__dict__", "__wrapped__", "f_back", "f_globals", "f_locals", "tb_frame", "gi_frame",
+                      "cr_frame", "_current_frames", "__loader__", "__spec__", "_C", "_VF", "ops"}
+# The worker's own names: a submission has no reason to mention them.
+_WORKER_NAMES = {"_serve", "_call", "_hello", "_import_student", "_make_guard", "_ImportHook", "_AfterLoad",
+                 "_Tripwires", "_BlockedFinder", "ShortcutRefused", "write_message", "read_message",
+                 "_student_error", "_hits_json", "_hit", "tripped", "tripped_at"}
 
 
 def parse_python(source: str, filename: str = "<submission>") -> ast.Module:
@@ -27,12 +56,15 @@ def parse_python(source: str, filename: str = "<submission>") -> ast.Module:
 
 @dataclass(frozen=True)
 class Finding:
-    name: str  # the full dotted name that was used, e.g. "torch.nn.functional.layer_norm"
+    name: str  # the dotted name used ("torch.nn.functional.layer_norm"), or what to review
     line: int
+    function: str | None = None  # the student's top-level function or class holding the line
 
 
 def matches(name: str, patterns: Iterable[str]) -> str | None:
-    """The first pattern `name` falls under, or None."""
+    """The first pattern `name` falls under, or None (grad-mode switches never do)."""
+    if name.rpartition(".")[2] in NOT_SHORTCUTS:
+        return None
     for p in patterns:
         if name == p or fnmatch.fnmatchcase(name, p):
             return p
@@ -69,55 +101,151 @@ def _dotted(node: ast.AST) -> list[str] | None:
     return None
 
 
-def _scope(tree: ast.Module, function: str | None) -> list[ast.AST]:
-    """The function's definition plus every top-level function or class it reaches by name."""
+# --------------------------------------------------------------------------- what a function reaches
+
+
+def _top_level_names(node: ast.stmt) -> set[str]:
+    """The names a top-level statement binds."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    targets: list[ast.AST] = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        targets = [node.target]
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _reached(tree: ast.Module, function: str | None) -> list[tuple[ast.stmt, str | None]]:
+    """Top-level statements `function` can reach by name (all of them when None), each with the
+    name of the function or class it defines (None for assignments and other statements)."""
+    owners = [(node, _top_level_names(node)) for node in tree.body]
     if function is None:
-        return [tree]
-    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    if function not in defs:
+        return [(node, getattr(node, "name", None)) for node, _ in owners]
+    by_name: dict[str, list[ast.stmt]] = {}
+    for node, names in owners:
+        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+            for name in names:
+                by_name.setdefault(name, []).append(node)
+    if function not in by_name:
         return []
-    seen, todo = set(), [function]
+    seen: list[ast.stmt] = []
+    todo = [function]
+    visited: set[str] = set()
     while todo:
         name = todo.pop()
-        if name in seen or name not in defs:
+        if name in visited:
             continue
-        seen.add(name)
-        for n in ast.walk(defs[name]):
-            if isinstance(n, ast.Name) and n.id in defs:
-                todo.append(n.id)
-    # Module-level assignments can hide an alias too (`attn = F.scaled_dot_product_attention`).
-    extra = [n for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))]
-    return [defs[n] for n in sorted(seen)] + extra
+        visited.add(name)
+        for node in by_name.get(name, []):
+            if node not in seen:
+                seen.append(node)
+            todo += [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in by_name]
+    return [(node, getattr(node, "name", None)) for node in seen]
+
+
+def _methods_defined(tree: ast.Module) -> set[str]:
+    """Method names the student's own classes define (their `x.backward()` is not torch's)."""
+    return {item.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for item in node.body
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+# --------------------------------------------------------------------------- the scans
 
 
 def scan(source: str, patterns: Iterable[str], function: str | None = None) -> list[Finding]:
-    """Forbidden names used in `function` (and what it calls), or anywhere when function is None."""
+    """Forbidden names used in `function` and what it reaches (anywhere when function is None)."""
     patterns = tuple(patterns)
     if not patterns:
         return []
     try:
         tree = parse_python(source)
-    except SyntaxError:
+    except (SyntaxError, ValueError):
         return []
     aliases = _aliases(tree)
-    methods = {p.rsplit(".", 1)[1] for p in patterns if ".Tensor." in p}
+    torch_bound = any(v.split(".")[0] == "torch" for v in aliases.values())
+    own_methods = _methods_defined(tree)
+    methods = {p.rsplit(".", 1)[1] for p in patterns if ".Tensor." in p} - own_methods
     found: dict[str, Finding] = {}
-    for root in _scope(tree, function):
+    for root, owner in _reached(tree, function):
         for node in ast.walk(root):
-            if isinstance(node, (ast.Attribute, ast.Name)):
-                parts = _dotted(node)
-                if parts and parts[0] in aliases:
-                    full = ".".join([aliases[parts[0]], *parts[1:]])
-                    if matches(full, patterns) and full not in found:
-                        found[full] = Finding(full, getattr(node, "lineno", 0))
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods:
-                base = _dotted(node.func.value)
-                if not (base and base[0] in aliases):  # a method on a tensor, not a module function
-                    name = f"torch.Tensor.{node.func.attr}"
-                    found.setdefault(name, Finding(name, node.lineno))
-            if isinstance(node, ast.ImportFrom) and node.module:
-                for a in node.names:
-                    full = f"{node.module}.{a.name}"
-                    if matches(full, patterns) and full not in found:
-                        found[full] = Finding(full, node.lineno)
+            for name in _forbidden_names(node, aliases, patterns, methods if torch_bound else set()):
+                found.setdefault(name, Finding(name, getattr(node, "lineno", 0), owner))
     return sorted(found.values(), key=lambda f: f.line)
+
+
+def _forbidden_names(node: ast.AST, aliases: dict[str, str], patterns: tuple[str, ...],
+                     methods: set[str]) -> Iterator[str]:
+    if isinstance(node, (ast.Attribute, ast.Name)):
+        parts = _dotted(node)
+        if parts and parts[0] in aliases:
+            full = ".".join([aliases[parts[0]], *parts[1:]])
+            if matches(full, patterns):
+                yield full
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods:
+        base = _dotted(node.func.value)
+        if not (base and (base[0] in aliases or base[0] == "self")):  # a tensor's method, not a module's
+            yield f"torch.Tensor.{node.func.attr}"
+    if isinstance(node, ast.ImportFrom) and node.module:
+        for a in node.names:
+            full = f"{node.module}.{a.name}"
+            if matches(full, patterns):
+                yield full
+
+
+def review(source: str, function: str | None = None) -> list[Finding]:
+    """Constructs in `function`, what it reaches, and the module's own top-level code that can
+    reach a library or the grader's checks by a computed name: for an instructor to review."""
+    try:
+        tree = parse_python(source)
+    except (SyntaxError, ValueError):
+        return []
+    roots = _reached(tree, function)
+    if function is not None:  # import-time code runs before any question: it counts for every one
+        roots += [(node, None) for node in tree.body
+                  if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    found: dict[str, Finding] = {}
+    for root, owner in roots:
+        for node in ast.walk(root):
+            what = _suspicious(node)
+            if what is not None:
+                found.setdefault(what, Finding(what, getattr(node, "lineno", 0), owner))
+    return sorted(found.values(), key=lambda f: f.line)
+
+
+def _suspicious(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        name = node.func.id
+        if name in _REVIEW_CALLS:
+            return _REVIEW_CALLS[name]
+        if name in ("getattr", "setattr", "delattr") and len(node.args) >= 2 and not (
+                isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+            return f"`{name}` with a computed name"
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        for m in modules:
+            if m.split(".")[0] in _REVIEW_MODULES:
+                return f"`import {m}`"
+    if isinstance(node, ast.Attribute) and node.attr in _REVIEW_ATTRIBUTES:
+        return f"`.{node.attr}`"
+    if isinstance(node, ast.Name) and node.id in _WORKER_NAMES:
+        return f"`{node.id}` (a name of the grader's worker)"
+    if isinstance(node, ast.Attribute) and node.attr in _WORKER_NAMES:
+        return f"`.{node.attr}` (a name of the grader's worker)"
+    if isinstance(node, ast.Constant) and node.value == "__main__":
+        return "the string '__main__'"
+    return None
+
+
+def describe(found: list[Finding], function: str) -> str:
+    """The forbidden calls in words: the call, the student's function and the line."""
+    parts = []
+    for f in found[:4]:
+        where = f"line {f.line}" if f.line else "while it ran"
+        if f.function and f.function not in (function, "<module>"):
+            parts.append(f"`{function}` reaches `{f.name}` through your `{f.function}` ({where})")
+        else:
+            parts.append(f"`{function}` uses `{f.name}` ({where})")
+    return "; ".join(parts)

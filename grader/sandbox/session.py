@@ -1,7 +1,14 @@
 """The trusted side of a worker: start it once, reuse it for every call, restart it after a crash.
 
-Everything that comes back is plain data decoded strictly (`grader.sandbox.worker.decode`, arrays
-read with allow_pickle=False); nothing the student returns is unpickled or executed.
+Everything that comes back is plain data decoded strictly and within limits
+(`grader.sandbox.worker.decode`: arrays read without pickle, each blob once, bounded depth,
+entries and integers); nothing the student returns is unpickled or executed. A reply that
+breaks the wire format is the submission's doing (it wrote to the grader's channel), and the
+failure says so.
+
+The session knows nothing of grading: special arguments (a seeded generator, a table
+language model) are any objects with a `wire_spec() -> (tag, data)` method, sent as
+`{"__tag__": data}` for the worker to rebuild.
 """
 
 from __future__ import annotations
@@ -15,15 +22,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from grader import sandbox
-from grader.questions import Rng, TableLM
 from grader.sandbox import worker
 
 WORKER_PROGRAM = Path(worker.__file__)
 MAX_RESTARTS = 12
 
 FailureKind = Literal[
-    "not-attempted", "exception", "timeout", "crashed", "bad-output", "missing-function", "budget", "import"
+    "not-attempted", "exception", "timeout", "crashed", "bad-output", "missing-function", "budget", "import",
+    "protocol",  # the submission wrote to the grader's channel: its doing, never the grader's failure
 ]
+WIRE_TAGS = ("rng", "lm")  # the special arguments the worker rebuilds (grader.sandbox.worker.decode)
 
 
 @dataclass
@@ -44,11 +52,22 @@ class Failure:
             etype == "ValueError" and "math domain error" in msg)
 
 
+@dataclass(frozen=True)
+class ShortcutUse:
+    """Where a banned entry point was called: the student's innermost frame at the time."""
+
+    name: str  # the entry point, e.g. "torch.nn.functional.layer_norm"
+    file: str  # the student's file ("" when no frame of theirs was on the stack)
+    line: int
+    function: str  # the student's function holding that line (maybe a helper)
+
+
 @dataclass
 class CallOutcome:
     value: Any = None
     failure: Failure | None = None
-    tripped: list[str] = field(default_factory=list)  # forbidden library calls seen during the call
+    tripped: list[str] = field(default_factory=list)  # banned entry points called (and refused)
+    shortcuts: list[ShortcutUse] = field(default_factory=list)  # where each was called
 
     @property
     def ok(self) -> bool:
@@ -60,11 +79,13 @@ class _Timeout(Exception):
 
 
 def to_wire(value: Any, blobs: list[bytes]) -> Any:
-    """Encode a call argument, including the grader's special arguments."""
-    if isinstance(value, Rng):
-        return {"__rng__": int(value.seed)}
-    if isinstance(value, TableLM):
-        return {"__lm__": value.to_spec()}
+    """Encode a call argument; an object with `wire_spec()` travels as its special form."""
+    spec = getattr(type(value), "wire_spec", None)
+    if callable(spec):
+        tag, data = spec(value)
+        if tag not in WIRE_TAGS:
+            raise TypeError(f"unknown special argument {tag!r}")
+        return {f"__{tag}__": data}
     if isinstance(value, tuple):
         return {"__tuple__": [to_wire(v, blobs) for v in value]}
     if isinstance(value, list):
@@ -74,11 +95,33 @@ def to_wire(value: Any, blobs: list[bytes]) -> Any:
     return worker.encode(value, blobs)
 
 
+def _protocol_failure(during: str, exc: Exception) -> Failure:
+    return Failure("protocol", f"the submission's process wrote data the grader could not read during {during} "
+                   f"({exc}); a submission must not write to the grader's channel (this is the submission's "
+                   "doing, not a failure of the grader)")
+
+
+def _shortcuts_of(reply: dict) -> tuple[list[str], list[ShortcutUse]]:
+    """The banned entry points a reply names, checked as plain data."""
+    raw_names, raw_uses = reply.get("tripped"), reply.get("tripped_at")
+    names = [t[:200] for t in raw_names[:20] if isinstance(t, str)] if isinstance(raw_names, list) else []
+    uses = []
+    for entry in raw_uses[:20] if isinstance(raw_uses, list) else []:
+        if (isinstance(entry, list) and len(entry) == 4 and all(isinstance(x, str) for x in entry[:2])
+                and isinstance(entry[2], int) and isinstance(entry[3], str)):
+            uses.append(ShortcutUse(entry[0][:200], entry[1][:200], entry[2], entry[3][:200]))
+    return names, uses
+
+
 def describe_error(err: dict, function: str | None, limits: sandbox.Limits | None = None) -> Failure:
     """A student's exception as feedback: the type, the message, their own line."""
-    etype = err.get("type", "Exception")
-    msg = err.get("message", "")
-    where = err.get("where")
+    err = err if isinstance(err, dict) else {}
+    etype, msg, where = str(err.get("type", "Exception"))[:100], str(err.get("message", ""))[:600], err.get("where")
+    if not (isinstance(where, dict) and isinstance(where.get("file"), str) and isinstance(where.get("line"), int)):
+        where = None
+    if etype == "ShortcutRefused":
+        return Failure("exception", f"`{function}` called a library function this question asks you to write "
+                       f"yourself ({msg}); the call was refused")
     if etype == "NotImplementedError":
         return Failure("not-attempted", "not attempted (the function still raises `NotImplementedError`)")
     if etype == "MissingFunction":
@@ -93,7 +136,7 @@ def describe_error(err: dict, function: str | None, limits: sandbox.Limits | Non
     text = f"`{etype}: {msg}`" if msg else f"`{etype}`"
     if where:
         text += f" at {where['file']} line {where['line']}"
-        if where.get("text"):
+        if isinstance(where.get("text"), str) and where["text"]:
             text += f": `{where['text'][:160]}`"
     return Failure("exception", text, exception=f"{etype}: {msg}")
 
@@ -120,7 +163,9 @@ class WorkerSession:
         self.started_at = time.monotonic()
         self.proc: sandbox.SandboxProcess | None = None
         self.import_failure: Failure | None = None
-        self.import_tripped: list[str] = []
+        self.import_tripped: list[str] = []  # banned entry points called while importing the module
+        self.import_shortcuts: list[ShortcutUse] = []
+        self.tampered = False  # a banned library was loaded behind the worker's import hook
         self.restarts = 0
         self.events: list[str] = []  # what happened, in plain words, for the report
         self._ready = False
@@ -214,15 +259,19 @@ class WorkerSession:
             return self._set_import_failure(Failure("timeout", f"importing `{self.module}.py` did not finish within "
                                                     f"{self.limits.call_seconds:g} s (an infinite loop or a long "
                                                     "computation at the top level of the file?)"))
-        except (EOFError, OSError, worker.WireError):
+        except worker.WireError as exc:
+            self._kill_for(f"the submission's process sent unreadable data while importing `{self.module}.py`")
+            return self._set_import_failure(_protocol_failure(f"importing `{self.module}.py`", exc))
+        except (EOFError, OSError):
             return self._set_import_failure(Failure("crashed", f"the submission's process ended while importing "
                                                     f"`{self.module}.py` ({self._exit_words()})"))
+        self.tampered = self.tampered or reply.get("tampered") is True
         if not reply.get("ok"):
             err = reply.get("error") or {}
             failure = describe_error(err, None)
             return self._set_import_failure(Failure("import", f"`{self.module}.py` could not be imported: {failure.message}"))
         if not restarting:
-            self.import_tripped = [str(t) for t in reply.get("tripped", [])][:20]
+            self.import_tripped, self.import_shortcuts = _shortcuts_of(reply)
         return None
 
     def _set_import_failure(self, failure: Failure) -> Failure:
@@ -257,7 +306,10 @@ class WorkerSession:
 
     # ------------------------------------------------------------------ calls
 
-    def call(self, function: str, args: tuple, kwargs: dict, *, torch_inputs: bool = False) -> CallOutcome:
+    def call(self, function: str, args: tuple, kwargs: dict, *, torch_inputs: bool = False,
+             banned: tuple[str, ...] = ()) -> CallOutcome:
+        """Run `function(*args, **kwargs)` in the worker; `banned`: the library entry points this
+        question forbids (patterns as in the assignment), refused while the call runs."""
         failure = self.prepare()
         if failure is not None:
             return CallOutcome(failure=failure)
@@ -267,7 +319,7 @@ class WorkerSession:
                                                f"{self.limits.submission_seconds:g} s"))
         blobs: list[bytes] = []
         header = {"op": "call", "function": function, "args": to_wire(tuple(args), blobs),
-                  "kwargs": to_wire(dict(kwargs), blobs), "torch": torch_inputs}
+                  "kwargs": to_wire(dict(kwargs), blobs), "torch": torch_inputs, "banned": list(banned)}
         timeout = min(self.limits.call_seconds, budget)
         try:
             self._send(header, blobs)
@@ -278,41 +330,26 @@ class WorkerSession:
             self._maybe_restart()
             return CallOutcome(failure=Failure("timeout", f"`{function}` did not return: {reason} "
                                                "(an infinite loop, a sleep, or waiting for input?)"))
-        except (EOFError, OSError, worker.WireError) as exc:
-            words = self._exit_words() if not isinstance(exc, worker.WireError) else "it sent malformed data"
+        except worker.WireError as exc:
+            self._kill_for(f"the submission's process sent unreadable data during `{function}`")
+            self._maybe_restart()
+            return CallOutcome(failure=_protocol_failure(f"`{function}`", exc))
+        except (EOFError, OSError):
+            words = self._exit_words()
             self._kill_for(f"the submission's process ended during `{function}` ({words})")
             self._maybe_restart()
             return CallOutcome(failure=Failure("crashed", f"the submission's process ended during `{function}`: {words}"))
-        tripped = [str(t) for t in reply.get("tripped", []) if isinstance(t, str)][:20]
+        self.tampered = self.tampered or reply.get("tampered") is True
+        tripped, shortcuts = _shortcuts_of(reply)
         if not reply.get("ok"):
             return CallOutcome(failure=describe_error(reply.get("error") or {}, function, self.limits),
-                               tripped=tripped)
+                               tripped=tripped, shortcuts=shortcuts)
         try:
             value = worker.decode(reply.get("value"), out_blobs)
         except (worker.WireError, ValueError, TypeError) as exc:
             return CallOutcome(failure=Failure("bad-output", f"`{function}` returned data that could not be read: {exc}"),
-                               tripped=tripped)
-        return CallOutcome(value=value, tripped=tripped)
-
-    def run_unittest(self, name: str, source: str, timeout: float) -> tuple[list[dict], Failure | None]:
-        """Run an instructor's unittest module in the worker; its JSONTestRunner entries, unvalidated."""
-        failure = self.prepare()
-        if failure is not None:
-            return [], failure
-        timeout = min(timeout, self.remaining())
-        try:
-            self._send({"op": "unittest", "name": name, "source": source})
-            reply, _ = self._receive(max(timeout, 0.1))
-        except _Timeout:
-            self._kill_for(f"the instructor tests in {name} stopped after {timeout:g} s")
-            return [], Failure("timeout", f"the tests in `{name}` did not finish within {timeout:g} s")
-        except (EOFError, OSError, worker.WireError):
-            self._kill_for(f"the submission's process ended during the tests in {name}")
-            return [], Failure("crashed", f"the submission's process ended during the tests in `{name}`")
-        if not reply.get("ok"):
-            return [], describe_error(reply.get("error") or {}, None)
-        tests = reply.get("tests")
-        return (tests if isinstance(tests, list) else []), None
+                               tripped=tripped, shortcuts=shortcuts)
+        return CallOutcome(value=value, tripped=tripped, shortcuts=shortcuts)
 
     def kill_strays(self, after: str) -> None:
         """Stop processes the student's code left running (between questions), keeping the worker."""

@@ -3,14 +3,21 @@
 This file runs inside the sandbox as a script, where the `grader` package is out of reach,
 so it depends on the standard library and numpy only (torch when the submission uses it).
 The trusted parent imports it too, for the wire format (`write_message`, `read_message`,
-`encode`) and for the special arguments (`build_lm`), so both sides share one definition.
+`encode`, `decode`), so both sides share one definition.
 
 Wire format: a message is a JSON header plus binary blobs (arrays as `.npy` bytes):
     u32 json_length, u32 n_blobs, json bytes, then per blob: u64 length, bytes.
 Values: JSON scalars and lists; {"__tuple__": [...]}; {"__dict__": [[key, value], ...]};
-{"__nd__": i} (blob i, an .npy file read with allow_pickle=False); and, as arguments only,
-{"__rng__": seed} (numpy.random.default_rng(seed)) and {"__lm__": {...}} (a table
-next_log_probs function for beam search).
+{"__nd__": i} (blob i, an .npy file checked and read without pickle, each blob referenced
+once); and, as arguments only, {"__rng__": seed} (numpy.random.default_rng(seed)) and
+{"__lm__": {...}} (a table next_log_probs function for beam search). The decoder is strict
+and bounded: nesting depth, entries, integer sizes, array headers and the bytes it builds
+are capped, so that a forged frame costs the grader nothing but a `WireError`.
+
+Library shortcuts (see `_make_guard`): the entry points an assignment bans are wrapped the
+moment their library is imported (before the student's module runs, whatever its source
+says). While a question that bans one runs, calling it is refused with `ShortcutRefused`:
+a shortcut never yields a value, whatever the submission does to the record of hits.
 """
 
 from __future__ import annotations
@@ -26,15 +33,21 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-MAX_DEPTH = 32
+MAX_DEPTH = 32  # nesting of lists, tuples and dicts in one value
 MAX_ITEMS = 200_000  # list/tuple/dict entries per message (arrays are not counted here)
-MAX_BLOB_BYTES = 512 << 20
-MAX_JSON_BYTES = 64 << 20
+MAX_BLOB_BYTES = 512 << 20  # array bytes per message, on the wire and once decoded
+MAX_JSON_BYTES = 8 << 20  # arrays travel as blobs: the JSON part of a message stays small
+MAX_NPY_HEADER = 4096  # bytes of an .npy header (a dict of dtype, order and shape)
+_INT_LIMIT = 1 << 64  # integers travel exactly below 2**64; beyond that they are refused
 _NUMERIC_KINDS = "biufc"
 
 
 class WireError(Exception):
     """A message that does not follow the wire format (or breaks its limits)."""
+
+
+class ShortcutRefused(BaseException):  # noqa: N818 - a BaseException: `except Exception` must not swallow it
+    """A banned library entry point was called while a question that bans it was running."""
 
 
 # --------------------------------------------------------------------------- framing
@@ -50,19 +63,32 @@ def write_message(stream: BinaryIO, header: Any, blobs: list[bytes]) -> None:
     stream.flush()
 
 
+def parse_json(body: bytes) -> Any:
+    """JSON; deep nesting, bad bytes, bad syntax and 4300-digit integers are a WireError
+    (the decoder then refuses integers beyond 2**64)."""
+    try:
+        return json.loads(body)
+    except RecursionError:
+        raise WireError("nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+        raise WireError(f"not valid JSON ({str(exc)[:80]})") from None
+
+
 def read_message(read_exact) -> tuple[Any, list[bytes]]:
     """Read one message with `read_exact(n) -> bytes` (which raises EOFError on a short read)."""
     n_json, n_blobs = struct.unpack(">II", read_exact(8))
-    if n_json > MAX_JSON_BYTES or n_blobs > MAX_ITEMS:
-        raise WireError("message too large")
-    header = json.loads(read_exact(n_json))
+    if n_json > MAX_JSON_BYTES:
+        raise WireError(f"a header of {n_json} bytes (at most {MAX_JSON_BYTES})")
+    if n_blobs > 4096:
+        raise WireError(f"{n_blobs} arrays in one message")
+    header = parse_json(read_exact(n_json))
     blobs = []
     total = 0
     for _ in range(n_blobs):
         (size,) = struct.unpack(">Q", read_exact(8))
         total += size
         if total > MAX_BLOB_BYTES:
-            raise WireError("arrays too large")
+            raise WireError(f"arrays of more than {MAX_BLOB_BYTES >> 20} MiB in one message")
         blobs.append(read_exact(size))
     return header, blobs
 
@@ -77,10 +103,31 @@ def _array_to_blob(a: np.ndarray) -> bytes:
 
 
 def blob_to_array(blob: bytes) -> np.ndarray:
-    a = np.load(io.BytesIO(blob), allow_pickle=False)
-    if not isinstance(a, np.ndarray) or a.dtype.kind not in _NUMERIC_KINDS:
+    """An .npy blob as an array, checked before anything is allocated: numbers only, and a
+    header whose shape accounts for exactly the bytes that follow it."""
+    buf = io.BytesIO(blob)
+    try:
+        version = np.lib.format.read_magic(buf)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(buf, max_header_size=MAX_NPY_HEADER)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(buf, max_header_size=MAX_NPY_HEADER)
+        else:
+            raise WireError(f"an array in .npy format {version}")
+    except (ValueError, TypeError, SyntaxError, OverflowError, struct.error) as exc:
+        raise WireError(f"an unreadable array header ({str(exc)[:80]})") from None
+    if dtype.kind not in _NUMERIC_KINDS or dtype.hasobject or dtype.fields is not None:
         raise WireError("an array must hold numbers or booleans")
-    return a
+    if len(shape) > 32 or any(not isinstance(n, int) or n < 0 for n in shape):
+        raise WireError(f"an array of shape {str(shape)[:80]}")
+    count = 1
+    for n in shape:
+        count *= n
+    offset = buf.tell()
+    if count * dtype.itemsize != len(blob) - offset:
+        raise WireError(f"an array header for {count} entries over {len(blob) - offset} bytes")
+    flat = np.frombuffer(blob, dtype=dtype, count=count, offset=offset)
+    return flat.reshape(shape, order="F" if fortran else "C").copy()
 
 
 def _torch_to_numpy(x: Any) -> np.ndarray:
@@ -100,10 +147,12 @@ def _is_tensor(x: Any) -> bool:
 def encode(value: Any, blobs: list[bytes], depth: int = 0) -> Any:
     """Turn a value into JSON-able data plus array blobs; refuse anything else with TypeError."""
     if depth > MAX_DEPTH:
-        raise TypeError("the value is nested too deeply")
+        raise TypeError("a value nested too deeply")
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
+        if not -_INT_LIMIT < value < _INT_LIMIT:
+            raise TypeError("an integer too large to compare (more than 19 digits)")
         return int(value)
     if isinstance(value, float):
         return float(value)
@@ -130,43 +179,71 @@ def encode(value: Any, blobs: list[bytes], depth: int = 0) -> Any:
     raise TypeError(f"an object of type {type(value).__name__}")
 
 
-def decode(data: Any, blobs: list[bytes], *, specials: bool = False, as_torch: bool = False, depth: int = 0) -> Any:
-    """The inverse of `encode`, strict: only the documented forms are accepted."""
+class _Budget:
+    """What one decode may still build: entries, and each blob at most once."""
+
+    def __init__(self, n_blobs: int) -> None:
+        self.items = MAX_ITEMS
+        self.unused = set(range(n_blobs))
+
+    def take(self, n: int) -> None:
+        self.items -= n
+        if self.items < 0:
+            raise WireError(f"more than {MAX_ITEMS} entries in one message")
+
+    def blob(self, i: Any) -> int:
+        if not isinstance(i, int) or isinstance(i, bool) or i not in self.unused:
+            raise WireError("a bad or repeated array reference")
+        self.unused.discard(i)
+        return i
+
+
+def decode(data: Any, blobs: list[bytes], *, specials: bool = False, as_torch: bool = False) -> Any:
+    """The inverse of `encode`, strict: only the documented forms, within the limits above."""
+    return _decode(data, blobs, _Budget(len(blobs)), specials, as_torch, 0)
+
+
+def _decode(data: Any, blobs: list[bytes], budget: _Budget, specials: bool, as_torch: bool, depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise WireError("nested too deeply")
-    if data is None or isinstance(data, (bool, int, float, str)):
+    if data is None or isinstance(data, (bool, float, str)):
+        return data
+    if isinstance(data, int):
+        if not -_INT_LIMIT < data < _INT_LIMIT:
+            raise WireError("an integer too large")
         return data
     if isinstance(data, list):
-        return [decode(v, blobs, specials=specials, as_torch=as_torch, depth=depth + 1) for v in data]
+        budget.take(len(data))
+        return [_decode(v, blobs, budget, specials, as_torch, depth + 1) for v in data]
     if not isinstance(data, dict) or len(data) != 1:
         raise WireError("unexpected value in message")
     ((tag, inner),) = data.items()
     if tag == "__nd__":
-        if not isinstance(inner, int) or not 0 <= inner < len(blobs):
-            raise WireError("bad array reference")
-        a = blob_to_array(blobs[inner])
+        a = blob_to_array(blobs[budget.blob(inner)])
         if as_torch:
             import torch
 
-            return torch.from_numpy(a.copy())
+            return torch.from_numpy(a)
         return a
     if tag == "__tuple__" and isinstance(inner, list):
-        return tuple(decode(v, blobs, specials=specials, as_torch=as_torch, depth=depth + 1) for v in inner)
+        budget.take(len(inner))
+        return tuple(_decode(v, blobs, budget, specials, as_torch, depth + 1) for v in inner)
     if tag == "__dict__" and isinstance(inner, list):
+        budget.take(len(inner))
         out = {}
         for pair in inner:
             if not isinstance(pair, list) or len(pair) != 2:
                 raise WireError("bad dict entry")
-            key = decode(pair[0], blobs, depth=depth + 1)
+            key = _decode(pair[0], blobs, budget, False, False, depth + 1)
             if not isinstance(key, (str, int, bool, type(None), float, tuple)):
                 raise WireError("bad dict key")
-            out[key] = decode(pair[1], blobs, specials=specials, as_torch=as_torch, depth=depth + 1)
+            out[key] = _decode(pair[1], blobs, budget, specials, as_torch, depth + 1)
         return out
     if specials and tag == "__rng__" and isinstance(inner, int):
         return np.random.default_rng(inner)
     if specials and tag == "__lm__" and isinstance(inner, dict):
         return build_lm(inner)
-    raise WireError(f"unexpected tag {tag!r}")
+    raise WireError(f"unexpected tag {str(tag)[:40]!r}")
 
 
 def build_lm(spec: dict) -> Any:
@@ -181,67 +258,250 @@ def build_lm(spec: dict) -> Any:
     return next_log_probs
 
 
-# --------------------------------------------------------------------------- the worker
+# --------------------------------------------------------------------------- library shortcuts
+
+# Names under a banned module that are not shortcuts: grad-mode switches and legacy wrappers
+# compute nothing (`with torch.no_grad():` in a manual backward pass is fine).
+_NOT_SHORTCUTS = frozenset({
+    "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "set_multithreading_enabled",
+    "detect_anomaly", "set_detect_anomaly", "Variable", "variable", "grad_mode", "enforce_grad_layout_policy",
+})
+_WRAPPED_METHODS = ("__init__", "forward")  # of a banned class: building it, and running it
 
 
-class _Tripwires:
-    """Wrappers around forbidden library calls that record their use during a call."""
+def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
+    """The shortcut guard, as closures over state that lives nowhere else.
 
-    def __init__(self) -> None:
-        self.hits: list[str] = []
-        self.active = False
+    Nothing here is a module attribute the submission could patch (a `_Tripwires._hit` to
+    switch off), and the wrappers call no global or builtin at run time (the submission may
+    have replaced `builtins.any` or `fnmatch` by then): the built-ins they need are bound
+    here, when the worker starts, before any student code has run.
+    """
+    _getattr, _setattr, _dir, _isinstance, _type, _len = getattr, setattr, dir, isinstance, type, len
+    _getframe, _modules, _id, _callable = sys._getframe, sys.modules, id, callable
+    _import = __import__
+    function_type = type(_make_guard)
+    phase = "idle"  # "import": record and allow; "call": refuse what `banned` names; "idle": allow
+    banned: tuple[str, ...] = ()
+    hits: list[tuple[str, str, int, str]] = []  # (entry point, student file, line, function)
+    wanted: tuple[str, ...] = ()  # every banned pattern of the assignment
+    tops: frozenset[str] = frozenset()  # the libraries they live in ("torch")
+    done: set[str] = set()  # libraries whose entry points are wrapped
+    originals: dict[int, Any] = {}  # id(original function) -> its wrapper (for aliases)
+    labels_of: dict[int, list[str]] = {}  # id(original) -> the banned names it answers to
+    student_files: frozenset[str] = frozenset()
 
-    def install(self, names: list[str]) -> None:
-        for dotted in names:
-            if dotted.endswith(".*"):
-                owner = _resolve(dotted[:-2])
-                if owner is None:
-                    continue
-                for attr in dir(owner):
-                    if not attr.startswith("_") and callable(getattr(owner, attr, None)):
-                        self._wrap(owner, attr, f"{dotted[:-2]}.{attr}")
-            else:
-                parent_name, _, attr = dotted.rpartition(".")
-                owner = _resolve(parent_name)
-                if owner is not None and hasattr(owner, attr):
-                    self._wrap(owner, attr, dotted)
+    def matches(label: str, patterns: tuple[str, ...]) -> bool:
+        for p in patterns:  # noqa: SIM110 - no builtins at run time (the student may replace any())
+            if label == p or (p[-1:] == "*" and label.startswith(p[:-1])):
+                return True
+        return False
 
-    def _wrap(self, owner: Any, attr: str, label: str) -> None:
-        original = getattr(owner, attr)
-        if isinstance(original, type):
-            # A class (a module such as torch.nn.LSTMCell): record its construction.
-            init = original.__init__
+    def where() -> tuple[str, int, str]:
+        frame = _getframe(2)
+        while frame is not None:
+            base = frame.f_code.co_filename.rpartition("/")[2]
+            if base in student_files:
+                return base, frame.f_lineno, frame.f_code.co_name
+            frame = frame.f_back
+        return "", 0, ""
 
-            def patched_init(obj, *a, __init=init, __label=label, **k):
-                self._hit(__label)
-                return __init(obj, *a, **k)
+    def hit(labels: list[str]) -> None:
+        for label in labels:
+            if phase == "call" and matches(label, banned):
+                hits.append((label, *where()))
+                raise refused(f"`{label}` is not allowed in this question")
+        if phase == "import":
+            hits.append((labels[0], *where()))
 
-            with contextlib.suppress(TypeError, AttributeError):
-                original.__init__ = patched_init
+    def guarded(original: Any, labels: list[str]) -> Any:
+        def guard(*args: Any, **kwargs: Any) -> Any:
+            hit(labels)
+            return original(*args, **kwargs)
+
+        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+            try:  # noqa: SIM105 - no contextlib at run time: see the docstring
+                _setattr(guard, attr, _getattr(original, attr))
+            except (AttributeError, TypeError):
+                pass
+        return guard
+
+    def wrap(owner: Any, name: str, label: str) -> None:
+        original = _getattr(owner, name, None)
+        if original is None:
             return
+        known = labels_of.get(_id(original))
+        if known is not None:  # one entry point under several banned names
+            if label not in known:
+                known.append(label)
+            return
+        labels = [label]
+        if _isinstance(original, type):
+            for method in _WRAPPED_METHODS:
+                fn = original.__dict__.get(method)
+                if _type(fn) is function_type:
+                    try:  # noqa: SIM105
+                        _setattr(original, method, guarded(fn, labels))
+                    except (AttributeError, TypeError):
+                        pass
+            labels_of[_id(original)] = labels
+            return
+        if not _callable(original):
+            return
+        wrapper = guarded(original, labels)
+        try:
+            _setattr(owner, name, wrapper)
+        except (AttributeError, TypeError):
+            return
+        labels_of[_id(original)] = labels
+        originals[_id(original)] = wrapper
 
-        def wrapper(*a, __orig=original, __label=label, **k):
-            self._hit(__label)
-            return __orig(*a, **k)
+    def resolve(dotted: str) -> Any:
+        parts = dotted.split(".")
+        obj = _modules.get(parts[0])
+        for i in range(1, _len(parts)):
+            if obj is None:
+                return None
+            nxt = _getattr(obj, parts[i], None)
+            if nxt is None:  # a submodule not imported yet
+                try:
+                    _import(".".join(parts[: i + 1]))
+                except Exception:  # noqa: BLE001 - not a module: the name does not exist
+                    return None
+                nxt = _getattr(obj, parts[i], None)
+            obj = nxt
+        return obj
 
-        with contextlib.suppress(TypeError, AttributeError):
-            setattr(owner, attr, wrapper)
+    def expand(pattern: str) -> list[tuple[Any, str, str]]:
+        """(owner, attribute, label) for every exact entry point a pattern names."""
+        owner_name, _, last = pattern.rpartition(".")
+        owner = resolve(owner_name)
+        if owner is None:
+            return []
+        if "*" not in last:
+            return [(owner, last, pattern)]
+        public = _getattr(owner, "__all__", None)
+        names = list(public) if public is not None else [n for n in _dir(owner) if not n.startswith("_")]
+        prefix = last[:-1] if last.endswith("*") else None
+        out = []
+        for name in names:
+            if name in _NOT_SHORTCUTS or (prefix is not None and not name.startswith(prefix)):
+                continue
+            value = _getattr(owner, name, None)
+            if value is None or _type(value).__name__ == "module":
+                continue
+            out.append((owner, name, f"{owner_name}.{name}"))
+        return out
 
-    def _hit(self, label: str) -> None:
-        if self.active and label not in self.hits:
-            self.hits.append(label)
+    def mirror_aliases(top: str) -> None:
+        """Every other name a wrapped function has in the library (`torch._C._nn.…`, `torch._VF.…`)."""
+        for mod_name, module in list(_modules.items()):
+            if module is None or not (mod_name == top or mod_name.startswith(top + ".")):
+                continue
+            space = _getattr(module, "__dict__", None)
+            if not _isinstance(space, dict):
+                continue
+            for name, value in list(space.items()):
+                wrapper = originals.get(_id(value))
+                if wrapper is not None and wrapper is not value:
+                    space[name] = wrapper
+        vf = _getattr(_modules.get(top), "_VF", None)  # torch._VF resolves names lazily
+        inner = _getattr(vf, "vf", None)
+        if inner is not None:
+            for name in _dir(inner):
+                wrapper = originals.get(_id(_getattr(inner, name, None)))
+                if wrapper is not None:
+                    try:  # noqa: SIM105
+                        _setattr(vf, name, wrapper)
+                    except (AttributeError, TypeError):
+                        pass
+
+    def install_loaded() -> None:
+        """Wrap the entry points of every banned library that is loaded now (idempotent)."""
+        for top in tops:
+            if top in done or top not in _modules:
+                continue
+            done.add(top)
+            for pattern in wanted:
+                if pattern.split(".")[0] == top:
+                    for owner, name, label in expand(pattern):
+                        wrap(owner, name, label)
+            mirror_aliases(top)
+
+    def configure(patterns: list[str], files: list[str]) -> None:
+        nonlocal wanted, tops, student_files
+        wanted = tuple(str(p) for p in patterns)
+        tops = frozenset(p.split(".")[0] for p in wanted)
+        student_files = frozenset(str(f).rpartition("/")[2] for f in files)
+        install_loaded()
+
+    def begin(new_phase: str, patterns: tuple[str, ...] = ()) -> bool:
+        """Start an import or a call; False when a banned library was loaded behind the hook's back."""
+        nonlocal phase, banned
+        bypassed = False
+        for top in tops:
+            if top in _modules and top not in done:
+                bypassed = True
+        install_loaded()
+        hits.clear()
+        phase, banned = new_phase, tuple(str(p) for p in patterns)
+        return not bypassed
+
+    def end() -> tuple[list[tuple[str, str, int, str]], bool]:
+        """The hits of the import or call that just ended, and whether the guard was bypassed."""
+        nonlocal phase, banned
+        phase, banned = "idle", ()
+        bypassed = False
+        for top in tops:
+            if top in _modules and top not in done:
+                bypassed = True
+        install_loaded()
+        found = list(hits)
+        hits.clear()
+        return found, bypassed
+
+    return {"configure": configure, "begin": begin, "end": end, "install_loaded": install_loaded,
+            "watches": lambda name: name in tops and name not in done}
 
 
-def _resolve(dotted: str) -> Any:
-    parts = dotted.split(".")
-    obj = sys.modules.get(parts[0])
-    if obj is None:
-        return None
-    for p in parts[1:]:
-        obj = getattr(obj, p, None)
-        if obj is None:
+class _AfterLoad:
+    """A loader that runs `then()` once its module has been executed (the import hook's half)."""
+
+    def __init__(self, inner: Any, then: Any) -> None:
+        self._inner, self._then = inner, then
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def create_module(self, spec: Any) -> Any:
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        module.__spec__.loader = module.__loader__ = self._inner
+        self._inner.exec_module(module)
+        self._then()
+
+
+class _ImportHook:
+    """Wraps a banned library's entry points the moment it is imported, however it is imported
+    (`import torch`, `importlib.import_module("to" + "rch")`, `__import__`)."""
+
+    def __init__(self, guard: dict[str, Any]) -> None:
+        from importlib.machinery import PathFinder
+
+        self._find = PathFinder.find_spec
+        self._guard = guard
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if "." in name or not self._guard["watches"](name):
             return None
-    return obj
+        spec = self._find(name, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _AfterLoad(spec.loader, self._guard["install_loaded"])
+        return spec
+
+
+# --------------------------------------------------------------------------- the worker
 
 
 def _student_error(exc: BaseException, student_files: set[str]) -> dict:
@@ -271,7 +531,17 @@ class _BlockedFinder:
         return None
 
 
+def _hits_json(hits: list[tuple[str, str, int, str]]) -> dict[str, Any]:
+    labels: list[str] = []
+    for h in hits:
+        if h[0] not in labels:
+            labels.append(h[0])
+    return {"tripped": labels[:20], "tripped_at": [list(h) for h in hits[:20]]}
+
+
 def _serve() -> None:
+    """The request loop. Everything it relies on after the student's import is bound here, in
+    locals, before any student code runs (patching this module's globals changes nothing)."""
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
     # Student output goes to stderr (captured by the parent); input reads hit end-of-file.
@@ -280,9 +550,9 @@ def _serve() -> None:
     os.dup2(2, 1)
     sys.stdin = open(os.devnull)  # noqa: SIM115
     sys.stdout = os.fdopen(1, "w", buffering=1, errors="replace", closefd=False)
-    here = os.getcwd()
-    sys.path[:] = [here] + [p for p in sys.path if p and not _holds_grader(p)]
-    sys.meta_path.insert(0, _BlockedFinder())
+    guard = _make_guard(ShortcutRefused)
+    begin, end = guard["begin"], guard["end"]
+    send, receive, call, load = write_message, read_message, _call, _import_student
 
     def read_exact(n: int) -> bytes:
         chunks, got = [], 0
@@ -295,97 +565,93 @@ def _serve() -> None:
         return b"".join(chunks)
 
     def reply(header: dict, blobs: list[bytes] | None = None) -> None:
-        write_message(proto_out, header, blobs or [])
+        send(proto_out, header, blobs or [])
 
-    trip = _Tripwires()
-    module = None
-    student_files: set[str] = set()
+    state: dict[str, Any] = {"module": None, "files": set(), "bypassed": False}
     while True:
         try:
-            request, blobs = read_message(read_exact)
+            request, blobs = receive(read_exact)
         except EOFError:
             return
-        op = request.get("op")
+        op = request.get("op") if isinstance(request, dict) else None
         if op == "hello":
-            for name in request.get("preload", []):
-                with contextlib.suppress(ImportError):
-                    __import__(name)
-            trip.install(list(request.get("tripwires", [])))
-            student_files = set(request.get("files", []))
+            _hello(request, guard, state)
             reply({"ok": True, "torch": "torch" in sys.modules})
         elif op == "import":
-            try:
-                trip.active = True
-                import importlib
-
-                module = importlib.import_module(request["module"])
-                reply({"ok": True, "tripped": trip.hits})
-            except BaseException as exc:  # noqa: BLE001 - anything the student's import does
-                reply({"ok": False, "error": _student_error(exc, student_files)})
-            finally:
-                trip.active = False
-                trip.hits = []
+            reply(load(request, begin, end, state))
         elif op == "call":
-            _call(request, blobs, module, trip, student_files, reply)
-        elif op == "unittest":
-            reply(_run_unittest(str(request.get("name", "tests")), str(request.get("source", ""))))
+            header, out_blobs = call(request, blobs, begin, end, state)
+            reply(header, out_blobs)
         elif op == "bye":
             return
+        else:
+            reply({"ok": False, "error": {"type": "GraderError", "message": f"unknown request {op!r}",
+                                          "where": None}})
 
 
-def _call(request, blobs, module, trip, student_files, reply) -> None:
-    name = request["function"]
+def _hello(request: dict, guard: dict[str, Any], state: dict[str, Any]) -> None:
+    """Preload the libraries, arm the shortcut guard, then let the submission's folder be imported from."""
+    for name in request.get("preload", []):
+        with contextlib.suppress(ImportError):
+            __import__(name)
+    state["files"] = {str(f) for f in request.get("files", [])}
+    guard["configure"](list(request.get("tripwires", [])), sorted(state["files"]))
+    sys.meta_path.insert(0, _ImportHook(guard))
+    sys.meta_path.insert(0, _BlockedFinder())
+    here = os.getcwd()
+    sys.path[:] = [here] + [p for p in sys.path if p and not _holds_grader(p)]
+
+
+def _import_student(request: dict, begin, end, state: dict[str, Any]) -> dict:
+    import importlib
+
+    begin("import")
+    try:
+        state["module"] = importlib.import_module(str(request.get("module")))
+        error = None
+    except BaseException as exc:  # noqa: BLE001 - anything the student's import does
+        error = _student_error(exc, state["files"])
+    hits, bypassed = end()
+    state["bypassed"] = state["bypassed"] or bypassed
+    out = {"ok": error is None, **_hits_json(hits), "tampered": state["bypassed"]}
+    if error is not None:
+        out["error"] = error
+    return out
+
+
+def _call(request: dict, blobs: list[bytes], begin, end, state: dict[str, Any]) -> tuple[dict, list[bytes]]:
+    name = str(request.get("function"))
+    module = state["module"]
     fn = getattr(module, name, None) if module is not None else None
     if fn is None or not callable(fn):
-        reply({"ok": False, "error": {"type": "MissingFunction", "message": f"no function named {name}", "where": None}})
-        return
+        return {"ok": False, "error": {"type": "MissingFunction", "message": f"no function named {name}",
+                                       "where": None}}, []
     try:
-        args = decode(request["args"], blobs, specials=True, as_torch=request.get("torch", False))
-        kwargs = decode(request["kwargs"], blobs, specials=True, as_torch=request.get("torch", False))
+        torch_inputs = bool(request.get("torch", False))
+        args = decode(request["args"], blobs, specials=True, as_torch=torch_inputs)
+        kwargs = decode(request["kwargs"], blobs, specials=True, as_torch=torch_inputs)
     except Exception as exc:  # noqa: BLE001
-        reply({"ok": False, "error": {"type": "GraderError", "message": f"bad request: {exc}", "where": None}})
-        return
-    trip.hits = []
-    trip.active = True
+        return {"ok": False, "error": {"type": "GraderError", "message": f"bad request: {exc}", "where": None}}, []
+    banned = tuple(str(p) for p in request.get("banned", []))
+    if not begin("call", banned):
+        state["bypassed"] = True
+    error = None
     try:
         value = fn(*args, **kwargs)
-    except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt included
-        trip.active = False
-        reply({"ok": False, "error": _student_error(exc, student_files), "tripped": list(trip.hits)})
-        return
-    trip.active = False
+    except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, ShortcutRefused included
+        error = _student_error(exc, state["files"])
+    hits, bypassed = end()
+    state["bypassed"] = state["bypassed"] or bypassed
+    extra = {**_hits_json(hits), "tampered": state["bypassed"]}
+    if error is not None:
+        return {"ok": False, "error": error, **extra}, []
     out_blobs: list[bytes] = []
     try:
         data = encode(value, out_blobs)
     except BaseException as exc:  # noqa: BLE001 - a hostile __array__ or __len__
         msg = str(exc) if isinstance(exc, TypeError) else f"{type(exc).__name__} while reading the result"
-        reply({"ok": False, "error": {"type": "BadOutput", "message": f"returned {msg}", "where": None},
-               "tripped": list(trip.hits)})
-        return
-    reply({"ok": True, "value": data, "tripped": list(trip.hits)}, out_blobs)
-
-
-def _run_unittest(name: str, source: str) -> dict:
-    """Run an instructor's unittest module (gradescope-utils decorators) against the submission."""
-    import io
-    import types
-    import unittest
-
-    try:
-        from gradescope_utils.autograder_utils.json_test_runner import JSONTestRunner
-    except ImportError as exc:
-        return {"ok": False, "error": {"type": "ImportError", "message": f"gradescope-utils: {exc}", "where": None}}
-    module = types.ModuleType(name.removesuffix(".py"))
-    module.__file__ = name
-    try:
-        exec(compile(source, name, "exec"), module.__dict__)  # noqa: S102 - the instructor's own test file
-        suite = unittest.defaultTestLoader.loadTestsFromModule(module)
-        runner = JSONTestRunner(stream=io.StringIO(), buffer=True)
-        runner.run(suite)
-        tests = runner.json_data.get("tests", [])
-    except BaseException as exc:  # noqa: BLE001
-        return {"ok": False, "error": {"type": type(exc).__name__, "message": str(exc)[:600], "where": None}}
-    return {"ok": True, "tests": tests}
+        return {"ok": False, "error": {"type": "BadOutput", "message": f"returned {msg}", "where": None}, **extra}, []
+    return {"ok": True, "value": data, **extra}, out_blobs
 
 
 def _holds_grader(path: str) -> bool:
