@@ -36,17 +36,24 @@ def _random_case(seed: int, T: int = 4, D: int = 5, H: int = 3):
             rng.normal(0, 0.3, size=H), rng.uniform(-0.5, 0.5, size=H))
 
 
-def _numerical_gradient(f, params: dict, name: str, eps: float = 1e-6) -> np.ndarray:
-    """Central differences of f(params) with respect to params[name]."""
+# Finite differences that also hold for float32 work: a step of 1e-2 with the fourth-order
+# stencil (f(x-2h) - 8 f(x-h) + 8 f(x+h) - f(x+2h)) / 12h. A tiny step such as 1e-6 would
+# divide float32 rounding noise (about 1e-7 of the loss) by 1e-6; the stencil's own error at
+# h = 1e-2 is about h^4 = 1e-8. A real mistake in a gradient is far above the tolerance.
+STEP, GRAD_TOL = 1e-2, 1e-3
+
+
+def _numerical_gradient(f, params: dict, name: str, h: float = STEP) -> np.ndarray:
+    """Fourth-order central differences of f(params) with respect to params[name]."""
     grad = np.zeros_like(params[name])
     for idx in np.ndindex(*params[name].shape):
         old = params[name][idx]
-        params[name][idx] = old + eps
-        up = f(params)
-        params[name][idx] = old - eps
-        down = f(params)
+        values = []
+        for k in (-2, -1, 1, 2):
+            params[name][idx] = old + k * h
+            values.append(f(params))
         params[name][idx] = old
-        grad[idx] = (up - down) / (2 * eps)
+        grad[idx] = (values[0] - 8 * values[1] + 8 * values[2] - values[3]) / (12 * h)
     return grad
 
 
@@ -101,7 +108,8 @@ def test_final_state_matches_finite_differences():
     for name in params:
         got = _np(grads[name])
         assert got.shape == params[name].shape, f"{name}: shape {got.shape}, expected {params[name].shape}"
-        np.testing.assert_allclose(got, _numerical_gradient(loss, params, name), atol=1e-5, err_msg=name)
+        want = _numerical_gradient(loss, params, name)
+        np.testing.assert_allclose(got, want, atol=GRAD_TOL, rtol=GRAD_TOL, err_msg=name)
 
 
 # ------------------------------------------------------------------ bptt_sequence_ce
@@ -130,7 +138,8 @@ def test_sequence_ce_matches_finite_differences(seed):
     for name in params:
         got = _np(grads[name])
         assert got.shape == params[name].shape, f"{name}: shape {got.shape}, expected {params[name].shape}"
-        np.testing.assert_allclose(got, _numerical_gradient(loss, params, name), atol=1e-5, err_msg=name)
+        want = _numerical_gradient(loss, params, name)
+        np.testing.assert_allclose(got, want, atol=GRAD_TOL, rtol=GRAD_TOL, err_msg=name)
 
 
 # ------------------------------------------------------------------ clip_by_global_norm

@@ -18,6 +18,11 @@ import torch.nn.functional as F
 torch.manual_seed(0)
 
 
+def _out(x) -> torch.Tensor:
+    """Your output as a float64 tensor: float32 work is fine (the tolerances fit it)."""
+    return torch.as_tensor(x).to(torch.float64)
+
+
 # ---------------------------------------------------------------- split / merge heads
 
 
@@ -26,12 +31,12 @@ def test_split_heads_walkthrough_shape_and_head_content():
     out = fixed.split_heads(x, 2)
     assert tuple(out.shape) == (2, 2, 4, 4)  # (B, h, T, d_h)
     # head 1 of sequence 0 holds features 4:8 of every position
-    assert torch.equal(torch.as_tensor(out)[0, 1], x[0, :, 4:8])
+    assert torch.equal(_out(out)[0, 1], x[0, :, 4:8])
 
 
 def test_split_heads_with_T_different_from_d_h():
     x = torch.randn(3, 5, 12, dtype=torch.float64)
-    out = torch.as_tensor(fixed.split_heads(x, 3))
+    out = _out(fixed.split_heads(x, 3))
     assert tuple(out.shape) == (3, 3, 5, 4)
     for i in range(3):
         assert torch.allclose(out[:, i], x[:, :, 4 * i : 4 * (i + 1)])
@@ -39,15 +44,15 @@ def test_split_heads_with_T_different_from_d_h():
 
 def test_merge_heads_inverts_split_heads():
     x = torch.randn(2, 6, 8, dtype=torch.float64)
-    heads = torch.as_tensor(fixed.split_heads(x, 4))
-    back = torch.as_tensor(fixed.merge_heads(heads))
+    heads = _out(fixed.split_heads(x, 4))
+    back = _out(fixed.merge_heads(heads))
     assert tuple(back.shape) == (2, 6, 8)
     assert torch.allclose(back, x)
 
 
 def test_merge_heads_concatenates_heads_in_order():
     x = torch.randn(2, 3, 5, 4, dtype=torch.float64)  # (B, h, T, d_h)
-    out = torch.as_tensor(fixed.merge_heads(x))
+    out = _out(fixed.merge_heads(x))
     assert tuple(out.shape) == (2, 5, 12)
     assert torch.allclose(out, torch.cat([x[:, i] for i in range(3)], dim=-1))
 
@@ -61,7 +66,7 @@ def test_masked_softmax_zero_at_masked_keys_and_rows_sum_to_one():
     mask = (torch.arange(4)[None, :] < lengths[:, None])[
         :, None, None, :
     ]  # (B, 1, 1, T): True = real key
-    w = torch.as_tensor(fixed.masked_softmax(scores, mask))
+    w = _out(fixed.masked_softmax(scores, mask))
     assert tuple(w.shape) == (2, 2, 4, 4)
     assert torch.all(w[0, :, :, 2:] == 0) and torch.all(w[1, :, :, 3:] == 0)
     assert torch.allclose(w.sum(-1), torch.ones(2, 2, 4, dtype=torch.float64))
@@ -71,7 +76,7 @@ def test_masked_softmax_agrees_with_torch_attention():
     q, k, v = (torch.randn(2, 6, 4, dtype=torch.float64) for _ in range(3))  # (B, T, d_k)
     mask = torch.ones(6, 6, dtype=torch.bool).tril()  # causal, True = may attend
     scores = q @ k.transpose(-1, -2) / math.sqrt(4)
-    w = torch.as_tensor(fixed.masked_softmax(scores, mask))
+    w = _out(fixed.masked_softmax(scores, mask))
     want = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # the outside authority
     assert torch.allclose(w @ v, want, atol=1e-6)
 
@@ -83,20 +88,20 @@ def test_causal_lm_loss_no_padding_matches_cross_entropy_on_shifted_targets():
     logits = torch.randn(2, 5, 7, dtype=torch.float64)
     tokens = torch.tensor([[1, 2, 3, 4, 5], [6, 5, 4, 3, 2]])
     want = F.cross_entropy(logits[:, :-1].reshape(-1, 7), tokens[:, 1:].reshape(-1))
-    got = torch.as_tensor(fixed.causal_lm_loss(logits, tokens, pad_id=0))
+    got = _out(fixed.causal_lm_loss(logits, tokens, pad_id=0))
     assert got.shape == () and torch.allclose(got, want)
 
 
 def test_causal_lm_loss_ignores_logits_whose_target_is_padding():
     logits = torch.randn(2, 5, 7, dtype=torch.float64)
     tokens = torch.tensor([[1, 2, 3, 4, 5], [6, 5, 4, 0, 0]])  # pad_id 0 occurs among the targets
-    base = float(torch.as_tensor(fixed.causal_lm_loss(logits, tokens, 0)))
+    base = float(_out(fixed.causal_lm_loss(logits, tokens, 0)))
     changed = logits.clone()
     changed[1, 2:] += 100 * torch.randn(3, 7, dtype=torch.float64)  # targets at t=2, 3 are padding
-    assert float(torch.as_tensor(fixed.causal_lm_loss(changed, tokens, 0))) == pytest.approx(base)
+    assert float(_out(fixed.causal_lm_loss(changed, tokens, 0))) == pytest.approx(base)
     # 4 + 2 scored positions, each CE = log 7 under uniform logits
     assert float(
-        torch.as_tensor(fixed.causal_lm_loss(torch.zeros(2, 5, 7), tokens, 0))
+        _out(fixed.causal_lm_loss(torch.zeros(2, 5, 7), tokens, 0))
     ) == pytest.approx(math.log(7))
 
 
@@ -104,7 +109,7 @@ def test_causal_lm_loss_uses_the_next_token():
     tokens = torch.tensor([[1, 2, 3]])
     logits = torch.zeros(1, 3, 4, dtype=torch.float64)
     logits[0, 0, 2] = logits[0, 1, 3] = 50.0  # confident and right about the NEXT token
-    assert float(torch.as_tensor(fixed.causal_lm_loss(logits, tokens, pad_id=0))) < 1e-6
+    assert float(_out(fixed.causal_lm_loss(logits, tokens, pad_id=0))) < 1e-6
 
 
 # ---------------------------------------------------------------- pooling
@@ -112,7 +117,7 @@ def test_causal_lm_loss_uses_the_next_token():
 
 def test_masked_mean_pool_by_hand():
     H = torch.arange(24, dtype=torch.float64).reshape(2, 4, 3)
-    out = torch.as_tensor(fixed.masked_mean_pool(H, torch.tensor([2, 4])))
+    out = _out(fixed.masked_mean_pool(H, torch.tensor([2, 4])))
     assert tuple(out.shape) == (2, 3)
     assert torch.allclose(out[0], torch.tensor([1.5, 2.5, 3.5], dtype=torch.float64))  # rows 0, 1
     assert torch.allclose(out[1], H[1].mean(0))
@@ -121,11 +126,11 @@ def test_masked_mean_pool_by_hand():
 def test_masked_mean_pool_ignores_padding_rows():
     H = torch.randn(3, 6, 5, dtype=torch.float64)
     lengths = torch.tensor([1, 6, 3])
-    base = torch.as_tensor(fixed.masked_mean_pool(H, lengths))
+    base = _out(fixed.masked_mean_pool(H, lengths))
     H2 = H.clone()
     H2[0, 1:] = 1e3
     H2[2, 3:] = -1e3
-    assert torch.allclose(torch.as_tensor(fixed.masked_mean_pool(H2, lengths)), base)
+    assert torch.allclose(_out(fixed.masked_mean_pool(H2, lengths)), base)
 
 
 # ---------------------------------------------------------------- block shapes
