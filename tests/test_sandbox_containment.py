@@ -456,3 +456,43 @@ def test_stale_scratch_folders_are_swept_and_live_ones_kept(tmp_path, monkeypatc
         assert live.scratch.is_dir() and (tmp_path / "seqgrade-sandbox-being-made").is_dir()
     finally:
         live.remove()
+
+
+PERMS_DEATH_SCRIPT = textwrap.dedent('''
+    import json, os, signal, subprocess, sys, time
+    sys.path.insert(0, sys.argv[1])
+    from grader.sandbox import uids
+    env = {**os.environ, "SEQGRADE_SANDBOX": "perms", "SEQGRADE_TEST_TOKEN": sys.argv[4]}
+    child = subprocess.Popen([sys.executable, sys.argv[3], sys.argv[1], sys.argv[2], "60"],
+                             stdout=subprocess.PIPE, env=env)
+    info = json.loads(child.stdout.readline())
+    time.sleep(0.5)
+    out = {"mode": info["mode"], "before": sorted(uids.pids_of_uid(info["uid"]))}
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    time.sleep(1.0)
+    out["left"] = sorted(uids.pids_of_uid(info["uid"]))
+    out["worker"] = info["pid"]
+    out["swept"] = info["uid"] in uids.sweep_stale_uids()
+    out["after"] = uids.pids_of_uid(info["uid"])
+    print(json.dumps(out))
+''')
+
+
+@needs_isolation
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs util-linux unshare")
+def test_perms_mode_worker_dies_with_its_grader_and_the_next_start_sweeps_its_uid(
+        tmp_path, worker_program):
+    """Gradescope-like perms mode: the worker has a parent-death signal; what it setsid'd lives
+    on under its uid until the next start sweeps the uids no live grader holds."""
+    from test_sandbox_spawn import run_where_python_is_reachable
+
+    script = tmp_path / "perms_death.py"
+    script.write_text(PERMS_DEATH_SCRIPT)
+    grader_script = tmp_path / "grader_child.py"
+    grader_script.write_text(GRADER_SCRIPT)
+    out = run_where_python_is_reachable(tmp_path, script, worker_program,
+                                        extra=[str(grader_script), uuid.uuid4().hex])
+    assert out["mode"] == "perms" and out["worker"] in out["before"] and len(out["before"]) == 2
+    assert out["worker"] not in out["left"]  # the worker died with its grader
+    assert len(out["left"]) == 1 and out["swept"] and out["after"] == []

@@ -118,7 +118,7 @@ class UidLease:
 
 
 def _process_uids() -> dict[int, int]:
-    """pid -> real uid of every process on the host (what /proc shows us)."""
+    """pid -> real uid of every live process on the host (zombies can do nothing: left out)."""
     found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -126,6 +126,8 @@ def _process_uids() -> dict[int, int]:
         try:
             with open(f"/proc/{entry}/status", "rb") as f:
                 for line in f:
+                    if line.startswith(b"State:") and line.split()[1] in (b"Z", b"X"):
+                        break
                     if line.startswith(b"Uid:"):
                         found[int(entry)] = int(line.split()[1])  # the real uid
                         break
