@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import select
 import time
 from dataclasses import dataclass, field
@@ -169,6 +170,7 @@ class WorkerSession:
         self.restarts = 0
         self.events: list[str] = []  # what happened, in plain words, for the report
         self._ready = False
+        self._expect: list[str] = []  # ids of the requests sent and not yet answered, in order
         self._output_parts: list[str] = []
         self._isolated = False
         self._warning: str | None = None
@@ -178,6 +180,7 @@ class WorkerSession:
     def start(self) -> None:
         """Spawn the worker and ask it to preload its imports; returns without waiting."""
         self.proc = sandbox.spawn(WORKER_PROGRAM, self.files, limits=self.limits, hide=self.hide)
+        self._expect = []
         self._isolated, self._warning = self.proc.isolated, self.proc.warning
         self._send({"op": "hello", "preload": list(self.preload), "tripwires": list(self.tripwires),
                     "files": sorted(self.files)})
@@ -218,8 +221,11 @@ class WorkerSession:
     # ------------------------------------------------------------------ protocol
 
     def _send(self, header: dict, blobs: list[bytes] | None = None) -> None:
+        """Send a request with a fresh random id; its reply must echo it (a frame the submission
+        forged on the channel cannot know it, and is refused)."""
         assert self.proc is not None
-        worker.write_message(self.proc.stdin, header, blobs or [])
+        self._expect.append(secrets.token_hex(8))
+        worker.write_message(self.proc.stdin, {**header, "id": self._expect[-1]}, blobs or [])
 
     def _receive(self, timeout: float) -> tuple[dict, list[bytes]]:
         assert self.proc is not None
@@ -244,7 +250,9 @@ class WorkerSession:
 
         header, blobs = worker.read_message(read_exact)
         if not isinstance(header, dict):
-            raise worker.WireError("the worker's reply is not an object")
+            raise worker.WireError("a reply that is not an object")
+        if not self._expect or header.get("id") != self._expect.pop(0):
+            raise worker.WireError("a reply to no request of the grader's")
         return header, blobs
 
     def _ensure_ready(self, restarting: bool = False) -> Failure | None:

@@ -551,8 +551,11 @@ def _serve() -> None:
     sys.stdin = open(os.devnull)  # noqa: SIM115
     sys.stdout = os.fdopen(1, "w", buffering=1, errors="replace", closefd=False)
     guard = _make_guard(ShortcutRefused)
-    begin, end = guard["begin"], guard["end"]
-    send, receive, call, load = write_message, read_message, _call, _import_student
+    # Bound now: a submission that rewrites this module's globals (`_call`, `_hits_json`,
+    # `write_message`, found through sys.modules["__main__"]) changes nothing below.
+    tools = {"begin": guard["begin"], "end": guard["end"], "hits": _hits_json, "error": _student_error,
+             "encode": encode, "decode": decode}
+    receive, call, load, dumps, pack = read_message, _call, _import_student, json.dumps, struct.pack
 
     def read_exact(n: int) -> bytes:
         chunks, got = [], 0
@@ -565,7 +568,12 @@ def _serve() -> None:
         return b"".join(chunks)
 
     def reply(header: dict, blobs: list[bytes] | None = None) -> None:
-        send(proto_out, header, blobs or [])
+        blobs = blobs or []
+        body = dumps(header, allow_nan=True).encode()
+        parts = [pack(">II", len(body), len(blobs)), body]
+        for blob in blobs:
+            parts += [pack(">Q", len(blob)), blob]
+        proto_out.write(b"".join(parts))
 
     state: dict[str, Any] = {"module": None, "files": set(), "bypassed": False}
     while True:
@@ -574,19 +582,20 @@ def _serve() -> None:
         except EOFError:
             return
         op = request.get("op") if isinstance(request, dict) else None
+        rid = request.get("id") if isinstance(request, dict) else None  # echoed: the parent matches replies
         if op == "hello":
             _hello(request, guard, state)
-            reply({"ok": True, "torch": "torch" in sys.modules})
+            reply({"ok": True, "torch": "torch" in sys.modules, "id": rid})
         elif op == "import":
-            reply(load(request, begin, end, state))
+            reply({**load(request, tools, state), "id": rid})
         elif op == "call":
-            header, out_blobs = call(request, blobs, begin, end, state)
-            reply(header, out_blobs)
+            header, out_blobs = call(request, blobs, tools, state)
+            reply({**header, "id": rid}, out_blobs)
         elif op == "bye":
             return
         else:
             reply({"ok": False, "error": {"type": "GraderError", "message": f"unknown request {op!r}",
-                                          "where": None}})
+                                          "where": None}, "id": rid})
 
 
 def _hello(request: dict, guard: dict[str, Any], state: dict[str, Any]) -> None:
@@ -602,24 +611,24 @@ def _hello(request: dict, guard: dict[str, Any], state: dict[str, Any]) -> None:
     sys.path[:] = [here] + [p for p in sys.path if p and not _holds_grader(p)]
 
 
-def _import_student(request: dict, begin, end, state: dict[str, Any]) -> dict:
+def _import_student(request: dict, tools: dict[str, Any], state: dict[str, Any]) -> dict:
     import importlib
 
-    begin("import")
+    tools["begin"]("import")
     try:
         state["module"] = importlib.import_module(str(request.get("module")))
         error = None
     except BaseException as exc:  # noqa: BLE001 - anything the student's import does
-        error = _student_error(exc, state["files"])
-    hits, bypassed = end()
+        error = tools["error"](exc, state["files"])
+    hits, bypassed = tools["end"]()
     state["bypassed"] = state["bypassed"] or bypassed
-    out = {"ok": error is None, **_hits_json(hits), "tampered": state["bypassed"]}
+    out = {"ok": error is None, **tools["hits"](hits), "tampered": state["bypassed"]}
     if error is not None:
         out["error"] = error
     return out
 
 
-def _call(request: dict, blobs: list[bytes], begin, end, state: dict[str, Any]) -> tuple[dict, list[bytes]]:
+def _call(request: dict, blobs: list[bytes], tools: dict[str, Any], state: dict[str, Any]) -> tuple[dict, list[bytes]]:
     name = str(request.get("function"))
     module = state["module"]
     fn = getattr(module, name, None) if module is not None else None
@@ -628,26 +637,26 @@ def _call(request: dict, blobs: list[bytes], begin, end, state: dict[str, Any]) 
                                        "where": None}}, []
     try:
         torch_inputs = bool(request.get("torch", False))
-        args = decode(request["args"], blobs, specials=True, as_torch=torch_inputs)
-        kwargs = decode(request["kwargs"], blobs, specials=True, as_torch=torch_inputs)
+        args = tools["decode"](request["args"], blobs, specials=True, as_torch=torch_inputs)
+        kwargs = tools["decode"](request["kwargs"], blobs, specials=True, as_torch=torch_inputs)
     except Exception as exc:  # noqa: BLE001
         return {"ok": False, "error": {"type": "GraderError", "message": f"bad request: {exc}", "where": None}}, []
     banned = tuple(str(p) for p in request.get("banned", []))
-    if not begin("call", banned):
+    if not tools["begin"]("call", banned):
         state["bypassed"] = True
     error = None
     try:
         value = fn(*args, **kwargs)
     except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt, ShortcutRefused included
-        error = _student_error(exc, state["files"])
-    hits, bypassed = end()
+        error = tools["error"](exc, state["files"])
+    hits, bypassed = tools["end"]()
     state["bypassed"] = state["bypassed"] or bypassed
-    extra = {**_hits_json(hits), "tampered": state["bypassed"]}
+    extra = {**tools["hits"](hits), "tampered": state["bypassed"]}
     if error is not None:
         return {"ok": False, "error": error, **extra}, []
     out_blobs: list[bytes] = []
     try:
-        data = encode(value, out_blobs)
+        data = tools["encode"](value, out_blobs)
     except BaseException as exc:  # noqa: BLE001 - a hostile __array__ or __len__
         msg = str(exc) if isinstance(exc, TypeError) else f"{type(exc).__name__} while reading the result"
         return {"ok": False, "error": {"type": "BadOutput", "message": f"returned {msg}", "where": None}, **extra}, []
