@@ -7,6 +7,7 @@ the contract or the points of the question (never from the code under test).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -18,6 +19,9 @@ from grader.engine.grade import grade_submission
 from grader.questions import CodeQuestion
 from grader.report import GradeReport, QuestionResult
 from grader.reports import render
+from grader.written.answers import parse_answers
+from grader.written.expr.judge import ExprJudge
+from grader.written.grading import grade_written
 
 # ---------------------------------------------------------------- 1. every hidden case has a label
 
@@ -219,3 +223,44 @@ def test_a_student_missing_1_over_T_in_the_gradients_sees_it_in_the_table(tmp_pa
     text = render.table(report)
     assert f"{ce.number}. " in text.split("where points were lost:")[1]
     assert "cross-entropy summed over positions, not averaged" in text
+
+
+# ---------------------------------------------------------------- 3. answers as students write them
+
+# answers.toml lines as a student types them: in a "…" basic string TOML reads `\t` as a TAB
+_TANH_ANSWERS = '''\
+relation = "1 - tanh(z)^2"
+latex_power = "$1 - \\tanh^2(z)$"
+latex_power_literal = '$1 - \\tanh^2(z)$'
+no_dollars = "1 - \\tanh(z)^2"
+preactivation = "1 - z^2"
+'''
+
+
+@pytest.fixture(scope="module")
+def judge():
+    with ExprJudge() as j:
+        yield j
+
+
+def _tanh_question(key: str):
+    q = load("a2_rnn_bptt").question("a2.w_tanh_derivative")
+    return dataclasses.replace(q, key=key)
+
+
+@pytest.mark.parametrize("key", ["relation", "latex_power", "latex_power_literal"])
+def test_right_answers_in_the_forms_students_write_them(judge, key: str) -> None:
+    r = grade_written(_tanh_question(key), parse_answers(_TANH_ANSWERS), {}, judge)
+    assert r.passed and r.score == r.max_score, r.feedback
+    assert "tanh(z)^2" in r.feedback  # how it was read
+
+
+def test_a_tab_eaten_by_toml_says_so_and_suggests_a_literal_string(judge) -> None:
+    r = grade_written(_tanh_question("no_dollars"), parse_answers(_TANH_ANSWERS), {}, judge)
+    assert not r.passed
+    assert "TAB" in r.feedback and "literal string in single quotes" in r.feedback
+
+
+def test_the_relation_does_not_accept_the_preactivation(judge) -> None:
+    r = grade_written(_tanh_question("preactivation"), parse_answers(_TANH_ANSWERS), {}, judge)
+    assert not r.passed and r.misconceptions == ["bptt-derivative-of-preactivation"]
