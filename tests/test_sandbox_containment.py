@@ -496,3 +496,55 @@ def test_perms_mode_worker_dies_with_its_grader_and_the_next_start_sweeps_its_ui
     assert out["mode"] == "perms" and out["worker"] in out["before"] and len(out["before"]) == 2
     assert out["worker"] not in out["left"]  # the worker died with its grader
     assert len(out["left"]) == 1 and out["swept"] and out["after"] == []
+
+
+@needs_root
+def test_an_honest_solution_keeps_full_marks_when_perms_mode_cannot_be_used(submit, monkeypatch,
+                                                                            tmp_path):
+    """Issue 15 item 13 end to end: the engine grades through the fallback, with its reason."""
+    import toy_assignment as toy
+
+    from grader.engine.grade import grade_submission
+
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    monkeypatch.setattr("tempfile.tempdir", str(private))
+    monkeypatch.setenv("SEQGRADE_SANDBOX", "perms")
+    report = grade_submission(submit({"toy.py": toy.NUMPY_SOLUTION}), toy.ASSIGNMENT,
+                              limits=sandbox.Limits(call_seconds=10.0, submission_seconds=60.0))
+    assert report.score == report.max_score > 0
+    assert not report.isolated
+    assert any("the unprivileged uid could not be used" in w for w in report.warnings), \
+        report.warnings
+
+
+PERMS_PRIVATE_TMP_SCRIPT = textwrap.dedent('''
+    import json, os, sys, tempfile
+    sys.path.insert(0, sys.argv[1])
+    from grader import sandbox
+    os.environ["SEQGRADE_SANDBOX"] = "perms"
+    tempfile.tempdir = sys.argv[3]  # a 0700 folder: the worker's uid cannot reach its scratch
+    proc = sandbox.spawn(sys.argv[2], {"student.py": b"x = 1\\n"})
+    proc.stdin.write(json.dumps({"code": "result = 6 * 7"}).encode() + b"\\n")
+    proc.stdin.flush()
+    out = {"mode": proc.mode, "warning": proc.warning, "reply": json.loads(proc.readline(20))}
+    proc.kill()
+    print(json.dumps(out))
+''')
+
+
+@needs_isolation
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs util-linux unshare")
+def test_perms_mode_with_a_reachable_interpreter_and_a_private_tmpdir_falls_back(tmp_path,
+                                                                               worker_program):
+    """The exec succeeds but the uid cannot enter its scratch folder: a fallback, no broken pipe."""
+    from test_sandbox_spawn import run_where_python_is_reachable
+
+    script = tmp_path / "perms_private_tmp.py"
+    script.write_text(PERMS_PRIVATE_TMP_SCRIPT)
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    out = run_where_python_is_reachable(tmp_path, script, worker_program, extra=[str(private)])
+    assert out["mode"] == "plain" and out["reply"] == {"ok": True, "result": "42"}
+    assert "is not reachable by an unprivileged user (uid" in out["warning"]
+    assert str(private) in out["warning"]
