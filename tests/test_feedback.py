@@ -11,6 +11,7 @@ import dataclasses
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from grader import catalog
@@ -51,6 +52,33 @@ def test_every_hidden_case_names_what_it_exercises(aid: str) -> None:
                 repeated.append(f"{q.id} (seed {seed}): {names}")
     assert not unlabelled, "hidden cases without a label:\n" + "\n".join(unlabelled)
     assert not repeated, "hidden cases of one question with the same label:\n" + "\n".join(repeated)
+
+
+def _arrays(value) -> list[np.ndarray]:
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [a for v in value for a in _arrays(v)]
+    if isinstance(value, dict):
+        return [a for v in value.values() for a in _arrays(v)]
+    return []
+
+
+@pytest.mark.parametrize("aid", ASSIGNMENT_IDS)
+def test_no_hidden_label_shows_an_input_value(aid: str) -> None:
+    """A decimal number in a label (an eps or a p the case sets) is never one of the case's
+    random input entries."""
+    leaks = []
+    for q in load(aid).questions:
+        if not isinstance(q, CodeQuestion):
+            continue
+        for case in (c for c in q.cases(3) if not c.visible):
+            settings = {float(v) for v in case.kwargs.values() if isinstance(v, (int, float))}
+            shown = {float(x) for x in re.findall(r"\d+\.\d+", case.name)} - settings
+            floats = [a for a in _arrays((case.args, dict(case.kwargs))) if a.dtype.kind == "f"]
+            entries = {round(abs(float(v)), 2) for a in floats for v in a.ravel() if v != round(v)}
+            leaks += [f"{q.id}: {case.name!r} shows {x}" for x in shown if round(x, 2) in entries]
+    assert not leaks, leaks
 
 
 def test_the_label_check_rejects_a_bare_number() -> None:

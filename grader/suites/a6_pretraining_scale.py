@@ -303,7 +303,8 @@ def _next_token_cases(seed: int) -> list[Case]:
         for b in range(B):
             length = int(rng.integers(2, T + 1)) if b else T - 2  # row 0 always padded
             tokens[b, length:] = pad
-        which = {0: "pad_id 0", 1: "pad_id 1 (a small id)", 99: "pad_id 99 (a large id)"}[pad]
+        which = {0: "pad_id 0 as in the visible case", 1: "a pad_id other than 0",
+                 99: "a pad_id above every real token"}[pad]
         cases.append(Case(f"hidden batch {i + 1}: B={B}, T={T}, right-padded rows, {which}", (tokens, pad)))
     return cases
 
