@@ -15,11 +15,17 @@ Reading rules (documented for students in docs/answers.md):
   `2 d`, `4d^2 = 4·d²`, `(a+b)(a-b)`, `1/2d = (1/2)·d` (a note warns about this one).
 - A whitelisted function name followed by `(` is a call: `exp(x)`; a declared symbol
   followed by `(` is a product: `d(12d+13) = d·(12d+13)`. A function name may also take a
-  single power-level operand without brackets: `log x`, `log x^2 = log(x²)`.
+  single power-level operand without brackets: `log x`, `log x^2 = log(x²)`. A whole-number
+  power written on the function name is the power of its value, as in LaTeX:
+  `tanh^2(z) = (tanh z)^2`, `\\sin^2 x = (sin x)^2`.
 - A run of letters, digits and `_` that is not a declared symbol, a function or a
   constant is split into declared symbols by the longest match first (`dd_ff = d·d_ff`
   when `d` and `d_ff` are declared); a declared symbol such as `d_ff` is never split.
-- `d_{ff}` is the same name as `d_ff`; Greek letters by name (`alpha`) or by character (α).
+- `d_{ff}` is the same name as `d_ff`; Greek letters by name (`alpha`) or by character (α);
+  a declared short name stands for its letter too (`eps` declared: ε, `epsilon`, `\\varepsilon`).
+- A TAB before letters, a backspace or a form feed is a TOML escape that ate a backslash
+  (`"\\tanh"` in a basic string): put back inside `$…$` when it completes a known command,
+  otherwise refused with a message that suggests a literal string '…'.
 - `e` and `pi` (π) are the constants unless declared as symbols; `sigma(...)` and `σ(...)`
   are the logistic sigmoid unless `sigma` is a declared symbol.
 - LaTeX between `$…$` is translated to this syntax first (see `latex_to_plain`); sympy's
