@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,7 @@ from grader.sandbox.session import WorkerSession
 
 ANSWERS_FILE = "answers.toml"
 ANSWERS_MARK = "# answers.toml"
+SKIP_TAG = "skip-grading"  # a code cell with this tag is not run (the handout's public-tests cell)
 MAX_CELLS = 10_000  # cells read; a notebook with more is cut there, with a note
 REPORT_FUNCTION = "_seqgrade_notebook_cells"  # defined by the generated module
 _FENCE = re.compile(r"^\s*```[\w-]*\s*$")
@@ -41,7 +43,8 @@ class Notebook:
     code_cells: list[tuple[int, str]]  # (cell number, 1-based among all cells; source)
     answers: str | None  # the body of the `# answers.toml` cell, if any
     answers_cell: int | None
-    notes: list[str] = field(default_factory=list)  # format problems, kernel, size
+    notes: list[str] = field(default_factory=list)  # kernel, size
+    validation: _Validation | None = None  # nbformat's schema check, running beside the grading
 
 
 @dataclass
@@ -52,6 +55,7 @@ class NotebookRun:
     code_file: str  # "transformer.py", the name the worker imports
     source: ModuleSource
     limit: float  # the per-cell time limit, for the feedback
+    validation: _Validation | None = None
     cell_problems: list[str] = field(default_factory=list)  # filled by cell_notes
 
 
@@ -114,6 +118,25 @@ def _validate(cells: list[dict], doc: dict, name: str) -> list[str]:
     return []
 
 
+class _Validation:
+    """`_validate` in a thread: nbformat's import and schema check (0.1-0.2 s) overlap the worker's start."""
+
+    def __init__(self, cells: list[dict], doc: dict, name: str) -> None:
+        self.name = name
+        self.notes: list[str] | None = None
+        self.thread = threading.Thread(target=self._run, args=(cells, doc), daemon=True, name="nbformat-validate")
+        self.thread.start()
+
+    def _run(self, cells: list[dict], doc: dict) -> None:
+        self.notes = _validate(cells, doc, self.name)
+
+    def result(self, timeout: float = 30.0) -> list[str]:
+        self.thread.join(timeout)
+        if self.notes is None:
+            return [f"`{self.name}` could not be checked against the notebook format in time"]
+        return self.notes
+
+
 def _kernel_note(doc: dict, name: str) -> list[str]:
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     spec = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
@@ -123,6 +146,12 @@ def _kernel_note(doc: dict, name: str) -> list[str]:
         return []
     kernel = str(spec.get("name") or spec.get("display_name") or language)[:40]
     return [f"`{name}` names the kernel `{kernel}` ({language}); seqgrade runs its code cells as Python"]
+
+
+def _tags(cell: dict) -> list[str]:
+    meta = cell.get("metadata")
+    tags = meta.get("tags") if isinstance(meta, dict) else None
+    return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
 
 
 def answers_cell(cell: dict) -> str | None:
@@ -146,17 +175,19 @@ def read_notebook(data: bytes, name: str) -> Notebook:
     if len(raw_cells) > MAX_CELLS:
         notes.append(f"`{name}` has {len(raw_cells):,} cells; only the first {MAX_CELLS:,} were read")
     cells = [c for c in raw_cells[:MAX_CELLS] if isinstance(c, dict)]
-    notes += _validate(cells, doc, name)
+    checked = _Validation(cells, doc, name)
     code: list[tuple[int, str]] = []
     answers, answers_at = None, None
     for number, cell in enumerate(raw_cells[:MAX_CELLS], start=1):
         if not isinstance(cell, dict):
             continue
-        if cell.get("cell_type") == "code":
+        if cell.get("cell_type") == "code" and SKIP_TAG in _tags(cell):
+            notes.append(f"cell {number} is tagged `{SKIP_TAG}` and was not run")
+        elif cell.get("cell_type") == "code":
             code.append((number, _text(cell.get("source"))))
         elif answers is None and (found := answers_cell(cell)) is not None:
             answers, answers_at = found, number
-    return Notebook(name, code, answers, answers_at, notes)
+    return Notebook(name, code, answers, answers_at, notes, checked)
 
 
 # --------------------------------------------------------------------------- hooks
@@ -212,7 +243,7 @@ def use_notebook(located: Located, code_file: str | None, import_seconds: float)
     located.notes += book.notes
     located.files[code_file] = source.module.encode()
     located.read_as[code_file] = source.scan
-    located.notebook = NotebookRun(name, code_file, source, shares.cell_seconds)
+    located.notebook = NotebookRun(name, code_file, source, shares.cell_seconds, book.validation)
     located.notes += _skipped_notes(source)
     _take_answers(located, book)
 
@@ -290,6 +321,16 @@ def _translator(run: NotebookRun):
     return translate
 
 
+def _shortcut_cells(run: NotebookRun, feedback: str) -> str:
+    """Where the library calls a shortcut finding names sit in the notebook: " (cell 4, line 3)"."""
+    from grader.engine import shortcuts
+
+    names = [n for n in re.findall(r"`([\w.]+)`", feedback) if "." in n and not n.endswith((".py", ".ipynb"))]
+    spots = [run.source.where(f.line) for f in shortcuts.scan(run.source.scan, names)]
+    places = sorted({f"cell {s[0]}, line {s[1]}" for s in spots if s is not None})
+    return f" Found in {', '.join(places[:5])}." if places else ""
+
+
 def relabel(report: GradeReport, located: Located) -> GradeReport:
     """The finished report in the notebook's terms: cells and lines, the notebook's name."""
     run = located.notebook
@@ -301,8 +342,12 @@ def relabel(report: GradeReport, located: Located) -> GradeReport:
             continue
         q.feedback = translate(q.feedback) or ""
         q.error = translate(q.error)
+        if "uses-library-shortcut" in q.misconceptions and "cell " not in q.feedback:
+            q.feedback += _shortcut_cells(run, q.feedback)
         if run.cell_problems and q.status == "failed" and not q.not_attempted:
             shown = "; ".join(run.cell_problems[:3])
             q.feedback += f"\n\n**Your notebook:** {shown}."
     report.events = [translate(e) or "" for e in report.events]
+    if run.validation is not None:
+        report.warnings += run.validation.result()
     return report  # the warnings are already in the notebook's terms (use_notebook, cell_notes)
