@@ -53,7 +53,9 @@ def _parser() -> argparse.ArgumentParser:
 
     h = sub.add_parser("handout", help="the student bundle of an assignment")
     h.add_argument("assignment", help="a1 … a6 or a full id")
-    h.add_argument("--out", type=Path, required=True, help="the zip to write (- for stdout)")
+    h.add_argument("--out", type=Path, default=None,
+                   help="the zip to write (- for stdout); with --notebook, the notebook (default <stem>.ipynb)")
+    h.add_argument("--notebook", action="store_true", help="the handout as one Jupyter notebook instead")
 
     a = sub.add_parser("autograder", help="the Gradescope autograder bundle of an assignment")
     a.add_argument("assignment", help="a1 … a6 or a full id")
@@ -184,6 +186,14 @@ def cmd_batch(args: argparse.Namespace) -> int:
 def cmd_handout(args: argparse.Namespace) -> int:
     from grader.app import bundles
 
+    if args.notebook:
+        from grader.app import notebook_handout
+
+        print(f"wrote {notebook_handout.write(args.assignment, args.out)}")
+        return EXIT_OK
+    if args.out is None:
+        print("seqgrade: handout needs --out FILE.zip (or --notebook)", file=sys.stderr)
+        return EXIT_USAGE
     return _bundle(bundles.build_handout, args.assignment, args.out)
 
 
