@@ -93,12 +93,11 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
         return result
     cases = list(q.cases(ctx.seed))
     outcomes = _call_cases(q, ctx.session, cases)
-    if _stopped(q, outcomes, result):
-        return result
-    if q.custom is not None:
-        _judge_custom(q, cases, outcomes, result)
-    else:
-        _judge_compared(q, cases, outcomes, result)
+    if not _stopped(q, outcomes, result):
+        if q.custom is not None:
+            _judge_custom(q, cases, outcomes, result)
+        else:
+            _judge_compared(q, cases, outcomes, result)
     if q.forbidden:
         _flag_review(result, _review_items(q, ctx))
     return result

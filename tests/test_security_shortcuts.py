@@ -1,0 +1,305 @@
+"""Issue 15 item 2 and issue 17: library bans that hold, and only name exact entry points.
+
+Student-style files (the instructor's solution with some functions rewritten, as a student
+would) graded end to end. A shortcut reached by a computed name is refused while the
+question that bans it runs, whatever the file does to the worker's own state; it costs the
+questions whose function reaches it, naming the call, the function and the line; the
+constructs that reach it are flagged "needs review". Correct code that only looks like a
+shortcut (`torch.no_grad()`, a layer object's own `.backward()`, an LSTM cell built from
+`torch.nn.Sigmoid()` modules) keeps full marks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from grader import sandbox
+from grader.course import registry
+from grader.course.content import solution_dir
+from grader.engine import shortcuts
+from grader.engine.grade import grade_submission
+from grader.questions import CodeQuestion
+
+LIMITS = sandbox.Limits(call_seconds=20.0, submission_seconds=180.0)
+
+# ----------------------------------------------------------------------------- student files
+
+AUTOGRAD_BY_COMPUTED_NAME = '''
+import importlib as _importlib
+
+_t = _importlib.import_module("to" + "rch")
+
+
+def bptt_final_state(X, W_x, W_h, b_h, y, h0=None):
+    params = {k: _t.tensor(np.asarray(v, dtype=np.float64), requires_grad=True)
+              for k, v in (("W_x", W_x), ("W_h", W_h), ("b_h", b_h))}
+    H = params["W_h"].shape[0]
+    h = _t.zeros(H, dtype=_t.float64) if h0 is None else _t.as_tensor(np.asarray(h0, dtype=np.float64))
+    for x in _t.as_tensor(np.asarray(X, dtype=np.float64)):
+        h = _t.tanh(x @ params["W_x"].T + h @ params["W_h"].T + params["b_h"])
+    loss = 0.5 * ((h - _t.as_tensor(np.asarray(y, dtype=np.float64))) ** 2).sum()
+    getattr(loss, "back" + "ward")()
+    return {k: v.grad.numpy() for k, v in params.items()}
+'''
+
+SWITCH_OFF_THE_CHECKS = '''
+import sys as _sys
+
+_main = _sys.modules["__main__"]
+_main._Tripwires = type("_Tripwires", (), {})
+_sys.modules["__main__"]._Tripwires._hit = lambda *a: None
+for _name in ("_hit", "_call", "_hits_json", "_make_guard", "write_message", "_import_student", "_serve"):
+    try:
+        setattr(_main, _name, lambda *a, **k: None)
+    except Exception:
+        pass
+''' + AUTOGRAD_BY_COMPUTED_NAME
+
+IMPORT_HOOK_REMOVED = '''
+import importlib as _importlib
+import sys as _sys
+
+_sys.meta_path[:] = [f for f in _sys.meta_path if "Hook" not in type(f).__name__]
+_t = _importlib.import_module("to" + "rch")
+''' + AUTOGRAD_BY_COMPUTED_NAME.split("\n", 4)[4]
+
+MANUAL_BPTT_UNDER_NO_GRAD = '''
+import torch
+
+
+def bptt_final_state(X, W_x, W_h, b_h, y, h0=None):
+    with torch.no_grad():
+        X = torch.as_tensor(np.asarray(X, dtype=np.float64))
+        W_x, W_h, b_h = (torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in (W_x, W_h, b_h))
+        h = torch.zeros(W_h.shape[0], dtype=torch.float64) if h0 is None else torch.as_tensor(np.asarray(h0, dtype=np.float64))
+        states = [h]
+        for x in X:
+            h = torch.tanh(x @ W_x.T + h @ W_h.T + b_h)
+            states.append(h)
+        g_h = h - torch.as_tensor(np.asarray(y, dtype=np.float64))  # dL/dh_{T-1}
+        g_Wx, g_Wh, g_b = torch.zeros_like(W_x), torch.zeros_like(W_h), torch.zeros_like(b_h)
+        for t in range(len(X) - 1, -1, -1):
+            g_z = g_h * (1 - states[t + 1] ** 2)
+            g_Wx += torch.outer(g_z, X[t])
+            g_Wh += torch.outer(g_z, states[t])
+            g_b += g_z
+            g_h = g_z @ W_h
+    return {"W_x": g_Wx, "W_h": g_Wh, "b_h": g_b}
+'''
+
+NUMPY_LAYER_WITH_ITS_OWN_BACKWARD = '''
+import torch  # the file uses torch elsewhere; the layer below is numpy
+
+
+class TanhRNNLayer:
+    def __init__(self, W_x, W_h, b_h):
+        self.W_x, self.W_h, self.b_h = (np.asarray(a, dtype=np.float64) for a in (W_x, W_h, b_h))
+
+    def forward(self, X, h0=None):
+        self.X = np.asarray(X, dtype=np.float64)
+        h = np.zeros(self.W_h.shape[0]) if h0 is None else np.asarray(h0, dtype=np.float64)
+        self.states = [h]
+        for x in self.X:
+            h = np.tanh(x @ self.W_x.T + h @ self.W_h.T + self.b_h)
+            self.states.append(h)
+        return h
+
+    def backward(self, g_h):
+        g_Wx, g_Wh, g_b = np.zeros_like(self.W_x), np.zeros_like(self.W_h), np.zeros_like(self.b_h)
+        for t in range(len(self.X) - 1, -1, -1):
+            g_z = g_h * (1 - self.states[t + 1] ** 2)
+            g_Wx += np.outer(g_z, self.X[t])
+            g_Wh += np.outer(g_z, self.states[t])
+            g_b += g_z
+            g_h = g_z @ self.W_h
+        return {"W_x": g_Wx, "W_h": g_Wh, "b_h": g_b}
+
+
+def bptt_final_state(X, W_x, W_h, b_h, y, h0=None):
+    layer = TanhRNNLayer(W_x, W_h, b_h)
+    h = layer.forward(X, h0)
+    return layer.backward(h - np.asarray(y, dtype=np.float64))
+'''
+
+LSTM_FROM_ACTIVATION_MODULES = '''
+import torch
+
+_sigmoid_module = torch.nn.Sigmoid()
+_tanh_module = torch.nn.Tanh()
+
+
+def lstm_cell(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh):
+    x, h, c, W_ih, W_hh, b_ih, b_hh = (torch.as_tensor(np.asarray(a, dtype=np.float64))
+                                       for a in (x, h, c, weight_ih, weight_hh, bias_ih, bias_hh))
+    i, f, g, o = (W_ih @ x + b_ih + W_hh @ h + b_hh).chunk(4)
+    c_new = _sigmoid_module(f) * c + _sigmoid_module(i) * _tanh_module(g)
+    return _sigmoid_module(o) * _tanh_module(c_new), c_new
+'''
+
+LAYER_NORM_BY_LIBRARY = '''
+import torch
+import torch.nn.functional as F
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    x = torch.as_tensor(np.asarray(x, dtype=np.float64))
+    gamma, beta = (torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in (gamma, beta))
+    return F.layer_norm(x, x.shape[-1:], gamma, beta, eps).numpy()
+'''
+
+LAYER_NORM_BY_COMPUTED_NAME = '''
+import importlib
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    torch = importlib.import_module("torch")
+    functional = importlib.import_module("torch.nn.functional")
+    x = torch.as_tensor(np.asarray(x, dtype=np.float64))
+    gamma, beta = (torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in (gamma, beta))
+    norm = getattr(functional, "layer_" + "norm")
+    return norm(x, x.shape[-1:], gamma, beta, eps).numpy()
+'''
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def grade(tmp_path, aid: str, extra: str, *, lift_bans: bool = False):
+    a = registry.load(aid)
+    if lift_bans:
+        a = dataclasses.replace(a, questions=tuple(dataclasses.replace(q, forbidden=())
+                                                   if isinstance(q, CodeQuestion) else q for q in a.questions))
+    a = dataclasses.replace(a, questions=tuple(q for q in a.questions if isinstance(q, CodeQuestion)))
+    folder = tmp_path / ("lifted" if lift_bans else "sub")
+    folder.mkdir()
+    (folder / a.code_file).write_text((solution_dir(a.id) / a.code_file).read_text() + "\n\n" + extra)
+    report = grade_submission(folder, a, limits=LIMITS)
+    assert not report.grader_error, report.grader_error
+    return {q.question_id: q for q in report.questions}
+
+
+def lost(results) -> set[str]:
+    return {qid for qid, q in results.items() if q.score < q.max_score}
+
+
+# ----------------------------------------------------------------------------- bans that hold
+
+
+@pytest.mark.slow
+def test_autograd_reached_by_computed_names_is_refused(tmp_path):
+    results = grade(tmp_path, "a2", AUTOGRAD_BY_COMPUTED_NAME)
+    assert lost(results) == {"a2.bptt_final_state"}
+    q = results["a2.bptt_final_state"]
+    assert q.score == 0 and q.misconceptions == ["uses-library-shortcut"]
+    assert "torch.Tensor.backward" in q.feedback and "`bptt_final_state`" in q.feedback and "line" in q.feedback
+    assert "Needs review" in q.feedback and "import importlib" in q.feedback
+    # the control: without the ban the same code is right (it is the ban that costs it)
+    assert lost(grade(tmp_path, "a2", AUTOGRAD_BY_COMPUTED_NAME, lift_bans=True)) == set()
+
+
+@pytest.mark.slow
+def test_patching_the_workers_names_switches_nothing_off(tmp_path):
+    results = grade(tmp_path, "a2", SWITCH_OFF_THE_CHECKS)
+    assert lost(results) == {"a2.bptt_final_state"}
+    q = results["a2.bptt_final_state"]
+    assert q.misconceptions == ["uses-library-shortcut"] and "torch.Tensor.backward" in q.feedback
+    assert "_Tripwires" in q.feedback and "Needs review" in q.feedback
+
+
+@pytest.mark.slow
+def test_a_library_loaded_around_the_import_hook_costs_every_banned_question(tmp_path):
+    results = grade(tmp_path, "a2", IMPORT_HOOK_REMOVED)
+    assert lost(results) == {"a2.bptt_final_state", "a2.bptt_sequence_ce", "a2.clip_by_global_norm"}
+    assert all("needs review" in results[qid].feedback for qid in lost(results))
+
+
+@pytest.mark.slow
+def test_a_shortcut_costs_the_questions_that_reach_it_naming_call_function_and_line(tmp_path):
+    results = grade(tmp_path, "a4", LAYER_NORM_BY_LIBRARY)
+    assert lost(results) == {"a4.layer_norm", "a4.encoder_block", "a4.decoder_block"}
+    own = results["a4.layer_norm"].feedback
+    assert "`layer_norm` uses `torch.nn.functional.layer_norm` (line" in own
+    assert "through your `layer_norm`" in results["a4.encoder_block"].feedback
+
+
+@pytest.mark.slow
+def test_a_shortcut_by_computed_name_is_refused_where_it_runs(tmp_path):
+    results = grade(tmp_path, "a4", LAYER_NORM_BY_COMPUTED_NAME)
+    assert lost(results) == {"a4.layer_norm", "a4.encoder_block", "a4.decoder_block"}
+    q = results["a4.layer_norm"]
+    assert q.misconceptions == ["uses-library-shortcut"] and "torch.nn.functional.layer_norm" in q.feedback
+    assert "`getattr` with a computed name" in q.feedback
+
+
+# ----------------------------------------------------------------------------- issue 17: not shortcuts
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("aid, extra", [("a2", MANUAL_BPTT_UNDER_NO_GRAD), ("a2", NUMPY_LAYER_WITH_ITS_OWN_BACKWARD),
+                                        ("a3", LSTM_FROM_ACTIVATION_MODULES)],
+                         ids=["no_grad", "own_backward", "activation_modules"])
+def test_correct_code_that_only_looks_like_a_shortcut_keeps_full_marks(tmp_path, aid, extra):
+    results = grade(tmp_path, aid, extra)
+    assert lost(results) == set(), {qid: results[qid].feedback[:400] for qid in lost(results)}
+    assert not any("Needs review" in q.feedback for q in results.values())
+
+
+# ----------------------------------------------------------------------------- the source scan alone
+
+NO_AUTOGRAD = ("torch.Tensor.backward", "torch.autograd.*", "torch.func.*")
+A4 = ("torch.nn.functional.layer_norm", "torch.nn.LayerNorm", "torch.nn.Transformer*")
+
+
+def test_scan_follows_helpers_and_module_level_aliases_but_not_unrelated_functions():
+    src = (
+        "import torch.nn.functional as F\n"
+        "norm = F.layer_norm\n"
+        "def _helper(x):\n    return norm(x, x.shape[-1:])\n"
+        "def block(x):\n    return _helper(x) + 1\n"
+        "def positions(T):\n    return T\n"
+    )
+    found = shortcuts.scan(src, A4, "block")
+    assert [(f.name, f.line) for f in found] == [("torch.nn.functional.layer_norm", 2)]
+    assert shortcuts.scan(src, A4, "positions") == []
+    assert "through your" not in shortcuts.describe(found, "block")  # a module-level name, not a helper
+    helper = shortcuts.scan("import torch\ndef _h(x):\n    return torch.nn.LayerNorm(3)(x)\n"
+                            "def block(x):\n    return _h(x)\n", A4, "block")
+    assert shortcuts.describe(helper, "block") == ("`block` reaches `torch.nn.LayerNorm` through your `_h` "
+                                                   "(line 3)")
+
+
+def test_scan_names_exact_entry_points_only():
+    no_grad = "import torch\ndef f(x):\n    with torch.no_grad():\n        return x * 2\n"
+    assert shortcuts.scan(no_grad, NO_AUTOGRAD, "f") == []
+    assert shortcuts.scan(no_grad.replace("torch.no_grad", "torch.autograd.no_grad"), NO_AUTOGRAD, "f") == []
+    own = ("import torch\nclass L:\n    def backward(self, g):\n        return g\n"
+           "def f(x):\n    layer = L()\n    return layer.backward(x)\n")
+    assert shortcuts.scan(own, NO_AUTOGRAD, "f") == []
+    numpy_only = "def f(layer, x):\n    return layer.backward(x)\n"
+    assert shortcuts.scan(numpy_only, NO_AUTOGRAD, "f") == []
+    tensor = "import torch\ndef f(x):\n    loss = (x ** 2).sum()\n    loss.backward()\n    return x.grad\n"
+    assert [(f.name, f.line) for f in shortcuts.scan(tensor, NO_AUTOGRAD, "f")] == [("torch.Tensor.backward", 4)]
+    grad = "from torch.autograd import grad\ndef f(x):\n    return grad(x, x)\n"
+    assert [f.name for f in shortcuts.scan(grad, NO_AUTOGRAD, "f")] == ["torch.autograd.grad"]
+
+
+@pytest.mark.parametrize("line, what", [
+    ("importlib.import_module('to' + 'rch')", "import importlib"),
+    ("getattr(F, 'layer_' + 'norm')", "`getattr` with a computed name"),
+    ("sys.modules['torch']", "`.modules`"),
+    ("exec('import torch')", "`exec`"),
+    ("__import__('torch')", "`__import__`"),
+    ("sys.modules['__main__']._Tripwires", "_Tripwires"),
+    ("f.__closure__[0].cell_contents", "`.__closure__`"),
+])
+def test_review_flags_computed_access(line, what):
+    src = f"import importlib, sys\nimport torch.nn.functional as F\ndef f(x):\n    return {line}\n"
+    assert any(what in finding.name for finding in shortcuts.review(src, "f")), shortcuts.review(src, "f")
+
+
+def test_review_is_quiet_on_ordinary_code():
+    src = (solution_dir("a4_transformer") / "transformer.py").read_text()
+    assert shortcuts.review(src, "encoder_block") == []
+    assert shortcuts.review("import numpy as np\ndef f(x):\n    return getattr(x, 'shape')\n", "f") == []
