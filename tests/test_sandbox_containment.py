@@ -548,3 +548,103 @@ def test_perms_mode_with_a_reachable_interpreter_and_a_private_tmpdir_falls_back
     assert out["mode"] == "plain" and out["reply"] == {"ok": True, "result": "42"}
     assert "is not reachable by an unprivileged user (uid" in out["warning"]
     assert str(private) in out["warning"]
+
+
+PERMS_LEFTOVERS_SCRIPT = textwrap.dedent('''
+    import json, os, sys
+    sys.path.insert(0, sys.argv[1])
+    from grader import sandbox
+    os.environ["SEQGRADE_SANDBOX"] = sys.argv[4]
+    names = [f"/tmp/{sys.argv[3]}", f"/dev/shm/{sys.argv[3]}"]
+    proc = sandbox.spawn(sys.argv[2], {"student.py": b"x = 1\\n"})
+    code = f"for n in {names!r}:\\n    open(n, 'w').write('my answers')\\n    __import__('os').chmod(n, 0o644)"
+    proc.stdin.write(json.dumps({"code": code}).encode() + b"\\n")
+    proc.stdin.flush()
+    out = {"mode": proc.mode, "reply": json.loads(proc.readline(20))}
+    proc.kill()
+    out["left"] = [n for n in names if os.path.exists(n)]
+    for n in out["left"]:
+        os.unlink(n)
+    print(json.dumps(out))
+''')
+
+
+@needs_isolation
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs util-linux unshare")
+@pytest.mark.parametrize("mode", ["perms", "off"])
+def test_perms_mode_leaves_nothing_in_the_hosts_shared_folders(tmp_path, worker_program, mode):
+    """A file left world-readable in /tmp or /dev/shm would reach the next submissions (any uid).
+    With SEQGRADE_SANDBOX=off (the control) the files stay."""
+    from test_sandbox_spawn import run_where_python_is_reachable
+
+    script = tmp_path / "perms_leftovers.py"
+    script.write_text(PERMS_LEFTOVERS_SCRIPT)
+    name = f"seqgrade-test-{uuid.uuid4().hex}"
+    out = run_where_python_is_reachable(tmp_path, script, worker_program, extra=[name, mode])
+    assert out["reply"]["ok"], out
+    if mode == "perms":
+        assert out["mode"] == "perms" and out["left"] == []
+    else:
+        assert out["mode"] == "plain" and len(out["left"]) == 2  # the breach
+
+
+KEYRING_AS_UID = textwrap.dedent('''
+    import ctypes, os, sys
+    sys.path.insert(0, sys.argv[1])
+    from grader.sandbox import launcher  # before the uid change: the interpreter may sit in /root
+    uid, action, description = int(sys.argv[2]), sys.argv[3], sys.argv[4].encode()
+    libc = ctypes.CDLL(None, use_errno=True)
+    clear = launcher._Libc().clear_keyrings
+    os.setgroups([]); os.setgid(uid); os.setuid(uid)
+    keyctl, add_key = {"x86_64": (250, 248), "aarch64": (219, 217)}[os.uname().machine]
+    if action == "add":
+        sys.exit(0 if libc.syscall(ctypes.c_long(add_key), b"user", description, b"v", 1, -4) > 0 else 1)
+    if action == "clear":
+        clear()
+    found = libc.syscall(ctypes.c_long(keyctl), 10, -4, b"user", description, 0) > 0
+    sys.exit(0 if found else 3)
+''')
+
+
+@needs_root
+def test_the_launcher_empties_the_keyrings_an_earlier_holder_of_the_uid_left(tmp_path):
+    """Defence in depth where no seccomp filter exists (another machine): a reused uid starts
+    with empty user keyrings. The control: without the clear, the key is still there."""
+    script = tmp_path / "keyring.py"
+    script.write_text(KEYRING_AS_UID)
+    lease = uids.UidLease()
+    description = f"seqgrade-test-{uuid.uuid4().hex}"
+
+    def run(action: str) -> int:
+        return subprocess.run([sys.executable, str(script), str(REPO), str(lease.uid), action,
+                               description], cwd="/").returncode
+
+    try:
+        if run("add") != 0:
+            pytest.skip("no kernel keyring here")
+        assert run("find") == 0  # the breach: the key outlives the process that made it
+        assert run("clear") == 3  # gone once the launcher cleared the uid's keyrings
+        assert run("find") == 3
+    finally:
+        lease.release()
+
+
+@needs_root
+def test_stale_cgroups_are_killed_and_removed_and_live_ones_kept():
+    from grader.sandbox import cgroup
+
+    live, stale = uids.UidLease(), uids.UidLease()
+    groups = [cgroup.MemoryCgroup.create(f"{cgroup.PREFIX}{lease.uid}", 64 << 20)
+              for lease in (live, stale)]
+    try:
+        if None in groups:
+            pytest.skip("no writable memory cgroup here")
+        stale.release()  # its grader is gone
+        removed = cgroup.sweep_stale(lambda uid: bool(uids.unleased({uid})))
+        assert groups[1].path in removed and not groups[1].path.exists()
+        assert groups[0].path.exists() and groups[0].path not in removed
+    finally:
+        for group in groups:
+            if group is not None:
+                group.remove()
+        live.release()

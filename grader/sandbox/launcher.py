@@ -33,6 +33,8 @@ _MNT_DETACH = 2
 _PR_SET_PDEATHSIG, _PR_SET_SECCOMP, _PR_SET_NO_NEW_PRIVS = 1, 22, 38
 _SECCOMP_MODE_FILTER = 2
 _SIGKILL = 9
+_SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}
+_KEYCTL_CLEAR, _KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING = 7, -4, -5
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 _DEVICES = ("null", "zero", "full", "random", "urandom")
@@ -97,6 +99,14 @@ class _Libc:
         ret = self.lib.prctl(_PR_SET_SECCOMP, c.c_ulong(_SECCOMP_MODE_FILTER), c.byref(fprog),
                              zero, zero)
         self._check(ret, "seccomp")
+
+    def clear_keyrings(self) -> None:
+        """Empty this uid's user and user-session keyrings (keys an earlier holder left)."""
+        number = _SYS_KEYCTL.get(os.uname().machine)
+        if number is None:
+            return
+        for keyring in (_KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING):
+            self.lib.syscall(self._ctypes.c_long(number), _KEYCTL_CLEAR, keyring)  # errors: none left
 
     def pivot_root(self, new: str, old: str) -> bool:
         number = _SYS_PIVOT_ROOT.get(os.uname().machine)
@@ -397,6 +407,8 @@ def _become_worker(config: dict, libc: _Libc, report_fd: int, parent: int) -> No
         _drop_privileges(config)
         if config["protect"]:
             _die_with_parent(libc, parent)  # again: a change of uid cleared it
+        if config["uid"] is not None:
+            libc.clear_keyrings()
         _check_reach(config)
         libc.prctl(_PR_SET_NO_NEW_PRIVS, 1)
         if config["mode"] == "namespaces":

@@ -149,6 +149,8 @@ class SandboxProcess:
         for stream in (self.stdin, self.stdout):
             with contextlib.suppress(OSError):
                 stream.close()
+        if self.mode == "perms" and self.uid is not None:
+            uids.remove_files_of(self.uid)  # namespaces mode: its /tmp and /dev/shm died with it
         if self._lease is not None:
             self._lease.release()
         self._base.remove()

@@ -72,6 +72,8 @@ def _spawn(mode: str, why: str | None, source: bytes, program_name: str,
         (base.scratch / program_name).write_bytes(source)
         if mode != "plain":
             lease = uids.UidLease()
+            if mode == "perms":
+                uids.remove_files_of(lease.uid)  # what a dead grader's worker left in /tmp
             scratch.chown_tree(base.scratch, lease.uid)
             os.chmod(base.scratch, 0o700)
             os.chmod(base.path, 0o711)  # perms mode: the worker may pass through, not list

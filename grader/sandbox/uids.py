@@ -15,6 +15,7 @@ import fcntl
 import grp
 import os
 import pwd
+import shutil
 import signal
 import tempfile
 import time
@@ -22,6 +23,7 @@ from pathlib import Path
 
 UID_BASE = 61000  # dedicated worker uids: UID_BASE .. UID_BASE + UID_COUNT - 1 (gid = uid)
 UID_COUNT = 4000
+SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")  # where any uid may leave files on the host
 
 
 class UidError(RuntimeError):
@@ -202,4 +204,26 @@ def sweep_stale_uids() -> list[int]:
     stale = unleased({u for u in owners if UID_BASE <= u < UID_BASE + UID_COUNT})
     for uid in stale:
         kill_uid(uid, timeout=1.0)
+        remove_files_of(uid)
     return stale
+
+
+def remove_files_of(uid: int, folders: tuple[str, ...] = SHARED_FOLDERS) -> list[str]:
+    """Remove what `uid` left at the top of the host's world-writable folders (perms mode).
+
+    A worker outside the namespaces shares `/tmp` and `/dev/shm` with everyone: a file left
+    there (made world-readable) would reach the next submissions, whatever their uid.
+    """
+    removed = []
+    for folder in folders:
+        with contextlib.suppress(OSError), os.scandir(folder) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    if entry.stat(follow_symlinks=False).st_uid != uid:
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path, ignore_errors=True)
+                    else:
+                        os.unlink(entry.path)
+                    removed.append(entry.path)
+    return removed
