@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -33,3 +37,107 @@ def test_wheel_carries_content_and_grades_from_another_directory(tmp_path):
                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "total 100 / 100" in out.stdout
+
+
+# ------------------------------------------------------- the autograder bundle on its target
+
+
+TARGETS = ("3.10", "3.12")  # Ubuntu 22.04's and 24.04's Python
+UNREACHABLE = ("NewConnectionError", "Name or service not known", "Temporary failure in name resolution",
+               "Network is unreachable", "Max retries exceeded", "ConnectTimeout")
+
+
+def _bundle_requirements(tmp_path: Path, aid: str = "a2_rnn_bptt") -> list[str]:
+    from grader.app.bundles import build_autograder
+
+    with zipfile.ZipFile(build_autograder(aid, tmp_path / "bundle.zip")) as zf:
+        text = zf.read("requirements.txt").decode()
+    return [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+
+
+def _for_python(requirements: list[str], version: str) -> list[str]:
+    """The requirements whose environment markers hold on `version` (pip evaluates markers on
+    the running interpreter even with --python-version), markers dropped."""
+    from packaging.markers import Marker
+
+    out = []
+    for line in requirements:
+        req, _, marker = line.partition(";")
+        if not marker or Marker(marker).evaluate({"python_version": version, "python_full_version": version + ".0"}):
+            out.append(req.strip())
+    return out
+
+
+def _dry_run(tmp_path: Path, version: str, requirements: list[str], *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--only-binary=:all:",
+         "--python-version", version, "--implementation", "cp", "--platform", "manylinux2014_x86_64",
+         "--platform", "manylinux_2_28_x86_64", "--target", str(tmp_path / "target"), *extra, *requirements],
+        capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("version", TARGETS)
+def test_bundle_requirements_resolve_on_the_target_python(tmp_path, version):
+    requirements = _for_python(_bundle_requirements(tmp_path), version)
+    assert any(r.startswith("tomli") for r in requirements) == (version < "3.11")
+    out = _dry_run(tmp_path, version, requirements)
+    if out.returncode != 0 and any(s in out.stdout + out.stderr for s in UNREACHABLE):
+        pytest.skip(f"the package index is unreachable: {out.stderr.strip().splitlines()[-1]}")
+    assert out.returncode == 0, out.stdout[-1500:] + out.stderr[-1500:]
+    would = out.stdout.split("Would install", 1)[-1]
+    for name in ("numpy", "sympy", "mpmath"):
+        assert name in would, would
+
+
+@pytest.mark.parametrize("version", TARGETS)
+def test_the_pinned_torch_exists_for_the_target_python(tmp_path, version):
+    from grader.app.bundles import TORCH_PIN
+
+    out = _dry_run(tmp_path, version, [TORCH_PIN], "--no-deps")  # the plain index: setup.sh's fallback
+    if out.returncode != 0 and any(s in out.stdout + out.stderr for s in UNREACHABLE):
+        pytest.skip("the package index is unreachable")
+    assert out.returncode == 0 and "Would install torch-" in out.stdout, out.stderr[-1500:]
+
+
+def _pyenv_python(version: str) -> Path | None:
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    found = sorted(root.glob(f"{version}.*/bin/python"))
+    return found[-1] if found else None
+
+
+@pytest.mark.parametrize("version", TARGETS)
+def test_a_numpy_bundle_installs_and_grades_under_the_target_python(tmp_path, version):
+    """setup.sh with pyenv's interpreter (no torch: the grader never imports it), then run_autograder."""
+    python = _pyenv_python(version)
+    if python is None:
+        pytest.skip(f"no Python {version} under pyenv on this machine")
+    aid, key = "a2_rnn_bptt", "ada@example.edu"
+    from grader.app.bundles import build_autograder
+    from grader.course.content import solution_dir
+
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(build_autograder(aid, tmp_path / "bundle.zip")) as zf:
+        zf.extractall(root / "source")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env.update(SEQGRADE_GRADESCOPE_ROOT=str(root), PYTHON=str(python), SEQGRADE_SKIP_TORCH="1")
+    setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env, capture_output=True, text=True,
+                           timeout=1200)
+    if setup.returncode != 0 and any(s in setup.stdout + setup.stderr for s in UNREACHABLE):
+        pytest.skip("the package index is unreachable")
+    assert setup.returncode == 0, setup.stdout[-1500:] + setup.stderr[-1500:]
+    venv_python = root / "venv" / "bin" / "python"
+    got = subprocess.run([str(venv_python), "-c", "import sys, numpy; print(sys.version_info[:2])"],
+                         capture_output=True, text=True, env=env, check=True).stdout
+    assert got.strip() == str(tuple(int(x) for x in version.split("."))), got
+    (root / "submission").mkdir()
+    (root / "submission" / "rnn.py").write_text((solution_dir(aid) / "rnn.py").read_text())
+    answers = subprocess.run([sys.executable, "answer_key.py", key], cwd=solution_dir(aid), capture_output=True,
+                             text=True, check=True).stdout
+    (root / "submission" / "answers.toml").write_text(answers)
+    (root / "submission_metadata.json").write_text(json.dumps({"users": [{"id": 5, "email": key, "sid": "S5"}]}))
+    run = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert data["score"] == 100, [(t["name"], t["output"][:300]) for t in data["tests"] if t["status"] == "failed"]
+    assert data["extra_data"]["student"] == key
