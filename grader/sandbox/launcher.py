@@ -33,6 +33,7 @@ _MNT_DETACH = 2
 _PR_SET_PDEATHSIG, _PR_SET_SECCOMP, _PR_SET_NO_NEW_PRIVS = 1, 22, 38
 _SECCOMP_MODE_FILTER = 2
 _SIGKILL = 9
+_EINVAL = 22
 _SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}
 _KEYCTL_CLEAR, _KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING = 7, -4, -5
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
@@ -420,7 +421,7 @@ def _become_worker(config: dict, libc: _Libc, report_fd: int, parent: int) -> No
         if config["mode"] != "namespaces" and config["deadline"]:
             sig.alarm(config["deadline"])  # no init here: the worker's own deadline (kept by exec)
         if config["seccomp"]:
-            libc.seccomp(config["seccomp"])
+            _install_filter(libc, config["seccomp"])
         os.set_inheritable(report_fd, False)
         os.closerange(3, report_fd)
         os.closerange(report_fd + 1, 65536)
@@ -430,6 +431,15 @@ def _become_worker(config: dict, libc: _Libc, report_fd: int, parent: int) -> No
         _status(report_fd, f"error {exc}")
         os.write(2, f"sandbox: could not start the worker: {exc}\n".encode())
         os._exit(127)
+
+
+def _install_filter(libc: _Libc, program: bytes) -> None:
+    """The seccomp filter; a kernel built without seccomp filters (EINVAL) runs without it."""
+    try:
+        libc.seccomp(program)
+    except OSError as exc:
+        if exc.errno != _EINVAL:
+            raise
 
 
 def _drop_privileges(config: dict) -> None:
