@@ -155,3 +155,13 @@ def test_a_catalog_typo_that_stops_the_suite_loading_is_a_failed_check(monkeypat
     out = io.StringIO()
     assert check.run("a4", out) == 1
     assert "FAILED catalog: a4_transformer names misconceptions" in out.getvalue()
+
+
+def test_results_dash_prints_the_results_json_instead_of_the_table(capsys, tmp_path: Path):
+    import json
+
+    folder = tmp_path / "sub"
+    shutil.copytree(assignment_dir("a1_word_vectors"), folder)  # the stub: graded, zero
+    assert main(["grade", str(folder), "-a", "a1", "--results", "-"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["score"] == 0 and data["tests"] and not (Path.cwd() / "-").exists()
