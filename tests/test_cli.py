@@ -1,8 +1,14 @@
-"""The `seqgrade` command as an instructor uses it: exit codes, formats, results files."""
+"""The `seqgrade` command as an instructor uses it: exit codes, formats, results files.
+
+Every test runs the installed console script (`seqgrade` on PATH), as an instructor does;
+`python -m grader` is checked once. An import that only runpy happens to provide cannot
+hide behind either.
+"""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +16,6 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader.app import cli
 from grader.course import registry
 from grader.course.content import solution_dir
 from grader.reports.results_json import SCHEMA
@@ -18,9 +23,18 @@ from grader.reports.results_json import SCHEMA
 READY = [a for a in registry.available() if solution_dir(a).is_dir()]
 
 
+SEQGRADE = shutil.which("seqgrade")
+
+
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=300)
+    assert SEQGRADE, "the seqgrade console script is not on PATH: install the package (pip install -e .)"
+    return subprocess.run([SEQGRADE, *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def test_python_m_grader_is_the_same_command(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "grader", "list"], capture_output=True, text=True, cwd=tmp_path,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout == run("list", cwd=tmp_path).stdout
 
 
 def test_help_lists_every_command():
@@ -38,18 +52,17 @@ def test_help_does_not_import_numpy_or_torch():
 
 
 def test_unknown_assignment_exits_2(tmp_path):
-    assert cli.main(["grade", str(tmp_path), "-a", "a9"]) == 2
+    assert run("grade", str(tmp_path), "-a", "a9").returncode == 2
 
 
 def test_bad_arguments_exit_2():
-    with pytest.raises(SystemExit) as exc:
-        cli.main(["grade"])
-    assert exc.value.code == 2
+    out = run("grade")
+    assert out.returncode == 2 and "usage" in out.stderr
 
 
 def test_missing_submission_exits_2_and_still_writes_results(tmp_path):
     res = tmp_path / "r.json"
-    assert cli.main(["grade", str(tmp_path / "nope"), "-a", "a1", "--results", str(res)]) == 2
+    assert run("grade", str(tmp_path / "nope"), "-a", "a1", "--results", str(res)).returncode == 2
     jsonschema.validate(json.loads(res.read_text()), SCHEMA)
 
 
@@ -85,11 +98,35 @@ def test_expr_equal_accepts_an_answer_starting_with_minus():
 
 def test_unknown_assignment_still_writes_a_valid_results_file(tmp_path):
     res = tmp_path / "r.json"
-    assert cli.main(["grade", str(tmp_path), "-a", "a9", "--results", str(res)]) == 2
+    assert run("grade", str(tmp_path), "-a", "a9", "--results", str(res)).returncode == 2
     jsonschema.validate(json.loads(res.read_text()), SCHEMA)
 
 
 @pytest.mark.parametrize("command", [["handout", "a9", "--out", "x.zip"], ["autograder", "zz", "--out", "x.zip"],
                                      ["demo", "-a", "a0"], ["batch", ".", "-a", "nope"]])
-def test_every_command_rejects_an_unknown_assignment_with_2(command):
-    assert cli.main(command) == 2
+def test_every_command_rejects_an_unknown_assignment_with_2(command, tmp_path):
+    assert run(*command, cwd=tmp_path).returncode == 2
+
+
+def _a2_for(key: str | None, folder: Path) -> Path:
+    """a2's solution with the written answers of `key`'s variant (from the instructor's answer_key.py)."""
+    folder.mkdir(parents=True)
+    shutil.copy(solution_dir("a2_rnn_bptt") / "rnn.py", folder / "rnn.py")
+    answers = subprocess.run([sys.executable, "answer_key.py", *([key] if key else [])],
+                             cwd=solution_dir("a2_rnn_bptt"), capture_output=True, text=True, check=True)
+    (folder / "answers.toml").write_text(answers.stdout)
+    return folder
+
+
+@pytest.mark.skipif("a2_rnn_bptt" not in READY, reason="a2 not installed")
+def test_student_selects_the_variant_by_email_trimmed_and_lower_cased(tmp_path):
+    sub = _a2_for("ada@example.edu", tmp_path / "sub")
+    out = run("grade", str(sub), "-a", "a2", "--student", "  Ada@Example.EDU ", "--format", "json")
+    data = json.loads(out.stdout)
+    assert out.returncode == 0 and data["score"] == 100 and data["extra_data"]["student"] == "ada@example.edu"
+    assert any("`ada@example.edu`" in t["output"] for t in data["tests"])
+    # The same submission without the key is graded with the default variant, and says so.
+    out = run("grade", str(sub), "-a", "a2", "--format", "json")
+    data = json.loads(out.stdout)
+    assert data["score"] < 100 and "default variant" in out.stderr
+    assert "the default variant was used" in data["output"]
