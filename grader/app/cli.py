@@ -36,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("-a", "--assignment", required=True, help="a1 … a6 or a full id such as a1_word_vectors")
     b.add_argument("--jobs", type=int, default=None, help="parallel workers (default: the number of cores)")
     b.add_argument("--out", type=Path, default=Path("grades.csv"),
-                   help="the gradebook CSV (default grades.csv; - for stdout); results.json files go beside it")
+                   help="the gradebook CSV (default grades.csv); results.json files go to <name>_results/ "
+                   "beside it. - writes the CSV to stdout (results then in ./grades_results/)")
     b.add_argument("--gradebook", choices=("seqgrade", "canvas", "gradescope"), default="seqgrade",
                    help="the CSV's columns: seqgrade (key, name, email, SID, total, every question), canvas "
                    "(Canvas's gradebook import) or gradescope (Email, Score: an assignment's score upload)")
