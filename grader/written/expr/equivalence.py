@@ -12,7 +12,7 @@ Only when that cannot decide (too few valid points) does the old sympy path run
 numeric test on sympy expressions, and cheap symbolic steps that label a proof
 "symbolic".
 
-Declared relations between symbols travel with the declared names as "h = tanh(z)": both
+Declared relations between symbols (grader.written.expr.relations) travel with the declared names as "h = tanh(z)": both
 sides are then compared with every related symbol replaced by its definition, so `1 - h^2` and
 `1 - tanh(z)^2` are the same answer where the question declares h = tanh(z).
 
@@ -22,15 +22,16 @@ wall-clock limit; the guards here only keep the common case fast.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from grader.written.expr.numeric import compile_tree, numbers_close
 from grader.written.expr.numeric import numerically_equal as numerically_equal_trees
-from grader.written.expr.parser import ExprError, Parsed, canonical, postorder, read, show
+from grader.written.expr.parser import ExprError, Parsed, canonical, postorder, read
+from grader.written.expr.relations import declarations, related
 from grader.written.expr.verdict import Verdict
 
-__all__ = ["equivalent", "fast_equivalent", "numbers_close", "numerically_equal_trees"]
+__all__ = ["declarations", "equivalent", "fast_equivalent", "numbers_close", "numerically_equal_trees"]
 
 # the sympy path's functions (on sympy expressions), loaded on first use, under their
 # old names: `from grader.written.expr.equivalence import symbolically_zero` imports sympy
@@ -90,66 +91,6 @@ def fast_equivalent(
 def _names_in(*parsed: Parsed) -> set[str]:
     """The symbols the trees use (the declared but unused ones draw no sample values)."""
     return {n[1] for p in parsed for n in postorder(p.tree) if n[0] == "sym"}
-
-
-def declarations(symbols: Sequence[str] | None) -> tuple[list[str] | None, dict[str, str]]:
-    """The declared names and the relations among them:
-    ["h", "z", "h = tanh(z)"] -> (["h", "z"], {"h": "tanh(z)"})."""
-    if symbols is None:
-        return None, {}
-    names: list[str] = []
-    relations: dict[str, str] = {}
-    for entry in symbols:
-        name, sep, definition = str(entry).partition("=")
-        name = name.strip()
-        if sep:
-            relations[name] = definition.strip()
-        if name not in names:
-            names.append(name)
-    return names, relations
-
-
-def substitute(tree: tuple, values: dict[str, tuple]) -> tuple:
-    """`tree` with every symbol named in `values` replaced by its tree (without recursion:
-    long sums are deep)."""
-    built: dict[int, tuple] = {}
-    for node in postorder(tree):
-        kind = node[0]
-        if kind == "sym":
-            new = values.get(node[1], node)
-        elif kind in ("num", "const"):
-            new = node
-        elif kind == "call":
-            new = (kind, node[1], tuple(built[id(a)] for a in node[2]))
-        elif kind == "neg":
-            new = (kind, built[id(node[1])])
-        else:
-            new = (kind, built[id(node[1])], built[id(node[2])])
-        built[id(node)] = new
-    return built[id(tree)]
-
-
-def related(answer: str, expected: str, names: list[str], relations: dict[str, str],
-            check: Callable[[str, str, list[str]], Verdict]) -> Verdict:
-    """`check`'s verdict with every related symbol replaced by its definition on both sides;
-    the answer's reading is shown as the student wrote it."""
-    try:
-        want = read(expected, names)
-        defined = {k: read(v, [n for n in names if n != k]).tree for k, v in relations.items()}
-    except ExprError as err:
-        raise ValueError(f"the expected expression {expected!r} or a relation does not parse: {err}") from err
-    try:
-        got = read(answer, names)
-    except ExprError as err:
-        return Verdict(False, str(err), None, None)
-    want_tree, got_tree = want.tree, got.tree
-    for _ in relations:  # a relation may use another related symbol
-        want_tree, got_tree = substitute(want_tree, defined), substitute(got_tree, defined)
-    plain = [n for n in names if n not in relations]
-    verdict = check(show(got_tree), show(want_tree), plain)
-    if verdict.error is not None:
-        return verdict
-    return Verdict(verdict.equivalent, None, got.shown, verdict.method, canonical(got.tree), _note(got))
 
 
 def equivalent(

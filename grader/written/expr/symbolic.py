@@ -29,6 +29,7 @@ import sympy
 
 from grader.written.expr.numeric import DIGITS, agree_at_points
 from grader.written.expr.parser import ExprError, Parsed, interpret
+from grader.written.expr.relations import declarations, related
 from grader.written.expr.verdict import Verdict
 
 SYMBOLIC_BUDGET = 0.5  # seconds for the labelling step
@@ -147,8 +148,6 @@ def equivalent(
     every name allowed). Parse errors in the answer come back as `Verdict.error`.
     Relations among the symbols ("h = tanh(z)") are used as in the fast path.
     """
-    from grader.written.expr.equivalence import declarations, related
-
     names, relations = declarations(symbols)
     if relations:
         assert names is not None

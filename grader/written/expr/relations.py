@@ -1,0 +1,75 @@
+"""Declared relations between symbols: "h = tanh(z)" beside the declared names h and z.
+
+They travel with the declared names (one list of strings, through the judge's process
+boundary). When a question declares one, both the answer and the expected expression are
+compared with every related symbol replaced by its definition, so `1 - tanh(z)^2` and
+`1 - h^2` are the same answer where h = tanh(z).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from grader.written.expr.parser import ExprError, canonical, postorder, read, show
+from grader.written.expr.verdict import Verdict
+
+
+def declarations(symbols: Sequence[str] | None) -> tuple[list[str] | None, dict[str, str]]:
+    """The declared names and the relations among them:
+    ["h", "z", "h = tanh(z)"] -> (["h", "z"], {"h": "tanh(z)"})."""
+    if symbols is None:
+        return None, {}
+    names: list[str] = []
+    relations: dict[str, str] = {}
+    for entry in symbols:
+        name, sep, definition = str(entry).partition("=")
+        name = name.strip()
+        if sep:
+            relations[name] = definition.strip()
+        if name not in names:
+            names.append(name)
+    return names, relations
+
+
+def substitute(tree: tuple, values: dict[str, tuple]) -> tuple:
+    """`tree` with every symbol named in `values` replaced by its tree (without recursion:
+    long sums are deep)."""
+    built: dict[int, tuple] = {}
+    for node in postorder(tree):
+        kind = node[0]
+        if kind == "sym":
+            new = values.get(node[1], node)
+        elif kind in ("num", "const"):
+            new = node
+        elif kind == "call":
+            new = (kind, node[1], tuple(built[id(a)] for a in node[2]))
+        elif kind == "neg":
+            new = (kind, built[id(node[1])])
+        else:
+            new = (kind, built[id(node[1])], built[id(node[2])])
+        built[id(node)] = new
+    return built[id(tree)]
+
+
+def related(answer: str, expected: str, names: list[str], relations: dict[str, str],
+            check: Callable[[str, str, list[str]], Verdict]) -> Verdict:
+    """`check`'s verdict with every related symbol replaced by its definition on both sides;
+    the answer's reading is shown as the student wrote it."""
+    try:
+        want = read(expected, names)
+        defined = {k: read(v, [n for n in names if n != k]).tree for k, v in relations.items()}
+    except ExprError as err:
+        raise ValueError(f"the expected expression {expected!r} or a relation does not parse: {err}") from err
+    try:
+        got = read(answer, names)
+    except ExprError as err:
+        return Verdict(False, str(err), None, None)
+    want_tree, got_tree = want.tree, got.tree
+    for _ in relations:  # a relation may use another related symbol
+        want_tree, got_tree = substitute(want_tree, defined), substitute(got_tree, defined)
+    plain = [n for n in names if n not in relations]
+    verdict = check(show(got_tree), show(want_tree), plain)
+    if verdict.error is not None:
+        return verdict
+    note = "; ".join(got.notes) or None
+    return Verdict(verdict.equivalent, None, got.shown, verdict.method, canonical(got.tree), note)
