@@ -12,9 +12,10 @@ Only when that cannot decide (too few valid points) does the old sympy path run
 numeric test on sympy expressions, and cheap symbolic steps that label a proof
 "symbolic".
 
-Declared relations between symbols (grader.written.expr.relations) travel with the declared names as "h = tanh(z)": both
+Declared relations between symbols travel with the declared names as "h = tanh(z)": both
 sides are then compared with every related symbol replaced by its definition, so `1 - h^2` and
-`1 - tanh(z)^2` are the same answer where the question declares h = tanh(z).
+`1 - tanh(z)^2` are the same answer where the question declares h = tanh(z)
+(grader.written.expr.relations).
 
 Call this inside the judge's worker process (grader.written.expr.judge), which enforces a hard
 wall-clock limit; the guards here only keep the common case fast.
