@@ -648,3 +648,18 @@ def test_stale_cgroups_are_killed_and_removed_and_live_ones_kept():
             if group is not None:
                 group.remove()
         live.release()
+
+
+@needs_root
+@pytest.mark.parametrize("mode", ["auto", "perms"])
+def test_the_sandboxs_own_deadline_reads_as_the_submission_time_limit(spawn, monkeypatch, mode):
+    """init's alarm (namespaces) or the worker's own (perms, plain): the caller's watchdog is
+    switched off here, as when the grader is stuck and its timer thread cannot run."""
+    if mode == "auto" and not sandbox.can_isolate():
+        pytest.skip("needs root and namespaces")
+    monkeypatch.setenv("SEQGRADE_SANDBOX", mode)
+    w = spawn(limits=sandbox.Limits(submission_seconds=1))
+    w.proc._watchdog.cancel()
+    w.ask("import threading, time; threading.Thread(target=time.sleep, args=(600,)).start()")
+    assert w.proc.wait(15) is not None
+    assert w.proc.exit_description() == "stopped after 1 s (the time limit for a submission)"
