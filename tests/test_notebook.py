@@ -291,8 +291,8 @@ def test_answers_toml_beside_the_notebook_wins_over_its_answers_cell(tmp_path: P
 def test_library_shortcut_findings_name_the_cell(tmp_path: Path):
     aid = "a4_transformer"
     solution = _code_cells((ROOT / "solutions" / aid / "transformer.py").read_text())
-    shortcut = v4.new_code_cell("import torch\n\ndef sneaky(q, k, v):\n"
-                                "    return torch.nn.functional.scaled_dot_product_attention(q, k, v)\n")
+    shortcut = v4.new_code_cell("import torch\n\ndef scaled_dot_product_attention(Q, K, V, mask=None):\n"
+                                "    return torch.nn.functional.scaled_dot_product_attention(Q, K, V)\n")
     text = _notebook([*solution, shortcut, _answers(_answer_key(aid).to_toml(None))])
     report = _grade(_write(tmp_path / "a4", {"transformer.ipynb": text}), aid)
     flagged = [q for q in report.questions if "uses-library-shortcut" in q.misconceptions]
