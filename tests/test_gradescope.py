@@ -222,3 +222,33 @@ def test_variant_py_prints_the_numbers_the_grader_uses() -> None:
                          capture_output=True, text=True, check=True, timeout=60).stdout
     ce = variants.numbers("a2_rnn_bptt", KEY)["ce_nats"]
     assert f"CE = {ce} nats" in out and KEY in out
+
+
+def test_one_key_everywhere_container_batch_grade_and_variant_py(container: Container, tmp_path: Path) -> None:
+    """One submission with full metadata: the same score in the container, a batch of the
+    Gradescope export, `seqgrade grade --student EMAIL`, with answers from `variant.py EMAIL`."""
+    if container.aid != "a2_rnn_bptt":
+        pytest.skip("a2 has per-student written numbers and hidden cases")
+    files = solution_files(container.aid, EMAIL)  # answer_key.py takes its numbers from variant.py
+    scores = {"container": container.run(files)[0]["score"]}
+    export = tmp_path / "export"
+    (export / "submission_4711").mkdir(parents=True)
+    for name, text in files.items():
+        (export / "submission_4711" / name).write_text(text)
+    (export / "submission_metadata.yml").write_text(
+        "submission_4711:\n  :submitters:\n  - :name: Ada Lovelace\n    :sid: S1815\n"
+        f"    :email: '{EMAIL}'\n  :created_at: 2026-11-30 10:00:00\n")
+    with zipfile.ZipFile(export / "bo@example.edu.zip", "w") as zf:  # no metadata: the zip's stem is the key
+        for name, text in solution_files(container.aid, "bo@example.edu").items():
+            zf.writestr(name, text)
+    seqgrade = shutil.which("seqgrade") or "seqgrade"
+    batch = subprocess.run([seqgrade, "batch", str(export), "-a", "a2", "--jobs", "1", "--out",
+                            str(tmp_path / "grades.csv")], capture_output=True, text=True, timeout=900)
+    assert batch.returncode == 0, batch.stderr[-2000:]
+    results = tmp_path / "grades_results"
+    scores["batch"] = json.loads((results / "submission_4711.json").read_text())["score"]
+    assert json.loads((results / "bo@example.edu.zip.json").read_text())["score"] == 100
+    grade = subprocess.run([seqgrade, "grade", str(export / "submission_4711"), "-a", "a2", "--student", EMAIL,
+                            "--format", "json"], capture_output=True, text=True, timeout=600)
+    scores["grade --student"] = json.loads(grade.stdout)["score"]
+    assert scores == {"container": 100, "batch": 100, "grade --student": 100}

@@ -1,9 +1,12 @@
 """Your own numbers for the written questions of assignment 1 (word vectors).
 
-    python variant.py YOUR_STUDENT_ID
+    python variant.py YOUR_KEY
 
-prints them. Without an id you get the default variant (the notes' own numbers), which is
-what the grader uses when it does not know who you are. Standalone: stdlib + numpy only.
+prints them. YOUR_KEY is your variant key: the email address of your Gradescope account (spaces
+and capitals do not matter), unless your instructor says the course uses your student
+id (SID). Gradescope's feedback names the key your numbers were computed for.
+Without a key you get the default variant (the notes' own numbers), which is what the
+grader uses when it does not know who you are. Standalone: stdlib + numpy only.
 """
 
 from __future__ import annotations
@@ -62,7 +65,8 @@ def _show(student: str | None) -> str:
     fmt = lambda v: "(" + ", ".join(f"{x:g}" for x in v) + ")"  # noqa: E731
     counts = ", ".join(f"{w}: {c}" for w, c in zip(n["noise_words"], n["noise_counts"]))
     return "\n".join([
-        f"variant seed: {seed_for(student)}" + ("  (default variant: the notes' numbers)" if not seed_for(student) else ""),
+        (f"variant key {student.strip().lower()!r}, seed {seed_for(student)}" if seed_for(student)
+         else "default variant (no key): the notes' numbers"),
         "",
         "Skip-gram anchor (questions skipgram_anchor_grad), vocabulary {a, b, c}, true outside word o = a:",
         f"  v_c = {fmt(n['v_c'])}",

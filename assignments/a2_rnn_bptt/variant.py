@@ -1,8 +1,11 @@
 """Your own numbers for the written questions of a2 (RNNs and BPTT).
 
-Run `python variant.py YOUR_STUDENT_ID` (the id you use on Gradescope) and answer the
-written questions with the numbers it prints. Without an id you get the default
-variant (the one the solution's answers.toml uses). Needs only Python and numpy.
+Run `python variant.py YOUR_KEY` and answer the written questions with the numbers it
+prints. YOUR_KEY is your variant key: the email address of your Gradescope account (spaces
+and capitals do not matter), unless your instructor says the course uses your student
+id (SID). Gradescope's feedback names the key your numbers were computed for.
+Without a key you get the default variant (the one the solution's answers.toml uses).
+Needs only Python and numpy.
 
 The grader runs this same file to recompute your numbers, so do not edit it.
 """
@@ -148,7 +151,7 @@ def numbers(student: str | None) -> dict:
 def _show(student: str | None) -> str:
     v = numbers(student)
     r = v["rnn"]
-    who = f"student {student.strip()!r}" if student and student.strip() else "the default variant (no id)"
+    who = f"variant key {student.strip().lower()!r}" if student and student.strip() else "the default variant (no key)"
     lines = [
         f"Your numbers for a2 ({who}, seed {seed_for(student)}):",
         "",

@@ -1,8 +1,11 @@
 """Your own numbers for the written questions of a3 (gated RNNs, attention, decoding, BLEU).
 
-    python variant.py YOUR_STUDENT_ID
+    python variant.py YOUR_KEY
 
-prints the numbers the grader will use for you. Without an id you get the default variant
+prints the numbers the grader will use for you. YOUR_KEY is your variant key: the email address of your Gradescope account (spaces
+and capitals do not matter), unless your instructor says the course uses your student
+id (SID). Gradescope's feedback names the key your numbers were computed for.
+Without a key you get the default variant
 (the one the README's examples use). Standalone: the standard library and numpy only.
 """
 
@@ -60,6 +63,18 @@ def _brevity(rng: np.random.Generator) -> dict[str, object]:
     }
 
 
+def _greedy(student: str | None) -> dict[str, float]:
+    """A two-step tree where greedy's first choice is the wrong one (its own random stream, so the
+    other numbers stay what they were): P(a|<bos>) = p_a, P(<eos>|a) = q_a, P(<eos>|b) = q_b."""
+    rng = np.random.default_rng([3, 9, seed_for(student)])
+    while True:
+        p_a = int(rng.integers(55, 71)) / 100
+        q_a = int(rng.integers(36, 51)) / 100
+        q_b = int(rng.integers(80, 100)) / 100
+        if (1 - p_a) * q_b > p_a * q_a + 0.02:
+            return {"greedy_p_a": p_a, "greedy_q_a": q_a, "greedy_q_b": q_b}
+
+
 def numbers(student: str | None) -> dict[str, object]:
     """Your numbers: attention by hand, the BLEU brevity penalty, and the (shared) beam tree."""
     rng = np.random.default_rng([3, seed_for(student)])
@@ -72,12 +87,13 @@ def numbers(student: str | None) -> dict[str, object]:
         beam_size=BEAM_SIZE,
         beam_max_len=BEAM_MAX_LEN,
     )
+    out.update(_greedy(student))
     return out
 
 
 def _show(student: str | None) -> str:
     n = numbers(student)
-    who = f"student {student!r}" if student else "the default variant (no id)"
+    who = f"variant key {student.strip().lower()!r}" if student and student.strip() else "the default variant (no key)"
     lines = [f"a3 numbers for {who} (seed {seed_for(student)})", ""]
     lines.append("Attention by hand (written questions attn_*):")
     lines.append(f"  decoder state s = {n['attention_s']}")
@@ -94,6 +110,12 @@ def _show(student: str | None) -> str:
         f"Beam search (questions beam_*): beam_size {n['beam_size']}, max_len {n['beam_max_len']}, "
         "tree in the README (the same for everyone)."
     )
+    lines.append("")
+    lines.append("Greedy versus the best output (written question greedy_vs_best); ids 0 <bos>, 1 <eos>, 2 a, 3 b:")
+    lines.append(f"  P(a | <bos>) = {n['greedy_p_a']}, P(b | <bos>) = {round(1 - n['greedy_p_a'], 2)}")
+    lines.append(f"  P(<eos> | <bos> a) = {n['greedy_q_a']}, P(a | <bos> a) = P(b | <bos> a) = "
+                 f"{round((1 - n['greedy_q_a']) / 2, 3)}")
+    lines.append(f"  P(<eos> | <bos> b) = {n['greedy_q_b']}, P(a | <bos> b) = {round(1 - n['greedy_q_b'], 2)}")
     return "\n".join(lines)
 
 

@@ -1,8 +1,11 @@
 """Your own numbers for the written questions of a4 (the Transformer).
 
-    python variant.py YOUR_STUDENT_ID
+    python variant.py YOUR_KEY
 
-prints the numbers the grader will use for you. Without an id you get the default variant
+prints the numbers the grader will use for you. YOUR_KEY is your variant key: the email address of your Gradescope account (spaces
+and capitals do not matter), unless your instructor says the course uses your student
+id (SID). Gradescope's feedback names the key your numbers were computed for.
+Without a key you get the default variant
 (the one the README's examples use). Standalone: the standard library and numpy only.
 """
 
@@ -42,11 +45,30 @@ def _qkv(rng: np.random.Generator) -> dict[str, list[list[int]]]:
             return {"attn_Q": Q.tolist(), "attn_K": K.tolist(), "attn_V": V.tolist()}
 
 
+def _rope_and_embeddings(student: str | None) -> dict[str, object]:
+    """RoPE attention by hand (d = 2) and an embedding table's size (their own random stream, so
+    the other numbers stay what they were)."""
+    rng = np.random.default_rng([4, 9, seed_for(student)])
+    while True:
+        q1, k0, k1, v0, v1 = (rng.integers(-2, 3, size=2) for _ in range(5))
+        if np.any(q1 != 0) and np.any(v1 != 0) and np.any(v0 != v1) and np.any(k0 != 0) and np.any(k1 != 0):
+            break
+    return {
+        "rope_q1": q1.tolist(), "rope_k0": k0.tolist(), "rope_k1": k1.tolist(),
+        "rope_v0": v0.tolist(), "rope_v1": v1.tolist(),
+        "emb_vocab": int(rng.integers(8, 65)) * 1000,
+        "emb_d": int(rng.choice([128, 256, 384, 512, 768])),
+        "emb_positions": int(rng.choice([256, 512, 1024, 2048])),
+    }
+
+
 def numbers(student: str | None) -> dict[str, object]:
-    """The student's numbers: softmax output p for the Jacobian; Q, K, V for attention by hand."""
+    """The student's numbers: softmax output p for the Jacobian; Q, K, V for attention by hand;
+    q, k, v for RoPE attention by hand; the sizes of an embedding table."""
     rng = np.random.default_rng([4, seed_for(student)])
     out: dict[str, object] = {"softmax_p": _probabilities(rng)}
     out.update(_qkv(rng))
+    out.update(_rope_and_embeddings(student))
     return out
 
 
@@ -59,7 +81,8 @@ def _show(name: str, value: object) -> str:
 
 def main(argv: list[str]) -> int:
     student = argv[1] if len(argv) > 1 else None
-    print(f"a4 variant for {student!r} (seed {seed_for(student)})" if student else "a4 default variant (no id)")
+    print(f"a4 variant for the key {student.strip().lower()!r} (seed {seed_for(student)})" if student
+          else "a4 default variant (no key)")
     for k, v in numbers(student).items():
         print(_show(k, v))
     return 0

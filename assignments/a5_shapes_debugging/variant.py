@@ -1,10 +1,12 @@
 """Your own numbers for the written questions of a5 (shapes and debugging).
 
-    python variant.py YOUR_STUDENT_ID
+    python variant.py YOUR_KEY
 
-prints the block sizes your answers.toml must use for the `var_*` questions. Without an id
-you get the default variant. The grader recomputes the same numbers from the same id, so
-use exactly the id you submit under (your Gradescope email or id).
+prints the block sizes your answers.toml must use for the `var_*` questions. YOUR_KEY is your variant key: the email address of your Gradescope account (spaces
+and capitals do not matter), unless your instructor says the course uses your student
+id (SID). Gradescope's feedback names the key your numbers were computed for.
+Without a key you get the default variant. The grader recomputes the same numbers from
+the same key.
 """
 
 from __future__ import annotations
@@ -45,9 +47,9 @@ def main(argv: list[str]) -> None:
     student = argv[1] if len(argv) > 1 else None
     n = numbers(student)
     print(
-        f"variant for {student!r} (seed {seed_for(student)})"
+        f"variant for the key {student.strip().lower()!r} (seed {seed_for(student)})"
         if student
-        else "default variant (no student id)"
+        else "default variant (no key)"
     )
     print()
     print(

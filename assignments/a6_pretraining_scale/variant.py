@@ -1,10 +1,12 @@
 """Your own numbers for the written questions of a6 (pretraining and scale).
 
-    python variant.py YOUR_STUDENT_ID
+    python variant.py YOUR_KEY
 
-prints the numbers your answers.toml must use. Without an id you get the default variant
-(the one the worked examples in the README use). The grader recomputes the same numbers
-from the same id, so use exactly the id you submit under (your Gradescope email or id).
+prints the numbers your answers.toml must use. YOUR_KEY is your variant key: the email address of your Gradescope account (spaces
+and capitals do not matter), unless your instructor says the course uses your student
+id (SID). Gradescope's feedback names the key your numbers were computed for.
+Without a key you get the default variant (the one the worked examples in the README
+use). The grader recomputes the same numbers from the same key.
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ def numbers(student: str | None) -> dict:
 def main(argv: list[str]) -> None:
     student = argv[1] if len(argv) > 1 else None
     n = numbers(student)
-    print(f"variant for {student!r} (seed {seed_for(student)})" if student else "default variant (no student id)")
+    print(f"variant for the key {student.strip().lower()!r} (seed {seed_for(student)})" if student
+          else "default variant (no key)")
     print()
     print(f"estimate_12nd2:   N = {n['n_layers']} layers, d = {n['d_model']}")
     print(f"swiglu_ffn:       d = {n['swiglu_d']}, d_ff = {n['swiglu_d_ff']} (no biases)")
