@@ -9,6 +9,11 @@ Empty template values (`""`, `[]`) read as "not attempted".
 
 The `as_*` helpers turn a TOML value into the form a question kind wants, raising
 `AnswerFormatError` with a message for the student.
+
+Every step is bounded, whatever the file holds: its size (MAX_BYTES), the depth of its keys
+and values (a deeper line costs only its own key), the work spent re-reading a broken file,
+the digits and exponents of a number (`1/1e999999999` is refused, not computed), and
+finding each key's line (one pass over the file, not one per key).
 """
 
 from __future__ import annotations
@@ -33,6 +38,12 @@ FILE_NAME = "answers.toml"
 NOT_FOUND = "answers.toml not found: expected a file named answers.toml beside your code"
 MAX_BYTES = 1 << 20  # a larger answers.toml is refused as a whole
 MAX_STATEMENT_LINES = 200  # a multi-line value longer than this is not joined further
+MAX_JOINED_BYTES = 256 << 10  # text re-parsed while joining broken multi-line values, for the whole file
+MAX_KEY_PARTS = 32  # dotted parts of one key or table header (tomllib is quadratic in them)
+MAX_NESTING = 64  # nested arrays and inline tables in one line
+MAX_DIGITS = 400  # digits of a number written as text ("0.25", "1/3")
+MAX_EXPONENT = 400  # |exponent| of a number written as text ("1e-3"); beyond it no answer needs
+_PARSE_ERRORS = (tomllib.TOMLDecodeError, ValueError, RecursionError)  # ValueError: over 4300 digits
 
 Status = Literal["answered", "empty", "missing", "error", "no-file"]
 
@@ -150,19 +161,71 @@ def parse_answers(raw: bytes | str, path: Path | None = None) -> AnswerSheet:
         text = raw
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
+    too_deep = _too_deep(lines)
+    if too_deep:
+        lines = ["" if i in too_deep else line for i, line in enumerate(lines)]
+        text = "\n".join(lines)
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
+    except _PARSE_ERRORS as err:
         problems.append(
-            f"answers.toml is not valid TOML ({err}); it was read line by line, and only "
+            f"answers.toml is not valid TOML ({_why(err)}); it was read line by line, and only "
             "the lines that could not be read cost their answers"
         )
         entries, more = _read_line_by_line(lines)
-        return AnswerSheet(path, True, entries, tuple(problems + more))
-    entries = {}
+        return AnswerSheet(path, True, {**too_deep_entries(too_deep), **entries}, tuple(problems + more))
+    found = _line_index(lines)
+    entries = too_deep_entries(too_deep)
     for key, value in _flatten(data):
-        entries[key] = AnswerEntry(key, value, _find_line(lines, key))
+        entries[key] = AnswerEntry(key, value, found.get(_last_part(key)))
     return AnswerSheet(path, True, entries, tuple(problems))
+
+
+def _why(err: Exception) -> str:
+    if isinstance(err, RecursionError):
+        return "values nested too deeply"
+    return str(err)
+
+
+def _too_deep(lines: list[str]) -> dict[int, AnswerEntry]:
+    """Lines whose key has more than MAX_KEY_PARTS parts or whose value nests more than
+    MAX_NESTING levels, each as the error of its key (they are blanked before parsing)."""
+    out: dict[int, AnswerEntry] = {}
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("#"):
+            continue
+        head = line.split("=", 1)[0] if not line.lstrip().startswith("[") else line
+        deep_key = head.count(".") >= MAX_KEY_PARTS and (line.lstrip().startswith("[") or "=" in line)
+        if deep_key or _nesting(line) > MAX_NESTING:
+            what = f"more than {MAX_KEY_PARTS} dotted parts" if deep_key else f"more than {MAX_NESTING} levels"
+            guess = _KEY_GUESS.match(line)
+            key = guess.group(1)[:80] if guess else f"line {i + 1}"
+            out[i] = AnswerEntry(key, None, i + 1, f"{_quote(i + 1, line)} is nested too deeply ({what}) "
+                                 "to be an answer")
+    return out
+
+
+def too_deep_entries(too_deep: dict[int, AnswerEntry]) -> dict[str, AnswerEntry]:
+    return {e.key: e for e in too_deep.values()}
+
+
+def _nesting(line: str) -> int:
+    """The deepest run of [ and { in a line, outside quoted strings (roughly: enough to refuse)."""
+    if line.count("[") + line.count("{") <= MAX_NESTING:
+        return 0
+    depth = deepest = 0
+    quote = ""
+    for ch in line:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    return deepest
 
 
 def _reason(err: Exception) -> str:
@@ -178,13 +241,18 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, A
             yield full, value
 
 
-def _find_line(lines: list[str], key: str) -> int | None:
-    last = re.escape(key.rsplit(".", 1)[-1])
-    pattern = re.compile(rf"""^\s*(?:[\w.\-"' ]*\.)?\s*["']?{last}["']?\s*=""")
+def _last_part(key: str) -> str:
+    return key.rsplit(".", 1)[-1].strip().strip("\"'").strip()
+
+
+def _line_index(lines: list[str]) -> dict[str, int]:
+    """The first line (1-based) assigning each key name (the last part of a dotted key), in one pass."""
+    index: dict[str, int] = {}
     for n, line in enumerate(lines, start=1):
-        if pattern.match(line):
-            return n
-    return None
+        head, eq, _ = line.partition("=")
+        if eq and _KEY_CHARS.fullmatch(head):
+            index.setdefault(_last_part(head), n)
+    return index
 
 
 def _quote(n: int, line: str) -> str:
@@ -194,7 +262,8 @@ def _quote(n: int, line: str) -> str:
     return f"line {n}: `{shown}`"
 
 
-_HEADER = re.compile(r"""^\s*\[\s*([A-Za-z0-9_\-."' ]+?)\s*\]\s*(#.*)?$""")
+_HEADER = re.compile(r"""^\s*\[([A-Za-z0-9_\-."' ]+)\]\s*(#.*)?$""")  # linear: no nested repeats
+_KEY_CHARS = re.compile(r"""[\w.\-"' ]+""")
 _ASSIGN = re.compile(
     r"""^\s*(?:[A-Za-z0-9_\-]+|"[^"\n]*"|'[^'\n]*')(?:\s*\.\s*(?:[A-Za-z0-9_\-]+|"[^"\n]*"|'[^'\n]*'))*\s*="""
 )
@@ -206,6 +275,7 @@ def _read_line_by_line(lines: list[str]) -> tuple[dict[str, AnswerEntry], list[s
     entries: dict[str, AnswerEntry] = {}
     problems: list[str] = []
     table = ""
+    budget = [MAX_JOINED_BYTES]  # text re-parsed while joining lines, shared by every statement
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -218,7 +288,7 @@ def _read_line_by_line(lines: list[str]) -> tuple[dict[str, AnswerEntry], list[s
             try:
                 names = _flatten_keys(tomllib.loads(f"[{header.group(1)}]"))
                 table = names + "."
-            except tomllib.TOMLDecodeError:
+            except _PARSE_ERRORS:
                 problems.append(f"{_quote(i + 1, line)} is not a valid table header")
                 table = ""
             i += 1
@@ -233,7 +303,7 @@ def _read_line_by_line(lines: list[str]) -> tuple[dict[str, AnswerEntry], list[s
                 problems.append(message)
             i += 1
             continue
-        end, data, reason = _statement(lines, i)
+        end, data, reason = _statement(lines, i, budget)
         if data is None:
             guess = _KEY_GUESS.match(line)
             key = table + (guess.group(1) if guess else stripped.split("=")[0].strip())
@@ -265,27 +335,31 @@ def _flatten_keys(data: Mapping[str, Any]) -> str:
     return ".".join(parts)
 
 
-def _statement(lines: list[str], start: int) -> tuple[int, dict[str, Any] | None, str]:
-    """Parse `key = value` from lines[start], joining continuation lines while they help."""
+def _statement(lines: list[str], start: int, budget: list[int]) -> tuple[int, dict[str, Any] | None, str]:
+    """Parse `key = value` from lines[start], joining continuation lines while they help (and
+    while `budget[0]`, the bytes left to re-parse in this file, lasts)."""
     first_reason = ""
     text = ""
     for end in range(start, min(len(lines), start + MAX_STATEMENT_LINES)):
         if end > start:
+            if budget[0] <= 0:
+                break
             nxt = lines[end]
             open_string = (text.count('"""') % 2 == 1) or (text.count("'''") % 2 == 1)
             if not open_string and (_ASSIGN.match(nxt) or _HEADER.match(nxt)):
                 break
         text = text + ("\n" if end > start else "") + lines[end]
+        budget[0] -= len(text)
         try:
             return end, tomllib.loads(text), ""
-        except tomllib.TOMLDecodeError as err:
+        except _PARSE_ERRORS as err:
             if end == start:
-                first_reason = _reason(err)
+                first_reason = _reason(err) if not isinstance(err, RecursionError) else _why(err)
                 literal = _as_literal_string(text)
                 if literal is not None:  # LaTeX in "..." with single backslashes: "\sqrt"
                     try:
                         return end, tomllib.loads(literal), ""
-                    except tomllib.TOMLDecodeError:
+                    except _PARSE_ERRORS:
                         pass
     return start, None, first_reason or "unreadable value"
 
@@ -293,7 +367,7 @@ def _statement(lines: list[str], start: int) -> tuple[int, dict[str, Any] | None
 def _as_literal_string(line: str) -> str | None:
     """`key = "a\\sqrt b"` as `key = 'a\\sqrt b'` when the value is one basic string with
     backslashes and no single quote: TOML rejects `\\s`, but the student meant LaTeX."""
-    m = re.fullmatch(r'(\s*[^=]+=\s*)"([^"\n]*\\[^"\n]*)"(\s*(?:#.*)?)', line)
+    m = re.fullmatch(r'([^=]+=\s*)"([^"\n\\]*\\[^"\n]*)"(\s*(?:#.*)?)', line)  # linear: one way to match
     if not m or "'" in m.group(2):
         return None
     return f"{m.group(1)}'{m.group(2)}'{m.group(3)}"
@@ -320,17 +394,19 @@ def as_number(value: Any) -> float:
     if isinstance(value, bool):
         raise AnswerFormatError(f"expected a number, got {_describe(value)}")
     if isinstance(value, (int, float)):
-        x = float(value)
+        x = _to_float(value)
     elif isinstance(value, str):
         s = value.strip().replace("\u2212", "-").replace(" ", "")
         num, slash, den = s.partition("/")
         if not _NUMBER.fullmatch(num) or (slash and not _NUMBER.fullmatch(den)):
             raise AnswerFormatError(f"expected a number such as 0.25, got {_describe(value)}")
+        for part in (num, den) if slash else (num,):
+            _check_size(part, value)
         if slash:
             d = Fraction(den)
             if d == 0:
-                raise AnswerFormatError(f"{value!r} divides by zero")
-            x = float(Fraction(num) / d)
+                raise AnswerFormatError(f"{_describe(value)} divides by zero")
+            x = _to_float(Fraction(num) / d)
         else:
             x = float(num)
     else:
@@ -338,6 +414,25 @@ def as_number(value: Any) -> float:
     if not math.isfinite(x):
         raise AnswerFormatError(f"expected a finite number, got {_describe(value)}")
     return x
+
+
+def _check_size(number: str, value: Any) -> None:
+    """Refuse a number too long or with an exponent too large to be an answer (before any
+    arithmetic: `Fraction("1e999999999")` would compute 10**999999999)."""
+    mantissa, _, exponent = number.lower().partition("e")
+    digits = sum(ch.isdigit() for ch in mantissa)
+    if digits > MAX_DIGITS:
+        raise AnswerFormatError(f"{_describe(value)} has {digits} digits; write at most {MAX_DIGITS}")
+    if exponent and (len(exponent.lstrip("+-")) > 6 or abs(int(exponent)) > MAX_EXPONENT):
+        raise AnswerFormatError(f"{_describe(value)} has an exponent out of range (at most "
+                                f"{MAX_EXPONENT} either way): write the number as a decimal or a fraction")
+
+
+def _to_float(x: int | float | Fraction) -> float:
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf  # then refused as not finite
 
 
 def as_array(value: Any) -> np.ndarray:
@@ -385,6 +480,8 @@ def as_shape(value: Any) -> tuple[int, ...]:
             isinstance(item, int) or (isinstance(item, str) and item.strip().isdigit())
         ):
             raise AnswerFormatError(f"a shape holds whole numbers only, got {_describe(item)}")
+        if len(item.strip()) > 18 if isinstance(item, str) else abs(item) >= 10**18:
+            raise AnswerFormatError(f"{_describe(item)} is too large to be a size")
         dims.append(int(item))
     return tuple(dims)
 
@@ -432,7 +529,7 @@ def as_list(value: Any) -> list[str | float]:
             raise AnswerFormatError(
                 f"a list item must be a string or a number, got {_describe(item)}"
             )
-        out.append(float(item) if isinstance(item, (int, float)) else str(item).strip())
+        out.append(_to_float(item) if isinstance(item, (int, float)) else str(item).strip())
     return out
 
 
@@ -453,4 +550,6 @@ def _describe(value: Any) -> str:
         return "an array"
     if isinstance(value, dict):
         return "a table"
+    if isinstance(value, int) and abs(value) >= 10**40:
+        return f"an integer of {len(str(abs(value)))} digits"
     return repr(value)
