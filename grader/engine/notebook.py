@@ -331,6 +331,11 @@ def _shortcut_cells(run: NotebookRun, feedback: str) -> str:
     return f" Found in {', '.join(places[:5])}." if places else ""
 
 
+def _may_come_from_a_cell(feedback: str, error: str | None) -> bool:
+    """A failure a skipped cell can explain: a missing function or name, a failed import."""
+    return bool(error) or "has no function" in feedback or "NameError" in feedback
+
+
 def relabel(report: GradeReport, located: Located) -> GradeReport:
     """The finished report in the notebook's terms: cells and lines, the notebook's name."""
     run = located.notebook
@@ -344,7 +349,7 @@ def relabel(report: GradeReport, located: Located) -> GradeReport:
         q.error = translate(q.error)
         if "uses-library-shortcut" in q.misconceptions and "cell " not in q.feedback:
             q.feedback += _shortcut_cells(run, q.feedback)
-        if run.cell_problems and q.status == "failed" and not q.not_attempted:
+        if run.cell_problems and q.status == "failed" and _may_come_from_a_cell(q.feedback, q.error):
             shown = "; ".join(run.cell_problems[:3])
             q.feedback += f"\n\n**Your notebook:** {shown}."
     report.events = [translate(e) or "" for e in report.events]
