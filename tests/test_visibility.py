@@ -24,7 +24,6 @@ from grader.engine.grade import grade_submission
 from grader.questions import Assignment, CodeQuestion, WrittenQuestion
 from grader.reports.results_json import to_gradescope
 
-pytestmark = pytest.mark.slow
 READY = [aid for aid in registry.available() if solution_dir(aid).is_dir()]
 KEY = "grace.hopper@example.edu"
 MARK = "PRINTED-BY-STUDENT"
@@ -133,7 +132,7 @@ def visible_fields(data: dict[str, Any]) -> list[tuple[str, str]]:
     return fields
 
 
-@pytest.fixture(scope="module", params=READY)
+@pytest.fixture(scope="module", params=[pytest.param(a, marks=pytest.mark.slow) for a in READY])
 def graded(request, tmp_path_factory) -> tuple[Assignment, dict[str, Any], Any]:
     assignment = registry.load(request.param)
     folder = tmp_path_factory.mktemp(request.param)
@@ -222,8 +221,56 @@ def test_per_student_questions_name_the_key(graded) -> None:
             assert f"`{KEY}`" in t["output"], t["name"]
 
 
+@pytest.mark.slow
 def test_without_a_key_the_default_variant_is_said(tmp_path: Path) -> None:
     aid = READY[0]
     report = grade_submission(solution_dir(aid), registry.load(aid))
     data = to_gradescope(report)
     assert data["score"] == 100 and "the default variant was used" in data["output"]
+
+
+# ------------------------------------------------------------- the one variant key (contract §5)
+
+
+def test_the_key_is_the_trimmed_lower_cased_email_never_the_internal_id() -> None:
+    users = [{"id": 98765, "email": "  Ada@Example.EDU ", "sid": "S1815", "name": "Ada"}]
+    key = variants.variant_key(users=users)
+    assert (key.value, key.source, key.group_size) == ("ada@example.edu", "metadata", 1)
+    assert "`ada@example.edu`" in key.feedback() and "email" in key.feedback()
+    no_email = variants.variant_key(users=[{"id": 98765, "sid": "S1815"}])
+    assert no_email.value is None and "default variant" in no_email.feedback()
+
+
+def test_an_assignment_may_choose_the_sid() -> None:
+    users = [{"id": 1, "email": "ada@example.edu", "sid": " S1815 "}]
+    assert variants.variant_key("sid", users=users).value == "S1815"
+    export = [{":name": "Ada", ":sid": "S1815", ":email": "Ada@example.edu"}]  # a Gradescope export's YAML
+    assert variants.variant_key("sid", users=export).value == "S1815"
+    assert variants.variant_key(users=export).value == "ada@example.edu"
+
+
+def test_option_folder_and_zip_names() -> None:
+    assert variants.variant_key(explicit=" Bo@X.org ", path=Path("alice")).value == "bo@x.org"
+    assert variants.variant_key(path=Path("/tmp/export/alice.zip")).value == "alice"
+    assert variants.variant_key(path=Path("/tmp/export/alice")).source == "folder"
+    assert variants.variant_key().value is None
+
+
+def test_a_group_uses_its_first_members_key_and_says_so() -> None:
+    users = [{"email": "bo@x.org"}, {"email": "ada@x.org"}, {"email": "cy@x.org"}]
+    key = variants.variant_key(users=users)
+    assert key.value == "bo@x.org" and key.group_size == 3
+    assert "group submission of 3" in key.feedback()
+
+
+def test_the_same_key_gives_the_same_numbers_as_variant_py() -> None:
+    import subprocess
+    import sys
+
+    from grader.course.content import assignment_dir
+
+    key = variants.variant_key(users=[{"email": " Ada@Example.EDU"}]).value
+    for aid in READY:
+        printed = subprocess.run([sys.executable, "variant.py", " Ada@Example.EDU"], cwd=assignment_dir(aid),
+                                 capture_output=True, text=True, check=True, timeout=60).stdout
+        assert str(variants.seed_for(aid, key)) in printed and str(key) in printed, aid
