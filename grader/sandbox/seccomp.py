@@ -10,7 +10,8 @@ What it closes (docs/sandbox.md): the kernel keyring (a channel between submissi
 share a uid), AF_VSOCK sockets (a vsock port bound in a sandbox blocks the host's), ptrace
 and cross-process memory access, kernel modules and kexec, eBPF, perf events, mounts and
 new namespaces (`unshare`, `setns`, `clone` with CLONE_NEW* flags), userfaultfd, io_uring
-(whose requests seccomp cannot see), and the clock and swap controls. `clone3` answers
+(whose requests seccomp cannot see), SysV IPC and POSIX message queues (the host's, outside
+namespaces), and the clock and swap controls. `clone3` answers
 ENOSYS, so the C library falls back to `clone`, whose flags a filter can read.
 """
 
@@ -47,6 +48,13 @@ DENIED: dict[str, tuple[int | None, int | None]] = {
     "settimeofday": (164, 170), "clock_settime": (227, 112), "adjtimex": (159, 171),
     "clock_adjtime": (305, 266), "lookup_dcookie": (212, 18), "fanotify_init": (300, 262),
     "vhangup": (153, 58), "iopl": (172, None), "ioperm": (173, None),
+    # SysV IPC and POSIX message queues: outside namespaces they are the host's, a channel
+    # between submissions (none of Python, numpy, torch or BLAS needs them: strace'd)
+    "shmget": (29, 194), "shmat": (30, 196), "shmctl": (31, 195), "shmdt": (67, 197),
+    "msgget": (68, 186), "msgsnd": (69, 189), "msgrcv": (70, 188), "msgctl": (71, 187),
+    "semget": (64, 190), "semop": (65, 193), "semctl": (66, 191), "semtimedop": (220, 192),
+    "mq_open": (240, 180), "mq_unlink": (241, 181), "mq_timedsend": (242, 182),
+    "mq_timedreceive": (243, 183), "mq_notify": (244, 184), "mq_getsetattr": (245, 185),
 }
 _SOCKET = {"x86_64": 41, "aarch64": 198}
 _CLONE = {"x86_64": 56, "aarch64": 220}
