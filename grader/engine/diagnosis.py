@@ -16,18 +16,21 @@ from typing import Any
 
 import numpy as np
 
-from grader.engine.checks import compare
+from grader.engine.checks import as_array, compare
 from grader.mutants import AnyOf, NonFinite
 from grader.questions import Tolerance
+
+# What a mutant raises when its mistake does not apply to a case's inputs: shapes that do not
+# broadcast, an index or axis the arrays do not have (numpy's AxisError is both), arithmetic
+# that fails (overflow, division by zero), a type it cannot take. Anything else is a bug of
+# ours and reaches the engine's visible "the grader itself failed" path.
+NOT_APPLICABLE: tuple[type[BaseException], ...] = (ValueError, IndexError, TypeError, ArithmeticError)
 
 
 def _matches(got: Any, predicted: Any, tol: Tolerance, exact: bool) -> bool:
     if isinstance(predicted, NonFinite):
-        try:
-            a = np.asarray(got, dtype=np.float64)
-        except (TypeError, ValueError):
-            return False
-        return bool(np.any(~np.isfinite(a)))
+        a = np.asarray(got) if isinstance(got, np.generic) else as_array(got)  # no copy: only floats hold NaN
+        return a is not None and a.dtype.kind in "fc" and not bool(np.isfinite(a).all())
     return not compare(got, predicted, tol, exact=exact)
 
 
@@ -86,7 +89,7 @@ def explain(got: Any, want: Any, args: tuple, kwargs: Mapping[str, Any],
         try:
             with np.errstate(all="ignore"):  # mutants such as an unstable softmax overflow on purpose
                 predicted = mutant(*_fresh(args), **_fresh(kwargs))
-        except Exception:  # noqa: BLE001 - a mutant that does not apply to these inputs
+        except NOT_APPLICABLE:  # this mistake does not apply to these inputs; anything else is our bug
             continue
         best = None
         for option in predicted.options if isinstance(predicted, AnyOf) else (predicted,):
