@@ -168,12 +168,11 @@ def _launch(config_fd: int, status_fd: int) -> None:
         _status(status_fd, f"error {exc}")
         os._exit(1)
     from_init_r, from_init_w = os.pipe()
-    launcher = os.getpid()
     init = os.fork()
     if init == 0:
         os.close(from_init_r)
         os.close(status_fd)
-        _init(config, libc, from_init_w, launcher)  # never returns
+        _init(config, libc, from_init_w)  # never returns
     os.close(from_init_w)
     _status(status_fd, f"init {init}")
     _quiet_stdio()
@@ -225,7 +224,7 @@ def _quiet_stdio() -> None:
 # --------------------------------------------------------------------------- init
 
 
-def _init(config: dict, libc: _Libc, report_fd: int, launcher: int) -> None:
+def _init(config: dict, libc: _Libc, report_fd: int) -> None:
     """PID 1 of the new namespace: build the root, start the worker, reap, report its status."""
     sig = _signals()
 
