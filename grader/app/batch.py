@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import multiprocessing
 import os
+import shutil
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +25,7 @@ from grader.written.expr.judge import ExprJudge
 
 @dataclass
 class Submission:
-    name: str  # the folder or zip's name under ROOT
+    name: str  # the folder or zip's name under ROOT (bytes that are not UTF-8 shown as \xNN)
     path: Path
     student_id: str | None = None
     student_name: str | None = None
@@ -31,14 +34,16 @@ class Submission:
 
 def _gradescope_metadata(root: Path) -> dict[str, dict[str, Any]]:
     """Gradescope's "Export Submissions": submission_metadata.yml maps folders to submitters."""
+    import yaml
+
     path = root / "submission_metadata.yml"
     if not path.is_file():
         return {}
     try:
-        import yaml
-
-        data = yaml.safe_load(path.read_text()) or {}
-    except Exception:  # noqa: BLE001 - a broken metadata file must not stop the batch
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:  # the batch goes on without it
+        print(f"seqgrade: warning: {path.name} could not be read ({type(err).__name__}: {str(err)[:200]}); "
+              "every submission's variant comes from its folder or zip name", file=sys.stderr)
         return {}
     out = {}
     for folder, meta in data.items() if isinstance(data, dict) else []:
@@ -69,8 +74,14 @@ def find_submissions(root: Path) -> list[Submission]:
         if path.is_dir() or path.suffix == ".zip":
             key = path.name if path.is_dir() else path.stem
             m = meta.get(key) or meta.get(path.name) or {}
-            subs.append(Submission(path.name, path, m.get("id"), m.get("name"), m.get("submitters", ())))
+            subs.append(Submission(printable(path.name), path, m.get("id"), m.get("name"), m.get("submitters", ())))
     return subs
+
+
+def printable(name: str) -> str:
+    """A file name as text that can be written anywhere (CSV, JSON, a results file's name):
+    bytes that are not UTF-8 (kept by Python as surrogates) become \\xNN."""
+    return os.fsencode(name).decode("utf-8", errors="backslashreplace")
 
 
 def fingerprint(path: Path) -> str:
@@ -78,7 +89,7 @@ def fingerprint(path: Path) -> str:
     h = hashlib.sha256()
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
     for f in files:
-        h.update(str(f.relative_to(path) if path.is_dir() else f.name).encode())
+        h.update(os.fsencode(f.relative_to(path) if path.is_dir() else f.name))
         try:
             h.update(f.read_bytes())
         except OSError:
@@ -90,10 +101,18 @@ _BATCH_ASSIGNMENT: list[Assignment] = []  # set before the pool forks; the worke
 _JUDGE: list[ExprJudge] = []  # one expression judge per pool process, reused across submissions
 
 
-def _grade_in_worker(sub: Submission, results_dir: Path, force: bool) -> dict[str, Any]:
+def _grade_in_worker(sub: Submission, results_dir: Path, force: bool, index: int) -> dict[str, Any]:
+    marker = _running_dir(results_dir) / str(index)  # left behind if this process dies mid-grading
+    marker.touch()
     if not _JUDGE:
         _JUDGE.append(ExprJudge())
-    return _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, force, _JUDGE[0])
+    data = _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, force, _JUDGE[0])
+    marker.unlink(missing_ok=True)
+    return data
+
+
+def _running_dir(results_dir: Path) -> Path:
+    return results_dir / ".running"
 
 
 def _grade_one(sub: Submission, assignment: Assignment, results_dir: Path, force: bool,
@@ -107,14 +126,39 @@ def _grade_one(sub: Submission, assignment: Assignment, results_dir: Path, force
                 return old
         except (OSError, ValueError):
             pass
-    key = variants.variant_key(assignment.variant_key, users=sub.submitters, path=sub.path)
     try:
+        key = variants.variant_key(assignment.variant_key, users=sub.submitters, path=sub.path)
         data = to_gradescope(grade_submission(sub.path, assignment, student=key.value, judge=judge), key)
     except Exception as exc:  # noqa: BLE001 - one bad submission never stops the batch
         data = error_results(assignment.id, f"{type(exc).__name__}: {exc}")
     data["extra_data"].update({"submission": sub.name, "student_id": sub.student_id, "student_name": sub.student_name,
                                "fingerprint": digest})
-    write_results(target, data)
+    write_results(target, finite_scores(data))
+    return data
+
+
+def finite_scores(data: dict[str, Any]) -> dict[str, Any]:
+    """Scores that are not finite numbers (an instructor test scoring NaN) count as 0; the total
+    is the sum of the tests' scores (Gradescope's own rule when no total is given)."""
+    def number(x: Any) -> float:
+        return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else 0.0
+
+    tests = data.get("tests") if isinstance(data.get("tests"), list) else []
+    for t in tests:
+        if isinstance(t, dict):
+            t["score"], t["max_score"] = number(t.get("score")), number(t.get("max_score"))
+    if not isinstance(data.get("score"), (int, float)) or not math.isfinite(data["score"]):
+        data["score"] = round(sum(t["score"] for t in tests if isinstance(t, dict)), 6)
+    return data
+
+
+def _failed_twice(sub: Submission, assignment: Assignment, results_dir: Path) -> dict[str, Any]:
+    """The record of a submission whose grading stopped the grading process twice."""
+    data = error_results(assignment.id, "grading this submission stopped the grading process twice (out of "
+                         "memory, or killed); it was recorded as failed and every other submission was graded")
+    data["extra_data"].update({"submission": sub.name, "student_id": sub.student_id,
+                               "student_name": sub.student_name, "fingerprint": None})
+    write_results(results_dir / f"{sub.name}.json", data)
     return data
 
 
@@ -139,22 +183,64 @@ class Progress:
 
 def grade_all(root: Path, assignment: Assignment, *, jobs: int | None = None, results_dir: Path,
               force: bool = False, progress: bool = True) -> list[tuple[Submission, dict[str, Any]]]:
+    """Grade every submission under ROOT, `jobs` at a time; one row per submission whatever happens.
+
+    A grading process that dies (out of memory, killed) breaks the pool: the submissions it was
+    grading are retried alone, then recorded as failed; the others are graded in a fresh pool.
+    """
     subs = find_submissions(root)
     results_dir.mkdir(parents=True, exist_ok=True)
     jobs = max(1, jobs or os.cpu_count() or 1)
     bar = Progress(len(subs)) if progress and subs else None
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[int, dict[str, Any]] = {}
     # Processes, not threads: the trusted side's own work (references, mutants, parsing) runs in
     # parallel too, and nothing in it has to be thread-safe. Forked, so that an assignment
     # defined in code (not only by id) reaches the workers; no thread runs here before the fork.
     _BATCH_ASSIGNMENT[:] = [assignment]
+    pending = list(range(len(subs)))
+    while pending:
+        left = _pool_round(subs, pending, jobs, results_dir, force, out, bar)
+        suspects = _in_flight(results_dir, left) or set(left)
+        for i in sorted(suspects):  # each alone: a second crash is that submission's own
+            if _pool_round(subs, [i], 1, results_dir, force, out, bar):
+                out[i] = _failed_twice(subs[i], assignment, results_dir)
+                if bar:
+                    bar.step()
+        pending = [i for i in left if i not in suspects]
+    shutil.rmtree(_running_dir(results_dir), ignore_errors=True)
+    return [(s, out[i]) for i, s in enumerate(subs)]
+
+
+def _pool_round(subs: list[Submission], indices: list[int], jobs: int, results_dir: Path, force: bool,
+                out: dict[int, dict[str, Any]], bar: Progress | None) -> list[int]:
+    """Grade `indices` in one pool; the indices left ungraded because the pool broke."""
+    running = _running_dir(results_dir)
+    running.mkdir(parents=True, exist_ok=True)
+    for stale in running.iterdir():
+        stale.unlink(missing_ok=True)
+    broken: list[int] = []
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {pool.submit(_grade_in_worker, s, results_dir, force): s for s in subs}
+        futures = {pool.submit(_grade_in_worker, subs[i], results_dir, force, i): i for i in indices}
         for fut in as_completed(futures):
-            out[futures[fut].name] = fut.result()
+            i = futures[fut]
+            try:
+                out[i] = fut.result()
+            except BrokenProcessPool:
+                broken.append(i)
+                continue
+            except Exception as exc:  # noqa: BLE001 - a bug of ours in one submission's row, not the batch
+                out[i] = error_results(_BATCH_ASSIGNMENT[0].id, f"{type(exc).__name__}: {exc}")
+                out[i]["extra_data"].update({"submission": subs[i].name})
             if bar:
                 bar.step()
-    return [(s, out[s.name]) for s in subs]
+    return sorted(broken)
+
+
+def _in_flight(results_dir: Path, left: list[int]) -> set[int]:
+    """The submissions whose grading had started when the pool broke (their markers remain)."""
+    running = _running_dir(results_dir)
+    found = {int(p.name) for p in running.iterdir() if p.name.isdigit()} if running.is_dir() else set()
+    return found & set(left)
 
 
 def write_csv(path: Path | str, assignment: Assignment, graded: list[tuple[Submission, dict[str, Any]]], *,
