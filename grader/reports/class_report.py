@@ -158,8 +158,11 @@ def _plots(assignment: Assignment, totals: list[float], per_q: Mapping[str, list
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 3))
-    ax.hist(totals, bins=min(20, max(5, len(set(totals)))), range=(0, assignment.total_points),
+    from matplotlib.ticker import MaxNLocator
+
+    ax.hist(totals, bins=20 if len(totals) >= 40 else 10, range=(0, assignment.total_points),  # 5 or 10% bins
             color="0.6", edgecolor="black", hatch="//")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts of submissions
     ax.set_xlim(0, assignment.total_points)
     ax.set_xlabel(f"total score (of {assignment.total_points:g})")
     ax.set_ylabel("submissions")
