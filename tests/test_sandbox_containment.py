@@ -333,6 +333,7 @@ def test_the_sandbox_dies_with_its_grader_and_the_next_start_sweeps_what_is_left
         clean_up(child, info, token)
 
 
+@pytest.mark.slow  # waits out the deadline (8 s)
 @needs_isolation
 def test_the_sandbox_keeps_its_own_deadline_when_the_grader_is_stuck(tmp_path, worker_program):
     token = uuid.uuid4().hex
@@ -655,6 +656,7 @@ def test_stale_cgroups_are_killed_and_removed_and_live_ones_kept():
         live.release()
 
 
+@pytest.mark.slow  # waits out the deadline (6 s)
 @needs_root
 @pytest.mark.parametrize("mode", ["auto", "perms"])
 def test_the_sandboxs_own_deadline_reads_as_the_submission_time_limit(spawn, monkeypatch, mode):
