@@ -65,7 +65,8 @@ def main() -> int:
         assignment = registry.load(assignment_id)
         key = variants.variant_key(assignment.variant_key, users=_users(read_metadata(root)))
         report = grade_submission(root / "submission", assignment, student=key.value,
-                                  hide=(results_path.parent, root / "source"))
+                                  hide=(results_path.parent, root / "source",
+                                        root / "submission_metadata.json"))
         data = to_gradescope(report, key)
         write_results(results_path, data)
         _instructor_notes(report, data)

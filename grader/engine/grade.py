@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import sandbox
-from grader.course import variants
+from grader.course import content, variants
 from grader.engine import notebook
 from grader.engine.code import BUDGET_SPENT, CodeContext, grade_code, syntax_problem
 from grader.engine.locate import Located, SubmissionError, locate
@@ -236,6 +236,7 @@ def _code_context(assignment: Assignment, located: Located, seed: int, limits: s
                                                  for v in py_files.values())
     tripwires = sorted({p for q in assignment.questions if isinstance(q, CodeQuestion) for p in q.forbidden})
     session = WorkerSession(py_files, name[:-3], preload=("numpy", "torch") if uses_torch else ("numpy",),
-                            tripwires=tuple(tripwires), limits=limits, hide=hide)
+                            tripwires=tuple(tripwires), limits=limits,
+                            hide=(*content.grader_trees(), *hide))  # the grader's own trees, always
     session.start()
     return CodeContext(located, source, None, session, seed)
