@@ -107,3 +107,97 @@ def test_report_names_misconceptions_and_failures(class_folder, tmp_path, monkey
                     f"--user-data-dir={tmp_path / 'profile2'}", f"--screenshot={shot}", "--window-size=1000,1400",
                     report.as_uri()], capture_output=True, timeout=120)
     assert shot.is_file() and shot.stat().st_size > 10_000
+
+
+# ---------------------------------------------------------------------------- one bad submission never costs the others
+
+
+def _crash_on(student: str):
+    """The toy assignment, except that grading `student` kills the grading process (as an OOM kill would)."""
+    import dataclasses
+    import os
+    import signal
+
+    from grader.course import variants
+
+    doomed = variants.seed_for(toy.ASSIGNMENT.id, student)
+    q = toy.ASSIGNMENT.questions[0]
+
+    def cases(seed: int):
+        if seed == doomed:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return q.cases(seed)
+
+    return dataclasses.replace(toy.ASSIGNMENT, questions=(dataclasses.replace(q, cases=cases),))
+
+
+def test_a_crashed_pool_process_costs_only_its_submission(tmp_path, monkeypatch):
+    _patch_limits(monkeypatch)
+    root = tmp_path / "class"
+    for name in ("alice", "crasher", "carol", "dave"):
+        (root / name).mkdir(parents=True)
+        (root / name / "toy.py").write_text(toy.NUMPY_SOLUTION)
+    graded = grade_all(root, _crash_on("crasher"), jobs=2, results_dir=tmp_path / "res", progress=False)
+    by = {sub.name: data for sub, data in graded}
+    assert set(by) == {"alice", "crasher", "carol", "dave"}
+    assert all(by[n]["score"] == 4 for n in ("alice", "carol", "dave")), by
+    assert by["crasher"]["score"] == 0 and "stopped the grading process twice" in by["crasher"]["output"]
+    assert sorted(p.name for p in (tmp_path / "res").iterdir()) == [f"{n}.json" for n in sorted(by)]
+    out = tmp_path / "grades.csv"
+    write_csv(out, toy.ASSIGNMENT, graded)
+    assert len(list(csv.DictReader(io.StringIO(out.read_text())))) == 4
+
+
+def test_a_folder_name_that_is_not_utf8_does_not_stop_the_batch(tmp_path, monkeypatch):
+    import os
+
+    _patch_limits(monkeypatch)
+    root = tmp_path / "class"
+    root.mkdir()
+    odd = root / os.fsdecode(b"stud\xffent")
+    (odd / "sub\xe9dir".encode("latin-1").decode("utf-8", "surrogateescape")).mkdir(parents=True)
+    (odd / "toy.py").write_text(toy.NUMPY_SOLUTION)
+    (root / "plain").mkdir()
+    (root / "plain" / "toy.py").write_text(toy.NUMPY_SOLUTION)
+    graded = grade_all(root, toy.ASSIGNMENT, jobs=2, results_dir=tmp_path / "res", progress=False)
+    assert sorted(s.name for s, _ in graded) == ["plain", "stud\\xffent"]
+    assert all(d["score"] == 10 for _, d in graded)
+    out = tmp_path / "grades.csv"
+    write_csv(out, toy.ASSIGNMENT, graded)
+    assert "stud\\xffent" in out.read_text(encoding="utf-8")
+
+
+def test_a_score_that_is_not_a_number_leaves_every_total_finite(tmp_path, monkeypatch):
+    import math
+
+    import grader.app.batch as batch
+    from grader.report import QuestionResult
+
+    real = batch.grade_submission
+
+    def with_nan_test(p, a, **kw):
+        report = real(p, a, limits=LIMITS, **kw)
+        report.questions.append(QuestionResult("unittest:t", "t", "9", "instructor", None, float("nan"), 1.0, "",
+                                               "visible"))
+        return report
+
+    monkeypatch.setattr(batch, "grade_submission", with_nan_test)
+    root = tmp_path / "class"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "toy.py").write_text(toy.NUMPY_SOLUTION)
+    graded = grade_all(root, toy.ASSIGNMENT, jobs=1, results_dir=tmp_path / "res", progress=False)
+    ((_, data),) = graded
+    assert math.isfinite(data["score"]) and data["score"] == 10
+    out = tmp_path / "grades.csv"
+    write_csv(out, toy.ASSIGNMENT, graded)
+    (row,) = csv.DictReader(io.StringIO(out.read_text()))
+    assert math.isfinite(float(row["total"]))
+
+
+def test_a_broken_metadata_file_warns_once_and_the_batch_goes_on(tmp_path, capsys):
+    root = tmp_path / "class"
+    (root / "a").mkdir(parents=True)
+    (root / "submission_metadata.yml").write_text("a: [unclosed\n  :submitters: {\n")
+    subs = find_submissions(root)
+    assert [s.name for s in subs] == ["a"] and subs[0].student_id is None
+    assert capsys.readouterr().err.count("submission_metadata.yml could not be read") == 1

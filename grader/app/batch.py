@@ -127,7 +127,8 @@ def _grade_one(sub: Submission, assignment: Assignment, results_dir: Path, force
         except (OSError, ValueError):
             pass
     try:
-        key = variants.variant_key(assignment.variant_key, users=sub.submitters, path=sub.path)
+        named = sub.path.with_name(printable(sub.path.name))  # a key that can be hashed and written
+        key = variants.variant_key(assignment.variant_key, users=sub.submitters, path=named)
         data = to_gradescope(grade_submission(sub.path, assignment, student=key.value, judge=judge), key)
     except Exception as exc:  # noqa: BLE001 - one bad submission never stops the batch
         data = error_results(assignment.id, f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,391 @@
+"""The grader always finishes, writes results and leaks nothing of a hidden case (issue 15, items 5, 7, 9, 10, 11).
+
+Every attack is a student's doing: it must cost only what it touched, with a plain message, and
+never read as "the grader itself failed".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import toy_assignment as toy
+
+from grader import sandbox
+from grader.course import registry
+from grader.engine import code as engine_code
+from grader.engine import grade as engine_grade
+from grader.engine.checks import compare, preview
+from grader.engine.code import BUDGET_SPENT, case_line, syntax_problem
+from grader.engine.diagnosis import explain
+from grader.engine.grade import grade_submission
+from grader.engine.trusted import run_trusted
+from grader.questions import Case, CodeQuestion, Judgement, Tolerance, WrittenQuestion
+from grader.report import QuestionResult
+from grader.sandbox.session import CallOutcome, Failure
+from grader.written.answers import parse_answers
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST = sandbox.Limits(call_seconds=5.0, submission_seconds=60.0)
+OURS = ("grader itself failed", "not your mistake")
+
+
+def submit(tmp_path: Path, files: dict[str, str | bytes], name: str = "submission") -> Path:
+    folder = tmp_path / name
+    folder.mkdir(exist_ok=True)
+    for rel, text in files.items():
+        (folder / rel).write_bytes(text if isinstance(text, bytes) else text.encode())
+    return folder
+
+
+def assert_students_fault(report) -> None:
+    assert report.grader_error is None
+    for q in report.questions:
+        assert not any(words in q.feedback for words in OURS), (q.question_id, q.feedback)
+
+
+# ---------------------------------------------------------------------------- item 5: hidden cases
+
+
+def _leaves(x) -> list[float]:
+    if isinstance(x, dict):
+        return [v for item in x.values() for v in _leaves(item)]
+    if isinstance(x, (tuple, list)):
+        return [v for item in x for v in _leaves(item)]
+    if isinstance(x, np.ndarray) and x.dtype.kind in "biuf":
+        return [float(v) for v in x.reshape(-1)[:200]]
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return [float(x)]
+    return []
+
+
+def _garbage(want, shift: bool):
+    """A wrong output of the right structure: zeros, or the expected values shifted by 0.1592."""
+    if isinstance(want, dict):
+        return {k: _garbage(v, shift) for k, v in want.items()}
+    if isinstance(want, tuple) and not all(isinstance(v, (int, str)) for v in want):
+        return tuple(_garbage(v, shift) for v in want)
+    if isinstance(want, np.ndarray):
+        if want.dtype == bool:
+            return ~want
+        return want + (0.1592 if shift else 0) if want.dtype.kind == "f" else np.zeros_like(want) + 7
+    if isinstance(want, bool):
+        return not want
+    if isinstance(want, float):
+        return want + 0.1592 if shift else 0.0
+    if isinstance(want, int):
+        return want + 7
+    if isinstance(want, (list, tuple, str)):
+        return ["zz"]
+    return None
+
+
+def _fmt(x: float) -> str:
+    return f"{float(x):.4g}"
+
+
+def _hidden_lines(aid: str):
+    assignment = registry.load(aid)
+    for q in assignment.questions:
+        if not isinstance(q, CodeQuestion) or q.custom is not None:
+            continue
+        for case in q.cases(12345):
+            if case.visible:
+                continue
+            want = run_trusted(q.reference, case)
+            for shift in (False, True):
+                got = _garbage(want, shift)
+                mismatches = compare(got, want, q.tolerance, exact=q.integer, names=q.output_names, hidden=True)
+                if mismatches:
+                    yield q, case, want, got, case_line(case, mismatches, got, want)
+
+
+@pytest.mark.parametrize("aid", registry.ASSIGNMENT_IDS)
+def test_hidden_case_feedback_holds_nothing_computed_from_the_expected_values(aid):
+    checked = 0
+    for q, case, want, got, line in _hidden_lines(aid):
+        checked += 1
+        # the student's own output (as previewed and as a single value) and the case's label may show
+        shown = " ".join([preview(got), case.name, *(_fmt(g) for g in _leaves(got))])
+        assert "largest error" not in line and "at index" not in line, line
+        assert not re.search(r"\d+ of \d+ entries", line), line
+        errors = [_fmt(abs(g - w)) for g, w in zip(_leaves(got), _leaves(want)) if np.isfinite(g - w)]
+        secrets = {_fmt(w) for w in _leaves(want)} | set(errors)
+        leaked = [s for s in secrets if len(s) >= 4 and s not in shown and re.search(rf"(?<![\d.]){re.escape(s)}(?!\d)", line)]
+        assert not leaked, (q.id, case.name, leaked, line)
+    assert checked > 0
+
+
+def test_a_visible_case_still_shows_where_and_how_much():
+    w = np.arange(12.0).reshape(3, 4)
+    (m,) = compare(w + 0.1592, w)
+    assert m.message == "12 of 12 entries differ (largest error 0.1592 at index (0, 2))"
+    (h,) = compare(w + 0.1592, w, hidden=True)
+    assert h.message == "values differ"
+
+
+def test_hidden_cases_in_a_graded_submission_say_values_differ_and_show_the_students_output(tmp_path):
+    wrong = toy.NUMPY_SOLUTION.replace("return x @ W.T + b", "return np.zeros((x.shape[0], W.shape[0]))")
+    report = grade_submission(submit(tmp_path, {"toy.py": wrong}), toy.ASSIGNMENT, limits=FAST)
+    fb = next(q for q in report.questions if q.question_id == "toy.linear").feedback
+    assert fb.count("values differ") == 3 and "got: shape (2, 3): [0, 0" in fb
+    assert "largest error" not in fb and "entries differ" not in fb and "expected:" not in fb
+
+
+# ---------------------------------------------------------------------------- item 9: bounded comparison
+
+
+def test_an_output_far_larger_than_expected_is_rejected_as_a_wrong_shape_without_conversion():
+    want = np.zeros((3, 4))
+    huge = np.zeros(10_000_000, dtype=bool)
+    started = time.perf_counter()
+    (m,) = compare(huge, want, hidden=True)
+    array_seconds = time.perf_counter() - started
+    assert m.reason == "shape" and m.message == "expected shape (3, 4), got (10000000,)"
+    long_list = [0.5] * 2_000_000
+    started = time.perf_counter()
+    (m,) = compare(long_list, want)
+    list_seconds = time.perf_counter() - started
+    assert m.reason == "shape" and "(2000000,)" in m.message
+    ragged = [[0.5] * 4, [0.5] * 4, [0.5] * 2_000_000]
+    (m,) = compare(ragged, want)
+    assert m.reason == "type" and "ragged" in m.message
+    # and the diagnosis: a NONFINITE mutant reads the array without a float64 copy
+    from grader.mutants import NONFINITE
+
+    started = time.perf_counter()
+    found = explain(huge, want, (), {}, {"overflow": lambda: NONFINITE}, Tolerance())
+    explain_seconds = time.perf_counter() - started
+    assert found == []
+    print(f"\n10M bool vs (3, 4): {1000 * array_seconds:.1f} ms; 2M list: {1000 * list_seconds:.1f} ms; "
+          f"diagnosis: {1000 * explain_seconds:.1f} ms")
+    assert array_seconds < 0.5 and list_seconds < 0.5 and explain_seconds < 2.0
+
+
+def test_36k_answer_keys_are_read_in_linear_time():
+    text = "\n".join(f"k{i} = {i}" for i in range(36_000))
+    started = time.perf_counter()
+    sheet = parse_answers(text)
+    seconds = time.perf_counter() - started
+    print(f"\n36k keys: {seconds:.2f} s")  # 243 s before (one scan of the file per key)
+    assert len(sheet.entries) == 36_000 and sheet.get("k35999").line == 36_000
+    assert seconds < 30
+
+
+# ---------------------------------------------------------------------------- item 7 and 11: written answers
+
+
+def _written_only(aid: str):
+    a = registry.load(aid)
+    return dataclasses.replace(a, questions=tuple(q for q in a.questions if isinstance(q, WrittenQuestion)))
+
+
+A1_ANSWERS = (ROOT / "solutions" / "a1_word_vectors" / "answers.toml").read_text()
+
+
+@pytest.mark.parametrize("value, words", [
+    ('"1/1e999999999"', "exponent out of range"),
+    ('"1e10000000"', "exponent out of range"),
+    ('"1/1e10000000"', "exponent out of range"),
+    ('"1/' + "7" * 5000 + '"', "5000 digits"),
+    ('"' + "3" * 5000 + "/" + "7" * 5000 + '"', "5000 digits"),
+    ("7" * 5000, "could not be read"),
+], ids=["1e999999999", "1e7-exponent", "fraction-1e7", "5000-digit-denominator", "5000-digit-fraction", "5000-digit-int"])
+def test_huge_numbers_cost_only_their_key_within_seconds(tmp_path, value, words):
+    answers = re.sub(r"(?m)^noise_probability = .*$", f"noise_probability = {value}", A1_ANSWERS)
+    started = time.monotonic()
+    report = grade_submission(submit(tmp_path, {"answers.toml": answers}), _written_only("a1"))
+    seconds = time.monotonic() - started
+    assert seconds < 30, seconds
+    assert_students_fault(report)
+    by_key = {q.question_id: q for q in report.questions}
+    noise = by_key.pop("a1.w_noise_probability")
+    assert noise.score == 0 and words in noise.feedback, noise.feedback
+    assert all(q.score == q.max_score for q in by_key.values()), [q.feedback for q in by_key.values()]
+
+
+@pytest.mark.parametrize("line", [
+    "deep = " + "[" * 50_000 + "]" * 50_000,
+    "deep = " + "{a=" * 50_000 + "1" + "}" * 50_000,
+    "deep" + ".a" * 50_000 + " = 1",
+    "[" + "a." * 50_000 + "a]\nx = 1",
+], ids=["arrays", "inline-tables", "dotted-key", "table-header"])
+def test_answers_nested_50k_deep_cost_only_their_line(tmp_path, line):
+    answers = line + "\n" + A1_ANSWERS if line.startswith("[") is False else A1_ANSWERS + "\n" + line
+    started = time.monotonic()
+    report = grade_submission(submit(tmp_path, {"answers.toml": answers}), _written_only("a1"))
+    assert time.monotonic() - started < 30
+    assert_students_fault(report)
+    assert report.score == report.max_score, [q.feedback for q in report.questions]
+
+
+def test_written_grading_has_its_own_wall_clock_limit(tmp_path, monkeypatch):
+    monkeypatch.setattr(engine_grade, "WRITTEN_SECONDS", 0.0)
+    report = grade_submission(submit(tmp_path, {"answers.toml": A1_ANSWERS}), _written_only("a1"))
+    assert_students_fault(report)
+    assert len(report.questions) == 7 and report.score == 0
+    assert all("took longer than 0 s" in q.feedback for q in report.questions)
+
+
+# ---------------------------------------------------------------------------- item 10: the submission's budget
+
+
+class _ClosedSession:
+    """A worker whose pipes the sandbox closed at its own deadline (the budget is spent)."""
+
+    import_failure = None
+
+    def remaining(self) -> float:
+        return 0.2
+
+    def call(self, *a, **k):
+        raise ValueError("write to closed file")
+
+
+def test_a_call_on_pipes_closed_by_the_budget_reads_not_run():
+    q = toy.ASSIGNMENT.question("toy.linear")
+    outcome = engine_code._call(q, _ClosedSession(), Case("c", ()))
+    assert outcome.failure.kind == "budget" and outcome.failure.message == BUDGET_SPENT
+
+
+def test_running_past_the_budget_keeps_what_was_graded(tmp_path, monkeypatch):
+    slow = toy.NUMPY_SOLUTION + "\nimport time\n_fast = linear\ndef linear(x, W, b):\n    time.sleep(1.2)\n" \
+                                "    return _fast(x, W, b)\n"
+    from grader.sandbox.session import WorkerSession
+
+    real_close = WorkerSession.close
+
+    def close(self):  # the sandbox's own deadline closed the pipes first
+        real_close(self)
+        raise ValueError("write to closed file")
+
+    monkeypatch.setattr(WorkerSession, "close", close)
+    report = grade_submission(submit(tmp_path, {"toy.py": slow}), toy.ASSIGNMENT,
+                              limits=sandbox.Limits(call_seconds=3.0, submission_seconds=3.0))
+    assert_students_fault(report)
+    by = {q.question_id: q for q in report.questions}
+    assert by["toy.softmax"].score == 4  # graded before the budget ran out: kept
+    assert 0 < by["toy.linear"].score < 3
+    for qid in ("toy.quad", "toy.norm"):
+        assert by[qid].score == 0 and BUDGET_SPENT in by[qid].feedback, by[qid].feedback
+    assert "restarted too many times" not in str([q.feedback for q in report.questions])
+
+
+@pytest.mark.slow
+def test_written_answers_are_graded_whatever_the_code_budget(tmp_path):
+    source = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text()
+    source = re.sub(r"(?m)^(def \w+\(.*\):\n)", r"\1    __import__('time').sleep(1.5)\n", source)
+    report = grade_submission(submit(tmp_path, {"word_vectors.py": source, "answers.toml": A1_ANSWERS}),
+                              registry.load("a1"), limits=sandbox.Limits(call_seconds=3.0, submission_seconds=4.0))
+    assert_students_fault(report)
+    written = [q for q in report.questions if q.kind == "written"]
+    assert written and all(q.score == q.max_score for q in written)
+    assert any(BUDGET_SPENT in q.feedback for q in report.questions if q.kind == "code")
+
+
+# ---------------------------------------------------------------------------- item 11: forged frames and such
+
+_FORGE = '''
+import os, struct
+def _forge(frame):
+    for fd in range(3, 256):
+        try:
+            os.write(fd, frame)
+        except OSError:
+            pass
+def _frame(body):
+    return struct.pack(">II", len(body), 0) + body
+'''
+
+ATTACKS = {
+    "bad-json": _FORGE + "def linear(x, W, b):\n    _forge(_frame(b'{not json'))\n    return x @ W.T + b\n",
+    "deep-nesting": _FORGE + "def linear(x, W, b):\n    _forge(_frame(b'{\"ok\": true, \"value\": ' + b'[' * 200000 "
+                             "+ b']' * 200000 + b'}'))\n    return x @ W.T + b\n",
+    "huge-header": _FORGE + "def linear(x, W, b):\n    _forge(struct.pack('>II', 0xFFFFFFF0, 0xFFFFFFF0))\n"
+                            "    return x @ W.T + b\n",
+    "10**400": "def linear(x, W, b):\n    return 10**400\n",
+    "garbage-to-every-fd": "import os\ndef linear(x, W, b):\n    for fd in range(0, 256):\n        try:\n"
+                           "            os.write(fd, b'\\xff' * 70000)\n        except OSError:\n            pass\n"
+                           "    return x @ W.T + b\n",
+}
+
+
+@pytest.mark.parametrize("attack", list(ATTACKS))
+def test_a_forged_or_hostile_reply_costs_only_its_question(tmp_path, attack):
+    report = grade_submission(submit(tmp_path, {"toy.py": toy.NUMPY_SOLUTION + ATTACKS[attack]}), toy.ASSIGNMENT,
+                              limits=FAST)
+    assert_students_fault(report)
+    by = {q.question_id: q for q in report.questions}
+    assert by["toy.linear"].score == 0, by["toy.linear"].feedback
+    assert all(by[q].score == by[q].max_score for q in ("toy.softmax", "toy.quad", "toy.norm")), \
+        [q.feedback for q in report.questions]
+
+
+def test_a_100k_term_expression_in_the_source_is_the_students_file_problem(tmp_path):
+    source = toy.NUMPY_SOLUTION + "\nX = " + "+".join(["1"] * 100_000) + "\n"
+    assert "too deeply nested" in syntax_problem("toy.py", source)
+    report = grade_submission(submit(tmp_path, {"toy.py": source}), toy.ASSIGNMENT, limits=FAST)
+    assert_students_fault(report)
+    assert report.score == 0 and all("too deeply nested" in q.feedback for q in report.questions)
+
+
+# ---------------------------------------------------------------------------- the engine's own failures stay visible
+
+
+def test_a_mutant_that_does_not_apply_is_skipped_but_a_bug_in_one_is_not_hidden():
+    want, got = np.ones(3), np.zeros(3)
+
+    def not_applicable(*a):
+        return np.ones((2, 2)) @ np.ones((3, 3))  # shapes that do not fit: ValueError
+
+    def buggy(*a):
+        raise KeyError("a typo in the suite")
+
+    assert explain(got, want, (), {}, {"x": not_applicable}, Tolerance()) == []
+    with pytest.raises(KeyError):
+        explain(got, want, (), {}, {"x": buggy}, Tolerance())
+
+
+def test_a_non_finite_score_counts_as_zero(tmp_path, monkeypatch):
+    from grader.engine import instructor_tests
+
+    nan_test = QuestionResult("unittest:t", "t", "5", "instructor", None, float("nan"), 1.0, "", "visible")
+    monkeypatch.setattr(instructor_tests, "run", lambda *a, **k: [nan_test])
+    report = grade_submission(submit(tmp_path, {"toy.py": toy.NUMPY_SOLUTION}), toy.ASSIGNMENT, limits=FAST,
+                              instructor_tests=[("test_x.py", "")])
+    assert report.score == 10 and np.isfinite(report.score)
+
+
+# ---------------------------------------------------------------------------- the custom judge hook
+
+
+def _count_judge(cases, outputs) -> Judgement:
+    ran = [o for o in outputs if o is not None]
+    return Judgement(checks=[("every call returned", len(ran) == len(outputs), f"{len(ran)} of {len(outputs)}")],
+                     how="a test judge")
+
+
+def test_the_engine_calls_a_custom_questions_cases_and_handles_their_failures(tmp_path):
+    q = CodeQuestion(id="toy.custom", title="custom", points=4, file="toy.py", function="quad",
+                     reference=lambda x: None, cases=lambda seed: [Case("ok", (np.ones(2),)), Case("bad", ("x",))],
+                     custom=_count_judge)
+    assignment = dataclasses.replace(toy.ASSIGNMENT, questions=(q,))
+    report = grade_submission(submit(tmp_path, {"toy.py": toy.NUMPY_SOLUTION}), assignment, limits=FAST)
+    (r,) = report.questions
+    assert r.score == 0 and "**0/1 checks passed** (a test judge)." in r.feedback
+    assert "- ✘ bad: `TypeError" in r.feedback and "- ✘ every call returned: 1 of 2" in r.feedback
+    stub = "def quad(x):\n    raise NotImplementedError\n"
+    (r,) = grade_submission(submit(tmp_path, {"toy.py": stub}, "stub"), assignment, limits=FAST).questions
+    assert r.not_attempted and r.score == 0
+
+
+def test_a_call_failure_is_not_a_grader_failure():
+    outcome = CallOutcome(failure=Failure("bad-output", "`f` returned data that could not be read"))
+    q = toy.ASSIGNMENT.question("toy.linear")
+    result = QuestionResult(q.id, q.title, "1", "code", q.function, 0.0, q.points, "", "visible")
+    engine_code._judge_compared(q, [Case("c", ())], [outcome], result)
+    assert result.score == 0 and "could not be read" in result.feedback and result.error is None
