@@ -180,6 +180,11 @@ def grade(tmp_path, aid: str, extra: str, *, lift_bans: bool = False):
     return {q.question_id: q for q in report.questions}
 
 
+# The a4 questions whose solution calls the student's own `layer_norm` (the blocks, and the
+# GPT forward pass of contract §9, x = x + attn(ln_1(x)) ...).
+LAYER_NORM_USERS = {"a4.layer_norm", "a4.encoder_block", "a4.decoder_block", "a4.gpt_forward"}
+
+
 def lost(results) -> set[str]:
     return {qid for qid, q in results.items() if q.score < q.max_score}
 
@@ -218,7 +223,8 @@ def test_a_library_loaded_around_the_import_hook_costs_every_banned_question(tmp
 @pytest.mark.slow
 def test_a_shortcut_costs_the_questions_that_reach_it_naming_call_function_and_line(tmp_path):
     results = grade(tmp_path, "a4", LAYER_NORM_BY_LIBRARY)
-    assert lost(results) == {"a4.layer_norm", "a4.encoder_block", "a4.decoder_block"}
+    assert lost(results) == LAYER_NORM_USERS & set(results)
+    assert {"a4.sdpa", "a4.mha", "a4.rms_norm", "a4.positions"} <= set(results)  # these keep their marks
     own = results["a4.layer_norm"].feedback
     assert "`layer_norm` uses `torch.nn.functional.layer_norm` (line" in own
     assert "through your `layer_norm`" in results["a4.encoder_block"].feedback
@@ -227,7 +233,7 @@ def test_a_shortcut_costs_the_questions_that_reach_it_naming_call_function_and_l
 @pytest.mark.slow
 def test_a_shortcut_by_computed_name_is_refused_where_it_runs(tmp_path):
     results = grade(tmp_path, "a4", LAYER_NORM_BY_COMPUTED_NAME)
-    assert lost(results) == {"a4.layer_norm", "a4.encoder_block", "a4.decoder_block"}
+    assert lost(results) == LAYER_NORM_USERS & set(results)
     q = results["a4.layer_norm"]
     assert q.misconceptions == ["uses-library-shortcut"] and "torch.nn.functional.layer_norm" in q.feedback
     assert "`getattr` with a computed name" in q.feedback

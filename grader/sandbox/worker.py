@@ -269,27 +269,19 @@ _NOT_SHORTCUTS = frozenset({
 _WRAPPED_METHODS = ("__init__", "forward")  # of a banned class: building it, and running it
 
 
-def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
-    """The shortcut guard, as closures over state that lives nowhere else.
+# The guard is built from closures, created when the worker starts (before any student code
+# runs) and reachable from nothing the submission can name: no module attribute to patch (a
+# `_Tripwires._hit` to switch off), and at run time the wrappers call no global or builtin (the
+# submission may have replaced `builtins.any` or `fnmatch` by then); the factories below bind
+# the built-ins they need when they are called. State shared between them: `state` (phase:
+# "import" records and allows, "call" refuses what `banned` names, "idle" allows; the student's
+# file names) and `hits` (entry point, student file, line, function).
 
-    Nothing here is a module attribute the submission could patch (a `_Tripwires._hit` to
-    switch off), and the wrappers call no global or builtin at run time (the submission may
-    have replaced `builtins.any` or `fnmatch` by then): the built-ins they need are bound
-    here, when the worker starts, before any student code has run.
-    """
-    _getattr, _setattr, _dir, _isinstance, _type, _len = getattr, setattr, dir, isinstance, type, len
-    _getframe, _modules, _id, _callable = sys._getframe, sys.modules, id, callable
-    _import = __import__
-    function_type = type(_make_guard)
-    phase = "idle"  # "import": record and allow; "call": refuse what `banned` names; "idle": allow
-    banned: tuple[str, ...] = ()
-    hits: list[tuple[str, str, int, str]] = []  # (entry point, student file, line, function)
-    wanted: tuple[str, ...] = ()  # every banned pattern of the assignment
-    tops: frozenset[str] = frozenset()  # the libraries they live in ("torch")
-    done: set[str] = set()  # libraries whose entry points are wrapped
-    originals: dict[int, Any] = {}  # id(original function) -> its wrapper (for aliases)
-    labels_of: dict[int, list[str]] = {}  # id(original) -> the banned names it answers to
-    student_files: frozenset[str] = frozenset()
+
+def _make_hit(state: dict[str, Any], hits: list[tuple[str, str, int, str]],
+              refused: type[BaseException]) -> Any:
+    """hit(labels): called by every wrapper before the original runs."""
+    _getframe = sys._getframe
 
     def matches(label: str, patterns: tuple[str, ...]) -> bool:
         for p in patterns:  # noqa: SIM110 - no builtins at run time (the student may replace any())
@@ -299,20 +291,31 @@ def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
 
     def where() -> tuple[str, int, str]:
         frame = _getframe(2)
+        files = state["files"]
         while frame is not None:
             base = frame.f_code.co_filename.rpartition("/")[2]
-            if base in student_files:
+            if base in files:
                 return base, frame.f_lineno, frame.f_code.co_name
             frame = frame.f_back
         return "", 0, ""
 
     def hit(labels: list[str]) -> None:
+        phase = state["phase"]
         for label in labels:
-            if phase == "call" and matches(label, banned):
+            if phase == "call" and matches(label, state["banned"]):
                 hits.append((label, *where()))
                 raise refused(f"`{label}` is not allowed in this question")
         if phase == "import":
             hits.append((labels[0], *where()))
+
+    return hit
+
+
+def _make_wrap(hit: Any, labels_of: dict[int, list[str]], originals: dict[int, Any]) -> Any:
+    """wrap(owner, name, label): put a guard in front of one entry point (a function, or a
+    class's `__init__` and `forward`); an entry point already guarded just gains the label."""
+    _getattr, _setattr, _isinstance, _type, _id, _callable = getattr, setattr, isinstance, type, id, callable
+    function_type = type(_make_wrap)
 
     def guarded(original: Any, labels: list[str]) -> Any:
         def guard(*args: Any, **kwargs: Any) -> Any:
@@ -320,7 +323,7 @@ def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
             return original(*args, **kwargs)
 
         for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
-            try:  # noqa: SIM105 - no contextlib at run time: see the docstring
+            try:  # noqa: SIM105 - no contextlib at run time: see above
                 _setattr(guard, attr, _getattr(original, attr))
             except (AttributeError, TypeError):
                 pass
@@ -328,7 +331,7 @@ def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
 
     def wrap(owner: Any, name: str, label: str) -> None:
         original = _getattr(owner, name, None)
-        if original is None:
+        if original is None or not _callable(original):
             return
         known = labels_of.get(_id(original))
         if known is not None:  # one entry point under several banned names
@@ -346,8 +349,6 @@ def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
                         pass
             labels_of[_id(original)] = labels
             return
-        if not _callable(original):
-            return
         wrapper = guarded(original, labels)
         try:
             _setattr(owner, name, wrapper)
@@ -355,6 +356,14 @@ def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
             return
         labels_of[_id(original)] = labels
         originals[_id(original)] = wrapper
+
+    return wrap
+
+
+def _make_expand() -> Any:
+    """expand(pattern) -> [(owner, attribute, label)]: the exact entry points a pattern names
+    (a wildcard covers the owner's public API, `__all__` when it has one, minus grad-mode switches)."""
+    _getattr, _dir, _type, _len, _modules, _import = getattr, dir, type, len, sys.modules, __import__
 
     def resolve(dotted: str) -> Any:
         parts = dotted.split(".")
@@ -373,7 +382,6 @@ def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
         return obj
 
     def expand(pattern: str) -> list[tuple[Any, str, str]]:
-        """(owner, attribute, label) for every exact entry point a pattern names."""
         owner_name, _, last = pattern.rpartition(".")
         owner = resolve(owner_name)
         if owner is None:
@@ -388,80 +396,97 @@ def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
             if name in _NOT_SHORTCUTS or (prefix is not None and not name.startswith(prefix)):
                 continue
             value = _getattr(owner, name, None)
-            if value is None or _type(value).__name__ == "module":
-                continue
-            out.append((owner, name, f"{owner_name}.{name}"))
+            if value is not None and _type(value).__name__ != "module":
+                out.append((owner, name, f"{owner_name}.{name}"))
         return out
 
-    def mirror_aliases(top: str) -> None:
-        """Every other name a wrapped function has in the library (`torch._C._nn.…`, `torch._VF.…`)."""
-        for mod_name, module in list(_modules.items()):
+    return expand
+
+
+def _make_mirror(originals: dict[int, Any]) -> Any:
+    """mirror(top): every other name a wrapped function has in its library (`torch._C._nn.…`,
+    a module's own global, `torch._VF.…`, which resolves names lazily) gets the wrapper too."""
+    _getattr, _setattr, _dir, _isinstance, _id, _modules, _list = getattr, setattr, dir, isinstance, id, sys.modules, list
+
+    def mirror(top: str) -> None:
+        for mod_name, module in _list(_modules.items()):
             if module is None or not (mod_name == top or mod_name.startswith(top + ".")):
                 continue
             space = _getattr(module, "__dict__", None)
             if not _isinstance(space, dict):
                 continue
-            for name, value in list(space.items()):
+            for name, value in _list(space.items()):
                 wrapper = originals.get(_id(value))
                 if wrapper is not None and wrapper is not value:
                     space[name] = wrapper
-        vf = _getattr(_modules.get(top), "_VF", None)  # torch._VF resolves names lazily
+        vf = _getattr(_modules.get(top), "_VF", None)
         inner = _getattr(vf, "vf", None)
-        if inner is not None:
-            for name in _dir(inner):
-                wrapper = originals.get(_id(_getattr(inner, name, None)))
-                if wrapper is not None:
-                    try:  # noqa: SIM105
-                        _setattr(vf, name, wrapper)
-                    except (AttributeError, TypeError):
-                        pass
+        for name in _dir(inner) if inner is not None else []:
+            wrapper = originals.get(_id(_getattr(inner, name, None)))
+            if wrapper is not None:
+                try:  # noqa: SIM105
+                    _setattr(vf, name, wrapper)
+                except (AttributeError, TypeError):
+                    pass
+
+    return mirror
+
+
+def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
+    """The shortcut guard: configure(patterns, files), begin(phase, banned) -> not bypassed,
+    end() -> (hits, bypassed), install_loaded(), watches(name) (for the import hook)."""
+    _modules = sys.modules
+    state: dict[str, Any] = {"phase": "idle", "banned": (), "files": frozenset(), "wanted": (),
+                             "tops": frozenset()}
+    hits: list[tuple[str, str, int, str]] = []
+    done: set[str] = set()  # libraries whose entry points are wrapped
+    labels_of: dict[int, list[str]] = {}  # id(original) -> the banned names it answers to
+    originals: dict[int, Any] = {}  # id(original function) -> its wrapper (for aliases)
+    wrap = _make_wrap(_make_hit(state, hits, refused), labels_of, originals)
+    expand, mirror = _make_expand(), _make_mirror(originals)
 
     def install_loaded() -> None:
         """Wrap the entry points of every banned library that is loaded now (idempotent)."""
-        for top in tops:
+        for top in state["tops"]:
             if top in done or top not in _modules:
                 continue
             done.add(top)
-            for pattern in wanted:
+            for pattern in state["wanted"]:
                 if pattern.split(".")[0] == top:
                     for owner, name, label in expand(pattern):
                         wrap(owner, name, label)
-            mirror_aliases(top)
+            mirror(top)
+
+    def bypassed() -> bool:
+        """A banned library loaded without passing the import hook (it was removed)."""
+        missed = False
+        for top in state["tops"]:
+            if top in _modules and top not in done:
+                missed = True
+        install_loaded()
+        return missed
 
     def configure(patterns: list[str], files: list[str]) -> None:
-        nonlocal wanted, tops, student_files
-        wanted = tuple(str(p) for p in patterns)
-        tops = frozenset(p.split(".")[0] for p in wanted)
-        student_files = frozenset(str(f).rpartition("/")[2] for f in files)
+        state["wanted"] = tuple(str(p) for p in patterns)
+        state["tops"] = frozenset(p.split(".")[0] for p in state["wanted"])
+        state["files"] = frozenset(str(f).rpartition("/")[2] for f in files)
         install_loaded()
 
-    def begin(new_phase: str, patterns: tuple[str, ...] = ()) -> bool:
-        """Start an import or a call; False when a banned library was loaded behind the hook's back."""
-        nonlocal phase, banned
-        bypassed = False
-        for top in tops:
-            if top in _modules and top not in done:
-                bypassed = True
-        install_loaded()
+    def begin(phase: str, banned: tuple[str, ...] = ()) -> bool:
+        missed = bypassed()
         hits.clear()
-        phase, banned = new_phase, tuple(str(p) for p in patterns)
-        return not bypassed
+        state["phase"], state["banned"] = phase, tuple(str(p) for p in banned)
+        return not missed
 
     def end() -> tuple[list[tuple[str, str, int, str]], bool]:
-        """The hits of the import or call that just ended, and whether the guard was bypassed."""
-        nonlocal phase, banned
-        phase, banned = "idle", ()
-        bypassed = False
-        for top in tops:
-            if top in _modules and top not in done:
-                bypassed = True
-        install_loaded()
+        state["phase"], state["banned"] = "idle", ()
+        missed = bypassed()
         found = list(hits)
         hits.clear()
-        return found, bypassed
+        return found, missed
 
     return {"configure": configure, "begin": begin, "end": end, "install_loaded": install_loaded,
-            "watches": lambda name: name in tops and name not in done}
+            "watches": lambda name: name in state["tops"] and name not in done}
 
 
 class _AfterLoad:
