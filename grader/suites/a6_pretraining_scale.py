@@ -200,7 +200,25 @@ def judge_bert_mask(cases: Sequence[Case], outputs: Sequence[Any]) -> BertJudgem
     """
     j = Judgement(how=f"graded by invariants and by distribution over {len(cases)} calls with fresh "
                       "generators; any drawing order is fine")
-    rows = []  # (tokens, inputs, labels, special, mask_id, V, p, is_long)
+    rows = _bert_rows(cases, outputs, j)
+    if not rows:
+        j.fatal = j.fatal or "no call returned a value"
+        return j
+    _bert_invariants(rows, j)
+    long_rows = [r for r in rows if r[7]]
+    if not long_rows:
+        j.fatal = "the long streams could not be checked (their calls failed)"
+        return j
+    rate = _bert_selection_rate(long_rows, j)
+    n_sel, n_mask = _bert_split(long_rows, j)
+    j.misconceptions += _bert_mistakes(rows, long_rows, rate, n_sel, n_mask)
+    return j
+
+
+def _bert_rows(cases: Sequence[Case], outputs: Sequence[Any], j: Judgement) -> list[tuple]:
+    """(tokens, inputs, labels, special, mask_id, V, p, is_long) per call that returned; [] with
+    `j.fatal` set when an output is unusable."""
+    rows = []
     for case, out in zip(cases, outputs):
         if out is None:
             continue
@@ -211,17 +229,17 @@ def judge_bert_mask(cases: Sequence[Case], outputs: Sequence[Any]) -> BertJudgem
         n = tokens.shape[0]
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             j.fatal = f"{case.name}: expected a tuple (inputs, labels)"
-            return j
+            return []
         inputs, err = _as_int_vector(out[0], n, "inputs")
         labels, err2 = _as_int_vector(out[1], n, "labels")
         if err or err2:
             j.fatal = f"{case.name}: {err or err2}"
-            return j
+            return []
         rows.append((tokens, inputs, labels, np.isin(tokens, specials), mask_id, vocab, p, n >= 1000))
-    if not rows:
-        j.fatal = "no call returned a value"
-        return j
+    return rows
 
+
+def _bert_invariants(rows: list[tuple], j: Judgement) -> None:
     def every(pred) -> tuple[bool, int]:
         bad = sum(int(np.sum(~pred(r))) for r in rows)
         return bad == 0, bad
@@ -236,10 +254,9 @@ def judge_bert_mask(cases: Sequence[Case], outputs: Sequence[Any]) -> BertJudgem
     ok, bad = every(lambda r: (r[2] == IGNORE) | (r[1] == r[4]) | ((r[1] >= 0) & (r[1] < r[5])))
     j.checks.append(("selected inputs are mask_id or an id in [0, vocab_size)", ok, f"{bad} inputs out of range"))
 
-    long_rows = [r for r in rows if r[7]]
-    if not long_rows:
-        j.fatal = "the long streams could not be checked (their calls failed)"
-        return j
+
+def _bert_selection_rate(long_rows: list[tuple], j: Judgement) -> float:
+    """The share of ordinary tokens labelled, checked against p; returns the share."""
     ordinary = [~r[3] for r in long_rows]
     n_ord = sum(int(np.sum(o)) for o in ordinary)
     labelled = sum(int(np.sum((r[2] != IGNORE) & o)) for r, o in zip(long_rows, ordinary))
@@ -249,8 +266,13 @@ def judge_bert_mask(cases: Sequence[Case], outputs: Sequence[Any]) -> BertJudgem
     rate, want_rate = labelled / n_ord, expected_sel / n_ord
     j.checks.append(("selection rate ≈ p over ordinary tokens", abs(z_sel) <= Z_BOUND,
                      f"{100 * rate:.1f}% labelled, expected {100 * want_rate:.1f}% (z = {z_sel:+.1f})"))
+    return rate
 
-    sel = [(r[2] != IGNORE) & o for r, o in zip(long_rows, ordinary)]
+
+def _bert_split(long_rows: list[tuple], j: Judgement) -> tuple[int, int]:
+    """The 80/10/10 split of the selected tokens and the uniformity of the random ids; returns
+    (selected, masked) counts."""
+    sel = [(r[2] != IGNORE) & ~r[3] for r in long_rows]
     n_sel = sum(int(np.sum(s)) for s in sel)
     n_mask = sum(int(np.sum(r[1][s] == r[4])) for r, s in zip(long_rows, sel))
     n_keep = sum(int(np.sum(r[1][s] == r[0][s])) for r, s in zip(long_rows, sel))
@@ -264,7 +286,6 @@ def judge_bert_mask(cases: Sequence[Case], outputs: Sequence[Any]) -> BertJudgem
               f"{100 * n_keep / max(n_sel, 1):.1f}% unchanged")
     j.checks.append(("among selected tokens: 80% mask_id, 10% random id, 10% unchanged", split_ok,
                      f"{shares} of {n_sel} selected"))
-
     others = np.concatenate([r[1][s & (r[1] != r[4]) & (r[1] != r[0])] for r, s in zip(long_rows, sel)])
     if others.size >= 30:
         mean, want_mean = float(others.mean()), (vocab - 1) / 2
@@ -275,20 +296,25 @@ def judge_bert_mask(cases: Sequence[Case], outputs: Sequence[Any]) -> BertJudgem
     else:
         j.checks.append(("random replacements uniform over [0, vocab_size)", split_ok,
                          "too few random replacements to check"))
+    return n_sel, n_mask
 
-    # naming the mistake from the observed statistics
+
+def _bert_mistakes(rows: list[tuple], long_rows: list[tuple], rate: float, n_sel: int, n_mask: int) -> list[str]:
+    """The mistake named from the observed statistics."""
     special_rows = [r for r in rows if np.any(r[3])]
     n_spec = sum(int(np.sum(r[3])) for r in special_rows)
     spec_touched = sum(int(np.sum(r[3] & ((r[2] != IGNORE) | (r[1] != r[0])))) for r in special_rows)
+    ordinary = [~r[3] for r in long_rows]
+    n_ord = sum(int(np.sum(o)) for o in ordinary)
     changed = sum(int(np.sum((r[1] != r[0]) & o)) for r, o in zip(long_rows, ordinary)) / n_ord
     if rate > 0.9 and changed < 0.5:
-        j.misconceptions.append("bert-labels-all-positions")
-    else:
-        if n_spec and 0 < spec_touched < 0.5 * n_spec:
-            j.misconceptions.append("bert-masks-specials")
-        if n_sel and n_mask / n_sel > 0.97:
-            j.misconceptions.append("bert-mask-no-random-or-keep")
-    return j
+        return ["bert-labels-all-positions"]
+    found = []
+    if n_spec and 0 < spec_touched < 0.5 * n_spec:
+        found.append("bert-masks-specials")
+    if n_sel and n_mask / n_sel > 0.97:
+        found.append("bert-mask-no-random-or-keep")
+    return found
 
 
 # --------------------------------------------------------------------------- next-token targets
