@@ -280,7 +280,8 @@ def test_instructor_unittests_fail_cleanly_and_cannot_inflate_scores(tmp_path):
     report = grade_submission(submit(tmp_path, hostile), toy.ASSIGNMENT, limits=FAST,
                               instructor_tests=[("test_extra.py", INSTRUCTOR_TESTS)])
     extra = [q for q in report.questions if q.kind == "instructor"]
-    assert sum(q.score for q in extra) == 0 and "could not be scored" in extra[0].feedback
+    # the tests run on the trusted side (issue 15 item 3): the forgery changes nothing, the score is honest
+    assert sum(q.score for q in extra) == 2 + 1 + 2 and sum(q.max_score for q in extra) == 2 + 1 + 4
 
 
 def test_visibility_defaults_to_the_assignments_and_a_question_may_override(tmp_path):
