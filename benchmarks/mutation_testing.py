@@ -1,0 +1,614 @@
+"""Mutation testing of the instructor's solutions: does every plausible slip lose points, and
+is the mistake named on a killed mutant really the mutant's mistake?
+
+Run by hand, from the repository:
+
+    python benchmarks/mutation_testing.py a2 a5 -j 2            # every mutant of a2's and a5's solution
+    python benchmarks/mutation_testing.py a4 --limit 200        # an evenly spread sample of 200
+
+1. Mutants. Every function of `solutions/<id>/<code file>` is mutated one point at a time on its
+   AST: arithmetic and comparison operators, a binary operation reduced to one operand (a
+   deleted max shift), constants (axes, indices, epsilons, defaults), `.T` and `.transpose`
+   dropped, sum/mean, min/max, exp/log and log/log2 swapped, statements deleted, adjacent
+   arguments swapped, keyword arguments dropped, slice bounds dropped, masks un-inverted,
+   accumulators overwritten (`+=` as `=`). Mutants identical to the solution are left out.
+2. Grading. Many mutants in ONE submission (tests/heldout_harness.py's packing idea): each
+   mutant is a module of its own, the code file re-exports its functions under numbered names,
+   and each code question whose function reaches the mutated function is duplicated, one per
+   mutant (bans dropped: a mutant of the solution calls no library shortcut). A mutant is
+   killed when it loses points.
+3. Survivors (full marks) are diff-tested in-process against the solution on the questions'
+   own cases for several seeds and on edge inputs made from them (every float array scaled
+   by 1000, by 1e-3, negated, zeroed; optional arguments dropped): no difference means an
+   equivalent mutant, a difference a real escape (listed with the input that shows it).
+4. Namings. A killed mutant named with id M: on random inputs (the cases of other seeds),
+   every output the mutated function gets wrong must be explained by M's mutant (the engine's
+   own criterion); otherwise it is a wrong naming (listed).
+
+Prints per assignment: mutants, killed, equivalent, escaped, mutation score = killed /
+(killed + escaped), wrong namings and their share of the named killed mutants. Exit status 0
+whatever the figures (1 when a grading failed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import dataclasses
+import multiprocessing
+import signal
+import sys
+import tempfile
+import time
+import types
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from grader import sandbox  # noqa: E402
+from grader.course import registry  # noqa: E402
+from grader.engine.checks import compare  # noqa: E402
+from grader.engine.diagnosis import explain  # noqa: E402
+from grader.engine.grade import grade_submission  # noqa: E402
+from grader.engine.trusted import materialize, plain, run_trusted, trusted_mutants  # noqa: E402
+from grader.questions import Assignment, Case, CodeQuestion  # noqa: E402
+
+LIMITS = sandbox.Limits(call_seconds=5.0, submission_seconds=3600.0)
+PACK = 40  # mutants per submission
+DIFF_SEEDS = (11, 12, 13, 14, 15)  # random inputs for the diff test and the naming check
+CALL_SECONDS = 5  # in-process calls (diff test, naming check)
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutant:
+    index: int
+    function: str  # the top-level function mutated
+    line: int
+    operator: str  # the family: "binop", "constant", "delete", ...
+    change: str  # "`a - b` -> `a + b`"
+    source: str  # the whole mutated file
+
+    def label(self) -> str:
+        return f"#{self.index} {self.function} line {self.line} [{self.operator}]: {self.change}"
+
+
+@dataclasses.dataclass
+class Result:
+    mutant: Mutant
+    questions: list[str]  # the question ids it was graded on
+    score: float = 0.0
+    max_score: float = 0.0
+    named: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # question id -> ids
+    error: str | None = None
+    status: str = ""  # killed | equivalent | escaped | unreached | error
+    evidence: str = ""  # the input that shows an escape
+    wrong_names: list[str] = dataclasses.field(default_factory=list)  # "qid: M (why)"
+
+
+# ---------------------------------------------------------------------------- mutation operators
+
+BINOP_SWAPS: dict[type, tuple[type, ...]] = {
+    ast.Add: (ast.Sub,), ast.Sub: (ast.Add,), ast.Mult: (ast.Div,), ast.Div: (ast.Mult, ast.FloorDiv),
+    ast.FloorDiv: (ast.Div,), ast.Pow: (ast.Mult,), ast.MatMult: (ast.Mult,), ast.Mod: (ast.FloorDiv,),
+}
+CMP_SWAPS: dict[type, tuple[type, ...]] = {
+    ast.Lt: (ast.LtE, ast.Gt), ast.LtE: (ast.Lt,), ast.Gt: (ast.GtE, ast.Lt), ast.GtE: (ast.Gt,),
+    ast.Eq: (ast.NotEq,), ast.NotEq: (ast.Eq,), ast.Is: (ast.IsNot,), ast.IsNot: (ast.Is,),
+}
+NAME_SWAPS = {
+    "sum": ("mean",), "mean": ("sum",), "max": ("min",), "min": ("max",), "amax": ("amin",),
+    "amin": ("amax",), "argmax": ("argmin",), "argmin": ("argmax",), "exp": ("log",),
+    "log": ("log2", "exp"), "zeros": ("ones",), "ones": ("zeros",), "zeros_like": ("ones_like",),
+    "ones_like": ("zeros_like",), "float64": ("float32",), "tanh": ("sigmoid",), "sqrt": ("abs",),
+}
+DROPPED_CALLS = {"transpose", "permute", "contiguous", "clone", "copy", "detach", "float", "item"}
+
+Edit = Callable[[ast.AST], ast.AST | None]  # the node (a private copy) -> its replacement
+
+
+def _const(value: Any) -> ast.expr:
+    if isinstance(value, (int, float)) and value < 0:
+        return ast.UnaryOp(ast.USub(), ast.Constant(-value))
+    return ast.Constant(value)
+
+
+def _with_op(op_type: type) -> Edit:
+    def edit(node: ast.AST) -> ast.AST:
+        node.op = op_type()
+        return node
+    return edit
+
+
+def _binop_edits(node: ast.BinOp) -> Iterator[tuple[str, str, Edit]]:
+    for new in BINOP_SWAPS.get(type(node.op), ()):
+        yield "binop", new.__name__, _with_op(new)
+    yield "operand", "left only", lambda n: n.left
+    yield "operand", "right only", lambda n: n.right
+
+
+def _compare_edits(node: ast.Compare) -> Iterator[tuple[str, str, Edit]]:
+    if len(node.ops) != 1:
+        return
+    for new in CMP_SWAPS.get(type(node.ops[0]), ()):
+        def edit(n: ast.AST, new: type = new) -> ast.AST:
+            n.ops = [new()]
+            return n
+        yield "compare", new.__name__, edit
+
+
+def _constant_edits(node: ast.Constant) -> Iterator[tuple[str, str, Edit]]:
+    v = node.value
+    if isinstance(v, bool):
+        yield "constant", str(not v), lambda n: ast.Constant(not v)
+    elif isinstance(v, int):
+        for new in (v + 1, v - 1):
+            yield "constant", str(new), lambda n, new=new: _const(new)
+    elif isinstance(v, float):
+        options = {0.0, 2.0 * v, v + 1.0} if v else {1.0, 1e-3}
+        for new in sorted(options - {v}):
+            yield "constant", repr(new), lambda n, new=new: _const(new)
+    elif isinstance(v, str) and v in ("-inf", "inf"):
+        other = "inf" if v == "-inf" else "-inf"
+        yield "constant", other, lambda n: ast.Constant(other)
+
+
+def _name_edits(node: ast.AST) -> Iterator[tuple[str, str, Edit]]:
+    name = node.attr if isinstance(node, ast.Attribute) else node.id
+    for new in NAME_SWAPS.get(name, ()):
+        def edit(n: ast.AST, new: str = new) -> ast.AST:
+            if isinstance(n, ast.Attribute):
+                n.attr = new
+            else:
+                n.id = new
+            return n
+        yield "name", f"{name} -> {new}", edit
+    if isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
+        yield "transpose", "drop .T", lambda n: n.value
+
+
+def _call_edits(node: ast.Call) -> Iterator[tuple[str, str, Edit]]:
+    f = node.func
+    if isinstance(f, ast.Attribute) and f.attr in DROPPED_CALLS:
+        yield "transpose" if f.attr in ("transpose", "permute") else "call", f"drop .{f.attr}()", \
+            lambda n: n.func.value
+    for i in range(len(node.args) - 1):
+        if not any(isinstance(a, ast.Starred) for a in node.args[i:i + 2]):
+            def edit(n: ast.AST, i: int = i) -> ast.AST:
+                n.args[i], n.args[i + 1] = n.args[i + 1], n.args[i]
+                return n
+            yield "swap-args", f"args {i} and {i + 1} swapped", edit
+    for k, kw in enumerate(node.keywords):
+        if kw.arg is not None:
+            def edit(n: ast.AST, k: int = k) -> ast.AST:
+                del n.keywords[k]
+                return n
+            yield "keyword", f"drop {kw.arg}=", edit
+
+
+def _slice_edits(node: ast.Slice) -> Iterator[tuple[str, str, Edit]]:
+    for part in ("lower", "upper"):
+        if getattr(node, part) is not None:
+            def edit(n: ast.AST, part: str = part) -> ast.AST:
+                setattr(n, part, None)
+                return n
+            yield "slice", f"drop {part} bound", edit
+
+
+def _unary_edits(node: ast.UnaryOp) -> Iterator[tuple[str, str, Edit]]:
+    label = {ast.USub: "sign", ast.Invert: "mask", ast.Not: "mask"}.get(type(node.op))
+    if label:
+        yield label, f"drop {type(node.op).__name__}", lambda n: n.operand
+
+
+def _tuple_edits(node: ast.Tuple) -> Iterator[tuple[str, str, Edit]]:
+    for i in range(len(node.elts) - 1):
+        def edit(n: ast.AST, i: int = i) -> ast.AST:
+            n.elts[i], n.elts[i + 1] = n.elts[i + 1], n.elts[i]
+            return n
+        yield "swap-args", f"tuple items {i} and {i + 1} swapped", edit
+
+
+def _statement_edits(node: ast.stmt) -> Iterator[tuple[str, str, Edit]]:
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+        return  # a docstring
+    if not isinstance(node, (ast.FunctionDef, ast.Return)):
+        yield "delete", "statement deleted", lambda n: ast.Pass()
+    if isinstance(node, ast.AugAssign):
+        yield "accumulate", "`+=` as `=`", lambda n: ast.Assign([n.target], n.value)
+
+
+def edits_of(node: ast.AST) -> Iterator[tuple[str, str, Edit]]:
+    """Every single-point change of one node: (family, what, edit)."""
+    if isinstance(node, ast.stmt):
+        yield from _statement_edits(node)
+    if isinstance(node, ast.BinOp):
+        yield from _binop_edits(node)
+    elif isinstance(node, ast.AugAssign) and type(node.op) in BINOP_SWAPS:
+        for new in BINOP_SWAPS[type(node.op)]:
+            yield "binop", f"augmented {new.__name__}", _with_op(new)
+    elif isinstance(node, ast.Compare):
+        yield from _compare_edits(node)
+    elif isinstance(node, ast.Constant):
+        yield from _constant_edits(node)
+    elif isinstance(node, (ast.Attribute, ast.Name)):
+        yield from _name_edits(node)
+    elif isinstance(node, ast.Call):
+        yield from _call_edits(node)
+    elif isinstance(node, ast.Slice):
+        yield from _slice_edits(node)
+    elif isinstance(node, ast.UnaryOp):
+        yield from _unary_edits(node)
+    elif isinstance(node, ast.Tuple):
+        yield from _tuple_edits(node)
+
+
+# ---------------------------------------------------------------------------- generating mutants
+
+
+def _replace(parent: ast.AST, old: ast.AST, new: ast.AST) -> None:
+    for field, value in ast.iter_fields(parent):
+        if value is old:
+            setattr(parent, field, new)
+            return
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                if item is old:
+                    value[i] = new
+                    return
+    raise LookupError("node not found under its parent")
+
+
+def _mutated_source(tree: ast.Module, fi: int, ni: int, edit: Edit) -> str | None:
+    module = copy.deepcopy(tree)
+    fn = module.body[fi]
+    nodes = list(ast.walk(fn))
+    parents = {id(c): p for p in nodes for c in ast.iter_child_nodes(p)}
+    target = nodes[ni]
+    new = edit(target)
+    if new is None:
+        return None
+    if new is not target:
+        _replace(parents[id(target)], target, new)
+    ast.fix_missing_locations(module)
+    try:
+        source = ast.unparse(module)
+        compile(source, "<mutant>", "exec")
+    except (SyntaxError, ValueError, TypeError):
+        return None
+    return source
+
+
+def generate(path: Path) -> list[Mutant]:
+    """Every single-point mutant of the file's top-level functions (duplicates left out)."""
+    tree = ast.parse(path.read_text())
+    seen = {ast.unparse(tree)}
+    out: list[Mutant] = []
+    for fi, fn in enumerate(tree.body):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for ni, node in enumerate(ast.walk(fn)):
+            for family, what, edit in edits_of(node):
+                source = _mutated_source(tree, fi, ni, edit)
+                if source is None or source in seen:
+                    continue
+                seen.add(source)
+                snippet = ast.unparse(node).splitlines()[0][:60] if not isinstance(node, ast.FunctionDef) else fn.name
+                out.append(Mutant(len(out), fn.name, getattr(node, "lineno", fn.lineno), family,
+                                  f"`{snippet}`: {what}", source))
+    return out
+
+
+def reach(path: Path) -> dict[str, set[str]]:
+    """For each top-level function, the top-level functions it reaches (itself included)."""
+    tree = ast.parse(path.read_text())
+    fns = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    calls = {name: {n.id for n in ast.walk(f) if isinstance(n, ast.Name) and n.id in fns}
+             for name, f in fns.items()}
+    out: dict[str, set[str]] = {}
+    for name in fns:
+        seen, todo = {name}, [name]
+        while todo:
+            for c in calls[todo.pop()] - seen:
+                seen.add(c)
+                todo.append(c)
+        out[name] = seen
+    return out
+
+
+# ---------------------------------------------------------------------------- grading packs
+
+
+def _questions_for(mutant: Mutant, assignment: Assignment, reaches: dict[str, set[str]]) -> list[CodeQuestion]:
+    return [q for q in assignment.questions
+            if isinstance(q, CodeQuestion) and mutant.function in reaches.get(q.function, {q.function})]
+
+
+def grade_pack(aid: str, mutants: list[Mutant], reaches: dict[str, set[str]]) -> list[Result]:
+    """Every mutant of the pack in one submission, one duplicated question per (mutant, question)."""
+    assignment = registry.load(aid)
+    results = {m.index: Result(m, [q.id for q in _questions_for(m, assignment, reaches)]) for m in mutants}
+    exports, questions, owner = [], [], {}
+    with tempfile.TemporaryDirectory(prefix="mutants-") as tmp:
+        folder = Path(tmp) / "sub"
+        folder.mkdir()
+        for m in mutants:
+            module = f"mutant_{m.index:04d}"
+            (folder / f"{module}.py").write_text(m.source)
+            for q in _questions_for(m, assignment, reaches):
+                alias = f"{q.function}__m{m.index:04d}"
+                exports.append(f"from {module} import {q.function} as {alias}")
+                dup = dataclasses.replace(q, id=f"{q.id}#{m.index}", function=alias, forbidden=())
+                questions.append(dup)
+                owner[dup.id] = (m.index, q.id)
+        (folder / assignment.code_file).write_text("\n".join(exports) + "\n")
+        report = grade_submission(folder, dataclasses.replace(assignment, questions=tuple(questions)),
+                                  limits=LIMITS, instructor_tests=[])
+    for r in report.questions:
+        if r.question_id not in owner:
+            continue
+        idx, qid = owner[r.question_id]
+        res = results[idx]
+        res.score += r.score
+        res.max_score += r.max_score
+        if r.misconceptions:
+            res.named[qid] = list(r.misconceptions)
+        if r.error and "time budget" in r.error:
+            res.error = r.error
+    if report.grader_error:
+        for res in results.values():
+            res.error = report.grader_error
+    return list(results.values())
+
+
+# ---------------------------------------------------------------------------- in-process checks
+
+
+class CallTimeout(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise CallTimeout
+
+
+def load_module(source: str, name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)  # noqa: S102 - our own solution, mutated
+    return module
+
+
+def _student_args(value: Any, torch_inputs: bool) -> Any:
+    """A case argument as the student's process gets it (torch tensors in a5)."""
+    value = materialize(value)
+    if not torch_inputs:
+        return value
+    import torch
+
+    def conv(v: Any) -> Any:
+        if isinstance(v, np.ndarray):
+            return torch.from_numpy(v.copy())
+        if isinstance(v, tuple):
+            return tuple(conv(x) for x in v)
+        if isinstance(v, list):
+            return [conv(x) for x in v]
+        if isinstance(v, dict):
+            return {k: conv(x) for k, x in v.items()}
+        return v
+    return conv(value)
+
+
+def call(fn: Callable[..., Any], case: Case, torch_inputs: bool) -> tuple[Any, str | None]:
+    """(plain output, None) or (None, the exception's name)."""
+    args = _student_args(case.args, torch_inputs)
+    kwargs = _student_args(dict(case.kwargs), torch_inputs)
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(CALL_SECONDS)
+    try:
+        with np.errstate(all="ignore"):
+            return plain(fn(*args, **kwargs)), None
+    except CallTimeout:
+        return None, "timeout"
+    except Exception as err:  # noqa: BLE001 - a mutant may raise anything
+        return None, type(err).__name__
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _kinds(x: Any) -> Any:
+    """Int or float, leaf by leaf (exact questions: 4.0 is not the shape entry 4)."""
+    if isinstance(x, dict):
+        return {k: _kinds(v) for k, v in x.items()}
+    if isinstance(x, (tuple, list)):
+        return [_kinds(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind
+    return type(x).__name__
+
+
+def same(got: Any, want: Any, q: CodeQuestion) -> bool:
+    try:
+        if compare(got, want, q.tolerance, exact=q.integer):
+            return False
+    except TypeError:
+        return False
+    return not q.integer or _kinds(got) == _kinds(want)
+
+
+def _scaled(value: Any, f: Callable[[np.ndarray], np.ndarray]) -> Any:
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return f(value)
+    if isinstance(value, tuple):
+        return tuple(_scaled(v, f) for v in value)
+    if isinstance(value, list):
+        return [_scaled(v, f) for v in value]
+    if isinstance(value, dict):
+        return {k: _scaled(v, f) for k, v in value.items()}
+    return value
+
+
+EDGES: tuple[tuple[str, Callable[[np.ndarray], np.ndarray]], ...] = (
+    ("x1000", lambda a: a * 1000.0), ("x1e-3", lambda a: a * 1e-3), ("negated", lambda a: -a),
+    ("zeros", np.zeros_like),
+)
+
+
+def inputs(q: CodeQuestion) -> Iterator[tuple[str, Case]]:
+    """The question's own cases for several seeds, then edge inputs made from them."""
+    for seed in DIFF_SEEDS:
+        for case in q.cases(seed):
+            yield f"seed {seed}, {case.name}", case
+    for seed in DIFF_SEEDS[:2]:
+        for case in q.cases(seed):
+            for label, f in EDGES:
+                yield f"seed {seed}, {case.name}, {label}", dataclasses.replace(
+                    case, args=_scaled(case.args, f), kwargs=_scaled(dict(case.kwargs), f))
+            if case.kwargs:
+                yield f"seed {seed}, {case.name}, optional arguments dropped", dataclasses.replace(case, kwargs={})
+
+
+def diff_test(res: Result, solution: types.ModuleType, mutant: types.ModuleType,
+              assignment: Assignment) -> str | None:
+    """The first input on which the mutant's function differs from the solution's (None: none)."""
+    for qid in res.questions:
+        q = assignment.question(qid)
+        assert isinstance(q, CodeQuestion)
+        for label, case in inputs(q):
+            want, err = call(getattr(solution, q.function), case, q.torch_inputs)
+            if err is not None:
+                continue  # outside the solution's domain
+            got, err = call(getattr(mutant, q.function), case, q.torch_inputs)
+            if err is not None or not same(got, want, q):
+                return f"{q.function}: {label}" + (f" (raises {err})" if err else "")
+    return None
+
+
+def check_names(res: Result, mutant: types.ModuleType, assignment: Assignment) -> list[str]:
+    """Namings that do not explain the mutated function's wrong outputs on random inputs."""
+    wrong = []
+    for qid, ids in res.named.items():
+        q = assignment.question(qid)
+        assert isinstance(q, CodeQuestion)
+        for mid in ids:
+            if mid not in q.mutants:
+                continue  # a shortcut or a custom judge's id: not a mutant's claim
+            why = _unexplained(q, mid, mutant)
+            if why:
+                wrong.append(f"{q.function}: {mid} ({why})")
+    return wrong
+
+
+def _unexplained(q: CodeQuestion, mid: str, mutant: types.ModuleType) -> str | None:
+    checked = 0
+    for seed in DIFF_SEEDS:
+        for case in q.cases(seed):
+            got, err = call(getattr(mutant, q.function), case, q.torch_inputs)
+            if err is not None:
+                continue
+            want = run_trusted(q.reference, case)
+            if same(got, want, q):
+                continue
+            checked += 1
+            if not explain(got, want, case.args, dict(case.kwargs), trusted_mutants({mid: q.mutants[mid]}),
+                           q.tolerance, exact=q.integer):
+                return f"seed {seed}, {case.name}: not what {mid} computes"
+    return None
+
+
+def analyse(aid: str, results: list[Result]) -> list[Result]:
+    assignment = registry.load(aid)
+    path = REPO / "solutions" / aid / assignment.code_file
+    solution = load_module(path.read_text(), f"solution_{aid}")
+    for res in results:
+        if res.error:
+            res.status = "error"
+            continue
+        if not res.questions:
+            res.status = "unreached"
+            continue
+        module = load_module(res.mutant.source, f"mutant_{res.mutant.index}")
+        if res.score < res.max_score - 1e-9:
+            res.status = "killed"
+            res.wrong_names = check_names(res, module, assignment)
+        else:
+            res.evidence = diff_test(res, solution, module, assignment) or ""
+            res.status = "escaped" if res.evidence else "equivalent"
+    return results
+
+
+def _job(job: tuple[str, list[Mutant], dict[str, set[str]]]) -> list[Result]:
+    aid, mutants, reaches = job
+    return analyse(aid, grade_pack(aid, mutants, reaches))
+
+
+# ---------------------------------------------------------------------------- report
+
+
+def summarize(aid: str, results: list[Result], show_equivalent: bool = False) -> dict[str, float]:
+    by = {s: [r for r in results if r.status == s] for s in ("killed", "equivalent", "escaped", "unreached", "error")}
+    killed, escaped = len(by["killed"]), len(by["escaped"])
+    named = [r for r in by["killed"] if r.named]
+    wrong = [r for r in named if r.wrong_names]
+    score = killed / (killed + escaped) if killed + escaped else 1.0
+    share = len(wrong) / len(named) if named else 0.0
+    print(f"\n== {aid}: {len(results)} mutants, killed {killed}, equivalent {len(by['equivalent'])}, "
+          f"escaped {escaped}, unreached {len(by['unreached'])}, errors {len(by['error'])}")
+    print(f"   mutation score {score:.4f} (killed / non-equivalent); named killed {len(named)}, "
+          f"wrong namings {len(wrong)} ({share:.1%} of named)")
+    families: dict[str, list[int]] = {}
+    for r in results:
+        if r.status in ("killed", "escaped"):
+            families.setdefault(r.mutant.operator, [0, 0])[r.status == "escaped"] += 1
+    print("   by family (killed/escaped): " + ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in sorted(families.items())))
+    for r in by["escaped"]:
+        print(f"   ESCAPED {r.mutant.label()}\n           shown by {r.evidence}")
+    for r in wrong:
+        print(f"   WRONG NAME {r.mutant.label()}\n           {'; '.join(r.wrong_names)}")
+    for r in by["equivalent"] if show_equivalent else ():
+        print(f"   equivalent {r.mutant.label()}")
+    for r in by["error"]:
+        print(f"   ERROR {r.mutant.label()}: {r.error}")
+    return {"score": score, "wrong_share": share}
+
+
+def run(aid: str, jobs: int, limit: int | None) -> list[Result]:
+    assignment = registry.load(aid)
+    path = REPO / "solutions" / aid / str(assignment.code_file)
+    mutants = generate(path)
+    if limit and len(mutants) > limit:
+        step = len(mutants) / limit
+        mutants = [mutants[int(i * step)] for i in range(limit)]
+    reaches = reach(path)
+    work = [(aid, mutants[s:s + PACK], reaches) for s in range(0, len(mutants), PACK)]
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx) as pool:
+        return [r for batch in pool.map(_job, work) for r in batch]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("assignments", nargs="+", help="a1 … a6 or full ids")
+    parser.add_argument("-j", "--jobs", type=int, default=2, help="submissions graded at a time")
+    parser.add_argument("--limit", type=int, default=None, help="at most N mutants per assignment")
+    parser.add_argument("--show-equivalent", action="store_true", help="list the equivalent mutants too")
+    args = parser.parse_args(argv)
+    failed = False
+    for name in args.assignments:
+        aid = registry.resolve_id(name)
+        started = time.monotonic()
+        results = run(aid, args.jobs, args.limit)
+        summarize(aid, results, args.show_equivalent)
+        failed |= any(r.status == "error" for r in results)
+        print(f"   ({time.monotonic() - started:.0f} s)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
