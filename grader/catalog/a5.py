@@ -96,4 +96,16 @@ register(
         ),
         section="notes §6, 'Batch norm vs layer norm — it's entirely about the axis'",
     ),
+    Misconception(
+        id="head-dim-float-division",
+        title="d_h computed with `/`, a float",
+        explanation=(
+            "Some of your shapes hold a float such as 4.0: in Python 3 `d / n_heads` is true "
+            "division and always gives a float, even when h divides d. A shape is a tuple of "
+            "ints, and torch refuses a float size (`x.view(B, T, h, 4.0)` raises a TypeError), so "
+            "the block you describe could not be built. The head width is d_h = d / h in the "
+            "notes' algebra; in code write `d // n_heads` (integer division)."
+        ),
+        section="notes §6, 'Full shape walkthrough of one block' (d_h = d / h = 8 / 2 = 4)",
+    ),
 )

@@ -15,14 +15,15 @@ both the right and the inverted reading, and T_q != T_k in one masked-softmax ca
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
 
 from grader.mutants import AnyOf
-from grader.questions import Assignment, Case, CodeQuestion, WrittenQuestion, WrongForm
+from grader.questions import Assignment, Case, CodeQuestion, Judgement, WrittenQuestion, WrongForm
 from reference import attention as att
 from reference import blocks, masking
 from reference.functional import softmax
@@ -378,6 +379,96 @@ def block_shapes_cases(seed: int) -> list[Case]:
     return cases
 
 
+# ---------------------------------------------------------------- judging block_shapes
+
+FLOAT_SIZES = "head-dim-float-division"
+
+
+@dataclass(frozen=True)
+class ShapeReading:
+    """One returned shape dict read against the expected one."""
+
+    problems: list[str]  # for the student (hidden cases: nothing taken from the expected shapes)
+    values: dict[str, tuple]  # every readable shape, its entries as numbers
+    wrong: set[str]  # keys whose numbers differ from the expected shape (missing keys too)
+    floats: bool  # some entry is a float with a whole value (4.0): `d / n_heads`
+
+
+def _entries(value: Any) -> tuple | None:
+    """A returned shape as a tuple of numbers (None when it is not a flat sequence of numbers)."""
+    if not isinstance(value, (tuple, list)):
+        return None
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return None
+    return tuple(value)
+
+
+def read_shapes(got: Any, want: Mapping[str, tuple], visible: bool) -> ShapeReading:
+    """Exact shapes: the right numbers, and ints (a float size fails `x.view(B, T, h, 4.0)`)."""
+    if not isinstance(got, dict):
+        kind = type(got).__name__
+        return ShapeReading([f"expected a dict of shapes keyed {', '.join(want)}, got a {kind}"], {}, set(want), False)
+    problems, values, wrong, floats = [], {}, set(), False
+    missing = [k for k in want if k not in got]
+    if missing:
+        problems.append(f"missing keys: {', '.join(map(repr, missing))}")
+        wrong.update(missing)
+    for key, w in want.items():
+        if key not in got:
+            continue
+        entries = _entries(got[key])
+        if entries is None:
+            problems.append(f"`{key}`: expected a tuple of ints, got {type(got[key]).__name__} {got[key]!r:.60}")
+            wrong.add(key)
+            continue
+        values[key] = entries
+        if any(isinstance(v, float) for v in entries):
+            floats = True
+            problems.append(f"`{key}` holds a float, {entries!r}: shape entries are ints")
+        if entries != w:  # 4.0 == 4: the numbers are compared here, the types just above
+            wrong.add(key)
+            problems.append(f"`{key}`: differs (got {entries!r})" + (f", expected {w!r}" if visible else ""))
+    return ShapeReading(problems, values, wrong, floats)
+
+
+def _explaining(reading: ShapeReading, want: Mapping[str, tuple], args: tuple) -> list[tuple[int, int, str]]:
+    """(extra keys wrong, order, id) for each shape mutant that explains every wrong key."""
+    found = []
+    for order, (mid, mutant) in enumerate(MUTANTS["block_shapes"].items()):
+        predicted = mutant(*args)
+        if all(k in reading.values and reading.values[k] == predicted[k] for k in reading.wrong):
+            extra = sum(1 for k in want if k not in reading.wrong and predicted[k] != want[k])
+            found.append((extra, order, mid))
+    return sorted(found)
+
+
+def judge_block_shapes(cases: Sequence[Case], outputs: Sequence[Any]) -> Judgement:
+    """Every shape exact and made of ints; the mistakes named as the engine names them (the one
+    explaining the most wrong cases, at least half), and float sizes named on their own."""
+    j = Judgement(how="every shape compared exactly, its entries as ints")
+    tally: dict[str, list[int]] = {}  # id -> [cases explained, extra keys wrong, order]
+    n_wrong, floats = 0, False
+    for case, got in zip(cases, outputs):
+        if got is None:
+            continue  # the engine reports the failed call
+        want = blocks.block_shapes(*case.args)
+        reading = read_shapes(got, want, case.visible)
+        j.checks.append((case.name, not reading.problems, "; ".join(reading.problems[:4])))
+        floats |= reading.floats
+        if reading.wrong:
+            n_wrong += 1
+            for extra, order, mid in _explaining(reading, want, case.args):
+                t = tally.setdefault(mid, [0, 0, order])
+                t[0], t[1] = t[0] + 1, t[1] + extra
+    if tally:
+        mid, (count, _, _) = min(tally.items(), key=lambda kv: (-kv[1][0], kv[1][1], kv[1][2]))
+        if count * 2 >= n_wrong:
+            j.misconceptions.append(mid)
+    if floats:
+        j.misconceptions.append(FLOAT_SIZES)
+    return j
+
+
 # ---------------------------------------------------------------- written: shapes
 
 
@@ -594,6 +685,7 @@ CODE_QUESTIONS = (
         10,
         block_shapes_cases,
         integer=True,
+        custom=judge_block_shapes,
     ),
 )
 

@@ -1,0 +1,86 @@
+# question: a5.block_shapes
+"""Assignment 5 — the corrected versions of the functions in buggy.py.
+
+Inputs arrive as torch tensors (float64 for values, int64 for ids and lengths, bool for
+masks); return torch tensors (numpy arrays, lists and numbers are accepted too). You may
+work in float32 or float64. Shapes must match exactly. Letters: B batch, T positions,
+d model width, h heads, d_h = d / h, V vocabulary, d_ff FFN width.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+
+def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """(B, T, d) -> (B, h, T, d_h) with d_h = d / h.
+
+    Head i holds features i*d_h:(i+1)*d_h of every position:
+    out[b, i, t, :] = x[b, t, i*d_h:(i+1)*d_h].
+    """
+    B, T, d = x.shape
+    d_h = d // n_heads
+    return x.view(B, T, n_heads, d_h).transpose(1, 2)  # (B, T, h, d_h) -> (B, h, T, d_h)
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """(B, h, T, d_h) -> (B, T, h*d_h): the inverse of split_heads.
+
+    out[b, t, i*d_h:(i+1)*d_h] = x[b, i, t, :] (heads concatenated in order).
+    """
+    B, h, T, d_h = x.shape
+    return x.transpose(1, 2).reshape(B, T, h * d_h)  # (B, h, T, d_h) -> (B, T, h, d_h) -> (B, T, d)
+
+
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last axis of scores (..., Tq, Tk) with a boolean mask.
+
+    mask is broadcastable to scores; True = may attend (torch's boolean attn_mask).
+    A = softmax(S + M), M = 0 where mask is True and -inf where it is False, so masked
+    weights are exactly 0 and every row sums to 1 over its allowed keys. Same shape as scores.
+    """
+    filled = scores.masked_fill(~mask, float("-inf"))  # (..., Tq, Tk)
+    return torch.softmax(filled, dim=-1)  # exp(-inf) = 0 at masked keys
+
+
+def causal_lm_loss(logits: torch.Tensor, tokens: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """Next-token cross-entropy: logits (B, T, V), tokens (B, T) int64 -> scalar tensor (shape ()).
+
+    L = mean over the pairs (b, t) with t < T-1 and tokens[b, t+1] != pad_id of
+        -log softmax(logits[b, t])[tokens[b, t+1]]     (natural log).
+    """
+    B, T, V = logits.shape
+    pred = logits[:, :-1].reshape(-1, V)  # (B*(T-1), V): positions 0 .. T-2
+    target = tokens[:, 1:].reshape(-1)  # (B*(T-1),): y_t = s_{t+1}
+    return F.cross_entropy(pred, target, ignore_index=pad_id)  # mean over non-pad targets
+
+
+def masked_mean_pool(H: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """H (B, T, d), lengths (B,) int64 -> (B, d): the mean of the first lengths[b] rows of H[b].
+
+    h̄_b = Σ_t m_bt h_bt / Σ_t m_bt with m_bt = 1 if t < lengths[b] else 0.
+    """
+    B, T, d = H.shape
+    m = (torch.arange(T)[None, :] < lengths[:, None]).to(H.dtype)  # (B, T): 1 at real tokens
+    summed = (H * m[:, :, None]).sum(dim=1)  # (B, d)
+    return summed / m.sum(dim=1, keepdim=True)  # (B, d)
+
+
+def block_shapes(B, T, d, n_heads, d_ff):
+    d_h = d / n_heads  # head size d_h = d / h
+    return {
+        "input": (B, T, d),
+        "q": (B, T, d),
+        "q_heads": (B, n_heads, T, d_h),
+        "scores": (B, n_heads, T, T),
+        "weights": (B, n_heads, T, T),
+        "context_heads": (B, n_heads, T, d_h),
+        "context": (B, T, n_heads * d_h),
+        "attn_out": (B, T, d),
+        "ffn_hidden": (B, T, d_ff),
+        "ffn_out": (B, T, d),
+        "block_out": (B, T, d),
+        "ln_stats": (B, T),
+        "bn_stats": (d,),
+    }
