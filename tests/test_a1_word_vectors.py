@@ -32,7 +32,10 @@ WRITTEN_QS = tuple(q for q in ASSIGNMENT.questions if isinstance(q, WrittenQuest
 A1_IDS = {"softmax-unstable", "sigmoid-unstable", "softmax-wrong-axis", "skipgram-grad-sign",
           "skipgram-grad-no-expectation", "skipgram-gradU-no-onehot", "sgns-negatives-wrong-sign",
           "sgns-negatives-deduplicated", "noise-no-power", "glove-weight-uncapped",
-          "glove-zero-counts-included", "analogy-inputs-not-excluded"}
+          "glove-zero-counts-included", "analogy-inputs-not-excluded",
+          # round 2 (contract §9): count-based vectors
+          "cooccurrence-counts-self", "cooccurrence-one-sided-window", "svd-missing-singular-values",
+          "svd-uses-V", "svd-not-truncated"}
 
 
 def _answer_key():
@@ -161,6 +164,20 @@ def analogy(E, vocab, a, b, c):
         if w not in (a, b, c) and sims[k] > best_sim:
             best, best_sim = w, float(sims[k])
     return best
+
+def cooccurrence_matrix(corpus, vocab, window=1):
+    i = {w: k for k, w in enumerate(vocab)}
+    X = torch.zeros(len(vocab), len(vocab), dtype=torch.float32)
+    for sentence in corpus:
+        ids = torch.tensor([i[w] for w in sentence], dtype=torch.long)
+        for k in range(1, window + 1):
+            X.index_put_((ids[:-k], ids[k:]), torch.ones(max(len(ids) - k, 0)), accumulate=True)
+            X.index_put_((ids[k:], ids[:-k]), torch.ones(max(len(ids) - k, 0)), accumulate=True)
+    return X
+
+def svd_embeddings(X, k):
+    U, S, Vh = torch.linalg.svd(_t(X), full_matrices=False)
+    return -U[:, :k] * S[:k]  # the opposite signs of numpy's: either is right
 '''
 
 
@@ -206,6 +223,14 @@ MISTAKES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         ("    r = pred[pos] - np.log(X[pos])\n    return float(np.sum(glove_weight(X[pos], x_max, alpha) * r**2))",
          "    r = pred - np.log(X)\n    return float(np.sum(glove_weight(X, x_max, alpha) * r**2))")]),
     "analogy-inputs-not-excluded": ("a1.analogy", [("    for w in (a, b, c):\n        sims[idx[w]] = -np.inf\n", "")]),
+    "cooccurrence-counts-self": ("a1.cooccurrence", [
+        ("                if s != t:\n                    X[i, ids[s]] += 1", "                X[i, ids[s]] += 1")]),
+    "cooccurrence-one-sided-window": ("a1.cooccurrence", [
+        ("lo, hi = max(0, t - window), min(len(ids), t + window + 1)", "lo, hi = t + 1, min(len(ids), t + window + 1)")]),
+    "svd-missing-singular-values": ("a1.svd_embeddings", [("return U[:, :k] * S[:k]  # (V, k)", "return U[:, :k]")]),
+    "svd-uses-V": ("a1.svd_embeddings", [
+        ("U, S, _ = np.linalg.svd(", "_, S, Vt = np.linalg.svd("), ("return U[:, :k] * S[:k]  # (V, k)", "return Vt[:k].T * S[:k]")]),
+    "svd-not-truncated": ("a1.svd_embeddings", [("return U[:, :k] * S[:k]  # (V, k)", "return U * S")]),
 }
 # To keep CI fast, mistakes in functions that do not call each other share one submission;
 # each question is still diagnosed on its own.
@@ -214,8 +239,9 @@ GROUPS = (
      "analogy-inputs-not-excluded"),
     ("softmax-wrong-axis", "skipgram-grad-sign", "sigmoid-unstable", "glove-zero-counts-included"),
     ("softmax-unstable/skipgram", "sgns-negatives-deduplicated", "glove-weight-uncapped/loss"),
-    ("skipgram-grad-no-expectation",),
-    ("skipgram-gradU-no-onehot",),
+    ("skipgram-grad-no-expectation", "svd-not-truncated"),
+    ("skipgram-gradU-no-onehot", "cooccurrence-counts-self", "svd-missing-singular-values"),
+    ("cooccurrence-one-sided-window", "svd-uses-V"),
 )
 
 

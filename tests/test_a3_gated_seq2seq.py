@@ -41,6 +41,10 @@ A3_IDS = (
     "bleu-shortest-reference",
     "bleu-unclipped-counts",
     "bleu-arithmetic-mean",
+    # round 2 (contract §9): greedy decoding
+    "greedy-returns-bos",
+    "greedy-ignores-eos",
+    "greedy-ties-to-larger-id",
 )
 SOLUTION_SOURCE = (SOLUTION / "gated_seq2seq.py").read_text()
 
@@ -98,6 +102,7 @@ def test_a3_has_100_points_and_every_contract_function():
         "attend",
         "beam_search",
         "corpus_bleu",
+        "greedy_decode",
     ]
     assert {q.function for q in _code_questions() if q.forbidden} == {"lstm_cell", "gru_cell"}
     ids = {m for q in _code_questions() for m in q.mutants}
@@ -289,6 +294,13 @@ MISTAKES: dict[str, tuple[str, list[tuple[str, str]]]] = {
             ("return bp * math.exp(log_sum / max_n)", "return bp * (log_sum / max_n)"),
         ],
     ),
+    "greedy-returns-bos": ("a3.greedy", [("        if w == eos:\n            break\n    return tokens[1:]",
+                                          "        if w == eos:\n            break\n    return tokens")]),
+    "greedy-ignores-eos": ("a3.greedy", [("        if w == eos:\n            break\n    return tokens[1:]",
+                                          "    return tokens[1:]")]),
+    "greedy-ties-to-larger-id": ("a3.greedy", [
+        ("w = int(np.argmax(logp))  # the first maximum: the smaller id on a tie",
+         "w = int(len(logp) - 1 - np.argmax(logp[::-1]))")]),
 }
 
 

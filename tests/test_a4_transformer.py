@@ -196,6 +196,23 @@ def decoder_block(Y, memory, params, n_heads, memory_padding_mask=None):
         mask = torch.as_tensor(memory_padding_mask, dtype=torch.bool)[..., None, None, :]
     U2 = U1 + _attend(ln(U1, 2), M, p["C_Q"], p["C_K"], p["C_V"], p["C_O"], n_heads, mask)
     return U2 + feed_forward(ln(U2, 3), p["W1"], p["b1"], p["W2"], p["b2"])
+
+def apply_rope(X, base=10000.0):
+    X = _t(X)
+    T, d = X.shape[-2], X.shape[-1]
+    ang = torch.arange(T)[:, None] * base ** (-torch.arange(0, d, 2) / d)
+    z = torch.view_as_complex(X.reshape(*X.shape[:-1], d // 2, 2).contiguous()) * torch.polar(torch.ones_like(ang), ang)
+    return torch.view_as_real(z).reshape(X.shape)
+
+def gpt_forward(token_ids, params, n_heads):
+    ids = torch.as_tensor(token_ids, dtype=torch.long)
+    x = _t(params["W_E"])[ids] + _t(params["P"])[: len(ids)]
+    for b in params["blocks"]:
+        x = x + multi_head_attention(layer_norm(x, b["ln1_gamma"], b["ln1_beta"]), b["W_Q"], b["W_K"], b["W_V"],
+                                     b["W_O"], n_heads, causal=True)
+        x = x + feed_forward(layer_norm(x, b["ln2_gamma"], b["ln2_beta"]), b["W1"], b["b1"], b["W2"], b["b2"])
+    x = layer_norm(x, params["lnf_gamma"], params["lnf_beta"])
+    return torch.softmax(F.linear(x, _t(params.get("W_U", params["W_E"]))), dim=-1)
 '''
 
 
@@ -360,9 +377,39 @@ MISTAKES: dict[str, tuple[str, Edit | tuple[Edit, ...]]] = {
         "return x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + eps) * gamma",
         "x = x - x.mean(axis=-1, keepdims=True)\n    "
         "return x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + eps) * gamma")),
+    # round 2 (contract §9): RoPE and the complete forward pass
+    "rope-halves-not-interleaved": ("a4.rope", R(
+        "x, y = X[..., 0::2], X[..., 1::2]\n    out = np.empty_like(X)\n"
+        "    out[..., 0::2] = x * cos - y * sin\n    out[..., 1::2] = x * sin + y * cos",
+        "x, y = X[..., : d // 2], X[..., d // 2 :]\n    out = np.empty_like(X)\n"
+        "    out[..., : d // 2] = x * cos - y * sin\n    out[..., d // 2 :] = x * sin + y * cos")),
+    "rope-angle-sign": ("a4.rope", R("angle = np.arange(T)[:, None] * theta", "angle = -np.arange(T)[:, None] * theta")),
+    "rope-frequency-exponent": ("a4.rope", R(
+        "theta = base ** (-np.arange(0, d, 2) / d)", "theta = base ** (-np.arange(d // 2) / d)")),
+    "gpt-no-final-layernorm": ("a4.gpt_forward", R(
+        '    x = layer_norm(x, params["lnf_gamma"], params["lnf_beta"], LN_EPS)\n', "")),
+    "gpt-post-norm-blocks": ("a4.gpt_forward", R(
+        '        h = layer_norm(x, p["ln1_gamma"], p["ln1_beta"], LN_EPS)\n'
+        '        x = x + multi_head_attention(h, p["W_Q"], p["W_K"], p["W_V"], p["W_O"], n_heads, causal=True)\n'
+        '        h = layer_norm(x, p["ln2_gamma"], p["ln2_beta"], LN_EPS)\n'
+        '        x = x + feed_forward(h, p["W1"], p["b1"], p["W2"], p["b2"])',
+        '        x = x + multi_head_attention(x, p["W_Q"], p["W_K"], p["W_V"], p["W_O"], n_heads, causal=True)\n'
+        '        x = layer_norm(x, p["ln1_gamma"], p["ln1_beta"], LN_EPS)\n'
+        '        x = layer_norm(x + feed_forward(x, p["W1"], p["b1"], p["W2"], p["b2"]), p["ln2_gamma"], '
+        'p["ln2_beta"], LN_EPS)')),
+    "gpt-positions-after-blocks": ("a4.gpt_forward", (
+        R('x = W_E[ids] + np.asarray(params["P"], dtype=np.float64)[: len(ids)]  # (T, d)', "x = W_E[ids]"),
+        R('    x = layer_norm(x, params["lnf_gamma"], params["lnf_beta"], LN_EPS)',
+          '    x = x + np.asarray(params["P"])[: len(ids)]\n'
+          '    x = layer_norm(x, params["lnf_gamma"], params["lnf_beta"], LN_EPS)'))),
+    "gpt-unembedding-not-transposed": ("a4.gpt_forward", R("return _softmax(x @ W_U.T)", "return _softmax(x @ W_U)")),
+    "gpt-unembedding-always-tied": ("a4.gpt_forward", R(
+        'W_U = np.asarray(params.get("W_U", W_E), dtype=np.float64)', "W_U = W_E")),
+    "gpt-softmax-over-positions": ("a4.gpt_forward", R(
+        "return _softmax(x @ W_U.T)", "z = x @ W_U.T\n    e = np.exp(z - z.max(axis=0))\n    return e / e.sum(axis=0)")),
 }
 WRITTEN_ONLY = {"score-std-for-variance", "softmax-jacobian-sign", "softmax-jacobian-diagonal-only",
-                "attention-cost-linear"}
+                "attention-cost-linear", "rope-rotates-values"}
 
 
 # Mistakes graded together in one file: no graded question calls a function another mistake
@@ -379,6 +426,12 @@ GROUPS = (
     ("heads-reshape-without-transpose",),
     ("padding-masks-queries", "cross-attention-uses-decoder-keys"),
     ("decoder-self-attention-not-causal",),
+    ("rope-halves-not-interleaved", "gpt-no-final-layernorm"),
+    ("rope-angle-sign", "gpt-post-norm-blocks"),
+    ("rope-frequency-exponent", "gpt-positions-after-blocks"),
+    ("gpt-unembedding-not-transposed",),
+    ("gpt-unembedding-always-tied",),
+    ("gpt-softmax-over-positions",),
 )
 
 

@@ -168,6 +168,23 @@ def transformer_parameter_count(vocab_size, max_positions, d_model, n_layers, d_
     out["total"] = float(sum(v for k, v in out.items() if k not in
                              ("attention_per_block", "ffn_per_block", "norms_per_block", "per_block")))
     return out
+
+
+def span_corruption(tokens, spans, sentinel_ids):
+    # a mask over the kept positions; the sentinels spliced in where each span starts
+    tokens = torch.as_tensor(tokens)
+    keep = torch.ones(len(tokens), dtype=torch.bool)
+    starts = {}
+    for k, (start, length) in enumerate(spans):
+        keep[start:start + length] = False
+        starts[start] = k
+    inputs, targets = [], []
+    for t in range(len(tokens)):
+        if t in starts:
+            inputs.append(sentinel_ids[starts[t]])
+            targets.append(sentinel_ids[starts[t]])
+        (inputs if keep[t] else targets).append(int(tokens[t]))
+    return inputs, targets + [sentinel_ids[len(spans)]]
 '''
 
 
@@ -212,6 +229,15 @@ MISTAKES = {
     "params-swiglu-two-matrices": ("a6.transformer_parameter_count", "params-swiglu-two-matrices",
                                    "feed_forward = 2 * linear(d, d_ff) + linear(d_ff, d)",
                                    "feed_forward = linear(d, d_ff) + linear(d_ff, d)"),
+    # round 2 (contract §9): T5 span corruption
+    "span-no-final-sentinel": ("a6.span_corruption", "span-no-final-sentinel",
+                               "    targets.append(int(sentinel_ids[len(spans)]))\n", ""),
+    "span-sentinels-out-of-order": ("a6.span_corruption", "span-sentinels-out-of-order",
+                                    "    tokens = [int(t) for t in tokens]\n",
+                                    "    tokens = [int(t) for t in tokens]\n    sentinel_ids = list(sentinel_ids)[::-1]\n"),
+    "span-tokens-left-in-inputs": ("a6.span_corruption", "span-tokens-left-in-inputs",
+                                   "inputs += tokens[pos:start] + [int(sentinel_ids[k])]",
+                                   "inputs += tokens[pos:start] + [int(sentinel_ids[k])] + tokens[start : start + length]"),
 }
 
 

@@ -119,4 +119,59 @@ register(
         ),
         section="notes §1, 'Evaluation' (exclude the input words, which otherwise win)",
     ),
+    # Count-based vectors (round 2, contract §9)
+    Misconception(
+        id="cooccurrence-counts-self",
+        title="a word counted as its own neighbour",
+        explanation=(
+            "Your window includes the centre position itself, so every occurrence of a word adds 1 to "
+            "X[w, w]. The company a word keeps is the words AROUND it: offsets -window … -1 and "
+            "1 … window, never 0 (a word next to another copy of itself still counts that copy)."
+        ),
+        section="notes §1, 'The representation problem' (the words in a window around it) and "
+        "'Two families' (co-occurrence matrix + SVD)",
+    ),
+    Misconception(
+        id="cooccurrence-one-sided-window",
+        title="a one-sided window",
+        explanation=(
+            "You count only the words on one side of each word (only those after it, or only those "
+            "before), so X is not symmetric: X[i, j] and X[j, i] each get half of the pairs. The "
+            "window reaches `window` positions on BOTH sides, so each pair within the window is "
+            "counted in both directions."
+        ),
+        section="notes §1, 'The representation problem' (the words in a window around it)",
+    ),
+    Misconception(
+        id="svd-missing-singular-values",
+        title="rows of U without Σ",
+        explanation=(
+            "You returned the first k columns of U alone. The embedding is U_k Σ_k: each direction "
+            "scaled by its singular value, so that E E^T is the best rank-k approximation of X X^T "
+            "and a strong direction counts more than a weak one in every dot product."
+        ),
+        section="notes §1, 'Two families' (rows of U in X = U Σ V^T are embeddings)",
+    ),
+    Misconception(
+        id="svd-uses-V",
+        title="V instead of U",
+        explanation=(
+            "You took the rows of V (the right singular vectors, one per CONTEXT column of X) instead "
+            "of U (one per word, row of X). In X = U Σ V^T the word i is row i of U Σ. For a "
+            "symmetric co-occurrence matrix the two agree up to signs; for a word-by-context matrix "
+            "they do not even have the same number of rows. (np.linalg.svd returns V^T; torch.svd "
+            "returns V.)"
+        ),
+        section="notes §1, 'Two families' (rows of U in X = U Σ V^T are embeddings)",
+    ),
+    Misconception(
+        id="svd-not-truncated",
+        title="no truncation to k dimensions",
+        explanation=(
+            "You kept every singular direction, U Σ, instead of the first k: the point of the SVD "
+            "view is a dense k-dimensional vector per word, keeping the k largest singular values "
+            "(the best rank-k approximation)."
+        ),
+        section="notes §1, 'Two families' (co-occurrence matrix + SVD)",
+    ),
 )

@@ -124,4 +124,34 @@ register(
         ),
         section="notes §4 (BLEU); the assignment README, 'BLEU, exactly'",
     ),
+    # Greedy decoding (round 2, contract §9)
+    Misconception(
+        id="greedy-ties-to-larger-id",
+        title="greedy ties broken towards the larger token id",
+        explanation=(
+            "When two tokens are equally likely your decoder takes the later one (a running maximum "
+            "with `>=`, or a sort that puts larger ids first). The contract breaks ties towards the "
+            "smaller id, as `np.argmax` / `torch.argmax` do (the first maximum)."
+        ),
+        section="notes §4, 'Decoding the target' (greedy: take the argmax each step); the README's "
+        "`greedy_decode`",
+    ),
+    Misconception(
+        id="greedy-returns-bos",
+        title="greedy output includes bos",
+        explanation=(
+            "Your output starts with `bos`. bos is the prompt the decoder is given, not a generated "
+            "token: return only the tokens generated after it (as beam_search does)."
+        ),
+        section="the README's `greedy_decode` (and 'Beam search, exactly': tokens after bos)",
+    ),
+    Misconception(
+        id="greedy-ignores-eos",
+        title="greedy decoding does not stop at eos",
+        explanation=(
+            "Your decoder keeps generating after it produced `eos`, up to max_len tokens. eos ends "
+            "the hypothesis: stop right after appending it."
+        ),
+        section="notes §4, 'Decoding the target'; the README's `greedy_decode`",
+    ),
 )

@@ -1,6 +1,6 @@
 """Misconceptions of a4_transformer (shared ids such as softmax-wrong-axis live in common.py)."""
 
-from grader.catalog import Misconception, register
+from grader.catalog import Form, Misconception, register
 
 register(
     Misconception(
@@ -192,6 +192,14 @@ register(
             "The decoder's self-attention is masked (causal); only cross-attention sees all of memory."
         ),
         section="notes §5, 'Future masking'",
+        forms=(
+            Form(
+                "Your forward pass lets position t attend to later positions, i.e. to the very tokens it "
+                "must predict. Every block of a decoder-only model uses causal self-attention: row t of "
+                "the output may depend on tokens 0 … t only.",
+                function="gpt_forward",
+            ),
+        ),
     ),
     # Ids this project adds for a4
     Misconception(
@@ -235,5 +243,107 @@ register(
         title="attention cost taken as linear in T",
         explanation="All-pairs attention is O(T² d): the score matrix has T × T entries, so doubling T quadruples it.",
         section="notes §5, 'Cost and variants'",
+    ),
+    # RoPE and the complete forward pass (round 2, contract §9)
+    Misconception(
+        id="rope-halves-not-interleaved",
+        title="RoPE pairs across the two halves",
+        explanation=(
+            "You rotated feature i with feature i + d/2 (the `rotate_half` layout of GPT-NeoX and "
+            "LLaMA's code). The contract follows RoFormer: the pairs are neighbours, (2i, 2i+1), "
+            "each turned by t·base^(-2i/d). Both are rotations, but of different pairs."
+        ),
+        section="slides 002, 'Rotary Position Embeddings (RoPE)' (RoFormer, Su et al. 2021, eq. 34)",
+    ),
+    Misconception(
+        id="rope-angle-sign",
+        title="RoPE rotated the other way",
+        explanation=(
+            "Your rotation turns each pair by -t·θ_i: (x cos φ + y sin φ, -x sin φ + y cos φ). The "
+            "rotation by +φ is (x cos φ - y sin φ, x sin φ + y cos φ), i.e. multiplying x + iy by "
+            "e^{iφ}."
+        ),
+        section="slides 002, 'Rotary Position Embeddings (RoPE)' (RoFormer eq. 34)",
+    ),
+    Misconception(
+        id="rope-frequency-exponent",
+        title="RoPE frequencies with the wrong exponent",
+        explanation=(
+            "Pair i (features 2i and 2i+1) turns at θ_i = base^(-2i/d), the same frequencies as the "
+            "sinusoidal positions. Your θ uses another exponent (base^(-i/d), the pair index "
+            "without its 2, or base^(-4i/d), the feature index 2i doubled again)."
+        ),
+        section="slides 002, 'Rotary Position Embeddings (RoPE)' and 'Sinusoidal Positional Encodings'",
+    ),
+    Misconception(
+        id="rope-rotates-values",
+        title="RoPE applied to the values too",
+        explanation=(
+            "RoPE rotates the queries and the keys only: their dot product then depends on the "
+            "offset m − n. The values are what attention mixes; rotating them adds a position "
+            "dependence to the output that RoPE does not have."
+        ),
+        section="slides 002, 'Rotary Position Embeddings (RoPE)' ('Rotate query and key vectors')",
+    ),
+    Misconception(
+        id="gpt-no-final-layernorm",
+        title="no final LayerNorm before the unembedding",
+        explanation=(
+            "Your forward pass unembeds the residual stream straight after the last block. In a "
+            "pre-norm transformer the stream itself is never normalised inside the blocks, so a "
+            "final LayerNorm (ln_f) comes before `x @ W_U.T`."
+        ),
+        section="slides 002, 'The Complete Forward Pass' (x = final_ln(x)) and 'GPT-2 Architecture "
+        "Overview'",
+    ),
+    Misconception(
+        id="gpt-post-norm-blocks",
+        title="post-norm blocks in a pre-norm forward pass",
+        explanation=(
+            "Your blocks normalise after the residual addition, LN(x + f(x)). The complete forward "
+            "pass is pre-norm: x = x + attn(ln_1(x)), then x = x + ffn(ln_2(x)); the residual "
+            "stream is left unnormalised."
+        ),
+        section="slides 002, 'The Complete Forward Pass' and 'Pre-Norm vs Post-Norm'",
+    ),
+    Misconception(
+        id="gpt-positions-after-blocks",
+        title="positions added after the blocks",
+        explanation=(
+            "The position embeddings enter the residual stream at the start, x = W_E[ids] + P[:T], "
+            "so that attention can use order. Added after the blocks, the blocks never see where "
+            "each token is."
+        ),
+        section="slides 002, 'Step 1: Entering the Residual Stream'",
+    ),
+    Misconception(
+        id="gpt-unembedding-not-transposed",
+        title="unembedding by W_E without the transpose",
+        explanation=(
+            "The logits are x W_U^T: W_U (V × d) holds one row per vocabulary word, and logit j is "
+            "the dot product of x with row j. `x @ W_E` only runs when V = d, and then it mixes the "
+            "wrong entries."
+        ),
+        section="slides 002, 'Step 4: Unembedding' and 'The Complete Forward Pass' (logits = x @ W_U.T)",
+    ),
+    Misconception(
+        id="gpt-unembedding-always-tied",
+        title="W_E used as the unembedding when an untied W_U is given",
+        explanation=(
+            "Weight tying applies only when the model has no separate unembedding. When `params` holds "
+            "its own W_U, the logits are x W_U^T, not x W_E^T."
+        ),
+        section="slides 002, 'Notation Summary' (W_U, often tied to W_E) and 'GPT-2 Architecture "
+        "Overview' (weight tied)",
+    ),
+    Misconception(
+        id="gpt-softmax-over-positions",
+        title="next-token softmax over the positions",
+        explanation=(
+            "Your probabilities sum to one down each column (over the T positions) instead of along "
+            "each row: row t is P(next token | tokens 0 … t), a distribution over the V words of the "
+            "vocabulary."
+        ),
+        section="slides 002, 'Step 5: Softmax'",
     ),
 )

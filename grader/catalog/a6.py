@@ -124,4 +124,34 @@ register(
         ),
         section="Lecture 7 slides, 'SwiGLU: Swish + Gated Linear Unit'",
     ),
+    # T5 span corruption (round 2, contract §9)
+    Misconception(
+        id="span-no-final-sentinel",
+        title="targets without the final sentinel",
+        explanation=(
+            "T5's targets end with one more sentinel after the last span (\"<X> for inviting <Y> last "
+            "<Z>\"): it marks the end of the targets."
+        ),
+        section="notes §7, 'Encoder–decoders (T5) — span corruption'; Raffel et al. (2020), Fig. 2",
+    ),
+    Misconception(
+        id="span-sentinels-out-of-order",
+        title="sentinels in the wrong order",
+        explanation=(
+            "Span k gets sentinel_ids[k] (<extra_id_0> for the first span, <extra_id_1> for the "
+            "second, …) in the inputs and the targets, and the final sentinel is the next one. Your "
+            "sentinels run in the other order."
+        ),
+        section="notes §7, 'Encoder–decoders (T5) — span corruption'; Raffel et al. (2020), Fig. 2",
+    ),
+    Misconception(
+        id="span-tokens-left-in-inputs",
+        title="the span's tokens left in the inputs",
+        explanation=(
+            "Each span is REPLACED by its sentinel: the inputs keep only the other tokens "
+            "(\"Thank you <X> me to your party <Y> week .\"). Left in, the removed words are visible "
+            "to the encoder and the targets are trivial to copy."
+        ),
+        section="notes §7, 'Encoder–decoders (T5) — span corruption'",
+    ),
 )

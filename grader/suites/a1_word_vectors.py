@@ -13,22 +13,40 @@ The hidden cases are built to separate the catalog's mistakes:
   log-sigmoid: 1 / (1 + exp(-x)) followed by log gives log 0 = -inf.
 - GloVe: zero counts (log 0) and counts above x_max (the cap).
 - analogy: embeddings drawn until an input word would win without the exclusion.
+- co-occurrence: windows of 1 to 3, sentences shorter than the window, a word next to a copy of
+  itself (its neighbour, never itself).
+- SVD embeddings, graded up to the sign of each column (Gram and cosine matrices, a custom judge):
+  non-symmetric and word-by-context matrices (where V differs from U), k below the rank, and a
+  singular-value gap after the k-th so that U_k Σ_k is unique up to those signs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
+from typing import Any
 
 import numpy as np
 
-from grader.mutants import NONFINITE, AnyOf
-from grader.questions import Assignment, Case, CodeQuestion, Tolerance, WrittenQuestion, WrongForm
+from grader.mutants import NONFINITE, AnyOf, any_form
+from grader.questions import (
+    Assignment,
+    Case,
+    CodeQuestion,
+    Judgement,
+    Tolerance,
+    WrittenQuestion,
+    WrongForm,
+)
 from reference.word_vectors import (
     analogy,
     buffered_scatter_add,
+    cooccurrence_matrix,
+    cosine_matrix,
     cosine_similarity,
     glove_loss,
     glove_weight,
+    gram_matrix,
     minus_onehot,
     naive_softmax_loss_and_gradient,
     neg_sampling_loss_and_gradient,
@@ -36,6 +54,7 @@ from reference.word_vectors import (
     onehot_minus_probs,
     probs_only,
     softmax,
+    svd_embeddings,
 )
 
 FILE = "word_vectors.py"
@@ -284,6 +303,155 @@ def analogy_cases(seed: int) -> list[Case]:
     ]
 
 
+# ---------------------------------------------------------------- count-based vectors (notes §1)
+
+# The classic window-1 corpus of the count-based view (tests/reference/test_ref_coverage.py).
+TOY_CORPUS = (("I", "like", "deep", "learning"), ("I", "like", "NLP"), ("I", "enjoy", "flying"))
+TOY_VOCAB = ("I", "like", "enjoy", "deep", "learning", "NLP", "flying")
+_WORDS = ("cat", "dog", "sat", "on", "the", "mat", "ran", "fast")
+
+
+def _sentences(rng: np.random.Generator, vocab: list[str], lengths: list[int]) -> list[list[str]]:
+    return [[str(w) for w in rng.choice(vocab, size=n)] for n in lengths]
+
+
+def cooccurrence_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([105, seed])
+    vocab = list(_WORDS[: int(rng.integers(6, 9))])
+    corpus = _sentences(rng, vocab, [int(n) for n in rng.integers(4, 10, size=3)])
+    short = _sentences(rng, vocab, [2, 3, int(rng.integers(5, 8))])
+    repeated = _sentences(rng, vocab, [int(rng.integers(5, 8))])
+    repeated[0][1] = repeated[0][2] = repeated[0][0]  # a word next to itself: its neighbour, not itself
+    return [
+        Case("the toy corpus, window 1", ([list(s) for s in TOY_CORPUS], list(TOY_VOCAB)), visible=True),
+        Case("hidden case 1: 3 sentences, window 2", (corpus, vocab, 2)),
+        Case("hidden case 2: sentences shorter than the window (3)", (short, vocab), {"window": 3}),
+        Case("hidden case 3: a word repeated next to itself, window 1", (repeated, vocab, 1)),
+        Case("hidden case 4: 3 sentences, window 1 by default", (corpus, vocab)),
+    ]
+
+
+COOCCURRENCE_MUTANTS = {
+    "cooccurrence-counts-self": partial(cooccurrence_matrix, offsets=lambda w: range(-w, w + 1)),
+    # only the words after (or only those before) each word
+    "cooccurrence-one-sided-window": any_form(partial(cooccurrence_matrix, offsets=lambda w: range(1, w + 1)),
+                                              partial(cooccurrence_matrix, offsets=lambda w: range(-w, 0))),
+}
+
+
+def _gap(X: np.ndarray, k: int) -> bool:
+    """The k-th and (k+1)-th singular values well apart: U_k Σ_k is unique up to column signs."""
+    S = np.linalg.svd(X, compute_uv=False)
+    return bool(S[k - 1] - S[k] > 0.1 * S[0])
+
+
+def _counts_with_gap(rng: np.random.Generator, shape: tuple[int, int], k: int) -> np.ndarray:
+    """Integer counts, not symmetric, with a singular-value gap after the k-th."""
+    while True:
+        X = rng.integers(0, 7, size=shape).astype(np.float64)
+        if _gap(X, k) and not (X.shape[0] == X.shape[1] and np.allclose(X, X.T)):
+            return X
+
+
+def _symmetric_counts(rng: np.random.Generator, k: int) -> np.ndarray:
+    """A co-occurrence matrix of a random corpus (window 2), with a singular-value gap after the k-th."""
+    while True:
+        corpus = _sentences(rng, list(_WORDS), [int(n) for n in rng.integers(6, 12, size=4)])
+        X = cooccurrence_matrix(corpus, _WORDS, 2)
+        if _gap(X, k):
+            return X
+
+
+def svd_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([106, seed])
+    return [
+        Case("the toy corpus' co-occurrence matrix, k = 2",
+             (cooccurrence_matrix(TOY_CORPUS, TOY_VOCAB), 2), visible=True),
+        Case("hidden case 1: square counts, not symmetric (one-sided windows), k = 2",
+             (_counts_with_gap(rng, (6, 6), 2), 2)),
+        Case("hidden case 2: a word-by-context matrix, 7 words × 5 contexts, k = 3",
+             (_counts_with_gap(rng, (7, 5), 3), 3)),
+        Case("hidden case 3: 8 words × 6 contexts, k = 1", (_counts_with_gap(rng, (8, 6), 1), 1)),
+        Case("hidden case 4: a symmetric co-occurrence matrix from a random corpus, k = 3",
+             (_symmetric_counts(rng, 3), 3)),
+    ]
+
+
+SVD_MUTANTS = {
+    "svd-missing-singular-values": partial(svd_embeddings, scale=False),
+    "svd-uses-V": partial(svd_embeddings, side="V"),
+    "svd-not-truncated": partial(svd_embeddings, truncate=False),
+}
+SVD_TOL = Tolerance(rtol=1e-4, atol=1e-6)
+
+
+def _sign_free(E: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What a sign flip of a column leaves unchanged: the Gram matrix and the cosine matrix."""
+    return gram_matrix(E), cosine_matrix(E)
+
+
+def _close(got: np.ndarray, want: np.ndarray, atol: float) -> bool:
+    return bool(np.all(np.abs(got - want) <= atol + SVD_TOL.rtol * np.abs(want)))
+
+
+def _same_up_to_signs(got: np.ndarray, want: np.ndarray) -> bool:
+    """Equal Gram matrices (to a tolerance scaled by its largest entry) and equal cosines."""
+    if got.shape != want.shape:
+        return False
+    (G, C), (G_want, C_want) = _sign_free(got), _sign_free(want)
+    scale = max(float(np.max(np.abs(G_want))), 1.0) if G_want.size else 1.0
+    return _close(G, G_want, SVD_TOL.atol * scale) and _close(C, C_want, 10 * SVD_TOL.atol)
+
+
+def _svd_verdict(case: Case, E: np.ndarray) -> tuple[bool, str, str | None]:
+    """(passed, detail, misconception) for one case of svd_embeddings."""
+    X, k = case.args
+    want = svd_embeddings(X, k)
+    if _same_up_to_signs(E, want):
+        return True, "", None
+    if E.shape != want.shape:
+        detail = f"expected shape {want.shape}, got {E.shape}"
+    else:
+        detail = "the dot products (and cosines) between your rows differ from those of U_k Σ_k"
+    for mid, mutant in SVD_MUTANTS.items():
+        if _same_up_to_signs(E, mutant(X, k)):
+            return False, detail, mid
+    return False, detail, None
+
+
+def _embedding_array(out: Any) -> np.ndarray | None:
+    try:
+        E = np.asarray(out, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    return E if E.ndim == 2 and np.all(np.isfinite(E)) else None
+
+
+def judge_svd(cases: Sequence[Case], outputs: Sequence[Any]) -> Judgement:
+    """Each case graded up to the sign of each column: the Gram matrix E Eᵀ and the cosine
+    similarities between rows must match those of U_k Σ_k (raw signs are never compared)."""
+    j = Judgement(how="compared up to the sign of each column: the dot products and cosine "
+                      "similarities between your rows")
+    named: list[str] = []
+    for case, out in zip(cases, outputs):
+        if out is None:
+            continue
+        E = _embedding_array(out)
+        if E is None:
+            j.checks.append((case.name, False, "expected a finite 2-D array of numbers (one row per word)"))
+            continue
+        ok, detail, mid = _svd_verdict(case, E)
+        j.checks.append((case.name, ok, detail))
+        if mid is not None:
+            named.append(mid)
+    failed = sum(not ok for _, ok, _ in j.checks) + sum(out is None for out in outputs)
+    if named:
+        top = max(set(named), key=lambda m: (named.count(m), -list(SVD_MUTANTS).index(m)))
+        if 2 * named.count(top) >= failed:
+            j.misconceptions = [top]
+    return j
+
+
 # ---------------------------------------------------------------- written questions
 
 
@@ -392,12 +560,12 @@ WRITTEN = (
 
 QUESTIONS = (
     CodeQuestion(
-        id="a1.softmax", title="Stable softmax", points=8, file=FILE, function="softmax",
+        id="a1.softmax", title="Stable softmax", points=7, file=FILE, function="softmax",
         reference=softmax, cases=softmax_cases,
         mutants={"softmax-unstable": unstable_softmax, "softmax-wrong-axis": softmax_wrong_axis},
     ),
     CodeQuestion(
-        id="a1.naive_softmax", title="Skip-gram loss and gradients (full softmax)", points=16, file=FILE,
+        id="a1.naive_softmax", title="Skip-gram loss and gradients (full softmax)", points=13, file=FILE,
         function="naive_softmax_loss_and_gradient", reference=naive_softmax_loss_and_gradient,
         cases=skipgram_cases, output_names=("loss", "grad_v_c", "grad_U"),
         mutants={
@@ -408,7 +576,7 @@ QUESTIONS = (
         },
     ),
     CodeQuestion(
-        id="a1.neg_sampling", title="Skip-gram with negative sampling (SGNS)", points=16, file=FILE,
+        id="a1.neg_sampling", title="Skip-gram with negative sampling (SGNS)", points=13, file=FILE,
         function="neg_sampling_loss_and_gradient", reference=neg_sampling_loss_and_gradient,
         cases=sgns_cases, output_names=("loss", "grad_v_c", "grad_U"),
         mutants={
@@ -418,17 +586,17 @@ QUESTIONS = (
         },
     ),
     CodeQuestion(
-        id="a1.noise", title="Noise distribution unigram^(3/4)", points=6, file=FILE,
+        id="a1.noise", title="Noise distribution unigram^(3/4)", points=5, file=FILE,
         function="noise_distribution", reference=noise_distribution, cases=noise_cases,
         mutants={"noise-no-power": lambda counts, power=0.75: noise_distribution(counts, power=1.0)},
     ),
     CodeQuestion(
-        id="a1.glove_weight", title="GloVe weighting f(x)", points=6, file=FILE, function="glove_weight",
+        id="a1.glove_weight", title="GloVe weighting f(x)", points=5, file=FILE, function="glove_weight",
         reference=glove_weight, cases=glove_weight_cases,
         mutants={"glove-weight-uncapped": partial(glove_weight, cap=False)},
     ),
     CodeQuestion(
-        id="a1.glove_loss", title="GloVe loss", points=10, file=FILE, function="glove_loss",
+        id="a1.glove_loss", title="GloVe loss", points=9, file=FILE, function="glove_loss",
         reference=glove_loss, cases=glove_loss_cases,
         mutants={
             "glove-zero-counts-included": partial(glove_loss, include=_include_all),
@@ -436,9 +604,23 @@ QUESTIONS = (
         },
     ),
     CodeQuestion(
-        id="a1.analogy", title="Analogies by cosine similarity", points=8, file=FILE, function="analogy",
+        id="a1.analogy", title="Analogies by cosine similarity", points=6, file=FILE, function="analogy",
         reference=analogy, cases=analogy_cases,
         mutants={"analogy-inputs-not-excluded": partial(analogy, exclude_inputs=False)},
+    ),
+)
+
+# Round 2 (contract §9), after the original questions so that their numbers stay as they were.
+COUNT_BASED = (
+    CodeQuestion(
+        id="a1.cooccurrence", title="Co-occurrence counts in a window", points=6, file=FILE,
+        function="cooccurrence_matrix", reference=cooccurrence_matrix, cases=cooccurrence_cases,
+        mutants=COOCCURRENCE_MUTANTS,
+    ),
+    CodeQuestion(
+        id="a1.svd_embeddings", title="SVD embeddings (rows of U_k Σ_k)", points=6, file=FILE,
+        function="svd_embeddings", reference=svd_embeddings, cases=svd_cases, mutants=SVD_MUTANTS,
+        custom=judge_svd,
     ),
 )
 
@@ -446,5 +628,5 @@ ASSIGNMENT = Assignment(
     id="a1_word_vectors",
     title="Assignment 1: word vectors (skip-gram, negative sampling, GloVe, analogies)",
     code_file=FILE,
-    questions=QUESTIONS + WRITTEN,
+    questions=QUESTIONS + WRITTEN + COUNT_BASED,
 )

@@ -6,13 +6,16 @@ drawn from numpy.random.default_rng([salt, seed]) and chosen so that the referen
 mutant disagree far beyond the tolerance (non-square shapes, a square non-symmetric W,
 pre-activations of order 1 so tanh matters, beam trees where length normalisation changes
 the winner, BLEU corpora with repeated words, short candidates and closest != shortest
-references).
+references, greedy trees with exact ties for the best token, an eos before max_len and none
+within it; their probabilities are at least 0.02 apart elsewhere, so float32 work picks the
+same argmax).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -331,6 +334,68 @@ def _beam_no_normalization(next_log_probs, bos, eos, beam_size, max_len, length_
     return seq2seq.beam_search(next_log_probs, bos, eos, beam_size, max_len, length_normalize=False)
 
 
+# ---------------------------------------------------------------- greedy decoding
+
+
+def _greedy_tree(rng: np.random.Generator, n_words: int, depth: int, tie: bool) -> TableLM:
+    """Rows for every prefix up to `depth` tokens; probabilities apart by at least 0.02 (float32
+    work picks the same argmax), or with an exact tie for the best token when `tie`."""
+    words = list(range(2, 2 + n_words))
+    table: dict[tuple[int, ...], tuple[float, ...]] = {}
+    frontier: list[tuple[int, ...]] = [(BOS,)]
+    for step in range(depth):
+        nxt = []
+        for prefix in frontier:
+            while True:
+                p = rng.dirichlet(np.ones(1 + n_words))  # over (eos, words)
+                p[0] *= 0.3 if step == 0 else 1.0
+                p /= p.sum()
+                top = np.sort(p)[::-1]
+                if top[0] - top[1] > 0.02:
+                    break
+            if tie and step == 0:
+                best = int(np.argmax(p[1:])) + 1
+                other = 1 + (best % n_words)  # another word, ties with the best
+                p[other] = p[best]
+                p /= p.sum()
+            table[prefix] = _row(*(float(x) for x in p))
+            nxt.extend(prefix + (w,) for w in words)
+        frontier = nxt
+    return TableLM(table=table, default=_row(*([1.0 / (1 + n_words)] * (1 + n_words))))
+
+
+def _greedy_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([39, seed])
+    A, B = 2, 3
+    # The garden path of the notes' "greedy can't undo a bad choice": a (0.6) then eos (0.5) is
+    # P = 0.30; b (0.4) then eos (1.0) is P = 0.40, which greedy never sees.
+    garden = TableLM(table={(BOS,): _row(0.0, 0.6, 0.4), (BOS, A): _row(0.5, 0.25, 0.25),
+                            (BOS, B): _row(1.0, 0.0, 0.0)}, default=_row(1.0, 0.0, 0.0))
+    tie = TableLM(table={(BOS,): _row(0.1, 0.45, 0.45), (BOS, A): _row(0.7, 0.2, 0.1),
+                         (BOS, B): _row(0.2, 0.1, 0.7)}, default=_row(0.8, 0.1, 0.1))
+    eos_early = TableLM(table={(BOS,): _row(0.2, 0.5, 0.3), (BOS, A): _row(0.6, 0.3, 0.1)},
+                        default=_row(0.1, 0.2, 0.7))  # after eos the default row continues with b
+    cases = [
+        Case("the garden path: greedy takes a, then eos", (garden, BOS, EOS, 5), visible=True),
+        Case("hidden case 1: two tokens tie for the first step", (tie, BOS, EOS, 4)),
+        Case("hidden case 2: eos at step 2, max_len 6", (eos_early, BOS, EOS, 6)),
+    ]
+    cases.append(Case("hidden case 3: max_len 1", (_greedy_tree(rng, 3, 1, tie=False), BOS, EOS, 1)))
+    cases.append(Case("hidden case 4: a random tree whose first step is a tie, max_len 4",
+                      (_greedy_tree(rng, 3, 4, tie=True), BOS, EOS, 4)))
+    n_words = int(rng.integers(3, 5))
+    cases.append(Case(f"hidden case 5: a random tree over {n_words} words, max_len 4 (may end without eos)",
+                      (_greedy_tree(rng, n_words, 4, tie=False), BOS, EOS, 4)))
+    return cases
+
+
+GREEDY_MUTANTS = {
+    "greedy-returns-bos": partial(seq2seq.greedy_decode, keep_bos=True),
+    "greedy-ignores-eos": partial(seq2seq.greedy_decode, stop_at_eos=False),
+    "greedy-ties-to-larger-id": partial(seq2seq.greedy_decode, choose=seq2seq.last_argmax),
+}
+
+
 # ---------------------------------------------------------------- BLEU
 
 _WORDS = ("the", "cat", "sat", "on", "mat", "a", "dog", "ran", "to", "red", "big", "and")
@@ -522,11 +587,31 @@ def _bp(v: dict[str, Any], ref_length=bleu.closest_reference_length) -> float:
     return bleu.brevity_penalty(sum(cs), r)
 
 
+def _greedy_tree_of(v: dict[str, Any]) -> TableLM:
+    """The student's two-step tree (ids: 0 <bos>, 1 <eos>, 2 a, 3 b), from variant.py's numbers."""
+    p_a, q_a, q_b = float(v["greedy_p_a"]), float(v["greedy_q_a"]), float(v["greedy_q_b"])
+    A, B = 2, 3
+    return TableLM(table={(BOS,): _row(0.0, p_a, 1.0 - p_a), (BOS, A): _row(q_a, (1 - q_a) / 2, (1 - q_a) / 2),
+                          (BOS, B): _row(q_b, 1.0 - q_b, 0.0)}, default=_row(1.0, 0.0, 0.0))
+
+
+def _greedy_vs_best(v: dict[str, Any]) -> list[float]:
+    """[P(greedy's output), P(the most probable output ending in <eos> within 2 tokens)]."""
+    lm = _greedy_tree_of(v)
+
+    def prob(tokens: list[int]) -> float:
+        return math.exp(sum(float(lm([BOS, *tokens[:i]])[t]) for i, t in enumerate(tokens)))
+
+    finished = [[EOS]] + [[w, EOS] for w in (2, 3)]
+    greedy = seq2seq.greedy_decode(lm, BOS, EOS, 2)
+    return [prob(greedy), max(prob(t) for t in finished)]
+
+
 WRITTEN = (
     WrittenQuestion(
         id="a3.w_lstm_carry",
         title="LSTM: the cell-carry derivative",
-        points=4,
+        points=3,
         key="lstm_carry",
         answer_kind="expression",
         expected=lambda v: "f_t",
@@ -544,7 +629,7 @@ WRITTEN = (
     WrittenQuestion(
         id="a3.w_attn_scores",
         title="Attention by hand: scores",
-        points=3,
+        points=2,
         key="attn_scores",
         answer_kind="array",
         expected=lambda v: _attn_scores(v),
@@ -623,7 +708,7 @@ WRITTEN = (
     WrittenQuestion(
         id="a3.w_bleu_brevity",
         title="BLEU: brevity penalty by hand",
-        points=4,
+        points=3,
         key="bleu_brevity_penalty",
         answer_kind="number",
         expected=lambda v: _bp(v),
@@ -663,7 +748,7 @@ CODE = (
     _q(
         "lstm_cell",
         "LSTM cell (torch.nn.LSTMCell conventions)",
-        10,
+        9,
         "lstm_cell",
         gated.lstm_cell,
         _lstm_cases,
@@ -674,7 +759,7 @@ CODE = (
     _q(
         "gru_cell",
         "GRU cell (torch.nn.GRUCell conventions)",
-        10,
+        9,
         "gru_cell",
         gated.gru_cell,
         _gru_cases,
@@ -711,7 +796,7 @@ CODE = (
     _q(
         "attend",
         "Attention: softmax and weighted sum",
-        6,
+        5,
         "attend",
         seq2seq.attend,
         _attend_cases,
@@ -721,7 +806,7 @@ CODE = (
     _q(
         "beam_search",
         "Beam search with length normalisation",
-        13,
+        12,
         "beam_search",
         seq2seq.beam_search,
         _beam_cases,
@@ -731,7 +816,7 @@ CODE = (
     _q(
         "corpus_bleu",
         "Corpus BLEU",
-        13,
+        12,
         "corpus_bleu",
         bleu.corpus_bleu,
         _bleu_cases,
@@ -739,9 +824,31 @@ CODE = (
     ),
 )
 
+# Round 2 (contract §9), after the original questions so that their numbers stay as they were.
+GREEDY = (
+    _q(
+        "greedy",
+        "Greedy decoding",
+        5,
+        "greedy_decode",
+        seq2seq.greedy_decode,
+        _greedy_cases,
+        mutants=GREEDY_MUTANTS,
+        integer=True,
+    ),
+    WrittenQuestion(
+        id="a3.w_greedy_vs_best",
+        title="Greedy cannot undo a bad choice",
+        points=3,
+        key="greedy_vs_best",
+        answer_kind="array",
+        expected=_greedy_vs_best,
+    ),
+)
+
 ASSIGNMENT = Assignment(
     id="a3_gated_seq2seq",
     title="a3: Gated RNNs, attention, beam search and BLEU",
     code_file=FILE,
-    questions=CODE + WRITTEN,
+    questions=CODE + WRITTEN + GREEDY,
 )

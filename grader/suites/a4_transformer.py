@@ -23,7 +23,7 @@ import numpy as np
 from grader.mutants import any_form
 from grader.questions import Assignment, Case, CodeQuestion, WrittenQuestion, WrongForm
 from reference import attention as att
-from reference import blocks, ffn, norms, positions
+from reference import blocks, ffn, gpt, norms, positions
 from reference.functional import softmax
 
 FILE = "transformer.py"
@@ -711,6 +711,137 @@ def _decoder_cases(seed: int) -> list[Case]:
     return cases
 
 
+# ---------------------------------------------------------------- RoPE (Lecture 7, "Rotary Position Embeddings")
+
+
+def _rope_cases(seed: int) -> list[Case]:
+    r = _rng(415, seed)
+    # d = 2, θ_0 = 1: position t turns (1, 0) by t radians (a 2-D rotation by hand)
+    by_hand = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    return [
+        Case("d = 2: (1, 0) at positions 0, 1, 2 and (0, 1) at 3 (angles t radians)", (by_hand,), visible=True),
+        Case("hidden case 1: one sequence (T, d) = (6, 8)", (r.normal(size=(6, 8)),)),
+        Case("hidden case 2: batch × heads (2, 2, 5, 6), base = 100", (r.normal(size=(2, 2, 5, 6)),), {"base": 100.0}),
+        Case("hidden case 3: long and narrow, (12, 4), base = 10", (r.normal(size=(12, 4)), 10.0)),
+    ]
+
+
+def _rope_exponent(k: float) -> Callable[..., Array]:
+    """Frequencies base^(-k·i/d) for pair i (the contract's k = 2)."""
+    return lambda X, base=10000.0: positions.apply_rope(
+        X, base, frequencies=lambda d, b: b ** (-k * np.arange(d // 2) / d))
+
+
+ROPE_MUTANTS = {
+    "rope-halves-not-interleaved": lambda X, base=10000.0: positions.apply_rope(X, base, pairs=positions.halves),
+    "rope-angle-sign": lambda X, base=10000.0: positions.apply_rope(X, base, sign=-1.0),
+    # base^(-i/d) (the pair index without its 2) or base^(-4i/d) (the feature index 2i doubled again)
+    "rope-frequency-exponent": _any(_rope_exponent(1.0), _rope_exponent(4.0)),
+}
+
+
+# ---------------------------------------------------------------- the complete forward pass (Lecture 7)
+
+MOVIE_VOCAB = ("The", "movie", "ended", "was")  # "The movie ended": ids 0, 1, 2
+
+
+def _gpt_params(r: np.random.Generator, V: int, d: int, n_layers: int, untied: bool, h: int = 2,
+                dff: int | None = None, T_max: int = 8) -> dict[str, Any]:
+    """A decoder-only model: blocks with the encoder-block keys (d_k = d/h), learned positions."""
+    def block() -> dict[str, Array]:
+        p = _encoder_params(r, d, h, d // h, d // h, dff or 2 * d)
+        return {k: v for k, v in p.items()}
+
+    params: dict[str, Any] = {
+        "W_E": r.normal(size=(V, d)), "P": 0.5 * r.normal(size=(T_max, d)),
+        "blocks": [block() for _ in range(n_layers)],
+        "lnf_gamma": 1.0 + 0.3 * r.normal(size=d), "lnf_beta": 0.3 * r.normal(size=d),
+    }  # fmt: skip
+    if untied:
+        params["W_U"] = r.normal(size=(V, d))
+    return params
+
+
+def _gpt_cases(seed: int) -> list[Case]:
+    movie = _gpt_params(_rng(416, 0), V=4, d=4, n_layers=1, untied=False, dff=8, T_max=4)
+    r = _rng(417, seed)
+    cases = [Case("'The movie ended' (ids 0, 1, 2): V = d = 4, one block, 2 heads, tied", ([0, 1, 2], movie, 2),
+                  visible=True)]
+    # square W_E (V = d) in half the cases: there x W_E without the transpose runs and is wrong
+    specs = [(6, 6, 2, False, 5, "V = d = 6, two blocks, tied"),
+             (6, 6, 1, True, 6, "V = d = 6, one block, untied W_U"),
+             (11, 8, 2, False, 7, "V = 11, d = 8, two blocks, tied"),
+             (11, 8, 1, True, 4, "V = 11, d = 8, one block, untied W_U")]
+    for i, (V, d, L, untied, T, what) in enumerate(specs):
+        ids = [int(t) for t in r.integers(0, V, size=T)]
+        cases.append(Case(f"hidden case {i + 1}: {T} tokens, {what}", (ids, _gpt_params(r, V, d, L, untied), 2)))
+    return cases
+
+
+def _gpt(**hooks: Any) -> Callable[..., Array]:
+    return lambda token_ids, params, n_heads: gpt.gpt_forward(token_ids, params, n_heads, **hooks)
+
+
+GPT_MUTANTS: dict[str, Callable[..., Any]] = {
+    "gpt-no-final-layernorm": _gpt(final_norm=False),
+    "gpt-post-norm-blocks": _gpt(norm="post"),
+    "gpt-positions-after-blocks": _gpt(positions="after"),
+    "gpt-unembedding-not-transposed": _gpt(unembed=gpt.transposed_embedding),
+    "gpt-unembedding-always-tied": _gpt(unembed=gpt.always_tied),
+    "decoder-self-attention-not-causal": _gpt(causal=False),
+    "gpt-softmax-over-positions": _gpt(softmax_axis=-2),
+}
+
+
+# ---------------------------------------------------------------- written: RoPE and the embeddings' parameters
+
+
+def _rope_attention_row(v: Mapping[str, Any], **hooks: Any) -> Array:
+    """Causal attention with RoPE (d = 2, θ = 1) at position 1: the output vector (2,)."""
+    Q = np.array([[0.0, 0.0], v["rope_q1"]], dtype=np.float64)  # only position 1's query is asked for
+    K = np.asarray([v["rope_k0"], v["rope_k1"]], dtype=np.float64)
+    V = np.asarray([v["rope_v0"], v["rope_v1"]], dtype=np.float64)
+    return positions.rope_attention(Q, K, V, att.causal_mask(2), **hooks)[0][1]
+
+
+def _rope_attention_wrong(v: Mapping[str, Any]) -> list[WrongForm]:
+    return [
+        WrongForm(_rope_attention_row(v, rotate_values=True), "rope-rotates-values",
+                  "the values were rotated too: RoPE turns only the queries and keys, whose dot product "
+                  "then carries the offset m − n; the values are mixed as they are."),
+        WrongForm(_rope_attention_row(v, rope=partial(positions.apply_rope, sign=-1.0)), "rope-angle-sign",
+                  "the rotation went the other way (x sin φ + y cos φ is the second coordinate)."),
+    ]
+
+
+def _embedding_counts(v: Mapping[str, Any], tied_head: int = 0, positions_counted: bool = True) -> list[int]:
+    V, d, T = int(v["emb_vocab"]), int(v["emb_d"]), int(v["emb_positions"])
+    base = V * d + (T * d if positions_counted else 0)
+    return [base + tied_head * V * d, base + V * d]
+
+
+WRITTEN_COVERAGE = (
+    WrittenQuestion(
+        id="a4.w_rope_offset", title="What RoPE makes attention depend on", points=1, key="rope_depends_on",
+        answer_kind="choice", choices=("A", "B", "C", "D"), expected=lambda v: "B",
+    ),
+    WrittenQuestion(
+        id="a4.w_rope_attention", title="Causal attention with RoPE by hand", points=2, key="rope_attention",
+        answer_kind="array", expected=_rope_attention_row, wrong_forms=_rope_attention_wrong,
+    ),
+    WrittenQuestion(
+        id="a4.w_embedding_params", title="The forward pass's embedding parameters, tied and untied", points=2,
+        key="embedding_params", answer_kind="array", expected=_embedding_counts,
+        wrong_forms=lambda v: [
+            WrongForm(_embedding_counts(v, tied_head=1), "params-lm-head-counted-when-tied",
+                      "tied weights mean the unembedding IS W_E: its V·d parameters are counted once."),
+            WrongForm(_embedding_counts(v, positions_counted=False), "params-missing-position-embedding",
+                      "the learned position embeddings P (T_max × d) are parameters too."),
+        ],
+    ),
+)
+
+
 # ---------------------------------------------------------------- written questions
 
 
@@ -743,7 +874,7 @@ def _jacobian(v: Mapping[str, Any]) -> Array:
 
 WRITTEN = (
     WrittenQuestion(
-        id="a4.w_score_variance", title="Variance of a dot-product score", points=3, key="score_variance",
+        id="a4.w_score_variance", title="Variance of a dot-product score", points=2, key="score_variance",
         answer_kind="expression", symbols=("d_k",), expected=lambda v: "d_k",
         wrong_forms=lambda v: [
             WrongForm("sqrt(d_k)", "score-std-for-variance",
@@ -752,7 +883,7 @@ WRITTEN = (
         ],
     ),
     WrittenQuestion(
-        id="a4.w_scale", title="The attention scale factor", points=3, key="score_scale",
+        id="a4.w_scale", title="The attention scale factor", points=2, key="score_scale",
         answer_kind="expression", symbols=("d_k", "d_model", "h"), expected=lambda v: "1/sqrt(d_k)",
         wrong_forms=lambda v: [
             WrongForm("1/d_k", "attention-scale-by-dk", "dividing by d_k over-corrects: Var(q·k / d_k) = 1/d_k."),
@@ -761,7 +892,7 @@ WRITTEN = (
         ],
     ),
     WrittenQuestion(
-        id="a4.w_softmax_jacobian", title="The softmax Jacobian at your p", points=4, key="softmax_jacobian",
+        id="a4.w_softmax_jacobian", title="The softmax Jacobian at your p", points=3, key="softmax_jacobian",
         answer_kind="array", expected=_jacobian,
         wrong_forms=lambda v: [
             WrongForm(-_jacobian(v), "softmax-jacobian-sign", "the sign is flipped: it is diag(p) − p pᵀ."),
@@ -774,11 +905,11 @@ WRITTEN = (
         ],
     ),
     WrittenQuestion(
-        id="a4.w_saturation", title="Why saturation kills the gradient", points=2, key="saturation",
+        id="a4.w_saturation", title="Why saturation kills the gradient", points=1, key="saturation",
         answer_kind="choice", choices=("A", "B", "C", "D"), expected=lambda v: "B",
     ),
     WrittenQuestion(
-        id="a4.w_prenorm_jacobian", title="Pre-norm's Jacobian", points=2, key="prenorm_jacobian",
+        id="a4.w_prenorm_jacobian", title="Pre-norm's Jacobian", points=1, key="prenorm_jacobian",
         answer_kind="choice", choices=("A", "B", "C", "D"), expected=lambda v: "A",
     ),
     WrittenQuestion(
@@ -811,32 +942,40 @@ def _q(qid: str, title: str, points: float, function: str, reference: Callable[.
 
 
 CODE = (
-    _q("a4.sdpa", "Scaled dot-product attention with a mask", 12, "scaled_dot_product_attention",
+    _q("a4.sdpa", "Scaled dot-product attention with a mask", 10, "scaled_dot_product_attention",
        att.scaled_dot_product_attention, _sdpa_cases, SDPA_MUTANTS, output_names=("out", "weights")),
-    _q("a4.causal_mask", "Causal mask", 3, "causal_mask", att.causal_mask, _causal_cases, CAUSAL_MUTANTS),
-    _q("a4.padding_mask", "Padding mask", 3, "padding_mask", att.padding_mask, _padding_cases, PADDING_MUTANTS),
-    _q("a4.mha", "Multi-head attention", 12, "multi_head_attention", att.multi_head_attention, _mha_cases,
+    _q("a4.causal_mask", "Causal mask", 2, "causal_mask", att.causal_mask, _causal_cases, CAUSAL_MUTANTS),
+    _q("a4.padding_mask", "Padding mask", 2, "padding_mask", att.padding_mask, _padding_cases, PADDING_MUTANTS),
+    _q("a4.mha", "Multi-head attention", 10, "multi_head_attention", att.multi_head_attention, _mha_cases,
        MHA_VARIANTS),
-    _q("a4.layer_norm", "LayerNorm", 8, "layer_norm", norms.layer_norm, _ln_cases, LN_MUTANTS),
+    _q("a4.layer_norm", "LayerNorm", 7, "layer_norm", norms.layer_norm, _ln_cases, LN_MUTANTS),
     _q("a4.layer_norm_stats", "LayerNorm's statistics", 3, "layer_norm_stats", norms.layer_norm_stats,
        _stats_cases(406), LN_STATS_MUTANTS, output_names=("mean", "var")),
     _q("a4.batch_norm_stats", "BatchNorm's statistics", 3, "batch_norm_stats", norms.batch_norm_stats,
        _stats_cases(407), BN_STATS_MUTANTS, output_names=("mean", "var")),
     _q("a4.rms_norm", "RMSNorm", 4, "rms_norm", norms.rms_norm, _rms_cases, RMS_MUTANTS),
-    _q("a4.feed_forward", "Position-wise FFN (ReLU, GELU)", 5, "feed_forward", ffn.feed_forward, _ffn_cases,
+    _q("a4.feed_forward", "Position-wise FFN (ReLU, GELU)", 4, "feed_forward", ffn.feed_forward, _ffn_cases,
        FFN_MUTANTS),
-    _q("a4.swiglu", "SwiGLU FFN", 4, "swiglu_ffn", ffn.swiglu_ffn, _swiglu_cases, SWIGLU_MUTANTS),
-    _q("a4.positions", "Sinusoidal positions", 5, "sinusoidal_positions", positions.sinusoidal_positions,
+    _q("a4.swiglu", "SwiGLU FFN", 3, "swiglu_ffn", ffn.swiglu_ffn, _swiglu_cases, SWIGLU_MUTANTS),
+    _q("a4.positions", "Sinusoidal positions", 4, "sinusoidal_positions", positions.sinusoidal_positions,
        _pe_cases, PE_MUTANTS),
-    _q("a4.encoder_block", "Encoder block (pre- and post-norm)", 10, "encoder_block", blocks.encoder_block,
+    _q("a4.encoder_block", "Encoder block (pre- and post-norm)", 8, "encoder_block", blocks.encoder_block,
        _encoder_cases, ENCODER_MUTANTS),
-    _q("a4.decoder_block", "Decoder block (causal self-attention, cross-attention)", 8, "decoder_block",
+    _q("a4.decoder_block", "Decoder block (causal self-attention, cross-attention)", 7, "decoder_block",
        blocks.decoder_block, _decoder_cases, DECODER_MUTANTS),
+)
+
+# Round 2 (contract §9), after the original questions so that their numbers stay as they were.
+CODE_COVERAGE = (
+    _q("a4.rope", "Rotary position embeddings (RoPE)", 4, "apply_rope", positions.apply_rope, _rope_cases,
+       ROPE_MUTANTS),
+    _q("a4.gpt_forward", "The complete forward pass of a decoder-only transformer", 9, "gpt_forward",
+       gpt.gpt_forward, _gpt_cases, GPT_MUTANTS),
 )
 
 ASSIGNMENT = Assignment(
     id="a4_transformer",
     title="A4 · The Transformer: attention, masks, heads, norms, positions, blocks",
     code_file=FILE,
-    questions=CODE + WRITTEN,
+    questions=CODE + WRITTEN + CODE_COVERAGE + WRITTEN_COVERAGE,
 )

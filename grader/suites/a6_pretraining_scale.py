@@ -1,6 +1,8 @@
 """a6 — Pretraining and scale: BPE, BERT masking, next-token targets, parameter counts (notes §7–8, Lecture 7).
 
-Code questions compare with reference/ (bpe.py, masking.py, params.py); `bert_mask` is
+Code questions compare with reference/ (bpe.py, masking.py, params.py); T5's span corruption
+is judged on T5's own example and on random spans (at the ends too, with more sentinel ids than
+needed, which tells the two ways of reversing the sentinels apart); `bert_mask` is
 random, so it is graded by invariants and by distribution (`judge_bert_mask`), not by
 draws: students may draw from the generator in any order. Written questions take the
 student's own numbers from the handout's `variant.py`.
@@ -14,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.engine.checks import as_array
-from grader.mutants import AnyOf
+from grader.mutants import AnyOf, any_form
 from grader.questions import (
     Assignment,
     Case,
@@ -178,8 +179,22 @@ def _within(count: int, n: int, prob: float) -> tuple[bool, float]:
     return abs(z) <= Z_BOUND, float(z)
 
 
+def _numbers(x: Any) -> np.ndarray | None:
+    """A returned array in any accepted form (ndarray, list, number), or None; the engine's
+    `as_array`, which a suite may not import."""
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, (bool, int, float, list, tuple)):
+        try:
+            a = np.asarray(x)
+        except (ValueError, TypeError):  # a ragged list
+            return None
+        return a if a.dtype.kind in "biuf" else None
+    return None
+
+
 def _as_int_vector(x: Any, n: int, what: str) -> tuple[np.ndarray | None, str | None]:
-    a = as_array(x)
+    a = _numbers(x)
     if a is None:
         return None, f"`{what}`: expected an array of shape ({n},), got a {type(x).__name__}"
     if a.shape != (n,):
@@ -353,6 +368,57 @@ def _targets_padding_kept(tokens, pad_id):
     return inputs, np.asarray(tokens)[:, 1:].copy()
 
 
+# --------------------------------------------------------------------------- T5 span corruption
+
+# Raffel et al. (2020), Figure 2: "Thank you for inviting me to your party last week ."
+T5_WORDS = ("Thank", "you", "for", "inviting", "me", "to", "your", "party", "last", "week", ".")
+T5_SENTINELS = [32099, 32098, 32097]  # <extra_id_0>, <extra_id_1>, <extra_id_2>: down from the top
+
+
+def _random_spans(rng: np.random.Generator, n: int, n_spans: int) -> list[tuple[int, int]]:
+    """Sorted, non-empty, non-overlapping spans with at least one kept token between two spans."""
+    while True:
+        starts = sorted(int(s) for s in rng.choice(n, size=n_spans, replace=False))
+        lengths = [int(x) for x in rng.integers(1, 4, size=n_spans)]
+        ends = [s + k for s, k in zip(starts, lengths)]
+        if ends[-1] <= n and all(e < s for e, s in zip(ends, starts[1:])):
+            return list(zip(starts, lengths))
+
+
+def _span_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([606, seed])
+    cases = [Case("T5's example: spans 'for inviting' and 'last'", (list(range(len(T5_WORDS))), [(2, 2), (8, 1)],
+                                                                     T5_SENTINELS), visible=True)]
+    V = 500
+    for i, (n, n_spans, extra) in enumerate(((14, 3, 0), (20, 2, 3), (9, 1, 0))):
+        tokens = [int(t) for t in rng.integers(0, V, size=n)]
+        sentinels = [V + 99 - k for k in range(n_spans + 1 + extra)]
+        what = f"{n} tokens, {n_spans} span{'s' if n_spans > 1 else ''}"
+        what += f", {extra} more sentinel ids than needed" if extra else ""
+        cases.append(Case(f"hidden case {i + 1}: {what}", (tokens, _random_spans(rng, n, n_spans), sentinels)))
+    edge = [int(t) for t in rng.integers(0, V, size=8)]
+    cases.append(Case("hidden case 4: spans at the very start and the very end", (edge, [(0, 2), (6, 2)],
+                                                                                [V + 9, V + 8, V + 7])))
+    return cases
+
+
+def _span(**hooks: Any) -> Callable[..., Any]:
+    return lambda tokens, spans, sentinel_ids: masking.span_corruption(tokens, spans, sentinel_ids, **hooks)
+
+
+def _span_sentinels_reversed(tokens, spans, sentinel_ids):
+    """Sentinels taken from the end of the given list (<extra_id_0> read as the last id)."""
+    return masking.span_corruption(tokens, spans, list(sentinel_ids)[::-1])
+
+
+SPAN_MUTANTS: dict[str, Callable[..., Any]] = {
+    "span-no-final-sentinel": _span(final_sentinel=False),
+    # the needed sentinels in reverse, or the whole list read from its end
+    "span-sentinels-out-of-order": any_form(_span(order=lambda s: s[::-1]), _span_sentinels_reversed),
+    "span-tokens-left-in-inputs": _span(drop_spans=False),
+}
+
+
 # --------------------------------------------------------------------------- parameter counts
 
 GPT2_SMALL = (50257, 1024, 768, 12, 3072)
@@ -517,7 +583,7 @@ ASSIGNMENT = Assignment(
     code_file=CODE_FILE,
     questions=(
         CodeQuestion(
-            id="a6.bpe_learn", title="BPE: learn merges", points=14, file=CODE_FILE, function="bpe_learn",
+            id="a6.bpe_learn", title="BPE: learn merges", points=12, file=CODE_FILE, function="bpe_learn",
             reference=bpe.bpe_learn, cases=_bpe_learn_cases, integer=True,
             mutants={"bpe-no-end-of-word": _bpe_learn_no_end_of_word,
                      "bpe-unweighted-pair-counts": _bpe_learn_unweighted},
@@ -528,7 +594,7 @@ ASSIGNMENT = Assignment(
             mutants={"bpe-no-end-of-word": _bpe_segment_no_end_of_word},
         ),
         CodeQuestion(
-            id="a6.bert_mask", title="BERT masking (80/10/10)", points=14, file=CODE_FILE, function="bert_mask",
+            id="a6.bert_mask", title="BERT masking (80/10/10)", points=12, file=CODE_FILE, function="bert_mask",
             reference=masking.bert_mask, cases=_bert_cases, integer=True, output_names=("inputs", "labels"),
             mutants=BERT_MUTANTS, custom=judge_bert_mask,
         ),
@@ -540,10 +606,16 @@ ASSIGNMENT = Assignment(
                      "lm-targets-padding-kept": _targets_padding_kept},
         ),
         CodeQuestion(
-            id="a6.transformer_parameter_count", title="Transformer parameter count", points=16, file=CODE_FILE,
+            id="a6.transformer_parameter_count", title="Transformer parameter count", points=14, file=CODE_FILE,
             function="transformer_parameter_count", reference=params.transformer_parameter_count, cases=_params_cases, integer=True,
             mutants=PARAMS_MUTANTS,
         ),
         *WRITTEN,
+        # round 2 (contract §9), after the original questions so that their numbers stay as they were
+        CodeQuestion(
+            id="a6.span_corruption", title="T5 span corruption", points=6, file=CODE_FILE,
+            function="span_corruption", reference=masking.span_corruption, cases=_span_cases, integer=True,
+            output_names=("inputs", "targets"), mutants=SPAN_MUTANTS,
+        ),
     ),
 )

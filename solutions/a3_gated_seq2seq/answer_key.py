@@ -53,6 +53,27 @@ def answers(student: str | None) -> dict[str, object]:
         for c_i, lens in zip(n["bleu_candidate_lengths"], n["bleu_reference_lengths"])
     )
     bp = 1.0 if c > r else math.exp(1 - r / c)
+    return {**_written_round1(e, alpha, a, beam, bp), "greedy_vs_best": _greedy_vs_best(sol, n)}
+
+
+def _greedy_vs_best(sol, n) -> list[float]:
+    """[P(greedy's output), P(the best output ending in <eos>)] on the student's two-step tree."""
+    p_a, q_a, q_b = n["greedy_p_a"], n["greedy_q_a"], n["greedy_q_b"]
+    rows = {(0,): [0.0, 0.0, p_a, 1 - p_a], (0, 2): [0.0, q_a, (1 - q_a) / 2, (1 - q_a) / 2],
+            (0, 3): [0.0, q_b, 1 - q_b, 0.0]}
+
+    def lm(prefix):
+        with np.errstate(divide="ignore"):
+            return np.log(np.array(rows.get(tuple(prefix), [0.0, 1.0, 0.0, 0.0])))
+
+    def prob(tokens):
+        return math.exp(sum(lm([0, *tokens[:i]])[t] for i, t in enumerate(tokens)))
+
+    greedy = [int(t) for t in sol.greedy_decode(lm, 0, 1, 2)]
+    return [prob(greedy), max(prob(t) for t in ([1], [2, 1], [3, 1]))]
+
+
+def _written_round1(e, alpha, a, beam, bp) -> dict[str, object]:
     return {
         "lstm_carry": "f_t",
         "gru_merges": "A",

@@ -38,6 +38,26 @@ def _causal_attention(Q, K, V):
     return A, A @ V
 
 
+def _rotate(x, t):
+    """RoPE for d = 2 (θ = 1): the pair turned by t radians."""
+    c, s = math.cos(t), math.sin(t)
+    return np.array([c * x[0] - s * x[1], s * x[0] + c * x[1]])
+
+
+def _rope_attention(v):
+    """Causal attention with RoPE on q and k (not v) at position 1, d = 2: the output (2,)."""
+    q1 = _rotate(np.asarray(v["rope_q1"], dtype=float), 1)
+    keys = [_rotate(np.asarray(v["rope_k0"], dtype=float), 0), _rotate(np.asarray(v["rope_k1"], dtype=float), 1)]
+    scores = np.array([q1 @ k for k in keys]) / math.sqrt(2)
+    w = np.exp(scores - scores.max())
+    w /= w.sum()
+    return w[0] * np.asarray(v["rope_v0"], dtype=float) + w[1] * np.asarray(v["rope_v1"], dtype=float)
+
+
+def _vector(a) -> str:
+    return "[" + ", ".join(f"{x:.6f}" for x in np.asarray(a)) + "]"
+
+
 def _array(a) -> str:
     rows = ", ".join("[" + ", ".join(f"{x:.6f}" for x in row) + "]" for row in np.asarray(a))
     return f"[{rows}]"
@@ -47,6 +67,7 @@ def answers(student: str | None) -> str:
     v = _variant_module().numbers(student)
     p = np.asarray(v["softmax_p"], dtype=float)
     A, O = _causal_attention(v["attn_Q"], v["attn_K"], v["attn_V"])
+    vd, td = v["emb_vocab"] * v["emb_d"], v["emb_positions"] * v["emb_d"]  # W_E and P
     return "\n".join([
         f"# a4 answer key for {student!r}" if student else "# a4 answer key, default variant",
         'score_variance = "d_k"',
@@ -57,6 +78,9 @@ def answers(student: str | None) -> str:
         "cost_doubling = 4",
         f"attention_weights = {_array(A)}",
         f"attention_output = {_array(O)}",
+        'rope_depends_on = "B"',
+        f"rope_attention = {_vector(_rope_attention(v))}",
+        f"embedding_params = [{vd + td}, {2 * vd + td}]",
         "",
     ])
 

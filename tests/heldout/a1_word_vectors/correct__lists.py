@@ -114,3 +114,21 @@ def analogy(E, vocab, a, b, c):
             continue
         scored.append((_dot(E[k], q) / (math.sqrt(_dot(E[k], E[k])) * qn), w))
     return max(scored)[1]
+
+
+def cooccurrence_matrix(corpus, vocab, window=1):
+    pos = {w: i for i, w in enumerate(vocab)}
+    X = [[0.0] * len(vocab) for _ in vocab]
+    for sentence in corpus:
+        for t, w in enumerate(sentence):
+            for s in range(max(0, t - window), min(len(sentence), t + window + 1)):
+                if s != t:
+                    X[pos[w]][pos[sentence[s]]] += 1.0
+    return X
+
+
+def svd_embeddings(X, k):
+    import numpy as np  # the SVD itself: no list-only way that is worth writing
+
+    U, S, _ = np.linalg.svd(np.array(X, dtype=float))
+    return [[float(U[i][j] * S[j]) for j in range(k)] for i in range(len(U))]

@@ -105,3 +105,25 @@ def analogy(E, vocab, a, b, c):
         if cos > best:
             best, best_w = cos, w
     return best_w
+
+
+def cooccurrence_matrix(corpus, vocab, window=1):
+    index = {w: i for i, w in enumerate(vocab)}
+    X = np.zeros((len(vocab), len(vocab)))
+    for sentence in corpus:
+        n = len(sentence)
+        for t in range(n):
+            for offset in range(1, window + 1):
+                if t + offset < n:
+                    a, b = index[sentence[t]], index[sentence[t + offset]]
+                    X[a, b] += 1
+                    X[b, a] += 1
+    return X
+
+
+def svd_embeddings(X, k):
+    U, S, Vt = np.linalg.svd(np.asarray(X, dtype=float), full_matrices=False)
+    E = np.zeros((U.shape[0], k))
+    for j in range(k):
+        E[:, j] = U[:, j] * S[j]
+    return E

@@ -65,3 +65,20 @@ def analogy(E, vocab, a, b, c):
     for w in (a, b, c):
         sims[pos[w]] = float("-inf")
     return vocab[int(sims.argmax())]
+
+
+def cooccurrence_matrix(corpus, vocab, window=1):
+    index = {w: i for i, w in enumerate(vocab)}
+    X = torch.zeros(len(vocab), len(vocab))
+    for sentence in corpus:
+        ids = [index[w] for w in sentence]
+        for t, i in enumerate(ids):
+            for s in range(max(0, t - window), min(len(ids), t + window + 1)):
+                if s != t:
+                    X[i, ids[s]] += 1
+    return X
+
+
+def svd_embeddings(X, k):
+    U, S, Vh = torch.linalg.svd(_f(X), full_matrices=False)
+    return U[:, :k] * S[:k]

@@ -137,3 +137,14 @@ def corpus_bleu(candidates, references, max_n=4):
         return 0
     bp = 1.0 if hyp_len > ref_len else math.exp(1 - ref_len / hyp_len)
     return bp * math.exp(math.fsum(math.log(p) / max_n for p in ps))
+
+
+def greedy_decode(next_log_probs, bos, eos, max_len):
+    out = []
+    for _ in range(max_len):
+        logp = torch.as_tensor(np.asarray(next_log_probs([bos] + out)))
+        w = int(torch.argmax(logp))  # the first maximum on a tie
+        out.append(w)
+        if w == eos:
+            break
+    return out

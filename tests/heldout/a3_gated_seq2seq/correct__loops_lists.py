@@ -132,3 +132,17 @@ def corpus_bleu(candidates, references, max_n=4):
         logs += math.log(nums[n] / dens[n])
     bp = 1.0 if c > r else math.exp(1 - r / c)
     return bp * math.exp(logs / max_n)
+
+
+def greedy_decode(next_log_probs, bos, eos, max_len):
+    prefix = [bos]
+    while len(prefix) <= max_len:
+        logp = list(next_log_probs(prefix))
+        best = 0
+        for w in range(1, len(logp)):
+            if logp[w] > logp[best]:  # strictly greater: a tie keeps the smaller id
+                best = w
+        prefix.append(best)
+        if best == eos:
+            break
+    return prefix[1:]

@@ -104,3 +104,14 @@ def corpus_bleu(candidates, references, max_n=4):
         r += int(lens[np.argmin(np.abs(lens - len(cand)))])
     bp = 1.0 if c > r else math.exp(1 - r / c)
     return float(bp * np.exp(np.log(p).mean()))
+
+
+def greedy_decode(next_log_probs, bos, eos, max_len):
+    tokens = [bos]
+    for _ in range(max_len):
+        logp = np.asarray(next_log_probs(tokens), dtype=np.float64)
+        w = int(np.flatnonzero(logp == logp.max())[0])
+        tokens.append(w)
+        if w == eos:
+            break
+    return np.array(tokens[1:], dtype=np.int64)

@@ -106,3 +106,13 @@ def corpus_bleu(candidates, references, max_n=4):
             for cand, refs in zip(candidates, references))
     bp = 1.0 if c > r else torch.exp(torch.tensor(1.0 - r / c, dtype=torch.float64)).item()
     return bp * geo
+
+
+def greedy_decode(next_log_probs, bos, eos, max_len):
+    tokens = torch.tensor([bos])
+    for _ in range(max_len):
+        w = torch.argmax(_t(next_log_probs(tokens.tolist())))
+        tokens = torch.cat([tokens, w[None]])
+        if int(w) == eos:
+            break
+    return tokens[1:]

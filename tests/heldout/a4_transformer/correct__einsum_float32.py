@@ -129,3 +129,27 @@ def decoder_block(Y, memory, params, n_heads, memory_padding_mask=None):
     ctx, _ = scaled_dot_product_attention(q, k, v, mask)
     U2 = U1 + _out(ctx, P["C_O"], n_heads)
     return U2 + feed_forward(layer_norm(U2, P["ln3_gamma"], P["ln3_beta"]), P["W1"], P["b1"], P["W2"], P["b2"])
+
+
+def apply_rope(X, base=10000.0):
+    X = np.asarray(X, dtype=f32)
+    T, d = X.shape[-2:]
+    theta = (f32(base) ** (-np.arange(0, d, 2, dtype=f32) / f32(d))).astype(f32)
+    phi = np.einsum("t,i->ti", np.arange(T, dtype=f32), theta)
+    x, y = X[..., 0::2], X[..., 1::2]
+    out = np.empty_like(X)
+    out[..., 0::2] = x * np.cos(phi) - y * np.sin(phi)
+    out[..., 1::2] = x * np.sin(phi) + y * np.cos(phi)
+    return out
+
+
+def gpt_forward(token_ids, params, n_heads):
+    W_E = np.asarray(params["W_E"], dtype=f32)
+    x = W_E[np.asarray(token_ids)] + np.asarray(params["P"], dtype=f32)[: len(token_ids)]
+    for p in params["blocks"]:
+        a = layer_norm(x, p["ln1_gamma"], p["ln1_beta"])
+        x = x + multi_head_attention(a, p["W_Q"], p["W_K"], p["W_V"], p["W_O"], n_heads, causal=True)
+        x = x + feed_forward(layer_norm(x, p["ln2_gamma"], p["ln2_beta"]), p["W1"], p["b1"], p["W2"], p["b2"])
+    x = layer_norm(x, params["lnf_gamma"], params["lnf_beta"])
+    logits = np.einsum("td,vd->tv", x, np.asarray(params["W_U"] if "W_U" in params else W_E, dtype=f32))
+    return softmax(logits, axis=-1)

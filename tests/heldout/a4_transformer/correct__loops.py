@@ -187,3 +187,30 @@ def decoder_block(Y, memory, params, n_heads, memory_padding_mask=None):
         mask = np.asarray(memory_padding_mask, bool)[..., None, :]
     U2 = U1 + _cross(layer_norm(U1, p["ln2_gamma"], p["ln2_beta"]), memory, p, n_heads, mask)
     return U2 + feed_forward(layer_norm(U2, p["ln3_gamma"], p["ln3_beta"]), p["W1"], p["b1"], p["W2"], p["b2"])
+
+
+def apply_rope(X, base=10000.0):
+    X = np.asarray(X, dtype=np.float64)
+    out = X.copy()
+    T, d = X.shape[-2], X.shape[-1]
+    for t in range(T):
+        for i in range(d // 2):
+            phi = t * base ** (-2.0 * i / d)
+            c, s = math.cos(phi), math.sin(phi)
+            x, y = X[..., t, 2 * i], X[..., t, 2 * i + 1]
+            out[..., t, 2 * i] = x * c - y * s
+            out[..., t, 2 * i + 1] = x * s + y * c
+    return out
+
+
+def gpt_forward(token_ids, params, n_heads):
+    W_E = np.asarray(params["W_E"], dtype=np.float64)
+    P = np.asarray(params["P"], dtype=np.float64)
+    x = np.stack([W_E[tok] + P[t] for t, tok in enumerate(token_ids)])
+    for p in params["blocks"]:
+        x = x + multi_head_attention(layer_norm(x, p["ln1_gamma"], p["ln1_beta"]), p["W_Q"], p["W_K"], p["W_V"],
+                                     p["W_O"], n_heads, causal=True)
+        x = x + feed_forward(layer_norm(x, p["ln2_gamma"], p["ln2_beta"]), p["W1"], p["b1"], p["W2"], p["b2"])
+    x = layer_norm(x, params["lnf_gamma"], params["lnf_beta"])
+    W_U = np.asarray(params.get("W_U", W_E), dtype=np.float64)
+    return np.stack([_softmax_row(W_U @ row) for row in x])

@@ -134,3 +134,26 @@ def decoder_block(Y, memory, params, n_heads, memory_padding_mask=None):
     q_in = layer_norm(U1, p["ln2_gamma"], p["ln2_beta"])
     U2 = U1 + _mha(q_in, memory, p["C_Q"], p["C_K"], p["C_V"], p["C_O"], n_heads, mask)
     return U2 + feed_forward(layer_norm(U2, p["ln3_gamma"], p["ln3_beta"]), p["W1"], p["b1"], p["W2"], p["b2"])
+
+
+def apply_rope(X, base=10000.0):
+    X = _t(X)
+    T, d = X.shape[-2], X.shape[-1]
+    theta = base ** (-torch.arange(0, d, 2, dtype=torch.float32) / d)
+    phi = torch.arange(T, dtype=torch.float32)[:, None] * theta
+    cos, sin = phi.cos().repeat_interleave(2, dim=-1), phi.sin().repeat_interleave(2, dim=-1)
+    rotated = torch.stack([-X[..., 1::2], X[..., 0::2]], dim=-1).flatten(-2)  # (-y, x) per pair
+    return X * cos + rotated * sin
+
+
+def gpt_forward(token_ids, params, n_heads):
+    ids = torch.as_tensor(token_ids, dtype=torch.long)
+    W_E = _t(params["W_E"])
+    x = W_E[ids] + _t(params["P"])[: ids.shape[0]]
+    for p in params["blocks"]:
+        x = x + multi_head_attention(layer_norm(x, p["ln1_gamma"], p["ln1_beta"]), p["W_Q"], p["W_K"], p["W_V"],
+                                     p["W_O"], n_heads, causal=True)
+        x = x + feed_forward(layer_norm(x, p["ln2_gamma"], p["ln2_beta"]), p["W1"], p["b1"], p["W2"], p["b2"])
+    x = layer_norm(x, params["lnf_gamma"], params["lnf_beta"])
+    W_U = _t(params["W_U"]) if "W_U" in params else W_E
+    return torch.softmax(x @ W_U.T, dim=-1)

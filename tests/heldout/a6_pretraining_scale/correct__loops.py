@@ -93,3 +93,23 @@ def transformer_parameter_count(vocab_size, max_positions, d_model, n_layers, d_
     res["total"] = (res["token_embedding"] + res["position_embedding"] + res["blocks"]
                     + res["final_norm"] + res["lm_head"])
     return res
+
+
+def span_corruption(tokens, spans, sentinel_ids):
+    inputs, targets = [], []
+    t = 0
+    for k in range(len(spans)):
+        start, length = spans[k]
+        while t < start:
+            inputs.append(int(tokens[t]))
+            t += 1
+        inputs.append(sentinel_ids[k])
+        targets.append(sentinel_ids[k])
+        for _ in range(length):
+            targets.append(int(tokens[t]))
+            t += 1
+    while t < len(tokens):
+        inputs.append(int(tokens[t]))
+        t += 1
+    targets.append(sentinel_ids[len(spans)])
+    return inputs, targets

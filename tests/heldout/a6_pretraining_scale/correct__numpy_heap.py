@@ -87,3 +87,18 @@ def transformer_parameter_count(vocab_size, max_positions, d_model, n_layers, d_
     }
     out["total"] = int(sum(out[k] for k in ("token_embedding", "position_embedding", "blocks", "final_norm", "lm_head")))
     return out
+
+
+def span_corruption(tokens, spans, sentinel_ids):
+    tokens = np.asarray(tokens, dtype=np.int64)
+    keep = np.ones(len(tokens), dtype=bool)
+    for start, length in spans:
+        keep[start:start + length] = False
+    starts = np.array([s for s, _ in spans], dtype=np.int64)
+    # each span's sentinel goes in front of the first kept token after it (or at the end)
+    inputs = np.insert(tokens, starts, np.asarray(sentinel_ids[: len(spans)], dtype=np.int64))
+    keep = np.insert(keep, starts, True)
+    targets = []
+    for k, (start, length) in enumerate(spans):
+        targets += [int(sentinel_ids[k])] + tokens[start:start + length].tolist()
+    return inputs[keep], np.array(targets + [int(sentinel_ids[len(spans)])])

@@ -70,3 +70,16 @@ def transformer_parameter_count(vocab_size, max_positions, d_model, n_layers, d_
             "attention_per_block": attention, "ffn_per_block": mlp, "norms_per_block": 2 * g,
             "per_block": per_block, "blocks": n_layers * per_block, "final_norm": g,
             "lm_head": head, "total": total}
+
+
+def span_corruption(tokens, spans, sentinel_ids):
+    tokens = torch.as_tensor(tokens, dtype=torch.long)
+    pieces_in, pieces_out, pos = [], [], 0
+    for k, (start, length) in enumerate(spans):
+        sentinel = torch.tensor([sentinel_ids[k]])
+        pieces_in += [tokens[pos:start], sentinel]
+        pieces_out += [sentinel, tokens[start:start + length]]
+        pos = start + length
+    pieces_in.append(tokens[pos:])
+    pieces_out.append(torch.tensor([sentinel_ids[len(spans)]]))
+    return torch.cat(pieces_in), torch.cat(pieces_out)
