@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from grader import catalog
@@ -108,7 +108,8 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
 
 def _call(q: CodeQuestion, session: WorkerSession, case: Case) -> CallOutcome:
     """One call of the student's function; past the submission's budget, a "not run" failure."""
-    if session.remaining() <= 0:
+    before = session.remaining()
+    if before <= 0:
         return CallOutcome(failure=Failure("budget", BUDGET_SPENT))
     try:
         outcome = session.call(q.function, case.args, dict(case.kwargs), torch_inputs=q.torch_inputs,
@@ -120,10 +121,10 @@ def _call(q: CodeQuestion, session: WorkerSession, case: Case) -> CallOutcome:
     failure = outcome.failure
     if failure is not None and session.remaining() <= 1.0:
         if failure.kind == "budget" or (failure.kind == "crashed" and failure is session.import_failure):
-            return CallOutcome(failure=Failure("budget", BUDGET_SPENT), tripped=outcome.tripped)
-        if failure.kind == "timeout":
-            return CallOutcome(failure=Failure("timeout", f"`{q.function}` was stopped when the submission's "
-                                               "time budget ran out"), tripped=outcome.tripped)
+            return replace(outcome, failure=Failure("budget", BUDGET_SPENT))
+        if failure.kind == "timeout" and before < session.limits.call_seconds:  # the budget, not the call, ran out
+            return replace(outcome, failure=Failure("timeout", f"`{q.function}` was stopped when the "
+                                                    "submission's time budget ran out"))
     return outcome
 
 

@@ -109,7 +109,7 @@ def _grade_code_part(run: _Run, assignment: Assignment, questions: list[tuple[st
     run.warnings += notebook.cell_notes(session, located)  # cells that raised or overran
     for number, q in questions:
         if session is not None and session.remaining() <= 0:
-            run.results[q.id] = _budget_spent(q, number)
+            run.results[q.id] = _budget_spent(q, number, limits.submission_seconds)
             continue
         try:
             run.results[q.id] = grade_code(q, ctx, number)
@@ -119,10 +119,10 @@ def _grade_code_part(run: _Run, assignment: Assignment, questions: list[tuple[st
             run.failed(q, number, f"question {q.id}", exc)
 
 
-def _budget_spent(q: CodeQuestion, number: str) -> QuestionResult:
+def _budget_spent(q: CodeQuestion, number: str, seconds: float) -> QuestionResult:
     return QuestionResult(q.id, q.title, number, "code", q.function, 0.0, q.points,
-                          f"**Not run.** `{q.function}` was not called: {BUDGET_SPENT}.", q.visibility,
-                          error=BUDGET_SPENT)
+                          f"`{q.function}`: {BUDGET_SPENT} ({seconds:g} s for the whole submission); the "
+                          "questions graded before it keep their points.", q.visibility, error=BUDGET_SPENT)
 
 
 def _run_instructor_tests(run: _Run, modules: list[tuple[str, str]], first_number: int) -> None:
