@@ -101,3 +101,31 @@ def test_analogy_excludes_inputs():
     E = np.array([[1.0, 0.0], [1.0, 1.0], [3.0, 0.0], [2.0, 2.0]])
     # king - man + woman = (3, 1): "king" itself is closest, but it is an input word
     assert wv.analogy(E, vocab, "man", "woman", "king") == "queen"
+
+
+# ---------------------------------------------------------------- count-based vectors (notes §1)
+
+TOY_CORPUS = [["I", "like", "deep", "learning"], ["I", "like", "NLP"], ["I", "enjoy", "flying"]]
+TOY_VOCAB = ["I", "like", "enjoy", "deep", "learning", "NLP", "flying"]
+
+
+def test_cooccurrence_toy_corpus_window_1():
+    X = np.asarray(wv.cooccurrence_matrix(TOY_CORPUS, TOY_VOCAB, window=1), dtype=np.float64)
+    assert X.shape == (7, 7)
+    np.testing.assert_array_equal(X, X.T)  # symmetric: the window reaches both sides
+    np.testing.assert_array_equal(np.diag(X), 0)  # a word is not its own neighbour
+    assert X[0, 1] == 2 and X[0, 2] == 1 and X[1, 3] == 1 and X[4, 3] == 1  # I-like twice, I-enjoy, …
+
+
+def test_cooccurrence_wider_window():
+    X = np.asarray(wv.cooccurrence_matrix([["a", "b", "c", "a"]], ["a", "b", "c"], window=2), dtype=np.float64)
+    np.testing.assert_array_equal(X, [[0, 2, 2], [2, 0, 1], [2, 1, 0]])
+
+
+def test_svd_embeddings_up_to_column_signs():
+    X = np.asarray(wv.cooccurrence_matrix(TOY_CORPUS, TOY_VOCAB, window=1), dtype=np.float64)
+    E = np.asarray(wv.svd_embeddings(X, 2), dtype=np.float64)
+    assert E.shape == (7, 2)
+    U, S, _ = np.linalg.svd(X)
+    want = U[:, :2] * S[:2]  # rows of U_k Σ_k; each column only defined up to its sign
+    np.testing.assert_allclose(E @ E.T, want @ want.T, atol=1e-6)  # sign-free: the dot products

@@ -16,6 +16,7 @@ from gated_seq2seq import (
     beam_search,
     corpus_bleu,
     dot_scores,
+    greedy_decode,
     gru_cell,
     lstm_cell,
     multiplicative_scores,
@@ -204,3 +205,21 @@ def test_bleu_clipping_of_repeated_words():
     ]
     # c = 7, closest reference 7 -> BP = 1; max_n = 1 -> BLEU = p_1.
     assert corpus_bleu([cand], [refs], max_n=1) == pytest.approx(2 / 7)
+
+
+# ---------------------------------------------------------------- greedy decoding
+
+
+def test_greedy_takes_the_argmax_and_cannot_undo_it():
+    # notes §4: greedy "can't undo a bad choice". From <bos>: a 0.6, b 0.4; after a: <eos> 0.5;
+    # after b: <eos> 1.0. Greedy returns [a, <eos>] (P = 0.30), though [b, <eos>] has P = 0.40.
+    BOS, EOS, A, B = 0, 1, 2, 3
+    table = {(BOS,): [NEG, NEG, math.log(0.6), math.log(0.4)],
+             (BOS, A): [NEG, math.log(0.5), math.log(0.25), math.log(0.25)],
+             (BOS, B): [NEG, 0.0, NEG, NEG]}
+
+    def next_log_probs(prefix):
+        return np.array(table.get(tuple(prefix), [NEG, 0.0, NEG, NEG]))
+
+    assert [int(t) for t in greedy_decode(next_log_probs, BOS, EOS, max_len=5)] == [A, EOS]
+    assert [int(t) for t in greedy_decode(next_log_probs, BOS, EOS, max_len=1)] == [A]

@@ -124,3 +124,55 @@ def test_decoder_block_shape_and_causality():
     Y2 = Y.copy()
     Y2[2] += 1.0  # changing the last token must not change earlier positions
     np.testing.assert_allclose(arr(tf.decoder_block(Y2, M, p, 1))[:2], out[:2], atol=1e-6)
+
+
+# ---------------------------------------------------------------- RoPE and the complete forward pass (Lecture 7)
+
+
+def test_rope_turns_each_pair_by_t_radians_when_d_is_2():
+    X = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    want = [[1, 0], [np.cos(1), np.sin(1)], [np.cos(2), np.sin(2)], [-np.sin(3), np.cos(3)]]
+    np.testing.assert_allclose(arr(tf.apply_rope(X)), want, atol=1e-6)
+
+
+def test_rope_scores_depend_only_on_the_offset():
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=8), rng.normal(size=8)
+    Rq, Rk = arr(tf.apply_rope(np.tile(q, (6, 1)))), arr(tf.apply_rope(np.tile(k, (6, 1))))
+    assert np.isclose(Rq[3] @ Rk[1], Rq[4] @ Rk[2]) and np.isclose(Rq[5] @ Rk[5], q @ k)
+
+
+def _tiny_gpt(rng, V=5, d=4, untied=False):
+    def block():
+        return {"W_Q": rng.normal(size=(d, d)), "W_K": rng.normal(size=(d, d)), "W_V": rng.normal(size=(d, d)),
+                "W_O": rng.normal(size=(d, d)) / 2, "ln1_gamma": np.ones(d), "ln1_beta": np.zeros(d),
+                "ln2_gamma": np.ones(d), "ln2_beta": np.zeros(d), "W1": rng.normal(size=(2 * d, d)),
+                "b1": np.zeros(2 * d), "W2": rng.normal(size=(d, 2 * d)) / 2, "b2": np.zeros(d)}
+
+    p = {"W_E": rng.normal(size=(V, d)), "P": rng.normal(size=(6, d)) / 2, "blocks": [block()],
+         "lnf_gamma": np.ones(d), "lnf_beta": np.zeros(d)}
+    if untied:
+        p["W_U"] = rng.normal(size=(V, d))
+    return p
+
+
+def test_gpt_forward_rows_are_distributions_over_the_vocabulary():
+    p = _tiny_gpt(np.random.default_rng(1))
+    probs = arr(tf.gpt_forward([0, 1, 2], p, 2))  # "The movie ended"
+    assert probs.shape == (3, 5)
+    np.testing.assert_allclose(probs.sum(axis=-1), 1.0, atol=1e-6)
+
+
+def test_gpt_forward_is_causal():
+    p = _tiny_gpt(np.random.default_rng(2), untied=True)
+    a, b = arr(tf.gpt_forward([0, 1, 2], p, 2)), arr(tf.gpt_forward([0, 1, 4], p, 2))
+    np.testing.assert_allclose(a[:2], b[:2], atol=1e-6)  # the first two rows cannot see token 2
+
+
+def test_gpt_forward_without_blocks_by_hand():
+    p = _tiny_gpt(np.random.default_rng(3))
+    p["blocks"] = []
+    x = p["W_E"][[3]] + p["P"][:1]
+    x = (x - x.mean()) / np.sqrt(x.var() + 1e-5)  # LN_f with γ = 1, β = 0
+    z = x @ p["W_E"].T  # tied unembedding
+    np.testing.assert_allclose(arr(tf.gpt_forward([3], p, 2)), np.exp(z) / np.exp(z).sum(), atol=1e-6)

@@ -59,3 +59,13 @@ def test_gpt2_small_counts():
     assert int(c["total"]) == 124_439_808
     untied = P.transformer_parameter_count(50257, 1024, 768, 12, 3072, tied_embeddings=False)
     assert int(untied["lm_head"]) == 50257 * 768
+
+
+def test_span_corruption_t5_example():
+    # Raffel et al. (2020), Figure 2
+    words = ["Thank", "you", "for", "inviting", "me", "to", "your", "party", "last", "week", "."]
+    X, Y, Z = 32099, 32098, 32097  # <extra_id_0>, <extra_id_1>, <extra_id_2>
+    names = {**dict(enumerate(words)), X: "<X>", Y: "<Y>", Z: "<Z>"}
+    inputs, targets = P.span_corruption(list(range(11)), [(2, 2), (8, 1)], [X, Y, Z])
+    assert " ".join(names[int(i)] for i in inputs) == "Thank you <X> me to your party <Y> week ."
+    assert " ".join(names[int(i)] for i in targets) == "<X> for inviting <Y> last <Z>"
