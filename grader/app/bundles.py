@@ -38,12 +38,14 @@ PY="${PYTHON:-python3}"
 ROOT="${SEQGRADE_GRADESCOPE_ROOT:-/autograder}"
 # Outside source/ (which the sandbox hides from student code): the worker runs this interpreter.
 VENV="${SEQGRADE_VENV:-$ROOT/venv}"
-if ! "$PY" -m venv --help >/dev/null 2>&1 || ! "$PY" -c "import ensurepip" >/dev/null 2>&1; then
+# --system-site-packages: a torch already in the image is reused instead of downloaded again.
+# Ubuntu ships venv's pip bootstrap separately (python3-venv): install it when venv fails.
+if ! "$PY" -m venv --system-site-packages "$VENV" >/dev/null 2>&1; then
+    rm -rf "$VENV"
     apt-get update && apt-get install -y python3 python3-venv python3-pip
     PY=python3
+    "$PY" -m venv --system-site-packages "$VENV"
 fi
-# --system-site-packages: a torch already in the image is reused instead of downloaded again.
-"$PY" -m venv --system-site-packages "$VENV"
 VPY="$VENV/bin/python"
 # The CPU-only torch build (about 0.2 GB instead of 3-4 GB of CUDA libraries), pinned; the
 # plain index only if PyTorch's CPU index cannot be reached. Skipped when torch is there.

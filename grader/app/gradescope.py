@@ -45,7 +45,7 @@ def _instructor_notes(report: Any, data: dict[str, Any]) -> None:
     extra = data["extra_data"]
     print(f"graded {report.assignment_id}: {report.score:g}/{report.max_score:g} "
           f"for variant key {extra.get('student')!r} ({extra.get('variant_key_source')})")
-    print("sandbox: " + (extra.get("isolation") or "isolated (namespaces, unprivileged uid, no network)"))
+    print("sandbox: " + (extra.get("isolation") or "isolated (namespaces mode: an unprivileged uid, no network)"))
     if report.student_output.strip():
         print("--- what the submission printed (not shown to the student) ---")
         print(report.student_output)
