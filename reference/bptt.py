@@ -18,6 +18,14 @@ The pieces are public so that a mutant is one call with one piece swapped:
 - `bptt_sequence_ce(..., scale=1.0)`: the factor on Σ_t ℓ_t and on g^a_t (default 1/T):
   1.0 is `ce-sum-not-mean`, 1/T**2 is `ce-double-mean`;
 - `forward`: the forward pass (default `rnn_forward`), e.g. with transposed weights;
+- `carry=False`: no signal carried back through time, g^h_t = direct_t alone
+  (`bptt-missing-future-term`);
+- `backward_matrix(W_h)`: the matrix g^z_t is multiplied by on its way to h_{t-1}, e.g.
+  `lambda W: W.T` (`bptt-backward-weights-transposed`: the column-vector habit in row form);
+- `recurrent_inputs(Hs, h0)`: the rows h_{t-1} paired with g^z_t in ∂L/∂W_h (default
+  `previous_states`), e.g. `lambda Hs, h0: Hs` (h_t for h_{t-1}) or
+  `lambda Hs, h0: previous_states(Hs)` (h0 left out of the gradient);
+- `bptt_sequence_ce(..., log_base=2.0)`: the loss in bits (`ce-in-bits`);
 - `bptt_sequence_ce(..., output_hooks=True)`: `outer` and `uses` also shape the output
   layer's sums ∂L/∂W_o = Σ_t (g^a_t)^T h_t and ∂L/∂b_o = Σ_t g^a_t (a student who transposes
   every outer product, or keeps one use of every shared weight, output layer included).
@@ -58,6 +66,7 @@ Derivative = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (Z, Hs) -> (T, H)
 Outer = Callable[[np.ndarray, np.ndarray], np.ndarray]
 Uses = slice | Sequence[int] | None
 Forward = Callable[..., tuple[np.ndarray, np.ndarray]]
+RecurrentInputs = Callable[[np.ndarray, "np.ndarray | None"], np.ndarray]  # (Hs, h0) -> (T, H)
 
 
 @dataclass(frozen=True)
@@ -84,9 +93,13 @@ def backward_through_time(
     direct: np.ndarray,
     *,
     activation_derivative: Derivative = tanh_derivative,
+    carry: bool = True,
+    backward_matrix: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """g^h_t = direct_t + g^z_{t+1} W_h (g^z_T = 0), g^z_t = g^h_t ⊙ σ'(z_t); returns (g_h, g_z)."""
     W_h = np.asarray(W_h, dtype=np.float64)  # (H, H)
+    if backward_matrix is not None:
+        W_h = np.asarray(backward_matrix(W_h), dtype=np.float64)
     direct = np.asarray(direct, dtype=np.float64)  # (T, H)
     deriv = np.asarray(activation_derivative(Z, Hs), dtype=np.float64)  # (T, H)
     T, H = direct.shape
@@ -96,7 +109,7 @@ def backward_through_time(
     for t in range(T - 1, -1, -1):
         g_h[t] = direct[t] + future
         g_z[t] = g_h[t] * deriv[t]
-        future = g_z[t] @ W_h  # (H,)
+        future = g_z[t] @ W_h if carry else np.zeros(H)  # (H,)
     return g_h, g_z
 
 
@@ -177,12 +190,16 @@ def bptt_final_state(
     activation_derivative: Derivative = tanh_derivative,
     outer: Outer = np.outer,
     uses: Uses = None,
+    carry: bool = True,
+    backward_matrix: Callable[[np.ndarray], np.ndarray] | None = None,
+    recurrent_inputs: RecurrentInputs = previous_states,
 ) -> dict[str, np.ndarray]:
     """Gradients {W_x, W_h, b_h} of L = 0.5 ‖h_{T-1} - y‖^2 by BPTT (hooks: module docstring)."""
     Z, Hs = forward(X, W_x, W_h, b_h, h0)  # (T, H), (T, H)
     direct = final_state_signal(Hs, y)  # (T, H)
-    _, g_z = backward_through_time(Z, Hs, W_h, direct, activation_derivative=activation_derivative)
-    return recurrent_gradients(g_z, X, previous_states(Hs, h0), outer=outer, uses=uses)
+    _, g_z = backward_through_time(Z, Hs, W_h, direct, activation_derivative=activation_derivative,
+                                   carry=carry, backward_matrix=backward_matrix)
+    return recurrent_gradients(g_z, X, recurrent_inputs(Hs, h0), outer=outer, uses=uses)
 
 
 def final_state_ledger(
@@ -226,6 +243,10 @@ def bptt_sequence_ce(
     scale: float | None = None,
     direct_filter: Callable[[np.ndarray], np.ndarray] | None = None,
     output_hooks: bool = False,
+    carry: bool = True,
+    backward_matrix: Callable[[np.ndarray], np.ndarray] | None = None,
+    recurrent_inputs: RecurrentInputs = previous_states,
+    log_base: float = np.e,
 ) -> tuple[float, dict[str, np.ndarray]]:
     """L = (1/T) Σ_t -log softmax(a_t)[y_t], a_t = h_t W_o^T + b_o; returns (L, gradients).
 
@@ -237,13 +258,14 @@ def bptt_sequence_ce(
     logits = output_logits(Hs, W_o, b_o)  # (T, C)
     T = logits.shape[0]
     k = 1.0 / T if scale is None else scale
-    loss = float(k * np.sum(per_position_ce(logits, targets)))
+    loss = float(k * np.sum(per_position_ce(logits, targets, base=log_base)))
     g_a = ce_output_gradient(logits, targets, k)  # (T, C)
     direct = g_a @ W_o  # (T, H)
     if direct_filter is not None:
         direct = direct_filter(direct)
-    _, g_z = backward_through_time(Z, Hs, W_h, direct, activation_derivative=activation_derivative)
-    grads = recurrent_gradients(g_z, X, previous_states(Hs, h0), outer=outer, uses=uses)
+    _, g_z = backward_through_time(Z, Hs, W_h, direct, activation_derivative=activation_derivative,
+                                   carry=carry, backward_matrix=backward_matrix)
+    grads = recurrent_gradients(g_z, X, recurrent_inputs(Hs, h0), outer=outer, uses=uses)
     if output_hooks:
         grads["W_o"] = _sum_uses(per_use_contributions(g_a, Hs, outer=outer), uses)  # (C, H)
         grads["b_o"] = _sum_uses(g_a, uses)  # (C,)
@@ -322,10 +344,16 @@ def clip_factor(norm: float, max_norm: float) -> float:
     return 1.0 if norm <= max_norm else max_norm / norm
 
 
-def clip_by_global_norm(grads: Mapping[str, np.ndarray], max_norm: float) -> dict[str, np.ndarray]:
+def clip_by_global_norm(
+    grads: Mapping[str, np.ndarray],
+    max_norm: float,
+    *,
+    factor: Callable[[float, float], float] = clip_factor,
+) -> dict[str, np.ndarray]:
     """g̃ = g when ‖g‖_2 <= c, else (c/‖g‖_2) g, with one norm over all arrays together.
 
-    A per-tensor mutant (`clip-per-tensor`) is {k: clip_factor(global_norm({k: g}), c) * g}.
+    A per-tensor mutant (`clip-per-tensor`) is {k: clip_factor(global_norm({k: g}), c) * g};
+    hook: `factor(norm, c)`, e.g. `lambda n, c: c / n` (`clip-always-rescales`).
     """
-    k = clip_factor(global_norm(grads), max_norm)
+    k = factor(global_norm(grads), max_norm)
     return {name: k * np.asarray(g, dtype=np.float64) for name, g in grads.items()}

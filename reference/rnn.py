@@ -4,7 +4,8 @@ Row-vector convention of the slides' microscope: z_t = x_t W_x^T + h_{t-1} W_h^T
 h_t = tanh(z_t), h_{-1} = h0 or zeros; a_t = h_t W_o^T + b_o.
 
 Hooks for the grader's mutants: `rnn_forward(..., activation=...)`;
-`sequence_ce(..., reduce=np.sum)` (`ce-sum-not-mean`); `per_position_ce` is the piece a
+`sequence_ce(..., reduce=np.sum)` (`ce-sum-not-mean`); `per_position_ce(..., base=2.0)`,
+`sequence_ce(..., base=2.0)` (`ce-in-bits`: log base 2); `per_position_ce` is the piece a
 perplexity mutant (`perplexity-base-2`) is built from.
 """
 
@@ -64,11 +65,11 @@ def output_logits(Hs: np.ndarray, W_o: np.ndarray, b_o: np.ndarray) -> np.ndarra
     return np.asarray(Hs, dtype=np.float64) @ np.asarray(W_o, dtype=np.float64).T + b_o  # (T, C)
 
 
-def per_position_ce(logits: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """ℓ_t = -log softmax(a_t)[y_t] in nats, one per position."""
+def per_position_ce(logits: np.ndarray, targets: np.ndarray, *, base: float = np.e) -> np.ndarray:
+    """ℓ_t = -log softmax(a_t)[y_t] in nats (hook: another log `base`), one per position."""
     logp = log_softmax(np.asarray(logits, dtype=np.float64), axis=-1)  # (T, V)
     targets = np.asarray(targets, dtype=np.int64)  # (T,)
-    return -logp[np.arange(logp.shape[0]), targets]  # (T,)
+    return -logp[np.arange(logp.shape[0]), targets] / np.log(base)  # (T,)
 
 
 def sequence_ce(
@@ -76,9 +77,10 @@ def sequence_ce(
     targets: np.ndarray,
     *,
     reduce: Callable[[np.ndarray], float] = np.mean,
+    base: float = np.e,
 ) -> float:
-    """L = (1/T) Σ_t ℓ_t (hook: `reduce` combines the per-position losses)."""
-    return float(reduce(per_position_ce(logits, targets)))
+    """L = (1/T) Σ_t ℓ_t (hooks: `reduce` combines the per-position losses; log `base`)."""
+    return float(reduce(per_position_ce(logits, targets, base=base)))
 
 
 def sequence_perplexity(logits: np.ndarray, targets: np.ndarray) -> tuple[float, float]:

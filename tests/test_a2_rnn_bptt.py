@@ -31,7 +31,10 @@ A2 = suite.ASSIGNMENT
 FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
 A2_IDS = ("rnn-weights-transposed", "bptt-last-use-only", "bptt-missing-tanh-derivative",
           "bptt-derivative-of-preactivation", "bptt-outer-product-transposed", "ce-sum-not-mean",
-          "ce-double-mean", "bptt-missing-direct-term", "clip-per-tensor", "perplexity-base-2")
+          "ce-double-mean", "bptt-missing-direct-term", "clip-per-tensor", "perplexity-base-2",
+          "rnn-h0-ignored", "bptt-h0-missing-from-gradient", "bptt-uses-current-state",
+          "bptt-backward-weights-transposed", "bptt-missing-future-term", "ce-in-bits",
+          "clip-always-rescales")
 SOLUTION_SOURCE = (SOLUTION / "rnn.py").read_text()
 
 
@@ -211,6 +214,24 @@ MISTAKES = {
     "clip-per-tensor": ("a2.clip_by_global_norm", SOLUTION_SOURCE + _CLIP_PER_TENSOR),
     "perplexity-base-2": ("a2.sequence_perplexity", _edit(
         SOLUTION_SOURCE, ("return ce, float(np.exp(ce))", "return ce, float(2.0 ** ce)"))),
+    "rnn-h0-ignored": ("a2.rnn_forward", _edit(
+        SOLUTION_SOURCE, ("    h = np.zeros(H) if h0 is None else np.asarray(h0, dtype=np.float64)  # (H,)\n",
+                          "    h = np.zeros(H)  # h_{-1}\n"))),
+    "bptt-h0-missing-from-gradient": ("a2.bptt_final_state", _edit(
+        SOLUTION_SOURCE, ("H_prev = np.vstack([np.zeros((1, H)) if h0 is None else np.asarray(h0, dtype=np.float64)[None], Hs[:-1]])",
+                          "H_prev = np.vstack([np.zeros((1, H)), Hs[:-1]])"))),
+    "bptt-uses-current-state": ("a2.bptt_sequence_ce", _edit(
+        SOLUTION_SOURCE, ('"W_h": g_z.T @ H_prev', '"W_h": g_z.T @ Hs'))),
+    "bptt-backward-weights-transposed": ("a2.bptt_final_state", _edit(
+        SOLUTION_SOURCE, ("future = g_z[t] @ W_h", "future = g_z[t] @ W_h.T"))),
+    "bptt-missing-future-term": ("a2.bptt_sequence_ce", _edit(
+        SOLUTION_SOURCE, ("future = g_z[t] @ W_h", "future = np.zeros(H)  # each loss stays at its step"))),
+    "ce-in-bits": ("a2.sequence_perplexity", _edit(
+        SOLUTION_SOURCE, ("ce = float(-logp[np.arange(len(targets)), targets].mean())",
+                          "ce = float(-logp[np.arange(len(targets)), targets].mean() / np.log(2))"),
+        ("return ce, float(np.exp(ce))", "return ce, float(2.0 ** ce)"))),
+    "clip-always-rescales": ("a2.clip_by_global_norm", _edit(
+        SOLUTION_SOURCE, ("scale = 1.0 if norm <= max_norm else max_norm / norm", "scale = max_norm / norm"))),
 }
 # the forward-pass bug inside the BPTT questions: named as the root cause
 ROOT_CAUSE = {f"rnn-weights-transposed@{q}": (q, MISTAKES["rnn-weights-transposed"][1])

@@ -146,4 +146,95 @@ register(
         ),
         section="notes §2, 'Language modeling & training'",
     ),
+    Misconception(
+        id="rnn-h0-ignored",
+        title="the initial state h0 ignored in the forward pass",
+        explanation=(
+            "Your results match a forward pass that starts from h_{-1} = 0 although an initial "
+            "state h0 was given. h0 is the state before the first step: z_0 = x_0 W_x^T + "
+            "h0 W_h^T + b_h, and zeros are only the default when h0 is None. Every later state "
+            "(and, in a BPTT function, every gradient) depends on it, and G_0 = (g^z_0)^T h0 "
+            "is then no longer zero."
+        ),
+        section="slides Week 06, 'Two ordinary units form one recurrent state' (h_-1 = 0 is our declared initial state, not a universal requirement)",
+    ),
+    Misconception(
+        id="bptt-h0-missing-from-gradient",
+        title="h0 left out of the W_h gradient",
+        explanation=(
+            "Your forward pass uses h0, but your W_h gradient treats h_{-1} as zero: the first "
+            "use of W_h contributes G_0 = (g^z_0)^T h_{-1}, and h_{-1} is h0 when one is given. "
+            "G_0 vanishes only for a zero initial state; with h0 it is an outer product like "
+            "every other use. W_x and b_h are unaffected, which is why only W_h is off."
+        ),
+        section="slides Week 06, 'Shared weights receive the sum of their uses' (a nonzero initial state could give a nonzero G_0)",
+    ),
+    Misconception(
+        id="bptt-uses-current-state",
+        title="h_t in place of h_{t-1} in the W_h gradient",
+        explanation=(
+            "Your W_h gradient pairs g^z_t with h_t, the state the step produced. The use of W_h "
+            "at step t multiplies the previous state, z_t = ... + h_{t-1} W_h^T, so its "
+            "contribution is G_t = (g^z_t)^T h_{t-1}: the local input of that use, with h_{-1} "
+            "the initial state (zeros or h0)."
+        ),
+        section="slides Week 06, 'One weight use contributes an outer product' (G_t = (g^z_t)^T h_{t-1})",
+    ),
+    Misconception(
+        id="bptt-backward-weights-transposed",
+        title="the backward signal sent through W_h^T instead of W_h",
+        explanation=(
+            "Your gradients match a backward pass with g^h_{t-1} = g^z_t W_h^T. In the "
+            "row-vector convention the forward step is z_t = ... + h_{t-1} W_h^T, so the "
+            "vector-Jacobian product is g^h_{t-1} = g^z_t W_h (in column form it would be "
+            "W_h^T g^z_t: the transposes swap sides together with the vectors)."
+        ),
+        section="slides Week 06, 'One final loss travels backward through time' (g^h_t = g^z_{t+1} W_h)",
+    ),
+    Misconception(
+        id="bptt-missing-future-term",
+        title="no gradient carried back through time",
+        explanation=(
+            "Your gradients match a backward pass where each hidden state receives only the "
+            "direct signal from its own output, g^h_t = g^a_t W_o. A state also affects every "
+            "later position through the recurrence, so it receives the future signal too: "
+            "g^h_t = g^a_t W_o + g^z_{t+1} W_h, with g^z_T = 0. Without it each loss trains only "
+            "the weight use at its own position, and W_h learns nothing about earlier inputs."
+        ),
+        section="slides Week 06, 'A hidden state receives direct and future gradients'",
+    ),
+    Misconception(
+        id="ce-in-bits",
+        title="cross-entropy in bits (log base 2)",
+        explanation=(
+            "Your cross-entropy matches -log2 p, in bits: 1/ln 2 = 1.443 times the value in "
+            "nats. The course's cross-entropy uses natural logs, CE = (1/T) Σ_t -ln "
+            "softmax(a_t)[y_t] in nats, so that perplexity = exp(CE) and the gradient of the "
+            "mean loss is (p_t - onehot(y_t)) / T."
+        ),
+        section="notes §2, 'Language modeling & training'; slides Week 06, 'The same states produce three-class predictions' (natural log gives cross-entropy in nats)",
+        forms=(
+            Form(
+                function="sequence_perplexity",
+                right=("perplexity",),
+                explanation=(
+                    "Your perplexity is right but your cross-entropy is in bits: -log2 p, "
+                    "1/ln 2 = 1.443 times the value in nats (2^CE_bits = exp(CE_nats), which is "
+                    "why the perplexity agrees). The course's cross-entropy uses natural logs: "
+                    "CE = (1/T) Σ_t -ln softmax(a_t)[y_t] in nats."
+                ),
+            ),
+        ),
+    ),
+    Misconception(
+        id="clip-always-rescales",
+        title="clipping rescales even a small gradient",
+        explanation=(
+            "Your result multiplies the gradient by c / ||g||_2 even when ||g||_2 <= c, which "
+            "scales a small gradient *up* to norm c. Clipping is a cap: g̃ = g when "
+            "||g||_2 <= c, and (c / ||g||_2) g only when ||g||_2 > c (equivalently "
+            "g · min(1, c / ||g||_2))."
+        ),
+        section="slides Week 06, 'Gradient clipping limits a large update direction' (notes §2)",
+    ),
 )

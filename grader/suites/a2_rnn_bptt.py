@@ -26,7 +26,13 @@ from reference.bptt import (
     global_norm,
     jacobian_path_norm,
 )
-from reference.rnn import rnn_forward, sequence_ce, sequence_perplexity
+from reference.rnn import (
+    output_logits,
+    previous_states,
+    rnn_forward,
+    sequence_ce,
+    sequence_perplexity,
+)
 
 FILE = "rnn.py"
 NO_AUTOGRAD = ("torch.Tensor.backward", "torch.autograd.*", "torch.func.*")
@@ -55,6 +61,22 @@ def forward_weights_transposed(X, W_x, W_h, b_h, h0=None):
     form of the mistake that survives to produce numbers.
     """
     return rnn_forward(X, W_x, np.asarray(W_h).T, b_h, h0)
+
+
+def h0_ignored(fn):
+    """`rnn-h0-ignored`: the forward pass starts from zeros whatever h0 is given (the
+    reference called without h0; where no h0 is given this is the reference itself)."""
+    return lambda *a, **k: fn(*a, **{key: v for key, v in k.items() if key != "h0"})
+
+
+def _h_t_for_h_prev(Hs, h0):
+    """`bptt-uses-current-state`: G_t = (g^z_t)^T h_t, the state the step produced."""
+    return np.asarray(Hs, dtype=np.float64)
+
+
+def _h0_left_out(Hs, h0):
+    """`bptt-h0-missing-from-gradient`: h_{-1} taken as zeros in ∂L/∂W_h although h0 is given."""
+    return previous_states(Hs)
 
 
 def _ones(Z, Hs):
@@ -89,11 +111,15 @@ def _bptt_mutants(fn, *, ce: bool) -> dict[str, Any]:
         return lambda *a, **k: AnyOf(*(fn(*a, **k, **h) for h in hook_sets))
 
     mutants = {
-        # root cause first: a forward-pass bug inside a BPTT function
+        # root causes first: forward-pass bugs inside a BPTT function
         "rnn-weights-transposed": hooked(forward=forward_weights_transposed),
+        "rnn-h0-ignored": h0_ignored(fn),
         "bptt-missing-tanh-derivative": hooked(activation_derivative=_ones),
         "bptt-derivative-of-preactivation": hooked(activation_derivative=_one_minus_z2),
         "bptt-outer-product-transposed": forms({"outer": _outer_transposed}),
+        "bptt-backward-weights-transposed": hooked(backward_matrix=np.transpose),
+        "bptt-uses-current-state": hooked(recurrent_inputs=_h_t_for_h_prev),
+        "bptt-h0-missing-from-gradient": hooked(recurrent_inputs=_h0_left_out),
         # one use kept instead of the sum: the final position's (no loop over t), or the first
         # position's (an accumulator overwritten, `dW = ...` for `dW += ...`, in the loop that
         # runs backward from T-1 to 0)
@@ -105,6 +131,14 @@ def _bptt_mutants(fn, *, ce: bool) -> dict[str, Any]:
                 "ce-sum-not-mean": hooked(scale=1.0),
                 "ce-double-mean": lambda *a, **k: fn(*a, **k, scale=1.0 / len(a[0]) ** 2),
                 "bptt-missing-direct-term": hooked(direct_filter=_last_row_only),
+                # with a final-state loss this is bptt-last-use-only's output exactly, so it is
+                # named only here, where the two differ
+                "bptt-missing-future-term": hooked(carry=False),
+                # the loss in bits, its gradients in nats (the usual p - onehot) or in bits too
+                "ce-in-bits": lambda *a, **k: AnyOf(
+                    fn(*a, **k, log_base=2.0),
+                    fn(*a, **k, log_base=2.0, scale=1.0 / (len(a[0]) * np.log(2.0))),
+                ),
             }
         )
     return mutants
@@ -113,6 +147,17 @@ def _bptt_mutants(fn, *, ce: bool) -> dict[str, Any]:
 def clip_per_tensor(grads, max_norm):
     """`clip-per-tensor`: each array clipped by its own norm."""
     return {k: clip_by_global_norm({k: g}, max_norm)[k] for k, g in grads.items()}
+
+
+def clip_always_rescales(grads, max_norm):
+    """`clip-always-rescales`: g · c/‖g‖ even when ‖g‖ <= c (small gradients scaled up)."""
+    return clip_by_global_norm(grads, max_norm, factor=lambda norm, c: c / norm)
+
+
+def perplexity_in_bits(logits, targets):
+    """`ce-in-bits`: CE with log base 2; its perplexity 2^CE (right) or exp(CE) (wrong too)."""
+    ce = sequence_ce(logits, targets, base=2.0)
+    return AnyOf((ce, float(2.0**ce)), (ce, float(np.exp(ce))))
 
 
 def perplexity_base_2(logits, targets):
@@ -141,7 +186,9 @@ def _rnn_params(rng: np.random.Generator, T: int, D: int, H: int, *, h0: bool) -
     }
 
 
-_SHAPES = ((4, 5, 3, False), (5, 4, 3, True), (3, 2, 4, True))  # (T, D, H, nonzero h0)
+# (T, D, H, nonzero h0). T >= 4 in hidden cases: a backward loop that stops one step early
+# (range(T-1, 1, -1)) then keeps more than the last use and is not mistaken for bptt-last-use-only.
+_SHAPES = ((4, 5, 3, False), (5, 4, 3, True), (6, 2, 4, True))
 
 
 def _hidden(rng: np.random.Generator) -> list[dict[str, Any]]:
@@ -193,7 +240,53 @@ def sequence_ce_cases(seed: int) -> list[Case]:
         targets[-1] = targets[0]  # a repeated class
         args, kwargs = _args(p, W_o, b_o, targets)
         cases.append(Case(_label(i, p, f", C={C} classes, a repeated target"), args, kwargs))
+    p = _rnn_params(rng, 5, 3, 4, h0=True)
+    W_o, b_o, targets = _large_output_layer(rng, p)
+    args, kwargs = _args(p, W_o, b_o, targets)
+    cases.append(Case(_label(3, p, ", C=5 classes, logits in the hundreds (softmax stability)"), args, kwargs))
     return cases
+
+
+def _large_logits(logits: np.ndarray, targets: np.ndarray) -> bool:
+    """Logits only a max-shifted softmax survives, and every correct way of computing the CE
+    (log-softmax, or a stable softmax and then its log, in float64 or float32) passes.
+
+    exp overflows without a shift (|a| > 720), with a min shift (a row spanning > 720), and a
+    shift by the global max instead of each row's underflows a whole row (> 760 below). Each
+    row's top two logits are > 30 apart (p_t is one-hot to float32 precision) and each target
+    is its row's top logit or 30 to 80 below it (p_t[y_t] = e^-80 is still a normal float32).
+    """
+    top2 = np.sort(logits, axis=1)[:, -2:]  # (T, 2)
+    row_max = logits.max(axis=1)  # (T,)
+    gap = row_max - logits[np.arange(len(targets)), targets]  # (T,)
+    return bool(np.abs(logits).max() > 720 and np.ptp(logits, axis=1).max() > 720
+                and row_max.max() - row_max.min() > 760 and (top2[:, 1] - top2[:, 0]).min() > 30
+                and np.all((gap == 0) | ((gap > 30) & (gap < 80))) and np.any(gap > 0))
+
+
+def _large_output_layer(rng: np.random.Generator, p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """W_o (5, H), b_o (5,) and targets (T,) whose logits a_t = h_t W_o^T + b_o pass `_large_logits`.
+
+    The biases make the logits large (+800 for classes 0, 1 and 4, -800 for class 2); class 1
+    is class 0's near twin, 40 to 70 below it at every position, and is the target wherever
+    class 0 wins, so the gradient g^a_t W_o = (w_0 - w_1)/T is a difference of two moderate
+    rows (exact in float32 too). Class 4's weights are large: it wins some positions by
+    hundreds and loses others by hundreds, which spreads the row maxima apart.
+    """
+    _, Hs = rnn_forward(p["X"], p["W_x"], p["W_h"], p["b_h"], p["h0"])
+    T, H = Hs.shape
+    for _ in range(1000):
+        w = rng.normal(0.0, 2.0, size=(3, H))
+        W_o = np.stack([w[0], w[0] + rng.normal(0.0, 1.0, size=H), w[1], w[2],
+                        rng.normal(0.0, 900.0, size=H)])  # (5, H)
+        b_o = np.array([800.0, 745.0, -800.0, 0.0, 800.0]) + rng.normal(0.0, 5.0, size=5)  # (5,)
+        b_o[1] = b_o[0] - 55.0
+        logits = output_logits(Hs, W_o, b_o)  # (T, 5)
+        targets = logits.argmax(axis=1)
+        targets[targets == 0] = 1
+        if _large_logits(logits, targets):
+            return W_o, b_o, targets
+    raise RuntimeError("no output layer with large logits found")  # does not happen: tested
 
 
 def clip_cases(seed: int) -> list[Case]:
@@ -226,6 +319,16 @@ def perplexity_cases(seed: int) -> list[Case]:
         targets[1] = targets[0]
         cases.append(Case(f"hidden case {i + 1}: T={T} positions, V={V} classes, a repeated target",
                           (logits, targets)))
+    # Logits in the hundreds: rows shifted by ±800 (no shift overflows; a shift by the global
+    # max underflows the low row) and one row spanning 800 (a min shift overflows).
+    logits = rng.normal(0.0, 2.0, size=(6, 5))
+    logits[0] += 800.0
+    logits[1] -= 800.0
+    logits[2] += np.array([400.0, 0.0, -400.0, 200.0, -200.0])
+    targets = rng.integers(0, 5, size=6)
+    targets[2] = int(np.argmax(logits[2]))  # a CE of a few nats: its perplexity stays finite
+    cases.append(Case("hidden case 4: T=6 positions, V=5 classes, logits in the hundreds (softmax stability)",
+                      (logits, targets)))
     return cases
 
 
@@ -287,7 +390,8 @@ QUESTIONS = (
     CodeQuestion(
         id="a2.rnn_forward", title="RNN forward pass", points=10, file=FILE, function="rnn_forward",
         reference=rnn_forward, cases=forward_cases,
-        mutants={"rnn-weights-transposed": forward_weights_transposed},
+        mutants={"rnn-weights-transposed": forward_weights_transposed,
+                 "rnn-h0-ignored": h0_ignored(rnn_forward)},
         output_names=("Z", "Hs"),
     ),
     CodeQuestion(
@@ -304,13 +408,14 @@ QUESTIONS = (
     CodeQuestion(
         id="a2.clip_by_global_norm", title="Gradient clipping by the global norm", points=10, file=FILE,
         function="clip_by_global_norm", reference=clip_by_global_norm, cases=clip_cases,
-        mutants={"clip-per-tensor": clip_per_tensor},
+        mutants={"clip-per-tensor": clip_per_tensor, "clip-always-rescales": clip_always_rescales},
         forbidden=("torch.nn.utils.clip_grad_norm_",),
     ),
     CodeQuestion(
         id="a2.sequence_perplexity", title="Cross-entropy and perplexity", points=10, file=FILE,
         function="sequence_perplexity", reference=sequence_perplexity, cases=perplexity_cases,
-        mutants={"ce-sum-not-mean": perplexity_of_summed_ce, "perplexity-base-2": perplexity_base_2},
+        mutants={"ce-sum-not-mean": perplexity_of_summed_ce, "perplexity-base-2": perplexity_base_2,
+                 "ce-in-bits": perplexity_in_bits},
         output_names=("ce_nats", "perplexity"),
     ),
     WrittenQuestion(
