@@ -299,10 +299,17 @@ def test_scan_names_exact_entry_points_only():
     ("__import__('torch')", "`__import__`"),
     ("sys.modules['__main__']._Tripwires", "_Tripwires"),
     ("f.__closure__[0].cell_contents", "`.__closure__`"),
+    ("__import__('subprocess').run(['python', '-c', 'import torch'])", "`__import__`"),
+    ("os.system('python -c \\'import torch\\'')", "`os.system` (a new process)"),
 ])
 def test_review_flags_computed_access(line, what):
-    src = f"import importlib, sys\nimport torch.nn.functional as F\ndef f(x):\n    return {line}\n"
+    src = f"import importlib, os, sys\nimport torch.nn.functional as F\ndef f(x):\n    return {line}\n"
     assert any(what in finding.name for finding in shortcuts.review(src, "f")), shortcuts.review(src, "f")
+
+
+def test_review_flags_a_fresh_interpreter():
+    src = "import subprocess\ndef f(x):\n    return subprocess.run(['python', '-c', 'print(1)'])\n"
+    assert [f.name for f in shortcuts.review(src, "f")] == ["`import subprocess`"]
 
 
 def test_review_is_quiet_on_ordinary_code():

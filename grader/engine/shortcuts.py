@@ -37,7 +37,12 @@ NOT_SHORTCUTS = frozenset({
 _REVIEW_CALLS = {"__import__": "`__import__`", "exec": "`exec`", "eval": "`eval`", "compile": "`compile`",
                  "globals": "`globals()`", "vars": "`vars()`", "breakpoint": "`breakpoint`"}
 _REVIEW_MODULES = {"importlib", "ctypes", "cffi", "gc", "inspect", "builtins", "runpy", "__main__", "imp",
-                   "pkgutil"}
+                   "pkgutil",
+                   # a fresh interpreter is out of the worker's reach: the library unguarded
+                   "subprocess", "multiprocessing", "concurrent", "pty"}
+_PROCESS_CALLS = {"system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp",
+                  "execvpe", "execl", "execle", "execlp", "execlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe",
+                  "spawnl", "spawnle", "spawnlp", "spawnlpe"}
 _REVIEW_ATTRIBUTES = {"modules", "meta_path", "path_hooks", "_getframe", "settrace", "setprofile",
                       "__closure__", "cell_contents", "__globals__", "__code__", "__builtins__", "__subclasses__",
                       "__dict__", "__wrapped__", "f_back", "f_globals", "f_locals", "tb_frame", "gi_frame",
@@ -230,6 +235,9 @@ def _suspicious(node: ast.AST) -> str | None:
                 return f"`import {m}`"
     if isinstance(node, ast.Attribute) and node.attr in _REVIEW_ATTRIBUTES:
         return f"`.{node.attr}`"
+    if (isinstance(node, ast.Attribute) and node.attr in _PROCESS_CALLS and isinstance(node.value, ast.Name)
+            and node.value.id in ("os", "posix", "_os")):
+        return f"`os.{node.attr}` (a new process)"
     if isinstance(node, ast.Name) and node.id in _WORKER_NAMES:
         return f"`{node.id}` (a name of the grader's worker)"
     if isinstance(node, ast.Attribute) and node.attr in _WORKER_NAMES:
