@@ -389,3 +389,10 @@ def test_a_call_failure_is_not_a_grader_failure():
     result = QuestionResult(q.id, q.title, "1", "code", q.function, 0.0, q.points, "", "visible")
     engine_code._judge_compared(q, [Case("c", ())], [outcome], result)
     assert result.score == 0 and "could not be read" in result.feedback and result.error is None
+
+
+def test_exact_comparisons_of_odd_returns_are_mismatches_not_errors():
+    assert compare(np.array(3), [1, 2])[0].message == "differs (got 3)"
+    assert compare(np.arange(10_000_000), [1, 2])[0].reason == "exact"  # longer than expected: not converted
+    assert compare(10**400, 3.0)[0].message == "value differs (got an integer of 401 digits)"
+    assert compare(np.array([1, 2]), [1, 2]) == []

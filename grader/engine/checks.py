@@ -245,7 +245,8 @@ def _values(g: np.ndarray, w: np.ndarray, tol: Tolerance, exact: bool, where: st
 
 
 def _compare_exact(got: Any, want: Any, where: str) -> list[Mismatch]:
-    longer = isinstance(got, (list, tuple, np.ndarray)) and isinstance(want, (list, tuple)) and len(got) > len(want)
+    sized = isinstance(got, (list, tuple)) or (isinstance(got, np.ndarray) and got.ndim > 0)
+    longer = sized and isinstance(want, (list, tuple)) and len(got) > len(want)  # differs: no conversion needed
     if not longer and _plain(got) == _plain(want):
         return []
     return [Mismatch(where, "exact", f"{_label(where)}differs (got {_short(got)})")]
