@@ -9,7 +9,7 @@ Run by hand, from the repository:
 1. Mutants. Every function of `solutions/<id>/<code file>` is mutated one point at a time on its
    AST: arithmetic and comparison operators, a binary operation reduced to one operand (a
    deleted max shift), constants (axes, indices, epsilons, defaults), `.T` and `.transpose`
-   dropped, sum/mean, min/max, exp/log and log/log2 swapped, statements deleted, adjacent
+   dropped or added to a matrix product's operand, sum/mean, min/max, exp/log and log/log2 swapped, statements deleted, adjacent
    arguments swapped, keyword arguments dropped, slice bounds dropped, masks un-inverted,
    accumulators overwritten (`+=` as `=`). Mutants identical to the solution are left out.
 2. Grading. Many mutants in ONE submission (tests/heldout_harness.py's packing idea): each
@@ -131,6 +131,12 @@ def _binop_edits(node: ast.BinOp) -> Iterator[tuple[str, str, Edit]]:
         yield "binop", new.__name__, _with_op(new)
     yield "operand", "left only", lambda n: n.left
     yield "operand", "right only", lambda n: n.right
+    if isinstance(node.op, ast.MatMult):
+        for side in ("left", "right"):
+            def edit(n: ast.AST, side: str = side) -> ast.AST:
+                setattr(n, side, ast.Attribute(getattr(n, side), "T", ast.Load()))
+                return n
+            yield "transpose", f"{side} operand transposed", edit
 
 
 def _compare_edits(node: ast.Compare) -> Iterator[tuple[str, str, Edit]]:
