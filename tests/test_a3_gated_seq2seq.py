@@ -515,6 +515,18 @@ def test_a3_written_expected_values_agree_with_outside_authorities():
     assert _written("beam_raw").expected(v) == [2, 1]
 
 
+def test_a3_greedy_vs_best_by_hand_for_several_keys():
+    # Greedy takes a (P(a) > 1/2), then <eos> (q_a beats the two halves of 1 - q_a): P = p_a q_a.
+    # The finished outputs within two tokens are <eos> (P 0), a <eos> and b <eos>: the best is
+    # b <eos>, P = (1 - p_a) q_b, which greedy never reaches: it cannot undo its first choice.
+    for sid in (None, "ada", "s1234567", "grace@example.edu"):
+        v = VARIANT.numbers(sid)
+        p_a, q_a, q_b = v["greedy_p_a"], v["greedy_q_a"], v["greedy_q_b"]
+        assert p_a > 0.5 and q_a > (1 - q_a) / 2 and (1 - p_a) * q_b > p_a * q_a
+        got = _written("greedy_vs_best").expected(v)
+        np.testing.assert_allclose(got, [p_a * q_a, (1 - p_a) * q_b], rtol=1e-6)
+
+
 def test_a3_written_wrong_answers_are_named(tmp_path):
     v = VARIANT.numbers(None)
     raw_weights = [float(x) for x in suite._attn_raw(v)[0]]

@@ -507,6 +507,55 @@ def test_a4_attention_by_hand_expected_matches_torch():
         np.testing.assert_allclose(_question("a4.w_softmax_jacobian").expected(v), jac.numpy(), atol=1e-12)
 
 
+def _rotated(x, t: float):
+    """A 2-D vector turned by t radians, as a complex number times e^{it} (RoFormer §3.2.2)."""
+    z = complex(*x) * complex(np.cos(t), np.sin(t))
+    return np.array([z.real, z.imag])
+
+
+def test_a4_rope_written_answers_match_torch_and_the_parameter_count():
+    import torch
+
+    from grader.course import variants
+
+    for sid in (None, "ada", "grace@example.edu"):
+        v = variants.numbers(A.id, sid)
+        q = torch.tensor(_rotated(v["rope_q1"], 1.0))[None, None, :]  # the query at position 1
+        k = torch.tensor(np.stack([_rotated(v["rope_k0"], 0.0), _rotated(v["rope_k1"], 1.0)]))[None]
+        values = torch.tensor([v["rope_v0"], v["rope_v1"]], dtype=torch.float64)[None]
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, values)[0, 0]  # position 1 sees 0 and 1
+        np.testing.assert_allclose(_question("a4.w_rope_attention").expected(v), out.numpy(), atol=1e-12)
+        V, d, T = v["emb_vocab"], v["emb_d"], v["emb_positions"]
+        emb = torch.nn.Embedding(V, d), torch.nn.Embedding(T, d), torch.nn.Linear(d, V, bias=False)
+        tied, untied = (sum(m.weight.numel() for m in emb[:2]), sum(m.weight.numel() for m in emb))
+        assert _question("a4.w_embedding_params").expected(v) == [tied, untied]
+    assert _question("a4.w_rope_offset").expected(v) == "B"
+
+
+def test_a4_rope_written_wrong_forms_are_named(tmp_path):
+    from grader.course import variants
+    from reference import positions
+
+    v = variants.numbers(A.id, "ada")
+    rotated_v = _question("a4.w_rope_attention").expected(v)  # the right answer, then two wrong ones
+    wrong = suite._rope_attention_row(v, rotate_values=True)
+    V, d, T = v["emb_vocab"], v["emb_d"], v["emb_positions"]
+    folder = tmp_path / "w"
+    folder.mkdir()
+    written = dataclasses.replace(A, questions=(_question("a4.w_rope_attention"), _question("a4.w_embedding_params")),
+                                  code_file=None)
+    for answer, counts, want in (
+        (wrong, [2 * V * d + T * d] * 2, ["rope-rotates-values", "params-lm-head-counted-when-tied"]),
+        (suite._rope_attention_row(v, rope=lambda X, base: positions.apply_rope(X, base, sign=-1.0)),
+         [V * d, 2 * V * d], ["rope-angle-sign", "params-missing-position-embedding"]),
+    ):
+        (folder / "answers.toml").write_text(f"rope_attention = [{answer[0]:.6f}, {answer[1]:.6f}]\n"
+                                             f"embedding_params = [{counts[0]}, {counts[1]}]\n")
+        got = [q.misconceptions for q in grade_submission(folder, written, student="ada").questions]
+        assert got == [[want[0]], [want[1]]], got
+    assert not np.allclose(wrong, rotated_v)
+
+
 # ---------------------------------------------------------------- the hidden cases separate the mutants
 
 

@@ -830,7 +830,7 @@ WRITTEN_COVERAGE = (
         answer_kind="array", expected=_rope_attention_row, wrong_forms=_rope_attention_wrong,
     ),
     WrittenQuestion(
-        id="a4.w_embedding_params", title="The forward pass's embedding parameters, tied and untied", points=2,
+        id="a4.w_embedding_params", title="Embedding parameters, tied and untied", points=2,
         key="embedding_params", answer_kind="array", expected=_embedding_counts,
         wrong_forms=lambda v: [
             WrongForm(_embedding_counts(v, tied_head=1), "params-lm-head-counted-when-tied",
@@ -969,7 +969,7 @@ CODE = (
 CODE_COVERAGE = (
     _q("a4.rope", "Rotary position embeddings (RoPE)", 4, "apply_rope", positions.apply_rope, _rope_cases,
        ROPE_MUTANTS),
-    _q("a4.gpt_forward", "The complete forward pass of a decoder-only transformer", 9, "gpt_forward",
+    _q("a4.gpt_forward", "The complete forward pass (decoder-only)", 9, "gpt_forward",
        gpt.gpt_forward, _gpt_cases, GPT_MUTANTS),
 )
 
