@@ -75,6 +75,15 @@ def test_the_expression_judge_ignores_the_callers_folder(tmp_path, monkeypatch):
     assert not marker.exists(), marker.read_text()
 
 
+def test_control_the_impostors_do_run_when_a_process_is_not_isolated(tmp_path):
+    """The attack is real: a plain `python -c` started in the folder imports the impostor."""
+    marker = tmp_path / "marker.txt"
+    _submission(tmp_path / "submission", marker)
+    subprocess.run([sys.executable, "-c", "import mpmath"], cwd=tmp_path / "submission", capture_output=True,
+                   timeout=60)
+    assert marker.exists()
+
+
 def test_python_m_grader_drops_the_working_directory_from_sys_path(tmp_path):
     """`python -m grader` puts the working directory first; the grader removes it before any import."""
     (tmp_path / "numpy.py").write_text(IMPOSTOR.format(marker=str(tmp_path / "m"), name="numpy"))

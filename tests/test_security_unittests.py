@@ -8,6 +8,7 @@ the student's module changes nothing: the verdict is the honest one.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import toy_assignment as toy
@@ -83,6 +84,20 @@ def test_a_forging_submission_gets_the_honest_score(tmp_path):
     # and a right answer keeps its marks whatever the forger does
     (tmp_path / "again").mkdir()
     assert extra_scores(tmp_path / "again", FORGE + toy.NUMPY_SOLUTION)["quad's gradient is 2x"] == 3
+
+
+def test_control_the_forgery_works_where_tests_share_the_students_process(tmp_path):
+    """The attack is real: run in the student's own process (as gradescope-utils would), the
+    patched result builder gives every test 1000 points."""
+    (tmp_path / "toy.py").write_text(FORGE + WRONG_QUAD)
+    (tmp_path / "test_extra.py").write_text(TESTS)
+    code = ("import io, unittest, test_extra\n"
+            "from gradescope_utils.autograder_utils.json_test_runner import JSONTestRunner\n"
+            "runner = JSONTestRunner(stream=io.StringIO(), buffer=True)\n"
+            "runner.run(unittest.defaultTestLoader.loadTestsFromModule(test_extra))\n"
+            "print(sum(t['score'] for t in runner.json_data['tests']))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert float(done.stdout.split()[-1]) >= 1000, done.stderr[-2000:]
 
 
 def test_a_failing_student_call_fails_only_its_test(tmp_path):
