@@ -107,6 +107,22 @@ def test_a_failing_student_call_fails_only_its_test(tmp_path):
                       "half credit by design": 2}
 
 
+def test_a_banned_call_fails_the_instructor_test_too(tmp_path):
+    """toy bans numpy.linalg.norm in `norm`; an instructor test calling `norm` sees the refusal."""
+    tests = TESTS.replace("    @partial_credit(4)", "    @weight(1)\n    def test_norm(self):\n"
+                          "        \"\"\"norm of (3, 4)\"\"\"\n        self.assertAlmostEqual(toy.norm(np.array([3.0, 4.0])), 5.0)\n\n"
+                          "    @partial_credit(4)")
+    source = toy.NUMPY_SOLUTION + "\nimport importlib\ndef norm(x):\n" \
+        "    return float(getattr(importlib.import_module('numpy').linalg, 'no' + 'rm')(x))\n"
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "toy.py").write_text(source)
+    report = grade_submission(folder, toy.ASSIGNMENT, limits=FAST, instructor_tests=[("test_extra.py", tests)])
+    extra = {q.title: q for q in report.questions if q.kind == "instructor"}
+    assert extra["norm of (3, 4)"].score == 0 and "forbidden library function" in extra["norm of (3, 4)"].feedback
+    assert extra["quad's gradient is 2x"].score == 3
+
+
 def test_the_proxy_leaves_no_trace_in_the_graders_modules(tmp_path):
     before = sys.modules.get("toy")
     extra_scores(tmp_path, toy.NUMPY_SOLUTION)

@@ -59,13 +59,16 @@ def declared_weights(source: str) -> list[float]:
 
 def student_proxy(session: WorkerSession, bans: Mapping[str, tuple[str, ...]] | None = None) -> types.ModuleType:
     """A stand-in for the student's module: `proxy.f(*args)` runs `f` in the worker and returns
-    its plain-data result, or raises StudentCallFailed with the feedback the grader would give."""
+    its plain-data result, or raises StudentCallFailed with the feedback the grader would give.
+    `bans`: function -> the entry points refused while it runs; by default every ban of the
+    assignment (the session's tripwires) holds for every function the tests call."""
+    default = tuple(session.tripwires) if bans is None else ()
     bans = dict(bans or {})
     proxy = types.ModuleType(session.module, f"the student's `{session.module}.py`, run in the sandbox")
 
     def function(name: str) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
-            outcome = session.call(name, args, kwargs, banned=bans.get(name, ()))
+            outcome = session.call(name, args, kwargs, banned=bans.get(name, default))
             if outcome.tripped:
                 raise StudentCallFailed(f"`{name}` called a forbidden library function: {', '.join(outcome.tripped)}")
             if outcome.failure is not None:
@@ -112,7 +115,8 @@ def run(session: WorkerSession, modules: list[tuple[str, str]], first_number: in
     """Run each module; one QuestionResult per test entry, checked against its declared weights.
 
     `bans`: contract function -> the library entry points its question forbids (refused in
-    the worker while the instructor's tests call it too). `timeout` is kept for callers; every
+    the worker while the instructor's tests call it too; by default every ban of the
+    assignment holds for every function). `timeout` is kept for callers; every
     call into the worker has the session's own per-call and per-submission limits.
     """
     del timeout
