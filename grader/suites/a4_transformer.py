@@ -782,6 +782,13 @@ def _gpt(**hooks: Any) -> Callable[..., Array]:
     return lambda token_ids, params, n_heads: gpt.gpt_forward(token_ids, params, n_heads, **hooks)
 
 
+# A mistake in the student's own attention, LayerNorm or FFN, carried into the forward pass that
+# uses them, is named at its root (as in the blocks): the same forms as in their own questions.
+# (LayerNorm's σ + ε is left out: on these activations it stays within the tolerance.)
+GPT_UPSTREAM_MHA = ("heads-reshape-without-transpose", "attention-missing-scale", "attention-scale-by-dk",
+                    "attention-scale-by-d-model", "softmax-wrong-axis", "mask-inverted", "causal-mask-transposed",
+                    "causal-mask-excludes-self")
+
 GPT_MUTANTS: dict[str, Callable[..., Any]] = {
     "gpt-no-final-layernorm": _gpt(final_norm=False),
     "gpt-post-norm-blocks": _gpt(norm="post"),
@@ -790,6 +797,10 @@ GPT_MUTANTS: dict[str, Callable[..., Any]] = {
     "gpt-unembedding-always-tied": _gpt(unembed=gpt.always_tied),
     "decoder-self-attention-not-causal": _gpt(causal=False),
     "gpt-softmax-over-positions": _gpt(softmax_axis=-2),
+    **{mid: _any(*(_gpt(self_attention=form) for form in MHA_FORMS[mid])) for mid in GPT_UPSTREAM_MHA},
+    "layernorm-unbiased-variance": _gpt(layer_norm=_ln_variant(variance=_unbiased)),
+    "layernorm-wrong-axis": _any(*(_gpt(layer_norm=_ln_variant(axis=a)) for a in LN_WRONG_AXES)),
+    "ffn-missing-activation": _gpt(ffn=_ffn_no_activation),
 }
 
 
