@@ -50,6 +50,12 @@ class VariantKey:
             line += f"; this group submission of {self.group_size} uses its first member's key"
         return line + "."
 
+    def question_line(self) -> str:
+        """The line under each per-student question's feedback."""
+        if self.value is None:
+            return "These numbers are the default variant's (no variant key was given)."
+        return f"Your numbers are those of the variant key `{self.value}`."
+
 
 def _normalise(value: Any, field: KeyField) -> str | None:
     text = "" if value is None else str(value).strip()

@@ -122,7 +122,7 @@ def to_gradescope(report: GradeReport, key: VariantKey | None = None,
     if key is None and assignment is not None:
         key = VariantKey(report.student, assignment.variant_key, "option" if report.student else "none")
     per_student = _per_student(assignment)
-    tests = [_test(q, key.feedback() if key is not None and q.question_id in per_student else None)
+    tests = [_test(q, key.question_line() if key is not None and q.question_id in per_student else None)
              for q in report.questions]
     if assignment is not None:
         tests.extend(_answer_key_test(assignment, report.student, len(tests) + 1))
