@@ -1,13 +1,15 @@
 """Notebook submissions (contract §7): `<stem>.ipynb` graded in place of `<stem>.py`.
 
-The trusted side reads the notebook (plain JSON first, outputs dropped unread, then nbformat's
-own validation), turns its code cells into the source of `<stem>.py` (`notebook_source`), and
+The trusted side reads the notebook (plain JSON, outputs never looked at; nbformat's own schema
+check when a quick check of keys and types has doubts, nbformat's upgrade for version 3), turns
+its code cells into the source of `<stem>.py` (`notebook_source`), and
 the worker imports that like any submission: no Jupyter kernel is started. Written answers come
 from `answers.toml` beside the notebook or from a raw/markdown cell whose first line is
 `# answers.toml`. Afterwards the feedback is put in the notebook's terms: "cell 4, line 3".
 
 Three hooks, called by `grader.engine.grade`: `use_notebook` (after locating the files),
-`cell_notes` (before the worker is closed) and `relabel` (on the finished report).
+`cell_notes` (once the worker is started: what happened to the cells) and `relabel` (on the
+finished report).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class Notebook:
     answers: str | None  # the body of the `# answers.toml` cell, if any
     answers_cell: int | None
     notes: list[str] = field(default_factory=list)  # kernel, size
-    validation: _Validation | None = None  # nbformat's schema check, running beside the grading
+    validation: _Validation | None = None  # nbformat's schema check (when the quick one has doubts)
 
 
 @dataclass
@@ -118,6 +120,32 @@ def _validate(cells: list[dict], doc: dict, name: str) -> list[str]:
     return []
 
 
+_TOP_KEYS = {"cells", "metadata", "nbformat", "nbformat_minor"}
+_CELL_KEYS = {"code": {"id", "cell_type", "metadata", "source", "outputs", "execution_count"},
+              "markdown": {"id", "cell_type", "metadata", "source", "attachments"},
+              "raw": {"id", "cell_type", "metadata", "source", "attachments"}}
+
+
+def _plainly_valid(doc: dict, cells: list) -> bool:
+    """The common case, checked cheaply: v4 keys and types as Jupyter and Colab write them.
+
+    Only a notebook that fails this is handed to nbformat's validator (whose import and schema
+    compile cost 0.3-0.4 s), for its exact words on what is wrong.
+    """
+    if set(doc) - _TOP_KEYS or not isinstance(doc.get("metadata"), dict) or doc.get("nbformat") != 4:
+        return False
+    for cell in cells:
+        if not isinstance(cell, dict):
+            return False
+        allowed = _CELL_KEYS.get(cell.get("cell_type"))  # type: ignore[arg-type]
+        if allowed is None or set(cell) - allowed or not isinstance(cell.get("metadata", {}), dict):
+            return False
+        source = cell.get("source")
+        if not (isinstance(source, str) or (isinstance(source, list) and all(isinstance(x, str) for x in source))):
+            return False
+    return True
+
+
 class _Validation:
     """`_validate` in a thread: nbformat's import and schema check (0.1-0.2 s) overlap the worker's start."""
 
@@ -175,7 +203,7 @@ def read_notebook(data: bytes, name: str) -> Notebook:
     if len(raw_cells) > MAX_CELLS:
         notes.append(f"`{name}` has {len(raw_cells):,} cells; only the first {MAX_CELLS:,} were read")
     cells = [c for c in raw_cells[:MAX_CELLS] if isinstance(c, dict)]
-    checked = _Validation(cells, doc, name)
+    checked = None if _plainly_valid(doc, raw_cells) else _Validation(cells, doc, name)
     code: list[tuple[int, str]] = []
     answers, answers_at = None, None
     for number, cell in enumerate(raw_cells[:MAX_CELLS], start=1):
