@@ -65,6 +65,12 @@ _sys.meta_path[:] = [f for f in _sys.meta_path if "Hook" not in type(f).__name__
 _t = _importlib.import_module("to" + "rch")
 ''' + AUTOGRAD_BY_COMPUTED_NAME.split("\n", 4)[4]
 
+IMPORT_HOOK_REMOVED_AND_MODULES_DROPPED = IMPORT_HOOK_REMOVED.replace(
+    '_t = _importlib.import_module("to" + "rch")\n',
+    '_t = _importlib.import_module("to" + "rch")\n'
+    'for _name in [n for n in _sys.modules if n == "torch" or n.startswith("torch.")]:\n'
+    '    del _sys.modules[_name]\n')
+
 MANUAL_BPTT_UNDER_NO_GRAD = '''
 import torch
 
@@ -214,8 +220,11 @@ def test_patching_the_workers_names_switches_nothing_off(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_library_loaded_around_the_import_hook_costs_every_banned_question(tmp_path):
-    results = grade(tmp_path, "a2", IMPORT_HOOK_REMOVED)
+@pytest.mark.parametrize("extra", [IMPORT_HOOK_REMOVED, IMPORT_HOOK_REMOVED_AND_MODULES_DROPPED],
+                         ids=["hook_removed", "and_modules_dropped"])
+def test_a_library_loaded_around_the_import_hook_costs_every_banned_question(tmp_path, extra):
+    assert "del _sys.modules" in IMPORT_HOOK_REMOVED_AND_MODULES_DROPPED
+    results = grade(tmp_path, "a2", extra)
     assert lost(results) == {"a2.bptt_final_state", "a2.bptt_sequence_ce", "a2.clip_by_global_norm"}
     assert all("needs review" in results[qid].feedback for qid in lost(results))
 

@@ -444,6 +444,15 @@ def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
     originals: dict[int, Any] = {}  # id(original function) -> its wrapper (for aliases)
     wrap = _make_wrap(_make_hit(state, hits, refused), labels_of, originals)
     expand, mirror = _make_expand(), _make_mirror(originals)
+    _open = open
+
+    def mapped(top: str) -> bool:
+        """Whether files of the library's folder are mapped into this process (/proc/self/maps)."""
+        try:
+            with _open("/proc/self/maps", "rb") as fh:
+                return f"/{top}/".encode() in fh.read()
+        except OSError:
+            return False
 
     def install_loaded() -> None:
         """Wrap the entry points of every banned library that is loaded now (idempotent)."""
@@ -458,10 +467,11 @@ def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
             mirror(top)
 
     def bypassed() -> bool:
-        """A banned library loaded without passing the import hook (it was removed)."""
+        """A banned library loaded without passing the import hook (it was removed, or its module
+        dropped from sys.modules after use): its native libraries stay mapped into the process."""
         missed = False
         for top in state["tops"]:
-            if top in _modules and top not in done:
+            if top not in done and (top in _modules or mapped(top)):
                 missed = True
         install_loaded()
         return missed
