@@ -353,3 +353,18 @@ def test_not_a_notebook_format_is_read_leniently(tmp_path: Path):
     report = _grade(_write(tmp_path / "odd", {"word_vectors.ipynb": json.dumps(doc)}), A1)
     assert report.score == 100
     assert any("does not follow the notebook format exactly" in w for w in report.warnings)
+
+
+def test_a_zipped_notebook_in_one_folder_and_a_lone_notebook_file(tmp_path: Path):
+    import zipfile
+
+    a1 = _code_cells(A1_SOLUTION)
+    text = _notebook([*a1, _answers(_answer_key(A1).to_toml(None))])
+    archive = tmp_path / "alice.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("my work/word_vectors.ipynb", text)
+        zf.writestr("my work/.ipynb_checkpoints/word_vectors-checkpoint.ipynb", "{}")
+    assert _grade(archive, A1).score == 100
+    lone = tmp_path / "word_vectors.ipynb"
+    lone.write_text(text)
+    assert _grade(lone, A1).score == 100
