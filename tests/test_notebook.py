@@ -194,7 +194,7 @@ def test_answers_cell_raw_or_markdown_with_a_fence():
     raw = v4.new_raw_cell("# answers.toml\nq1 = 3\n")
     md = v4.new_markdown_cell("# answers.toml\n```toml\nq1 = 3\n```")
     other = v4.new_markdown_cell("# Answers\nq1 = 3")
-    assert answers_cell(raw).strip() == answers_cell(md).strip() == "q1 = 3"
+    assert answers_cell(raw) == "\nq1 = 3\n\n" and answers_cell(md) == "\n\nq1 = 3\n\n"  # cell lines kept
     assert answers_cell(other) is None
 
 
@@ -368,3 +368,16 @@ def test_a_zipped_notebook_in_one_folder_and_a_lone_notebook_file(tmp_path: Path
     lone = tmp_path / "word_vectors.ipynb"
     lone.write_text(text)
     assert _grade(lone, A1).score == 100
+
+
+def test_written_feedback_names_the_answers_cell_and_its_line(tmp_path: Path):
+    key = _answer_key(A1).to_toml(None).split("\n")
+    first = next(i for i, line in enumerate(key) if "=" in line and not line.startswith("#"))
+    name = key[first].split("=")[0].strip()
+    key[first] = f"{name} = = broken"
+    a1 = _code_cells(A1_SOLUTION)
+    cells = [*a1, v4.new_markdown_cell("# answers.toml\n```toml\n" + "\n".join(key) + "\n```")]
+    report = _grade(_write(tmp_path / "w", {"word_vectors.ipynb": _notebook(cells)}), A1)
+    hit = [q for q in report.questions if q.kind == "written" and q.status == "failed"]
+    # The mark and the fence come first in the cell: the key's line is first + 3 there.
+    assert hit and f"the answers cell (cell {len(cells)}), line {first + 3}: `{name} = = broken`" in hit[0].feedback

@@ -189,7 +189,8 @@ def answers_cell(cell: dict) -> str | None:
     lines = _text(cell.get("source")).replace("\r\n", "\n").split("\n")
     if not lines or lines[0].strip().lower() != ANSWERS_MARK:
         return None
-    body = [line for line in lines[1:] if not _FENCE.match(line)]  # a markdown cell may fence it
+    # Blank lines for the mark and a markdown cell's fences: "line 3" in feedback is the cell's line 3.
+    body = ["" if i == 0 or _FENCE.match(line) else line for i, line in enumerate(lines)]
     return "\n".join(body) + "\n"
 
 
@@ -237,7 +238,7 @@ def _take_answers(located: Located, book: Notebook) -> None:
                              f"ignored: `{ANSWERS_FILE}` beside the notebook is graded")
         return
     located.files[ANSWERS_FILE] = book.answers.encode()
-    located.sources[ANSWERS_FILE] = f"the `{ANSWERS_MARK}` cell (cell {book.answers_cell}) of `{book.name}`"
+    located.sources[ANSWERS_FILE] = f"the answers cell (cell {book.answers_cell})"
 
 
 def use_notebook(located: Located, code_file: str | None, import_seconds: float) -> None:
@@ -370,7 +371,11 @@ def relabel(report: GradeReport, located: Located) -> GradeReport:
     if not isinstance(run, NotebookRun):
         return report
     translate = _translator(run)
+    answers_from = located.sources.get(ANSWERS_FILE)
     for q in report.questions:
+        if q.kind == "written" and answers_from:
+            q.feedback = re.sub(r"\b(?<!, )line (\d+): `", rf"{answers_from}, line \1: `", q.feedback)
+            q.feedback = q.feedback.replace("`answers.toml`", answers_from).replace("answers.toml", answers_from)
         if q.kind != "code":
             continue
         q.feedback = translate(q.feedback) or ""
