@@ -396,3 +396,12 @@ def test_exact_comparisons_of_odd_returns_are_mismatches_not_errors():
     assert compare(np.arange(10_000_000), [1, 2])[0].reason == "exact"  # longer than expected: not converted
     assert compare(10**400, 3.0)[0].message == "value differs (got an integer of 401 digits)"
     assert compare(np.array([1, 2]), [1, 2]) == []
+
+
+def test_a_hidden_case_with_nan_shows_the_students_own_output_and_their_count():
+    want = np.array([0.2, 0.3, 0.5])
+    got = np.array([np.nan, 0.3, np.inf])
+    mismatches = compare(got, want, hidden=True)
+    line = case_line(Case("hidden case 1", (want,)), mismatches, got, want)
+    assert "2 entries are NaN or inf" in line and "got: shape (3,): [nan, 0.3, inf]" in line
+    assert "0.2" not in line and "0.5" not in line

@@ -254,7 +254,7 @@ def case_line(case: Case, mismatches: list[Mismatch], got: Any, want: Any) -> st
     line = f"- ✘ {case.name}: {reasons}"
     if case.visible:
         line += f"\n  - got: {preview(got)}\n  - expected: {preview(want)}"
-    elif mismatches[0].reason in ("values", "exact"):
+    elif mismatches[0].reason in ("values", "exact", "nonfinite"):
         line += f"\n  - got: {preview(got)}"
     return line
 
