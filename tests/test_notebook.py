@@ -381,3 +381,15 @@ def test_written_feedback_names_the_answers_cell_and_its_line(tmp_path: Path):
     hit = [q for q in report.questions if q.kind == "written" and q.status == "failed"]
     # The mark and the fence come first in the cell: the key's line is first + 3 there.
     assert hit and f"the answers cell (cell {len(cells)}), line {first + 3}: `{name} = = broken`" in hit[0].feedback
+
+
+def test_too_much_code_and_an_old_format(tmp_path: Path):
+    huge = _notebook([v4.new_code_cell("x = 1\n" * 400_000)])
+    report = _grade(_write(tmp_path / "huge", {"word_vectors.ipynb": huge}), A1)
+    code = [q for q in report.questions if q.kind == "code"]
+    assert all(q.score == 0 and "characters of code, more than a submission may" in q.feedback for q in code)
+    v3 = {"nbformat": 3, "nbformat_minor": 0, "metadata": {},
+          "worksheets": [{"cells": [{"cell_type": "code", "input": A1_SOLUTION, "language": "python",
+                                     "outputs": [], "metadata": {}}], "metadata": {}}]}
+    report = _grade(_write(tmp_path / "v3", {"word_vectors.ipynb": json.dumps(v3)}), A1)
+    assert all(q.score == q.max_score for q in report.questions if q.kind == "code")

@@ -29,6 +29,7 @@ ANSWERS_FILE = "answers.toml"
 ANSWERS_MARK = "# answers.toml"
 SKIP_TAG = "skip-grading"  # a code cell with this tag is not run (the handout's public-tests cell)
 MAX_CELLS = 10_000  # cells read; a notebook with more is cut there, with a note
+MAX_CODE_CHARS = 2 << 20  # all code cells together: as much as a .py may hold (locate.MAX_FILE_BYTES)
 REPORT_FUNCTION = "_seqgrade_notebook_cells"  # defined by the generated module
 _FENCE = re.compile(r"^\s*```[\w-]*\s*$")
 
@@ -92,8 +93,9 @@ def _parse_json(data: bytes, name: str) -> dict:
 
 def _upgrade(doc: dict, name: str) -> dict:
     """Older notebooks (nbformat 3, with worksheets) become version 4, as Jupyter would read them."""
-    if doc.get("nbformat") == 4:
-        return doc
+    version = doc.get("nbformat")
+    if isinstance(doc.get("cells"), list) and not (isinstance(version, int) and version < 4):
+        return doc  # version 4, or a version field missing or newer: the cells are read as version 4
     import nbformat
 
     try:
@@ -216,6 +218,10 @@ def read_notebook(data: bytes, name: str) -> Notebook:
             code.append((number, _text(cell.get("source"))))
         elif answers is None and (found := answers_cell(cell)) is not None:
             answers, answers_at = found, number
+    size = sum(len(text) for _, text in code)
+    if size > MAX_CODE_CHARS:
+        raise NotebookError(f"`{name}` holds {size:,} characters of code, more than a submission may "
+                            f"({MAX_CODE_CHARS:,})")
     return Notebook(name, code, answers, answers_at, notes, checked)
 
 
