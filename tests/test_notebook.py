@@ -393,3 +393,17 @@ def test_too_much_code_and_an_old_format(tmp_path: Path):
                                      "outputs": [], "metadata": {}}], "metadata": {}}]}
     report = _grade(_write(tmp_path / "v3", {"word_vectors.ipynb": json.dumps(v3)}), A1)
     assert all(q.score == q.max_score for q in report.questions if q.kind == "code")
+
+
+def test_cli_handout_notebook(tmp_path: Path):
+    run = subprocess.run([sys.executable, "-m", "grader", "handout", "a2", "--notebook"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    nb = nbformat.read(str(tmp_path / "rnn.ipynb"), as_version=4)
+    nbformat.validate(nb)
+    assert nb.metadata.kernelspec.language == "python"
+    assert [c.cell_type for c in nb.cells].count("code") >= 2
+    assert "NotImplementedError" in "".join(c.source for c in nb.cells if c.cell_type == "code")
+    missing = subprocess.run([sys.executable, "-m", "grader", "handout", "a2"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "--out" in missing.stderr
