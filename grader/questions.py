@@ -91,6 +91,13 @@ class CodeQuestion:
     # procedures graded by distribution): the engine calls every case (and handles failures,
     # timeouts, shortcuts), then the judge reads all the outputs together.
     custom: CustomJudge | None = None
+    # Follow-through credit (contract §8): the earlier questions whose student functions this one
+    # builds on (MHA on scaled dot-product attention). When this question is wrong and a
+    # dependency was docked with a named mistake, the question is judged again against its
+    # mutant for that mistake (the mistake lifted to the composite); a match earns
+    # `follow_through` (None: the assignment's share) of the points instead of a second charge.
+    depends_on: tuple[str, ...] = ()
+    follow_through: float | None = None
     kind: Literal["code"] = "code"
 
 
@@ -142,6 +149,7 @@ class Assignment:
     reveal_answers: Literal["after_due_date", "after_published", "visible", "never"] = "after_due_date"
     show_student_output: bool = False
     variant_key: Literal["email", "sid"] = "email"
+    follow_through: float = 1.0  # share of a question's points when only a carried mistake explains it
 
     def resolved(self, q: Question) -> Question:
         """The question with its effective visibility: its own, else the assignment's."""

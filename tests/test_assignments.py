@@ -139,3 +139,14 @@ def test_a_misconception_typo_fails_when_the_assignment_loads(monkeypatch):
     monkeypatch.setattr(suite, "ASSIGNMENT", broken)
     with pytest.raises(registry.AuthoringError, match="softmax-unstabel"):
         registry.load("a1")
+
+
+def test_a_dependency_on_an_unknown_or_later_question_fails_at_load(monkeypatch):
+    """Follow-through dependencies name earlier code questions; a typo fails `seqgrade list`."""
+    import grader.suites.a1_word_vectors as suite
+
+    first, *rest = suite.ASSIGNMENT.questions
+    broken = dataclasses.replace(first, depends_on=("a1.softmaxx",))
+    monkeypatch.setattr(suite, "ASSIGNMENT", dataclasses.replace(suite.ASSIGNMENT, questions=(broken, *rest)))
+    with pytest.raises(registry.AuthoringError, match="softmaxx"):
+        registry.load("a1")

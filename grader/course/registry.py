@@ -76,3 +76,16 @@ def _check_ids(assignment: Assignment) -> None:
     if unknown:
         raise AuthoringError(f"{assignment.id} names misconceptions that are not in the catalog: "
                              + ", ".join(unknown))
+    _check_dependencies(assignment)
+
+
+def _check_dependencies(assignment: Assignment) -> None:
+    """Follow-through dependencies name earlier code questions of the same assignment."""
+    seen: set[str] = set()
+    for q in assignment.questions:
+        for dep in getattr(q, "depends_on", ()):
+            if dep not in seen:
+                raise AuthoringError(f"{assignment.id}: {q.id} depends on {dep!r}, which is not an "
+                                     "earlier code question of the assignment")
+        if isinstance(q, CodeQuestion):
+            seen.add(q.id)
