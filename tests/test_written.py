@@ -125,16 +125,18 @@ def test_skipgram_sign_flip(judge: ExprJudge) -> None:
 
 
 def test_judge_timeout_is_reported(judge: ExprJudge) -> None:
-    slow = ExprJudge(timeout=0.0001)
-    try:
+    """A check that overran the judge's limit costs the points with the judge's own words.
+
+    The judge is asked for a reply within 0 s (its read loop gives up before waiting), so
+    the outcome does not depend on how fast this machine answers.
+    """
+    with ExprJudge(timeout=0.0) as slow:
         r = grade_written(
             wq("params", "expression", lambda v: "12 d^2 + 13 d", symbols=("d",)),
             SHEET,
             VARIANT,
             slow,
         )
-    finally:
-        slow.close()
     assert r.score == 0.0 and "took too long to check" in r.feedback
 
 
