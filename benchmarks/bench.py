@@ -172,7 +172,7 @@ def bench_batch(copies: int) -> dict[int, float]:
 
 def footprint() -> dict[str, float]:
     sizes = {}
-    for dist in ("torch", "numpy", "sympy", "mpmath", "lark", "gradescope-utils", "PyYAML"):
+    for dist in ("torch", "numpy", "sympy", "mpmath", "gradescope-utils", "PyYAML"):
         try:
             files = importlib.metadata.files(dist) or []
         except importlib.metadata.PackageNotFoundError:
