@@ -252,3 +252,13 @@ def test_a_long_header_line_is_read_in_linear_time() -> None:
     started = time.perf_counter()
     sheet = parse_answers("a = 1\n[" + " " * 200_000 + "x\nb = [\n")  # was cubic: 15 s for 2,000 spaces
     assert time.perf_counter() - started < 5 and sheet.get("a").value == 1
+
+
+def test_a_shape_with_a_long_run_of_spaces_is_read_in_linear_time() -> None:
+    import time
+
+    started = time.perf_counter()
+    with pytest.raises(AnswerFormatError, match="whole numbers only"):
+        as_shape("2" + " " * 200_000 + "3")  # was quadratic: 8 s for 20,000 spaces
+    assert time.perf_counter() - started < 2
+    assert as_shape(" ( 2 ,  4 x 8 ) ") == (2, 4, 8)

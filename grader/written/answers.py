@@ -469,7 +469,7 @@ def as_shape(value: Any) -> tuple[int, ...]:
         items = value
     elif isinstance(value, str):
         s = value.strip().strip("()[]").strip()
-        items = [p for p in re.split(r"\s*(?:,|x|×|\*)\s*", s) if p != ""] if s else []
+        items = [p.strip() for p in re.split(r"[,x×*]", s) if p.strip()] if s else []  # linear split
     else:
         raise AnswerFormatError(
             f'expected a shape such as [2, 4, 8] or "(2, 4, 8)", got {_describe(value)}'
