@@ -145,8 +145,10 @@ def _collect(located: Located, sizes: dict[str, int], read) -> None:
             continue
         if name.endswith(".ipynb"):
             if sizes[rel] > MAX_NOTEBOOK_BYTES:
-                located.notes.append(f"`{rel}` skipped: larger than {MAX_NOTEBOOK_BYTES >> 20} MiB (clear its "
-                                     "outputs in Jupyter or Colab and submit it again)")
+                why = (f"`{rel}` skipped: larger than {MAX_NOTEBOOK_BYTES >> 20} MiB (clear its outputs in "
+                       "Jupyter or Colab and submit it again)")
+                located.notes.append(why)
+                located.problems[name[:-len(".ipynb")] + ".py"] = f"{why}; no function in it could be run."
                 continue
         elif sizes[rel] > MAX_FILE_BYTES or total + sizes[rel] > MAX_TOTAL_BYTES:
             located.notes.append(f"`{rel}` skipped: larger than {MAX_FILE_BYTES >> 20} MiB")
