@@ -3,9 +3,14 @@ two-unit RNN microscope.
 
 Hidden cases use a square W_h and a non-square W_x (H != D), so that a transposed outer
 product or a transposed weight shows as a shape error or a value change; inputs are large
-enough that z_t is far from 0 (1 - z^2 differs clearly from 1 - h^2); T >= 3; some cases
-start from a nonzero h0 (then G_0 is not zero). Every mutant is one call of the reference
-with one hook swapped (reference/bptt.py documents the hooks).
+enough that z_t is far from 0 (1 - z^2 differs clearly from 1 - h^2); T >= 4 in hidden
+cases; some cases start from a nonzero h0 (then G_0 is not zero, and the h0 mistakes show).
+The cross-entropy questions each have a hidden case with logits in the hundreds: a softmax
+without the max shift, with a min shift or with one shift for all rows gives NaN or inf there,
+while log-softmax and a stable softmax followed by its log pass, in float64 and float32. NaN
+is no evidence of one mistake over another, so that case names nothing by itself. Every
+mutant is one call of the reference with one hook swapped (reference/bptt.py and
+reference/rnn.py document the hooks).
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ a transpose moves values), B >= 2 sequences of different lengths with padding pr
 (lengths in [1, T-1] for most rows, one full row), a pad_id that occurs among the targets
 and is not always 0, query rows that keep at least one allowed and one masked key under
 both the right and the inverted reading, and T_q != T_k in one masked-softmax case.
+block_shapes has its own judge (`judge_block_shapes`): shapes are tuples of ints, so a float
+entry (`d / n_heads` gives 4.0, which `x.view` refuses) fails even where 4.0 == 4, and it is
+named alongside any shape mistake the mutants explain.
 """
 
 from __future__ import annotations
