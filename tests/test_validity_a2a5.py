@@ -23,8 +23,11 @@ import numpy as np
 import pytest
 
 from grader.engine.checks import compare
+from grader.engine.diagnosis import explain, verdict
 from grader.engine.grade import grade_submission
-from grader.engine.trusted import materialize, run_trusted
+from grader.engine.trusted import materialize, run_trusted, trusted_mutants
+from grader.mutants import AnyOf
+from grader.questions import CodeQuestion
 from grader.suites import a2_rnn_bptt as a2
 from grader.suites import a5_shapes_debugging as a5
 from reference.attention import split_heads
@@ -318,3 +321,39 @@ def test_mutation_targets_on_a2_and_a5():
         score, share, killed = _figures(run.stdout, aid)
         assert killed > 100, run.stdout
         assert score >= 0.99 and share <= 0.03, run.stdout
+
+
+# ---------------------------------------------------------------- every mutant named as itself
+
+
+def _named_as(q, mid: str, option: int, seed: int) -> list[str]:
+    """What the engine's diagnosis names for a student whose outputs are one form of `mid`."""
+    mutants = trusted_mutants(q.mutants)
+    per_case, failed = [], 0
+    for case in q.cases(seed):
+        want = run_trusted(q.reference, case)
+        out = mutants[mid](*case.args, **dict(case.kwargs))
+        got = out.options[min(option, len(out.options) - 1)] if isinstance(out, AnyOf) else out
+        if not compare(got, want, q.tolerance, exact=q.integer):
+            continue
+        failed += 1
+        per_case.append(explain(got, want, case.args, dict(case.kwargs), mutants, q.tolerance, exact=q.integer))
+    return verdict(per_case, failed) if failed else [mid]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("aid", ["a2", "a5"])
+def test_every_mutant_form_is_named_as_itself_for_many_students(aid):
+    """Each natural form of each mistake, on the hidden cases of 8 students, is named with
+    exactly its own id: no other plausible mistake explains it better."""
+    suite = a2 if aid == "a2" else a5
+    questions = [q for q in suite.ASSIGNMENT.questions if isinstance(q, CodeQuestion) and q.custom is None]
+    wrong = []
+    for q in questions:
+        for mid in q.mutants:
+            for option in range(3):
+                for seed in range(8):
+                    named = _named_as(q, mid, option, seed)
+                    if named != [mid]:
+                        wrong.append((q.function, mid, option, seed, named))
+    assert wrong == []
