@@ -407,3 +407,21 @@ def test_cli_handout_notebook(tmp_path: Path):
     missing = subprocess.run([sys.executable, "-m", "grader", "handout", "a2"], cwd=tmp_path,
                              capture_output=True, text=True, timeout=120)
     assert missing.returncode == 2 and "--out" in missing.stderr
+
+
+def test_the_generated_module_keeps_string_literals_and_runs_cells_in_one_namespace(tmp_path: Path):
+    """Cells are indented into their runner: multi-line strings (f-strings too) must not change."""
+    from grader.engine.notebook_source import TimeShares, build_module
+
+    cells = [(1, 'x = 3\ns = f"""a\n  {x}\nb"""\nt = """p\n%q\n"""\n%time v = 1\n'),
+             (2, "def f(a):\n\treturn a + x\n!ls"), (3, "%%capture\nw = f(1)"), (4, "raise KeyError('k')")]
+    source = build_module(cells, "t.ipynb", TimeShares.for_import(4.0))
+    (tmp_path / "tmod.py").write_text(source.module)
+    run = subprocess.run([sys.executable, "-c", "import json, tmod; print(json.dumps([tmod.s, tmod.t, tmod.v, "
+                          "tmod.w, tmod._seqgrade_notebook_cells()]))"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=60)
+    s, t, v, w, failures = json.loads(run.stdout)
+    assert (s, t, v, w) == ("a\n  3\nb", "p\n%q\n", 1, 4)
+    assert [(f["cell"], f["type"]) for f in failures] == [(4, "KeyError")]
+    assert source.where(failures[0]["lines"][-1]) == (4, 1)
+    assert len(source.module.split("\n")) == len(source.scan.split("\n"))  # one line map for both

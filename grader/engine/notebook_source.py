@@ -30,6 +30,8 @@ _TIME_MAGIC = re.compile(r"^(\s*)%time\s+(.*)$")  # `%time x = f()`: Jupyter run
 _HELP = re.compile(r"^(\s*)[\w.]+\?{1,2}\s*$")  # `np.sum?`
 _INDENT = "\t"  # a tab prefix shifts every indentation level alike (tab size 8 and 1), unlike spaces
 _HEAD_LINES = 2  # the `if` and `with` lines before each cell's body
+_FSTRING_START = getattr(tokenize, "FSTRING_START", -1)  # Python 3.12+
+_FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
 
 
 @dataclass
@@ -76,10 +78,15 @@ def _logical_starts(source: str) -> tuple[set[int] | None, set[int]]:
     starts: set[int] = set()
     inside: set[int] = set()
     depth, at_start = 0, True
+    fstrings: list[int] = []  # rows where open f-strings start (Python 3.12+ tokenizes their parts)
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
             if tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
                 inside.update(range(tok.start[0] + 1, tok.end[0] + 1))
+            elif tok.type == _FSTRING_START:
+                fstrings.append(tok.start[0])
+            elif tok.type == _FSTRING_END and fstrings:
+                inside.update(range(fstrings.pop() + 1, tok.end[0] + 1))
             if tok.type in (tokenize.NEWLINE, tokenize.NL):
                 at_start = at_start or tok.type == tokenize.NEWLINE or depth == 0
                 continue
