@@ -19,7 +19,9 @@ one call with one piece swapped, never a retyped algorithm):
 - `noise_distribution(counts, power=1.0)` (`noise-no-power`).
 - `glove_weight(X, cap=False)` (`glove-weight-uncapped`); `glove_loss(..., include=...)`
   chooses which entries enter the sum (`glove-zero-counts-included`).
-- `analogy(..., exclude_inputs=False)` (`analogy-inputs-not-excluded`).
+- `analogy(..., exclude_inputs=False)` (`analogy-inputs-not-excluded`); `offset=` and
+  `similarity=` swap the target vector and the score (the hidden cases are chosen so that a
+  wrong target, a dot product or a global norm, or a large epsilon picks another word).
 - `cooccurrence_matrix(..., offsets=...)`: the relative positions counted (0 included: a word
   is its own neighbour; only 1 … window: a one-sided window).
 - `svd_embeddings(..., side="V" | scale=False | truncate=False)`: the rows of V instead of U,
@@ -334,18 +336,23 @@ def analogy(
     c: str,
     *,
     exclude_inputs: bool = True,
+    offset: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+    similarity: Callable[[np.ndarray, np.ndarray], np.ndarray] = cosine_similarity,
 ) -> str:
     """a : b :: c : ? = argmax_w cos(e_w, e_b - e_a + e_c) over w ∉ {a, b, c}.
 
-    Ties go to the earlier vocabulary word. Hook: `exclude_inputs=False` lets a, b, c win.
+    Ties go to the earlier vocabulary word. Hooks: `exclude_inputs=False` lets a, b, c win;
+    `offset(e_a, e_b, e_c)` is the target vector (correct: e_b - e_a + e_c); `similarity(E, q)`
+    scores every row against it (correct: the cosine, each row by its own norm).
     """
     E = np.asarray(E, dtype=np.float64)  # (V, d)
     index = {w: i for i, w in enumerate(vocab)}
     for w in (a, b, c):
         if w not in index:
             raise ValueError(f"expected a word of the vocabulary, got {w!r}")
-    target = E[index[b]] - E[index[a]] + E[index[c]]  # (d,)
-    sims = cosine_similarity(E, target)  # (V,)
+    e_a, e_b, e_c = E[index[a]], E[index[b]], E[index[c]]  # (d,) each
+    target = e_b - e_a + e_c if offset is None else offset(e_a, e_b, e_c)  # (d,)
+    sims = np.array(similarity(E, target), dtype=np.float64)  # (V,)
     if exclude_inputs:
         sims[[index[a], index[b], index[c]]] = -np.inf
     return vocab[int(np.argmax(sims))]

@@ -35,7 +35,9 @@ A1_IDS = {"softmax-unstable", "sigmoid-unstable", "softmax-wrong-axis", "skipgra
           "glove-zero-counts-included", "analogy-inputs-not-excluded",
           # round 2 (contract §9): count-based vectors
           "cooccurrence-counts-self", "cooccurrence-one-sided-window", "svd-missing-singular-values",
-          "svd-uses-V", "svd-not-truncated"}
+          "svd-uses-V", "svd-not-truncated",
+          # issue 17: row o of grad_U overwritten when o is drawn as a negative too
+          "sgns-outside-row-overwritten"}
 
 
 def _answer_key():
@@ -215,6 +217,9 @@ MISTAKES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         ("d_k = _sigmoid(s_k)  # (K,)", "d_k = _sigmoid(s_k) - 1.0")]),
     "sgns-negatives-deduplicated": ("a1.neg_sampling", [
         ("np.add.at(grad_U, neg, np.outer(d_k, v_c))", "grad_U[neg] += np.outer(d_k, v_c)")]),
+    "sgns-outside-row-overwritten": ("a1.neg_sampling", [
+        ("    grad_U[o] += d_o * v_c\n    np.add.at(grad_U, neg, np.outer(d_k, v_c))  # unbuffered: repeated k accumulate",
+         "    np.add.at(grad_U, neg, np.outer(d_k, v_c))\n    grad_U[o] = d_o * v_c")]),
     "noise-no-power": ("a1.noise", [
         ("c = np.asarray(counts, dtype=np.float64) ** power", "c = np.asarray(counts, dtype=np.float64)")]),
     "glove-weight-uncapped": ("a1.glove_weight", [UNCAPPED]),
@@ -239,7 +244,7 @@ GROUPS = (
      "analogy-inputs-not-excluded"),
     ("softmax-wrong-axis", "skipgram-grad-sign", "sigmoid-unstable", "glove-zero-counts-included"),
     ("softmax-unstable/skipgram", "sgns-negatives-deduplicated", "glove-weight-uncapped/loss"),
-    ("skipgram-grad-no-expectation", "svd-not-truncated"),
+    ("skipgram-grad-no-expectation", "svd-not-truncated", "sgns-outside-row-overwritten"),
     ("skipgram-gradU-no-onehot", "cooccurrence-counts-self", "svd-missing-singular-values"),
     ("cooccurrence-one-sided-window", "svd-uses-V"),
 )

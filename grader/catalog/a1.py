@@ -16,12 +16,13 @@ register(
     ),
     Misconception(
         id="sigmoid-unstable",
-        title="sigmoid written as exp(x) / (1 + exp(x))",
+        title="a sigmoid that overflows to NaN for a large argument",
         explanation=(
-            "For a large dot product such as u_o·v_c = 1000, `exp(x)` overflows to inf and "
-            "`exp(x) / (1 + exp(x))` is inf/inf = NaN, which spreads to the loss and the "
-            "gradients. Use 1 / (1 + exp(-x)) for x ≥ 0 and exp(x) / (1 + exp(x)) only for "
-            "x < 0 (or a library sigmoid), so that `exp` only ever sees a non-positive number."
+            "Your sigmoid gave NaN (or inf) for a dot product of about ±1000: written as "
+            "`exp(x) / (1 + exp(x))`, `exp(1000)` overflows to inf and inf/inf is NaN, which "
+            "spreads to the loss and the gradients. σ(x) = 1 / (1 + exp(-x)) is finite there "
+            "(`exp(-1000)` is just 0); for a large negative x use exp(x) / (1 + exp(x)), whose "
+            "`exp` sees only a negative number; or call `scipy.special.expit` or `torch.sigmoid`."
         ),
         section="notes §1, 'Negative sampling (SGNS)'",
     ),
@@ -78,6 +79,18 @@ register(
             "`np.add.at(grad_U, neg, rows)` (or `index_add_` in torch, or a loop)."
         ),
         section="notes §1, 'Negative sampling (SGNS)' (the sum over i = 1 … k samples)",
+    ),
+    Misconception(
+        id="sgns-outside-row-overwritten",
+        title="row o of grad_U overwritten when o is also drawn as a negative",
+        explanation=(
+            "The true outside word o may be drawn as a negative sample too; then row o of grad_U "
+            "gets both terms: (σ(u_o·v_c) - 1) v_c from the true pair plus σ(u_o·v_c) v_c for each "
+            "time o was drawn as noise. Your row o of grad_U kept only one of them: it was written "
+            "with `=` where it must be accumulated (`+=`, `np.add.at`, `index_add_`). The other "
+            "rows, the loss and grad_v_c are right."
+        ),
+        section="notes §1, 'Negative sampling (SGNS)' (the sum over the k samples)",
     ),
     Misconception(
         id="noise-no-power",

