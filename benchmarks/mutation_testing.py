@@ -5,6 +5,7 @@ Run by hand, from the repository:
 
     python benchmarks/mutation_testing.py a2 a5 -j 2            # every mutant of a2's and a5's solution
     python benchmarks/mutation_testing.py a4 --limit 200        # an evenly spread sample of 200
+    python benchmarks/mutation_testing.py a5 --show-equivalent  # list the equivalent mutants too
 
 1. Mutants. Every function of `solutions/<id>/<code file>` is mutated one point at a time on its
    AST: arithmetic and comparison operators, a binary operation reduced to one operand (a
@@ -581,7 +582,17 @@ def summarize(aid: str, results: list[Result], show_equivalent: bool = False) ->
         print(f"   equivalent {r.mutant.label()}")
     for r in by["error"]:
         print(f"   ERROR {r.mutant.label()}: {r.error}")
-    return {"score": score, "wrong_share": share}
+    return {"mutants": len(results), "killed": killed, "equivalent": len(by["equivalent"]), "escaped": escaped,
+            "score": score, "named": len(named), "wrong": len(wrong), "wrong_share": share}
+
+
+def table(rows: dict[str, dict[str, float]]) -> None:
+    """The figures of every assignment run, one line each (the README's table)."""
+    print("\n| assignment | mutants | killed | equivalent | escaped | mutation score | named | wrong namings |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for aid, f in rows.items():
+        print(f"| {aid} | {f['mutants']} | {f['killed']} | {f['equivalent']} | {f['escaped']} | {f['score']:.3f} "
+              f"| {f['named']} | {f['wrong']} ({f['wrong_share']:.1%}) |")
 
 
 def run(aid: str, jobs: int, limit: int | None) -> list[Result]:
@@ -606,13 +617,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-equivalent", action="store_true", help="list the equivalent mutants too")
     args = parser.parse_args(argv)
     failed = False
+    rows = {}
     for name in args.assignments:
         aid = registry.resolve_id(name)
         started = time.monotonic()
         results = run(aid, args.jobs, args.limit)
-        summarize(aid, results, args.show_equivalent)
+        rows[aid] = summarize(aid, results, args.show_equivalent)
         failed |= any(r.status == "error" for r in results)
         print(f"   ({time.monotonic() - started:.0f} s)")
+    table(rows)
     return 1 if failed else 0
 
 
