@@ -357,3 +357,35 @@ def test_every_mutant_form_is_named_as_itself_for_many_students(aid):
                     if named != [mid]:
                         wrong.append((q.function, mid, option, seed, named))
     assert wrong == []
+
+
+def _result(source: str, named: dict[str, list[str]]) -> mt.Result:
+    mutant = mt.Mutant(0, "_backward", 0, "test", "by hand", source)
+    return mt.Result(mutant, list(named), named=named)
+
+
+def test_mutation_naming_check_flags_a_name_that_does_not_explain_the_outputs():
+    """The early-stopping loop named bptt-last-use-only (what the old hidden T = 3 case did) is
+    a wrong naming; the real last-use-only mistake named so is not."""
+    assignment = a2.ASSIGNMENT
+    early = _result(EARLY_STOP, {"a2.bptt_final_state": ["bptt-last-use-only"]})
+    (wrong,) = mt.check_names(early, mt.load_module(EARLY_STOP, "early"), assignment)
+    assert wrong.startswith("bptt_final_state: bptt-last-use-only (")
+    last_only = (ROOT / "solutions" / "a2_rnn_bptt" / "rnn.py").read_text().replace(
+        "for t in range(T - 1, -1, -1):\n        g_h = direct[t] + future",
+        "for t in range(T - 1, T - 2, -1):\n        g_h = direct[t] + future")
+    right = _result(last_only, {"a2.bptt_final_state": ["bptt-last-use-only"]})
+    assert mt.check_names(right, mt.load_module(last_only, "last_only"), assignment) == []
+
+
+def test_mutation_diff_test_separates_an_escape_from_an_equivalent_mutant():
+    assignment = a2.ASSIGNMENT
+    solution_source = (ROOT / "solutions" / "a2_rnn_bptt" / "rnn.py").read_text()
+    solution = mt.load_module(solution_source, "solution")
+    escape = _result(UNSHIFTED, {})
+    escape.questions = ["a2.sequence_perplexity"]
+    assert "sequence_perplexity" in mt.diff_test(escape, solution, mt.load_module(UNSHIFTED, "unshifted"), assignment)
+    same = solution_source.replace("scale = 1.0 if norm <= max_norm", "scale = 1.0 if norm < max_norm")
+    equivalent = _result(same, {})
+    equivalent.questions = ["a2.clip_by_global_norm"]
+    assert mt.diff_test(equivalent, solution, mt.load_module(same, "same"), assignment) is None
