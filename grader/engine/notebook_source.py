@@ -181,7 +181,9 @@ class _SeqgradeCells:
         self.pid = _sg_os.getpid()
         self.current = 0
         self.failures = []
-        _sg_signal.signal(_sg_signal.SIGALRM, self._alarm)
+        # The worker's own deadline, when the sandbox set one with alarm(): kept, and re-armed after.
+        self.outer_left = _sg_signal.getitimer(_sg_signal.ITIMER_REAL)[0]
+        self.outer_handler = _sg_signal.signal(_sg_signal.SIGALRM, self._alarm)
 
     def _alarm(self, signum, frame):
         if self.current:
@@ -194,8 +196,19 @@ class _SeqgradeCells:
             return False
         self.current = number
         limit = min(self.cell_seconds, max(0.05, self.budget - elapsed))
+        if self.outer_left:
+            limit = min(limit, max(0.05, self.outer_left - elapsed - 0.5))
         _sg_signal.setitimer(_sg_signal.ITIMER_REAL, limit, 0.05)  # repeats until the cell ends
         return True
+
+    def finish(self):
+        """After the last cell: the SIGALRM handler and the worker's deadline as they were."""
+        _sg_signal.setitimer(_sg_signal.ITIMER_REAL, 0)
+        _sg_signal.signal(_sg_signal.SIGALRM, self.outer_handler if self.outer_handler is not None
+                          else _sg_signal.SIG_DFL)
+        if self.outer_left:
+            left = self.outer_left - (_sg_time.monotonic() - self.started)
+            _sg_signal.setitimer(_sg_signal.ITIMER_REAL, max(left, 0.001))
 
     def __enter__(self):
         return self
@@ -318,4 +331,6 @@ def build_module(cells: list[tuple[int, str]], notebook: str, shares: TimeShares
         spans.append(CellSpan(number, len(out) + _HEAD_LINES + 1, len(lines), lines))
         out += wrapped
         scan += ["", "", *lines, ""]
+    out.append("_sg_cells.finish()")
+    scan.append("")
     return ModuleSource("\n".join(out) + "\n", "\n".join(scan) + "\n", spans, skipped, dropped)
