@@ -22,6 +22,12 @@ class QuestionResult:
     answer_text: str | None = None  # a written answer as given, for the class report
     not_attempted: bool = False
     error: str | None = None  # a failure to run (missing file, import error, crash), for the class report
+    # Follow-through (contract §8): mistakes charged in an earlier question that explain this
+    # one's wrong outputs, as {"from": question id, "misconception": id}, and the points they
+    # returned (earned here although the outputs differ from the reference's).
+    carried: list[dict[str, str]] = field(default_factory=list)
+    carried_points: float = 0.0
+    needs_review: list[str] = field(default_factory=list)  # constructs an instructor should look at
 
     @property
     def status(self) -> str:

@@ -85,8 +85,9 @@ def all_ids() -> list[str]:
     return sorted(_CATALOG)
 
 
-def note(mid: str) -> str:
-    """The diagnosis paragraph shown under a question's feedback, the one text for every question."""
-    m = get(mid)
+def note(mid: str, function: str | None = None, right: Collection[str] = ()) -> str:
+    """The diagnosis paragraph shown under a question's feedback, the one text for every question
+    (worded for the question's function and the outputs the student got right)."""
+    m = worded(mid, function, right)
     kind = "A convention the notes use elsewhere" if m.convention else "Diagnosis"
     return f"**{kind} — {m.title}** (`{m.id}`): {m.explanation} *Read: {m.section}.*"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from grader import catalog
@@ -14,12 +17,6 @@ from grader.engine.trusted import all_nan, run_trusted, trusted_mutants
 from grader.questions import Case, CodeQuestion
 from grader.report import QuestionResult
 from grader.sandbox.session import CallOutcome, Failure, WorkerSession
-
-
-def misconception_note(mid: str) -> str:
-    m = catalog.get(mid)
-    kind = "A convention the notes use elsewhere" if m.convention else "Diagnosis"
-    return f"**{kind} — {m.title}** (`{m.id}`): {m.explanation} *Read: {m.section}.*"
 
 
 def _shortcut_feedback(description: str) -> str:
@@ -50,9 +47,7 @@ def _flag_review(result: QuestionResult, what: list[str]) -> None:
     """Constructs an instructor should look at (the class report lists them)."""
     if not what:
         return
-    listed = getattr(result, "needs_review", None)  # QuestionResult.needs_review, where the report has it
-    if isinstance(listed, list):
-        listed.extend(w for w in what if w not in listed)
+    result.needs_review.extend(w for w in what if w not in result.needs_review)
     result.feedback += ("\n\n**Needs review:** this function (or code it reaches) uses "
                         + ", ".join(what[:6]) + ", which can reach a library or the grader's checks by a "
                         "computed name; your instructor will look at it.")
@@ -79,6 +74,19 @@ class CodeContext:
     file_problem: str | None  # missing file / syntax error: costs every question of the file
     session: WorkerSession | None
     seed: int
+    follow_through: float = 1.0  # the assignment's share (contract §8)
+    # Questions graded so far with named mistakes: id -> what a question built on it may carry.
+    docked: dict[str, list[Carried]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Carried:
+    """A mistake charged in an earlier question, which a question built on it may carry."""
+
+    misconception: str
+    root: str  # the question where it was charged
+    number: str  # that question's number, for the feedback
+    function: str  # the student's function it is in
 
 
 def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult:
@@ -97,7 +105,8 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
         if q.custom is not None:
             _judge_custom(q, cases, outcomes, result)
         else:
-            _judge_compared(q, cases, outcomes, result)
+            _judge_compared(q, cases, outcomes, result, _carriable(q, ctx))
+    _record_docked(q, ctx, result, number)
     if q.forbidden:
         _flag_review(result, _review_items(q, ctx))
     return result
@@ -186,6 +195,7 @@ class _CaseVerdict:
     credit: float  # share of the case's weight earned
     line: str  # the case's feedback line
     explanations: list[Explanation] | None  # None: the case passed or nothing could be diagnosed
+    carried: Carried | None = None  # right given a mistake charged in an earlier question
 
 
 def _judge_case(q: CodeQuestion, case: Case, outcome: CallOutcome | None, result: QuestionResult) -> _CaseVerdict:
@@ -212,19 +222,113 @@ def _judge_case(q: CodeQuestion, case: Case, outcome: CallOutcome | None, result
 
 
 def _judge_compared(q: CodeQuestion, cases: list[Case], outcomes: list[CallOutcome | None],
-                    result: QuestionResult) -> None:
-    """Each case compared with the reference; a wrong one explained by the mutants."""
-    verdicts = [_judge_case(q, case, outcome, result) for case, outcome in zip(cases, outcomes)]
-    per_case = [v.explanations for v in verdicts if v.explanations is not None]
-    n_failed = sum(1 for v in verdicts if not v.line.startswith("- ✔"))
+                    result: QuestionResult, carriable: tuple[dict[str, Carried], float]) -> None:
+    """Each case compared with the reference; a wrong one explained by the mutants, or, when it
+    is right given a mistake charged in a question it builds on, earning follow-through credit."""
+    verdicts = [_carry(q, case, outcome, _judge_case(q, case, outcome, result), *carriable)
+                for case, outcome in zip(cases, outcomes)]
+    own = [v for v in verdicts if v.carried is None]
+    per_case = [v.explanations for v in own if v.explanations is not None]
+    n_failed = sum(1 for v in own if not v.line.startswith("- ✔"))
     total_weight = sum(c.weight for c in cases) or 1.0
     earned = sum(c.weight * v.credit for c, v in zip(cases, verdicts))
     result.misconceptions = verdict(per_case, n_failed)
     result.score = round(q.points * earned / total_weight, 4)
-    head = f"**{len(cases) - n_failed}/{len(cases)} cases passed.**"
+    carried = [(c, v) for c, v in zip(cases, verdicts) if v.carried is not None]
+    result.carried_points = round(q.points * sum(c.weight * v.credit for c, v in carried) / total_weight, 4)
+    roots = list(dict.fromkeys(v.carried for _, v in carried))
+    result.carried = [{"from": r.root, "misconception": r.misconception} for r in roots]
+    n_passed = sum(1 for v in verdicts if v.line.startswith("- ✔"))
+    head = f"**{n_passed}/{len(cases)} cases passed**" + (
+        f", {len(carried)} more right given your earlier work." if carried else ".")
     body = "\n".join(v.line for v in verdicts)
-    notes = "\n\n".join(misconception_note(m) for m in result.misconceptions)
+    notes = "\n\n".join([*(_carried_note(r) for r in roots),
+                          *(catalog.note(m, q.function, _right_outputs(q, verdicts)) for m in result.misconceptions)])
     result.feedback = "\n\n".join(part for part in (head, body, notes) if part)
+
+
+# ---------------------------------------------------------------------------- follow-through
+
+
+def _carriable(q: CodeQuestion, ctx: CodeContext) -> tuple[dict[str, Carried], float]:
+    """The mistakes charged in the questions `q` builds on, by id, and the share they earn here."""
+    share = ctx.follow_through if q.follow_through is None else q.follow_through
+    if share <= 0 or not q.depends_on:
+        return {}, 0.0
+    found: dict[str, Carried] = {}
+    for dep in q.depends_on:
+        for c in ctx.docked.get(dep, []):
+            if c.misconception in q.mutants:  # the mistake lifted to this question
+                found.setdefault(c.misconception, c)
+    return found, share
+
+
+def _carry(q: CodeQuestion, case: Case, outcome: CallOutcome | None, v: _CaseVerdict,
+           carriable: dict[str, Carried], share: float) -> _CaseVerdict:
+    """A wrong case that a carried mistake reproduces exactly is right given the student's own
+    earlier function: it earns `share` of its weight and is not charged again. One that it does
+    not reproduce is judged as it is, with the question's own mistakes looked for on top of the
+    carried one."""
+    if not carriable or v.explanations is None:
+        return v
+    for e in v.explanations:
+        c = carriable.get(e.misconception)
+        if c is not None and e.extra_wrong == 0:
+            line = (v.line.split("\n", 1)[0].replace("- ✘", "- ✔", 1)
+                    + f" — right given your `{c.function}` (question {c.number})")
+            return replace(v, credit=share, line=line, explanations=None, carried=c)
+    on_top = _on_top(q, case, outcome, carriable)
+    return replace(v, explanations=on_top) if on_top else v
+
+
+def _on_top(q: CodeQuestion, case: Case, outcome: CallOutcome | None,
+            carriable: dict[str, Carried]) -> list[Explanation]:
+    """The question's own mistakes, each combined with a carried one (mutants written as
+    `functools.partial(reference, **hooks)` combine by merging their hooks)."""
+    if outcome is None or outcome.failure is not None:
+        return []
+    combos = {}
+    for own, mutant in q.mutants.items():
+        for carried in carriable:
+            both = combine(q.mutants[carried], mutant) if own != carried else None
+            if both is not None:
+                combos.setdefault(own, both)
+    if not combos:
+        return []
+    want = run_trusted(q.reference, case)
+    return explain(outcome.value, want, case.args, dict(case.kwargs), trusted_mutants(combos), q.tolerance,
+                   exact=q.integer)
+
+
+def combine(a: Any, b: Any) -> Callable[..., Any] | None:
+    """Two mistakes in one function, when both are hooks of the same reference (None otherwise)."""
+    if not (isinstance(a, partial) and isinstance(b, partial)) or a.func is not b.func or a.args or b.args:
+        return None
+    if set(a.keywords) & set(b.keywords):
+        return None
+    return partial(a.func, **a.keywords, **b.keywords)
+
+
+def _carried_note(c: Carried) -> str:
+    m = catalog.get(c.misconception)
+    return (f"**Follow-through:** right given your `{c.function}`, whose mistake ({m.title}, "
+            f"`{m.id}`) was charged in question {c.number}; it is not charged again here.")
+
+
+def _record_docked(q: CodeQuestion, ctx: CodeContext, result: QuestionResult, number: str) -> None:
+    """What a later question built on this one may carry: its own named mistakes, and those it
+    carried itself (charged at their root)."""
+    own = [Carried(m, q.id, number, q.function) for m in result.misconceptions if m != "uses-library-shortcut"]
+    through = [c for dep in q.depends_on for c in ctx.docked.get(dep, [])
+               if any(r["misconception"] == c.misconception for r in result.carried)]
+    if result.score < result.max_score - 1e-9 and (own or through):
+        ctx.docked[q.id] = own + through
+
+
+def _right_outputs(q: CodeQuestion, verdicts: list[_CaseVerdict]) -> tuple[str, ...]:
+    """The named outputs no failed case reports wrong (for the diagnosis's wording)."""
+    wrong_text = "\n".join(v.line for v in verdicts if not v.line.startswith("- ✔"))
+    return tuple(n for n in q.output_names if not re.search(rf"`{re.escape(n)}[`\[.]", wrong_text))
 
 
 def _judge_custom(q: CodeQuestion, cases: list[Case], outcomes: list[CallOutcome | None],
@@ -243,7 +347,7 @@ def _judge_custom(q: CodeQuestion, cases: list[Case], outcomes: list[CallOutcome
     passed = sum(ok for _, ok, _ in j.checks)
     head = f"**{passed}/{len(j.checks)} checks passed**" + (f" ({j.how})." if j.how else ".")
     result.misconceptions = list(j.misconceptions) if result.score < q.points else []
-    notes = "\n\n".join(misconception_note(m) for m in result.misconceptions)
+    notes = "\n\n".join(catalog.note(m, q.function) for m in result.misconceptions)
     result.feedback = "\n\n".join(part for part in (head, "\n".join(lines), notes) if part)
 
 

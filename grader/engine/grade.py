@@ -239,4 +239,4 @@ def _code_context(assignment: Assignment, located: Located, seed: int, limits: s
                             tripwires=tuple(tripwires), limits=limits,
                             hide=(*content.grader_trees(), *hide))  # the grader's own trees, always
     session.start()
-    return CodeContext(located, source, None, session, seed)
+    return CodeContext(located, source, None, session, seed, assignment.follow_through)

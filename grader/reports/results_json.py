@@ -162,6 +162,11 @@ def _test(q: QuestionResult, key_line: str | None) -> dict[str, Any]:
         extra["answer"] = q.answer_text[:200]  # for the class report's common wrong answers
     if q.error:
         extra["error"] = q.error[:300]
+    if q.carried:  # follow-through: mistakes charged in an earlier question (contract §8)
+        extra["carried"] = [dict(c) for c in q.carried]
+        extra["carried_points"] = q.carried_points
+    if q.needs_review:
+        extra["needs_review"] = list(q.needs_review)
     return {
         "name": f"{q.number}. {q.title}",
         "number": q.number,

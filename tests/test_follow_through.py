@@ -1,0 +1,136 @@
+"""Follow-through credit (contract §8): a mistake is charged once, where it is made.
+
+A two-question assignment of the tests' own: `softmax`, and `attend(S, V) = softmax(S) @ V`
+built on the student's own softmax. Expected values are by hand (numpy's own softmax and
+matrix product), never the engine's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import partial
+
+import numpy as np
+import pytest
+import toy_assignment  # noqa: F401 - registers the toy misconceptions (toy-grad-sign)
+from conftest import FAST
+
+from grader.engine.grade import grade_submission
+from grader.questions import Assignment, Case, CodeQuestion
+from reference.functional import softmax
+
+
+def attend_ref(S, V, *, axis=-1, sign=1.0):
+    """softmax(S) @ V, with hooks: the softmax axis, and a sign (a toy own mistake)."""
+    return sign * (softmax(np.asarray(S), axis=axis) @ np.asarray(V))
+
+
+def _softmax_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([1, seed])
+    return [Case("a 3×3 score matrix", (rng.normal(size=(3, 3)),)),
+            Case("a 4×4 score matrix", (rng.normal(size=(4, 4)) * 2,))]
+
+
+def _attend_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([2, seed])
+    return [Case(f"T={t}, d_v=2", (rng.normal(size=(t, t)), rng.normal(size=(t, 2)))) for t in (3, 4, 5)]
+
+
+SOFTMAX = CodeQuestion(
+    id="ft.softmax", title="Softmax", points=4, file="ft.py", function="softmax",
+    reference=lambda x: softmax(x), cases=_softmax_cases,
+    mutants={"softmax-wrong-axis": lambda x: softmax(x, axis=0)})
+ATTEND = CodeQuestion(
+    id="ft.attend", title="Attention from scores", points=6, file="ft.py", function="attend",
+    reference=attend_ref, cases=_attend_cases, depends_on=("ft.softmax",),
+    mutants={"softmax-wrong-axis": partial(attend_ref, axis=0),  # the mistake lifted to attend
+             "toy-grad-sign": partial(attend_ref, sign=-1.0)})
+FT = Assignment(id="ft", title="Follow-through", code_file="ft.py", questions=(SOFTMAX, ATTEND))
+
+RIGHT_SOFTMAX = """
+import numpy as np
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+"""
+WRONG_AXIS_SOFTMAX = """
+import numpy as np
+def softmax(x):
+    e = np.exp(x - x.max(axis=0, keepdims=True))
+    return e / e.sum(axis=0, keepdims=True)     # down the columns: the mistake
+"""
+OWN_ATTEND = """
+def attend(S, V):
+    return softmax(S) @ V
+"""
+NEGATED_ATTEND = """
+def attend(S, V):
+    return -(softmax(S) @ V)                     # a second, different mistake
+"""
+UNRELATED_ATTEND = """
+def attend(S, V):
+    return softmax(S) @ V + 1.0                  # wrong in a way no mistake explains
+"""
+WRONG_AXIS_ATTEND = """
+import numpy as np
+def attend(S, V):
+    e = np.exp(S - S.max(axis=0, keepdims=True))
+    return (e / e.sum(axis=0, keepdims=True)) @ V   # its own wrong axis, softmax itself right
+"""
+
+
+def _grade(tmp_path, *parts: str, assignment: Assignment = FT):
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "ft.py").write_text("\n".join(parts))
+    report = grade_submission(folder, assignment, limits=FAST)
+    return {q.question_id: q for q in report.questions}
+
+
+def test_a_correct_submission_is_unaffected(tmp_path):
+    r = _grade(tmp_path, RIGHT_SOFTMAX, OWN_ATTEND)
+    assert [r[q].score for q in ("ft.softmax", "ft.attend")] == [4, 6]
+    assert r["ft.attend"].carried == [] and r["ft.attend"].misconceptions == []
+
+
+def test_one_mistake_is_charged_once_where_it_is_made(tmp_path):
+    r = _grade(tmp_path, WRONG_AXIS_SOFTMAX, OWN_ATTEND)
+    assert r["ft.softmax"].score == 0 and r["ft.softmax"].misconceptions == ["softmax-wrong-axis"]
+    attend = r["ft.attend"]
+    assert attend.score == 6 and attend.carried_points == 6
+    assert attend.misconceptions == []
+    assert attend.carried == [{"from": "ft.softmax", "misconception": "softmax-wrong-axis"}]
+    assert "right given your `softmax`" in attend.feedback and "question 1" in attend.feedback
+
+
+def test_follow_through_zero_charges_it_everywhere(tmp_path):
+    r = _grade(tmp_path, WRONG_AXIS_SOFTMAX, OWN_ATTEND, assignment=dataclasses.replace(FT, follow_through=0.0))
+    assert r["ft.attend"].score == 0
+    assert r["ft.attend"].misconceptions == ["softmax-wrong-axis"] and r["ft.attend"].carried == []
+
+
+def test_a_question_may_set_its_own_share(tmp_path):
+    half = dataclasses.replace(FT, questions=(SOFTMAX, dataclasses.replace(ATTEND, follow_through=0.5)))
+    r = _grade(tmp_path, WRONG_AXIS_SOFTMAX, OWN_ATTEND, assignment=half)
+    assert r["ft.attend"].score == pytest.approx(3)
+
+
+def test_a_second_mistake_in_the_composite_is_docked_and_named_on_top(tmp_path):
+    r = _grade(tmp_path, WRONG_AXIS_SOFTMAX, NEGATED_ATTEND)
+    assert r["ft.softmax"].misconceptions == ["softmax-wrong-axis"]
+    assert r["ft.attend"].score == 0
+    assert r["ft.attend"].misconceptions == ["toy-grad-sign"]
+
+
+def test_an_unrelated_wrong_composite_earns_no_follow_through(tmp_path):
+    r = _grade(tmp_path, WRONG_AXIS_SOFTMAX, UNRELATED_ATTEND)
+    assert r["ft.attend"].score == 0 and r["ft.attend"].carried == []
+    assert r["ft.attend"].misconceptions == []
+
+
+def test_a_composite_with_its_own_copy_of_the_mistake_is_charged(tmp_path):
+    """The dependency was right: the composite's own wrong axis is its own mistake."""
+    r = _grade(tmp_path, RIGHT_SOFTMAX, WRONG_AXIS_ATTEND)
+    assert r["ft.softmax"].score == 4
+    assert r["ft.attend"].score == 0 and r["ft.attend"].misconceptions == ["softmax-wrong-axis"]
+    assert r["ft.attend"].carried == []
