@@ -134,3 +134,21 @@ def test_a_composite_with_its_own_copy_of_the_mistake_is_charged(tmp_path):
     assert r["ft.softmax"].score == 4
     assert r["ft.attend"].score == 0 and r["ft.attend"].misconceptions == ["softmax-wrong-axis"]
     assert r["ft.attend"].carried == []
+
+
+def test_results_and_the_class_report_count_the_mistake_once_at_its_root(tmp_path):
+    from grader.reports.class_report import rank_mistakes
+    from grader.reports.results_json import to_gradescope
+
+    graded = []
+    for name, parts in (("ann", (WRONG_AXIS_SOFTMAX, OWN_ATTEND)), ("bob", (RIGHT_SOFTMAX, OWN_ATTEND))):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "ft.py").write_text("\n".join(parts))
+        graded.append((name, to_gradescope(grade_submission(folder, FT, limits=FAST), assignment=FT)))
+    attend = next(t for t in graded[0][1]["tests"] if t["extra_data"]["question"] == "ft.attend")
+    assert attend["extra_data"]["carried"] == [{"from": "ft.softmax", "misconception": "softmax-wrong-axis"}]
+    assert attend["extra_data"]["misconceptions"] == []
+    (m,) = rank_mistakes(FT, graded)
+    assert (m.id, m.students, m.root, m.dragged) == ("softmax-wrong-axis", ("ann",), "ft.softmax", ())
+    assert m.points_lost == pytest.approx(4) and m.returned == pytest.approx(6)

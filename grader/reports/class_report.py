@@ -55,6 +55,7 @@ class Mistake:
     root: str  # the question where it is most often first made
     root_points: float  # points lost where it is first made
     dragged: tuple[tuple[str, float], ...]  # later questions it dragged down, with the points lost there
+    returned: float = 0.0  # points follow-through credit gave back in the questions built on its root
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ def rank_mistakes(assignment: Assignment, graded: Graded) -> list[Mistake]:
     roots: dict[str, Counter] = defaultdict(Counter)
     at_root: dict[str, float] = defaultdict(float)
     downstream: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    returned: dict[str, float] = defaultdict(float)
     for sub, data in graded:
         seen: set[str] = set()
         tests = sorted(_scored_tests(data), key=lambda t: order.get(t["extra_data"]["question"], len(order)))
@@ -88,6 +90,9 @@ def rank_mistakes(assignment: Assignment, graded: Graded) -> list[Mistake]:
             ids = list(dict.fromkeys(t["extra_data"].get("misconceptions", [])))
             lost = max(0.0, float(t.get("max_score", 0.0)) - float(t.get("score", 0.0))) / max(len(ids), 1)
             qid = t["extra_data"]["question"]
+            carried = t["extra_data"].get("carried", [])
+            for c in carried:  # follow-through: charged at its root, credit returned here
+                returned[c["misconception"]] += float(t["extra_data"].get("carried_points", 0.0)) / len(carried)
             for mid in ids:
                 students[mid].add(_name(sub))
                 if mid in seen:
@@ -102,7 +107,7 @@ def rank_mistakes(assignment: Assignment, graded: Graded) -> list[Mistake]:
         dragged = tuple(sorted(downstream[mid].items(), key=lambda kv: order.get(kv[0], len(order))))
         total = at_root[mid] + sum(p for _, p in dragged)
         out.append(Mistake(mid, tuple(sorted(who)), len(who) / n, total, roots[mid].most_common(1)[0][0],
-                           at_root[mid], dragged))
+                           at_root[mid], dragged, returned.get(mid, 0.0)))
     return sorted(out, key=lambda m: (-round(m.points_lost, 9), -len(m.students), m.id))
 
 
@@ -217,10 +222,14 @@ def _mistakes_html(mistakes: Sequence[Mistake], titles: Mapping[str, str]) -> li
     esc = html.escape
     if not mistakes:
         return ["<p>No misconception was recognised.</p>"]
+    given_back = sum(m.returned for m in mistakes)
     parts = ["<p class=note>Each mistake is counted once, at its root (the question where a student first "
-             "makes it); the points it cost in later questions built on that one are listed apart.</p>",
+             "makes it); the points it cost in later questions built on that one are listed apart. "
+             f"Follow-through credit (a later question right given the student's own earlier function) "
+             f"returned {given_back:.1f} points to the class.</p>",
              "<table id='misconceptions'><tr><th>misconception</th><th>points lost</th><th>share of the class"
-             "</th><th>made in</th><th>questions it dragged down</th><th>what it means</th></tr>"]
+             "</th><th>made in</th><th>questions it dragged down</th><th>returned by follow-through</th>"
+             "<th>what it means</th></tr>"]
     for m in mistakes:
         try:
             entry = catalog.get(m.id)
@@ -231,7 +240,7 @@ def _mistakes_html(mistakes: Sequence[Mistake], titles: Mapping[str, str]) -> li
         parts.append(f"<tr><td><code>{esc(m.id)}</code></td><td class=num>{m.points_lost:.1f}</td>"
                      f"<td>{100 * m.share:.0f}% {_students(m.students)}</td>"
                      f"<td>{esc(titles.get(m.root, m.root))} ({m.root_points:.1f})</td><td>{dragged}</td>"
-                     f"<td>{text}</td></tr>")
+                     f"<td class=num>{m.returned:.1f}</td><td>{text}</td></tr>")
     parts.append("</table>")
     return parts
 
