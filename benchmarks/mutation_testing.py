@@ -65,6 +65,9 @@ LIMITS = sandbox.Limits(call_seconds=5.0, submission_seconds=3600.0)
 PACK = 40  # mutants per submission
 DIFF_SEEDS = (11, 12, 13, 14, 15)  # random inputs for the diff test and the naming check
 CALL_SECONDS = 5  # in-process calls (diff test, naming check)
+# A question with its own judge grades a random procedure by invariants and distributions: the
+# diff test compares one draw exactly, so a different but equally valid draw reads as an escape.
+RANDOM_CAVEAT = " [graded by distribution: possibly an equally valid draw, check by hand]"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -493,7 +496,8 @@ def diff_test(res: Result, solution: types.ModuleType, mutant: types.ModuleType,
                 continue  # outside the solution's domain
             got, err = call(getattr(mutant, q.function), case, q.torch_inputs)
             if err is not None or not same(got, want, q):
-                return f"{q.function}: {label}" + (f" (raises {err})" if err else "")
+                caveat = RANDOM_CAVEAT if q.custom is not None and err is None else ""
+                return f"{q.function}: {label}" + (f" (raises {err})" if err else "") + caveat
     return None
 
 
