@@ -16,8 +16,11 @@ Hooks for mutants (each is a keyword argument, so a mutant swaps one piece, neve
   mutant masking queries passes its own `key_mask=lambda m: m[..., :, None]`.
 - `multi_head_attention(..., causal_mask_fn=...)`: the causal mask MHA builds when `causal`
   (a transposed mask or one without its diagonal, as a student's own MHA may build it).
-- `attend_heads(..., split=..., merge=..., attention=...)`: head split/merge and the
-  attention kernel used by `multi_head_attention` and `cross_attention`.
+- `multi_head_attention(..., combine=...)`: how the causal and padding masks are joined
+  (default `combine_masks`, their AND; an OR lets a query see what either mask allows).
+- `attend_heads(..., split=..., merge=..., attention=..., project=...)`: head split/merge,
+  the attention kernel used by `multi_head_attention` and `cross_attention`, and the output
+  projection `project(context, W_O)` (default `linear`: context W_Oᵀ).
 """
 
 from __future__ import annotations
@@ -162,6 +165,7 @@ def attend_heads(
     attention: Callable[..., tuple[np.ndarray, np.ndarray]] = scaled_dot_product_attention,
     split: Callable[[np.ndarray, int], np.ndarray] = split_heads,
     merge: Callable[[np.ndarray], np.ndarray] = merge_heads,
+    project: Callable[[np.ndarray, np.ndarray], np.ndarray] = linear,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Concat_i(Attention(X_q W_Qi^T, X_kv W_Ki^T, X_kv W_Vi^T)) W_O^T and the weights (..., h, Tq, Tk).
 
@@ -176,7 +180,7 @@ def attend_heads(
     k = split(linear(X_kv, W_K), n_heads)  # (..., h, Tk, dk)
     v = split(linear(X_kv, W_V), n_heads)  # (..., h, Tk, dv)
     context, weights = attention(q, k, v, mask)  # (..., h, Tq, dv), (..., h, Tq, Tk)
-    return linear(merge(context), W_O), weights  # (..., Tq, d), (..., h, Tq, Tk)
+    return project(merge(context), W_O), weights  # (..., Tq, d), (..., h, Tq, Tk)
 
 
 def _head_mask(
@@ -185,12 +189,13 @@ def _head_mask(
     key_padding_mask: np.ndarray | None,
     key_mask_fn: Callable[[np.ndarray], np.ndarray],
     causal_mask_fn: Callable[[int], np.ndarray] = causal_mask,
+    combine: Callable[..., np.ndarray | None] = combine_masks,
 ) -> np.ndarray | None:
     """The attention mask for per-head scores (..., h, Tq, Tk), or None."""
     pad = None
     if key_padding_mask is not None:
         pad = key_mask_fn(key_padding_mask)[..., None, :, :]  # (..., 1, 1|Tq, Tk): all heads
-    return combine_masks(causal_mask_fn(T_q) if causal else None, pad)
+    return combine(causal_mask_fn(T_q) if causal else None, pad)
 
 
 def multi_head_attention(
@@ -205,6 +210,7 @@ def multi_head_attention(
     *,
     key_mask_fn: Callable[[np.ndarray], np.ndarray] = key_mask,
     causal_mask_fn: Callable[[int], np.ndarray] = causal_mask,
+    combine: Callable[..., np.ndarray | None] = combine_masks,
     **hooks,
 ) -> np.ndarray:
     """MHA(X) = Concat(head_1 … head_h) W_O^T, head_i = softmax(X W_Qi^T (X W_Ki^T)^T / sqrt(dk) + M) X W_Vi^T.
@@ -212,7 +218,7 @@ def multi_head_attention(
     X (..., T, d); key_padding_mask (..., T), True = real key; `hooks` go to attend_heads.
     """
     X = np.asarray(X, dtype=np.float64)
-    mask = _head_mask(X.shape[-2], causal, key_padding_mask, key_mask_fn, causal_mask_fn)
+    mask = _head_mask(X.shape[-2], causal, key_padding_mask, key_mask_fn, causal_mask_fn, combine)
     out, _ = attend_heads(X, X, W_Q, W_K, W_V, W_O, n_heads, mask, **hooks)
     return out  # (..., T, d)
 

@@ -347,3 +347,90 @@ register(
         section="slides 002, 'Step 5: Softmax'",
     ),
 )
+
+# Issue 17: the classic mistakes, one at a time
+register(
+    Misconception(
+        id="head-width-from-d-model",
+        title="d_k taken as d/h instead of the projections' head width",
+        explanation=(
+            "You scaled the scores by 1/sqrt(d/h), with d read from X. The notes write d_k = d/h "
+            "because their projections are square, but here W_Q has h·d_k rows and d_k need not be "
+            "d/h: each head's dot product runs over its own d_k = W_Q.shape[0] // n_heads features, "
+            "so the scale is 1/sqrt(d_k) with that d_k."
+        ),
+        section="notes §5, 'Multi-head attention'; slides 001, 'Multiple heads'",
+    ),
+    Misconception(
+        id="output-projection-not-transposed",
+        title="heads' output multiplied by W_O without the transpose",
+        explanation=(
+            "You computed Concat(heads) @ W_O. W_O stores one output unit per row, shape d × (h·d_v) "
+            "(the torch.nn.Linear layout of this assignment), so the output projection is "
+            "Concat(heads) W_Oᵀ; without the transpose the product only runs when W_O is square, "
+            "and mixes the wrong entries."
+        ),
+        section="slides 001, 'Multiple heads' (W_O stores one output unit per row)",
+    ),
+    Misconception(
+        id="attention-missing-output-projection",
+        title="no output projection after the heads",
+        explanation=(
+            "You returned the concatenated heads Concat(head_1 … head_h) as they are. Multi-head "
+            "attention ends with the output projection W_O: MHA(X) = Concat(head_1 … head_h) W_Oᵀ, "
+            "which mixes the heads' features back into the model's d dimensions."
+        ),
+        section="notes §5, 'Multi-head attention'; slides 001, 'Multiple heads'",
+    ),
+    Misconception(
+        id="masks-combined-with-or",
+        title="causal and padding masks combined with OR",
+        explanation=(
+            "You joined the causal mask and the key padding mask with a logical OR, so a query may "
+            "attend to a key that either mask allows: a real key in its future, or a padding key in "
+            "its past. With True meaning 'may attend', a key must pass both masks: combine them with "
+            "AND (`causal & padding`), or add both −inf masks to the scores."
+        ),
+        section="notes §5, 'Future masking'; slides 001, 'padding'",
+    ),
+    Misconception(
+        id="cross-attention-normalizes-memory",
+        title="LayerNorm applied to the encoder's memory",
+        explanation=(
+            "Your cross-attention reads its keys and values from a normalised memory. In a pre-norm "
+            "decoder block only the residual stream is normalised before a sublayer: the queries come "
+            "from LN2(U1), while the keys and values come from the encoder's output `memory` as it "
+            "is (the encoder already ends in its own normalisation)."
+        ),
+        section="notes §6, 'Shapes through one block'; slides 001, 'cross-attention'",
+    ),
+    Misconception(
+        id="rmsnorm-missing-eps",
+        title="RMSNorm without its epsilon",
+        explanation=(
+            "You divided by sqrt(mean(x²)) (or used an epsilon other than the default). RMSNorm is "
+            "x / sqrt(mean(x²) + ε) · γ with ε = 1e-6 by default: ε keeps the division finite for a "
+            "token whose features are all near 0, which is exactly where it changes the output."
+        ),
+        section="slides 002, 'RMSNorm: A Simplification'",
+    ),
+    Misconception(
+        id="swiglu-sigmoid-gate",
+        title="SwiGLU gated by a sigmoid instead of Swish",
+        explanation=(
+            "You gated with σ(x W_gateᵀ), which is the original GLU. SwiGLU uses Swish (SiLU) as the "
+            "gate: Swish(z) = z σ(z), so the hidden units are Swish(x W_gateᵀ) ⊙ (x W_upᵀ)."
+        ),
+        section="slides 002, 'FFN variants' (Swish, SwiGLU)",
+    ),
+    Misconception(
+        id="swiglu-gate-up-swapped",
+        title="SwiGLU's gate and up projections swapped",
+        explanation=(
+            "Your Swish is applied to x W_upᵀ and multiplies x W_gateᵀ. The gate is the branch that "
+            "goes through the activation: Swish(x W_gateᵀ) ⊙ (x W_upᵀ); the up projection stays "
+            "linear."
+        ),
+        section="slides 002, 'FFN variants' (Swish, SwiGLU)",
+    ),
+)

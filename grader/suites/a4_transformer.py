@@ -24,7 +24,7 @@ from grader.mutants import any_form
 from grader.questions import Assignment, Case, CodeQuestion, WrittenQuestion, WrongForm
 from reference import attention as att
 from reference import blocks, ffn, gpt, norms, positions
-from reference.functional import softmax
+from reference.functional import sigmoid, softmax
 
 FILE = "transformer.py"
 SHORTCUTS = (
@@ -125,6 +125,12 @@ def _padded_query_rows(fill: str) -> Callable[[Array, Array | None], Array]:
 
 PADDED_ROW_FILLS = ("nan", "zero", "uniform")
 
+
+def _inverted_with(fill: str) -> Callable[[Array, Array | None], Array]:
+    """mask-inverted, its fully masked rows as `fill` makes them (see _padded_query_rows)."""
+    rows = _padded_query_rows(fill)
+    return lambda s, m: rows(s, None if m is None else ~np.asarray(m, dtype=bool))
+
 _WEIGHTS_FNS: dict[str, Callable[[Array, Array | None], Array]] = {
     "softmax-wrong-axis": partial(att.masked_softmax, axis=-2),
     "mask-ignored": _ignore_mask,
@@ -145,7 +151,26 @@ def _merge_no_transpose(x: Array) -> Array:
     return np.reshape(x, (*lead, T, h * d_h))
 
 
-def _scaled(scale_of: Callable[[int, int], float]) -> Callable[..., Array]:
+def _or_masks(*masks: Array | None) -> Array | None:
+    """masks-combined-with-or: a key is allowed when either mask allows it."""
+    out = None
+    for m in masks:
+        if m is not None:
+            out = np.asarray(m, dtype=bool) if out is None else (out | np.asarray(m, dtype=bool))
+    return out
+
+
+def _project_not_transposed(x: Array, W: Array) -> Array:
+    """output-projection-not-transposed: Concat(heads) @ W_O (runs only when W_O is square)."""
+    return np.asarray(x, dtype=np.float64) @ np.asarray(W, dtype=np.float64)
+
+
+def _no_projection(x: Array, W: Array) -> Array:
+    """attention-missing-output-projection: the concatenated heads returned as they are."""
+    return np.asarray(x, dtype=np.float64)
+
+
+def _scaled(scale_of: Callable[[int, int, int], float]) -> Callable[..., Array]:
     """An MHA whose attention uses scale_of(d_model, d_k) instead of 1/sqrt(d_k)."""
 
     def mha(X, W_Q, W_K, W_V, W_O, n_heads, causal=False, key_padding_mask=None, **kw):
@@ -172,6 +197,14 @@ def _mha_ignores_masks(X, W_Q, W_K, W_V, W_O, n_heads, causal=False, key_padding
     return att.multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, False, None, **kw)
 
 
+def _mha_ignores_padding(X, W_Q, W_K, W_V, W_O, n_heads, causal=False, key_padding_mask=None, **kw):
+    return att.multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal, None, **kw)
+
+
+def _mha_ignores_causal(X, W_Q, W_K, W_V, W_O, n_heads, causal=False, key_padding_mask=None, **kw):
+    return att.multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, False, key_padding_mask, **kw)
+
+
 # padding-masks-queries: the key padding mask broadcast along the query axis; the padded
 # query rows are then fully masked: NaN with a -inf fill, zero with a guarded one, uniform with -1e9.
 def _mha_masks_queries(fill: str) -> Callable[..., Array]:
@@ -185,13 +218,26 @@ def _mha_masks_queries(fill: str) -> Callable[..., Array]:
 MHA_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
     "heads-reshape-without-transpose": (_mha_with(split=_split_no_transpose, merge=_merge_no_transpose),
                                         _mha_with(split=_split_no_transpose)),
+    # the split right, the merge a bare reshape of (..., h, T, d_h)
+    "merge-heads-without-transpose": (_mha_with(merge=_merge_no_transpose),),
+    "output-projection-not-transposed": (_mha_with(project=_project_not_transposed),),
+    "attention-missing-output-projection": (_mha_with(project=_no_projection),),
     "attention-missing-scale": (_scaled(lambda d, dk, h: 1.0),),
     "attention-scale-by-dk": (_scaled(lambda d, dk, h: 1.0 / dk),),
     "attention-scale-by-d-model": (_scaled(lambda d, dk, h: 1.0 / math.sqrt(d)),
                                    _scaled(lambda d, dk, h: 1.0 / math.sqrt(h * dk))),
+    # d_k = d/h read from X's width, where the projections' head width d_k differs
+    "head-width-from-d-model": (_scaled(lambda d, dk, h: 1.0 / math.sqrt(d / h)),),
     "softmax-wrong-axis": tuple(_mha_weights(partial(att.masked_softmax, axis=a)) for a in WRONG_AXES),
-    "mask-ignored": (_mha_ignores_masks,),
-    "mask-inverted": (_mha_weights(_inverted),),
+    # every mask, or one of the two (the padding mask never applied, or `causal` never read)
+    "mask-ignored": (_mha_ignores_masks, _mha_ignores_padding, _mha_ignores_causal),
+    # both masks read the wrong way round, or only the causal mask (the student's own causal_mask
+    # inverted: the last query row is then fully masked, NaN, zero or uniform as its fill makes it)
+    "mask-inverted": (_mha_weights(_inverted), *(
+        _mha_with(causal_mask_fn=lambda T: ~att.causal_mask(T),
+                  attention=partial(att.scaled_dot_product_attention, weights_fn=_padded_query_rows(f)))
+        for f in PADDED_ROW_FILLS)),
+    "masks-combined-with-or": (_mha_with(combine=_or_masks),),
     "mask-after-softmax": (_mha_weights(_after_softmax),),
     "mask-zero-fill": (_mha_weights(_WEIGHTS_FNS["mask-zero-fill"]),),
     "padding-masks-queries": tuple(_mha_masks_queries(f) for f in PADDED_ROW_FILLS),
@@ -314,6 +360,27 @@ def _decoder_cross_on_stream(Y, memory, params, n_heads, memory_padding_mask=Non
     return blocks.decoder_block(Y, memory, params, n_heads, memory_padding_mask, wrap=wrap, cross_attention=cross)
 
 
+def _cross_ignores_mask(Y, memory, W_Q, W_K, W_V, W_O, n_heads, memory_padding_mask=None, **kw):
+    return att.cross_attention(Y, memory, W_Q, W_K, W_V, W_O, n_heads, None, **kw)
+
+
+def _decoder_normalizes_memory(affine: bool) -> Callable[..., Array]:
+    """cross-attention-normalizes-memory: keys and values from LN2(memory) (with LN2's γ and β)
+    or from a plain normalisation of memory (γ = 1, β = 0)."""
+
+    def block(Y, memory, params, n_heads, memory_padding_mask=None):
+        d = np.shape(memory)[-1]
+        g, b = (params["ln2_gamma"], params["ln2_beta"]) if affine else (np.ones(d), np.zeros(d))
+        normed = norms.layer_norm(memory, g, b, blocks.LN_EPS)
+
+        def cross(q, mem, *args, **kw):
+            return att.cross_attention(q, normed, *args, **kw)
+
+        return blocks.decoder_block(Y, memory, params, n_heads, memory_padding_mask, cross_attention=cross)
+
+    return block
+
+
 def _block_mutants(make: Callable[..., Callable[..., Array]], ids: tuple[str, ...],
                    cross: bool = False) -> dict[str, Callable]:
     """Blocks whose attention (self-, and cross- when `cross`) holds one MHA mistake, in each of
@@ -353,6 +420,10 @@ CROSS_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
     "heads-reshape-without-transpose": (
         _cross_with(lambda d, dk, h: {"split": _split_no_transpose, "merge": _merge_no_transpose}),
         _cross_with(lambda d, dk, h: {"split": _split_no_transpose})),
+    "merge-heads-without-transpose": (_cross_with(lambda d, dk, h: {"merge": _merge_no_transpose}),),
+    "output-projection-not-transposed": (_cross_with(lambda d, dk, h: {"project": _project_not_transposed}),),
+    "attention-missing-output-projection": (_cross_with(lambda d, dk, h: {"project": _no_projection}),),
+    "head-width-from-d-model": (_cross_with(_scale_hooks(lambda d, dk, h: 1.0 / math.sqrt(d / h))),),
     "attention-missing-scale": (_cross_with(_scale_hooks(lambda d, dk, h: 1.0)),),
     "attention-scale-by-dk": (_cross_with(_scale_hooks(lambda d, dk, h: 1.0 / dk)),),
     "attention-scale-by-d-model": (_cross_with(_scale_hooks(lambda d, dk, h: 1.0 / math.sqrt(d))),
@@ -360,16 +431,25 @@ CROSS_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
     # the shared attention parts: the same softmax axis and mask reading in both attentions
     "softmax-wrong-axis": tuple(_cross_with(_weights_hooks(partial(att.masked_softmax, axis=a)))
                                 for a in WRONG_AXES),
-    "mask-inverted": (_cross_with(_weights_hooks(_inverted)),),
+    # the memory mask read the wrong way round too, or (only the causal mask inverted) a right cross
+    "mask-inverted": (_cross_with(_weights_hooks(_inverted)), *(att.cross_attention,) * len(PADDED_ROW_FILLS)),
+    "mask-after-softmax": (_cross_with(_weights_hooks(_after_softmax)),),
+    "mask-zero-fill": (_cross_with(_weights_hooks(_WEIGHTS_FNS["mask-zero-fill"])),),
 }
+
+# The MHA mistakes that reach a block through its attention (the encoder is not causal: the
+# causal-mask ones do not; the decoder's memory mask does not broadcast along its queries).
+BLOCK_MHA_IDS = ("heads-reshape-without-transpose", "merge-heads-without-transpose",
+                 "output-projection-not-transposed", "attention-missing-output-projection",
+                 "attention-missing-scale", "attention-scale-by-dk", "attention-scale-by-d-model",
+                 "head-width-from-d-model", "softmax-wrong-axis", "mask-inverted", "mask-after-softmax",
+                 "mask-zero-fill")
 
 
 ENCODER_MUTANTS: dict[str, Callable[..., Array]] = {
     "prenorm-adds-normalized-input": _encoder_prenorm_adds_normalized,
     "ffn-missing-activation": _encoder(activation=_identity),
-    **_block_mutants(_encoder, ("heads-reshape-without-transpose", "attention-missing-scale",
-                                "attention-scale-by-dk", "attention-scale-by-d-model", "softmax-wrong-axis",
-                                "mask-ignored", "mask-inverted", "padding-masks-queries")),
+    **_block_mutants(_encoder, (*BLOCK_MHA_IDS, "mask-ignored", "padding-masks-queries")),
     "layernorm-unbiased-variance": _encoder(layer_norm=_ln_variant(variance=_unbiased)),
     "layernorm-wrong-axis": _any(*(_encoder(layer_norm=_ln_variant(axis=a)) for a in LN_WRONG_AXES)),
 }
@@ -380,12 +460,15 @@ DECODER_MUTANTS: dict[str, Callable[..., Array]] = {
     "cross-attention-uses-decoder-keys": _any(_decoder(cross_attention=_cross_on_queries), _decoder_cross_on_stream),
     "prenorm-adds-normalized-input": _decoder_prenorm_adds_normalized,
     "ffn-missing-activation": _decoder(activation=_identity),
-    **_block_mutants(_decoder, ("heads-reshape-without-transpose", "attention-missing-scale",
-                                "attention-scale-by-dk", "attention-scale-by-d-model"), cross=True),
+    # the parts the decoder shares with the encoder block (issue 18, issue 19): its attention's
+    # mistakes in both attentions, a mask read the wrong way round, LayerNorm over the wrong axis
+    **_block_mutants(_decoder, BLOCK_MHA_IDS, cross=True),
     **_block_mutants(_decoder, ("causal-mask-transposed", "causal-mask-excludes-self")),
-    # the parts the decoder shares with the encoder block (issue 18): a mask read the wrong way
-    # round, the softmax over the wrong axis, LayerNorm over the wrong axis
-    **_block_mutants(_decoder, ("softmax-wrong-axis", "mask-inverted"), cross=True),
+    # every mask ignored: self-attention not causal and the memory mask unused (after
+    # decoder-self-attention-not-causal, which keeps the memory mask)
+    "mask-ignored": _any(_decoder(self_attention=_mha_ignores_masks, cross_attention=_cross_ignores_mask),
+                         _decoder(cross_attention=_cross_ignores_mask)),
+    "cross-attention-normalizes-memory": _any(_decoder_normalizes_memory(True), _decoder_normalizes_memory(False)),
     "layernorm-unbiased-variance": _decoder(layer_norm=_ln_variant(variance=_unbiased)),
     "layernorm-wrong-axis": _any(*(_decoder(layer_norm=_ln_variant(axis=a)) for a in LN_WRONG_AXES)),
 }
@@ -426,6 +509,11 @@ def _sdpa_cases(seed: int) -> list[Case]:
     cases.append(Case("hidden case 6: one unbatched sequence, causal",
                       (1.5 * r.normal(size=(4, 4)), 1.5 * r.normal(size=(4, 4)), r.normal(size=(4, 5)),
                        att.causal_mask(4))))
+    # softmax stability: scores in the thousands, each query row's maximum far from the others'
+    # (exp without the row's max shift overflows; a min or global shift overflows or underflows)
+    cases.append(Case("hidden case 7: large scores (softmax stability), causal",
+                      (40.0 * r.normal(size=(2, 4, 4)), 40.0 * r.normal(size=(2, 4, 4)), r.normal(size=(2, 4, 3)),
+                       att.causal_mask(4))))
     return cases
 
 
@@ -444,9 +532,13 @@ def _sdpa_mutant(weights_fn=None, scale_of=None) -> Callable[..., Any]:
 SDPA_MUTANTS = {
     "attention-missing-scale": _sdpa_mutant(scale_of=lambda dk: 1.0),
     "attention-scale-by-dk": _sdpa_mutant(scale_of=lambda dk: 1.0 / dk),
-    "softmax-wrong-axis": _any(*(_sdpa_mutant(partial(att.masked_softmax, axis=a)) for a in WRONG_AXES)),
+    # masked scores filled with -inf or with a large negative number (-1e9): along a wrong axis a
+    # column can be masked throughout, and the two fills then differ
+    "softmax-wrong-axis": _any(*(_sdpa_mutant(partial(att.masked_softmax, axis=a, fill=f))
+                                 for f in (-np.inf, -1e9) for a in WRONG_AXES)),
     "mask-ignored": _sdpa_mutant(_ignore_mask),
-    "mask-inverted": _sdpa_mutant(_inverted),
+    # a fully masked row (the last one under an inverted causal mask): NaN, zero or uniform
+    "mask-inverted": _any(*(_sdpa_mutant(_inverted_with(f)) for f in PADDED_ROW_FILLS)),
     "mask-after-softmax": _sdpa_mutant(_after_softmax),
     "mask-zero-fill": _sdpa_mutant(_WEIGHTS_FNS["mask-zero-fill"]),
 }
@@ -573,12 +665,17 @@ def _rms_cases(seed: int) -> list[Case]:
         Case("hidden case 1: batched (B, T, d) = (2, 4, 6), nonzero means", (r.normal(size=(2, 4, 6)) + 1.5, g)),
         Case("hidden case 2: one sequence (T, d) = (5, 6)", (2.0 * r.normal(size=(5, 6)) - 1.0, g)),
         Case("hidden case 3: eps = 0.5", (r.normal(size=(3, 6)) + 0.5, g), {"eps": 0.5}),
+        # mean(x²) near 1e-6: the default eps = 1e-6 halves it again, no eps or 1e-5 do not
+        Case("hidden case 4: tiny features (scale 1e-3), default eps", (1e-3 * r.normal(size=(2, 3, 6)), g)),
     ]
 
 
 RMS_MUTANTS = {
     # RMSNorm that centres first is LayerNorm without β
     "rmsnorm-subtracts-mean": lambda x, gamma, eps=1e-6: norms.layer_norm(x, gamma, np.zeros(np.shape(gamma)), eps),
+    # sqrt(mean(x²)) with no eps, or a default other than 1e-6 (the LayerNorm's 1e-5)
+    "rmsnorm-missing-eps": _any(lambda x, gamma, eps=1e-6: norms.rms_norm(x, gamma, 0.0),
+                                lambda x, gamma, eps=1e-5: norms.rms_norm(x, gamma, eps)),
 }
 
 
@@ -621,6 +718,8 @@ def _swiglu_cases(seed: int) -> list[Case]:
 
 SWIGLU_MUTANTS = {
     "ffn-missing-activation": lambda X, W_gate, W_up, W_down: ffn.swiglu_ffn(X, W_gate, W_up, W_down, gate=_identity),
+    "swiglu-sigmoid-gate": lambda X, W_gate, W_up, W_down: ffn.swiglu_ffn(X, W_gate, W_up, W_down, gate=sigmoid),
+    "swiglu-gate-up-swapped": lambda X, W_gate, W_up, W_down: ffn.swiglu_ffn(X, W_up, W_gate, W_down),
 }
 
 
@@ -785,9 +884,12 @@ def _gpt(**hooks: Any) -> Callable[..., Array]:
 # A mistake in the student's own attention, LayerNorm or FFN, carried into the forward pass that
 # uses them, is named at its root (as in the blocks): the same forms as in their own questions.
 # (LayerNorm's σ + ε is left out: on these activations it stays within the tolerance.)
-GPT_UPSTREAM_MHA = ("heads-reshape-without-transpose", "attention-missing-scale", "attention-scale-by-dk",
-                    "attention-scale-by-d-model", "softmax-wrong-axis", "mask-inverted", "causal-mask-transposed",
-                    "causal-mask-excludes-self")
+# (head-width-from-d-model cannot reach it: its blocks have d_k = d/h.)
+GPT_UPSTREAM_MHA = ("heads-reshape-without-transpose", "merge-heads-without-transpose",
+                    "output-projection-not-transposed", "attention-missing-output-projection",
+                    "attention-missing-scale", "attention-scale-by-dk",
+                    "attention-scale-by-d-model", "softmax-wrong-axis", "mask-inverted", "mask-after-softmax",
+                    "mask-zero-fill", "causal-mask-transposed", "causal-mask-excludes-self")
 
 GPT_MUTANTS: dict[str, Callable[..., Any]] = {
     "gpt-no-final-layernorm": _gpt(final_norm=False),
@@ -801,6 +903,8 @@ GPT_MUTANTS: dict[str, Callable[..., Any]] = {
     "layernorm-unbiased-variance": _gpt(layer_norm=_ln_variant(variance=_unbiased)),
     "layernorm-wrong-axis": _any(*(_gpt(layer_norm=_ln_variant(axis=a)) for a in LN_WRONG_AXES)),
     "ffn-missing-activation": _gpt(ffn=_ffn_no_activation),
+    # the same as decoder-self-attention-not-causal here (no padding), named after it
+    "mask-ignored": _gpt(causal=False),
 }
 
 
@@ -949,8 +1053,12 @@ def _q(qid: str, title: str, points: float, function: str, reference: Callable[.
        cases: Callable[[int], list[Case]], mutants: Mapping[str, Callable[..., Any]] | None = None,
        **kw: Any) -> CodeQuestion:
     return CodeQuestion(id=qid, title=title, points=points, file=FILE, function=function, reference=reference,
-                        cases=cases, mutants=dict(mutants or {}), forbidden=SHORTCUTS, forbid_in="file", **kw)
+                        cases=cases, mutants=dict(mutants or {}), forbidden=SHORTCUTS, **kw)
 
+
+# Follow-through (contract §8): the earlier questions whose student functions a composite builds
+# on. Every mistake of a dependency that can reach the composite is a key of its mutants.
+BLOCK_DEPENDS = ("a4.sdpa", "a4.causal_mask", "a4.mha", "a4.layer_norm", "a4.feed_forward")
 
 CODE = (
     _q("a4.sdpa", "Scaled dot-product attention with a mask", 10, "scaled_dot_product_attention",
@@ -958,7 +1066,7 @@ CODE = (
     _q("a4.causal_mask", "Causal mask", 2, "causal_mask", att.causal_mask, _causal_cases, CAUSAL_MUTANTS),
     _q("a4.padding_mask", "Padding mask", 2, "padding_mask", att.padding_mask, _padding_cases, PADDING_MUTANTS),
     _q("a4.mha", "Multi-head attention", 10, "multi_head_attention", att.multi_head_attention, _mha_cases,
-       MHA_VARIANTS),
+       MHA_VARIANTS, depends_on=("a4.sdpa", "a4.causal_mask")),
     _q("a4.layer_norm", "LayerNorm", 7, "layer_norm", norms.layer_norm, _ln_cases, LN_MUTANTS),
     _q("a4.layer_norm_stats", "LayerNorm's statistics", 3, "layer_norm_stats", norms.layer_norm_stats,
        _stats_cases(406), LN_STATS_MUTANTS, output_names=("mean", "var")),
@@ -971,9 +1079,9 @@ CODE = (
     _q("a4.positions", "Sinusoidal positions", 4, "sinusoidal_positions", positions.sinusoidal_positions,
        _pe_cases, PE_MUTANTS),
     _q("a4.encoder_block", "Encoder block (pre- and post-norm)", 8, "encoder_block", blocks.encoder_block,
-       _encoder_cases, ENCODER_MUTANTS),
+       _encoder_cases, ENCODER_MUTANTS, depends_on=("a4.sdpa", "a4.mha", "a4.layer_norm", "a4.feed_forward")),
     _q("a4.decoder_block", "Decoder block (causal self-attention, cross-attention)", 7, "decoder_block",
-       blocks.decoder_block, _decoder_cases, DECODER_MUTANTS),
+       blocks.decoder_block, _decoder_cases, DECODER_MUTANTS, depends_on=BLOCK_DEPENDS),
 )
 
 # Round 2 (contract §9), after the original questions so that their numbers stay as they were.
@@ -981,7 +1089,7 @@ CODE_COVERAGE = (
     _q("a4.rope", "Rotary position embeddings (RoPE)", 4, "apply_rope", positions.apply_rope, _rope_cases,
        ROPE_MUTANTS),
     _q("a4.gpt_forward", "The complete forward pass (decoder-only)", 9, "gpt_forward",
-       gpt.gpt_forward, _gpt_cases, GPT_MUTANTS),
+       gpt.gpt_forward, _gpt_cases, GPT_MUTANTS, depends_on=BLOCK_DEPENDS),
 )
 
 ASSIGNMENT = Assignment(
