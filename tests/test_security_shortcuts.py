@@ -206,6 +206,7 @@ def test_autograd_reached_by_computed_names_is_refused(tmp_path):
     assert q.score == 0 and q.misconceptions == ["uses-library-shortcut"]
     assert "torch.Tensor.backward" in q.feedback and "`bptt_final_state`" in q.feedback and "line" in q.feedback
     assert "Needs review" in q.feedback and "import importlib" in q.feedback
+    assert any("import importlib" in item for item in q.needs_review)  # for the class report
     # the control: without the ban the same code is right (it is the ban that costs it)
     assert lost(grade(tmp_path, "a2", AUTOGRAD_BY_COMPUTED_NAME, lift_bans=True)) == set()
 
@@ -226,7 +227,7 @@ def test_a_library_loaded_around_the_import_hook_costs_every_banned_question(tmp
     assert "del _sys.modules" in IMPORT_HOOK_REMOVED_AND_MODULES_DROPPED
     results = grade(tmp_path, "a2", extra)
     assert lost(results) == {"a2.bptt_final_state", "a2.bptt_sequence_ce", "a2.clip_by_global_norm"}
-    assert all("needs review" in results[qid].feedback for qid in lost(results))
+    assert all("needs review" in results[qid].feedback and results[qid].needs_review for qid in lost(results))
 
 
 @pytest.mark.slow
