@@ -432,6 +432,21 @@ def _make_mirror(originals: dict[int, Any]) -> Any:
     return mirror
 
 
+def _make_mapped() -> Any:
+    """mapped(top): whether files of a library's folder are mapped into this process (its native
+    libraries stay mapped once loaded, whatever becomes of its modules)."""
+    _open = open
+
+    def mapped(top: str) -> bool:
+        try:
+            with _open("/proc/self/maps", "rb") as fh:
+                return f"/{top}/".encode() in fh.read()
+        except OSError:
+            return False
+
+    return mapped
+
+
 def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
     """The shortcut guard: configure(patterns, files), begin(phase, banned) -> not bypassed,
     end() -> (hits, bypassed), install_loaded(), watches(name) (for the import hook)."""
@@ -443,16 +458,7 @@ def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
     labels_of: dict[int, list[str]] = {}  # id(original) -> the banned names it answers to
     originals: dict[int, Any] = {}  # id(original function) -> its wrapper (for aliases)
     wrap = _make_wrap(_make_hit(state, hits, refused), labels_of, originals)
-    expand, mirror = _make_expand(), _make_mirror(originals)
-    _open = open
-
-    def mapped(top: str) -> bool:
-        """Whether files of the library's folder are mapped into this process (/proc/self/maps)."""
-        try:
-            with _open("/proc/self/maps", "rb") as fh:
-                return f"/{top}/".encode() in fh.read()
-        except OSError:
-            return False
+    expand, mirror, mapped = _make_expand(), _make_mirror(originals), _make_mapped()
 
     def install_loaded() -> None:
         """Wrap the entry points of every banned library that is loaded now (idempotent)."""
