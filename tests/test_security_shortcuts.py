@@ -311,6 +311,8 @@ def test_scan_names_exact_entry_points_only():
     ("f.__closure__[0].cell_contents", "`.__closure__`"),
     ("__import__('subprocess').run(['python', '-c', 'import torch'])", "`__import__`"),
     ("os.system('python -c \\'import torch\\'')", "`os.system` (a new process)"),
+    ("x.grad_fn(x)", "`.grad_fn`"),
+    ("F.torch.autograd.Variable._execution_engine.run_backward", "`._execution_engine`"),
 ])
 def test_review_flags_computed_access(line, what):
     src = f"import importlib, os, sys\nimport torch.nn.functional as F\ndef f(x):\n    return {line}\n"
