@@ -328,3 +328,5 @@ def test_review_is_quiet_on_ordinary_code():
     src = (solution_dir("a4_transformer") / "transformer.py").read_text()
     assert shortcuts.review(src, "encoder_block") == []
     assert shortcuts.review("import numpy as np\ndef f(x):\n    return getattr(x, 'shape')\n", "f") == []
+    main_block = "def f(x):\n    return x\n\nif __name__ == '__main__':\n    print(f(1))\n"
+    assert shortcuts.review(main_block, "f") == []

@@ -244,8 +244,6 @@ def _suspicious(node: ast.AST) -> str | None:
         return f"`{node.id}` (a name of the grader's worker)"
     if isinstance(node, ast.Attribute) and node.attr in _WORKER_NAMES:
         return f"`.{node.attr}` (a name of the grader's worker)"
-    if isinstance(node, ast.Constant) and node.value == "__main__":
-        return "the string '__main__'"
     return None
 
 
