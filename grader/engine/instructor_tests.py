@@ -57,18 +57,20 @@ def declared_weights(source: str) -> list[float]:
     return weights
 
 
-def student_proxy(session: WorkerSession, bans: Mapping[str, tuple[str, ...]] | None = None) -> types.ModuleType:
+def student_proxy(session: WorkerSession, bans: Mapping[str, tuple[str, ...]] | None = None,
+                  torch_inputs: bool = False) -> types.ModuleType:
     """A stand-in for the student's module: `proxy.f(*args)` runs `f` in the worker and returns
     its plain-data result, or raises StudentCallFailed with the feedback the grader would give.
     `bans`: function -> the entry points refused while it runs; by default every ban of the
-    assignment (the session's tripwires) holds for every function the tests call."""
+    assignment (the session's tripwires) holds for every function the tests call. `torch_inputs`:
+    arrays arrive as torch tensors in the worker (a5), as in the assignment's own questions."""
     default = tuple(session.tripwires) if bans is None else ()
     bans = dict(bans or {})
     proxy = types.ModuleType(session.module, f"the student's `{session.module}.py`, run in the sandbox")
 
     def function(name: str) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
-            outcome = session.call(name, args, kwargs, banned=bans.get(name, default))
+            outcome = session.call(name, args, kwargs, banned=bans.get(name, default), torch_inputs=torch_inputs)
             if outcome.tripped:
                 raise StudentCallFailed(f"`{name}` called a forbidden library function: {', '.join(outcome.tripped)}")
             if outcome.failure is not None:
@@ -111,7 +113,8 @@ def run_module(name: str, source: str, proxy: types.ModuleType) -> list[dict[str
 
 
 def run(session: WorkerSession, modules: list[tuple[str, str]], first_number: int,
-        timeout: float = 60.0, bans: Mapping[str, tuple[str, ...]] | None = None) -> list[QuestionResult]:
+        timeout: float = 60.0, bans: Mapping[str, tuple[str, ...]] | None = None,
+        torch_inputs: bool = False) -> list[QuestionResult]:
     """Run each module; one QuestionResult per test entry, checked against its declared weights.
 
     `bans`: contract function -> the library entry points its question forbids (refused in
@@ -120,7 +123,7 @@ def run(session: WorkerSession, modules: list[tuple[str, str]], first_number: in
     call into the worker has the session's own per-call and per-submission limits.
     """
     del timeout
-    proxy = student_proxy(session, bans)
+    proxy = student_proxy(session, bans, torch_inputs)
     results: list[QuestionResult] = []
     number = first_number
     for name, source in modules:
