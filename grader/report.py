@@ -46,6 +46,8 @@ class GradeReport:
     events: list[str] = field(default_factory=list)  # what the sandbox stopped, in plain words
     student_output: str = ""  # what the student's code printed (truncated)
     grader_error: str | None = None  # the grader itself failed midway
+    answer_key: str | None = None  # the expected written answers for this student's variant (markdown)
+    notebook: dict[str, object] | None = None  # {"file": "transformer.ipynb", "failed_cells": [7, 9]}
 
     @property
     def score(self) -> float:

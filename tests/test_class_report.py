@@ -193,3 +193,14 @@ def test_report_without_matplotlib_keeps_its_tables(built_class, tmp_path, monke
     class_report.write_report(path, A, graded)
     text = path.read_text()
     assert "The charts need matplotlib" in text and "id='misconceptions'" in text
+
+
+def test_the_report_shows_which_submissions_were_notebooks_and_which_cells_failed():
+    from grader.reports.class_report import notebook_summary
+
+    graded = [("ann", {"extra_data": {"notebook": {"file": "transformer.ipynb", "failed_cells": [4, 7]}}}),
+              ("bob", {"extra_data": {"notebook": {"file": "transformer.ipynb", "failed_cells": [7]}}}),
+              ("cat", {"extra_data": {}})]
+    names, cells = notebook_summary(graded)
+    assert names == ["ann", "bob"]
+    assert cells.most_common(1) == [(7, 2)] and cells[4] == 1

@@ -173,8 +173,23 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
         output, events, isolated = _close_session(run)
     ordered = [_finite(run.results[q.id]) for q in assignment.questions if q.id in run.results]
     ordered += [_finite(r) for r in run.extra]
-    return notebook.relabel(GradeReport(assignment.id, student, seed, ordered, time.monotonic() - started,
-                                        isolated, run.warnings, events, output, run.grader_error), located)
+    report = GradeReport(assignment.id, student, seed, ordered, time.monotonic() - started, isolated,
+                         run.warnings, events, output, run.grader_error, _answer_key(assignment, student))
+    return notebook.relabel(report, located)
+
+
+def _answer_key(assignment: Assignment, student: str | None) -> str | None:
+    """The expected written answers of the student's own variant (shown as the assignment's
+    `reveal_answers` allows; never inside a question's feedback)."""
+    from grader.written.grading import answer_key
+
+    written = [q for q in assignment.questions if isinstance(q, WrittenQuestion) and q.answer_kind != "text"]
+    if not written:
+        return None
+    try:
+        return answer_key(written, variants.numbers(assignment.id, student))
+    except Exception as exc:  # noqa: BLE001 - the key is a courtesy: its failure costs no grade
+        return f"(the answer key could not be computed: {type(exc).__name__})"
 
 
 def _locate(submission: Path, assignment: Assignment, limits: sandbox.Limits) -> Located:

@@ -60,6 +60,7 @@ class NotebookRun:
     limit: float  # the per-cell time limit, for the feedback
     validation: _Validation | None = None
     cell_problems: list[str] = field(default_factory=list)  # filled by cell_notes
+    failed_cells: list[int] = field(default_factory=list)  # cells that raised, overran or did not run
 
 
 # --------------------------------------------------------------------------- reading
@@ -331,7 +332,9 @@ def cell_notes(session: WorkerSession | None, located: Located) -> list[str]:
     outcome = session.call(REPORT_FUNCTION, (), {})
     if not outcome.ok or not isinstance(outcome.value, list):
         return []
-    words = [_failure_words(run, f) for f in outcome.value[:50] if isinstance(f, dict)]
+    failures = [f for f in outcome.value[:50] if isinstance(f, dict)]
+    run.failed_cells = sorted({f["cell"] for f in failures if isinstance(f.get("cell"), int)})
+    words = [_failure_words(run, f) for f in failures]
     run.cell_problems = [w for w in words if w]
     return list(run.cell_problems)
 
@@ -394,4 +397,5 @@ def relabel(report: GradeReport, located: Located) -> GradeReport:
     report.events = [translate(e) or "" for e in report.events]
     if run.validation is not None:
         report.warnings += run.validation.result()
+    report.notebook = {"file": run.notebook, "failed_cells": list(run.failed_cells)}
     return report  # the warnings are already in the notebook's terms (use_notebook, cell_notes)

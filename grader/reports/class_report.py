@@ -350,6 +350,30 @@ def write_report(path: Path, assignment: Assignment, graded: Graded) -> None:
               *_answers_html(group_wrong_answers(assignment, graded, borrowed, expected), titles)]
     parts += ["<h2>Signals of copying</h2>", *_copies_html(borrowed, same_code, titles)]
     parts += ["<h2>Submissions that failed to run</h2>", *_failures_html(_failures(graded, titles))]
+    parts += _notebooks_html(notebook_summary(graded))
     parts.append("</body></html>")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text("\n".join(parts), encoding="utf-8")
+
+
+def notebook_summary(graded: Graded) -> tuple[list[str], Counter]:
+    """The submissions graded from a notebook, and how many of them each cell number failed in."""
+    names, cells = [], Counter()
+    for sub, data in graded:
+        nb = data.get("extra_data", {}).get("notebook")
+        if isinstance(nb, dict):
+            names.append(_name(sub))
+            cells.update(c for c in nb.get("failed_cells", []) if isinstance(c, int))
+    return names, cells
+
+
+def _notebooks_html(summary: tuple[list[str], Counter]) -> list[str]:
+    names, cells = summary
+    if not names:
+        return []
+    worst = ", ".join(f"cell {c} ({n})" for c, n in cells.most_common(8)) or "none"
+    return ["<h2>Notebooks</h2>",
+            f"<p>{len(names)} submission{'s' if len(names) != 1 else ''} were notebooks "
+            f"{_students(sorted(names))}</p>",
+            f"<p>Cells that failed (raised, ran out of time or were not run) most often, with the number of "
+            f"notebooks: {html.escape(worst)}.</p>"]

@@ -16,7 +16,7 @@ from typing import Any
 
 from grader import __version__
 from grader.course.variants import VariantKey
-from grader.questions import Assignment, WrittenQuestion
+from grader.questions import Assignment
 from grader.report import GradeReport, QuestionResult
 
 MAX_OUTPUT_CHARS = 4000  # of the student's printed output kept (extra_data; the output if shown)
@@ -125,7 +125,7 @@ def to_gradescope(report: GradeReport, key: VariantKey | None = None,
     tests = [_test(q, key.question_line() if key is not None and q.question_id in per_student else None)
              for q in report.questions]
     if assignment is not None:
-        tests.extend(_answer_key_test(assignment, report.student, len(tests) + 1))
+        tests.extend(_answer_key_test(assignment, report, len(tests) + 1))
     if report.grader_error:
         tests.append(_error_test(report.grader_error))
     extra: dict[str, Any] = {
@@ -134,6 +134,8 @@ def to_gradescope(report: GradeReport, key: VariantKey | None = None,
         "isolated": report.isolated, "isolation": isolation_note(report), "warnings": list(report.warnings)}
     if report.student_output:
         extra["student_output"] = _truncated(report.student_output)
+    if report.notebook is not None:
+        extra["notebook"] = report.notebook
     show = bool(assignment is not None and assignment.show_student_output)
     return {
         "score": report.score,
@@ -180,18 +182,11 @@ def _test(q: QuestionResult, key_line: str | None) -> dict[str, Any]:
     }
 
 
-def _answer_key_test(assignment: Assignment, student: str | None, number: int) -> list[dict[str, Any]]:
+def _answer_key_test(assignment: Assignment, report: GradeReport, number: int) -> list[dict[str, Any]]:
     """The one 0-point test holding the student's own expected written answers (contract §4)."""
-    from grader.course.variants import numbers
-    from grader.written.grading import answer_key
-
-    written = [q for q in assignment.questions if isinstance(q, WrittenQuestion) and q.answer_kind != "text"]
-    if not written:
+    if report.answer_key is None:
         return []
-    try:
-        body = answer_key(written, numbers(assignment.id, student))
-    except Exception as exc:  # noqa: BLE001 - the key is a courtesy: its failure costs no grade
-        body = f"(the answer key could not be computed: {type(exc).__name__})"
+    body, student = report.answer_key, report.student
     who = f"the variant key `{student}`" if student else "the default variant"
     reveal = assignment.reveal_answers
     return [{
