@@ -13,7 +13,7 @@ from functools import partial
 import numpy as np
 import pytest
 import toy_assignment  # noqa: F401 - registers the toy misconceptions (toy-grad-sign)
-from conftest import FAST
+from conftest import FAST, ROOT
 
 from grader.engine.grade import grade_submission
 from grader.questions import Assignment, Case, CodeQuestion
@@ -152,3 +152,51 @@ def test_results_and_the_class_report_count_the_mistake_once_at_its_root(tmp_pat
     (m,) = rank_mistakes(FT, graded)
     assert (m.id, m.students, m.root, m.dragged) == ("softmax-wrong-axis", ("ann",), "ft.softmax", ())
     assert m.points_lost == pytest.approx(4) and m.returned == pytest.approx(6)
+
+
+# ---------------------------------------------------------------- a2: BPTT built on the forward pass
+
+A2_SOLUTION = (ROOT / "solutions" / "a2_rnn_bptt" / "rnn.py").read_text()
+TRANSPOSED_FORWARD = A2_SOLUTION.replace("h @ W_h.T + b_h  # (H,)", "h @ W_h + b_h  # (H,) the mistake")
+
+
+def _a2(tmp_path, source: str, assignment=None):
+    from grader.course import registry
+
+    a2 = assignment or registry.load("a2")
+    code = tuple(q for q in a2.questions if isinstance(q, CodeQuestion) and q.id in (
+        "a2.rnn_forward", "a2.bptt_final_state", "a2.bptt_sequence_ce"))
+    folder = tmp_path / "a2"
+    folder.mkdir()
+    (folder / "rnn.py").write_text(source)
+    report = grade_submission(folder, dataclasses.replace(a2, questions=code), limits=FAST)
+    return {q.question_id: q for q in report.questions}
+
+
+def test_a2_a_forward_pass_mistake_is_charged_once_not_in_bptt(tmp_path):
+    assert TRANSPOSED_FORWARD != A2_SOLUTION
+    r = _a2(tmp_path, TRANSPOSED_FORWARD)
+    assert r["a2.rnn_forward"].misconceptions == ["rnn-weights-transposed"]
+    assert r["a2.rnn_forward"].score < r["a2.rnn_forward"].max_score
+    for qid in ("a2.bptt_final_state", "a2.bptt_sequence_ce"):
+        assert r[qid].score == pytest.approx(r[qid].max_score), r[qid].feedback
+        assert r[qid].carried == [{"from": "a2.rnn_forward", "misconception": "rnn-weights-transposed"}]
+        assert r[qid].misconceptions == []
+
+
+def test_a2_with_follow_through_off_the_forward_mistake_costs_bptt_too(tmp_path):
+    from grader.course import registry
+
+    r = _a2(tmp_path, TRANSPOSED_FORWARD, dataclasses.replace(registry.load("a2"), follow_through=0.0))
+    for qid in ("a2.bptt_final_state", "a2.bptt_sequence_ce"):
+        assert r[qid].score < r[qid].max_score and r[qid].carried == []
+        assert r[qid].misconceptions == ["rnn-weights-transposed"]
+
+
+def test_a2_a_forward_mistake_and_a_bptt_mistake_are_both_named(tmp_path):
+    both = TRANSPOSED_FORWARD.replace("g_h * (1.0 - Hs[t] ** 2)", "g_h * 1.0")
+    assert both != TRANSPOSED_FORWARD, "the solution's tanh derivative is written differently"
+    r = _a2(tmp_path, both)
+    assert r["a2.rnn_forward"].misconceptions == ["rnn-weights-transposed"]
+    assert r["a2.bptt_final_state"].score < r["a2.bptt_final_state"].max_score
+    assert r["a2.bptt_final_state"].misconceptions == ["bptt-missing-tanh-derivative"]

@@ -16,6 +16,7 @@ reference/rnn.py document the hooks).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -106,7 +107,7 @@ def _bptt_mutants(fn, *, ce: bool) -> dict[str, Any]:
     """The BPTT mistakes as calls of `fn` (reference bptt_final_state or bptt_sequence_ce)."""
 
     def hooked(**hooks):
-        return lambda *a, **k: fn(*a, **k, **hooks)
+        return partial(fn, **hooks)  # hooks of one reference: two such mistakes combine
 
     def forms(*hook_sets):
         """One mistake, several natural outputs (AnyOf); with the CE loss each form also comes
@@ -403,11 +404,13 @@ QUESTIONS = (
         id="a2.bptt_final_state", title="BPTT for a final-state loss", points=18, file=FILE,
         function="bptt_final_state", reference=bptt_final_state, cases=final_state_cases,
         mutants=_bptt_mutants(bptt_final_state, ce=False), forbidden=NO_AUTOGRAD,
+        depends_on=("a2.rnn_forward",),  # a forward-pass mistake is charged once, in question 1
     ),
     CodeQuestion(
         id="a2.bptt_sequence_ce", title="BPTT for the mean per-position cross-entropy", points=22,
         file=FILE, function="bptt_sequence_ce", reference=bptt_sequence_ce, cases=sequence_ce_cases,
         mutants=_bptt_mutants(bptt_sequence_ce, ce=True), forbidden=NO_AUTOGRAD,
+        depends_on=("a2.rnn_forward",),  # a forward-pass mistake is charged once, in question 1
         output_names=("loss", "grads"),
     ),
     CodeQuestion(
