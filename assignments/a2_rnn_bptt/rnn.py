@@ -71,6 +71,8 @@ def bptt_sequence_ce(X, W_x, W_h, b_h, W_o, b_o, targets, h0=None):
         g^h_t = g^a_t W_o + g^z_{t+1} W_h   (g^z_T = 0)
         g^z_t = g^h_t ⊙ (1 - h_t^2)
         dL/dW_o = Σ_t (g^a_t)^T h_t,  dL/db_o = Σ_t g^a_t, and the recurrent sums as above.
+
+    The logits a_t can be in the hundreds: compute the softmax stably (subtract the row max).
     """
     raise NotImplementedError
 
@@ -99,5 +101,7 @@ def sequence_perplexity(logits, targets):
     Returns:
         (ce_nats, perplexity): ce_nats = (1/T) Σ_t -log softmax(a_t)[y_t] (a float),
         perplexity = exp(ce_nats) (a float).
+
+    The logits can be in the hundreds: compute log-softmax stably (subtract the row max).
     """
     raise NotImplementedError
