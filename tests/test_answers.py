@@ -167,6 +167,7 @@ def test_as_choice() -> None:
     assert as_choice("a and c", "ABCD") == {"A", "C"}
     assert as_choice(["A", "c"], "ABCD") == {"A", "C"}
     assert as_choice("(B)") == {"B"}
+    assert as_choice("A.", "ABCD") == {"A"} and as_choice("C:", "ABCD") == {"C"}  # punctuation after a letter
     with pytest.raises(AnswerFormatError, match="not one of the choices"):
         as_choice("E", "ABCD")
     with pytest.raises(AnswerFormatError):

@@ -130,3 +130,17 @@ def test_student_selects_the_variant_by_email_trimmed_and_lower_cased(tmp_path):
     data = json.loads(out.stdout)
     assert data["score"] < 100 and "default variant" in out.stderr
     assert "the default variant was used" in data["output"]
+
+
+def test_the_table_shows_notes_about_the_submission_even_when_isolated():
+    """A note such as "the notebook was ignored" is shown in the table and the markdown whatever
+    the isolation (the isolation note itself only when the run was not isolated)."""
+    from grader.report import GradeReport, QuestionResult
+    from grader.reports import render
+
+    q = QuestionResult("a1.softmax", "Stable softmax", "1", "code", "softmax", 8.0, 8.0, "ok", "visible")
+    report = GradeReport("a1_word_vectors", None, 0, [q], 0.1, True,
+                         warnings=["`word_vectors.ipynb` was ignored: `word_vectors.py` was graded"])
+    assert "word_vectors.ipynb` was ignored" in render.table(report)
+    assert "word_vectors.ipynb` was ignored" in render.markdown(report)
+    assert "not isolated" not in render.table(report)

@@ -152,12 +152,20 @@ _MASK_TRUE_MEANS_HIDDEN = {
     ids=["layernorm-axis", "softmax-axis", "mask-polarity"],
 )
 def test_the_decoder_block_names_a_mistake_of_a_shared_part(tmp_path: Path, patches, mid: str) -> None:
-    report = _grade(_submission(tmp_path, "a4_transformer", patches), "a4_transformer")
-    q = _by_function(report)
+    """With follow-through off, the blocks name the shared part's mistake as the encoder does;
+    with it on (the default), they carry it from where it was charged and keep their points."""
+    folder = _submission(tmp_path, "a4_transformer", patches)
+    no_ft = dataclasses.replace(load("a4_transformer"), follow_through=0.0)
+    q = _by_function(grade_submission(folder, no_ft))
     for function in ("encoder_block", "decoder_block"):
         assert q[function].score < q[function].max_score
         assert q[function].misconceptions == [mid], (function, q[function].feedback)
         assert f"(`{mid}`)" in q[function].feedback
+    q = _by_function(_grade(folder, "a4_transformer"))
+    for function in ("encoder_block", "decoder_block"):
+        assert q[function].misconceptions == [], (function, q[function].feedback)
+        assert [c["misconception"] for c in q[function].carried] == [mid]
+        assert q[function].score == pytest.approx(q[function].max_score), q[function].feedback
 
 
 def test_a_fully_masked_row_is_explained_as_such(tmp_path: Path) -> None:

@@ -152,7 +152,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     elif args.format == "md":
         print(render.markdown(report))
     else:
-        print(render.table(report, colour=render.use_colour()))
+        print(render.table(report, colour=render.use_colour(), submission=str(args.submission)))
     if report.grader_error:
         print(f"seqgrade: the grader failed on part of this submission: {report.grader_error}", file=sys.stderr)
         return EXIT_FAILED

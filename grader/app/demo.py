@@ -38,14 +38,14 @@ def side_by_side(reports: dict[str, GradeReport], colour: bool = False) -> str:
         row = [q.number, q.title[:40]]
         for rep in reports.values():
             r = rep.questions[i]
-            cell = f"{r.score:g}/{r.max_score:g}"
+            cell = f"{render.points(r.score)}/{render.points(r.max_score)}"
             if r.misconceptions:
                 cell += " " + ",".join(r.misconceptions)
             elif r.not_attempted:
                 cell += " not attempted"
             row.append(cell)
         rows.append(row)
-    rows.append(["", "total", *(f"{rep.score:g}/{rep.max_score:g}" for rep in reports.values())])
+    rows.append(["", "total", *(f"{render.points(rep.score)}/{render.points(rep.max_score)}" for rep in reports.values())])
     widths = [max(len(r[c]) for r in rows) for c in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
     if colour:
@@ -77,7 +77,7 @@ def run(assignment_id: str | None = None) -> int:
         print()
         for kind, rep in reports.items():
             named = sorted({m for q in rep.questions for m in q.misconceptions})
-            line = f"{kind}: {rep.score:g}/{rep.max_score:g} in {rep.execution_time:.1f} s"
+            line = f"{kind}: {render.points(rep.score)}/{render.points(rep.max_score)} in {rep.execution_time:.1f} s"
             if named:
                 line += f"; mistakes named: {', '.join(named)}"
             if rep.events:

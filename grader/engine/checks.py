@@ -214,7 +214,7 @@ def _nonfinite_mismatch(g: np.ndarray, w: np.ndarray, where: str, hidden: bool) 
     n = int(np.sum(g_bad)) if hidden else int(np.sum(g_bad & ~w_bad))
     if n and (not hidden or np.any(g_bad & ~w_bad)):
         return Mismatch(where, "nonfinite", f"{_label(where)}{n} entr{'y is' if n == 1 else 'ies are'} "
-                        "NaN or inf (overflow? a log of 0?)")
+                        "NaN or inf")
     return Mismatch(where, "values", f"{_label(where)}values differ")
 
 

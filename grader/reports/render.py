@@ -104,8 +104,8 @@ def table(report: GradeReport, colour: bool = False, submission: str | None = No
     if lost:
         lines += ["", paint("where points were lost:", "1")]
         lines += [f"  {q.number}. {shorten(q.title, 40)}: {shorten(reason(q), MAX_REASON)}" for q in lost]
-    if not report.isolated:
-        lines.append(paint("warning: " + ("; ".join(report.warnings) or "this run was not isolated"), "33"))
+    notes = list(report.warnings) or (["this run was not isolated"] if not report.isolated else [])
+    lines += [paint(f"warning: {w}", "33") for w in notes]  # missing files, notebook cells, isolation
     for event in dict.fromkeys(report.events):
         lines.append(f"sandbox: {event}")
     lines += ["", f"full feedback: {feedback_command(report, submission)}"]
@@ -120,8 +120,8 @@ def feedback_command(report: GradeReport, submission: str | None = None) -> str:
 
 def markdown(report: GradeReport) -> str:
     out = [f"# {report.assignment_id}: {points(report.score)} / {points(report.max_score)}"]
-    if not report.isolated:
-        out.append("> ⚠ " + ("; ".join(report.warnings) or "this run was not isolated"))
+    notes = list(report.warnings) or (["this run was not isolated"] if not report.isolated else [])
+    out += [f"> ⚠ {w}" for w in notes]
     for q in report.questions:
         out.append(f"## {q.number}. {q.title} — {points(q.score)}/{points(q.max_score)}")
         out.append(q.feedback or "")

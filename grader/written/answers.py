@@ -496,7 +496,7 @@ def as_choice(value: Any, allowed: Iterable[str] = ()) -> frozenset[str]:
         raise AnswerFormatError(
             f'expected a letter such as "B" or letters such as "A, C", got {_describe(value)}'
         )
-    letters = frozenset(p.strip("()").upper() for p in parts)
+    letters = frozenset(p.strip("().:;!").upper() for p in parts)  # "(B)", "A." read as letters
     allowed_set = {a.upper() for a in allowed}
     if not letters:
         raise AnswerFormatError("no choice given")
