@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import multiprocessing
@@ -10,17 +9,35 @@ import os
 import shutil
 import sys
 import time
+from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.course import registry, variants
+from grader.app import regrade
+from grader.course import fingerprint, registry, variants
+from grader.course.fingerprint import Fingerprints
 from grader.engine.grade import grade_submission
 from grader.questions import Assignment
-from grader.reports.results_json import error_results, to_gradescope, write_results
+from grader.reports.results_json import (
+    error_results,
+    set_fingerprints,
+    stored_fingerprints,
+    to_gradescope,
+    write_results,
+)
 from grader.written.expr.judge import ExprJudge
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the batch did with one submission, for the summary."""
+
+    kind: str  # "graded" (no stored result), "regraded" (whole), "reused", "updated" (--only), "failed"
+    why: tuple[str, ...] = ()  # regraded: what changed (fingerprint kinds); updated: the questions
 
 
 @dataclass
@@ -30,6 +47,7 @@ class Submission:
     student_id: str | None = None
     student_name: str | None = None
     submitters: tuple[dict[str, Any], ...] = ()  # the export's :submitters, for the variant key
+    outcome: Outcome | None = None  # what this batch run did with it (set once it is done)
 
 
 def _gradescope_metadata(root: Path) -> dict[str, dict[str, Any]]:
@@ -84,58 +102,120 @@ def printable(name: str) -> str:
     return os.fsencode(name).decode("utf-8", errors="backslashreplace")
 
 
-def fingerprint(path: Path) -> str:
-    """A hash of the submission's content, to skip regrading an unchanged submission."""
-    h = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    for f in files:
-        h.update(os.fsencode(f.relative_to(path) if path.is_dir() else f.name))
-        try:
-            h.update(f.read_bytes())
-        except OSError:
-            h.update(b"<unreadable>")
-    return h.hexdigest()
+@dataclass(frozen=True)
+class Plan:
+    """What a batch run does with stored results (the same for every submission)."""
+
+    shared: Fingerprints  # the assignment's, catalog's, reference's and grader's (submission left empty)
+    force: bool = False  # regrade every submission whole, stored results or not
+    only: tuple[str, ...] = ()  # `--only`: regrade these question ids, keep the rest of stored results
 
 
 _BATCH_ASSIGNMENT: list[Assignment] = []  # set before the pool forks; the workers inherit it
+_BATCH_PLAN: list[Plan] = []
 _JUDGE: list[ExprJudge] = []  # one expression judge per pool process, reused across submissions
 
 
-def _grade_in_worker(sub: Submission, results_dir: Path, force: bool, index: int) -> dict[str, Any]:
+def _grade_in_worker(sub: Submission, results_dir: Path, index: int) -> tuple[dict[str, Any], Outcome]:
     marker = _running_dir(results_dir) / str(index)  # left behind if this process dies mid-grading
     marker.touch()
     if not _JUDGE:
         _JUDGE.append(ExprJudge())
-    data = _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, force, _JUDGE[0])
+    done = _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, _BATCH_PLAN[0], _JUDGE[0])
     marker.unlink(missing_ok=True)
-    return data
+    return done
 
 
 def _running_dir(results_dir: Path) -> Path:
     return results_dir / ".running"
 
 
-def _grade_one(sub: Submission, assignment: Assignment, results_dir: Path, force: bool,
-               judge: ExprJudge | None = None) -> dict[str, Any]:
+def _grade_one(sub: Submission, assignment: Assignment, results_dir: Path, plan: Plan,
+               judge: ExprJudge | None = None) -> tuple[dict[str, Any], Outcome]:
+    """Reuse the stored result while every fingerprint matches; else grade (or, with `--only`,
+    regrade the named questions of the stored result)."""
     target = results_dir / f"{sub.name}.json"
-    digest = fingerprint(sub.path)
-    if not force and target.is_file():
-        try:
-            old = json.loads(target.read_text())
-            if old.get("extra_data", {}).get("fingerprint") == digest:
-                return old
-        except (OSError, ValueError):
-            pass
+    now = fingerprint.with_submission(plan.shared, sub.path)
+    stored = None if plan.force else _stored(target, assignment)
+    if stored is not None and plan.only and regrade.stored_question_ids(stored):
+        return _update(sub, assignment, stored, plan.only, now, judge, target)
+    stale = _stale(stored, now, assignment) if stored is not None else []
+    if stored is not None and not stale:
+        return stored, Outcome("reused")
+    kind = "regraded" if target.is_file() else "graded"
+    data = _grade_whole(sub, assignment, judge)
+    clean = not _has_grader_error(data)
+    set_fingerprints(data, now if clean else None)  # a failure of ours is tried again on a re-run
+    write_results(target, finite_scores(data))
+    return data, Outcome(kind, ("--force",) if plan.force and kind == "regraded" else tuple(stale))
+
+
+def _key(sub: Submission, assignment: Assignment) -> variants.VariantKey:
+    named = sub.path.with_name(printable(sub.path.name))  # a key that can be hashed and written
+    return variants.variant_key(assignment.variant_key, users=sub.submitters, path=named)
+
+
+def _grade_whole(sub: Submission, assignment: Assignment, judge: ExprJudge | None) -> dict[str, Any]:
     try:
-        named = sub.path.with_name(printable(sub.path.name))  # a key that can be hashed and written
-        key = variants.variant_key(assignment.variant_key, users=sub.submitters, path=named)
-        data = to_gradescope(grade_submission(sub.path, assignment, student=key.value, judge=judge), key)
+        key = _key(sub, assignment)
+        report = grade_submission(sub.path, assignment, student=key.value, judge=judge)
+        data = to_gradescope(report, key, assignment)
     except Exception as exc:  # noqa: BLE001 - one bad submission never stops the batch
         data = error_results(assignment.id, f"{type(exc).__name__}: {exc}")
-    data["extra_data"].update({"submission": sub.name, "student_id": sub.student_id, "student_name": sub.student_name,
-                               "fingerprint": digest})
-    write_results(target, finite_scores(data))
+    data["extra_data"].update({"submission": sub.name, "student_id": sub.student_id, "student_name": sub.student_name})
     return data
+
+
+def _update(sub: Submission, assignment: Assignment, stored: dict[str, Any], only: tuple[str, ...],
+            now: Fingerprints, judge: ExprJudge | None, target: Path) -> tuple[dict[str, Any], Outcome]:
+    """`--only`: the named questions (and any the stored result lacks) regraded, the rest kept; the
+    fingerprints recorded for the regraded questions only."""
+    have = regrade.stored_question_ids(stored)
+    todo = [q.id for q in assignment.questions if q.id in only or q.id not in have]
+    try:
+        key = _key(sub, assignment)
+        report = regrade.regrade_report(sub.path, assignment, todo, grade_submission, student=key.value,
+                                        judge=judge)
+        fresh = to_gradescope(report, key, assignment)
+    except Exception as exc:  # noqa: BLE001 - a bug of ours: the stored result stands, the error shows
+        fresh = error_results(assignment.id, f"{type(exc).__name__}: {exc}")
+        todo = []
+    data = regrade.merge(stored, fresh, assignment, todo)
+    whole, per_question = stored_fingerprints(stored)
+    per_question.update({qid: now for qid in todo})
+    if all(per_question.get(q.id, whole) == now for q in assignment.questions):
+        whole, per_question = now, {}  # every question graded as of now: the result is whole again
+    set_fingerprints(data, whole, per_question)
+    write_results(target, finite_scores(data))
+    return data, Outcome("updated", tuple(todo))
+
+
+def _stored(target: Path, assignment: Assignment) -> dict[str, Any] | None:
+    """The stored result of this assignment at `target`, if one can be read."""
+    try:
+        data = json.loads(target.read_text())
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(data, dict) and isinstance(data.get("extra_data"), dict) and isinstance(data.get("tests"), list)
+    return data if ok and data["extra_data"].get("assignment") == assignment.id else None
+
+
+def _stale(stored: dict[str, Any], now: Fingerprints, assignment: Assignment) -> list[str]:
+    """Why a stored result no longer holds (fingerprint kinds that changed); empty while it does."""
+    whole, per_question = stored_fingerprints(stored)
+    if _has_grader_error(stored):
+        return ["grader error"]
+    changed: set[str] = set()
+    for q in assignment.questions:
+        fp = per_question.get(q.id, whole)
+        if fp is None:
+            return ["no fingerprints"]
+        changed.update(fp.changed(now))
+    return [k for k in fingerprint.KINDS if k in changed]
+
+
+def _has_grader_error(data: dict[str, Any]) -> bool:
+    return any(isinstance(t, dict) and t.get("extra_data", {}).get("kind") == "error" for t in data.get("tests", []))
 
 
 def finite_scores(data: dict[str, Any]) -> dict[str, Any]:
@@ -155,11 +235,12 @@ def finite_scores(data: dict[str, Any]) -> dict[str, Any]:
 
 def _failed_twice(sub: Submission, assignment: Assignment, results_dir: Path) -> dict[str, Any]:
     """The record of a submission whose grading stopped the grading process twice."""
+    sub.outcome = Outcome("failed")
     data = error_results(assignment.id, "grading this submission stopped the grading process twice (out of "
                          "memory, or killed); it was recorded as failed and every other submission was graded")
     data["extra_data"].update({"submission": sub.name, "student_id": sub.student_id,
-                               "student_name": sub.student_name, "fingerprint": None})
-    write_results(results_dir / f"{sub.name}.json", data)
+                               "student_name": sub.student_name})
+    write_results(results_dir / f"{sub.name}.json", set_fingerprints(data, None))
     return data
 
 
@@ -183,8 +264,14 @@ class Progress:
 
 
 def grade_all(root: Path, assignment: Assignment, *, jobs: int | None = None, results_dir: Path,
-              force: bool = False, progress: bool = True) -> list[tuple[Submission, dict[str, Any]]]:
+              force: bool = False, progress: bool = True,
+              only: Sequence[str] = ()) -> list[tuple[Submission, dict[str, Any]]]:
     """Grade every submission under ROOT, `jobs` at a time; one row per submission whatever happens.
+
+    A stored result in `results_dir` is reused while its fingerprints (submission, suite, catalog,
+    reference, grader) all match; `force` regrades every one. `only` (question ids): regrade
+    those questions of each stored result and keep the rest (a submission without one is graded
+    whole). Each submission's `outcome` says which happened.
 
     A grading process that dies (out of memory, killed) breaks the pool: the submissions it was
     grading are retried alone, then recorded as failed; the others are graded in a fresh pool.
@@ -197,13 +284,16 @@ def grade_all(root: Path, assignment: Assignment, *, jobs: int | None = None, re
     # Processes, not threads: the trusted side's own work (references, mutants, parsing) runs in
     # parallel too, and nothing in it has to be thread-safe. Forked, so that an assignment
     # defined in code (not only by id) reaches the workers; no thread runs here before the fork.
+    if force and only:
+        raise ValueError("--force regrades whole submissions and --only some questions: give one of them")
     _BATCH_ASSIGNMENT[:] = [assignment]
+    _BATCH_PLAN[:] = [Plan(fingerprint.assignment_fingerprints(assignment), force, tuple(only))]
     pending = list(range(len(subs)))
     while pending:
-        left = _pool_round(subs, pending, jobs, results_dir, force, out, bar)
+        left = _pool_round(subs, pending, jobs, results_dir, out, bar)
         suspects = _in_flight(results_dir, left) or set(left)
         for i in sorted(suspects):  # each alone: a second crash is that submission's own
-            if _pool_round(subs, [i], 1, results_dir, force, out, bar):
+            if _pool_round(subs, [i], 1, results_dir, out, bar):
                 out[i] = _failed_twice(subs[i], assignment, results_dir)
                 if bar:
                     bar.step()
@@ -212,7 +302,7 @@ def grade_all(root: Path, assignment: Assignment, *, jobs: int | None = None, re
     return [(s, out[i]) for i, s in enumerate(subs)]
 
 
-def _pool_round(subs: list[Submission], indices: list[int], jobs: int, results_dir: Path, force: bool,
+def _pool_round(subs: list[Submission], indices: list[int], jobs: int, results_dir: Path,
                 out: dict[int, dict[str, Any]], bar: Progress | None) -> list[int]:
     """Grade `indices` in one pool; the indices left ungraded because the pool broke."""
     running = _running_dir(results_dir)
@@ -221,17 +311,18 @@ def _pool_round(subs: list[Submission], indices: list[int], jobs: int, results_d
         stale.unlink(missing_ok=True)
     broken: list[int] = []
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {pool.submit(_grade_in_worker, subs[i], results_dir, force, i): i for i in indices}
+        futures = {pool.submit(_grade_in_worker, subs[i], results_dir, i): i for i in indices}
         for fut in as_completed(futures):
             i = futures[fut]
             try:
-                out[i] = fut.result()
+                out[i], subs[i].outcome = fut.result()
             except BrokenProcessPool:
                 broken.append(i)
                 continue
             except Exception as exc:  # noqa: BLE001 - a bug of ours in one submission's row, not the batch
                 out[i] = error_results(_BATCH_ASSIGNMENT[0].id, f"{type(exc).__name__}: {exc}")
                 out[i]["extra_data"].update({"submission": subs[i].name})
+                subs[i].outcome = Outcome("failed")
             if bar:
                 bar.step()
     return sorted(broken)
@@ -254,12 +345,42 @@ def write_csv(path: Path | str, assignment: Assignment, graded: list[tuple[Submi
     return gradebook.unmatched(fmt, rows)
 
 
+def summary(graded: list[tuple[Submission, dict[str, Any]]]) -> str:
+    """What the batch did: "12 reused, 0 regraded", with what changed and which questions `--only` regraded."""
+    outcomes = [s.outcome or Outcome("graded") for s, _ in graded]
+    count = Counter(o.kind for o in outcomes)
+    parts = [f"{count['reused']} reused", f"{count['regraded']} regraded"]
+    changed = Counter(k for o in outcomes if o.kind == "regraded" for k in o.why)
+    if changed:
+        parts[-1] += " (" + ", ".join(f"{k} changed: {n}" if k in fingerprint.KINDS else f"{k}: {n}"
+                                      for k, n in changed.items()) + ")"
+    if count["graded"]:
+        parts.append(f"{count['graded']} graded for the first time")
+    updated = [o for o in outcomes if o.kind == "updated"]
+    if updated:
+        questions = list(dict.fromkeys(q for o in updated for q in o.why))
+        parts.append(f"{len(updated)} updated: question{'s' if len(questions) > 1 else ''} "
+                     f"{', '.join(questions)} regraded, the rest of each stored result kept")
+    if count["failed"]:
+        parts.append(f"{count['failed']} failed")
+    return ", ".join(parts)
+
+
 def run(root: Path, assignment_id: str, *, jobs: int | None, out: Path, report: Path | None, force: bool,
-        gradebook: str = "seqgrade", digits: int = 2, quiet: bool = False) -> int:
+        gradebook: str = "seqgrade", digits: int = 2, quiet: bool = False, only: str | None = None) -> int:
     assignment = registry.load(assignment_id)
+    try:
+        questions = regrade.resolve_questions(assignment, only.split(",")) if only is not None else ()
+    except regrade.UnknownQuestion as err:
+        print(f"seqgrade: {err}", file=sys.stderr)
+        return 2
+    if force and questions:
+        print("seqgrade: --force regrades whole submissions and --only some questions: give one of them",
+              file=sys.stderr)
+        return 2
     to_stdout = str(out) == "-"  # `--out -`: the gradebook on stdout, messages on stderr
     results_dir = Path("grades_results") if to_stdout else out.with_name(out.stem + "_results")
-    graded = grade_all(root, assignment, jobs=jobs, results_dir=results_dir, force=force,
+    graded = grade_all(root, assignment, jobs=jobs, results_dir=results_dir, force=force, only=questions,
                        progress=not quiet and sys.stderr.isatty())  # no \r frames in logs
     lost = write_csv(out, assignment, graded, fmt=gradebook, digits=digits)
     if lost:
@@ -267,7 +388,8 @@ def run(root: Path, assignment_id: str, *, jobs: int | None, out: Path, report: 
               f"{', '.join(lost[:10])}{' …' if len(lost) > 10 else ''}", file=sys.stderr)
     say = sys.stderr if to_stdout else sys.stdout
     if not quiet:
-        print(f"graded {len(graded)} submissions: {out} (results.json files in {results_dir}/)", file=say)
+        print(f"graded {len(graded)} submissions ({summary(graded)}): {out} (results.json files in "
+              f"{results_dir}/)", file=say)
     if report is not None:
         from grader.reports.class_report import write_report
 

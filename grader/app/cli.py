@@ -44,7 +44,12 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--round", type=int, default=2, metavar="N", dest="digits",
                    help="decimals of the scores in the CSV (default 2)")
     b.add_argument("--report", type=Path, default=None, help="a self-contained HTML class report")
-    b.add_argument("--force", action="store_true", help="regrade submissions graded before and unchanged")
+    b.add_argument("--force", action="store_true", help="regrade every submission whole, even one whose stored "
+                   "result still holds (same submission, suite, catalog, reference and grader version)")
+    b.add_argument("--only", metavar="QID[,QID]", default=None,
+                   help="regrade only these questions (ids such as a4.encoder_block or encoder_block, or numbers "
+                   "from seqgrade list) of each stored result, keeping its other questions; a submission "
+                   "without a stored result is graded whole")
     b.add_argument("--quiet", action="store_true", help="no progress bar and no summary (errors still shown)")
 
     e = sub.add_parser("expr-equal", help="are two expressions equal? prints one JSON line")
@@ -181,7 +186,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         print(f"seqgrade: {args.root} is not a folder", file=sys.stderr)
         return EXIT_USAGE
     return batch.run(args.root, args.assignment, jobs=args.jobs, out=args.out, report=args.report, force=args.force,
-                     gradebook=args.gradebook, digits=args.digits, quiet=args.quiet)
+                     gradebook=args.gradebook, digits=args.digits, quiet=args.quiet, only=args.only)
 
 
 def cmd_handout(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import __version__
+from grader.course.fingerprint import Fingerprints
 from grader.course.variants import VariantKey
 from grader.questions import Assignment
 from grader.report import GradeReport, QuestionResult
@@ -213,6 +214,33 @@ def error_results(assignment_id: str | None, message: str) -> dict[str, Any]:
         "visibility": "visible", "stdout_visibility": "hidden", "tests": [_error_test(message)],
         "extra_data": {"assignment": assignment_id, "grader_version": __version__},
     }
+
+
+def set_fingerprints(data: dict[str, Any], whole: Fingerprints | None,
+                     regraded: dict[str, Fingerprints] | None = None) -> dict[str, Any]:
+    """Record in `extra_data` what the result was graded with: `fingerprints` for the result as a
+    whole (None: nothing, so a re-run regrades it), `regraded` for questions regraded since
+    (`seqgrade batch --only`), each with its own."""
+    extra = data.setdefault("extra_data", {})
+    extra.pop("fingerprint", None)  # the submission-only digest of earlier versions
+    extra["fingerprints"] = whole.as_dict() if whole is not None else None
+    if regraded:
+        extra["regraded"] = {qid: fp.as_dict() for qid, fp in regraded.items()}
+    else:
+        extra.pop("regraded", None)
+    return data
+
+
+def stored_fingerprints(data: Any) -> tuple[Fingerprints | None, dict[str, Fingerprints]]:
+    """What a stored result was graded with: the whole result's fingerprints (None when it has
+    none, as results of earlier versions) and those of the questions regraded since."""
+    extra = data.get("extra_data") if isinstance(data, dict) else None
+    if not isinstance(extra, dict):
+        return None, {}
+    regraded = extra.get("regraded") if isinstance(extra.get("regraded"), dict) else {}
+    per_question = {qid: Fingerprints.from_dict(fp) for qid, fp in regraded.items()}
+    return (Fingerprints.from_dict(extra.get("fingerprints")),
+            {qid: fp for qid, fp in per_question.items() if fp is not None})
 
 
 def write_results(path: Path, data: dict[str, Any]) -> None:

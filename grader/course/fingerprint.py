@@ -1,0 +1,185 @@
+"""Fingerprints of what a grade depends on, so that a batch re-run reuses a result only while it is true.
+
+A stored result stays valid while five things are unchanged: the submission's bytes, the
+assignment's suite (its hidden suite file, instructor tests, the handout's `variant.py`, and
+the questions as data: ids, points, titles, functions), the misconception catalog, the
+trusted reference, and the grader's version. Each is one SHA-256 digest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.util
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grader import __version__
+from grader.course.content import assignment_dir
+from grader.questions import Assignment
+
+KINDS = ("submission", "suite", "catalog", "reference", "grader")  # the fields of a Fingerprints
+
+
+@dataclass(frozen=True)
+class Fingerprints:
+    """One digest per thing a grade depends on."""
+
+    submission: str  # the submission's files: relative names and bytes
+    suite: str  # the assignment: suite source, instructor tests, variant.py, questions as data
+    catalog: str  # grader/catalog/*.py
+    reference: str  # reference/*.py
+    grader: str  # the grader's version
+
+    def as_dict(self) -> dict[str, str]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Fingerprints | None:
+        """The fingerprints stored in a results file; None when missing or malformed."""
+        if not isinstance(data, Mapping) or not all(isinstance(data.get(k), str) for k in KINDS):
+            return None
+        return cls(**{k: data[k] for k in KINDS})
+
+    def changed(self, other: Fingerprints) -> list[str]:
+        """The kinds whose digests differ between the two, in KINDS order."""
+        return [k for k in KINDS if getattr(self, k) != getattr(other, k)]
+
+
+def _digest(parts: Iterable[bytes]) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(len(part).to_bytes(8, "little"))  # lengths keep ("ab", "c") apart from ("a", "bc")
+        h.update(part)
+    return h.hexdigest()
+
+
+def _files(paths: Iterable[Path], base: Path | None = None) -> list[bytes]:
+    """Each file's name (relative to `base`, else its folder and name: never where the checkout
+    sits) and its bytes (a file that cannot be read hashes as such)."""
+    out: list[bytes] = []
+    for p in sorted(paths):
+        out.append(os.fsencode(p.relative_to(base) if base and p.is_relative_to(base) else Path(*p.parts[-2:])))
+        try:
+            out.append(p.read_bytes())
+        except OSError:
+            out.append(b"<unreadable>")
+    return out
+
+
+def submission_fingerprint(path: Path) -> str:
+    """The submission folder's files (names and bytes), or the zip's bytes."""
+    path = Path(path)
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    return _digest(_files(files, path if path.is_dir() else path.parent))
+
+
+def _package_dir(name: str) -> Path | None:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _sources(package: str) -> str:
+    folder = _package_dir(package)
+    return _digest(_files(folder.glob("*.py"), folder) if folder else [b"<missing>"])
+
+
+def catalog_fingerprint() -> str:
+    """grader/catalog/*.py: the misconceptions' ids, words and advice."""
+    return _sources("grader.catalog")
+
+
+def reference_fingerprint() -> str:
+    """reference/*.py: the trusted formulas every expected value comes from."""
+    return _sources("reference")
+
+
+def suite_fingerprint(assignment: Assignment) -> str:
+    """The assignment as graded: its hidden suite's source, its instructor tests, the handout's
+    `variant.py`, the source of every module defining its cases or mutants outside reference/
+    and the catalog, and the questions as data (so an assignment changed in code counts too)."""
+    files: list[Path] = []
+    suites = _package_dir("grader.suites")
+    if suites is not None:
+        files += [p for p in (suites / f"{assignment.id}.py",) if p.is_file()]
+        files += sorted((suites / f"{assignment.id}_unittests").glob("*.py"))
+    variant = assignment_dir(assignment.id) / "variant.py"
+    if variant.is_file():
+        files.append(variant)
+    files += sorted(_defining_files(assignment) - set(files))
+    return _digest([*_files(files), _describe(assignment).encode()])
+
+
+def _defining_files(assignment: Assignment) -> set[Path]:
+    """The source files of the modules that define the assignment's callables (reference/ and the
+    catalog have fingerprints of their own)."""
+    found: set[Path] = set()
+    for fn in _callables(assignment):
+        module = sys.modules.get(getattr(fn, "__module__", None) or type(fn).__module__)
+        name = getattr(module, "__name__", "")
+        file = getattr(module, "__file__", None)
+        if file and not name.startswith(("reference", "grader.catalog")):
+            found.add(Path(file))
+    return found
+
+
+def _callables(value: Any) -> Iterable[Callable[..., Any]]:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from _callables(getattr(value, f.name))
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from _callables(v)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in value:
+            yield from _callables(v)
+    elif callable(value):
+        yield getattr(value, "func", value)  # functools.partial: the function it wraps
+
+
+def _describe(value: Any) -> str:
+    """A stable text of a value: data as itself, a callable by its module and qualified name."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        inner = ", ".join(f"{f.name}={_describe(getattr(value, f.name))}" for f in dataclasses.fields(value))
+        return f"{type(value).__name__}({inner})"
+    if isinstance(value, Mapping):
+        items = sorted((_describe(k), _describe(v)) for k, v in value.items())
+        return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_describe(v) for v in value) + "]"
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(_describe(v) for v in value)) + "}"
+    if callable(value):
+        fn = getattr(value, "func", value)
+        name = getattr(fn, "__qualname__", type(fn).__qualname__)
+        return f"<{getattr(fn, '__module__', type(fn).__module__)}.{name}>"
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return repr(value)
+    return f"<{type(value).__qualname__}>"  # arrays and other objects: their source file counts instead
+
+
+def grader_fingerprint() -> str:
+    """The grader's version (the package's __version__)."""
+    return _digest([__version__.encode()])
+
+
+def current(assignment: Assignment, submission: Path) -> Fingerprints:
+    """Every fingerprint of grading `submission` now (the assignment's ones are best taken once,
+    with `assignment_fingerprints`, for a whole batch)."""
+    return with_submission(assignment_fingerprints(assignment), submission)
+
+
+def assignment_fingerprints(assignment: Assignment) -> Fingerprints:
+    """The fingerprints shared by every submission of a batch (the submission's left empty)."""
+    return Fingerprints("", suite_fingerprint(assignment), catalog_fingerprint(), reference_fingerprint(),
+                        grader_fingerprint())
+
+
+def with_submission(shared: Fingerprints, submission: Path) -> Fingerprints:
+    return dataclasses.replace(shared, submission=submission_fingerprint(submission))
