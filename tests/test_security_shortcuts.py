@@ -168,6 +168,16 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     return norm(x, x.shape[-1:], gamma, beta, eps).numpy()
 '''
 
+LAYER_NORM_ONE_LAYER_DOWN = '''
+import torch
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    x = torch.as_tensor(np.asarray(x, dtype=np.float64))
+    gamma, beta = (torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in (gamma, beta))
+    return torch.layer_norm(x, x.shape[-1:], gamma, beta, eps).numpy()
+'''
+
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -247,6 +257,15 @@ def test_a_shortcut_by_computed_name_is_refused_where_it_runs(tmp_path):
     q = results["a4.layer_norm"]
     assert q.misconceptions == ["uses-library-shortcut"] and "torch.nn.functional.layer_norm" in q.feedback
     assert "`getattr` with a computed name" in q.feedback
+
+
+@pytest.mark.slow
+def test_a_banned_function_s_native_twin_is_the_same_shortcut(tmp_path):
+    """`torch.layer_norm` is what `torch.nn.functional.layer_norm` runs: banned with it."""
+    results = grade(tmp_path, "a4", LAYER_NORM_ONE_LAYER_DOWN)
+    assert lost(results) == LAYER_NORM_USERS & set(results)
+    q = results["a4.layer_norm"]
+    assert q.misconceptions == ["uses-library-shortcut"] and "line" in q.feedback
 
 
 # ----------------------------------------------------------------------------- issue 17: not shortcuts

@@ -362,7 +362,8 @@ def _make_wrap(hit: Any, labels_of: dict[int, list[str]], originals: dict[int, A
 
 def _make_expand() -> Any:
     """expand(pattern) -> [(owner, attribute, label)]: the exact entry points a pattern names
-    (a wildcard covers the owner's public API, `__all__` when it has one, minus grad-mode switches)."""
+    (a wildcard covers the owner's public API, `__all__` when it has one, minus grad-mode
+    switches; an exact name also covers its native twin at the library's top level)."""
     _getattr, _dir, _type, _len, _modules, _import = getattr, dir, type, len, sys.modules, __import__
 
     def resolve(dotted: str) -> Any:
@@ -387,7 +388,12 @@ def _make_expand() -> Any:
         if owner is None:
             return []
         if "*" not in last:
-            return [(owner, last, pattern)]
+            # `torch.nn.functional.layer_norm` runs `torch.layer_norm`: the same computation one
+            # layer down, under the same name, is the same entry point (a native twin)
+            top = _modules.get(pattern.split(".")[0])
+            twin = _getattr(top, last, None) if top is not owner else None
+            twins = [(top, last, pattern)] if _type(twin).__name__ == "builtin_function_or_method" else []
+            return [(owner, last, pattern), *twins]
         public = _getattr(owner, "__all__", None)
         names = list(public) if public is not None else [n for n in _dir(owner) if not n.startswith("_")]
         prefix = last[:-1] if last.endswith("*") else None
