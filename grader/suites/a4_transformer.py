@@ -124,6 +124,24 @@ def _padded_query_rows(fill: str) -> Callable[[Array, Array | None], Array]:
 
 
 PADDED_ROW_FILLS = ("nan", "zero", "uniform")
+MASK_FILLS = (-np.inf, -1e9)  # what a student writes into masked scores
+
+
+def _unguarded(axis: int) -> Callable[[Array, Array | None], Array]:
+    """softmax(S + M) along `axis` with a -inf fill and no guard: NaN where every entry is masked."""
+
+    def weights(s: Array, m: Array | None) -> Array:
+        if m is None:
+            return softmax(s, axis=axis)
+        with np.errstate(all="ignore"):
+            return softmax(np.where(np.broadcast_to(m, s.shape), s, -np.inf), axis=axis)
+
+    return weights
+
+
+# softmax-wrong-axis: each wrong axis, masked scores filled with -inf (guarded or not) or -1e9
+WRONG_AXIS_WEIGHTS = tuple(partial(att.masked_softmax, axis=a, fill=f) for f in MASK_FILLS for a in WRONG_AXES) \
+    + tuple(_unguarded(a) for a in WRONG_AXES)
 
 
 def _inverted_with(fill: str) -> Callable[[Array, Array | None], Array]:
@@ -228,12 +246,13 @@ MHA_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
                                    _scaled(lambda d, dk, h: 1.0 / math.sqrt(h * dk))),
     # d_k = d/h read from X's width, where the projections' head width d_k differs
     "head-width-from-d-model": (_scaled(lambda d, dk, h: 1.0 / math.sqrt(d / h)),),
-    "softmax-wrong-axis": tuple(_mha_weights(partial(att.masked_softmax, axis=a)) for a in WRONG_AXES),
+    # (masked scores filled with -inf or -1e9, as in scaled_dot_product_attention's forms)
+    "softmax-wrong-axis": tuple(_mha_weights(w) for w in WRONG_AXIS_WEIGHTS),
     # every mask, or one of the two (the padding mask never applied, or `causal` never read)
     "mask-ignored": (_mha_ignores_masks, _mha_ignores_padding, _mha_ignores_causal),
     # both masks read the wrong way round, or only the causal mask (the student's own causal_mask
     # inverted: the last query row is then fully masked, NaN, zero or uniform as its fill makes it)
-    "mask-inverted": (_mha_weights(_inverted), *(
+    "mask-inverted": (*(_mha_weights(_inverted_with(f)) for f in PADDED_ROW_FILLS), *(
         _mha_with(causal_mask_fn=lambda T: ~att.causal_mask(T),
                   attention=partial(att.scaled_dot_product_attention, weights_fn=_padded_query_rows(f)))
         for f in PADDED_ROW_FILLS)),
@@ -384,14 +403,15 @@ def _decoder_normalizes_memory(affine: bool) -> Callable[..., Array]:
 def _block_mutants(make: Callable[..., Callable[..., Array]], ids: tuple[str, ...],
                    cross: bool = False) -> dict[str, Callable]:
     """Blocks whose attention (self-, and cross- when `cross`) holds one MHA mistake, in each of
-    its forms (the same form in both attentions: one student, one way of writing attention)."""
+    its forms: the same form in both attentions (one student, one way of writing attention), or,
+    when `cross`, in the self-attention only (a student whose MHA has its own code)."""
     out = {}
     for mid in ids:
         forms = []
         for i, self_form in enumerate(MHA_FORMS[mid]):
             hooks: dict[str, Any] = {"self_attention": self_form}
             if cross:
-                hooks["cross_attention"] = CROSS_FORMS[mid][i]
+                forms.append(make(**hooks, cross_attention=CROSS_FORMS[mid][i]))
             forms.append(make(**hooks))
         out[mid] = _any(*forms)
     return out
@@ -429,10 +449,10 @@ CROSS_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
     "attention-scale-by-d-model": (_cross_with(_scale_hooks(lambda d, dk, h: 1.0 / math.sqrt(d))),
                                    _cross_with(_scale_hooks(lambda d, dk, h: 1.0 / math.sqrt(h * dk)))),
     # the shared attention parts: the same softmax axis and mask reading in both attentions
-    "softmax-wrong-axis": tuple(_cross_with(_weights_hooks(partial(att.masked_softmax, axis=a)))
-                                for a in WRONG_AXES),
+    "softmax-wrong-axis": tuple(_cross_with(_weights_hooks(w)) for w in WRONG_AXIS_WEIGHTS),
     # the memory mask read the wrong way round too, or (only the causal mask inverted) a right cross
-    "mask-inverted": (_cross_with(_weights_hooks(_inverted)), *(att.cross_attention,) * len(PADDED_ROW_FILLS)),
+    "mask-inverted": (*(_cross_with(_weights_hooks(_inverted_with(f))) for f in PADDED_ROW_FILLS),
+                      *(att.cross_attention,) * len(PADDED_ROW_FILLS)),
     "mask-after-softmax": (_cross_with(_weights_hooks(_after_softmax)),),
     "mask-zero-fill": (_cross_with(_weights_hooks(_WEIGHTS_FNS["mask-zero-fill"])),),
 }
@@ -451,6 +471,7 @@ ENCODER_MUTANTS: dict[str, Callable[..., Array]] = {
     "ffn-missing-activation": _encoder(activation=_identity),
     **_block_mutants(_encoder, (*BLOCK_MHA_IDS, "mask-ignored", "padding-masks-queries")),
     "layernorm-unbiased-variance": _encoder(layer_norm=_ln_variant(variance=_unbiased)),
+    "layernorm-eps-outside-sqrt": _encoder(layer_norm=_ln_variant(denominator=_eps_outside)),
     "layernorm-wrong-axis": _any(*(_encoder(layer_norm=_ln_variant(axis=a)) for a in LN_WRONG_AXES)),
 }
 
@@ -470,6 +491,7 @@ DECODER_MUTANTS: dict[str, Callable[..., Array]] = {
                          _decoder(cross_attention=_cross_ignores_mask)),
     "cross-attention-normalizes-memory": _any(_decoder_normalizes_memory(True), _decoder_normalizes_memory(False)),
     "layernorm-unbiased-variance": _decoder(layer_norm=_ln_variant(variance=_unbiased)),
+    "layernorm-eps-outside-sqrt": _decoder(layer_norm=_ln_variant(denominator=_eps_outside)),
     "layernorm-wrong-axis": _any(*(_decoder(layer_norm=_ln_variant(axis=a)) for a in LN_WRONG_AXES)),
 }
 
@@ -534,8 +556,7 @@ SDPA_MUTANTS = {
     "attention-scale-by-dk": _sdpa_mutant(scale_of=lambda dk: 1.0 / dk),
     # masked scores filled with -inf or with a large negative number (-1e9): along a wrong axis a
     # column can be masked throughout, and the two fills then differ
-    "softmax-wrong-axis": _any(*(_sdpa_mutant(partial(att.masked_softmax, axis=a, fill=f))
-                                 for f in (-np.inf, -1e9) for a in WRONG_AXES)),
+    "softmax-wrong-axis": _any(*(_sdpa_mutant(w) for w in WRONG_AXIS_WEIGHTS)),
     "mask-ignored": _sdpa_mutant(_ignore_mask),
     # a fully masked row (the last one under an inverted causal mask): NaN, zero or uniform
     "mask-inverted": _any(*(_sdpa_mutant(_inverted_with(f)) for f in PADDED_ROW_FILLS)),
