@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import shutil
 import subprocess
 import zipfile
@@ -78,10 +79,12 @@ def test_rerun_skips_unchanged_unless_forced(class_folder, tmp_path, monkeypatch
     res = tmp_path / "res"
     grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=res, progress=False)
     stamp = (res / "submission_1.json").stat().st_mtime_ns
-    grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=res, progress=False)
+    again = grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=res, progress=False)
     assert (res / "submission_1.json").stat().st_mtime_ns == stamp
-    grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=res, progress=False, force=True)
+    assert {s.outcome.kind for s, _ in again} == {"reused"}
+    forced = grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=res, progress=False, force=True)
     assert (res / "submission_1.json").stat().st_mtime_ns != stamp
+    assert {(s.outcome.kind, s.outcome.why) for s, _ in forced} == {("regraded", ("--force",))}
 
 
 def test_report_names_misconceptions_and_failures(class_folder, tmp_path, monkeypatch):
@@ -143,6 +146,8 @@ def test_a_crashed_pool_process_costs_only_its_submission(tmp_path, monkeypatch)
     assert all(by[n]["score"] == 4 for n in ("alice", "carol", "dave")), by
     assert by["crasher"]["score"] == 0 and "stopped the grading process twice" in by["crasher"]["output"]
     assert sorted(p.name for p in (tmp_path / "res").iterdir()) == [f"{n}.json" for n in sorted(by)]
+    stored = json.loads((tmp_path / "res" / "crasher.json").read_text())
+    assert stored["extra_data"]["fingerprints"] is None  # never reused: a re-run tries it again
     out = tmp_path / "grades.csv"
     write_csv(out, toy.ASSIGNMENT, graded)
     assert len(list(csv.DictReader(io.StringIO(out.read_text())))) == 4

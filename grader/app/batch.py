@@ -357,6 +357,8 @@ def summary(graded: list[tuple[Submission, dict[str, Any]]]) -> str:
     if count["graded"]:
         parts.append(f"{count['graded']} graded for the first time")
     updated = [o for o in outcomes if o.kind == "updated"]
+    if updated and not count["reused"] and not count["regraded"]:
+        parts = parts[2:]  # `--only`: what it did, without "0 reused, 0 regraded"
     if updated:
         questions = list(dict.fromkeys(q for o in updated for q in o.why))
         parts.append(f"{len(updated)} updated: question{'s' if len(questions) > 1 else ''} "
