@@ -90,16 +90,17 @@ class ExprJudge:
             self._ready = True
 
     def _spawn(self) -> None:
-        # Isolated from the caller: `-I` (no PYTHON* variables, no user site, and neither the
-        # working directory nor the script's folder on sys.path), a private empty working
-        # directory and a minimal environment, so that a submission folder holding `mpmath.py`
-        # or `sympy.py` cannot stand in for the libraries when grading runs from inside it.
+        # Isolated from the caller: no user site (`-s`), an environment of our own making (no
+        # PYTHONPATH or other PYTHON* variable of the caller's; a fixed hash seed, so that
+        # sympy's fallback is deterministic, which `-I` would drop), and a private empty working
+        # directory as sys.path[0], so that a submission folder holding `mpmath.py` or `sympy.py`
+        # cannot stand in for the libraries when grading runs from inside it.
         root = str(Path(__file__).resolve().parents[3])
         code = ("import sys; sys.path.insert(0, sys.argv[1]); "
                 "from grader.written.expr.judge import _worker_main; _worker_main()")
         self._cwd = tempfile.mkdtemp(prefix="seqgrade-judge-")
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", code, root],
+            [sys.executable, "-s", "-c", code, root],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None if os.environ.get("SEQGRADE_JUDGE_STDERR") else subprocess.DEVNULL,
@@ -198,9 +199,9 @@ class ExprJudge:
 
 
 def _judge_env() -> dict[str, str]:
-    """The worker's whole environment: nothing of the caller's beyond PATH."""
+    """The worker's whole environment: nothing of the caller's beyond PATH (and a fixed hash seed)."""
     return {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "LANG": "C.UTF-8",
-            "OMP_NUM_THREADS": "1"}
+            "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
 
 
 def _kill(proc: subprocess.Popen[bytes], cwd: str | None = None) -> None:
