@@ -125,12 +125,15 @@ def _budget_spent(q: CodeQuestion, number: str, seconds: float) -> QuestionResul
                           "questions graded before it keep their points.", q.visibility, error=BUDGET_SPENT)
 
 
-def _run_instructor_tests(run: _Run, modules: list[tuple[str, str]], first_number: int) -> None:
+def _run_instructor_tests(run: _Run, assignment: Assignment, modules: list[tuple[str, str]],
+                          first_number: int) -> None:
     from grader.engine import instructor_tests as extra_tests
 
     if modules and run.session is not None:
-        try:
-            run.extra = extra_tests.run(run.session, modules, first_number=first_number)
+        code = [q for q in assignment.questions if isinstance(q, CodeQuestion)]
+        try:  # every ban of the assignment holds in these calls (the default, the strictest)
+            run.extra = extra_tests.run(run.session, modules, first_number=first_number,
+                                        torch_inputs=any(q.torch_inputs for q in code))
         except Exception as exc:  # noqa: BLE001 - a bug of ours: the other results stand
             run.grader_error = f"instructor tests: {type(exc).__name__}: {exc}"
 
@@ -165,7 +168,7 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
         judge.prestart()  # sympy loads in its own process while the code questions run
     try:
         _grade_code_part(run, assignment, code_qs, located, seed, limits, hide)
-        _run_instructor_tests(run, modules, len(numbered))
+        _run_instructor_tests(run, assignment, modules, len(numbered))
         _grade_written_part(run, written_qs, located, assignment.id, student, judge)  # whatever the code did
     finally:
         if own_judge:
