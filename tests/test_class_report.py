@@ -204,3 +204,12 @@ def test_the_report_shows_which_submissions_were_notebooks_and_which_cells_faile
     names, cells = notebook_summary(graded)
     assert names == ["ann", "bob"]
     assert cells.most_common(1) == [(7, 2)] and cells[4] == 1
+
+
+def test_the_report_lists_what_needs_review():
+    from grader.reports.class_report import needs_review
+
+    t = {"score": 0, "max_score": 4, "extra_data": {"question": "a2.bptt_final_state", "kind": "code",
+                                                    "needs_review": ["importlib.import_module (line 3)"]}}
+    graded = [("ann", {"tests": [t]}), ("bob", {"tests": [{**t, "extra_data": {**t["extra_data"], "needs_review": []}}]})]
+    assert needs_review(graded) == [("ann", "a2.bptt_final_state", ("importlib.import_module (line 3)",))]

@@ -350,6 +350,7 @@ def write_report(path: Path, assignment: Assignment, graded: Graded) -> None:
               *_answers_html(group_wrong_answers(assignment, graded, borrowed, expected), titles)]
     parts += ["<h2>Signals of copying</h2>", *_copies_html(borrowed, same_code, titles)]
     parts += ["<h2>Submissions that failed to run</h2>", *_failures_html(_failures(graded, titles))]
+    parts += _review_html(needs_review(graded), titles)
     parts += _notebooks_html(notebook_summary(graded))
     parts.append("</body></html>")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -377,3 +378,29 @@ def _notebooks_html(summary: tuple[list[str], Counter]) -> list[str]:
             f"{_students(sorted(names))}</p>",
             f"<p>Cells that failed (raised, ran out of time or were not run) most often, with the number of "
             f"notebooks: {html.escape(worst)}.</p>"]
+
+
+def needs_review(graded: Graded) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(student, question, what) for code an instructor should look at: library access by a
+    computed name, a library loaded around the grader's import hook."""
+    out = []
+    for sub, data in graded:
+        for t in _scored_tests(data):
+            what = t.get("extra_data", {}).get("needs_review") or []
+            if what:
+                out.append((_name(sub), t["extra_data"]["question"], tuple(str(w) for w in what)))
+    return out
+
+
+def _review_html(rows: list[tuple[str, str, tuple[str, ...]]], titles: Mapping[str, str]) -> list[str]:
+    if not rows:
+        return []
+    esc = html.escape
+    parts = ["<h2>Needs review</h2>",
+             "<p class=note>Code that reaches a library or the grader's checks by a computed name; the grade "
+             "stands as computed, but a person should look.</p>",
+             "<table id='needs-review'><tr><th>student</th><th>question</th><th>what</th></tr>"]
+    parts += [f"<tr><td>{esc(who)}</td><td>{esc(titles.get(q, q))}</td><td>{esc('; '.join(what))}</td></tr>"
+              for who, q, what in rows]
+    parts.append("</table>")
+    return parts
