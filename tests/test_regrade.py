@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pytest
 import toy_assignment as toy
@@ -21,6 +22,7 @@ from grader.app import batch, cli, regrade
 from grader.app.batch import grade_all, summary, write_csv
 from grader.course import fingerprint
 from grader.questions import Case, CodeQuestion
+from grader.reports.results_json import SCHEMA
 
 LIMITS = sandbox.Limits(call_seconds=2.0, submission_seconds=30.0)
 WRONG_LINEAR = toy.NUMPY_SOLUTION.replace("x @ W.T + b", "x @ W + b")  # loses toy.linear (3 points)
@@ -95,6 +97,7 @@ def test_every_result_records_its_five_fingerprints(root):
         assert {k: fps[k] for k in ("suite", "catalog", "reference", "grader")} == {
             k: getattr(shared, k) for k in ("suite", "catalog", "reference", "grader")}
         assert "fingerprint" not in data["extra_data"] and "regraded" not in data["extra_data"]
+        jsonschema.validate(data, SCHEMA)
 
 
 def test_a_suite_edit_regrades_every_submission_and_the_totals_follow(root, tmp_path):
@@ -209,6 +212,7 @@ def test_only_changes_exactly_the_named_questions_and_keeps_the_others(root, tmp
         assert after[name]["output"].startswith(f"**Score: {after[name]['score']:g} / 12**")
         assert after[name]["extra_data"]["fingerprints"] == before[name]["extra_data"]["fingerprints"]
         assert set(after[name]["extra_data"]["regraded"]) == {"toy.quad"}
+        jsonschema.validate(after[name], SCHEMA)
     assert [after[n]["score"] for n in ("ada", "bob", "cy")] == [12, 9, 8]
     out = tmp_path / "grades.csv"
     write_csv(out, edited, graded)

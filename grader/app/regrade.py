@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 from grader.questions import Assignment, CodeQuestion
+from grader.report import GradeReport
 
 _SCORE_LINE = re.compile(r"^\*\*Score: [^*\n]* / [^*\n]*\*\*")
 
@@ -66,7 +67,8 @@ def partial_assignment(assignment: Assignment, qids: Collection[str]) -> Assignm
     return dataclasses.replace(assignment, questions=(*assignment.questions[:prefix], *later))
 
 
-def regrade_report(submission: Path, assignment: Assignment, qids: Collection[str], grade, **kw: Any):
+def regrade_report(submission: Path, assignment: Assignment, qids: Collection[str],
+                   grade: Callable[..., GradeReport], **kw: Any) -> GradeReport:
     """Grade the questions `qids` need with `grade` (grade_submission's signature); the report holds
     the named questions only, numbered as in the whole assignment, without instructor tests or
     answer key (the stored result keeps its own)."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import __version__
-from grader.course.fingerprint import Fingerprints
+from grader.course.fingerprint import KINDS, Fingerprints
 from grader.course.variants import VariantKey
 from grader.questions import Assignment
 from grader.report import GradeReport, QuestionResult
@@ -63,7 +63,13 @@ SCHEMA: dict[str, Any] = {
         "extra_data": {
             "type": "object",
             "required": ["assignment", "grader_version"],
-            "properties": {"assignment": {"type": ["string", "null"]}, "grader_version": {"type": "string"}},
+            "properties": {
+                "assignment": {"type": ["string", "null"]}, "grader_version": {"type": "string"},
+                # a batch's: what the result was graded with (set_fingerprints), null = never reused
+                "fingerprints": {"type": ["object", "null"], "required": list(KINDS),
+                                 "additionalProperties": {"type": "string"}},
+                "regraded": {"type": "object"},  # question id -> fingerprints, after `--only`
+            },
         },
     },
 }
