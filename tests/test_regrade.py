@@ -8,6 +8,7 @@ import csv
 import dataclasses
 import io
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -192,6 +193,27 @@ def test_the_suite_fingerprint_sees_points_ids_and_the_handouts_variant_tool(mon
     assert fingerprint.suite_fingerprint(a4) != base
 
 
+@pytest.mark.parametrize(("package", "file", "kind"), [("grader.suites", "a4_transformer.py", "suite"),
+                                                       ("grader.catalog", "a4.py", "catalog"),
+                                                       ("reference", "attention.py", "reference")])
+def test_an_edited_source_file_changes_its_fingerprint_and_only_its_own(monkeypatch, tmp_path, package, file,
+                                                                        kind):
+    """A copy of the package with one file edited (a question's points, a hint, a formula)."""
+    from grader.course import registry
+
+    a4 = registry.load("a4")
+    base = fingerprint.assignment_fingerprints(a4)
+    real = fingerprint._package_dir
+    copy = tmp_path / real(package).name
+    shutil.copytree(real(package), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(fingerprint, "_package_dir", lambda name: copy if name == package else real(name))
+    if kind == "suite":  # the suite's own module is where its cases and mutants are defined
+        monkeypatch.setattr(sys.modules["grader.suites.a4_transformer"], "__file__", str(copy / file))
+    assert fingerprint.assignment_fingerprints(a4) == base  # the same files elsewhere: the same digests
+    (copy / file).write_text((copy / file).read_text().replace("points=8", "points=10") + "\n# edited\n")
+    assert base.changed(fingerprint.assignment_fingerprints(a4)) == [kind]
+
+
 # ---------------------------------------------------------------------------- --only
 
 
@@ -286,8 +308,6 @@ def test_partial_grading_keeps_the_numbers_of_the_whole_assignment():
 def test_a4_through_the_cli_reused_then_two_questions_regraded_as_a_whole_grading_would(tmp_path, capsys):
     """With nothing changed, the questions `--only` regrades come out exactly as the whole grading
     gave them (numbers, feedback, follow-through), the rest is untouched, the fingerprints stay whole."""
-    import shutil
-
     from grader.course.content import solution_dir
 
     shutil.copytree(solution_dir("a4_transformer"), tmp_path / "class" / "ada@uni.edu")
@@ -297,7 +317,7 @@ def test_a4_through_the_cli_reused_then_two_questions_regraded_as_a_whole_gradin
     result = tmp_path / "g_results" / "ada@uni.edu.json"
     first = json.loads(result.read_text())
     assert cli.main(args) == 0
-    assert "graded 1 submissions (1 reused, 0 regraded)" in capsys.readouterr().out
+    assert "graded 1 submission (1 reused, 0 regraded)" in capsys.readouterr().out
     tampered = json.loads(result.read_text())  # marks: regraded questions lose them, kept ones keep them
     for t in tampered["tests"]:
         if t["extra_data"]["question"] in ("a4.encoder_block", "a4.w_scale", "a4.sdpa"):

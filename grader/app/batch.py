@@ -390,7 +390,8 @@ def run(root: Path, assignment_id: str, *, jobs: int | None, out: Path, report: 
               f"{', '.join(lost[:10])}{' …' if len(lost) > 10 else ''}", file=sys.stderr)
     say = sys.stderr if to_stdout else sys.stdout
     if not quiet:
-        print(f"graded {len(graded)} submissions ({summary(graded)}): {out} (results.json files in "
+        n = len(graded)
+        print(f"graded {n} submission{'' if n == 1 else 's'} ({summary(graded)}): {out} (results.json files in "
               f"{results_dir}/)", file=say)
     if report is not None:
         from grader.reports.class_report import write_report

@@ -61,9 +61,12 @@ def _digest(parts: Iterable[bytes]) -> str:
 def _files(paths: Iterable[Path], base: Path | None = None) -> list[bytes]:
     """Each file's name (relative to `base`, else its folder and name: never where the checkout
     sits) and its bytes (a file that cannot be read hashes as such)."""
+    def label(p: Path) -> bytes:
+        return os.fsencode(p.relative_to(base) if base and p.is_relative_to(base) else Path(*p.parts[-2:]))
+
     out: list[bytes] = []
-    for p in sorted(paths):
-        out.append(os.fsencode(p.relative_to(base) if base and p.is_relative_to(base) else Path(*p.parts[-2:])))
+    for name, p in sorted((label(p), p) for p in paths):  # by name: the same wherever the files sit
+        out.append(name)
         try:
             out.append(p.read_bytes())
         except OSError:
