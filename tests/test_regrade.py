@@ -351,3 +351,19 @@ def test_a_result_holding_a_grader_error_is_tried_again(root):
         "ada": ("reused", ()), "bob": ("regraded", ("grader error",)), "cy": ("reused", ())}
     assert summary(graded) == "2 reused, 1 regraded (grader error: 1)"
     assert "grader-error" not in _tests(_stored(root)["bob"])
+
+
+def test_only_a_failure_of_ours_keeps_the_stored_result_and_says_so(root, monkeypatch):
+    _run(root)
+    before = _stored(root)
+
+    def broken(*args, **kw):
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr(batch, "grade_submission", broken)
+    outcomes, graded = _run(root, only=("toy.quad",))
+    assert {o.kind for o in outcomes.values()} == {"failed"} and summary(graded).endswith("3 failed")
+    for name, data in _stored(root).items():
+        assert [t for t in data["tests"] if t["extra_data"]["kind"] == "code"] == before[name]["tests"]
+        assert "RuntimeError: a bug of ours" in _tests(data)["grader-error"]["output"]
+        assert data["score"] == before[name]["score"]

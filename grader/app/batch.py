@@ -179,7 +179,9 @@ def _update(sub: Submission, assignment: Assignment, stored: dict[str, Any], onl
         fresh = to_gradescope(report, key, assignment)
     except Exception as exc:  # noqa: BLE001 - a bug of ours: the stored result stands, the error shows
         fresh = error_results(assignment.id, f"{type(exc).__name__}: {exc}")
-        todo = []
+        data = regrade.merge(stored, fresh, assignment, ())
+        write_results(target, finite_scores(data))
+        return data, Outcome("failed")
     data = regrade.merge(stored, fresh, assignment, todo)
     whole, per_question = stored_fingerprints(stored)
     per_question.update({qid: now for qid in todo})
