@@ -144,6 +144,11 @@ def _launch(config_fd: int, status_fd: int) -> None:
 
     with os.fdopen(config_fd, "rb") as f:
         config = marshal.loads(f.read())
+    _launch_with(config, status_fd)
+
+
+def _launch_with(config: dict, status_fd: int) -> None:
+    """`_launch` once the configuration is read (a warm template's fork enters here)."""
     os.umask(0o022)
     libc = _Libc()
     if config["protect"]:
@@ -425,6 +430,9 @@ def _become_worker(config: dict, libc: _Libc, report_fd: int, parent: int) -> No
         os.closerange(3, report_fd)
         os.closerange(report_fd + 1, 65536)
         _status(report_fd, "exec")
+        if config.get("warm"):
+            os.close(report_fd)  # the handshake's end of file, as an exec would close it
+            _run_warm(config)  # never returns
         os.execve(config["python"], config["argv"], config["env"])
     except BaseException as exc:  # noqa: BLE001
         _status(report_fd, f"error {exc}")
@@ -472,6 +480,140 @@ def _check_reach(config: dict) -> None:
                               f"{os.getuid()}: {blocked} is not searchable)")
 
 
+# --------------------------------------------------------------------------- the warm template
+
+
+def _run_warm(config: dict) -> None:
+    """Instead of exec: run the worker program in this process (a fork of the warm template).
+
+    Everything above already happened in this process exactly as before an exec (limits, the
+    uid, no_new_privs, seccomp, only fds 0-2 left). What the template imported (numpy, torch)
+    stays; the environment, argv and random states are made as a fresh interpreter's would be.
+    """
+    import random
+    import runpy
+
+    program, env = config["argv"][-1], dict(config["env"])
+    config.clear()  # nothing of the sandbox's configuration stays reachable from the worker
+    os.environ.clear()
+    os.environ.update(env)
+    sys.argv = [program]
+    random.seed()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed()
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.seed()
+    code = 0
+    try:
+        runpy.run_path(program, run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # noqa: BLE001 - as an interpreter would: the traceback, status 1
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    _finish(code)
+
+
+def _finish(code: int) -> None:
+    """End like an interpreter: exit handlers, flushed streams, the status."""
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:  # noqa: SIM105
+            stream.flush()
+        except BaseException:  # noqa: BLE001
+            pass
+    os._exit(code & 0xFF)
+
+
+def _zygote(sock_fd: int, parent: int, preload: list[str]) -> None:
+    """The warm template: import `preload` once, then fork one sandbox launcher per request.
+
+    A request on the socket is a marshal'd launcher configuration with five descriptors (the
+    worker's stdin, stdout and stderr, the status pipe, the exit pipe); the reply is the child's
+    pid with a pidfd. When a child ends, its wait status goes to its exit pipe as a line. The
+    template runs nothing of a submission: each child builds its sandbox as a fresh launcher
+    would (namespaces, uid, limits, seccomp) before the worker program runs.
+    """
+    import marshal
+    import select
+    import socket
+
+    libc = _Libc()
+    _die_with_parent(libc, parent)
+    for name in preload:
+        __import__(name)
+    sig = _signals()
+    sock = socket.socket(fileno=sock_fd)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    sig.set_wakeup_fd(wake_w)
+    sig.signal(sig.SIGCHLD, lambda signum, frame: None)
+    exits: dict[int, int] = {}
+    sock.sendall(b"ready")
+    while True:
+        ready, _, _ = select.select([sock, wake_r], [], [])
+        if wake_r in ready:
+            os.read(wake_r, 4096)
+        if sock in ready:
+            message, fds, _, _ = socket.recv_fds(sock, 1 << 17, 5)
+            if not message or len(fds) != 5:
+                os._exit(0)  # the grader closed its end
+            pid = os.fork()
+            if pid == 0:
+                sock.close()
+                for fd in (wake_r, wake_w, *exits.values()):
+                    os.close(fd)
+                sig.set_wakeup_fd(-1)
+                sig.signal(sig.SIGCHLD, sig.SIG_DFL)
+                _warm_child(marshal.loads(message), fds, parent=os.getppid())  # never returns
+            for fd in fds[:4]:
+                os.close(fd)
+            exits[pid] = fds[4]
+            pidfd = os.pidfd_open(pid)
+            socket.send_fds(sock, [marshal.dumps(pid)], [pidfd])
+            os.close(pidfd)
+        _reap(exits)
+
+
+def _reap(exits: dict[int, int]) -> None:
+    """Each ended child's wait status on its exit pipe."""
+    while exits:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        fd = exits.pop(pid, None)
+        if fd is not None:
+            try:  # noqa: SIM105
+                os.write(fd, f"{status}\n".encode())
+            except OSError:
+                pass
+            os.close(fd)
+
+
+def _warm_child(config: dict, fds: list[int], parent: int) -> None:
+    """A template's fork: the protocol pipes on fds 0-2, then the launcher's own steps."""
+    stdin_r, stdout_w, stderr_w, status_w, exit_w = fds
+    os.close(exit_w)
+    for fd, target in ((stdin_r, 0), (stdout_w, 1), (stderr_w, 2)):
+        os.dup2(fd, target)
+        os.close(fd)
+    config["parent"] = parent
+    try:
+        _launch_with(config, status_w)
+    except BaseException as exc:  # noqa: BLE001
+        _status(status_w, f"error {exc}")
+    os._exit(127)
+
+
 # --------------------------------------------------------------------------- the probe
 
 
@@ -491,6 +633,8 @@ def _probe() -> int:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--launch"]:
         _launch(int(sys.argv[2]), int(sys.argv[3]))
+    elif sys.argv[1:2] == ["--zygote"]:
+        _zygote(int(sys.argv[2]), int(sys.argv[3]), [n for n in sys.argv[4].split(",") if n])
     elif sys.argv[1:2] == ["--probe"]:
         sys.exit(_probe())
     print("usage: launcher.py --launch CONFIG_FD STATUS_FD | --probe", file=sys.stderr)

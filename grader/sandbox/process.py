@@ -26,6 +26,7 @@ from grader.sandbox.limits import (
 )
 from grader.sandbox.pipes import DeadlineReader
 from grader.sandbox.scratch import ScratchBase
+from grader.sandbox.zygote import WarmChild
 
 
 class SandboxProcess:
@@ -41,7 +42,7 @@ class SandboxProcess:
     limits: Limits
     started_at: float  # time.monotonic() at spawn
 
-    def __init__(self, popen: subprocess.Popen, *, base: ScratchBase, mode: str,
+    def __init__(self, popen: subprocess.Popen | WarmChild, *, base: ScratchBase, mode: str,
                  warning: str | None, limits: Limits, lease: uids.UidLease | None,
                  cgroup: MemoryCgroup | None, init_pid: int | None) -> None:
         self._popen = popen

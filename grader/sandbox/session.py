@@ -179,7 +179,8 @@ class WorkerSession:
 
     def start(self) -> None:
         """Spawn the worker and ask it to preload its imports; returns without waiting."""
-        self.proc = sandbox.spawn(WORKER_PROGRAM, self.files, limits=self.limits, hide=self.hide)
+        self.proc = sandbox.spawn(WORKER_PROGRAM, self.files, limits=self.limits, hide=self.hide,
+                                  warm=self.preload)
         self._expect = []
         self._isolated, self._warning = self.proc.isolated, self.proc.warning
         self._send({"op": "hello", "preload": list(self.preload), "tripwires": list(self.tripwires),

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
-from grader.sandbox import cgroup, launcher, modes, scratch, seccomp, uids
+from grader.sandbox import cgroup, launcher, modes, scratch, seccomp, uids, zygote
 from grader.sandbox.cgroup import MemoryCgroup
 from grader.sandbox.limits import Limits
 from grader.sandbox.pipes import DeadlineReader
@@ -21,6 +21,7 @@ from grader.sandbox.runtime import launcher_env, runtime_paths, worker_env
 
 _CGROUP_MARGIN = 64 << 20  # the launcher's and init's share of the sandbox's memory cgroup
 _DEFAULT_LIMITS = Limits()
+Launched = subprocess.Popen | zygote.WarmChild
 
 
 class SandboxError(RuntimeError):
@@ -29,14 +30,17 @@ class SandboxError(RuntimeError):
 
 def spawn(program: Path, submission_files: Mapping[str, bytes] | Path, *,
           limits: Limits = _DEFAULT_LIMITS, hide: Sequence[Path] = (),
-          env: Mapping[str, str] | None = None) -> SandboxProcess:
+          env: Mapping[str, str] | None = None,
+          warm: Sequence[str] | None = None) -> SandboxProcess:
     """Start `python program` (a standalone worker script, stdlib + numpy + torch) in the sandbox.
 
     The program is copied into the scratch folder and run as `sys.executable -I -B
     <scratch>/<program.name>` with cwd = scratch; fd 0 / fd 1 are the protocol pipes, fd 2 is
     drained into the truncated output buffer. `hide`: the folders and files the worker must
     not see (the caller's own trees, the results folder, the container's metadata file); the
-    sandbox knows nothing of them by itself.
+    sandbox knows nothing of them by itself. `warm`: the libraries the worker preloads; when
+    warm templates are enabled (`zygote.enable()`), the launcher is forked from the template
+    that imported them (same isolation; the worker program then runs without an exec).
     """
     _sweep_once()
     mode, why = modes.choose()
@@ -45,7 +49,8 @@ def spawn(program: Path, submission_files: Mapping[str, bytes] | Path, *,
     source = program.read_bytes()
     while True:
         try:
-            return _spawn(mode, why, source, program.name, submission_files, limits, hidden, env)
+            return _spawn(mode, why, source, program.name, submission_files, limits, hidden, env,
+                          warm)
         except (SandboxError, uids.UidError) as exc:
             if mode == "plain":
                 raise
@@ -63,7 +68,7 @@ def _sweep_once() -> None:
 
 def _spawn(mode: str, why: str | None, source: bytes, program_name: str,
            submission_files: Mapping[str, bytes] | Path, limits: Limits, hidden: list[Path],
-           env: Mapping[str, str] | None) -> SandboxProcess:
+           env: Mapping[str, str] | None, warm: Sequence[str] | None) -> SandboxProcess:
     base = scratch.ScratchBase()
     lease: uids.UidLease | None = None
     group: MemoryCgroup | None = None
@@ -84,7 +89,7 @@ def _spawn(mode: str, why: str | None, source: bytes, program_name: str,
         warning = _warning(mode, why, lease, hidden)
         config = _config(mode, lease.uid if lease else None, base, program_name, limits, hidden,
                          env, group)
-        popen, init_pid = _start_launcher(config)
+        popen, init_pid = _start(config, warm)
         return SandboxProcess(popen, base=base, mode=mode, warning=warning, limits=limits,
                               lease=lease, cgroup=group, init_pid=init_pid)
     except BaseException:
@@ -179,7 +184,18 @@ def _rlimits(limits: Limits, dedicated_uid: bool) -> dict[str, list[int]]:
     }
 
 
-def _start_launcher(config: dict) -> tuple[subprocess.Popen, int | None]:
+def _start(config: dict, warm: Sequence[str] | None) -> tuple[Launched, int | None]:
+    """A fork of the warm template when there is one for `warm`, else a fresh launcher."""
+    template = zygote.template_for(warm) if warm is not None else None
+    if template is not None:
+        try:
+            return _start_launcher({**config, "warm": True}, template)
+        except zygote.TemplateError:
+            zygote.discard(template)  # a fresh launcher this time; a new template next time
+    return _start_launcher(config, None)
+
+
+def _start_launcher(config: dict, template: zygote.Template | None) -> tuple[Launched, int | None]:
     """Run the launcher; wait until the worker's exec succeeded (or the launcher's error)."""
     config_r, config_w = os.pipe()
     status_r, status_w = os.pipe()
@@ -189,12 +205,16 @@ def _start_launcher(config: dict) -> tuple[subprocess.Popen, int | None]:
         os.write(config_w, data)
         os.close(config_w)
         config_w = -1
-        popen = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-B", launcher.__file__, "--launch", str(config_r),
-             str(status_w)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
-            pass_fds=(config_r, status_w), env=launcher_env(), cwd="/",
-        )
+        popen: Launched
+        if template is not None:
+            popen = template.fork(config, status_w)
+        else:
+            popen = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-B", launcher.__file__, "--launch", str(config_r),
+                 str(status_w)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+                pass_fds=(config_r, status_w), env=launcher_env(), cwd="/",
+            )
     finally:
         os.close(config_r)
         os.close(status_w)
@@ -208,7 +228,7 @@ def _start_launcher(config: dict) -> tuple[subprocess.Popen, int | None]:
     return popen, _started(popen, lines, late)
 
 
-def _started(popen: subprocess.Popen, lines: list[str], late: str | None) -> int | None:
+def _started(popen: Launched, lines: list[str], late: str | None) -> int | None:
     """init's pid when the status lines say the worker runs; else discard and raise why not."""
     init_pid = None
     for line in lines:
@@ -228,7 +248,7 @@ def _started(popen: subprocess.Popen, lines: list[str], late: str | None) -> int
     raise SandboxError(f"the launcher ended before the worker started{detail}")
 
 
-def _discard(popen: subprocess.Popen, init_pid: int | None) -> None:
+def _discard(popen: Launched, init_pid: int | None) -> None:
     for pid in (init_pid, popen.pid):
         if pid:
             with contextlib.suppress(OSError):

@@ -1,0 +1,206 @@
+"""Warm templates (zygotes): a process that imported numpy (and torch) once, forked per sandbox.
+
+`enable()` turns them on for this process (a batch does; single `seqgrade grade` runs do not:
+a template would not pay for itself). `spawn(..., warm=preload)` then asks the template for
+`preload` to fork a launcher instead of starting a fresh one; the fork builds its sandbox exactly
+as a fresh launcher would (its own uid, namespaces, limits, scratch, seccomp, fds 0-2 only) and
+runs the worker program in place of an exec. See docs/sandbox.md, "Warm templates".
+
+The template is started by this process (never forked from it: it holds nothing of the
+grader), as `python -I -B launcher.py --zygote SOCK PARENT PRELOAD`, with the worker's
+environment; it dies with this process (parent-death signal). A fork is a child of the
+template, so its handle (`WarmChild`) reads the wait status from an exit pipe the template
+writes, and signals it through a pidfd (no pid reuse race).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import marshal
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from grader.sandbox import launcher
+from grader.sandbox.runtime import worker_env
+
+START_SECONDS = 120.0  # importing torch on a loaded machine
+_state: dict[str, object] = {"enabled": False, "owner": 0}
+_templates: dict[tuple[str, ...], Template | None] = {}  # None: it could not start here
+_lock = threading.Lock()
+
+
+class TemplateError(OSError):
+    """The warm template could not start or answer (the caller starts a fresh launcher)."""
+
+
+def enable(on: bool = True) -> None:
+    """Use warm templates for `spawn(..., warm=...)` in this process from now on."""
+    _state["enabled"] = on
+    if not on:
+        shutdown()
+
+
+def enabled() -> bool:
+    return bool(_state["enabled"])
+
+
+def template_for(preload: Sequence[str]) -> Template | None:
+    """The running template that preloaded `preload` (started now if needed), or None."""
+    if not _state["enabled"]:
+        return None
+    key = tuple(sorted(set(preload)))
+    with _lock:
+        if _state["owner"] != os.getpid():  # a forked process: the parent's templates are not ours
+            _templates.clear()
+            _state["owner"] = os.getpid()
+        if key not in _templates:
+            try:
+                _templates[key] = Template(key)
+            except TemplateError:
+                _templates[key] = None
+        return _templates[key]
+
+
+def discard(template: Template) -> None:
+    """Forget a template that failed (the next request starts a new one)."""
+    with _lock:
+        for key, known in list(_templates.items()):
+            if known is template:
+                del _templates[key]
+    template.close()
+
+
+def shutdown() -> None:
+    """Stop every template this process started."""
+    with _lock:
+        mine = _state["owner"] == os.getpid()
+        found = [t for t in _templates.values() if t is not None]
+        _templates.clear()
+    if mine:
+        for template in found:
+            template.close()
+
+
+atexit.register(shutdown)
+
+
+class Template:
+    """One warm template process and the socket its requests travel on."""
+
+    def __init__(self, preload: tuple[str, ...]) -> None:
+        self.preload = preload
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._sock = ours
+        self._lock = threading.Lock()
+        try:
+            self._popen = subprocess.Popen(
+                [sys.executable, "-I", "-B", launcher.__file__, "--zygote", str(theirs.fileno()),
+                 str(os.getpid()), ",".join(preload)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                pass_fds=(theirs.fileno(),), env=worker_env(Path("/"), None), cwd="/")
+        finally:
+            theirs.close()
+        ready, _, _ = select.select([ours], [], [], START_SECONDS)
+        if not ready or ours.recv(16) != b"ready":
+            self.close()
+            raise TemplateError(f"the warm template for {', '.join(preload)} did not start")
+
+    def fork(self, config: dict, status_w: int) -> WarmChild:
+        """A new launcher forked from the template, with its pipes; `status_w` as spawn's."""
+        pipes = [os.pipe() for _ in range(4)]  # stdin, stdout, stderr, exit
+        (in_r, in_w), (out_r, out_w), (err_r, err_w), (exit_r, exit_w) = pipes
+        theirs = [in_r, out_w, err_w, status_w, exit_w]
+        try:
+            with self._lock:
+                self._sock.settimeout(10.0)
+                socket.send_fds(self._sock, [marshal.dumps(config)], theirs)
+                message, fds, _, _ = socket.recv_fds(self._sock, 64, 1)
+        except OSError as exc:
+            for fd in (in_w, out_r, err_r, exit_r):
+                os.close(fd)
+            raise TemplateError(f"the warm template did not answer: {exc}") from exc
+        finally:
+            for fd in (in_r, out_w, err_w, exit_w):
+                os.close(fd)
+        if not message or len(fds) != 1:
+            for fd in (in_w, out_r, err_r, exit_r, *fds):
+                os.close(fd)
+            raise TemplateError("the warm template closed its socket")
+        return WarmChild(marshal.loads(message), fds[0], in_w, out_r, err_r, exit_r)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._sock.close()
+        popen = getattr(self, "_popen", None)
+        if popen is not None and popen.poll() is None:
+            popen.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                popen.wait(timeout=5)
+
+
+class WarmChild:
+    """What `subprocess.Popen` gives SandboxProcess, for a launcher the template forked."""
+
+    def __init__(self, pid: int, pidfd: int, stdin_w: int, stdout_r: int, stderr_r: int,
+                 exit_r: int) -> None:
+        self.pid = pid
+        self.args = ["warm", str(pid)]
+        self.returncode: int | None = None
+        self.stdin = open(stdin_w, "wb", buffering=0)  # noqa: SIM115 - the handle owns them
+        self.stdout = open(stdout_r, "rb", buffering=0)  # noqa: SIM115
+        self.stderr = open(stderr_r, "rb", buffering=0)  # noqa: SIM115
+        self._pidfd = pidfd
+        self._exit_r = exit_r
+        self._words = b""
+        self._lock = threading.Lock()
+
+    def poll(self) -> int | None:
+        return self._read_exit(0.0)
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self._read_exit(timeout)
+        if code is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+        return code
+
+    def _read_exit(self, timeout: float | None) -> int | None:
+        """The launcher's exit code as Popen gives it (-N for a signal), once the template said."""
+        if self.returncode is not None:
+            return self.returncode
+        try:
+            ready, _, _ = select.select([self._exit_r], [], [], timeout)
+        except (OSError, ValueError):  # another thread read it and closed the pipe
+            ready = [self._exit_r]
+        if not ready:
+            return None
+        with self._lock:
+            if self.returncode is not None:
+                return self.returncode
+            while True:
+                chunk = os.read(self._exit_r, 64)
+                if not chunk:
+                    break
+                self._words += chunk
+            words = self._words.strip()
+            status = int(words) if words.isdigit() else signal.SIGKILL  # the template died
+            self.returncode = os.waitstatus_to_exitcode(status)
+            os.close(self._exit_r)
+            os.close(self._pidfd)
+            return self.returncode
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def send_signal(self, signum: int) -> None:
+        with self._lock:
+            if self.returncode is None:
+                with contextlib.suppress(ProcessLookupError, OSError):
+                    signal.pidfd_send_signal(self._pidfd, signum)

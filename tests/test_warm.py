@@ -1,0 +1,250 @@
+"""Warm templates (issue 22 item 1): a fork of a template that imported numpy/torch once is
+isolated exactly as a fresh launcher's worker, and nothing of one submission reaches the next.
+
+The spawn-level tests use a tiny echo worker of their own (no grading engine); each runs the
+same probe warm and cold and compares, so the cold path is the authority. The engine-level
+test grades a sample of the held-out files both ways and wants identical results.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grader import sandbox
+from grader.course import content
+from grader.sandbox import uids, zygote
+
+sys.path.insert(0, str(Path(__file__).parent))
+import heldout_harness  # noqa: E402
+
+ECHO = textwrap.dedent('''
+    import json, os, sys
+    proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)
+    sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+    ns, buf = {"warm_numpy": "numpy" in sys.modules}, b""
+    while True:
+        chunk = proto_in.read(1 << 16)
+        if not chunk:
+            break
+        buf += chunk
+        while b"\\n" in buf:
+            line, buf = buf.split(b"\\n", 1)
+            try:
+                ns["result"] = None
+                exec(json.loads(line)["code"], ns)
+                reply = {"ok": True, "result": ns.get("result")}
+            except BaseException as exc:
+                reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            proto_out.write(json.dumps(reply, default=repr).encode() + b"\\n")
+''')
+
+PROBE = textwrap.dedent('''
+    import os, socket, sys
+    status = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlines() if ":" in l)
+    maps = open("/proc/self/maps").read().splitlines()
+    result = {
+        "uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(), "groups": os.getgroups(),
+        "fds": sorted(int(f) for f in os.listdir("/proc/self/fd")),
+        "seccomp": status["Seccomp"].strip(), "no_new_privs": status["NoNewPrivs"].strip(),
+        "cap_eff": status["CapEff"].strip(), "hostname": socket.gethostname(),
+        "cwd": os.getcwd(), "home": os.environ.get("HOME"), "env": sorted(os.environ),
+        "shared_writable": [m for m in maps if m.split()[1] == "rw-s"],
+        "argv": sys.argv, "main": __name__,
+    }
+''')
+
+needs_isolation = pytest.mark.skipif(not sandbox.can_isolate(), reason="needs root and namespaces")
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Path:
+    path = tmp_path / "echo_worker.py"
+    path.write_text(ECHO)
+    return path
+
+
+@pytest.fixture
+def warm() -> Iterator[None]:
+    zygote.enable()
+    try:
+        yield
+    finally:
+        zygote.enable(False)
+
+
+def ask(proc: sandbox.SandboxProcess, code: str, timeout: float = 30.0) -> dict:
+    proc.stdin.write(json.dumps({"code": code}).encode() + b"\n")
+    proc.stdin.flush()
+    return json.loads(proc.readline(timeout))
+
+
+def start(program: Path, *, warm: bool, files: dict[str, bytes] | None = None) -> sandbox.SandboxProcess:
+    return sandbox.spawn(program, files or {}, hide=tuple(content.grader_trees()),
+                         limits=sandbox.Limits(submission_seconds=60.0),
+                         warm=("numpy",) if warm else None)
+
+
+def probe(program: Path, *, warm: bool) -> dict:
+    with start(program, warm=warm) as proc:
+        reply = ask(proc, PROBE + "\nresult['warm_numpy'] = warm_numpy")
+        assert reply["ok"], reply
+        return reply["result"]
+
+
+@needs_isolation
+def test_a_warm_worker_is_isolated_as_a_fresh_one(program, warm):
+    cold = probe(program, warm=False)
+    hot = probe(program, warm=True)
+    assert hot["warm_numpy"] and not cold["warm_numpy"]  # the template's import, not its own
+    for got in (cold, hot):
+        assert got["uid"] == got["euid"] == got["gid"] != 0 and got["groups"] == []
+        assert uids.UID_BASE <= got["uid"] < uids.UID_BASE + uids.UID_COUNT
+        assert got["seccomp"] == "2" and got["no_new_privs"] == "1"
+        assert int(got["cap_eff"], 16) == 0
+        assert got["hostname"] == "sandbox"
+        assert got["shared_writable"] == []
+    assert cold["uid"] != hot["uid"]
+    # Only the wire (0, 1, 2) and the descriptors the probe itself opened; the same as cold.
+    assert hot["fds"] == cold["fds"] and len(hot["fds"]) <= 7
+    for key in ("env", "main", "hostname", "seccomp", "no_new_privs", "cap_eff", "groups"):
+        assert hot[key] == cold[key], key
+    assert Path(hot["cwd"]).name == Path(cold["cwd"]).name == "scratch"
+    assert hot["home"] == hot["cwd"] and hot["argv"][0].endswith("echo_worker.py")
+
+
+@needs_isolation
+def test_the_grader_is_out_of_reach_of_a_warm_worker(program, warm):
+    grader_file = str(Path(sandbox.__file__).resolve())
+    with start(program, warm=True) as proc:
+        reply = ask(proc, f"import os\nresult = os.path.exists({grader_file!r})")
+        assert reply == {"ok": True, "result": False}
+        reply = ask(proc, "import os\nresult = os.path.exists('/work') or os.path.exists('/home')")
+        assert reply == {"ok": True, "result": False}
+
+
+HOSTILE = textwrap.dedent('''
+    import ctypes, os, subprocess
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = libc.syscall(248, b"user", b"h12-carry", b"secret", 6, -4)  # add_key (x86_64)
+    key_errno = ctypes.get_errno()
+    for folder in (".", "/tmp", "/dev/shm"):
+        with open(os.path.join(folder, "h12-carry"), "w") as f:
+            f.write("secret")
+    daemon = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    kept = os.open("/dev/null", os.O_RDONLY)
+    os.set_inheritable(kept, True)
+    result = {"uid": os.getuid(), "key": key, "key_errno": key_errno, "daemon": daemon.pid,
+              "fd": kept}
+''')
+
+LOOK = textwrap.dedent('''
+    import os
+    found = [p for p in ("h12-carry", "/tmp/h12-carry", "/dev/shm/h12-carry") if os.path.exists(p)]
+    procs = [p for p in os.listdir("/proc") if p.isdigit()]
+    cmdlines = [open(f"/proc/{p}/cmdline", "rb").read() for p in procs]
+    result = {"uid": os.getuid(), "found": found, "sleepers": [c for c in cmdlines if b"sleep" in c],
+              "fds": sorted(int(f) for f in os.listdir("/proc/self/fd"))}
+''')
+
+
+@needs_isolation
+def test_a_hostile_submission_in_a_warm_batch_cannot_reach_the_next(program, warm):
+    with start(program, warm=True) as first:
+        left = ask(first, HOSTILE)
+        assert left["ok"], left
+        left = left["result"]
+        assert left["key"] == -1 and left["key_errno"] == 1  # EPERM: the keyring is closed
+    assert uids.pids_of_uid(left["uid"]) == []  # the daemon died with its sandbox
+    with start(program, warm=True) as second:
+        seen = ask(second, LOOK)["result"]
+    with start(program, warm=False) as fresh:
+        baseline = ask(fresh, LOOK)["result"]
+    assert seen["uid"] != left["uid"]
+    assert seen["found"] == [] and seen["sleepers"] == []
+    assert seen["fds"] == baseline["fds"]  # nothing the first one opened (or the template holds)
+
+
+@needs_isolation
+def test_a_warm_worker_ends_as_a_fresh_one_would(program, warm):
+    for code, words in (("import os; os._exit(3)", "exited with status 3"),
+                        ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)",
+                         "killed by signal SIGSEGV")):
+        for hot in (False, True):
+            with start(program, warm=hot) as proc:
+                proc.stdin.write(json.dumps({"code": code}).encode() + b"\n")
+                proc.stdin.flush()
+                assert proc.wait(10) is not None
+                assert proc.exit_description().startswith(words), (hot, proc.exit_description())
+
+
+@needs_isolation
+@pytest.mark.parametrize("source,words,printed", [
+    ("import sys\nprint('bye', file=sys.stderr)\nsys.exit(5)\n", "exited with status 5", "bye"),
+    ("raise ValueError('no luck')\n", "exited with status 1", "ValueError: no luck"),
+    ("import atexit, sys\natexit.register(lambda: print('at exit', file=sys.stderr))\n",
+     "exited with status 0", "at exit"),
+])
+def test_a_warm_program_ends_as_an_interpreter_would(tmp_path, warm, source, words, printed):
+    program = tmp_path / "ends.py"
+    program.write_text(source)
+    for hot in (False, True):
+        with start(program, warm=hot) as proc:
+            assert proc.wait(20) is not None
+            assert proc.exit_description() == words, hot
+            assert printed in proc.output(), hot
+
+
+@needs_isolation
+def test_kill_stops_a_warm_sandbox_and_frees_its_uid(program, warm):
+    with start(program, warm=True) as proc:
+        ask(proc, "import subprocess\nsubprocess.Popen(['sleep', '300'], start_new_session=True)")
+        uid = proc.uid
+        began = time.monotonic()
+        proc.kill()
+        assert time.monotonic() - began < 2.0
+        assert proc.poll() is not None
+    assert uids.pids_of_uid(uid) == []
+
+
+def test_a_template_that_died_is_replaced_by_a_fresh_launcher(program, warm):
+    with start(program, warm=True) as proc:
+        assert ask(proc, "result = warm_numpy")["result"] is True
+    template = zygote.template_for(("numpy",))
+    assert template is not None
+    os.kill(template._popen.pid, signal.SIGKILL)
+    template._popen.wait()
+    with start(program, warm=True) as proc:  # this one starts cold; the next template is new
+        assert ask(proc, "result = 1 + 1")["result"] == 2
+    replacement = zygote.template_for(("numpy",))
+    assert replacement is not None and replacement is not template
+
+
+def sample(assignment: str, n: int) -> list[heldout_harness.Item]:
+    items = heldout_harness.discover([assignment])
+    step = max(1, len(items) // n)
+    return items[::step][:n]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("assignment,n", [("a1_word_vectors", 6), ("a5_shapes_debugging", 4)])
+def test_warm_grading_gives_the_same_results_as_cold(assignment, n, warm):
+    items = sample(assignment, n)
+    zygote.enable(False)
+    cold = [heldout_harness.grade_alone(item) for item in items]
+    zygote.enable()
+    hot = [heldout_harness.grade_alone(item) for item in items]
+    for c, h in zip(cold, hot):
+        assert (h.named, h.score, h.max_score, h.error, h.detail) == \
+            (c.named, c.score, c.max_score, c.error, c.detail), c.item.path.name
