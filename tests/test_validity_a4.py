@@ -329,6 +329,62 @@ def test_every_dependency_mistake_that_reaches_a_composite_is_lifted_into_it():
     assert checked > 60 and problems == [], problems
 
 
+SOLUTION_SRC = (ROOT / "solutions" / "a4_transformer" / "transformer.py").read_text()
+COMPOSITES = ("a4.mha", "a4.encoder_block", "a4.decoder_block", "a4.gpt_forward")
+# One mistake in an earlier function (an edit of the instructor's solution, whose composites call
+# the student's own functions): its question, its id, and the composites it reaches.
+ROOT_MISTAKES = {
+    "attention-scale-by-dk": ("a4.sdpa", (
+        "    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_k)  # (..., Tq, Tk)",
+        "    scores = Q @ np.swapaxes(K, -1, -2) / d_k"), COMPOSITES),
+    "softmax-wrong-axis": ("a4.sdpa", (  # in the softmax helper, which gpt_forward's last step uses too
+        "    x = x - np.max(x, axis=-1, keepdims=True)\n    e = np.exp(x)\n    return e / np.sum(e, axis=-1, keepdims=True)",
+        "    x = x - np.max(x, axis=-2, keepdims=True)\n    e = np.exp(x)\n    return e / np.sum(e, axis=-2, keepdims=True)"),
+        COMPOSITES),
+    "causal-mask-transposed": ("a4.causal_mask", (
+        "    return np.tril(np.ones((T, T), dtype=bool))", "    return np.triu(np.ones((T, T), dtype=bool))"),
+        ("a4.mha", "a4.decoder_block", "a4.gpt_forward")),
+    "layernorm-unbiased-variance": ("a4.layer_norm", (
+        "    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)",
+        "    var = ((x - mu) ** 2).sum(axis=-1, keepdims=True) / (x.shape[-1] - 1)"), COMPOSITES[1:]),
+    "ffn-missing-activation": ("a4.feed_forward", (
+        "        hidden = np.maximum(hidden, 0.0)", "        pass"), COMPOSITES[1:]),
+    "merge-heads-without-transpose": ("a4.mha", (
+        "    x = np.swapaxes(x, -3, -2)  # (..., T, h, d_h)\n    *lead, T, h, d_h = x.shape",
+        "    *lead, h, T, d_h = x.shape"), COMPOSITES[1:]),
+}
+
+
+def _graded(submit, mid: str, share: float | None = None) -> dict[str, Any]:
+    root, (old, new), reached = ROOT_MISTAKES[mid]
+    assert SOLUTION_SRC.count(old) == 1
+    qids = (root, *reached)
+    only = dataclasses.replace(A, questions=tuple(_q(q) for q in qids))
+    if share is not None:
+        only = dataclasses.replace(only, follow_through=share)
+    report = grade_submission(submit({"transformer.py": SOLUTION_SRC.replace(old, new)}), only)
+    return {r.question_id: r for r in report.questions}
+
+
+@pytest.mark.parametrize("mid", sorted(ROOT_MISTAKES))
+def test_one_earlier_mistake_is_charged_only_where_it_is_made(submit, mid):
+    root, _, reached = ROOT_MISTAKES[mid]
+    results = _graded(submit, mid)
+    assert results[root].score < results[root].max_score and results[root].misconceptions == [mid]
+    for qid in reached:
+        r = results[qid]
+        assert r.score == r.max_score and r.misconceptions == [], (qid, r.feedback)
+        assert r.carried == [{"from": root, "misconception": mid}], (qid, r.carried)
+
+
+def test_without_follow_through_the_earlier_mistake_costs_every_composite(submit):
+    root, _, reached = ROOT_MISTAKES["attention-scale-by-dk"]
+    results = _graded(submit, "attention-scale-by-dk", share=0.0)
+    for qid in (root, *reached):
+        assert results[qid].score < results[qid].max_score, qid
+        assert results[qid].carried == [], qid
+
+
 # ---------------------------------------------------------------- slow: the benchmark's targets
 
 

@@ -909,7 +909,7 @@ def _gpt(**hooks: Any) -> Callable[..., Array]:
 GPT_UPSTREAM_MHA = ("heads-reshape-without-transpose", "merge-heads-without-transpose",
                     "output-projection-not-transposed", "attention-missing-output-projection",
                     "attention-missing-scale", "attention-scale-by-dk",
-                    "attention-scale-by-d-model", "softmax-wrong-axis", "mask-inverted", "mask-after-softmax",
+                    "attention-scale-by-d-model", "mask-inverted", "mask-after-softmax",
                     "mask-zero-fill", "causal-mask-transposed", "causal-mask-excludes-self")
 
 GPT_MUTANTS: dict[str, Callable[..., Any]] = {
@@ -921,6 +921,10 @@ GPT_MUTANTS: dict[str, Callable[..., Any]] = {
     "decoder-self-attention-not-causal": _gpt(causal=False),
     "gpt-softmax-over-positions": _gpt(softmax_axis=-2),
     **{mid: _any(*(_gpt(self_attention=form) for form in MHA_FORMS[mid])) for mid in GPT_UPSTREAM_MHA},
+    # one softmax helper with the wrong axis, used by the attention and by the last step too
+    "softmax-wrong-axis": _any(*(_gpt(self_attention=form) for form in MHA_FORMS["softmax-wrong-axis"]),
+                               *(_gpt(self_attention=form, softmax_axis=-2)
+                                 for form in MHA_FORMS["softmax-wrong-axis"])),
     "layernorm-unbiased-variance": _gpt(layer_norm=_ln_variant(variance=_unbiased)),
     "layernorm-wrong-axis": _any(*(_gpt(layer_norm=_ln_variant(axis=a)) for a in LN_WRONG_AXES)),
     "ffn-missing-activation": _gpt(ffn=_ffn_no_activation),
