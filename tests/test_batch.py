@@ -75,7 +75,11 @@ def test_batch_one_row_per_submission_and_totals_match_single_grading(class_fold
 
 
 def test_rerun_skips_unchanged_unless_forced(class_folder, tmp_path, monkeypatch):
+    from grader.course import fingerprint
+
     _patch_limits(monkeypatch)
+    shared = fingerprint.assignment_fingerprints(toy.ASSIGNMENT)  # steady while others edit the checkout
+    monkeypatch.setattr(fingerprint, "assignment_fingerprints", lambda a: shared)
     res = tmp_path / "res"
     grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=res, progress=False)
     stamp = (res / "submission_1.json").stat().st_mtime_ns

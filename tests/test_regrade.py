@@ -37,7 +37,16 @@ def _limits(monkeypatch):
 
 
 @pytest.fixture
-def root(tmp_path) -> Path:
+def steady(monkeypatch):
+    """The catalog's and reference's fingerprints as they are when the test starts: in a shared
+    checkout, someone else's edit between two runs would (rightly) regrade everything."""
+    for name in ("catalog_fingerprint", "reference_fingerprint"):
+        value = getattr(fingerprint, name)()
+        monkeypatch.setattr(fingerprint, name, lambda value=value: value)
+
+
+@pytest.fixture
+def root(tmp_path, steady) -> Path:
     """Three submissions: right, wrong in toy.linear, wrong in toy.quad."""
     for name, text in (("ada", toy.NUMPY_SOLUTION), ("bob", WRONG_LINEAR), ("cy", WRONG_QUAD)):
         (tmp_path / "class" / name).mkdir(parents=True)
@@ -305,10 +314,15 @@ def test_partial_grading_keeps_the_numbers_of_the_whole_assignment():
     assert [q.id for q in mixed.questions] == [*ids[:ids.index("a4.encoder_block") + 1], "a4.w_rope_offset"]
 
 
-def test_a4_through_the_cli_reused_then_two_questions_regraded_as_a_whole_grading_would(tmp_path, capsys):
+def test_a4_through_the_cli_reused_then_two_questions_regraded_as_a_whole_grading_would(tmp_path, capsys, steady,
+                                                                                         monkeypatch):
     """With nothing changed, the questions `--only` regrades come out exactly as the whole grading
     gave them (numbers, feedback, follow-through), the rest is untouched, the fingerprints stay whole."""
     from grader.course.content import solution_dir
+
+    suite = {}  # a4's suite as the test found it (others may be editing it in a shared checkout)
+    real = fingerprint.suite_fingerprint
+    monkeypatch.setattr(fingerprint, "suite_fingerprint", lambda a: suite.setdefault(a.id, real(a)))
 
     shutil.copytree(solution_dir("a4_transformer"), tmp_path / "class" / "ada@uni.edu")
     args = ["batch", str(tmp_path / "class"), "-a", "a4", "--out", str(tmp_path / "g.csv"), "--jobs", "1"]
