@@ -29,6 +29,7 @@ from grader.reports.results_json import (
     to_gradescope,
     write_results,
 )
+from grader.sandbox import zygote
 from grader.written.expr.judge import ExprJudge
 
 
@@ -121,6 +122,7 @@ def _grade_in_worker(sub: Submission, results_dir: Path, index: int) -> tuple[di
     marker.touch()
     if not _JUDGE:
         _JUDGE.append(ExprJudge())
+        zygote.enable(zygote.wanted())  # warm sandboxes for this pool process (SEQGRADE_WARM=0: cold)
     done = _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, _BATCH_PLAN[0], _JUDGE[0])
     marker.unlink(missing_ok=True)
     return done

@@ -48,6 +48,11 @@ def enable(on: bool = True) -> None:
         shutdown()
 
 
+def wanted() -> bool:
+    """What the environment asks for: `SEQGRADE_WARM=0` (or off/no/false) keeps every start cold."""
+    return os.environ.get("SEQGRADE_WARM", "1").strip().lower() not in ("0", "off", "no", "false")
+
+
 def enabled() -> bool:
     return bool(_state["enabled"])
 
