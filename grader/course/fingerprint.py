@@ -168,8 +168,10 @@ def _describe(value: Any) -> str:
 
 
 def grader_fingerprint() -> str:
-    """The grader's version (the package's __version__)."""
-    return _digest([__version__.encode()])
+    """The grader's version and the code that judges: the engine and the written-answer checker
+    (a fix there regrades, even without a version bump)."""
+    judging = [_sources(p) for p in ("grader.engine", "grader.written", "grader.written.expr")]
+    return _digest([__version__.encode(), *(j.encode() for j in judging)])
 
 
 def current(assignment: Assignment, submission: Path) -> Fingerprints:
