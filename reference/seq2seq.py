@@ -120,9 +120,15 @@ def greedy_decode(
     return tokens if keep_bos else tokens[1:]
 
 
-def hypothesis_key(tokens: list[int], score: float, length_normalize: bool) -> float:
+def tokens_after_bos(tokens: list[int]) -> int:
+    """The length a hypothesis is normalised by: its tokens after bos (eos included)."""
+    return len(tokens) - 1
+
+
+def hypothesis_key(tokens: list[int], score: float, length_normalize: bool,
+                   length: Callable[[list[int]], int] = tokens_after_bos) -> float:
     """The final ranking key: score / (tokens after bos) when normalising, else the score."""
-    n = len(tokens) - 1
+    n = length(tokens)
     return score / n if length_normalize and n > 0 else score
 
 
@@ -133,6 +139,11 @@ def beam_search(
     beam_size: int,
     max_len: int,
     length_normalize: bool = True,
+    *,
+    length: Callable[[list[int]], int] = tokens_after_bos,
+    start_score: float = 0.0,
+    rank: Callable[[list[int], float], float] | None = None,
+    keep: int | None = None,
 ) -> list[int]:
     """The contract's beam search: score = Σ log P(y_i | y_<i) over tokens after bos.
 
@@ -141,25 +152,30 @@ def beam_search(
     `beam_size` have finished or none is live. The winner among the finished (the live if
     none finished) maximises score / length when `length_normalize`, else score. Ties: the
     earlier candidate wins (live order, then token id; finishing order at the end).
-    Returns the tokens after bos, eos included when it finished.
+    Returns the tokens after bos, eos included when it finished. Hooks (wrong forms the hidden
+    trees must tell apart): `length(tokens)` is the normaliser (correct: `tokens_after_bos`),
+    `start_score` the score of the bare [bos] (correct: 0), `rank(tokens, score)` replaces the
+    final ranking key (correct: `hypothesis_key`), `keep` the candidates kept per step (correct:
+    None, `beam_size`).
     """
     if beam_size < 1:
         raise ValueError(f"expected beam_size >= 1, got {beam_size}")
-    live: list[tuple[list[int], float]] = [([bos], 0.0)]
+    live: list[tuple[list[int], float]] = [([bos], start_score)]
     finished: list[tuple[list[int], float]] = []
     for _ in range(max_len):
         candidates: list[tuple[list[int], float]] = []
         for tokens, score in live:
             logp = np.asarray(next_log_probs(list(tokens)), dtype=np.float64)  # (V,)
             candidates.extend((tokens + [w], score + float(logp[w])) for w in range(logp.shape[0]))
-        kept = sorted(candidates, key=lambda cand: -cand[1])[:beam_size]  # stable: ties keep order
+        kept = sorted(candidates, key=lambda cand: -cand[1])[: keep or beam_size]  # stable: ties keep order
         live = []
         for tokens, score in kept:
             (finished if tokens[-1] == eos else live).append((tokens, score))
         if len(finished) >= beam_size or not live:
             break
     pool = finished if finished else live
-    best_tokens, _ = max(
-        pool, key=lambda hyp: hypothesis_key(hyp[0], hyp[1], length_normalize)
-    )  # max keeps the first of equal keys
+    if rank is None:
+        def rank(tokens: list[int], score: float) -> float:
+            return hypothesis_key(tokens, score, length_normalize, length)
+    best_tokens, _ = max(pool, key=lambda hyp: rank(hyp[0], hyp[1]))  # max keeps the first of equal keys
     return best_tokens[1:]

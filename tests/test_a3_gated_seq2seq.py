@@ -116,8 +116,11 @@ def test_a3_two_students_get_different_numbers_and_full_marks(tmp_path):
     assert seeds[0] != seeds[1]
     for q in _code_questions():
         hidden = [[c for c in q.cases(seed) if not c.visible] for seed in seeds]
-        if q.function == "beam_search":  # hand-built trees are shared, random ones differ
-            hidden = [h[2:] for h in hidden]
+        if q.function == "beam_search":  # hand-built trees are shared, the random ones differ
+            random = [[c for c in h if "beam_size=" in c.name] for h in hidden]
+            a, b = ([run_trusted(q.reference, c) for c in r] for r in random)
+            assert len(a) == 7 and a != b, q.id
+            continue
         a, b = (run_trusted(q.reference, c) for c in (hidden[0][-1], hidden[1][-1]))
         assert compare(a, b, q.tolerance, exact=q.integer), q.id
     assert VARIANT.numbers(ids[0]) != VARIANT.numbers(ids[1])
@@ -395,12 +398,33 @@ def test_a3_hidden_cases_have_the_designed_features():
     square = [c.args[2] for c in q.cases(0) if c.args[2].shape[0] == c.args[2].shape[1]]
     assert all(not np.allclose(W, W.T) for W in square)
     bleu_cases = [c for c in A3.question("a3.corpus_bleu").cases(0) if not c.visible]
+    kinds = {"short": 0, "tie": 0, "long": 0, "zero": 0}
     for c in bleu_cases:
         cands, refs = c.args
-        # a repeated word, a short candidate corpus, and closest != shortest somewhere
+        c_total = sum(map(len, cands))
+        r_total = sum(len(_closest(len(cand), rs)) for cand, rs in zip(cands, refs))
+        if "(BLEU 0)" in c.name:  # the zero-precision branch: some p_n is 0
+            kinds["zero"] += 1
+            assert run_trusted(suite.bleu.corpus_bleu, c) == 0.0
+            continue
+        # a repeated word in every other corpus (clipping matters)
         assert any(max(cand.count(w) for w in cand) >= 3 for cand in cands)
-        assert sum(map(len, cands)) < sum(min(len(r) for r in rs) for rs in refs)
-        assert any(_closest(len(cand), rs) != min(rs, key=len) for cand, rs in zip(cands, refs))
+        if "longer than the references" in c.name:  # BP = 1, and an inverted condition is not
+            kinds["long"] += 1
+            assert c_total > r_total
+            continue
+        assert c_total <= r_total  # BP != 1
+        if "equally far" in c.name:  # a tie, the longer reference listed first
+            kinds["tie"] += 1
+            cand, rs = cands[0], [len(r) for r in refs[0]]
+            n = len(cand)
+            assert n - 1 >= 0 and (n + (rs[0] - n)) == rs[0] and (2 * n - rs[0]) in rs and rs[0] > n
+        else:  # closest != shortest somewhere
+            kinds["short"] += 1
+            assert c_total < sum(min(len(r) for r in rs) for rs in refs)
+            assert any(_closest(len(cand), rs) != min(rs, key=len) for cand, rs in zip(cands, refs))
+    # more long corpora than short ones: an inverted condition must not look like "no penalty"
+    assert kinds["tie"] == 1 and kinds["zero"] == 1 and kinds["long"] > kinds["short"] + kinds["tie"]
 
 
 def test_a3_bleu_hidden_cases_agree_with_nltk():

@@ -217,6 +217,9 @@ def _attend_cases(seed: int) -> list[Case]:
         )
     big = rng.normal(size=4) * 3 + 800.0  # exp(800) overflows: the max shift is needed
     cases.append(Case("hidden case 3: large scores (exp overflows without the max shift)", (big, rng.normal(size=(4, 3)))))
+    spread = np.array([800.0, -800.0, 795.0, 0.0, -10.0])[rng.permutation(5)] + np.round(rng.normal(size=5), 1)
+    cases.append(Case("hidden case 4: scores from -800 to 800 (a shift by the minimum overflows)",
+                      (spread, rng.normal(size=(5, 3)))))
     return cases
 
 
@@ -307,27 +310,92 @@ def _beam_cases(seed: int) -> list[Case]:
         default=_row(0.1, 0.45, 0.45),
     )
     cases.append(Case("hidden case 2: nothing finishes within max_len", (live, BOS, EOS, 2, 2)))
-    # Random trees where the per-token score and the raw score pick different winners.
-    n = 3
-    while n < 7:
-        beam_size = 2 if n % 2 else 3
-        lm = _random_tree(rng, n_words=3, depth=4)
-        normed, raw = _beam(lm, beam_size, 4, True), _beam(lm, beam_size, 4, False)
-        if normed == raw:
-            continue
-        if n < 6:
+    cases.append(Case("hidden case 3: max_len=0 (no step: the empty hypothesis), length_normalize=False",
+                      (early, BOS, EOS, 2, 0), {"length_normalize": False}))
+    # Three finished lengths, 1, 2 and 3 tokens, scores -1.2, -1.35, -2.0: the raw score picks
+    # [eos], the per-token score [a a eos], a length counted with bos (or a start score of 1) [a eos].
+    lengths = TableLM(
+        table={(BOS,): _row(0.301, 0.6977, 0.0013), (BOS, A): _row(0.3716, 0.5488, 0.0796),
+               (BOS, A, A): _row(0.3535, 0.45, 0.1965)},
+        default=_row(0.8, 0.1, 0.1),
+    )
+    cases.append(Case("hidden case 4: finished hypotheses of 1, 2 and 3 tokens", (lengths, BOS, EOS, 3, 4)))
+    # Scores -1.2, -1.3, -1.7: the raw score picks [eos], the per-token score [a a eos], and a
+    # start score of 1 instead of 0 [a eos].
+    start = TableLM(
+        table={(BOS,): _row(0.301, 0.6977, 0.0013), (BOS, A): _row(0.3906, 0.55, 0.0594),
+               (BOS, A, A): _row(0.476, 0.4, 0.124)},
+        default=_row(0.8, 0.1, 0.1),
+    )
+    cases.append(Case("hidden case 5: finished hypotheses of 1, 2 and 3 tokens, close scores",
+                      (start, BOS, EOS, 3, 4)))
+    fixed = [(c.args[0], c.args[3], c.args[4]) for c in cases]
+    trees = _separating_trees(rng, 7, fixed)
+    for i, (lm, beam_size) in enumerate(trees):
+        n = i + 6
+        if i < len(trees) - 1:
             cases.append(Case(f"hidden case {n}: beam_size={beam_size}, length normalisation picks the winner",
                               (lm, BOS, EOS, beam_size, 4)))
         else:  # the flag must be honoured
-            cases.append(
-                Case(
-                    f"hidden case {n}: beam_size={beam_size}, length_normalize=False",
-                    (lm, BOS, EOS, beam_size, 4),
-                    {"length_normalize": False},
-                )
-            )
-        n += 1
+            cases.append(Case(f"hidden case {n}: beam_size={beam_size}, length_normalize=False",
+                              (lm, BOS, EOS, beam_size, 4), {"length_normalize": False}))
     return cases
+
+
+def _wrong_beams(lm: TableLM, beam_size: int, max_len: int) -> list[list[int]]:
+    """What plausible slips other than the missing normalisation return (each must lose points
+    without looking like `beam-no-length-normalization`): the length counted with bos or without
+    eos, a nonzero start score, one step short or long, a beam one wider or narrower."""
+    def run(k: int = beam_size, steps: int = max_len, **hooks: Any) -> list[int]:
+        return seq2seq.beam_search(lm, BOS, EOS, max(k, 1), steps, True, **hooks)
+
+    def normed(t: list[int], s: float) -> float:
+        return s / (len(t) - 1) if len(t) > 1 else s
+
+    return [run(length=len), run(length=lambda t: max(len(t) - 1 - (t[-1] == EOS), 1)),
+            run(start_score=1.0), run(start_score=-1.0), run(steps=max_len - 1), run(steps=max_len + 1),
+            run(k=beam_size + 1), run(k=beam_size - 1),
+            run(rank=lambda t, s: -normed(t, s)),  # the worst instead of the best
+            run(rank=lambda t, s: 0.0),  # the first finished
+            run(rank=lambda t, s: s * (len(t) - 1)),  # multiplied by the length
+            run(rank=lambda t, s: s // max(len(t) - 1, 1)),  # floor division
+            run(keep=10**6)]  # every candidate kept (no pruning to the beam)
+
+
+def _slip_marks(lm: TableLM, beam_size: int, max_len: int) -> list[int]:
+    """Per slip of `_wrong_beams`: 0 right, +1 wrong and unlike the raw-score winner, -1 wrong
+    and equal to it (a case where the slip looks like a missing normalisation)."""
+    normed, raw = _beam(lm, beam_size, max_len, True), _beam(lm, beam_size, max_len, False)
+    return [0 if w == normed else (-1 if w == raw else 1) for w in _wrong_beams(lm, beam_size, max_len)]
+
+
+def _separating_trees(rng: np.random.Generator, n: int, fixed: list[tuple[TableLM, int, int]],
+                      pool: int = 80) -> list[tuple[TableLM, int]]:
+    """n random trees (depth 4) where the per-token and the raw score pick different winners,
+    chosen greedily from a pool so that every slip of `_wrong_beams`, over these and the `fixed`
+    cases, fails more cases where it differs from the raw-score winner than cases where it
+    coincides with it: it is docked and not read as a missing normalisation."""
+    trees = []
+    while len(trees) < pool:
+        beam_size = 3 + len(trees) % 3  # up to 5 finished hypotheses: many plausible answers
+        lm = _random_tree(rng, n_words=3, depth=4)
+        if _beam(lm, beam_size, 4, True) != _beam(lm, beam_size, 4, False):
+            trees.append((lm, beam_size, _slip_marks(lm, beam_size, 4)))
+    fixed_marks = [_slip_marks(*f) for f in fixed]
+    failed = [sum(m != 0 for m in col) for col in zip(*fixed_marks)]  # per slip
+    like_raw = [sum(m < 0 for m in col) for col in zip(*fixed_marks)]
+    chosen: list[int] = []
+    for _ in range(n):
+        def gain(i: int, failed: list[int] = failed, like_raw: list[int] = like_raw) -> float:
+            short = [f == 0 or 2 * r >= f for f, r in zip(failed, like_raw)]  # not docked, or read as raw
+            return sum((5.0 if need else 1.0) * (1 if m > 0 else -2 if m < 0 else 0)
+                       for m, need in zip(trees[i][2], short))
+        best = max((i for i in range(len(trees)) if i not in chosen), key=gain)
+        chosen.append(best)
+        failed = [f + (m != 0) for f, m in zip(failed, trees[best][2])]
+        like_raw = [r + (m < 0) for r, m in zip(like_raw, trees[best][2])]
+    picked = [(trees[i][0], trees[i][1]) for i in chosen]
+    return picked
 
 
 def _beam_no_normalization(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
@@ -431,7 +499,8 @@ def _bleu_sentence(
     """A candidate of length c repeating one word 3 times, and references of the given lengths.
 
     Each reference is the candidate with the repeats dropped (so clipping matters), one word
-    substituted and words inserted at random places until it has its length.
+    substituted and words inserted at random places until it has its length; then one candidate
+    word is replaced by a word that no reference has.
     """
     w = vocab[int(rng.integers(len(vocab)))]
     others = [v for v in vocab if v != w]
@@ -448,38 +517,95 @@ def _bleu_sentence(
         while len(ref) < length:
             ref.insert(int(rng.integers(len(ref) + 1)), others[int(rng.integers(len(others)))])
         refs.append(ref)
+    # one candidate word that no reference has: p_1 < 1 even unclipped, so that dropping p_1 (or
+    # keeping only the last precision) does not look like unclipped counts
+    unseen = [v for v in _WORDS if all(v not in ref for ref in refs)]
+    spots = [i for i, v in enumerate(cand) if v != w]
+    cand[spots[int(rng.integers(len(spots)))]] = unseen[int(rng.integers(len(unseen)))]
     return cand, refs
 
 
-def _bleu_corpus(rng: np.random.Generator, n_sent: int, long: bool) -> tuple[list, list]:
-    """Short candidates; sentence 1's closest reference is longer than its shortest one, and the
-    sum of shortest lengths still exceeds the candidate total (so every BP variant differs)."""
+def _sentence_lengths(rng: np.random.Generator, c: int, i: int, kind: str, a: int, b: int) -> list[int]:
+    """The reference lengths of sentence i (candidate length c), in the order they are listed.
+
+    short: sentence 0's closest reference (c + a) is longer than its shortest (c - b), the others
+    are longer than c; very-short: the others about 3 c long (r >= 2 c); tie: sentence 0 has
+    references c + a and c - a, the longer listed first (ties go to the shorter), the others
+    very short; long: every reference shorter than its candidate (the penalty is 1).
+    """
+    if kind == "long":
+        lens = [c - a, c - a - 2, c + a + 3] if i == 0 else [c - 1 - int(rng.integers(0, 2)), c - 3, c + 4]
+        return [lens[int(k)] for k in rng.permutation(3)]
+    if i == 0:
+        lens = [c + a, c - a, c + a + 2] if kind == "tie" else [c - b, c + a, c + a + 2]
+        return lens if kind == "tie" else [lens[int(k)] for k in rng.permutation(3)]
+    d = int(rng.integers(b + 1, b + 4)) + (2 * c if kind in ("very-short", "tie") else 0)
+    return [c + d + 2 * int(k) for k in rng.permutation(3)]
+
+
+def _bleu_corpus(rng: np.random.Generator, n_sent: int, long: bool, kind: str = "short") -> tuple[list, list]:
+    """Candidates with repeated words (clipping matters) and references of `_sentence_lengths`."""
     vocab = [str(v) for v in rng.choice(_WORDS, size=8, replace=False)]
     candidates, references = [], []
-    a = int(rng.integers(1, 3))  # sentence 1: closest reference c + a
-    b = int(rng.integers(a + 1, a + 3))  # sentence 1: shortest reference c - b, farther
+    a = int(rng.integers(1, 3))  # sentence 0: closest reference c + a
+    b = int(rng.integers(a + 1, a + 3))  # sentence 0: shortest reference c - b, farther
     for i in range(n_sent):
         c = int(rng.integers(8, 12) if long else rng.integers(5, 8))
-        if i == 0:
-            lens = [c - b, c + a, c + a + 2]
-        else:
-            d = int(rng.integers(b + 1, b + 4))
-            lens = [c + d, c + d + 2, c + d + 4]
-        order = rng.permutation(3)
-        cand, refs = _bleu_sentence(rng, vocab, c, [lens[int(k)] for k in order])
+        cand, refs = _bleu_sentence(rng, vocab, c, _sentence_lengths(rng, c, i, kind, a, b))
         candidates.append(cand)
         references.append(refs)
     return candidates, references
 
 
-def _bleu_separates(candidates, references, max_n) -> bool:
+def _tie_to_longer(c: int, lens) -> int:
+    return min(lens, key=lambda r: (abs(r - c), -r))
+
+
+def _first_closest(c: int, lens) -> int:
+    return min(lens, key=lambda r: abs(r - c))  # the first listed of two tied references
+
+
+def _inverted_penalty(c: int, r: int) -> float:
+    """The brevity penalty applied to candidates LONGER than the references (the condition inverted)."""
+    return 1.0 if c < r else math.exp(1.0 - r / c)
+
+
+# Slips that are not catalog mistakes but must lose points on the case of their kind.
+BLEU_SLIPS = {
+    "tie": (partial(bleu.corpus_bleu, ref_length=_tie_to_longer), partial(bleu.corpus_bleu, ref_length=_first_closest)),
+    "long": (partial(bleu.corpus_bleu, brevity=_inverted_penalty),),
+    "very-short": (partial(bleu.corpus_bleu, brevity=lambda c, r: math.exp(1.0 - (r // c))),),
+}
+
+
+def _apart(x: float, y: float) -> bool:
+    return abs(x - y) > 5e-3 * max(abs(x), abs(y))
+
+
+def _bleu_separates(candidates, references, max_n, kind: str = "short") -> bool:
+    """The reference well above 0 and apart from every mutant that applies (pairwise for the short
+    corpora; in a long corpus the penalty is 1, so no-BP and shortest-reference are right there)."""
     want = bleu.corpus_bleu(candidates, references, max_n)
-    outs = [want] + [m(candidates, references, max_n) for m in BLEU_MUTANTS.values()]
     if want <= 0.02:
         return False
-    return all(
-        abs(a - b) > 5e-3 * max(abs(a), abs(b)) for i, a in enumerate(outs) for b in outs[i + 1 :]
-    )
+    mids = ["bleu-unclipped-counts", "bleu-arithmetic-mean"] if kind == "long" else list(BLEU_MUTANTS)
+    if kind == "tie":
+        mids.remove("bleu-shortest-reference")  # the shorter tied reference is the shortest
+    outs = [want] + [BLEU_MUTANTS[m](candidates, references, max_n) for m in mids]
+    slips = [f(candidates, references, max_n) for f in BLEU_SLIPS.get(kind, ())]
+    return all(_apart(a, b) for i, a in enumerate(outs) for b in outs[i + 1:]) and all(_apart(want, x) for x in slips)
+
+
+def _zero_precision_corpus(rng: np.random.Generator, max_n: int) -> tuple[list, list]:
+    """Candidates whose words all occur in the references but no max_n-gram does: BLEU is 0.0
+    (no smoothing), while p_1 > 0."""
+    while True:
+        vocab = [str(v) for v in rng.choice(_WORDS, size=10, replace=False)]
+        cands = [[vocab[int(i)] for i in rng.permutation(10)[:6]] for _ in range(2)]
+        refs = [[[w for w in reversed(c)] + [vocab[0]]] for c in cands]  # reversed: no n-gram (n >= 2) in order
+        num, _ = bleu.modified_precision(cands, refs, max_n)
+        if num == 0 and bleu.modified_precision(cands, refs, 1)[0] > 0:
+            return cands, refs
 
 
 def _bleu_cases(seed: int) -> list[Case]:
@@ -507,15 +633,28 @@ def _bleu_cases(seed: int) -> list[Case]:
     cases = [
         Case("nltk documentation example (max_n=4)", ([hyp1, hyp2], [refs1, refs2]), visible=True)
     ]
-    specs = [(3, 2, False), (2, 2, False), (4, 2, False), (3, 3, True)]
-    for i, (n_sent, max_n, long) in enumerate(specs):
+    # An inverted penalty condition equals "no penalty" on the short corpora and is caught on the
+    # long ones: more long corpora than short ones, so that it is not read as no-penalty.
+    specs = [(3, 2, False, "short", "candidates shorter than the closest reference"),
+             (2, 2, False, "very-short", "candidates less than half as long as the references"),
+             (3, 2, False, "tie", "a candidate equally far from a longer and a shorter reference"),
+             (2, 4, False, "zero", ""),
+             (3, 2, True, "long", "candidates longer than the references"),
+             (2, 3, True, "long", "candidates longer than the references"),
+             (4, 2, True, "long", "candidates longer than the references"),
+             (3, 3, True, "long", "candidates longer than the references")]
+    for i, (n_sent, max_n, long, kind, what) in enumerate(specs):
+        if kind == "zero":
+            cands, refs = _zero_precision_corpus(rng, max_n)
+            cases.append(Case(f"hidden case {i + 1}: no 4-gram in common with the references (BLEU 0)",
+                              (cands, refs)))
+            continue
         while True:
-            cands, refs = _bleu_corpus(rng, n_sent, long)
-            if _bleu_separates(cands, refs, max_n):
+            cands, refs = _bleu_corpus(rng, n_sent, long, kind)
+            if _bleu_separates(cands, refs, max_n, kind):
                 break
-        size = (f"{n_sent} sentences, 3 references each, candidates shorter than the closest "
-                f"reference, max_n={max_n}" + (", longer sentences" if long else ""))
-        cases.append(Case(f"hidden case {i + 1}: {size}", (cands, refs), {"max_n": max_n}))
+        cases.append(Case(f"hidden case {i + 1}: {n_sent} sentences, 3 references each, {what}, max_n={max_n}",
+                          (cands, refs), {"max_n": max_n}))
     return cases
 
 
@@ -793,6 +932,9 @@ CODE = (
         _additive_cases,
         mutants={"additive-missing-tanh": _additive_no_tanh},
     ),
+    # No follow-through dependency (issue 19, FT.md): `attend(scores, H)` receives the scores as an
+    # argument and calls none of the score functions, and no other a3 function calls an earlier
+    # contract function (greedy decoding does not call beam search), so nothing is declared.
     _q(
         "attend",
         "Attention: softmax and weighted sum",
