@@ -269,7 +269,7 @@ class Progress:
 
 def grade_all(root: Path, assignment: Assignment, *, jobs: int | None = None, results_dir: Path,
               force: bool = False, progress: bool = True,
-              only: Sequence[str] = ()) -> list[tuple[Submission, dict[str, Any]]]:
+              only: Sequence[str] = (), cluster: str | None = None) -> list[tuple[Submission, dict[str, Any]]]:
     """Grade every submission under ROOT, `jobs` at a time; one row per submission whatever happens.
 
     A stored result in `results_dir` is reused while its fingerprints (submission, suite, catalog,
@@ -293,6 +293,9 @@ def grade_all(root: Path, assignment: Assignment, *, jobs: int | None = None, re
     _BATCH_ASSIGNMENT[:] = [assignment]
     _BATCH_PLAN[:] = [Plan(fingerprint.assignment_fingerprints(assignment), force, tuple(only))]
     pending = list(range(len(subs)))
+    if cluster is not None:
+        _cluster_round(cluster, subs, results_dir, out, bar)
+        pending = []
     while pending:
         left = _pool_round(subs, pending, jobs, results_dir, out, bar)
         suspects = _in_flight(results_dir, left) or set(left)
@@ -304,6 +307,28 @@ def grade_all(root: Path, assignment: Assignment, *, jobs: int | None = None, re
         pending = [i for i in left if i not in suspects]
     shutil.rmtree(_running_dir(results_dir), ignore_errors=True)
     return [(s, out[i]) for i, s in enumerate(subs)]
+
+
+def _cluster_round(address: str, subs: list[Submission], results_dir: Path, out: dict[int, dict[str, Any]],
+                   bar: Progress | None) -> None:
+    """Every submission as a task on a dask cluster (grader/app/cluster.py); rows as the pool's."""
+    from grader.app import cluster
+
+    assignment = _BATCH_ASSIGNMENT[0]
+
+    def record(i: int, done: Any) -> None:
+        if done is None:  # its task stopped two workers
+            out[i] = _failed_twice(subs[i], assignment, results_dir)
+        elif isinstance(done, BaseException):
+            out[i] = error_results(assignment.id, f"{type(done).__name__}: {done}")
+            out[i]["extra_data"].update({"submission": subs[i].name})
+            subs[i].outcome = Outcome("failed")
+        else:
+            out[i], subs[i].outcome = done
+        if bar:
+            bar.step()
+
+    cluster.grade_all_on(address, subs, assignment, results_dir, _BATCH_PLAN[0], _grade_one, record)
 
 
 def _pool_round(subs: list[Submission], indices: list[int], jobs: int, results_dir: Path,
@@ -373,7 +398,8 @@ def summary(graded: list[tuple[Submission, dict[str, Any]]]) -> str:
 
 
 def run(root: Path, assignment_id: str, *, jobs: int | None, out: Path, report: Path | None, force: bool,
-        gradebook: str = "seqgrade", digits: int = 2, quiet: bool = False, only: str | None = None) -> int:
+        gradebook: str = "seqgrade", digits: int = 2, quiet: bool = False, only: str | None = None,
+        cluster: str | None = None) -> int:
     assignment = registry.load(assignment_id)
     try:
         questions = regrade.resolve_questions(assignment, only.split(",")) if only is not None else ()
@@ -386,8 +412,14 @@ def run(root: Path, assignment_id: str, *, jobs: int | None, out: Path, report: 
         return 2
     to_stdout = str(out) == "-"  # `--out -`: the gradebook on stdout, messages on stderr
     results_dir = Path("grades_results") if to_stdout else out.with_name(out.stem + "_results")
-    graded = grade_all(root, assignment, jobs=jobs, results_dir=results_dir, force=force, only=questions,
-                       progress=not quiet and sys.stderr.isatty())  # no \r frames in logs
+    from grader.app.cluster import ClusterError
+
+    try:
+        graded = grade_all(root, assignment, jobs=jobs, results_dir=results_dir, force=force, only=questions,
+                           progress=not quiet and sys.stderr.isatty(), cluster=cluster)  # no \r frames in logs
+    except ClusterError as err:
+        print(f"seqgrade: {err}", file=sys.stderr)
+        return 2
     lost = write_csv(out, assignment, graded, fmt=gradebook, digits=digits)
     if lost:
         print(f"seqgrade: {len(lost)} submissions have no email or SIS id for the {gradebook} gradebook: "

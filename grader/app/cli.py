@@ -44,6 +44,11 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--round", type=int, default=2, metavar="N", dest="digits",
                    help="decimals of the scores in the CSV (default 2)")
     b.add_argument("--report", type=Path, default=None, help="a self-contained HTML class report")
+    b.add_argument("--cluster", metavar="ADDRESS", default=None,
+                   help="grade each submission as a task on a dask.distributed cluster: a scheduler's "
+                   "address (tcp://HOST:8786; its workers need the same seqgrade installed and must see "
+                   "ROOT and the results folder at the same paths) or local:N to start N workers here; "
+                   "needs the optional extra seqgrade[cluster]")
     b.add_argument("--force", action="store_true", help="regrade every submission whole, even one whose stored "
                    "result still holds (same submission, suite, catalog, reference and grader version)")
     b.add_argument("--only", metavar="QID[,QID]", default=None,
@@ -186,7 +191,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
         print(f"seqgrade: {args.root} is not a folder", file=sys.stderr)
         return EXIT_USAGE
     return batch.run(args.root, args.assignment, jobs=args.jobs, out=args.out, report=args.report, force=args.force,
-                     gradebook=args.gradebook, digits=args.digits, quiet=args.quiet, only=args.only)
+                     gradebook=args.gradebook, digits=args.digits, quiet=args.quiet, only=args.only,
+                     cluster=args.cluster)
 
 
 def cmd_handout(args: argparse.Namespace) -> int:

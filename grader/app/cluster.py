@@ -1,0 +1,147 @@
+"""`seqgrade batch --cluster ADDRESS`: each submission is a task on a dask.distributed cluster.
+
+ADDRESS is a running scheduler (`tcp://HOST:8786`) or `local:N` (a LocalCluster of N one-thread
+worker processes started here). Each task grades one submission with `batch._grade_one`, in the
+sandbox as always (warm templates per worker process), and returns the same results as the
+local pool; the batch writes the CSV, the report and the results files the same way. The
+workers must see ROOT and the results folder at the same paths (a shared file system) and run
+the same grader: a worker whose grader version or suite fingerprints differ from this one's is
+refused before any task is sent. A worker lost mid-batch costs nothing (the scheduler runs its
+task again elsewhere); a submission whose task kills two workers is recorded as failed.
+dask is an optional extra: `pip install "seqgrade[cluster]"`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from grader import __version__
+from grader.course import fingerprint, registry
+from grader.questions import Assignment
+from grader.sandbox import zygote
+
+INSTALL_HINT = ('--cluster needs dask.distributed, an optional extra: pip install "seqgrade[cluster]" '
+                '(or pip install "dask[distributed]")')
+ALLOWED_FAILURES = 1  # a task is run again after one lost worker; a second loss marks it failed
+_JUDGE: list[Any] = []  # one expression judge per worker process, reused across its tasks
+
+
+class ClusterError(RuntimeError):
+    """The cluster cannot be used (dask missing, bad address, refused workers); said in words."""
+
+
+def available() -> bool:
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def parse(address: str) -> int | str:
+    """`local:N` -> N (workers to start here); `tcp://host:port` (any scheme) -> the address."""
+    if address.startswith("local:"):
+        count = address.partition(":")[2]
+        if not count.isdigit() or int(count) < 1:
+            raise ClusterError(f"--cluster {address}: write local:N with N a number of workers ≥ 1")
+        return int(count)
+    if "://" not in address:
+        raise ClusterError(f"--cluster {address}: give a scheduler address such as tcp://HOST:8786 "
+                           "or local:N")
+    return address
+
+
+@contextlib.contextmanager
+def connect(address: str) -> Iterator[Any]:
+    """A distributed.Client on `address` (a LocalCluster for local:N), closed afterwards."""
+    if not available():
+        raise ClusterError(INSTALL_HINT)
+    import dask
+    from distributed import Client, LocalCluster
+
+    where = parse(address)
+    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+        if isinstance(where, int):
+            with LocalCluster(n_workers=where, threads_per_worker=1, processes=True,
+                              dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+                    Client(cluster) as client:
+                yield client
+            return
+        try:
+            client = Client(where, timeout="20s")
+        except OSError as exc:
+            raise ClusterError(f"cannot reach the scheduler at {where}: {exc}") from exc
+        with client:
+            yield client
+
+
+def worker_identity(assignment_id: str) -> dict[str, Any]:
+    """Run on each worker: its grader version and its own fingerprints of the assignment."""
+    try:
+        prints = fingerprint.assignment_fingerprints(registry.load(assignment_id)).as_dict()
+    except Exception as exc:  # noqa: BLE001 - said back as the reason for refusing the worker
+        return {"grader": __version__, "error": f"{type(exc).__name__}: {exc}"}
+    return {"grader": __version__, "fingerprints": prints}
+
+
+def check_workers(client: Any, assignment: Assignment, shared: fingerprint.Fingerprints) -> int:
+    """Refuse the cluster when a worker's grader differs from ours; the number of workers."""
+    client.wait_for_workers(1, timeout=60)
+    seen = client.run(worker_identity, assignment.id)
+    ours = {"grader": __version__, "fingerprints": shared.as_dict()}
+    bad = []
+    for worker, info in sorted(seen.items()):
+        if info.get("error"):
+            bad.append(f"{worker} cannot load {assignment.id} ({info['error']})")
+            continue
+        theirs = fingerprint.Fingerprints.from_dict(info.get("fingerprints"))
+        changed = theirs.changed(shared) if theirs is not None else ["all"]
+        if info.get("grader") != ours["grader"]:
+            changed = ["grader version", *changed]
+        if changed:
+            bad.append(f"{worker} ({', '.join(dict.fromkeys(changed))} differ)")
+    if bad:
+        raise ClusterError("refusing workers whose grader or suite differs from this one's: "
+                           + "; ".join(bad) + ". Install the same seqgrade on every worker.")
+    return len(seen)
+
+
+def grade_task(grade_one: Callable[..., Any], sub: Any, assignment: Assignment, results_dir: Path,
+               plan: Any) -> Any:
+    """One submission, on a worker: exactly what a local pool process does with it
+    (`grade_one` is `batch._grade_one`, passed in: this module does not import the batch)."""
+    from grader.written.expr.judge import ExprJudge
+
+    if not _JUDGE:
+        _JUDGE.append(ExprJudge())
+        zygote.enable(zygote.wanted())
+    return grade_one(sub, assignment, results_dir, plan, _JUDGE[0])
+
+
+def grade_all_on(address: str, subs: list[Any], assignment: Assignment, results_dir: Path,
+                 plan: Any, grade_one: Callable[..., Any],
+                 record: Callable[[int, Any], None]) -> None:
+    """Send each submission as a task; `record(i, result)` as results stream back: what
+    `grade_one` returned, the exception it raised, or None when its task stopped two workers."""
+    with connect(address) as client:
+        check_workers(client, assignment, plan.shared)
+        from distributed import KilledWorker, as_completed
+
+        shared = client.scatter(assignment, broadcast=True)
+        batch_id = uuid.uuid4().hex[:8]
+        futures = {client.submit(grade_task, grade_one, sub, shared, results_dir, plan, pure=False,
+                                 key=f"seqgrade-{batch_id}-{i}"): i for i, sub in enumerate(subs)}
+        for future in as_completed(futures):
+            i = futures[future]
+            try:
+                done = future.result()
+            except KilledWorker:
+                done = None
+            except Exception as exc:  # noqa: BLE001 - one submission's row, not the batch
+                done = exc
+            record(i, done)

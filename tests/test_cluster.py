@@ -1,0 +1,147 @@
+"""`seqgrade batch --cluster` (issue 22 item 2): the same gradebook as the local pool, a lost
+worker costs nothing, workers with another grader are refused, no dask says how to install it.
+The local pool's CSV is the authority the cluster's is compared with."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.app import batch, cluster
+from grader.course import fingerprint, registry
+
+ROOT = Path(__file__).resolve().parents[1]
+HELDOUT = ROOT / "tests" / "heldout" / "a1_word_vectors"
+needs_dask = pytest.mark.skipif(not cluster.available(), reason="needs dask[distributed]")
+
+
+def make_class(tmp_path: Path, n: int) -> Path:
+    """n submissions of a1: held-out files, each with one mistake or none."""
+    root = tmp_path / "class"
+    files = sorted(HELDOUT.glob("*.py"))
+    step = max(1, len(files) // n)
+    for i, source in enumerate(files[::step][:n]):
+        (root / f"s{i:02d}").mkdir(parents=True)
+        shutil.copy(source, root / f"s{i:02d}" / "word_vectors.py")
+    return root
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_without_dask_cluster_says_how_to_install_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(cluster, "available", lambda: False)
+    root = make_class(tmp_path, 1)
+    code = batch.run(root, "a1", jobs=1, out=tmp_path / "g.csv", report=None, force=True,
+                     quiet=True, cluster="local:1")
+    assert code == 2
+    err = capsys.readouterr().err
+    assert 'pip install "seqgrade[cluster]"' in err and "--cluster" in err
+
+
+@pytest.mark.parametrize("address", ["local:0", "local:two", "myhost:8786"])
+def test_a_bad_address_is_a_usage_error(address):
+    with pytest.raises(cluster.ClusterError, match="--cluster"):
+        cluster.parse(address)
+
+
+def test_addresses_are_read():
+    assert cluster.parse("local:3") == 3
+    assert cluster.parse("tcp://10.0.0.5:8786") == "tcp://10.0.0.5:8786"
+
+
+class FakeClient:
+    def __init__(self, seen: dict) -> None:
+        self.seen = seen
+
+    def wait_for_workers(self, n: int, timeout: float) -> None:
+        pass
+
+    def run(self, fn, *args):
+        return self.seen
+
+
+def test_workers_with_another_grader_or_suite_are_refused():
+    assignment = registry.load("a1")
+    ours = fingerprint.assignment_fingerprints(assignment)
+    good = cluster.worker_identity(assignment.id)
+    assert cluster.check_workers(FakeClient({"tcp://a:1": good}), assignment, ours) == 1
+    other_suite = {**good, "fingerprints": {**good["fingerprints"], "suite": "0" * 64}}
+    old_grader = {**good, "grader": "0.0.1"}
+    for bad, words in ((other_suite, "suite"), (old_grader, "grader version")):
+        with pytest.raises(cluster.ClusterError, match=f"tcp://b:2 .*{words}"):
+            cluster.check_workers(FakeClient({"tcp://a:1": good, "tcp://b:2": bad}), assignment, ours)
+    missing = {"grader": good["grader"], "error": "KeyError: 'a1'"}
+    with pytest.raises(cluster.ClusterError, match="cannot load"):
+        cluster.check_workers(FakeClient({"tcp://c:3": missing}), assignment, ours)
+
+
+def dask_workers() -> list[int]:
+    """This process's children that are dask worker processes (LocalCluster's nannies run here
+    and start each worker with multiprocessing's spawn)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = int(stat.rpartition(")")[2].split()[1])
+        if parent == os.getpid() and b"spawn_main" in cmd:
+            found.append(int(pid))
+    return found
+
+
+@needs_dask
+@pytest.mark.slow
+def test_a_local_cluster_batch_with_a_worker_killed_matches_the_local_pool(tmp_path):
+    root = make_class(tmp_path, 10)
+    assert batch.run(root, "a1", jobs=2, out=tmp_path / "pool.csv", report=None, force=True,
+                     quiet=True) == 0
+    killed: list[int] = []
+
+    def kill_one_mid_run() -> None:
+        results = tmp_path / "dask_results"
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            done = list(results.glob("*.json")) if results.is_dir() else []
+            workers = dask_workers()
+            if len(done) >= 2 and workers:
+                os.kill(workers[0], signal.SIGKILL)
+                killed.append(workers[0])
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_one_mid_run, daemon=True)
+    killer.start()
+    assert batch.run(root, "a1", jobs=2, out=tmp_path / "dask.csv", report=None, force=True,
+                     quiet=True, cluster="local:2") == 0
+    killer.join(timeout=5)
+    assert killed, "no worker was killed: the test did not test anything"
+    pool, dask = rows(tmp_path / "pool.csv"), rows(tmp_path / "dask.csv")
+    assert len(dask) == 10 and dask == pool  # every submission once, the same numbers
+    assert sorted(p.name for p in (tmp_path / "dask_results").glob("*.json")) == \
+        sorted(p.name for p in (tmp_path / "pool_results").glob("*.json"))
+
+
+@needs_dask
+@pytest.mark.slow
+def test_the_cli_grades_on_a_local_cluster(tmp_path):
+    root = make_class(tmp_path, 3)
+    done = subprocess.run([sys.executable, "-m", "grader", "batch", str(root), "-a", "a1",
+                           "--cluster", "local:1", "--out", str(tmp_path / "g.csv")],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "graded 3 submissions" in done.stdout
+    assert len(rows(tmp_path / "g.csv")) == 3
