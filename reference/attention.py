@@ -7,7 +7,8 @@ an all-zero output row (softmax over an empty set has no value; torch returns Na
 
 Hooks for mutants (each is a keyword argument, so a mutant swaps one piece, never retypes):
 - `scaled_dot_product_attention(..., scale=...)`: 1.0 = missing scale, 1/dk = scale by dk,
-  1/sqrt(d_model) = scale by the model width.
+  1/sqrt(d_model) = scale by the model width; a callable gets d_k (`lambda dk: 1 / dk`), so
+  one hook serves every head width.
 - `scaled_dot_product_attention(..., weights_fn=...)`: the scores -> weights step;
   `masked_softmax` has `fill` (0.0 = "mask-zero-fill") and `axis` (-2 = "softmax-wrong-axis");
   "mask-after-softmax" is `weights_fn=lambda s, m: softmax(s) * m`.
@@ -75,12 +76,17 @@ def combine_masks(*masks: np.ndarray | None) -> np.ndarray | None:
 # ---------------------------------------------------------------- single-head attention
 
 
-def attention_scores(Q: np.ndarray, K: np.ndarray, scale: float | None = None) -> np.ndarray:
-    """S = Q K^T · scale, scale = 1/sqrt(dk) by default."""
+Scale = float | Callable[[int], float] | None
+
+
+def attention_scores(Q: np.ndarray, K: np.ndarray, scale: Scale = None) -> np.ndarray:
+    """S = Q K^T · scale, scale = 1/sqrt(dk) by default (a callable gets dk)."""
     Q = np.asarray(Q, dtype=np.float64)
     K = np.asarray(K, dtype=np.float64)
     if scale is None:
         scale = 1.0 / math.sqrt(Q.shape[-1])
+    elif callable(scale):
+        scale = scale(Q.shape[-1])
     return (Q @ np.swapaxes(K, -1, -2)) * scale  # (..., Tq, Tk)
 
 
@@ -114,7 +120,7 @@ def scaled_dot_product_attention(
     V: np.ndarray,
     mask: np.ndarray | None = None,
     *,
-    scale: float | None = None,
+    scale: Scale = None,
     weights_fn: WeightsFn = masked_softmax,
 ) -> tuple[np.ndarray, np.ndarray]:
     """out = softmax(Q K^T / sqrt(dk) + M) V; returns (out (..., Tq, dv), weights (..., Tq, Tk))."""

@@ -385,6 +385,20 @@ def test_without_follow_through_the_earlier_mistake_costs_every_composite(submit
         assert results[qid].carried == [], qid
 
 
+def test_an_earlier_mistake_and_a_composite_mistake_are_both_charged_and_named(submit):
+    """Scores divided by d_k in scaled_dot_product_attention, and heads merged without the transpose
+    in multi_head_attention: each question is docked for its own mistake and names it (the MHA's
+    mutants are hooks of the reference, so the engine combines the carried one with its own)."""
+    sdpa_old, sdpa_new = ROOT_MISTAKES["attention-scale-by-dk"][1]
+    mha_old, mha_new = ROOT_MISTAKES["merge-heads-without-transpose"][1]
+    src = SOLUTION_SRC.replace(sdpa_old, sdpa_new).replace(mha_old, mha_new)
+    only = dataclasses.replace(A, questions=(_q("a4.sdpa"), _q("a4.mha")))
+    sdpa, mha = grade_submission(submit({"transformer.py": src}), only).questions
+    assert sdpa.score < sdpa.max_score and sdpa.misconceptions == ["attention-scale-by-dk"]
+    assert mha.score < mha.max_score and mha.misconceptions == ["merge-heads-without-transpose"], mha.feedback
+    assert mha.carried == []  # wrong in a way of its own: no follow-through credit
+
+
 # ---------------------------------------------------------------- slow: the benchmark's targets
 
 

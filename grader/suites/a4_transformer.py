@@ -201,10 +201,17 @@ def _scaled(scale_of: Callable[[int, int, int], float]) -> Callable[..., Array]:
 
 
 def _mha_with(**hooks: Any) -> Callable[..., Array]:
-    def mha(X, W_Q, W_K, W_V, W_O, n_heads, causal=False, key_padding_mask=None, **kw):
-        return att.multi_head_attention(X, W_Q, W_K, W_V, W_O, n_heads, causal, key_padding_mask, **hooks, **kw)
+    """The reference MHA with hooks, as a partial: two such mistakes combine by merging their hooks
+    (the engine names a composite's own mistake on top of one carried from a dependency)."""
+    return partial(att.multi_head_attention, **hooks)
 
-    return mha
+
+def _unit_scale(dk: int) -> float:
+    return 1.0
+
+
+def _inverse_dk(dk: int) -> float:
+    return 1.0 / dk
 
 
 def _mha_weights(weights_fn) -> Callable[..., Array]:
@@ -240,8 +247,8 @@ MHA_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
     "merge-heads-without-transpose": (_mha_with(merge=_merge_no_transpose),),
     "output-projection-not-transposed": (_mha_with(project=_project_not_transposed),),
     "attention-missing-output-projection": (_mha_with(project=_no_projection),),
-    "attention-missing-scale": (_scaled(lambda d, dk, h: 1.0),),
-    "attention-scale-by-dk": (_scaled(lambda d, dk, h: 1.0 / dk),),
+    "attention-missing-scale": (_mha_with(attention=partial(att.scaled_dot_product_attention, scale=_unit_scale)),),
+    "attention-scale-by-dk": (_mha_with(attention=partial(att.scaled_dot_product_attention, scale=_inverse_dk)),),
     "attention-scale-by-d-model": (_scaled(lambda d, dk, h: 1.0 / math.sqrt(d)),
                                    _scaled(lambda d, dk, h: 1.0 / math.sqrt(h * dk))),
     # d_k = d/h read from X's width, where the projections' head width d_k differs
@@ -301,10 +308,7 @@ def _ffn_no_activation(X, W1, b1, W2, b2, activation="relu"):
 
 
 def _encoder(**hooks: Any) -> Callable[..., Array]:
-    def block(X, params, n_heads, norm="pre", key_padding_mask=None):
-        return blocks.encoder_block(X, params, n_heads, norm, key_padding_mask, **hooks)
-
-    return block
+    return partial(blocks.encoder_block, **hooks)
 
 
 def _wrap_adding_normalized(which: frozenset[int]) -> Callable[[], Callable[..., Array]]:
@@ -353,10 +357,7 @@ _decoder_prenorm_adds_normalized = _any(*(_decoder_adds_normalized(s) for s in _
 
 
 def _decoder(**hooks: Any) -> Callable[..., Array]:
-    def block(Y, memory, params, n_heads, memory_padding_mask=None):
-        return blocks.decoder_block(Y, memory, params, n_heads, memory_padding_mask, **hooks)
-
-    return block
+    return partial(blocks.decoder_block, **hooks)
 
 
 def _cross_on_queries(q, mem, W_Q, W_K, W_V, W_O, n_heads, memory_padding_mask=None, **kw):
@@ -899,7 +900,7 @@ def _gpt_cases(seed: int) -> list[Case]:
 
 
 def _gpt(**hooks: Any) -> Callable[..., Array]:
-    return lambda token_ids, params, n_heads: gpt.gpt_forward(token_ids, params, n_heads, **hooks)
+    return partial(gpt.gpt_forward, **hooks)
 
 
 # A mistake in the student's own attention, LayerNorm or FFN, carried into the forward pass that

@@ -331,3 +331,53 @@ def test_attention_cost_is_quadratic_in_T_and_linear_in_d():
     assert attention_cost(256, 64, 4)["score_macs"] == 4 * c["score_macs"]  # T -> 2T: ×4
     assert attention_cost(128, 128, 4)["score_macs"] == 2 * c["score_macs"]
     assert c["projection_macs"] == 4 * 128 * 64 * 64
+
+
+# ---- the hooks issue 17's mutants use: output projection, mask combination, a scale of d_k ----
+
+
+def test_project_hook_identity_is_torch_mha_with_an_identity_output_projection():
+    rng = np.random.default_rng(17)
+    X = rng.normal(size=(2, 4, 6))
+    W_Q, W_K, W_V, _ = _random_mha_weights(rng, 6)
+    out = multi_head_attention(X, W_Q, W_K, W_V, np.zeros((6, 6)), 2, project=lambda x, W: x)
+    expected, _ = _torch_mha(W_Q, W_K, W_V, np.eye(6), 2)(t64(X), t64(X), t64(X))
+    np.testing.assert_allclose(out, expected.detach().numpy(), atol=1e-12)
+
+
+def test_project_hook_receives_w_o_and_defaults_to_the_transposed_product():
+    rng = np.random.default_rng(18)
+    X = rng.normal(size=(4, 6))
+    W_Q, W_K, W_V, W_O = _random_mha_weights(rng, 6)
+    plain = multi_head_attention(X, W_Q, W_K, W_V, W_O, 2)
+    np.testing.assert_allclose(multi_head_attention(X, W_Q, W_K, W_V, W_O.T, 2, project=lambda x, W: x @ W),
+                               plain, atol=1e-12)
+
+
+def test_combine_hook_or_lets_a_query_see_what_either_mask_allows():
+    rng = np.random.default_rng(19)
+    T, d, h = 4, 6, 2
+    X = rng.normal(size=(2, T, d))
+    W_Q, W_K, W_V, W_O = _random_mha_weights(rng, d)
+    kpm = padding_mask(np.array([4, 2]), T)
+
+    def either(*masks):
+        return np.logical_or(*[m for m in masks if m is not None])
+
+    out = multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=True, key_padding_mask=kpm, combine=either)
+    allowed = causal_mask(T)[None, None] | kpm[:, None, None, :]  # (B, 1, T, T)
+    mha = _torch_mha(W_Q, W_K, W_V, W_O, h)
+    expected, _ = mha(t64(X), t64(X), t64(X), attn_mask=torch.as_tensor(~np.repeat(allowed[:, 0], h, axis=0)))
+    np.testing.assert_allclose(out, expected.detach().numpy(), atol=1e-12)
+    default = multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=True, key_padding_mask=kpm)
+    assert not np.allclose(out, default)  # the OR differs where causal and padding disagree
+
+
+def test_scale_hook_may_be_a_function_of_d_k():
+    rng = np.random.default_rng(20)
+    Q, K, V = rng.normal(size=(3, 5)), rng.normal(size=(4, 5)), rng.normal(size=(4, 2))
+    by_value = scaled_dot_product_attention(Q, K, V, scale=1 / 5)
+    by_function = scaled_dot_product_attention(Q, K, V, scale=lambda dk: 1 / dk)
+    np.testing.assert_allclose(by_function[0], by_value[0], atol=1e-15)
+    expected = F.scaled_dot_product_attention(t64(Q), t64(K), t64(V), scale=1 / 5)
+    np.testing.assert_allclose(by_function[0], expected.numpy(), atol=1e-12)
