@@ -222,7 +222,7 @@ def _judge_case(q: CodeQuestion, case: Case, outcome: CallOutcome | None, result
 
 
 def _judge_compared(q: CodeQuestion, cases: list[Case], outcomes: list[CallOutcome | None],
-                    result: QuestionResult, carriable: tuple[dict[str, Carried], float]) -> None:
+                    result: QuestionResult, carriable: tuple[dict[str, Carried], float] = ({}, 0.0)) -> None:
     """Each case compared with the reference; a wrong one explained by the mutants, or, when it
     is right given a mistake charged in a question it builds on, earning follow-through credit."""
     verdicts = [_carry(q, case, outcome, _judge_case(q, case, outcome, result), *carriable)
