@@ -214,6 +214,8 @@ MISTAKES = {
                             "selected = rng.random(n) < p"),
     "lm-targets-not-shifted": ("a6.next_token_targets", "lm-targets-not-shifted",
                                "targets = tokens[:, 1:].copy()", "targets = tokens[:, :-1].copy()"),
+    "lm-inputs-not-truncated": ("a6.next_token_targets", "lm-inputs-not-truncated",
+                                "inputs = tokens[:, :-1]  # (B, T-1)", "inputs = tokens  # (B, T)"),
     "lm-targets-padding-kept": ("a6.next_token_targets", "lm-targets-padding-kept",
                                 "targets[targets == pad_id] = -100", "pass"),
     "params-lm-head-counted-when-tied": ("a6.transformer_parameter_count", "params-lm-head-counted-when-tied",

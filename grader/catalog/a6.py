@@ -68,6 +68,16 @@ register(
         section="notes §7, 'Decoders (GPT)'; notes §2 (LM loss -log ŷ_{x_{t+1}})",
     ),
     Misconception(
+        id="lm-inputs-not-truncated",
+        title="next-token inputs not truncated",
+        explanation=(
+            "Your targets are right, but your inputs are the whole rows, shape (B, T): the last "
+            "token has no next token to predict, so the inputs are tokens[:, :-1], shape "
+            "(B, T-1), one per target (y_t = s_{t+1})."
+        ),
+        section="notes §7, 'Decoders (GPT)'; notes §2 (LM loss -log ŷ_{x_{t+1}})",
+    ),
+    Misconception(
         id="lm-targets-padding-kept",
         title="padding kept as a next-token target",
         explanation=(

@@ -59,6 +59,10 @@ def _bpe_learn_cases(seed: int) -> list[Case]:
                           (corpus, n_merges)))
     # more merges than pairs: must stop early
     cases.append(Case("hidden corpus 5: 2 word types, more merges asked than pairs exist", (_random_corpus(rng, 2), 40)))
+    # most words seen once: their pairs (count 1) must be merged too once the frequent ones are done
+    once = _random_corpus(rng, 6)
+    once = {w: (3 if i == 0 else 1) for i, w in enumerate(once)}
+    cases.append(Case("hidden corpus 6: 6 word types, 5 of them seen once, 12 merges", (once, 12)))
     return cases
 
 
@@ -116,6 +120,7 @@ def _bpe_segment_no_end_of_word(word: str, merges: Sequence[bpe.Pair]) -> AnyOf:
 BERT_SPECIALS = (0, 1, 2, 3)  # [PAD], [CLS], [SEP], [MASK]
 BERT_MASK_ID = 3
 BERT_VOCAB = 1000
+BERT_SMALL_VOCAB = 12  # a small vocabulary: every id in [0, 12) must come up as a random replacement
 BERT_N = 20_000
 Z_BOUND = 5.0  # a correct submission fails a 5-sigma bound with probability ~6e-7 per check
 
@@ -139,6 +144,15 @@ def _bert_cases(seed: int) -> list[Case]:
         cases.append(Case(f"long stream {i + 1}: N = {BERT_N} tokens with [CLS]/[SEP]/[PAD], p = {p}",
                           (tokens, Rng(int(rng.integers(2**31))), BERT_MASK_ID, BERT_VOCAB),
                           {"special_ids": BERT_SPECIALS, "p": p}))
+    tokens = _bert_tokens(rng, BERT_N)
+    cases.append(Case(f"long stream 4: N = {BERT_N} tokens, p not passed (the default 0.15)",
+                      (tokens, Rng(int(rng.integers(2**31))), BERT_MASK_ID, BERT_VOCAB),
+                      {"special_ids": BERT_SPECIALS}))
+    small = _bert_tokens(rng, BERT_N) % (BERT_SMALL_VOCAB - 4) + 4  # ordinary ids 4 … 11
+    small[::25], small[24::25], small[-BERT_N // 20:] = 1, 2, 0
+    cases.append(Case(f"long stream 5: N = {BERT_N} tokens, vocab_size = {BERT_SMALL_VOCAB} (every random id "
+                      "should appear)", (small, Rng(int(rng.integers(2**31))), BERT_MASK_ID, BERT_SMALL_VOCAB),
+                      {"special_ids": BERT_SPECIALS, "p": 0.15}))
     return cases
 
 
@@ -292,40 +306,62 @@ def _bert_split(long_rows: list[tuple], j: Judgement) -> tuple[int, int]:
     n_mask = sum(int(np.sum(r[1][s] == r[4])) for r, s in zip(long_rows, sel))
     n_keep = sum(int(np.sum(r[1][s] == r[0][s])) for r, s in zip(long_rows, sel))
     n_other = n_sel - n_mask - n_keep
-    vocab = long_rows[0][5]
     # a "random" replacement may land on mask_id or on the original token (probability 1/V each)
-    p_mask, p_keep = 0.8 + 0.1 / vocab, 0.1 + 0.1 / vocab
-    p_other = 1 - p_mask - p_keep
-    split_ok = all(_within(c, n_sel, q)[0] for c, q in ((n_mask, p_mask), (n_keep, p_keep), (n_other, p_other)))
+    e_mask = sum(float(np.sum(s)) * (0.8 + 0.1 / r[5]) for r, s in zip(long_rows, sel))
+    e_keep = sum(float(np.sum(s)) * (0.1 + 0.1 / r[5]) for r, s in zip(long_rows, sel))
+    split_ok = all(_within(c, n_sel, e / max(n_sel, 1))[0]
+                   for c, e in ((n_mask, e_mask), (n_keep, e_keep), (n_other, n_sel - e_mask - e_keep)))
     shares = (f"{100 * n_mask / max(n_sel, 1):.1f}% mask_id, {100 * n_other / max(n_sel, 1):.1f}% random, "
               f"{100 * n_keep / max(n_sel, 1):.1f}% unchanged")
     j.checks.append(("among selected tokens: 80% mask_id, 10% random id, 10% unchanged", split_ok,
                      f"{shares} of {n_sel} selected"))
-    others = np.concatenate([r[1][s & (r[1] != r[4]) & (r[1] != r[0])] for r, s in zip(long_rows, sel)])
-    if others.size >= 30:
-        mean, want_mean = float(others.mean()), (vocab - 1) / 2
-        sd = np.sqrt((vocab**2 - 1) / 12 / others.size)
-        uniform_ok = abs(mean - want_mean) <= Z_BOUND * sd and others.min() >= 0 and others.max() < vocab
-        j.checks.append(("random replacements uniform over [0, vocab_size)", bool(uniform_ok),
-                         f"mean random id {mean:.0f}, expected about {want_mean:.0f}"))
-    else:
-        j.checks.append(("random replacements uniform over [0, vocab_size)", split_ok,
-                         "too few random replacements to check"))
+    j.checks.append(("random replacements uniform over [0, vocab_size)", *_bert_uniform(long_rows, sel, split_ok)))
     return n_sel, n_mask
 
 
+def _bert_uniform(long_rows: list[tuple], sel: list[np.ndarray], split_ok: bool) -> tuple[bool, str]:
+    """The random replacements (ids other than mask_id and the original): their mean over a large
+    vocabulary, and every id of a small one showing up. (passed, detail)"""
+    ok, notes = True, []
+    for vocab in sorted({r[5] for r in long_rows}):
+        rows = [(r, s) for r, s in zip(long_rows, sel) if r[5] == vocab]
+        others = np.concatenate([r[1][s & (r[1] != r[4]) & (r[1] != r[0])] for r, s in rows])
+        if others.size < 30:
+            ok = ok and split_ok
+            notes.append("too few random replacements to check")
+            continue
+        in_range = bool(others.min() >= 0 and others.max() < vocab)
+        if vocab <= 50:  # about 25 draws per id: each must come up
+            missing = sorted(set(range(vocab)) - {rows[0][0][4]} - {int(x) for x in others})
+            ok = ok and in_range and not missing
+            notes.append(f"vocab_size {vocab}: ids never drawn {missing[:5]}" if missing else
+                         f"vocab_size {vocab}: every id drawn")
+            continue
+        mean, want_mean = float(others.mean()), (vocab - 1) / 2
+        sd = np.sqrt((vocab**2 - 1) / 12 / others.size)
+        ok = ok and in_range and abs(mean - want_mean) <= Z_BOUND * sd
+        notes.append(f"mean random id {mean:.0f}, expected about {want_mean:.0f}")
+    return bool(ok), "; ".join(notes)
+
+
 def _bert_mistakes(rows: list[tuple], long_rows: list[tuple], rate: float, n_sel: int, n_mask: int) -> list[str]:
-    """The mistake named from the observed statistics."""
+    """The mistake named from the observed statistics, each only on its own signature: labels equal
+    to the original token nearly everywhere (not just "never -100": a wrong ignore label is not
+    this); specials labelled at about the selection rate while unlabelled inputs stay unchanged
+    (not random ids spilling onto specials) and ordinary tokens selected too (not only the
+    specials); every selected token the mask id."""
     special_rows = [r for r in rows if np.any(r[3])]
     n_spec = sum(int(np.sum(r[3])) for r in special_rows)
-    spec_touched = sum(int(np.sum(r[3] & ((r[2] != IGNORE) | (r[1] != r[0])))) for r in special_rows)
+    spec_labelled = sum(int(np.sum(r[3] & (r[2] != IGNORE))) for r in special_rows)
     ordinary = [~r[3] for r in long_rows]
     n_ord = sum(int(np.sum(o)) for o in ordinary)
     changed = sum(int(np.sum((r[1] != r[0]) & o)) for r, o in zip(long_rows, ordinary)) / n_ord
-    if rate > 0.9 and changed < 0.5:
+    original = sum(int(np.sum((r[2] == r[0]) & o)) for r, o in zip(long_rows, ordinary)) / n_ord
+    if original > 0.97 and changed < 0.5:
         return ["bert-labels-all-positions"]
     found = []
-    if n_spec and 0 < spec_touched < 0.5 * n_spec:
+    unlabelled_changed = sum(int(np.sum((r[2] == IGNORE) & (r[1] != r[0]))) for r in rows)
+    if n_spec and 0.02 * n_spec < spec_labelled < 0.5 * n_spec and unlabelled_changed == 0 and rate > 0.05:
         found.append("bert-masks-specials")
     if n_sel and n_mask / n_sel > 0.97:
         found.append("bert-mask-no-random-or-keep")
@@ -360,6 +396,12 @@ def _targets_not_shifted(tokens, pad_id):
     whole = np.asarray(tokens).copy()
     return AnyOf((inputs, np.where(inputs == pad_id, IGNORE, inputs)),
                  (whole, np.where(whole == pad_id, IGNORE, whole)))
+
+
+def _inputs_not_truncated(tokens, pad_id):
+    """lm-inputs-not-truncated: the targets right, the inputs the whole (B, T) rows."""
+    _, targets = masking.next_token_targets(tokens, pad_id)
+    return np.asarray(tokens).copy(), targets
 
 
 def _targets_padding_kept(tokens, pad_id):
@@ -447,6 +489,11 @@ def _params_cases(seed: int) -> list[Case]:
                       {"tied_embeddings": True, "biases": False, "ffn": "gelu", "norm": "rmsnorm"}))
     V, P, d, L = size()
     cases.append(Case("hidden model: SwiGLU with biases, tied head, LayerNorm", (V, P, d, L, 2 * d, True, True, "swiglu", "layernorm")))
+    # a second SwiGLU model with biases: without biases, "two matrices" and "the down matrix
+    # missing" count the same, so most SwiGLU cases must have biases to tell them apart
+    V, P, d, L = size()
+    cases.append(Case("hidden model: SwiGLU with biases, untied head, RMSNorm", (V, P, d, L, 3 * d),
+                      {"tied_embeddings": False, "biases": True, "ffn": "swiglu", "norm": "rmsnorm"}))
     return cases
 
 
@@ -603,7 +650,8 @@ ASSIGNMENT = Assignment(
             function="next_token_targets", reference=masking.next_token_targets, cases=_next_token_cases,
             integer=True, output_names=("inputs", "targets"),
             mutants={"lm-targets-not-shifted": _targets_not_shifted,
-                     "lm-targets-padding-kept": _targets_padding_kept},
+                     "lm-targets-padding-kept": _targets_padding_kept,
+                     "lm-inputs-not-truncated": _inputs_not_truncated},
         ),
         CodeQuestion(
             id="a6.transformer_parameter_count", title="Transformer parameter count", points=14, file=CODE_FILE,
