@@ -170,6 +170,53 @@ def bench_batch(copies: int) -> dict[int, float]:
     return out
 
 
+def batch_seconds(root: Path, aid: str, *, jobs: int = 1, warm: bool = True,
+                  cluster: str | None = None) -> float:
+    """Wall time of one whole `seqgrade batch --force` run (CLI start-up included)."""
+    how = ["--cluster", cluster] if cluster else ["--jobs", str(jobs)]
+    env = {**os.environ, "SEQGRADE_WARM": "1" if warm else "0"}
+    t = time.perf_counter()
+    subprocess.run(seqgrade("batch", str(root), "-a", aid, *how, "--force", "--quiet",
+                            "--out", str(root.parent / f"{root.name}.csv")),
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
+    return time.perf_counter() - t
+
+
+def copies_of(aid: str, copies: int, where: Path) -> Path:
+    root = where / f"{aid}-{copies}"
+    for i in range(copies):
+        shutil.copytree(solution_dir(aid), root / f"s{i:03d}")
+    return root
+
+
+def bench_warm(copies: int) -> dict[str, dict[str, float]]:
+    """Batch seconds per submission per core (--jobs 1), warm templates vs a fresh worker each:
+    overall (start-up included, over `copies`) and marginal (the extra `copies` of a 2x batch)."""
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for aid in ("a6_pretraining_scale", "a1_word_vectors", "a5_shapes_debugging"):
+            if aid not in registry.available() or not solution_dir(aid).is_dir():
+                continue
+            small, large = copies_of(aid, copies, Path(tmp)), copies_of(aid, 2 * copies, Path(tmp))
+            row = {}
+            for label, warm in (("cold", False), ("warm", True)):
+                t_small = batch_seconds(small, aid, warm=warm)
+                t_large = batch_seconds(large, aid, warm=warm)
+                row[f"{label}_overall_s"] = t_large / (2 * copies)
+                row[f"{label}_marginal_s"] = (t_large - t_small) / copies
+            out[aid] = row
+    return out
+
+
+def bench_cluster(copies: int, aid: str = "a6_pretraining_scale") -> tuple[float, float]:
+    """Submissions per second: `--cluster local:2` vs `--jobs 2` (both warm), whole CLI runs."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = copies_of(aid, copies, Path(tmp))
+        pool = copies / batch_seconds(root, aid, jobs=2)
+        dask = copies / batch_seconds(root, aid, cluster="local:2")
+    return pool, dask
+
+
 def footprint() -> dict[str, float]:
     sizes = {}
     for dist in ("torch", "numpy", "sympy", "mpmath", "gradescope-utils", "PyYAML"):
@@ -221,6 +268,24 @@ def main() -> None:
         print(f"5. batch: {rates[1]:.2f} submissions/s with 1 job, {rates[2]:.2f} with 2 jobs "
               f"-> speed-up {rates[2] / rates[1]:.2f}x")
         figures["batch"] = {"jobs1_per_s": rates[1], "jobs2_per_s": rates[2], "speedup": rates[2] / rates[1]}
+
+    warm = bench_warm(6 if args.quick else 12)
+    print("7. batch, s per submission per core (--jobs 1): cold -> warm, overall (start-up included) "
+          "and marginal")
+    for aid, row in warm.items():
+        print(f"   {aid:<22} overall {row['cold_overall_s']:.3f} -> {row['warm_overall_s']:.3f}, "
+              f"marginal {row['cold_marginal_s']:.3f} -> {row['warm_marginal_s']:.3f}")
+    figures["warm"] = warm
+
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        print("8. --cluster local:2: skipped (pip install 'seqgrade[cluster]')")
+    else:
+        pool, dask = bench_cluster(12 if args.quick else 24)
+        print(f"8. batch a6: --jobs 2 {pool:.2f} /s, --cluster local:2 {dask:.2f} /s "
+              f"-> {dask / pool:.2f}x")
+        figures["cluster"] = {"jobs2_per_s": pool, "local2_per_s": dask, "ratio": dask / pool}
 
     sizes = footprint()
     print("6. installed footprint (MB): " + ", ".join(f"{k} {v:.0f}" for k, v in sizes.items())
