@@ -200,3 +200,31 @@ def test_a2_a_forward_mistake_and_a_bptt_mistake_are_both_named(tmp_path):
     assert r["a2.rnn_forward"].misconceptions == ["rnn-weights-transposed"]
     assert r["a2.bptt_final_state"].score < r["a2.bptt_final_state"].max_score
     assert r["a2.bptt_final_state"].misconceptions == ["bptt-missing-tanh-derivative"]
+
+
+# ---------------------------------------------------------------- two mistakes in one function
+
+NEGATED_WRONG_AXIS_ATTEND = """
+import numpy as np
+def attend(S, V):
+    e = np.exp(S - S.max(axis=0, keepdims=True))
+    return -((e / e.sum(axis=0, keepdims=True)) @ V)   # two mistakes: the axis and the sign
+"""
+
+
+def test_two_mistakes_in_one_function_are_both_named(tmp_path):
+    r = _grade(tmp_path, RIGHT_SOFTMAX, NEGATED_WRONG_AXIS_ATTEND)
+    assert r["ft.softmax"].score == 4
+    assert r["ft.attend"].score == 0
+    assert sorted(r["ft.attend"].misconceptions) == ["softmax-wrong-axis", "toy-grad-sign"]
+    assert "(`softmax-wrong-axis`)" in r["ft.attend"].feedback and "(`toy-grad-sign`)" in r["ft.attend"].feedback
+
+
+def test_a2_two_bptt_mistakes_in_one_function_are_both_named(tmp_path):
+    both = A2_SOLUTION.replace("g_h * (1.0 - Hs[t] ** 2)", "g_h * 1.0")
+    both = both.replace("g_z[t] @ W_h", "g_z[t] @ W_h.T")
+    assert both.count("g_h * 1.0") == 1 and "g_z[t] @ W_h.T" in both, "the solution is written differently"
+    r = _a2(tmp_path, both)
+    assert r["a2.rnn_forward"].score == r["a2.rnn_forward"].max_score
+    assert sorted(r["a2.bptt_final_state"].misconceptions) == [
+        "bptt-backward-weights-transposed", "bptt-missing-tanh-derivative"]

@@ -217,8 +217,35 @@ def _judge_case(q: CodeQuestion, case: Case, outcome: CallOutcome | None, result
     if q.mutants:
         explanations = explain(outcome.value, want, case.args, dict(case.kwargs),
                                trusted_mutants(q.mutants), q.tolerance, exact=q.integer)
-    credit = catalog.get(explanations[0].misconception).credit if explanations else 0.0
+        if not explanations:  # no one mistake explains it: two at once, told apart?
+            explanations = explain(outcome.value, want, case.args, dict(case.kwargs),
+                                   trusted_mutants(_pairs(q.mutants)), q.tolerance, exact=q.integer)
+            explanations = [e for e in explanations if e.extra_wrong == 0]
+    credit = min(catalog.get(m).credit for m in split(explanations[0].misconception)) if explanations else 0.0
     return _CaseVerdict(credit, case_line(case, mismatches, outcome.value, want), explanations)
+
+
+PAIR = "+"  # joins the ids of two mistakes found together in one function
+MAX_PAIRS = 120  # bound on the pairs tried on a case no single mistake explains
+
+
+def split(mid: str) -> list[str]:
+    """The catalog ids behind a diagnosis ("a+b" for two mistakes found together)."""
+    return mid.split(PAIR)
+
+
+def _pairs(mutants: dict[str, Any]) -> dict[str, Callable[..., Any]]:
+    """Every two mistakes of a question that combine (hooks of one reference), as one mutant."""
+    ids = list(mutants)
+    out: dict[str, Callable[..., Any]] = {}
+    for i, a in enumerate(ids):
+        for b in ids[i + 1:]:
+            both = combine(mutants[a], mutants[b])
+            if both is not None:
+                out[a + PAIR + b] = both
+                if len(out) >= MAX_PAIRS:
+                    return out
+    return out
 
 
 def _judge_compared(q: CodeQuestion, cases: list[Case], outcomes: list[CallOutcome | None],
@@ -232,7 +259,7 @@ def _judge_compared(q: CodeQuestion, cases: list[Case], outcomes: list[CallOutco
     n_failed = sum(1 for v in own if not v.line.startswith("- ✔"))
     total_weight = sum(c.weight for c in cases) or 1.0
     earned = sum(c.weight * v.credit for c, v in zip(cases, verdicts))
-    result.misconceptions = verdict(per_case, n_failed)
+    result.misconceptions = [m for named in verdict(per_case, n_failed) for m in split(named)]
     result.score = round(q.points * earned / total_weight, 4)
     carried = [(c, v) for c, v in zip(cases, verdicts) if v.carried is not None]
     result.carried_points = round(q.points * sum(c.weight * v.credit for c, v in carried) / total_weight, 4)
