@@ -388,9 +388,13 @@ def _separating_trees(rng: np.random.Generator, n: int, fixed: list[tuple[TableL
     for _ in range(n):
         def gain(i: int, failed: list[int] = failed, like_raw: list[int] = like_raw) -> float:
             short = [f == 0 or 2 * r >= f for f, r in zip(failed, like_raw)]  # not docked, or read as raw
-            return sum((5.0 if need else 1.0) * (1 if m > 0 else -2 if m < 0 else 0)
+            return sum((5.0 if need else 1.0) if m > 0 else -6.0 if m < 0 else 0.0
                        for m, need in zip(trees[i][2], short))
-        best = max((i for i in range(len(trees)) if i not in chosen), key=gain)
+        def harmless(i: int, failed: list[int] = failed, like_raw: list[int] = like_raw) -> bool:
+            """No slip this tree shows as the raw winner ends up read as raw in half its failures."""
+            return all(m >= 0 or 2 * (r + 1) < f + 1 for m, f, r in zip(trees[i][2], failed, like_raw))
+        clean = [i for i in range(len(trees)) if i not in chosen and harmless(i)]
+        best = max(clean or [i for i in range(len(trees)) if i not in chosen], key=gain)
         chosen.append(best)
         failed = [f + (m != 0) for f, m in zip(failed, trees[best][2])]
         like_raw = [r + (m < 0) for r, m in zip(like_raw, trees[best][2])]
