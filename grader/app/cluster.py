@@ -28,6 +28,11 @@ from grader.sandbox import zygote
 INSTALL_HINT = ('--cluster needs dask.distributed, an optional extra: pip install "seqgrade[cluster]" '
                 '(or pip install "dask[distributed]")')
 ALLOWED_FAILURES = 1  # a task is run again after one lost worker; a second loss marks it failed
+CONFIG = {
+    "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+    # The workers' sampling profiler takes the GIL every 10 ms: 40% of a grading task's time.
+    "distributed.worker.profile.enabled": False,
+}
 _JUDGE: list[Any] = []  # one expression judge per worker process, reused across its tasks
 
 
@@ -65,7 +70,7 @@ def connect(address: str) -> Iterator[Any]:
     from distributed import Client, LocalCluster
 
     where = parse(address)
-    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+    with dask.config.set(CONFIG):
         if isinstance(where, int):
             with LocalCluster(n_workers=where, threads_per_worker=1, processes=True,
                               dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
@@ -111,6 +116,15 @@ def check_workers(client: Any, assignment: Assignment, shared: fingerprint.Finge
     return len(seen)
 
 
+def prepare_worker(preload: list[str]) -> None:
+    """Run on each worker before its first task: the engine imported, the warm template started
+    (from the worker's main thread, which lives as long as the worker)."""
+    import grader.engine.grade  # noqa: F401 - imported once here, not inside the first task
+
+    zygote.enable(zygote.wanted())
+    zygote.template_for(preload)
+
+
 def grade_task(grade_one: Callable[..., Any], sub: Any, assignment: Assignment, results_dir: Path,
                plan: Any) -> Any:
     """One submission, on a worker: exactly what a local pool process does with it
@@ -130,6 +144,7 @@ def grade_all_on(address: str, subs: list[Any], assignment: Assignment, results_
     `grade_one` returned, the exception it raised, or None when its task stopped two workers."""
     with connect(address) as client:
         check_workers(client, assignment, plan.shared)
+        client.run(prepare_worker, ["numpy", "torch"] if assignment.preload_torch else ["numpy"])
         from distributed import KilledWorker, as_completed
 
         shared = client.scatter(assignment, broadcast=True)
