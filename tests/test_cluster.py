@@ -145,3 +145,25 @@ def test_the_cli_grades_on_a_local_cluster(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "graded 3 submissions" in done.stdout
     assert len(rows(tmp_path / "g.csv")) == 3
+
+
+def test_a_submission_whose_task_stopped_two_workers_is_recorded_as_failed(tmp_path, monkeypatch):
+    """What the cluster reports (KilledWorker becomes None) lands in the gradebook as the pool's
+    `failed twice` row; the other submissions keep their grades."""
+    root = make_class(tmp_path, 2)
+
+    def fake_grade_all_on(address, subs, assignment, results_dir, plan, grade_one, record):
+        record(0, None)
+        record(1, grade_one(subs[1], assignment, results_dir, plan))
+
+    monkeypatch.setattr(cluster, "grade_all_on", fake_grade_all_on)
+    out = tmp_path / "g.csv"
+    assert batch.run(root, "a1", jobs=1, out=out, report=None, force=True, quiet=True,
+                     cluster="local:1") == 0
+    first, second = rows(out)
+    pool = tmp_path / "pool.csv"
+    assert batch.run(root, "a1", jobs=1, out=pool, report=None, force=True, quiet=True) == 0
+    assert second == rows(pool)[1]
+    assert float(first["total"]) == 0.0
+    stored = (tmp_path / "g_results" / "s00.json").read_text()
+    assert "stopped the grading process twice" in stored

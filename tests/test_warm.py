@@ -248,3 +248,37 @@ def test_warm_grading_gives_the_same_results_as_cold(assignment, n, warm):
     for c, h in zip(cold, hot):
         assert (h.named, h.score, h.max_score, h.error, h.detail) == \
             (c.named, c.score, c.max_score, c.error, c.detail), c.item.path.name
+
+
+HOSTILE = Path(__file__).parent / "hostile"
+CONTAINED_QUICKLY = ("forge", "leave_exit", "leave_signal", "lie", "outlive", "snoop", "talk")
+
+
+def gradebook(root: Path, out: Path, *, warm: bool, monkeypatch) -> list[str]:
+    from grader.app import batch
+
+    monkeypatch.setenv("SEQGRADE_WARM", "1" if warm else "0")
+    assert batch.run(root, "a1", jobs=2, out=out, report=None, force=True, quiet=True) == 0
+    return out.read_text().splitlines()
+
+
+@needs_isolation
+@pytest.mark.slow
+def test_a_warm_batch_of_hostile_and_held_out_submissions_matches_a_cold_one(tmp_path, monkeypatch):
+    """Each hostile file (appended to the solution, as in test_hostile.py) is followed by an
+    honest submission and a held-out one: whatever the hostile one left, the next must grade
+    exactly as in a batch where every submission had a fresh worker."""
+    solution = (content.solution_dir("a1_word_vectors") / "word_vectors.py").read_text()
+    held_out = [item.path for item in sample("a1_word_vectors", len(CONTAINED_QUICKLY))]
+    root = tmp_path / "class"
+    for i, name in enumerate(CONTAINED_QUICKLY):
+        sources = (solution + "\n" + (HOSTILE / f"{name}.py").read_text(), solution,
+                   held_out[i].read_text())
+        for j, source in enumerate(sources):
+            folder = root / f"s{i:02d}{j}-{name}"
+            folder.mkdir(parents=True)
+            (folder / "word_vectors.py").write_text(source)
+    cold = gradebook(root, tmp_path / "cold.csv", warm=False, monkeypatch=monkeypatch)
+    hot = gradebook(root, tmp_path / "warm.csv", warm=True, monkeypatch=monkeypatch)
+    assert len(hot) == 3 * len(CONTAINED_QUICKLY) + 1
+    assert hot == cold
