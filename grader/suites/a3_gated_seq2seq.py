@@ -329,10 +329,21 @@ def _beam_cases(seed: int) -> list[Case]:
     )
     cases.append(Case("hidden case 5: finished hypotheses of 1, 2 and 3 tokens, close scores",
                       (start, BOS, EOS, 3, 4)))
+    # Finished [eos] -1.3, [a a eos] -1.5, [b b b eos] -2.1: the raw score picks [eos], the per-token
+    # score [a a eos], a length that leaves eos out [b b b eos].
+    four = TableLM(
+        table={(BOS,): _row(0.2725, 0.5, 0.2275), (BOS, A): _row(0.02, 0.6, 0.38),
+               (BOS, A, A): _row(0.7435, 0.15, 0.1065), (BOS, B): _row(0.075, 0.075, 0.85),
+               (BOS, B, B): _row(0.075, 0.075, 0.85), (BOS, B, B, B): _row(0.745, 0.15, 0.105)},
+        default=_row(0.05, 0.5, 0.45),
+    )
+    cases.append(Case("hidden case 6: finished hypotheses of 1, 3 and 4 tokens", (four, BOS, EOS, 3, 4)))
+    cases.append(Case("hidden case 7: finished hypotheses of 1, 3 and 4 tokens, a and b swapped",
+                      (_swap_words(four, A, B), BOS, EOS, 3, 4)))
     fixed = [(c.args[0], c.args[3], c.args[4]) for c in cases]
     trees = _separating_trees(rng, 7, fixed)
     for i, (lm, beam_size) in enumerate(trees):
-        n = i + 6
+        n = i + 8
         if i < len(trees) - 1:
             cases.append(Case(f"hidden case {n}: beam_size={beam_size}, length normalisation picks the winner",
                               (lm, BOS, EOS, beam_size, 4)))
@@ -340,6 +351,17 @@ def _beam_cases(seed: int) -> list[Case]:
             cases.append(Case(f"hidden case {n}: beam_size={beam_size}, length_normalize=False",
                               (lm, BOS, EOS, beam_size, 4), {"length_normalize": False}))
     return cases
+
+
+def _swap_words(lm: TableLM, a: int, b: int) -> TableLM:
+    """The same tree with the ids of two words exchanged (in the prefixes and in the rows)."""
+    def swap(t: int) -> int:
+        return b if t == a else a if t == b else t
+
+    def row(r: tuple[float, ...]) -> tuple[float, ...]:
+        return tuple(r[swap(i)] for i in range(len(r)))
+
+    return TableLM(table={tuple(swap(t) for t in k): row(v) for k, v in lm.table.items()}, default=row(lm.default))
 
 
 def _wrong_beams(lm: TableLM, beam_size: int, max_len: int) -> list[list[int]]:
@@ -353,6 +375,7 @@ def _wrong_beams(lm: TableLM, beam_size: int, max_len: int) -> list[list[int]]:
         return s / (len(t) - 1) if len(t) > 1 else s
 
     return [run(length=len), run(length=lambda t: max(len(t) - 1 - (t[-1] == EOS), 1)),
+            run(length=lambda t: len(t) - 2),  # eos not counted, a hypothesis of 0 tokens by its score
             run(start_score=1.0), run(start_score=-1.0), run(steps=max_len - 1), run(steps=max_len + 1),
             run(k=beam_size + 1), run(k=beam_size - 1),
             run(rank=lambda t, s: -normed(t, s)),  # the worst instead of the best
@@ -370,7 +393,7 @@ def _slip_marks(lm: TableLM, beam_size: int, max_len: int) -> list[int]:
 
 
 def _separating_trees(rng: np.random.Generator, n: int, fixed: list[tuple[TableLM, int, int]],
-                      pool: int = 80) -> list[tuple[TableLM, int]]:
+                      pool: int = 150) -> list[tuple[TableLM, int]]:
     """n random trees (depth 4) where the per-token and the raw score pick different winners,
     chosen greedily from a pool so that every slip of `_wrong_beams`, over these and the `fixed`
     cases, fails more cases where it differs from the raw-score winner than cases where it
