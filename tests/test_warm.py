@@ -250,7 +250,7 @@ def test_warm_grading_gives_the_same_results_as_cold(assignment, n, warm):
             (c.named, c.score, c.max_score, c.error, c.detail), c.item.path.name
 
 
-HOSTILE = Path(__file__).parent / "hostile"
+HOSTILE_FILES = Path(__file__).parent / "hostile"
 CONTAINED_QUICKLY = ("forge", "leave_exit", "leave_signal", "lie", "outlive", "snoop", "talk")
 
 
@@ -272,7 +272,7 @@ def test_a_warm_batch_of_hostile_and_held_out_submissions_matches_a_cold_one(tmp
     held_out = [item.path for item in sample("a1_word_vectors", len(CONTAINED_QUICKLY))]
     root = tmp_path / "class"
     for i, name in enumerate(CONTAINED_QUICKLY):
-        sources = (solution + "\n" + (HOSTILE / f"{name}.py").read_text(), solution,
+        sources = (solution + "\n" + (HOSTILE_FILES / f"{name}.py").read_text(), solution,
                    held_out[i].read_text())
         for j, source in enumerate(sources):
             folder = root / f"s{i:02d}{j}-{name}"
