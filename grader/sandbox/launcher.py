@@ -490,7 +490,6 @@ def _run_warm(config: dict) -> None:
     uid, no_new_privs, seccomp, only fds 0-2 left). What the template imported (numpy, torch)
     stays; the environment, argv and random states are made as a fresh interpreter's would be.
     """
-    import random
     import runpy
 
     program, env = config["argv"][-1], dict(config["env"])
@@ -498,13 +497,13 @@ def _run_warm(config: dict) -> None:
     os.environ.clear()
     os.environ.update(env)
     sys.argv = [program]
-    random.seed()
-    numpy = sys.modules.get("numpy")
-    if numpy is not None:
-        numpy.random.seed()
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.seed()
+    # Random states as a fresh interpreter's: Python's `random` reseeds itself at fork; numpy's
+    # legacy generator seeds from the OS when first imported (reseeded here only if the
+    # template loaded it); torch's default generator starts from its fixed seed at import, and
+    # the template never draws from it. Nothing is imported here that a fresh worker would not.
+    legacy = sys.modules.get("numpy.random")
+    if legacy is not None:
+        legacy.seed()
     code = 0
     try:
         runpy.run_path(program, run_name="__main__")
