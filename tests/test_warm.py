@@ -282,3 +282,21 @@ def test_a_warm_batch_of_hostile_and_held_out_submissions_matches_a_cold_one(tmp
     hot = gradebook(root, tmp_path / "warm.csv", warm=True, monkeypatch=monkeypatch)
     assert len(hot) == 3 * len(CONTAINED_QUICKLY) + 1
     assert hot == cold
+
+
+@needs_isolation
+def test_warm_workers_draw_different_random_numbers_as_fresh_ones_do(program, warm):
+    """A fresh interpreter seeds Python's, numpy's and torch's generators from the OS; forks of
+    one template must not all share the template's state."""
+    draw = ("import random, numpy, torch\n"
+            "result = [random.random(), float(numpy.random.rand()), float(torch.rand(1))]")
+    seen = []
+    for _ in range(2):
+        proc = sandbox.spawn(program, {}, limits=sandbox.Limits(submission_seconds=60.0),
+                             warm=("numpy", "torch"))
+        with proc:
+            reply = ask(proc, draw)
+            assert reply["ok"], reply
+            seen.append(reply["result"])
+    first, second = seen
+    assert all(a != b for a, b in zip(first, second)), seen

@@ -499,11 +499,14 @@ def _run_warm(config: dict) -> None:
     sys.argv = [program]
     # Random states as a fresh interpreter's: Python's `random` reseeds itself at fork; numpy's
     # legacy generator seeds from the OS when first imported (reseeded here only if the
-    # template loaded it); torch's default generator starts from its fixed seed at import, and
-    # the template never draws from it. Nothing is imported here that a fresh worker would not.
+    # template loaded it); torch's default generator, seeded at the template's import, is
+    # reseeded. Nothing is imported here that a fresh worker would not.
     legacy = sys.modules.get("numpy.random")
     if legacy is not None:
         legacy.seed()
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.default_generator.seed()
     code = 0
     try:
         runpy.run_path(program, run_name="__main__")
