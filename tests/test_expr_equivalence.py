@@ -7,6 +7,8 @@ sympy path (grader.written.expr.symbolic) is tested by calling it directly.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -15,9 +17,10 @@ from pathlib import Path
 import pytest
 import sympy
 
+from grader.app.expr_equal import expr_equal_cli
 from grader.written.expr import symbolic
 from grader.written.expr.equivalence import equivalent, fast_equivalent, numbers_close
-from grader.written.expr.judge import ExprJudge, Verdict, check_equivalent, expr_equal_cli
+from grader.written.expr.judge import ExprJudge, Verdict, check_equivalent
 from grader.written.expr.numeric import compile_tree, evaluate
 from grader.written.expr.numeric import numerically_equal as numerically_equal_trees
 from grader.written.expr.parser import ExprError, parse, read
@@ -228,7 +231,9 @@ def test_hard_kill_on_timeout_and_restart() -> None:
         judge.check("x", "x", ["x"])  # started and warm
         first = judge._proc
         start = time.perf_counter()
-        assert judge.request({"sleep": 60}, timeout=0.5) is None  # the test hook never answers
+        assert first is not None
+        os.kill(first.pid, signal.SIGSTOP)  # a worker that hangs mid-check never answers
+        assert judge.request({"answer": "x", "expected": "x", "symbols": ["x"]}, timeout=0.5) is None
         assert time.perf_counter() - start < 5.0
         assert judge.restarts == 1 and not judge.started
         assert first is not None and first.poll() is not None  # killed, not left running
@@ -323,7 +328,7 @@ def test_cli_bad_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) 
 
 def test_cli_as_a_module() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "grader.written.expr.judge", "1 - tanh(z)^2", "1/cosh(z)^2"],
+        [sys.executable, "-m", "grader", "expr-equal", "1 - tanh(z)^2", "1/cosh(z)^2"],
         cwd=ROOT,
         capture_output=True,
         text=True,

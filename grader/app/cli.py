@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["expr-equal"] and not {"-h", "--help"} & set(argv[1:]):
         # An answer may start with "-" ("-u_o + p_o u_o"): the checker reads its own arguments.
-        from grader.written.expr.judge import expr_equal_cli
+        from grader.app.expr_equal import expr_equal_cli
 
         return expr_equal_cli(argv[1:])
     args = _parser().parse_args(argv)
