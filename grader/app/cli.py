@@ -10,7 +10,7 @@ from pathlib import Path
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> argparse.ArgumentParser:  # over 60 lines: one declaration per option, read top to bottom
     from grader import __version__
 
     p = argparse.ArgumentParser(

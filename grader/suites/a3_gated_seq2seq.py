@@ -278,7 +278,7 @@ def _beam(lm: TableLM, beam_size: int, max_len: int, normalize: bool) -> list[in
     return seq2seq.beam_search(lm, BOS, EOS, beam_size, max_len, normalize)
 
 
-def _beam_cases(seed: int) -> list[Case]:
+def _beam_cases(seed: int) -> list[Case]:  # over 60 lines: hand-built trees, each commented, as data
     rng = np.random.default_rng([38, seed])
     A, B = 2, 3
     # Visible (the reference tests' tree): [eos] wins on the raw score, [a eos] per token.
