@@ -31,7 +31,9 @@ from grader.course.content import solution_dir  # noqa: E402
 
 def wall(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> float:
     t = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(
+        cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+    )
     return time.perf_counter() - t
 
 
@@ -65,7 +67,7 @@ def bench_grade(n: int) -> list[tuple[str, float, float, str]]:
     return rows
 
 
-PEER_TEMPLATE = '''
+PEER_TEMPLATE = """
 import unittest
 import numpy as np
 from gradescope_utils.autograder_utils.decorators import weight, number
@@ -97,7 +99,7 @@ if __name__ == "__main__":
     import io
     suite = unittest.defaultTestLoader.loadTestsFromTestCase(Peer)
     JSONTestRunner(visibility="visible", stream=io.StringIO()).run(suite)
-'''
+"""
 
 
 def bench_peer(n: int, aid: str) -> tuple[float, float] | None:
@@ -108,7 +110,9 @@ def bench_peer(n: int, aid: str) -> tuple[float, float] | None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         shutil.copy(solution_dir(aid) / assignment.code_file, tmp / assignment.code_file)
-        (tmp / "peer.py").write_text(PEER_TEMPLATE.format(module=assignment.code_file[:-3], aid=aid))
+        (tmp / "peer.py").write_text(
+            PEER_TEMPLATE.format(module=assignment.code_file[:-3], aid=aid)
+        )
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         peer = median_of(n, [sys.executable, "peer.py"], cwd=tmp, env=env)
         only_code = tmp / "sub"
@@ -119,15 +123,22 @@ def bench_peer(n: int, aid: str) -> tuple[float, float] | None:
 
 
 def bench_startup(n: int) -> dict[str, float]:
-    return {"seqgrade --help": median_of(n, seqgrade("--help")), "seqgrade list": median_of(n, seqgrade("list")),
-            "python -c pass": median_of(n, [sys.executable, "-c", "pass"])}
+    return {
+        "seqgrade --help": median_of(n, seqgrade("--help")),
+        "seqgrade list": median_of(n, seqgrade("list")),
+        "python -c pass": median_of(n, [sys.executable, "-c", "pass"]),
+    }
 
 
 EXPR_PAIRS = [
     ("1 - tanh(z)^2", "1/cosh(z)^2", "z"),
     ("sigmoid(x)(1-sigmoid(x))", "exp(-x)/(1+exp(-x))^2", "x"),
     ("d(12d+13)", "12 d^2 + 13 d", "d"),
-    ("-u_a + p_a u_a + p_b u_b + p_c u_c", "p_a u_a + p_b u_b + p_c u_c - u_a", "u_a,u_b,u_c,p_a,p_b,p_c"),
+    (
+        "-u_a + p_a u_a + p_b u_b + p_c u_c",
+        "p_a u_a + p_b u_b + p_c u_c - u_a",
+        "u_a,u_b,u_c,p_a,p_b,p_c",
+    ),
     ("$\\frac{1}{\\sqrt{d_k}}$", "1/sqrt(d_k)", "d_k"),
     ("1 - h^2", "1 - h**2", "h"),
     ("12 N d^2", "12*N*d**2", "N,d"),
@@ -163,22 +174,50 @@ def bench_batch(copies: int) -> dict[int, float]:
             shutil.copytree(solution_dir(aid), root / f"s{i:03d}")
         for jobs in (1, 2):
             t = time.perf_counter()
-            subprocess.run(seqgrade("batch", str(root), "-a", aid, "--jobs", str(jobs), "--force",
-                                    "--out", str(Path(tmp) / f"g{jobs}.csv")),
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            subprocess.run(
+                seqgrade(
+                    "batch",
+                    str(root),
+                    "-a",
+                    aid,
+                    "--jobs",
+                    str(jobs),
+                    "--force",
+                    "--out",
+                    str(Path(tmp) / f"g{jobs}.csv"),
+                ),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                check=True,
+            )
             out[jobs] = copies / (time.perf_counter() - t)
     return out
 
 
-def batch_seconds(root: Path, aid: str, *, jobs: int = 1, warm: bool = True,
-                  cluster: str | None = None) -> float:
+def batch_seconds(
+    root: Path, aid: str, *, jobs: int = 1, warm: bool = True, cluster: str | None = None
+) -> float:
     """Wall time of one whole `seqgrade batch --force` run (CLI start-up included)."""
     how = ["--cluster", cluster] if cluster else ["--jobs", str(jobs)]
     env = {**os.environ, "SEQGRADE_WARM": "1" if warm else "0"}
     t = time.perf_counter()
-    subprocess.run(seqgrade("batch", str(root), "-a", aid, *how, "--force", "--quiet",
-                            "--out", str(root.parent / f"{root.name}.csv")),
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
+    subprocess.run(
+        seqgrade(
+            "batch",
+            str(root),
+            "-a",
+            aid,
+            *how,
+            "--force",
+            "--quiet",
+            "--out",
+            str(root.parent / f"{root.name}.csv"),
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        check=True,
+    )
     return time.perf_counter() - t
 
 
@@ -246,7 +285,9 @@ def main() -> None:
     n = 3 if args.quick else 5
     figures: dict = {}
 
-    print("1. grading one solution vs the floor (fresh python importing numpy[, torch] and the module)")
+    print(
+        "1. grading one solution vs the floor (fresh python importing numpy[, torch] and the module)"
+    )
     print(f"   {'assignment':<22} {'grade s':>8} {'floor s':>8} {'ratio':>6}  floor imports")
     for aid, g, f, kind in bench_grade(n):
         print(f"   {aid:<22} {g:8.2f} {f:8.2f} {g / f:6.2f}  {kind}")
@@ -255,8 +296,10 @@ def main() -> None:
     peer = bench_peer(n, "a1_word_vectors")
     if peer:
         ours, theirs = peer
-        print(f"2. a1 code questions: seqgrade {ours:.2f} s vs gradescope-utils in-process {theirs:.2f} s "
-              f"-> ratio {ours / theirs:.2f}")
+        print(
+            f"2. a1 code questions: seqgrade {ours:.2f} s vs gradescope-utils in-process {theirs:.2f} s "
+            f"-> ratio {ours / theirs:.2f}"
+        )
         figures["peer"] = {"seqgrade_s": ours, "peer_s": theirs, "ratio": ours / theirs}
 
     start = bench_startup(n)
@@ -264,22 +307,34 @@ def main() -> None:
     figures["startup"] = start
 
     med, worst, count = bench_expr()
-    print(f"4. expression checks over {count} pairs (incl. hostile ones): median {med * 1000:.0f} ms, "
-          f"worst {worst * 1000:.0f} ms")
+    print(
+        f"4. expression checks over {count} pairs (incl. hostile ones): median {med * 1000:.0f} ms, "
+        f"worst {worst * 1000:.0f} ms"
+    )
     figures["expr"] = {"median_ms": med * 1000, "worst_ms": worst * 1000}
 
     rates = bench_batch(6 if args.quick else 12)
     if rates:
-        print(f"5. batch: {rates[1]:.2f} submissions/s with 1 job, {rates[2]:.2f} with 2 jobs "
-              f"-> speed-up {rates[2] / rates[1]:.2f}x")
-        figures["batch"] = {"jobs1_per_s": rates[1], "jobs2_per_s": rates[2], "speedup": rates[2] / rates[1]}
+        print(
+            f"5. batch: {rates[1]:.2f} submissions/s with 1 job, {rates[2]:.2f} with 2 jobs "
+            f"-> speed-up {rates[2] / rates[1]:.2f}x"
+        )
+        figures["batch"] = {
+            "jobs1_per_s": rates[1],
+            "jobs2_per_s": rates[2],
+            "speedup": rates[2] / rates[1],
+        }
 
     warm = bench_warm(6 if args.quick else 12)
-    print("7. batch, s per submission per core (--jobs 1): cold -> warm, overall (start-up included) "
-          "and marginal")
+    print(
+        "7. batch, s per submission per core (--jobs 1): cold -> warm, overall (start-up included) "
+        "and marginal"
+    )
     for aid, row in warm.items():
-        print(f"   {aid:<22} overall {row['cold_overall_s']:.3f} -> {row['warm_overall_s']:.3f}, "
-              f"marginal {row['cold_marginal_s']:.3f} -> {row['warm_marginal_s']:.3f}")
+        print(
+            f"   {aid:<22} overall {row['cold_overall_s']:.3f} -> {row['warm_overall_s']:.3f}, "
+            f"marginal {row['cold_marginal_s']:.3f} -> {row['warm_marginal_s']:.3f}"
+        )
     figures["warm"] = warm
 
     try:
@@ -290,13 +345,18 @@ def main() -> None:
         rates = bench_cluster(12 if args.quick else 24)
         for kind in ("overall", "marginal"):
             pool, dask = rates[f"jobs2_{kind}_per_s"], rates[f"local2_{kind}_per_s"]
-            print(f"8. batch a6 ({kind}): --jobs 2 {pool:.2f} /s, --cluster local:2 {dask:.2f} /s "
-                  f"-> {dask / pool:.2f}x")
+            print(
+                f"8. batch a6 ({kind}): --jobs 2 {pool:.2f} /s, --cluster local:2 {dask:.2f} /s "
+                f"-> {dask / pool:.2f}x"
+            )
         figures["cluster"] = rates
 
     sizes = footprint()
-    print("6. installed footprint (MB): " + ", ".join(f"{k} {v:.0f}" for k, v in sizes.items())
-          + f"; total {sum(sizes.values()):.0f}")
+    print(
+        "6. installed footprint (MB): "
+        + ", ".join(f"{k} {v:.0f}" for k, v in sizes.items())
+        + f"; total {sum(sizes.values()):.0f}"
+    )
     figures["footprint_mb"] = sizes
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))

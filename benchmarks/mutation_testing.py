@@ -99,18 +99,43 @@ class Result:
 # ---------------------------------------------------------------------------- mutation operators
 
 BINOP_SWAPS: dict[type, tuple[type, ...]] = {
-    ast.Add: (ast.Sub,), ast.Sub: (ast.Add,), ast.Mult: (ast.Div,), ast.Div: (ast.Mult, ast.FloorDiv),
-    ast.FloorDiv: (ast.Div,), ast.Pow: (ast.Mult,), ast.MatMult: (ast.Mult,), ast.Mod: (ast.FloorDiv,),
+    ast.Add: (ast.Sub,),
+    ast.Sub: (ast.Add,),
+    ast.Mult: (ast.Div,),
+    ast.Div: (ast.Mult, ast.FloorDiv),
+    ast.FloorDiv: (ast.Div,),
+    ast.Pow: (ast.Mult,),
+    ast.MatMult: (ast.Mult,),
+    ast.Mod: (ast.FloorDiv,),
 }
 CMP_SWAPS: dict[type, tuple[type, ...]] = {
-    ast.Lt: (ast.LtE, ast.Gt), ast.LtE: (ast.Lt,), ast.Gt: (ast.GtE, ast.Lt), ast.GtE: (ast.Gt,),
-    ast.Eq: (ast.NotEq,), ast.NotEq: (ast.Eq,), ast.Is: (ast.IsNot,), ast.IsNot: (ast.Is,),
+    ast.Lt: (ast.LtE, ast.Gt),
+    ast.LtE: (ast.Lt,),
+    ast.Gt: (ast.GtE, ast.Lt),
+    ast.GtE: (ast.Gt,),
+    ast.Eq: (ast.NotEq,),
+    ast.NotEq: (ast.Eq,),
+    ast.Is: (ast.IsNot,),
+    ast.IsNot: (ast.Is,),
 }
 NAME_SWAPS = {
-    "sum": ("mean",), "mean": ("sum",), "max": ("min",), "min": ("max",), "amax": ("amin",),
-    "amin": ("amax",), "argmax": ("argmin",), "argmin": ("argmax",), "exp": ("log",),
-    "log": ("log2", "exp"), "zeros": ("ones",), "ones": ("zeros",), "zeros_like": ("ones_like",),
-    "ones_like": ("zeros_like",), "float64": ("float32",), "tanh": ("sigmoid",), "sqrt": ("abs",),
+    "sum": ("mean",),
+    "mean": ("sum",),
+    "max": ("min",),
+    "min": ("max",),
+    "amax": ("amin",),
+    "amin": ("amax",),
+    "argmax": ("argmin",),
+    "argmin": ("argmax",),
+    "exp": ("log",),
+    "log": ("log2", "exp"),
+    "zeros": ("ones",),
+    "ones": ("zeros",),
+    "zeros_like": ("ones_like",),
+    "ones_like": ("zeros_like",),
+    "float64": ("float32",),
+    "tanh": ("sigmoid",),
+    "sqrt": ("abs",),
 }
 DROPPED_CALLS = {"transpose", "permute", "contiguous", "clone", "copy", "detach", "float", "item"}
 
@@ -127,6 +152,7 @@ def _with_op(op_type: type) -> Edit:
     def edit(node: ast.AST) -> ast.AST:
         node.op = op_type()
         return node
+
     return edit
 
 
@@ -137,9 +163,11 @@ def _binop_edits(node: ast.BinOp) -> Iterator[tuple[str, str, Edit]]:
     yield "operand", "right only", lambda n: n.right
     if isinstance(node.op, ast.MatMult):
         for side in ("left", "right"):
+
             def edit(n: ast.AST, side: str = side) -> ast.AST:
                 setattr(n, side, ast.Attribute(getattr(n, side), "T", ast.Load()))
                 return n
+
             yield "transpose", f"{side} operand transposed", edit
 
 
@@ -147,9 +175,11 @@ def _compare_edits(node: ast.Compare) -> Iterator[tuple[str, str, Edit]]:
     if len(node.ops) != 1:
         return
     for new in CMP_SWAPS.get(type(node.ops[0]), ()):
+
         def edit(n: ast.AST, new: type = new) -> ast.AST:
             n.ops = [new()]
             return n
+
         yield "compare", new.__name__, edit
 
 
@@ -172,12 +202,14 @@ def _constant_edits(node: ast.Constant) -> Iterator[tuple[str, str, Edit]]:
 def _name_edits(node: ast.AST) -> Iterator[tuple[str, str, Edit]]:
     name = node.attr if isinstance(node, ast.Attribute) else node.id
     for new in NAME_SWAPS.get(name, ()):
+
         def edit(n: ast.AST, new: str = new) -> ast.AST:
             if isinstance(n, ast.Attribute):
                 n.attr = new
             else:
                 n.id = new
             return n
+
         yield "name", f"{name} -> {new}", edit
     if isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
         yield "transpose", "drop .T", lambda n: n.value
@@ -186,28 +218,37 @@ def _name_edits(node: ast.AST) -> Iterator[tuple[str, str, Edit]]:
 def _call_edits(node: ast.Call) -> Iterator[tuple[str, str, Edit]]:
     f = node.func
     if isinstance(f, ast.Attribute) and f.attr in DROPPED_CALLS:
-        yield "transpose" if f.attr in ("transpose", "permute") else "call", f"drop .{f.attr}()", \
-            lambda n: n.func.value
+        yield (
+            "transpose" if f.attr in ("transpose", "permute") else "call",
+            f"drop .{f.attr}()",
+            lambda n: n.func.value,
+        )
     for i in range(len(node.args) - 1):
-        if not any(isinstance(a, ast.Starred) for a in node.args[i:i + 2]):
+        if not any(isinstance(a, ast.Starred) for a in node.args[i : i + 2]):
+
             def edit(n: ast.AST, i: int = i) -> ast.AST:
                 n.args[i], n.args[i + 1] = n.args[i + 1], n.args[i]
                 return n
+
             yield "swap-args", f"args {i} and {i + 1} swapped", edit
     for k, kw in enumerate(node.keywords):
         if kw.arg is not None:
+
             def edit(n: ast.AST, k: int = k) -> ast.AST:
                 del n.keywords[k]
                 return n
+
             yield "keyword", f"drop {kw.arg}=", edit
 
 
 def _slice_edits(node: ast.Slice) -> Iterator[tuple[str, str, Edit]]:
     for part in ("lower", "upper"):
         if getattr(node, part) is not None:
+
             def edit(n: ast.AST, part: str = part) -> ast.AST:
                 setattr(n, part, None)
                 return n
+
             yield "slice", f"drop {part} bound", edit
 
 
@@ -219,9 +260,11 @@ def _unary_edits(node: ast.UnaryOp) -> Iterator[tuple[str, str, Edit]]:
 
 def _tuple_edits(node: ast.Tuple) -> Iterator[tuple[str, str, Edit]]:
     for i in range(len(node.elts) - 1):
+
         def edit(n: ast.AST, i: int = i) -> ast.AST:
             n.elts[i], n.elts[i + 1] = n.elts[i + 1], n.elts[i]
             return n
+
         yield "swap-args", f"tuple items {i} and {i + 1} swapped", edit
 
 
@@ -309,9 +352,21 @@ def generate(path: Path) -> list[Mutant]:
                 if source is None or source in seen:
                     continue
                 seen.add(source)
-                snippet = ast.unparse(node).splitlines()[0][:60] if not isinstance(node, ast.FunctionDef) else fn.name
-                out.append(Mutant(len(out), fn.name, getattr(node, "lineno", fn.lineno), family,
-                                  f"`{snippet}`: {what}", source))
+                snippet = (
+                    ast.unparse(node).splitlines()[0][:60]
+                    if not isinstance(node, ast.FunctionDef)
+                    else fn.name
+                )
+                out.append(
+                    Mutant(
+                        len(out),
+                        fn.name,
+                        getattr(node, "lineno", fn.lineno),
+                        family,
+                        f"`{snippet}`: {what}",
+                        source,
+                    )
+                )
     return out
 
 
@@ -319,8 +374,10 @@ def reach(path: Path) -> dict[str, set[str]]:
     """For each top-level function, the top-level functions it reaches (itself included)."""
     tree = ast.parse(path.read_text())
     fns = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
-    calls = {name: {n.id for n in ast.walk(f) if isinstance(n, ast.Name) and n.id in fns}
-             for name, f in fns.items()}
+    calls = {
+        name: {n.id for n in ast.walk(f) if isinstance(n, ast.Name) and n.id in fns}
+        for name, f in fns.items()
+    }
     out: dict[str, set[str]] = {}
     for name in fns:
         seen, todo = {name}, [name]
@@ -335,15 +392,22 @@ def reach(path: Path) -> dict[str, set[str]]:
 # ---------------------------------------------------------------------------- grading packs
 
 
-def _questions_for(mutant: Mutant, assignment: Assignment, reaches: dict[str, set[str]]) -> list[CodeQuestion]:
-    return [q for q in assignment.questions
-            if isinstance(q, CodeQuestion) and mutant.function in reaches.get(q.function, {q.function})]
+def _questions_for(
+    mutant: Mutant, assignment: Assignment, reaches: dict[str, set[str]]
+) -> list[CodeQuestion]:
+    return [
+        q
+        for q in assignment.questions
+        if isinstance(q, CodeQuestion) and mutant.function in reaches.get(q.function, {q.function})
+    ]
 
 
 def grade_pack(aid: str, mutants: list[Mutant], reaches: dict[str, set[str]]) -> list[Result]:
     """Every mutant of the pack in one submission, one duplicated question per (mutant, question)."""
     assignment = registry.load(aid)
-    results = {m.index: Result(m, [q.id for q in _questions_for(m, assignment, reaches)]) for m in mutants}
+    results = {
+        m.index: Result(m, [q.id for q in _questions_for(m, assignment, reaches)]) for m in mutants
+    }
     exports, questions, owner = [], [], {}
     with tempfile.TemporaryDirectory(prefix="mutants-") as tmp:
         folder = Path(tmp) / "sub"
@@ -358,8 +422,12 @@ def grade_pack(aid: str, mutants: list[Mutant], reaches: dict[str, set[str]]) ->
                 questions.append(dup)
                 owner[dup.id] = (m.index, q.id)
         (folder / assignment.code_file).write_text("\n".join(exports) + "\n")
-        report = grade_submission(folder, dataclasses.replace(assignment, questions=tuple(questions)),
-                                  limits=LIMITS, instructor_tests=[])
+        report = grade_submission(
+            folder,
+            dataclasses.replace(assignment, questions=tuple(questions)),
+            limits=LIMITS,
+            instructor_tests=[],
+        )
     for r in report.questions:
         if r.question_id not in owner:
             continue
@@ -411,6 +479,7 @@ def _student_args(value: Any, torch_inputs: bool) -> Any:
         if isinstance(v, dict):
             return {k: conv(x) for k, x in v.items()}
         return v
+
     return conv(value)
 
 
@@ -465,7 +534,9 @@ def _scaled(value: Any, f: Callable[[np.ndarray], np.ndarray]) -> Any:
 
 
 EDGES: tuple[tuple[str, Callable[[np.ndarray], np.ndarray]], ...] = (
-    ("x1000", lambda a: a * 1000.0), ("x1e-3", lambda a: a * 1e-3), ("negated", lambda a: -a),
+    ("x1000", lambda a: a * 1000.0),
+    ("x1e-3", lambda a: a * 1e-3),
+    ("negated", lambda a: -a),
     ("zeros", np.zeros_like),
 )
 
@@ -478,14 +549,22 @@ def inputs(q: CodeQuestion) -> Iterator[tuple[str, Case]]:
     for seed in DIFF_SEEDS[:2]:
         for case in q.cases(seed):
             for label, f in EDGES:
-                yield f"seed {seed}, {case.name}, {label}", dataclasses.replace(
-                    case, args=_scaled(case.args, f), kwargs=_scaled(dict(case.kwargs), f))
+                yield (
+                    f"seed {seed}, {case.name}, {label}",
+                    dataclasses.replace(
+                        case, args=_scaled(case.args, f), kwargs=_scaled(dict(case.kwargs), f)
+                    ),
+                )
             if case.kwargs:
-                yield f"seed {seed}, {case.name}, optional arguments dropped", dataclasses.replace(case, kwargs={})
+                yield (
+                    f"seed {seed}, {case.name}, optional arguments dropped",
+                    dataclasses.replace(case, kwargs={}),
+                )
 
 
-def diff_test(res: Result, solution: types.ModuleType, mutant: types.ModuleType,
-              assignment: Assignment) -> str | None:
+def diff_test(
+    res: Result, solution: types.ModuleType, mutant: types.ModuleType, assignment: Assignment
+) -> str | None:
     """The first input on which the mutant's function differs from the solution's (None: none)."""
     for qid in res.questions:
         q = assignment.question(qid)
@@ -527,8 +606,15 @@ def _unexplained(q: CodeQuestion, mid: str, mutant: types.ModuleType) -> str | N
             if same(got, want, q):
                 continue
             checked += 1
-            if not explain(got, want, case.args, dict(case.kwargs), trusted_mutants({mid: q.mutants[mid]}),
-                           q.tolerance, exact=q.integer):
+            if not explain(
+                got,
+                want,
+                case.args,
+                dict(case.kwargs),
+                trusted_mutants({mid: q.mutants[mid]}),
+                q.tolerance,
+                exact=q.integer,
+            ):
                 return f"seed {seed}, {case.name}: not what {mid} computes"
     return None
 
@@ -563,21 +649,31 @@ def _job(job: tuple[str, list[Mutant], dict[str, set[str]]]) -> list[Result]:
 
 
 def summarize(aid: str, results: list[Result], show_equivalent: bool = False) -> dict[str, float]:
-    by = {s: [r for r in results if r.status == s] for s in ("killed", "equivalent", "escaped", "unreached", "error")}
+    by = {
+        s: [r for r in results if r.status == s]
+        for s in ("killed", "equivalent", "escaped", "unreached", "error")
+    }
     killed, escaped = len(by["killed"]), len(by["escaped"])
     named = [r for r in by["killed"] if r.named]
     wrong = [r for r in named if r.wrong_names]
     score = killed / (killed + escaped) if killed + escaped else 1.0
     share = len(wrong) / len(named) if named else 0.0
-    print(f"\n== {aid}: {len(results)} mutants, killed {killed}, equivalent {len(by['equivalent'])}, "
-          f"escaped {escaped}, unreached {len(by['unreached'])}, errors {len(by['error'])}")
-    print(f"   mutation score {score:.4f} (killed / non-equivalent); named killed {len(named)}, "
-          f"wrong namings {len(wrong)} ({share:.1%} of named)")
+    print(
+        f"\n== {aid}: {len(results)} mutants, killed {killed}, equivalent {len(by['equivalent'])}, "
+        f"escaped {escaped}, unreached {len(by['unreached'])}, errors {len(by['error'])}"
+    )
+    print(
+        f"   mutation score {score:.4f} (killed / non-equivalent); named killed {len(named)}, "
+        f"wrong namings {len(wrong)} ({share:.1%} of named)"
+    )
     families: dict[str, list[int]] = {}
     for r in results:
         if r.status in ("killed", "escaped"):
             families.setdefault(r.mutant.operator, [0, 0])[r.status == "escaped"] += 1
-    print("   by family (killed/escaped): " + ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in sorted(families.items())))
+    print(
+        "   by family (killed/escaped): "
+        + ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in sorted(families.items()))
+    )
     for r in by["escaped"]:
         print(f"   ESCAPED {r.mutant.label()}\n           shown by {r.evidence}")
     for r in wrong:
@@ -586,17 +682,29 @@ def summarize(aid: str, results: list[Result], show_equivalent: bool = False) ->
         print(f"   equivalent {r.mutant.label()}")
     for r in by["error"]:
         print(f"   ERROR {r.mutant.label()}: {r.error}")
-    return {"mutants": len(results), "killed": killed, "equivalent": len(by["equivalent"]), "escaped": escaped,
-            "score": score, "named": len(named), "wrong": len(wrong), "wrong_share": share}
+    return {
+        "mutants": len(results),
+        "killed": killed,
+        "equivalent": len(by["equivalent"]),
+        "escaped": escaped,
+        "score": score,
+        "named": len(named),
+        "wrong": len(wrong),
+        "wrong_share": share,
+    }
 
 
 def table(rows: dict[str, dict[str, float]]) -> None:
     """The figures of every assignment run, one line each (the README's table)."""
-    print("\n| assignment | mutants | killed | equivalent | escaped | mutation score | named | wrong namings |")
+    print(
+        "\n| assignment | mutants | killed | equivalent | escaped | mutation score | named | wrong namings |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for aid, f in rows.items():
-        print(f"| {aid} | {f['mutants']} | {f['killed']} | {f['equivalent']} | {f['escaped']} | {f['score']:.3f} "
-              f"| {f['named']} | {f['wrong']} ({f['wrong_share']:.1%}) |")
+        print(
+            f"| {aid} | {f['mutants']} | {f['killed']} | {f['equivalent']} | {f['escaped']} | {f['score']:.3f} "
+            f"| {f['named']} | {f['wrong']} ({f['wrong_share']:.1%}) |"
+        )
 
 
 def run(aid: str, jobs: int, limit: int | None) -> list[Result]:
@@ -607,7 +715,7 @@ def run(aid: str, jobs: int, limit: int | None) -> list[Result]:
         step = len(mutants) / limit
         mutants = [mutants[int(i * step)] for i in range(limit)]
     reaches = reach(path)
-    work = [(aid, mutants[s:s + PACK], reaches) for s in range(0, len(mutants), PACK)]
+    work = [(aid, mutants[s : s + PACK], reaches) for s in range(0, len(mutants), PACK)]
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx) as pool:
         return [r for batch in pool.map(_job, work) for r in batch]
@@ -618,7 +726,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("assignments", nargs="+", help="a1 … a6 or full ids")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="submissions graded at a time")
     parser.add_argument("--limit", type=int, default=None, help="at most N mutants per assignment")
-    parser.add_argument("--show-equivalent", action="store_true", help="list the equivalent mutants too")
+    parser.add_argument(
+        "--show-equivalent", action="store_true", help="list the equivalent mutants too"
+    )
     args = parser.parse_args(argv)
     failed = False
     rows = {}

@@ -58,8 +58,12 @@ def prepare(aid: str, root: Path) -> tuple[Path, Path]:
     (py / "answers.toml").write_text(answers)
     cells = [v4.new_markdown_cell(f"# {aid}")] + [v4.new_code_cell(c) for c in split_cells(source)]
     cells.append(v4.new_raw_cell(f"{ANSWERS_MARK}\n{answers}"))
-    notebook = v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "language": "python",
-                                                                     "display_name": "Python 3"}})
+    notebook = v4.new_notebook(
+        cells=cells,
+        metadata={
+            "kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}
+        },
+    )
     nbformat.write(notebook, str(nb / a.code_file.replace(".py", ".ipynb")))
     return py, nb
 
@@ -90,8 +94,16 @@ def nbconvert_time(nb: Path, n: int) -> float | None:
     if jupyter is None:
         return None
     path = next(nb.glob("*.ipynb"))
-    cmd = [jupyter, "nbconvert", "--to", "notebook", "--execute", "--output", str(nb.parent / "executed.ipynb"),
-           str(path)]
+    cmd = [
+        jupyter,
+        "nbconvert",
+        "--to",
+        "notebook",
+        "--execute",
+        "--output",
+        str(nb.parent / "executed.ipynb"),
+        str(path),
+    ]
     if subprocess.run(cmd, capture_output=True, check=False).returncode != 0:
         return None
     return statistics.median(wall(cmd) for _ in range(n))
@@ -99,11 +111,21 @@ def nbconvert_time(nb: Path, n: int) -> float | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("-n", type=int, default=5, help="runs per measurement (the median is shown)")
-    parser.add_argument("-a", "--assignment", action="append", help="only these assignments (a1 … a6)")
+    parser.add_argument(
+        "-n", type=int, default=5, help="runs per measurement (the median is shown)"
+    )
+    parser.add_argument(
+        "-a", "--assignment", action="append", help="only these assignments (a1 … a6)"
+    )
     args = parser.parse_args()
-    ids = [registry.resolve_id(a) for a in args.assignment] if args.assignment else registry.available()
-    print(f"{'assignment':<22} {'.py':>7} {'.ipynb':>7} {'ratio':>6} {'convert':>8} {'nbconvert':>10}")
+    ids = (
+        [registry.resolve_id(a) for a in args.assignment]
+        if args.assignment
+        else registry.available()
+    )
+    print(
+        f"{'assignment':<22} {'.py':>7} {'.ipynb':>7} {'ratio':>6} {'convert':>8} {'nbconvert':>10}"
+    )
     ratios = []
     with tempfile.TemporaryDirectory(prefix="seqgrade-nbbench-") as tmp:
         for aid in ids:
@@ -112,7 +134,9 @@ def main() -> None:
             jupyter = nbconvert_time(nb, args.n)
             ratios.append(nb_s / py_s)
             shown = f"{jupyter:9.2f}s" if jupyter is not None else "     n/a"
-            print(f"{aid:<22} {py_s:6.2f}s {nb_s:6.2f}s {nb_s / py_s:5.2f}x {conversion_ms(nb):6.1f}ms {shown}")
+            print(
+                f"{aid:<22} {py_s:6.2f}s {nb_s:6.2f}s {nb_s / py_s:5.2f}x {conversion_ms(nb):6.1f}ms {shown}"
+            )
     print(f"median ratio notebook / .py: {statistics.median(ratios):.2f}x (target <= 1.2x)")
     if shutil.which("jupyter") is None:
         print("nbconvert: not installed (pip install nbconvert ipykernel to compare)")

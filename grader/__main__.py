@@ -13,7 +13,9 @@ import sys
 
 def _sanitise_path() -> None:
     cwd = os.path.realpath(os.getcwd())
-    here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # the folder holding grader/
+    here = os.path.dirname(
+        os.path.dirname(os.path.realpath(__file__))
+    )  # the folder holding grader/
 
     def is_cwd(entry: str) -> bool:
         return entry in ("", ".") or os.path.realpath(entry) == cwd

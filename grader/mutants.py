@@ -68,4 +68,3 @@ def concrete(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: concrete(v) for k, v in value.items()}
     return value
-

@@ -47,9 +47,13 @@ class Tolerance:
 class Judgement:
     """What a custom judge concluded from all of a question's outputs together."""
 
-    checks: list[tuple[str, bool, str]] = field(default_factory=list)  # (what, passed, detail for the student)
+    checks: list[tuple[str, bool, str]] = field(
+        default_factory=list
+    )  # (what, passed, detail for the student)
     misconceptions: list[str] = field(default_factory=list)  # catalog ids the outputs show
-    fatal: str | None = None  # the outputs are unusable (type, shape): nothing else could be checked
+    fatal: str | None = (
+        None  # the outputs are unusable (type, shape): nothing else could be checked
+    )
     how: str = ""  # how the checks were made, shown after "k/n checks passed"
 
     @property
@@ -78,14 +82,18 @@ class CodeQuestion:
     function: str  # the contract function it calls
     reference: Callable[..., Any]  # the trusted function with the same signature
     cases: Callable[[int], Sequence[Case]]  # variant seed -> cases
-    mutants: Mapping[str, Callable[..., Any]] = field(default_factory=dict)  # misconception id -> trusted mutant
+    mutants: Mapping[str, Callable[..., Any]] = field(
+        default_factory=dict
+    )  # misconception id -> trusted mutant
     forbidden: tuple[str, ...] = ()  # dotted library names that count as a shortcut
     forbid_in: Literal["function", "file"] = "function"  # where the source scan looks
     tolerance: Tolerance = Tolerance()
     integer: bool = False  # exact comparison (counts, ids, shapes)
     torch_inputs: bool = False  # arrays arrive as torch tensors in the student's process (a5);
     # the reference and the mutants still get NumPy arrays (the grader never needs torch)
-    output_names: tuple[str, ...] = ()  # names of a tuple's elements for feedback ("loss", "grad_v_c")
+    output_names: tuple[
+        str, ...
+    ] = ()  # names of a tuple's elements for feedback ("loss", "grad_v_c")
     visibility: Visibility | None = None  # Gradescope's; None = the assignment's default
     # A custom judge for questions that are not "compare with the reference" (random
     # procedures graded by distribution): the engine calls every case (and handles failures,
@@ -121,8 +129,12 @@ class WrittenQuestion:
     answer_kind: AnswerKind
     expected: Callable[[Mapping[str, Any]], Any]  # the student's variant numbers -> expected answer
     symbols: tuple[str, ...] = ()  # declared symbols, for expression answers
-    relations: tuple[str, ...] = ()  # declared relations between them, "h = tanh(z)": used when comparing
-    tolerance: Tolerance = Tolerance(rtol=1e-3, atol=1e-4)  # numbers: matches the precision asked for
+    relations: tuple[
+        str, ...
+    ] = ()  # declared relations between them, "h = tanh(z)": used when comparing
+    tolerance: Tolerance = Tolerance(
+        rtol=1e-3, atol=1e-4
+    )  # numbers: matches the precision asked for
     wrong_forms: Callable[[Mapping[str, Any]], Sequence[WrongForm]] | None = None
     choices: tuple[str, ...] = ()  # allowed letters for choice answers
     ordered: bool = False  # list answers: does the order matter (BPE merges, beam outputs)?
@@ -146,10 +158,14 @@ class Assignment:
     # Contract §4-§5: when the answer-key test (the student's own expected written answers)
     # becomes visible ("never" keeps it hidden); whether the student sees what their code
     # printed; which field of the submitter is the variant key ("email" or "sid").
-    reveal_answers: Literal["after_due_date", "after_published", "visible", "never"] = "after_due_date"
+    reveal_answers: Literal["after_due_date", "after_published", "visible", "never"] = (
+        "after_due_date"
+    )
     show_student_output: bool = False
     variant_key: Literal["email", "sid"] = "email"
-    follow_through: float = 1.0  # share of a question's points when only a carried mistake explains it
+    follow_through: float = (
+        1.0  # share of a question's points when only a carried mistake explains it
+    )
 
     def resolved(self, q: Question) -> Question:
         """The question with its effective visibility: its own, else the assignment's."""
@@ -198,7 +214,10 @@ class TableLM:
 
     def to_spec(self) -> dict[str, Any]:
         """The table as plain data for the worker's wire (the worker rebuilds the callable)."""
-        return {"table": [[list(k), list(v)] for k, v in self.table.items()], "default": list(self.default)}
+        return {
+            "table": [[list(k), list(v)] for k, v in self.table.items()],
+            "default": list(self.default),
+        }
 
     def wire_spec(self) -> tuple[str, Any]:
         """("lm", to_spec()): the worker rebuilds the callable from it."""

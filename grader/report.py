@@ -21,7 +21,9 @@ class QuestionResult:
     misconceptions: list[str] = field(default_factory=list)
     answer_text: str | None = None  # a written answer as given, for the class report
     not_attempted: bool = False
-    error: str | None = None  # a failure to run (missing file, import error, crash), for the class report
+    error: str | None = (
+        None  # a failure to run (missing file, import error, crash), for the class report
+    )
     # Follow-through (contract §8): mistakes charged in an earlier question that explain this
     # one's wrong outputs, as {"from": question id, "misconception": id}, and the points they
     # returned (earned here although the outputs differ from the reference's).
@@ -46,8 +48,12 @@ class GradeReport:
     events: list[str] = field(default_factory=list)  # what the sandbox stopped, in plain words
     student_output: str = ""  # what the student's code printed (truncated)
     grader_error: str | None = None  # the grader itself failed midway
-    answer_key: str | None = None  # the expected written answers for this student's variant (markdown)
-    notebook: dict[str, object] | None = None  # {"file": "transformer.ipynb", "failed_cells": [7, 9]}
+    answer_key: str | None = (
+        None  # the expected written answers for this student's variant (markdown)
+    )
+    notebook: dict[str, object] | None = (
+        None  # {"file": "transformer.ipynb", "failed_cells": [7, 9]}
+    )
 
     @property
     def score(self) -> float:
@@ -56,4 +62,3 @@ class GradeReport:
     @property
     def max_score(self) -> float:
         return sum(q.max_score for q in self.questions)
-

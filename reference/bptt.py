@@ -197,8 +197,15 @@ def bptt_final_state(
     """Gradients {W_x, W_h, b_h} of L = 0.5 ‖h_{T-1} - y‖^2 by BPTT (hooks: module docstring)."""
     Z, Hs = forward(X, W_x, W_h, b_h, h0)  # (T, H), (T, H)
     direct = final_state_signal(Hs, y)  # (T, H)
-    _, g_z = backward_through_time(Z, Hs, W_h, direct, activation_derivative=activation_derivative,
-                                   carry=carry, backward_matrix=backward_matrix)
+    _, g_z = backward_through_time(
+        Z,
+        Hs,
+        W_h,
+        direct,
+        activation_derivative=activation_derivative,
+        carry=carry,
+        backward_matrix=backward_matrix,
+    )
     return recurrent_gradients(g_z, X, recurrent_inputs(Hs, h0), outer=outer, uses=uses)
 
 
@@ -263,8 +270,15 @@ def bptt_sequence_ce(
     direct = g_a @ W_o  # (T, H)
     if direct_filter is not None:
         direct = direct_filter(direct)
-    _, g_z = backward_through_time(Z, Hs, W_h, direct, activation_derivative=activation_derivative,
-                                   carry=carry, backward_matrix=backward_matrix)
+    _, g_z = backward_through_time(
+        Z,
+        Hs,
+        W_h,
+        direct,
+        activation_derivative=activation_derivative,
+        carry=carry,
+        backward_matrix=backward_matrix,
+    )
     grads = recurrent_gradients(g_z, X, recurrent_inputs(Hs, h0), outer=outer, uses=uses)
     if output_hooks:
         grads["W_o"] = _sum_uses(per_use_contributions(g_a, Hs, outer=outer), uses)  # (C, H)

@@ -108,14 +108,25 @@ def quadratic_text(count, variable: str = "d") -> str:
     f0, f1, f2 = (count(d) for d in (0, 1, 2))
     a = (f2 - 2 * f1 + f0) // 2
     b = f1 - f0 - a
-    terms = [f"{a}*{variable}**2" if a else "", f"{b}*{variable}" if b else "", str(f0) if f0 else ""]
+    terms = [
+        f"{a}*{variable}**2" if a else "",
+        f"{b}*{variable}" if b else "",
+        str(f0) if f0 else "",
+    ]
     return " + ".join(t for t in terms if t).replace("+ -", "- ") or "0"
 
 
-def per_block_text(ffn: str = "gelu", norm: str = "layernorm", biases: bool = True, ff_ratio: int = 4) -> str:
+def per_block_text(
+    ffn: str = "gelu", norm: str = "layernorm", biases: bool = True, ff_ratio: int = 4
+) -> str:
     """per_block_expression as text, computed without sympy (for the grader's hot path)."""
-    return quadratic_text(lambda d: attention_count(d, biases) + ffn_count(d, ff_ratio * d, ffn, biases)
-                          + 2 * norm_count(d, norm))
+    return quadratic_text(
+        lambda d: (
+            attention_count(d, biases)
+            + ffn_count(d, ff_ratio * d, ffn, biases)
+            + 2 * norm_count(d, norm)
+        )
+    )
 
 
 def per_block_formula(d: int) -> int:

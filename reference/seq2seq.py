@@ -125,8 +125,12 @@ def tokens_after_bos(tokens: list[int]) -> int:
     return len(tokens) - 1
 
 
-def hypothesis_key(tokens: list[int], score: float, length_normalize: bool,
-                   length: Callable[[list[int]], int] = tokens_after_bos) -> float:
+def hypothesis_key(
+    tokens: list[int],
+    score: float,
+    length_normalize: bool,
+    length: Callable[[list[int]], int] = tokens_after_bos,
+) -> float:
     """The final ranking key: score / (tokens after bos) when normalising, else the score."""
     n = length(tokens)
     return score / n if length_normalize and n > 0 else score
@@ -167,7 +171,9 @@ def beam_search(
         for tokens, score in live:
             logp = np.asarray(next_log_probs(list(tokens)), dtype=np.float64)  # (V,)
             candidates.extend((tokens + [w], score + float(logp[w])) for w in range(logp.shape[0]))
-        kept = sorted(candidates, key=lambda cand: -cand[1])[: keep or beam_size]  # stable: ties keep order
+        kept = sorted(candidates, key=lambda cand: -cand[1])[
+            : keep or beam_size
+        ]  # stable: ties keep order
         live = []
         for tokens, score in kept:
             (finished if tokens[-1] == eos else live).append((tokens, score))
@@ -175,7 +181,11 @@ def beam_search(
             break
     pool = finished if finished else live
     if rank is None:
+
         def rank(tokens: list[int], score: float) -> float:
             return hypothesis_key(tokens, score, length_normalize, length)
-    best_tokens, _ = max(pool, key=lambda hyp: rank(hyp[0], hyp[1]))  # max keeps the first of equal keys
+
+    best_tokens, _ = max(
+        pool, key=lambda hyp: rank(hyp[0], hyp[1])
+    )  # max keeps the first of equal keys
     return best_tokens[1:]

@@ -22,8 +22,15 @@ from grader.report import GradeReport
 ROOT = Path(__file__).resolve().parents[1]
 FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
 # Modules that are slow as a whole: whole-collection gradings, bundles, nested runs, batches.
-SLOW_MODULES = {"test_heldout", "test_packaging", "test_demo", "test_batch", "test_gradescope",
-                "test_notebook", "test_public_tests"}
+SLOW_MODULES = {
+    "test_heldout",
+    "test_packaging",
+    "test_demo",
+    "test_batch",
+    "test_gradescope",
+    "test_notebook",
+    "test_public_tests",
+}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -67,8 +74,13 @@ def submit(tmp_path: Path) -> Callable[..., Path]:
 def grade_files(submit) -> Callable[..., GradeReport]:
     """grade_files("a2", {"rnn.py": src}, student=None, questions=None) -> GradeReport."""
 
-    def grade(assignment_id: str, files: Mapping[str, str | bytes], *, student: str | None = None,
-              questions: tuple[str, ...] | None = None) -> GradeReport:
+    def grade(
+        assignment_id: str,
+        files: Mapping[str, str | bytes],
+        *,
+        student: str | None = None,
+        questions: tuple[str, ...] | None = None,
+    ) -> GradeReport:
         a = registry.load(assignment_id)
         if questions:
             a = only(a, *questions)

@@ -107,9 +107,12 @@ def _packable(item: Item, assignment: Assignment) -> bool:
 
 def _outcome(item: Item, results: list, error: str | None) -> Outcome:
     named = tuple(sorted({m for r in results for m in r.misconceptions}))
-    detail = "; ".join(f"{r.question_id} {r.score:g}/{r.max_score:g} {r.misconceptions}" for r in results)
-    return Outcome(item, named, sum(r.score for r in results), sum(r.max_score for r in results),
-                   error, detail)
+    detail = "; ".join(
+        f"{r.question_id} {r.score:g}/{r.max_score:g} {r.misconceptions}" for r in results
+    )
+    return Outcome(
+        item, named, sum(r.score for r in results), sum(r.max_score for r in results), error, detail
+    )
 
 
 def grade_alone(item: Item) -> Outcome:
@@ -144,8 +147,9 @@ def grade_packed(items: list[Item]) -> list[Outcome]:
                 questions.append(dup)
                 owner[dup.id] = i
         (folder / assignment.code_file).write_text("\n".join(exports) + "\n")
-        report = grade_submission(folder, dataclasses.replace(assignment, questions=tuple(questions)),
-                                  limits=LIMITS)
+        report = grade_submission(
+            folder, dataclasses.replace(assignment, questions=tuple(questions)), limits=LIMITS
+        )
     per_item: dict[int, list] = {i: [] for i in range(len(items))}
     for r in report.questions:
         if r.question_id in owner:
@@ -166,7 +170,7 @@ def grade_all(items: list[Item], jobs: int = 2) -> list[Outcome]:
         mine = [i for i in items if i.assignment == aid]
         packed = [i for i in mine if _packable(i, assignment)]
         for start in range(0, len(packed), 40):  # a few packs per assignment, to share the cores
-            work.append(("packed", packed[start:start + 40]))
+            work.append(("packed", packed[start : start + 40]))
         work += [("alone", [i]) for i in mine if not _packable(i, assignment)]
     work.sort(key=lambda w: -len(w[1]))  # long jobs first
     # Worker processes, not threads: ast.parse is not thread-safe in Python 3.11 (cpython#106905).

@@ -29,15 +29,28 @@ SOLUTION_SRC = (SOLUTION / "word_vectors.py").read_text()
 FAST = sandbox.Limits(call_seconds=5.0, submission_seconds=60.0)
 CODE_QS = tuple(q for q in ASSIGNMENT.questions if isinstance(q, CodeQuestion))
 WRITTEN_QS = tuple(q for q in ASSIGNMENT.questions if isinstance(q, WrittenQuestion))
-A1_IDS = {"softmax-unstable", "sigmoid-unstable", "softmax-wrong-axis", "skipgram-grad-sign",
-          "skipgram-grad-no-expectation", "skipgram-gradU-no-onehot", "sgns-negatives-wrong-sign",
-          "sgns-negatives-deduplicated", "noise-no-power", "glove-weight-uncapped",
-          "glove-zero-counts-included", "analogy-inputs-not-excluded",
-          # round 2 (contract §9): count-based vectors
-          "cooccurrence-counts-self", "cooccurrence-one-sided-window", "svd-missing-singular-values",
-          "svd-uses-V", "svd-not-truncated",
-          # issue 17: row o of grad_U overwritten when o is drawn as a negative too
-          "sgns-outside-row-overwritten"}
+A1_IDS = {
+    "softmax-unstable",
+    "sigmoid-unstable",
+    "softmax-wrong-axis",
+    "skipgram-grad-sign",
+    "skipgram-grad-no-expectation",
+    "skipgram-gradU-no-onehot",
+    "sgns-negatives-wrong-sign",
+    "sgns-negatives-deduplicated",
+    "noise-no-power",
+    "glove-weight-uncapped",
+    "glove-zero-counts-included",
+    "analogy-inputs-not-excluded",
+    # round 2 (contract §9): count-based vectors
+    "cooccurrence-counts-self",
+    "cooccurrence-one-sided-window",
+    "svd-missing-singular-values",
+    "svd-uses-V",
+    "svd-not-truncated",
+    # issue 17: row o of grad_U overwritten when o is drawn as a negative too
+    "sgns-outside-row-overwritten",
+}
 
 
 def _answer_key():
@@ -61,7 +74,11 @@ def _only(*questions):
 
 
 def _feedback(report) -> list[str]:
-    return [f"{q.question_id}: {q.score}/{q.max_score} {q.feedback}" for q in report.questions if q.score < q.max_score]
+    return [
+        f"{q.question_id}: {q.score}/{q.max_score} {q.feedback}"
+        for q in report.questions
+        if q.score < q.max_score
+    ]
 
 
 # ---------------------------------------------------------------- the assignment as data
@@ -109,8 +126,14 @@ def test_a1_two_students_get_their_own_cases_and_full_marks(tmp_path):
     for q in CODE_QS:
         a = [c for c in q.cases(variants.seed_for(ASSIGNMENT.id, "ada")) if not c.visible]
         b = [c for c in q.cases(variants.seed_for(ASSIGNMENT.id, "grace")) if not c.visible]
-        assert any(compare(q.reference(*x.args, **x.kwargs), q.reference(*y.args, **y.kwargs),
-                           names=q.output_names) for x, y in zip(a, b)), q.id
+        assert any(
+            compare(
+                q.reference(*x.args, **x.kwargs),
+                q.reference(*y.args, **y.kwargs),
+                names=q.output_names,
+            )
+            for x, y in zip(a, b)
+        ), q.id
     for sid in ("ada", "grace"):
         folder = _submit(tmp_path, SOLUTION_SRC, key.answers(sid), name=sid)
         report = grade_submission(folder, ASSIGNMENT, student=sid, limits=FAST)
@@ -118,7 +141,7 @@ def test_a1_two_students_get_their_own_cases_and_full_marks(tmp_path):
     assert variants.numbers(ASSIGNMENT.id, "ada") != variants.numbers(ASSIGNMENT.id, "grace")
 
 
-TORCH_FLOAT32 = '''
+TORCH_FLOAT32 = """
 import torch
 
 def _t(x):
@@ -180,7 +203,7 @@ def cooccurrence_matrix(corpus, vocab, window=1):
 def svd_embeddings(X, k):
     U, S, Vh = torch.linalg.svd(_t(X), full_matrices=False)
     return -U[:, :k] * S[:k]  # the opposite signs of numpy's: either is right
-'''
+"""
 
 
 def test_a1_torch_float32_style_gets_full_marks(tmp_path):
@@ -196,52 +219,136 @@ UNSTABLE_SOFTMAX = ("z = x - np.max(x, axis=axis, keepdims=True)", "z = x")
 UNCAPPED = ("return np.minimum((X / x_max) ** alpha, 1.0)", "return (X / x_max) ** alpha")
 MISTAKES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "softmax-unstable": ("a1.softmax", [UNSTABLE_SOFTMAX]),
-    "softmax-wrong-axis": ("a1.softmax", [
-        ("np.max(x, axis=axis, keepdims=True)", "np.max(x, axis=0, keepdims=True)"),
-        ("np.sum(e, axis=axis, keepdims=True)", "np.sum(e, axis=0, keepdims=True)")]),
-    "softmax-unstable/skipgram": ("a1.naive_softmax", [
-        UNSTABLE_SOFTMAX,
-        ("loss = float(-(scores[o] - m - np.log(np.sum(np.exp(scores - m)))))", "loss = float(-np.log(y_hat[o]))")]),
-    "skipgram-grad-sign": ("a1.naive_softmax", [("delta[o] -= 1.0", "delta[o] -= 1.0\n    delta = -delta")]),
-    "skipgram-grad-no-expectation": ("a1.naive_softmax", [
-        ("delta = y_hat.copy()  # (V,) ŷ - y", "delta = np.zeros_like(y_hat)")]),
-    "skipgram-gradU-no-onehot": ("a1.naive_softmax", [
-        ("grad_U = np.outer(delta, v_c)  # (V, d)", "grad_U = np.outer(y_hat, v_c)")]),
-    "sigmoid-unstable": ("a1.neg_sampling", [
-        ("    e = np.exp(-np.abs(x))\n    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))",
-         "    return np.exp(x) / (1.0 + np.exp(x))"),
-        ("loss = float(-_log_sigmoid(s_o) - np.sum(_log_sigmoid(-s_k)))",
-         "loss = float(-np.log(_sigmoid(s_o)) - np.sum(np.log(_sigmoid(-s_k))))")]),
-    "sgns-negatives-wrong-sign": ("a1.neg_sampling", [
-        ("np.sum(_log_sigmoid(-s_k))", "np.sum(_log_sigmoid(s_k))"),
-        ("d_k = _sigmoid(s_k)  # (K,)", "d_k = _sigmoid(s_k) - 1.0")]),
-    "sgns-negatives-deduplicated": ("a1.neg_sampling", [
-        ("np.add.at(grad_U, neg, np.outer(d_k, v_c))", "grad_U[neg] += np.outer(d_k, v_c)")]),
-    "sgns-outside-row-overwritten": ("a1.neg_sampling", [
-        ("    grad_U[o] += d_o * v_c\n    np.add.at(grad_U, neg, np.outer(d_k, v_c))  # unbuffered: repeated k accumulate",
-         "    np.add.at(grad_U, neg, np.outer(d_k, v_c))\n    grad_U[o] = d_o * v_c")]),
-    "noise-no-power": ("a1.noise", [
-        ("c = np.asarray(counts, dtype=np.float64) ** power", "c = np.asarray(counts, dtype=np.float64)")]),
+    "softmax-wrong-axis": (
+        "a1.softmax",
+        [
+            ("np.max(x, axis=axis, keepdims=True)", "np.max(x, axis=0, keepdims=True)"),
+            ("np.sum(e, axis=axis, keepdims=True)", "np.sum(e, axis=0, keepdims=True)"),
+        ],
+    ),
+    "softmax-unstable/skipgram": (
+        "a1.naive_softmax",
+        [
+            UNSTABLE_SOFTMAX,
+            (
+                "loss = float(-(scores[o] - m - np.log(np.sum(np.exp(scores - m)))))",
+                "loss = float(-np.log(y_hat[o]))",
+            ),
+        ],
+    ),
+    "skipgram-grad-sign": (
+        "a1.naive_softmax",
+        [("delta[o] -= 1.0", "delta[o] -= 1.0\n    delta = -delta")],
+    ),
+    "skipgram-grad-no-expectation": (
+        "a1.naive_softmax",
+        [("delta = y_hat.copy()  # (V,) ŷ - y", "delta = np.zeros_like(y_hat)")],
+    ),
+    "skipgram-gradU-no-onehot": (
+        "a1.naive_softmax",
+        [("grad_U = np.outer(delta, v_c)  # (V, d)", "grad_U = np.outer(y_hat, v_c)")],
+    ),
+    "sigmoid-unstable": (
+        "a1.neg_sampling",
+        [
+            (
+                "    e = np.exp(-np.abs(x))\n    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))",
+                "    return np.exp(x) / (1.0 + np.exp(x))",
+            ),
+            (
+                "loss = float(-_log_sigmoid(s_o) - np.sum(_log_sigmoid(-s_k)))",
+                "loss = float(-np.log(_sigmoid(s_o)) - np.sum(np.log(_sigmoid(-s_k))))",
+            ),
+        ],
+    ),
+    "sgns-negatives-wrong-sign": (
+        "a1.neg_sampling",
+        [
+            ("np.sum(_log_sigmoid(-s_k))", "np.sum(_log_sigmoid(s_k))"),
+            ("d_k = _sigmoid(s_k)  # (K,)", "d_k = _sigmoid(s_k) - 1.0"),
+        ],
+    ),
+    "sgns-negatives-deduplicated": (
+        "a1.neg_sampling",
+        [("np.add.at(grad_U, neg, np.outer(d_k, v_c))", "grad_U[neg] += np.outer(d_k, v_c)")],
+    ),
+    "sgns-outside-row-overwritten": (
+        "a1.neg_sampling",
+        [
+            (
+                "    grad_U[o] += d_o * v_c\n    np.add.at(grad_U, neg, np.outer(d_k, v_c))  # unbuffered: repeated k accumulate",
+                "    np.add.at(grad_U, neg, np.outer(d_k, v_c))\n    grad_U[o] = d_o * v_c",
+            )
+        ],
+    ),
+    "noise-no-power": (
+        "a1.noise",
+        [
+            (
+                "c = np.asarray(counts, dtype=np.float64) ** power",
+                "c = np.asarray(counts, dtype=np.float64)",
+            )
+        ],
+    ),
     "glove-weight-uncapped": ("a1.glove_weight", [UNCAPPED]),
     "glove-weight-uncapped/loss": ("a1.glove_loss", [UNCAPPED]),
-    "glove-zero-counts-included": ("a1.glove_loss", [
-        ("    r = pred[pos] - np.log(X[pos])\n    return float(np.sum(glove_weight(X[pos], x_max, alpha) * r**2))",
-         "    r = pred - np.log(X)\n    return float(np.sum(glove_weight(X, x_max, alpha) * r**2))")]),
-    "analogy-inputs-not-excluded": ("a1.analogy", [("    for w in (a, b, c):\n        sims[idx[w]] = -np.inf\n", "")]),
-    "cooccurrence-counts-self": ("a1.cooccurrence", [
-        ("                if s != t:\n                    X[i, ids[s]] += 1", "                X[i, ids[s]] += 1")]),
-    "cooccurrence-one-sided-window": ("a1.cooccurrence", [
-        ("lo, hi = max(0, t - window), min(len(ids), t + window + 1)", "lo, hi = t + 1, min(len(ids), t + window + 1)")]),
-    "svd-missing-singular-values": ("a1.svd_embeddings", [("return U[:, :k] * S[:k]  # (V, k)", "return U[:, :k]")]),
-    "svd-uses-V": ("a1.svd_embeddings", [
-        ("U, S, _ = np.linalg.svd(", "_, S, Vt = np.linalg.svd("), ("return U[:, :k] * S[:k]  # (V, k)", "return Vt[:k].T * S[:k]")]),
-    "svd-not-truncated": ("a1.svd_embeddings", [("return U[:, :k] * S[:k]  # (V, k)", "return U * S")]),
+    "glove-zero-counts-included": (
+        "a1.glove_loss",
+        [
+            (
+                "    r = pred[pos] - np.log(X[pos])\n    return float(np.sum(glove_weight(X[pos], x_max, alpha) * r**2))",
+                "    r = pred - np.log(X)\n    return float(np.sum(glove_weight(X, x_max, alpha) * r**2))",
+            )
+        ],
+    ),
+    "analogy-inputs-not-excluded": (
+        "a1.analogy",
+        [("    for w in (a, b, c):\n        sims[idx[w]] = -np.inf\n", "")],
+    ),
+    "cooccurrence-counts-self": (
+        "a1.cooccurrence",
+        [
+            (
+                "                if s != t:\n                    X[i, ids[s]] += 1",
+                "                X[i, ids[s]] += 1",
+            )
+        ],
+    ),
+    "cooccurrence-one-sided-window": (
+        "a1.cooccurrence",
+        [
+            (
+                "lo, hi = max(0, t - window), min(len(ids), t + window + 1)",
+                "lo, hi = t + 1, min(len(ids), t + window + 1)",
+            )
+        ],
+    ),
+    "svd-missing-singular-values": (
+        "a1.svd_embeddings",
+        [("return U[:, :k] * S[:k]  # (V, k)", "return U[:, :k]")],
+    ),
+    "svd-uses-V": (
+        "a1.svd_embeddings",
+        [
+            ("U, S, _ = np.linalg.svd(", "_, S, Vt = np.linalg.svd("),
+            ("return U[:, :k] * S[:k]  # (V, k)", "return Vt[:k].T * S[:k]"),
+        ],
+    ),
+    "svd-not-truncated": (
+        "a1.svd_embeddings",
+        [("return U[:, :k] * S[:k]  # (V, k)", "return U * S")],
+    ),
 }
 # To keep CI fast, mistakes in functions that do not call each other share one submission;
 # each question is still diagnosed on its own.
 GROUPS = (
-    ("softmax-unstable", "sgns-negatives-wrong-sign", "noise-no-power", "glove-weight-uncapped",
-     "analogy-inputs-not-excluded"),
+    (
+        "softmax-unstable",
+        "sgns-negatives-wrong-sign",
+        "noise-no-power",
+        "glove-weight-uncapped",
+        "analogy-inputs-not-excluded",
+    ),
     ("softmax-wrong-axis", "skipgram-grad-sign", "sigmoid-unstable", "glove-zero-counts-included"),
     ("softmax-unstable/skipgram", "sgns-negatives-deduplicated", "glove-weight-uncapped/loss"),
     ("skipgram-grad-no-expectation", "svd-not-truncated", "sgns-outside-row-overwritten"),
@@ -263,7 +370,9 @@ def _student_module(labels) -> str:
 def test_a1_each_mistake_is_named(tmp_path, labels):
     questions = [ASSIGNMENT.question(MISTAKES[label][0]) for label in labels]
     assert len({q.id for q in questions}) == len(questions)
-    report = grade_submission(_submit(tmp_path, _student_module(labels)), _only(*questions), limits=FAST)
+    report = grade_submission(
+        _submit(tmp_path, _student_module(labels)), _only(*questions), limits=FAST
+    )
     for label, q, result in zip(labels, questions, report.questions):
         mid = label.split("/")[0]
         assert result.question_id == q.id
@@ -282,8 +391,14 @@ def test_a1_every_catalog_id_has_a_student_module():
 
 def _differ(f, g, q, case) -> bool:
     with np.errstate(all="ignore"):
-        return bool(compare(concrete(f(*case.args, **case.kwargs)), concrete(g(*case.args, **case.kwargs)), q.tolerance,
-                            names=q.output_names))
+        return bool(
+            compare(
+                concrete(f(*case.args, **case.kwargs)),
+                concrete(g(*case.args, **case.kwargs)),
+                q.tolerance,
+                names=q.output_names,
+            )
+        )
 
 
 @pytest.mark.parametrize("q", CODE_QS, ids=lambda q: q.id)
@@ -310,16 +425,20 @@ def test_a1_every_catalog_id_is_reachable_from_a_hidden_case(seed):
 
 
 def test_a1_written_wrong_forms_are_named(tmp_path):
-    wrong = "\n".join([
-        'skipgram_grad_symbolic = "u_a - p_a u_a - p_b u_b - p_c u_c"',
-        'observed_minus_expected = "B"',
-        "skipgram_anchor_grad = [0.4248, -0.0900]",
-        'sgns_grad_symbolic = "(sigmoid(u_o v_c) - 1) u_o - sigmoid(-u_1 v_c) u_1 - sigmoid(-u_2 v_c) u_2"',
-        'why_three_quarters = "A"',
-        "noise_probability = 0.0102",
-        'why_exclude_inputs = "C"',
-    ])
-    report = grade_submission(_submit(tmp_path, SOLUTION_SRC, wrong), _only(*WRITTEN_QS), limits=FAST)
+    wrong = "\n".join(
+        [
+            'skipgram_grad_symbolic = "u_a - p_a u_a - p_b u_b - p_c u_c"',
+            'observed_minus_expected = "B"',
+            "skipgram_anchor_grad = [0.4248, -0.0900]",
+            'sgns_grad_symbolic = "(sigmoid(u_o v_c) - 1) u_o - sigmoid(-u_1 v_c) u_1 - sigmoid(-u_2 v_c) u_2"',
+            'why_three_quarters = "A"',
+            "noise_probability = 0.0102",
+            'why_exclude_inputs = "C"',
+        ]
+    )
+    report = grade_submission(
+        _submit(tmp_path, SOLUTION_SRC, wrong), _only(*WRITTEN_QS), limits=FAST
+    )
     got = {q.question_id: q.misconceptions for q in report.questions}
     assert report.score == 0
     assert got == {

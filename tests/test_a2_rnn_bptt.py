@@ -29,12 +29,25 @@ HANDOUT = ROOT / "assignments" / "a2_rnn_bptt"
 SOLUTION = ROOT / "solutions" / "a2_rnn_bptt"
 A2 = suite.ASSIGNMENT
 FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
-A2_IDS = ("rnn-weights-transposed", "bptt-last-use-only", "bptt-missing-tanh-derivative",
-          "bptt-derivative-of-preactivation", "bptt-outer-product-transposed", "ce-sum-not-mean",
-          "ce-double-mean", "bptt-missing-direct-term", "clip-per-tensor", "perplexity-base-2",
-          "rnn-h0-ignored", "bptt-h0-missing-from-gradient", "bptt-uses-current-state",
-          "bptt-backward-weights-transposed", "bptt-missing-future-term", "ce-in-bits",
-          "clip-always-rescales")
+A2_IDS = (
+    "rnn-weights-transposed",
+    "bptt-last-use-only",
+    "bptt-missing-tanh-derivative",
+    "bptt-derivative-of-preactivation",
+    "bptt-outer-product-transposed",
+    "ce-sum-not-mean",
+    "ce-double-mean",
+    "bptt-missing-direct-term",
+    "clip-per-tensor",
+    "perplexity-base-2",
+    "rnn-h0-ignored",
+    "bptt-h0-missing-from-gradient",
+    "bptt-uses-current-state",
+    "bptt-backward-weights-transposed",
+    "bptt-missing-future-term",
+    "ce-in-bits",
+    "clip-always-rescales",
+)
 SOLUTION_SOURCE = (SOLUTION / "rnn.py").read_text()
 
 
@@ -72,10 +85,17 @@ def _code_questions() -> list[CodeQuestion]:
 def test_a2_has_100_points_and_every_contract_function():
     assert A2.total_points == 100
     assert {q.function for q in _code_questions()} == {
-        "rnn_forward", "bptt_final_state", "bptt_sequence_ce", "clip_by_global_norm", "sequence_perplexity"}
+        "rnn_forward",
+        "bptt_final_state",
+        "bptt_sequence_ce",
+        "clip_by_global_norm",
+        "sequence_perplexity",
+    }
     assert {q.function: q.forbidden for q in _code_questions() if q.forbidden} == {
-        "bptt_final_state": suite.NO_AUTOGRAD, "bptt_sequence_ce": suite.NO_AUTOGRAD,
-        "clip_by_global_norm": ("torch.nn.utils.clip_grad_norm_",)}
+        "bptt_final_state": suite.NO_AUTOGRAD,
+        "bptt_sequence_ce": suite.NO_AUTOGRAD,
+        "clip_by_global_norm": ("torch.nn.utils.clip_grad_norm_",),
+    }
 
 
 def test_a2_two_students_get_different_numbers_and_full_marks(tmp_path):
@@ -90,14 +110,18 @@ def test_a2_two_students_get_different_numbers_and_full_marks(tmp_path):
     for i, sid in enumerate(ids):
         folder = _submit(tmp_path, SOLUTION_SOURCE, ANSWER_KEY.to_toml(sid), name=f"s{i}")
         report = grade_submission(folder, A2, student=sid, limits=FAST)
-        assert report.score == 100, [(q.question_id, q.feedback) for q in report.questions if q.score < q.max_score]
+        assert report.score == 100, [
+            (q.question_id, q.feedback) for q in report.questions if q.score < q.max_score
+        ]
     # one student's answers are not another's
     folder = _submit(tmp_path, SOLUTION_SOURCE, ANSWER_KEY.to_toml(ids[0]), name="swap")
-    swapped = grade_submission(folder, _only("a2.w_g_matrix", "a2.w_perplexity"), student=ids[1], limits=FAST)
+    swapped = grade_submission(
+        folder, _only("a2.w_g_matrix", "a2.w_perplexity"), student=ids[1], limits=FAST
+    )
     assert swapped.score < swapped.max_score
 
 
-TORCH_FLOAT32 = '''
+TORCH_FLOAT32 = """
 import torch
 
 def _t(a):
@@ -152,13 +176,15 @@ def clip_by_global_norm(grads, max_norm):
 def sequence_perplexity(logits, targets):
     ce = torch.nn.functional.cross_entropy(_t(logits), torch.as_tensor(targets)).item()
     return ce, torch.exp(torch.tensor(ce)).item()
-'''
+"""
 
 
 def test_a2_torch_float32_column_style_gets_full_marks(tmp_path):
     code_only = dataclasses.replace(A2, questions=tuple(_code_questions()))
     report = grade_submission(_submit(tmp_path, TORCH_FLOAT32), code_only, limits=FAST)
-    assert report.score == 70, [(q.question_id, q.feedback) for q in report.questions if q.score < q.max_score]
+    assert report.score == 70, [
+        (q.question_id, q.feedback) for q in report.questions if q.score < q.max_score
+    ]
 
 
 # ------------------------------------------------------------------ student-style mistakes
@@ -171,74 +197,161 @@ def _edit(source: str, *pairs: tuple[str, str]) -> str:
     return source
 
 
-_LAST_USE_ONLY = '''
+_LAST_USE_ONLY = """
 def bptt_final_state(X, W_x, W_h, b_h, y, h0=None):
     X = np.asarray(X, dtype=np.float64)
     Z, Hs = rnn_forward(X, W_x, W_h, b_h, h0)
     g_z = (Hs[-1] - y) * (1.0 - Hs[-1] ** 2)  # the loss is at the last step only
     return {"W_x": np.outer(g_z, X[-1]), "W_h": np.outer(g_z, Hs[-2]), "b_h": g_z}
-'''
+"""
 
-_CLIP_PER_TENSOR = '''
+_CLIP_PER_TENSOR = """
 def clip_by_global_norm(grads, max_norm):
     out = {}
     for k, g in grads.items():
         n = np.linalg.norm(g)
         out[k] = g * (max_norm / n) if n > max_norm else g
     return out
-'''
+"""
 
 MISTAKES = {
-    "rnn-weights-transposed": ("a2.rnn_forward", _edit(
-        SOLUTION_SOURCE, ("Z[t] = X[t] @ W_x.T + h @ W_h.T + b_h", "Z[t] = X[t] @ W_x.T + h @ W_h + b_h"))),
+    "rnn-weights-transposed": (
+        "a2.rnn_forward",
+        _edit(
+            SOLUTION_SOURCE,
+            ("Z[t] = X[t] @ W_x.T + h @ W_h.T + b_h", "Z[t] = X[t] @ W_x.T + h @ W_h + b_h"),
+        ),
+    ),
     "bptt-last-use-only": ("a2.bptt_final_state", SOLUTION_SOURCE + _LAST_USE_ONLY),
-    "bptt-missing-tanh-derivative": ("a2.bptt_final_state", _edit(
-        SOLUTION_SOURCE, ("g_z[t] = g_h * (1.0 - Hs[t] ** 2)", "g_z[t] = g_h"))),
-    "bptt-derivative-of-preactivation": ("a2.bptt_sequence_ce", _edit(
-        SOLUTION_SOURCE,
-        ("def _backward(X, W_h, Hs, h0, direct):", "def _backward(X, W_h, Hs, h0, direct, Z):"),
-        ("g_z[t] = g_h * (1.0 - Hs[t] ** 2)", "g_z[t] = g_h * (1.0 - Z[t] ** 2)"),
-        ("return _backward(X, W_h, Hs, h0, direct)", "return _backward(X, W_h, Hs, h0, direct, Z)"),
-        ("_backward(X, W_h, Hs, h0, g_a @ W_o)", "_backward(X, W_h, Hs, h0, g_a @ W_o, Z)"))),
-    "bptt-outer-product-transposed": ("a2.bptt_final_state", _edit(
-        SOLUTION_SOURCE, ('"W_x": g_z.T @ X, "W_h": g_z.T @ H_prev', '"W_x": X.T @ g_z, "W_h": H_prev.T @ g_z'))),
-    "ce-sum-not-mean": ("a2.bptt_sequence_ce", _edit(
-        SOLUTION_SOURCE, ("loss = float(-logp[rows, targets].mean())", "loss = float(-logp[rows, targets].sum())"),
-        ("    g_a /= T  # divide by T once, at the loss derivative\n", ""))),
-    "ce-double-mean": ("a2.bptt_sequence_ce", _edit(
-        SOLUTION_SOURCE, ("    return loss, grads\n", "    return loss, {k: v / T for k, v in grads.items()}\n"))),
-    "bptt-missing-direct-term": ("a2.bptt_sequence_ce", _edit(
-        SOLUTION_SOURCE, ("grads = _backward(X, W_h, Hs, h0, g_a @ W_o)",
-                          "direct = np.zeros_like(Hs)\n    direct[-1] = g_a[-1] @ W_o\n"
-                          "    grads = _backward(X, W_h, Hs, h0, direct)"))),
+    "bptt-missing-tanh-derivative": (
+        "a2.bptt_final_state",
+        _edit(SOLUTION_SOURCE, ("g_z[t] = g_h * (1.0 - Hs[t] ** 2)", "g_z[t] = g_h")),
+    ),
+    "bptt-derivative-of-preactivation": (
+        "a2.bptt_sequence_ce",
+        _edit(
+            SOLUTION_SOURCE,
+            ("def _backward(X, W_h, Hs, h0, direct):", "def _backward(X, W_h, Hs, h0, direct, Z):"),
+            ("g_z[t] = g_h * (1.0 - Hs[t] ** 2)", "g_z[t] = g_h * (1.0 - Z[t] ** 2)"),
+            (
+                "return _backward(X, W_h, Hs, h0, direct)",
+                "return _backward(X, W_h, Hs, h0, direct, Z)",
+            ),
+            ("_backward(X, W_h, Hs, h0, g_a @ W_o)", "_backward(X, W_h, Hs, h0, g_a @ W_o, Z)"),
+        ),
+    ),
+    "bptt-outer-product-transposed": (
+        "a2.bptt_final_state",
+        _edit(
+            SOLUTION_SOURCE,
+            ('"W_x": g_z.T @ X, "W_h": g_z.T @ H_prev', '"W_x": X.T @ g_z, "W_h": H_prev.T @ g_z'),
+        ),
+    ),
+    "ce-sum-not-mean": (
+        "a2.bptt_sequence_ce",
+        _edit(
+            SOLUTION_SOURCE,
+            (
+                "loss = float(-logp[rows, targets].mean())",
+                "loss = float(-logp[rows, targets].sum())",
+            ),
+            ("    g_a /= T  # divide by T once, at the loss derivative\n", ""),
+        ),
+    ),
+    "ce-double-mean": (
+        "a2.bptt_sequence_ce",
+        _edit(
+            SOLUTION_SOURCE,
+            ("    return loss, grads\n", "    return loss, {k: v / T for k, v in grads.items()}\n"),
+        ),
+    ),
+    "bptt-missing-direct-term": (
+        "a2.bptt_sequence_ce",
+        _edit(
+            SOLUTION_SOURCE,
+            (
+                "grads = _backward(X, W_h, Hs, h0, g_a @ W_o)",
+                "direct = np.zeros_like(Hs)\n    direct[-1] = g_a[-1] @ W_o\n"
+                "    grads = _backward(X, W_h, Hs, h0, direct)",
+            ),
+        ),
+    ),
     "clip-per-tensor": ("a2.clip_by_global_norm", SOLUTION_SOURCE + _CLIP_PER_TENSOR),
-    "perplexity-base-2": ("a2.sequence_perplexity", _edit(
-        SOLUTION_SOURCE, ("return ce, float(np.exp(ce))", "return ce, float(2.0 ** ce)"))),
-    "rnn-h0-ignored": ("a2.rnn_forward", _edit(
-        SOLUTION_SOURCE, ("    h = np.zeros(H) if h0 is None else np.asarray(h0, dtype=np.float64)  # (H,)\n",
-                          "    h = np.zeros(H)  # h_{-1}\n"))),
-    "bptt-h0-missing-from-gradient": ("a2.bptt_final_state", _edit(
-        SOLUTION_SOURCE, ("H_prev = np.vstack([np.zeros((1, H)) if h0 is None else np.asarray(h0, dtype=np.float64)[None], Hs[:-1]])",
-                          "H_prev = np.vstack([np.zeros((1, H)), Hs[:-1]])"))),
-    "bptt-uses-current-state": ("a2.bptt_sequence_ce", _edit(
-        SOLUTION_SOURCE, ('"W_h": g_z.T @ H_prev', '"W_h": g_z.T @ Hs'))),
-    "bptt-backward-weights-transposed": ("a2.bptt_final_state", _edit(
-        SOLUTION_SOURCE, ("future = g_z[t] @ W_h", "future = g_z[t] @ W_h.T"))),
-    "bptt-missing-future-term": ("a2.bptt_sequence_ce", _edit(
-        SOLUTION_SOURCE, ("future = g_z[t] @ W_h", "future = np.zeros(H)  # each loss stays at its step"))),
-    "ce-in-bits": ("a2.sequence_perplexity", _edit(
-        SOLUTION_SOURCE, ("ce = float(-logp[np.arange(len(targets)), targets].mean())",
-                          "ce = float(-logp[np.arange(len(targets)), targets].mean() / np.log(2))"),
-        ("return ce, float(np.exp(ce))", "return ce, float(2.0 ** ce)"))),
-    "clip-always-rescales": ("a2.clip_by_global_norm", _edit(
-        SOLUTION_SOURCE, ("scale = 1.0 if norm <= max_norm else max_norm / norm", "scale = max_norm / norm"))),
+    "perplexity-base-2": (
+        "a2.sequence_perplexity",
+        _edit(SOLUTION_SOURCE, ("return ce, float(np.exp(ce))", "return ce, float(2.0 ** ce)")),
+    ),
+    "rnn-h0-ignored": (
+        "a2.rnn_forward",
+        _edit(
+            SOLUTION_SOURCE,
+            (
+                "    h = np.zeros(H) if h0 is None else np.asarray(h0, dtype=np.float64)  # (H,)\n",
+                "    h = np.zeros(H)  # h_{-1}\n",
+            ),
+        ),
+    ),
+    "bptt-h0-missing-from-gradient": (
+        "a2.bptt_final_state",
+        _edit(
+            SOLUTION_SOURCE,
+            (
+                "H_prev = np.vstack([np.zeros((1, H)) if h0 is None else np.asarray(h0, dtype=np.float64)[None], Hs[:-1]])",
+                "H_prev = np.vstack([np.zeros((1, H)), Hs[:-1]])",
+            ),
+        ),
+    ),
+    "bptt-uses-current-state": (
+        "a2.bptt_sequence_ce",
+        _edit(SOLUTION_SOURCE, ('"W_h": g_z.T @ H_prev', '"W_h": g_z.T @ Hs')),
+    ),
+    "bptt-backward-weights-transposed": (
+        "a2.bptt_final_state",
+        _edit(SOLUTION_SOURCE, ("future = g_z[t] @ W_h", "future = g_z[t] @ W_h.T")),
+    ),
+    "bptt-missing-future-term": (
+        "a2.bptt_sequence_ce",
+        _edit(
+            SOLUTION_SOURCE,
+            ("future = g_z[t] @ W_h", "future = np.zeros(H)  # each loss stays at its step"),
+        ),
+    ),
+    "ce-in-bits": (
+        "a2.sequence_perplexity",
+        _edit(
+            SOLUTION_SOURCE,
+            (
+                "ce = float(-logp[np.arange(len(targets)), targets].mean())",
+                "ce = float(-logp[np.arange(len(targets)), targets].mean() / np.log(2))",
+            ),
+            ("return ce, float(np.exp(ce))", "return ce, float(2.0 ** ce)"),
+        ),
+    ),
+    "clip-always-rescales": (
+        "a2.clip_by_global_norm",
+        _edit(
+            SOLUTION_SOURCE,
+            ("scale = 1.0 if norm <= max_norm else max_norm / norm", "scale = max_norm / norm"),
+        ),
+    ),
 }
 # the forward-pass bug inside the BPTT questions: named as the root cause
-ROOT_CAUSE = {f"rnn-weights-transposed@{q}": (q, MISTAKES["rnn-weights-transposed"][1])
-              for q in ("a2.bptt_final_state", "a2.bptt_sequence_ce")}
-SUMMED_PERPLEXITY = {"ce-sum-not-mean@a2.sequence_perplexity": ("a2.sequence_perplexity", _edit(
-    SOLUTION_SOURCE, ("ce = float(-logp[np.arange(len(targets)), targets].mean())",
-                      "ce = float(-logp[np.arange(len(targets)), targets].sum())")))}
+ROOT_CAUSE = {
+    f"rnn-weights-transposed@{q}": (q, MISTAKES["rnn-weights-transposed"][1])
+    for q in ("a2.bptt_final_state", "a2.bptt_sequence_ce")
+}
+SUMMED_PERPLEXITY = {
+    "ce-sum-not-mean@a2.sequence_perplexity": (
+        "a2.sequence_perplexity",
+        _edit(
+            SOLUTION_SOURCE,
+            (
+                "ce = float(-logp[np.arange(len(targets)), targets].mean())",
+                "ce = float(-logp[np.arange(len(targets)), targets].sum())",
+            ),
+        ),
+    )
+}
 
 
 def test_a2_every_catalog_id_has_a_student_style_mistake():
@@ -281,7 +394,11 @@ def test_a2_mutants_pairwise_separated_on_hidden_cases():
         for option in range(4):  # every natural form of a mutant separates from the others
             outs = [_outputs(q, c, option) for c in hidden]
             for a, b in itertools.combinations(["reference", *q.mutants], 2):
-                assert any(compare(o[a], o[b], q.tolerance, names=q.output_names) for o in outs), (q.id, a, b)
+                assert any(compare(o[a], o[b], q.tolerance, names=q.output_names) for o in outs), (
+                    q.id,
+                    a,
+                    b,
+                )
 
 
 def test_a2_every_catalog_id_reachable_from_a_hidden_case():
@@ -291,11 +408,18 @@ def test_a2_every_catalog_id_reachable_from_a_hidden_case():
             if case.visible:
                 continue
             outs = _outputs(q, case)
-            reached |= {mid for mid in q.mutants
-                        if compare(outs[mid], outs["reference"], q.tolerance, names=q.output_names)}
+            reached |= {
+                mid
+                for mid in q.mutants
+                if compare(outs[mid], outs["reference"], q.tolerance, names=q.output_names)
+            }
     assert reached == set(A2_IDS)
-    written = {wf.misconception for q in A2.questions if isinstance(q, WrittenQuestion) and q.wrong_forms
-               for wf in q.wrong_forms(VARIANT.numbers(None))}
+    written = {
+        wf.misconception
+        for q in A2.questions
+        if isinstance(q, WrittenQuestion) and q.wrong_forms
+        for wf in q.wrong_forms(VARIANT.numbers(None))
+    }
     assert written <= set(A2_IDS)
 
 
@@ -316,7 +440,7 @@ def test_a2_hidden_cases_have_non_square_input_weights_and_large_preactivations(
 def test_a2_written_wrong_answers_are_named(tmp_path):
     v = VARIANT.numbers(None)
     g = suite.g_matrix(v)
-    wrong = f'''
+    wrong = f"""
 tanh_derivative = "1 - z^2"
 bptt_recurrence = "B"
 g_matrix = {np.array(g).T.tolist()}
@@ -325,8 +449,10 @@ perplexity = {2.0 ** v["ce_nats"]!r}
 teacher_forcing = "A"
 clipped_b_h = {v["clip"]["g_b_h"]}
 path_factors = [0.5, 0.5]
-'''
-    written = dataclasses.replace(A2, questions=tuple(q for q in A2.questions if isinstance(q, WrittenQuestion)))
+"""
+    written = dataclasses.replace(
+        A2, questions=tuple(q for q in A2.questions if isinstance(q, WrittenQuestion))
+    )
     report = grade_submission(_submit(tmp_path, SOLUTION_SOURCE, wrong), written, limits=FAST)
     named = {q.question_id: q.misconceptions for q in report.questions}
     assert report.score == 0
@@ -347,14 +473,18 @@ def test_a2_written_expected_values_agree_with_torch():
 
     v = VARIANT.numbers("alice@example.edu")
     r = v["rnn"]
-    X, W_x, W_h, b_h, y = (torch.tensor(r[k], dtype=torch.float64) for k in ("X", "W_x", "W_h", "b_h", "y"))
+    X, W_x, W_h, b_h, y = (
+        torch.tensor(r[k], dtype=torch.float64) for k in ("X", "W_x", "W_h", "b_h", "y")
+    )
     # G_1 by autograd: give the use of W_h at t = 1 its own copy of the matrix
     copies = [W_h.clone().requires_grad_(True) for _ in range(3)]
     h = torch.zeros(2, dtype=torch.float64)
     for t in range(3):
         h = torch.tanh(X[t] @ W_x.T + h @ copies[t].T + b_h)
     (0.5 * ((h - y) ** 2).sum()).backward()
-    np.testing.assert_allclose(suite.g_matrix(v), copies[r["t"]].grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        suite.g_matrix(v), copies[r["t"]].grad.numpy(), rtol=1e-10, atol=1e-12
+    )
     # clipping: torch's own clip_grad_norm_ on the same two arrays
     params = [torch.zeros(2, 2, requires_grad=True), torch.zeros(2, requires_grad=True)]
     params[0].grad = torch.tensor(v["clip"]["g_W_h"], dtype=torch.float64).float()
@@ -368,15 +498,26 @@ def test_a2_written_expected_values_agree_with_torch():
 
 def test_a2_every_variant_separates_the_written_wrong_forms():
     """Each pooled microscope (and its unit swap), and many ids for the other numbers."""
+
     def far(a, b, tol) -> bool:
         a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-        return a.shape != b.shape or bool(np.max(np.abs(a - b) / (tol.atol + tol.rtol * np.abs(b))) > 10)
+        return a.shape != b.shape or bool(
+            np.max(np.abs(a - b) / (tol.atol + tol.rtol * np.abs(b))) > 10
+        )
 
     gq, cq, pq = (A2.question(q) for q in ("a2.w_g_matrix", "a2.w_clipped_b_h", "a2.w_perplexity"))
     for seed in range(2 * len(VARIANT._POOL)):
         X, W_x, W_h, b_h, y = VARIANT._rnn_numbers(seed)
-        v = {"rnn": {"X": X.tolist(), "W_x": W_x.tolist(), "W_h": W_h.tolist(), "b_h": b_h.tolist(),
-                     "y": y.tolist(), "t": 1}}
+        v = {
+            "rnn": {
+                "X": X.tolist(),
+                "W_x": W_x.tolist(),
+                "W_h": W_h.tolist(),
+                "b_h": b_h.tolist(),
+                "y": y.tolist(),
+                "t": 1,
+            }
+        }
         want = gq.expected(v)
         for wf in gq.wrong_forms(v):
             assert far(wf.answer, want, gq.tolerance), (seed, wf.misconception)
@@ -388,10 +529,18 @@ def test_a2_every_variant_separates_the_written_wrong_forms():
 
 
 def test_a2_variant_tool_prints_the_students_numbers():
-    out = subprocess.run([sys.executable, str(HANDOUT / "variant.py"), "alice@example.edu"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, str(HANDOUT / "variant.py"), "alice@example.edu"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     v = VARIANT.numbers("alice@example.edu")
-    assert str(v["rnn"]["W_h"]) in out and str(v["ce_nats"]) in out and str(v["clip"]["max_norm"]) in out
+    assert (
+        str(v["rnn"]["W_h"]) in out
+        and str(v["ce_nats"]) in out
+        and str(v["clip"]["max_norm"]) in out
+    )
     assert VARIANT.seed_for(None) == VARIANT.seed_for("  ") == 0
     assert VARIANT.seed_for(" Alice@Example.edu ") == VARIANT.seed_for("alice@example.edu")
 

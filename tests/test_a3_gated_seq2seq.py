@@ -297,13 +297,33 @@ MISTAKES: dict[str, tuple[str, list[tuple[str, str]]]] = {
             ("return bp * math.exp(log_sum / max_n)", "return bp * (log_sum / max_n)"),
         ],
     ),
-    "greedy-returns-bos": ("a3.greedy", [("        if w == eos:\n            break\n    return tokens[1:]",
-                                          "        if w == eos:\n            break\n    return tokens")]),
-    "greedy-ignores-eos": ("a3.greedy", [("        if w == eos:\n            break\n    return tokens[1:]",
-                                          "    return tokens[1:]")]),
-    "greedy-ties-to-larger-id": ("a3.greedy", [
-        ("w = int(np.argmax(logp))  # the first maximum: the smaller id on a tie",
-         "w = int(len(logp) - 1 - np.argmax(logp[::-1]))")]),
+    "greedy-returns-bos": (
+        "a3.greedy",
+        [
+            (
+                "        if w == eos:\n            break\n    return tokens[1:]",
+                "        if w == eos:\n            break\n    return tokens",
+            )
+        ],
+    ),
+    "greedy-ignores-eos": (
+        "a3.greedy",
+        [
+            (
+                "        if w == eos:\n            break\n    return tokens[1:]",
+                "    return tokens[1:]",
+            )
+        ],
+    ),
+    "greedy-ties-to-larger-id": (
+        "a3.greedy",
+        [
+            (
+                "w = int(np.argmax(logp))  # the first maximum: the smaller id on a tie",
+                "w = int(len(logp) - 1 - np.argmax(logp[::-1]))",
+            )
+        ],
+    ),
 }
 
 
@@ -424,7 +444,9 @@ def test_a3_hidden_cases_have_the_designed_features():
             assert c_total < sum(min(len(r) for r in rs) for rs in refs)
             assert any(_closest(len(cand), rs) != min(rs, key=len) for cand, rs in zip(cands, refs))
     # more long corpora than short ones: an inverted condition must not look like "no penalty"
-    assert kinds["tie"] == 1 and kinds["zero"] == 1 and kinds["long"] > kinds["short"] + kinds["tie"]
+    assert (
+        kinds["tie"] == 1 and kinds["zero"] == 1 and kinds["long"] > kinds["short"] + kinds["tie"]
+    )
 
 
 def test_a3_bleu_hidden_cases_agree_with_nltk():
@@ -461,7 +483,9 @@ def test_a3_cell_hidden_cases_agree_with_torch():
                 p.copy_(v)
             want = cell(x[None], h[None])[0].numpy()
         np.testing.assert_allclose(run_trusted(suite.gated.gru_cell, c), want, rtol=1e-10)
-    assert run_trusted(suite.gated.gru_cell, A3.question("a3.gru_cell").cases(0)[0]) == pytest.approx([0.41])
+    assert run_trusted(
+        suite.gated.gru_cell, A3.question("a3.gru_cell").cases(0)[0]
+    ) == pytest.approx([0.41])
 
 
 # ------------------------------------------------------------------ written questions

@@ -72,7 +72,9 @@ def test_a6_two_students_get_different_hidden_cases_and_full_marks(tmp_path):
     for sid in ("ada@uni.edu", "grace@uni.edu"):
         folder = _submit(tmp_path, SOLUTION_SRC, _answers_toml(sid), name=sid.split("@")[0])
         report = grade_submission(folder, A6, student=sid, limits=FAST)
-        assert report.score == 100, [(q.question_id, q.feedback) for q in report.questions if q.score < q.max_score]
+        assert report.score == 100, [
+            (q.question_id, q.feedback) for q in report.questions if q.score < q.max_score
+        ]
         seeds[sid] = report.seed
     a, b = seeds.values()
     assert a != b
@@ -86,7 +88,7 @@ def test_a6_two_students_get_different_hidden_cases_and_full_marks(tmp_path):
     assert key.answers("ada@uni.edu") != key.answers("grace@uni.edu")
 
 
-OTHER_STYLE = '''
+OTHER_STYLE = """
 import re
 import torch
 
@@ -185,61 +187,127 @@ def span_corruption(tokens, spans, sentinel_ids):
             targets.append(sentinel_ids[starts[t]])
         (inputs if keep[t] else targets).append(int(tokens[t]))
     return inputs, targets + [sentinel_ids[len(spans)]]
-'''
+"""
 
 
 def test_a6_other_style_torch_and_loops_gets_full_marks(tmp_path):
-    code_only = dataclasses.replace(A6, questions=tuple(q for q in A6.questions if isinstance(q, CodeQuestion)))
-    report = grade_submission(_submit(tmp_path, OTHER_STYLE), code_only, student="someone", limits=FAST)
-    assert report.score == 60, [(q.question_id, q.feedback) for q in report.questions if q.score < q.max_score]
+    code_only = dataclasses.replace(
+        A6, questions=tuple(q for q in A6.questions if isinstance(q, CodeQuestion))
+    )
+    report = grade_submission(
+        _submit(tmp_path, OTHER_STYLE), code_only, student="someone", limits=FAST
+    )
+    assert report.score == 60, [
+        (q.question_id, q.feedback) for q in report.questions if q.score < q.max_score
+    ]
 
 
 # ---------------------------------------------------------------- one mistake each, as a student writes it
 
 MISTAKES = {
-    "bpe-no-end-of-word/learn": ("a6.bpe_learn", "bpe-no-end-of-word",
-                                 "corpus = {tuple(word) + (END,): n", "corpus = {tuple(word): n"),
-    "bpe-no-end-of-word/segment": ("a6.bpe_segment", "bpe-no-end-of-word",
-                                   "symbols = tuple(word) + (END,)\n    for a, b",
-                                   "symbols = tuple(word)\n    for a, b"),
-    "bpe-unweighted-pair-counts": ("a6.bpe_learn", "bpe-unweighted-pair-counts",
-                                   "pairs[pair] += n", "pairs[pair] += 1"),
-    "bert-mask-no-random-or-keep": ("a6.bert_mask", "bert-mask-no-random-or-keep",
-                                    "inputs[to_mask] = mask_id\n    inputs[to_random] = random_ids[to_random]",
-                                    "inputs[selected] = mask_id"),
-    "bert-labels-all-positions": ("a6.bert_mask", "bert-labels-all-positions",
-                                  "labels = np.where(selected, tokens, -100)", "labels = tokens.copy()"),
-    "bert-masks-specials": ("a6.bert_mask", "bert-masks-specials",
-                            "selected = (rng.random(n) < p) & ~np.isin(tokens, list(special_ids))",
-                            "selected = rng.random(n) < p"),
-    "lm-targets-not-shifted": ("a6.next_token_targets", "lm-targets-not-shifted",
-                               "targets = tokens[:, 1:].copy()", "targets = tokens[:, :-1].copy()"),
-    "lm-inputs-not-truncated": ("a6.next_token_targets", "lm-inputs-not-truncated",
-                                "inputs = tokens[:, :-1]  # (B, T-1)", "inputs = tokens  # (B, T)"),
-    "lm-targets-padding-kept": ("a6.next_token_targets", "lm-targets-padding-kept",
-                                "targets[targets == pad_id] = -100", "pass"),
-    "params-lm-head-counted-when-tied": ("a6.transformer_parameter_count", "params-lm-head-counted-when-tied",
-                                         '"lm_head": 0 if tied_embeddings else vocab_size * d',
-                                         '"lm_head": vocab_size * d'),
-    "params-missing-biases": ("a6.transformer_parameter_count", "params-missing-biases",
-                              "return n_in * n_out + (n_out if biases else 0)", "return n_in * n_out"),
-    "params-missing-norms": ("a6.transformer_parameter_count", "params-missing-norms",
-                             'norm_size = {"layernorm": 2 * d, "rmsnorm": d}[norm]', "norm_size = 0"),
-    "params-missing-position-embedding": ("a6.transformer_parameter_count", "params-missing-position-embedding",
-                                          '"position_embedding": max_positions * d',
-                                          '"position_embedding": 0'),
-    "params-swiglu-two-matrices": ("a6.transformer_parameter_count", "params-swiglu-two-matrices",
-                                   "feed_forward = 2 * linear(d, d_ff) + linear(d_ff, d)",
-                                   "feed_forward = linear(d, d_ff) + linear(d_ff, d)"),
+    "bpe-no-end-of-word/learn": (
+        "a6.bpe_learn",
+        "bpe-no-end-of-word",
+        "corpus = {tuple(word) + (END,): n",
+        "corpus = {tuple(word): n",
+    ),
+    "bpe-no-end-of-word/segment": (
+        "a6.bpe_segment",
+        "bpe-no-end-of-word",
+        "symbols = tuple(word) + (END,)\n    for a, b",
+        "symbols = tuple(word)\n    for a, b",
+    ),
+    "bpe-unweighted-pair-counts": (
+        "a6.bpe_learn",
+        "bpe-unweighted-pair-counts",
+        "pairs[pair] += n",
+        "pairs[pair] += 1",
+    ),
+    "bert-mask-no-random-or-keep": (
+        "a6.bert_mask",
+        "bert-mask-no-random-or-keep",
+        "inputs[to_mask] = mask_id\n    inputs[to_random] = random_ids[to_random]",
+        "inputs[selected] = mask_id",
+    ),
+    "bert-labels-all-positions": (
+        "a6.bert_mask",
+        "bert-labels-all-positions",
+        "labels = np.where(selected, tokens, -100)",
+        "labels = tokens.copy()",
+    ),
+    "bert-masks-specials": (
+        "a6.bert_mask",
+        "bert-masks-specials",
+        "selected = (rng.random(n) < p) & ~np.isin(tokens, list(special_ids))",
+        "selected = rng.random(n) < p",
+    ),
+    "lm-targets-not-shifted": (
+        "a6.next_token_targets",
+        "lm-targets-not-shifted",
+        "targets = tokens[:, 1:].copy()",
+        "targets = tokens[:, :-1].copy()",
+    ),
+    "lm-inputs-not-truncated": (
+        "a6.next_token_targets",
+        "lm-inputs-not-truncated",
+        "inputs = tokens[:, :-1]  # (B, T-1)",
+        "inputs = tokens  # (B, T)",
+    ),
+    "lm-targets-padding-kept": (
+        "a6.next_token_targets",
+        "lm-targets-padding-kept",
+        "targets[targets == pad_id] = -100",
+        "pass",
+    ),
+    "params-lm-head-counted-when-tied": (
+        "a6.transformer_parameter_count",
+        "params-lm-head-counted-when-tied",
+        '"lm_head": 0 if tied_embeddings else vocab_size * d',
+        '"lm_head": vocab_size * d',
+    ),
+    "params-missing-biases": (
+        "a6.transformer_parameter_count",
+        "params-missing-biases",
+        "return n_in * n_out + (n_out if biases else 0)",
+        "return n_in * n_out",
+    ),
+    "params-missing-norms": (
+        "a6.transformer_parameter_count",
+        "params-missing-norms",
+        'norm_size = {"layernorm": 2 * d, "rmsnorm": d}[norm]',
+        "norm_size = 0",
+    ),
+    "params-missing-position-embedding": (
+        "a6.transformer_parameter_count",
+        "params-missing-position-embedding",
+        '"position_embedding": max_positions * d',
+        '"position_embedding": 0',
+    ),
+    "params-swiglu-two-matrices": (
+        "a6.transformer_parameter_count",
+        "params-swiglu-two-matrices",
+        "feed_forward = 2 * linear(d, d_ff) + linear(d_ff, d)",
+        "feed_forward = linear(d, d_ff) + linear(d_ff, d)",
+    ),
     # round 2 (contract §9): T5 span corruption
-    "span-no-final-sentinel": ("a6.span_corruption", "span-no-final-sentinel",
-                               "    targets.append(int(sentinel_ids[len(spans)]))\n", ""),
-    "span-sentinels-out-of-order": ("a6.span_corruption", "span-sentinels-out-of-order",
-                                    "    tokens = [int(t) for t in tokens]\n",
-                                    "    tokens = [int(t) for t in tokens]\n    sentinel_ids = list(sentinel_ids)[::-1]\n"),
-    "span-tokens-left-in-inputs": ("a6.span_corruption", "span-tokens-left-in-inputs",
-                                   "inputs += tokens[pos:start] + [int(sentinel_ids[k])]",
-                                   "inputs += tokens[pos:start] + [int(sentinel_ids[k])] + tokens[start : start + length]"),
+    "span-no-final-sentinel": (
+        "a6.span_corruption",
+        "span-no-final-sentinel",
+        "    targets.append(int(sentinel_ids[len(spans)]))\n",
+        "",
+    ),
+    "span-sentinels-out-of-order": (
+        "a6.span_corruption",
+        "span-sentinels-out-of-order",
+        "    tokens = [int(t) for t in tokens]\n",
+        "    tokens = [int(t) for t in tokens]\n    sentinel_ids = list(sentinel_ids)[::-1]\n",
+    ),
+    "span-tokens-left-in-inputs": (
+        "a6.span_corruption",
+        "span-tokens-left-in-inputs",
+        "inputs += tokens[pos:start] + [int(sentinel_ids[k])]",
+        "inputs += tokens[pos:start] + [int(sentinel_ids[k])] + tokens[start : start + length]",
+    ),
 }
 
 
@@ -247,7 +315,9 @@ MISTAKES = {
 def test_a6_single_mistake_is_named(tmp_path, label):
     qid, mid, old, new = MISTAKES[label]
     assert SOLUTION_SRC.count(old) == 1, old
-    report = grade_submission(_submit(tmp_path, SOLUTION_SRC.replace(old, new)), _only(qid), limits=FAST)
+    report = grade_submission(
+        _submit(tmp_path, SOLUTION_SRC.replace(old, new)), _only(qid), limits=FAST
+    )
     (q,) = report.questions
     assert q.misconceptions == [mid], q.feedback
     assert q.score < q.max_score
@@ -259,13 +329,13 @@ def test_a6_every_catalog_id_has_a_mistake_test():
     assert set(_a6_ids()) == covered
 
 
-WRONG_ANSWERS = '''
+WRONG_ANSWERS = """
 per_block_formula = "12 d^2 + 4 d"
 gpt2_small_total = {untied}
 swiglu_ffn = {two}
 bert_80_10_10 = "D"
 bpe_by_hand = {bpe}
-'''
+"""
 
 
 def test_a6_written_wrong_forms_are_named(tmp_path):
@@ -273,9 +343,16 @@ def test_a6_written_wrong_forms_are_named(tmp_path):
     untied = params.transformer_parameter_count(*suite.GPT2_SMALL, tied_embeddings=False)["total"]
     assert untied == 124_439_808 + 50257 * 768  # slides: the tied head adds 0, an untied one V × d
     two = 2 * numbers["swiglu_d"] * numbers["swiglu_d_ff"]
-    bpe = [f"{a} {b}" for a, b in suite._bpe_learn_unweighted(numbers["bpe_corpus"], numbers["bpe_num_merges"])]
-    text = WRONG_ANSWERS.format(untied=untied, two=two, bpe="[" + ", ".join(f'"{s}"' for s in bpe) + "]")
-    written = dataclasses.replace(A6, questions=tuple(q for q in A6.questions if isinstance(q, WrittenQuestion)))
+    bpe = [
+        f"{a} {b}"
+        for a, b in suite._bpe_learn_unweighted(numbers["bpe_corpus"], numbers["bpe_num_merges"])
+    ]
+    text = WRONG_ANSWERS.format(
+        untied=untied, two=two, bpe="[" + ", ".join(f'"{s}"' for s in bpe) + "]"
+    )
+    written = dataclasses.replace(
+        A6, questions=tuple(q for q in A6.questions if isinstance(q, WrittenQuestion))
+    )
     folder = tmp_path / "w"
     folder.mkdir()
     (folder / "answers.toml").write_text(text)
@@ -285,7 +362,9 @@ def test_a6_written_wrong_forms_are_named(tmp_path):
     assert named["a6.gpt2_small_total"] == ["params-lm-head-counted-when-tied"]
     assert named["a6.swiglu_ffn"] == ["params-swiglu-two-matrices"]
     assert named["a6.bert_80_10_10"] == ["bert-mask-no-random-or-keep"]
-    if bpe != [f"{a} {b}" for a, b in suite.bpe.bpe_learn(numbers["bpe_corpus"], numbers["bpe_num_merges"])]:
+    if bpe != [
+        f"{a} {b}" for a, b in suite.bpe.bpe_learn(numbers["bpe_corpus"], numbers["bpe_num_merges"])
+    ]:
         assert named["a6.bpe_by_hand"] == ["bpe-unweighted-pair-counts"]
     answered = {"a6.per_block_formula", "a6.gpt2_small_total", "a6.swiglu_ffn", "a6.bert_80_10_10"}
     assert all(q.score == 0 for q in report.questions if q.question_id in answered)
@@ -304,8 +383,13 @@ def test_a6_mutants_pairwise_separated_on_hidden_cases(seed):
         outs = {k: [concrete(run_trusted(f, c)) for c in hidden] for k, f in fns.items()}
         names = list(fns)
         for i, a in enumerate(names):
-            for b in names[i + 1:]:
-                assert any(compare(x, y, exact=True) for x, y in zip(outs[a], outs[b])), (q.id, a, b, seed)
+            for b in names[i + 1 :]:
+                assert any(compare(x, y, exact=True) for x, y in zip(outs[a], outs[b])), (
+                    q.id,
+                    a,
+                    b,
+                    seed,
+                )
 
 
 @pytest.mark.parametrize("seed", [0, 777])
@@ -333,8 +417,10 @@ def test_a6_every_catalog_id_reachable_from_a_hidden_case():
         if isinstance(q, CodeQuestion) and q.custom is None:
             hidden = [c for c in q.cases(0) if not c.visible]
             for mid, fn in q.mutants.items():
-                if any(compare(concrete(run_trusted(fn, c)), run_trusted(q.reference, c), exact=True)
-                       for c in hidden):
+                if any(
+                    compare(concrete(run_trusted(fn, c)), run_trusted(q.reference, c), exact=True)
+                    for c in hidden
+                ):
                     reached.add(mid)
         elif isinstance(q, CodeQuestion):
             reached |= set(q.mutants)  # named by the judge (test above)
@@ -407,7 +493,9 @@ def test_a6_parameter_counts_of_every_case_match_a_torch_built_model(seed):
         assert want["attention_per_block"] == _numel(block.attn), case.name
         assert want["ffn_per_block"] == _numel(block.up) + _numel(block.down), case.name
         assert want["norms_per_block"] == _numel(block.ln_1) + _numel(block.ln_2), case.name
-        assert want["per_block"] == _numel(block) and want["final_norm"] == _numel(model.ln_f), case.name
+        assert want["per_block"] == _numel(block) and want["final_norm"] == _numel(model.ln_f), (
+            case.name
+        )
 
 
 # ---------------------------------------------------------------- the handout's public tests

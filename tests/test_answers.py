@@ -167,7 +167,9 @@ def test_as_choice() -> None:
     assert as_choice("a and c", "ABCD") == {"A", "C"}
     assert as_choice(["A", "c"], "ABCD") == {"A", "C"}
     assert as_choice("(B)") == {"B"}
-    assert as_choice("A.", "ABCD") == {"A"} and as_choice("C:", "ABCD") == {"C"}  # punctuation after a letter
+    assert as_choice("A.", "ABCD") == {"A"} and as_choice("C:", "ABCD") == {
+        "C"
+    }  # punctuation after a letter
     with pytest.raises(AnswerFormatError, match="not one of the choices"):
         as_choice("E", "ABCD")
     with pytest.raises(AnswerFormatError):
@@ -200,12 +202,16 @@ def test_latex_with_single_backslashes_in_a_basic_string() -> None:
 # ------------------------------------------------------------------ bounded reading (issue 15 items 7, 9, 11)
 
 
-@pytest.mark.parametrize("text, words", [
-    ("1/1e999999999", "exponent out of range"),
-    ("1e10000000", "exponent out of range"),
-    ("1" + "0" * 500, "501 digits"),
-    ("1/" + "3" * 5000, "5000 digits"),
-], ids=["1e999999999", "1e7", "501-digits", "5000-digit-fraction"])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("1/1e999999999", "exponent out of range"),
+        ("1e10000000", "exponent out of range"),
+        ("1" + "0" * 500, "501 digits"),
+        ("1/" + "3" * 5000, "5000 digits"),
+    ],
+    ids=["1e999999999", "1e7", "501-digits", "5000-digit-fraction"],
+)
 def test_as_number_refuses_sizes_no_answer_needs_before_computing(text: str, words: str) -> None:
     import time
 
@@ -213,7 +219,9 @@ def test_as_number_refuses_sizes_no_answer_needs_before_computing(text: str, wor
     with pytest.raises(AnswerFormatError, match=words):
         as_number(text)
     assert time.perf_counter() - started < 1.0  # Fraction("1e999999999") alone would never finish
-    assert as_number("1.5e-400") == 0.0 and as_number("2/" + "1" * 300) > 0  # within the bounds: read
+    assert (
+        as_number("1.5e-400") == 0.0 and as_number("2/" + "1" * 300) > 0
+    )  # within the bounds: read
 
 
 def test_huge_integers_are_read_as_not_finite_not_as_a_crash() -> None:
@@ -231,27 +239,40 @@ def test_a_line_nested_too_deeply_costs_only_its_key() -> None:
     assert sheet.get("deep").status == "error" and "nested too deeply" in sheet.get("deep").message
     sheet = parse_answers("a = 1\nb" + ".c" * 40 + " = 2\n")
     assert sheet.get("a").value == 1
-    assert [e.line for e in sheet.entries.values() if "more than 32 dotted parts" in (e.error or "")] == [2]
+    assert [
+        e.line for e in sheet.entries.values() if "more than 32 dotted parts" in (e.error or "")
+    ] == [2]
 
 
 def test_tomllibs_own_limits_read_as_syntax_errors_costing_their_key() -> None:
-    sheet = parse_answers("a = 1\nbig = " + "7" * 5000 + "\n")  # tomllib: ValueError past 4300 digits
+    sheet = parse_answers(
+        "a = 1\nbig = " + "7" * 5000 + "\n"
+    )  # tomllib: ValueError past 4300 digits
     assert sheet.get("a").value == 1 and sheet.get("big").status == "error"
-    sheet = parse_answers("a = 1\ndeep = " + "[\n" * 3000 + "]\n" * 3000)  # RecursionError across lines
+    sheet = parse_answers(
+        "a = 1\ndeep = " + "[\n" * 3000 + "]\n" * 3000
+    )  # RecursionError across lines
     assert sheet.get("a").value == 1 and sheet.get("deep").status == "error"
 
 
 def test_each_keys_line_is_found_in_one_pass() -> None:
     text = 'x = 1\n[t]\n"q.r" = 2\ny . z = 3\n[u.v]\nw = 4\n'
     sheet = parse_answers(text)
-    assert {k: e.line for k, e in sheet.entries.items()} == {"x": 1, "t.q.r": 3, "t.y.z": 4, "u.v.w": 6}
+    assert {k: e.line for k, e in sheet.entries.items()} == {
+        "x": 1,
+        "t.q.r": 3,
+        "t.y.z": 4,
+        "u.v.w": 6,
+    }
 
 
 def test_a_long_header_line_is_read_in_linear_time() -> None:
     import time
 
     started = time.perf_counter()
-    sheet = parse_answers("a = 1\n[" + " " * 200_000 + "x\nb = [\n")  # was cubic: 15 s for 2,000 spaces
+    sheet = parse_answers(
+        "a = 1\n[" + " " * 200_000 + "x\nb = [\n"
+    )  # was cubic: 15 s for 2,000 spaces
     assert time.perf_counter() - started < 5 and sheet.get("a").value == 1
 
 

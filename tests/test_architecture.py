@@ -139,15 +139,20 @@ def test_no_import_circles():
 
 
 def test_reference_imports_nothing_from_grader():
-    bad = {m: ts for m, ts in project_graph().items() if m.startswith("reference") and any(
-        t.startswith("grader") for t in ts)}
+    bad = {
+        m: ts
+        for m, ts in project_graph().items()
+        if m.startswith("reference") and any(t.startswith("grader") for t in ts)
+    }
     assert bad == {}
 
 
 def test_the_checker_catches_a_forbidden_import_and_a_circle():
     """The checks above can fail: a planted sandbox → engine import and an a ↔ b circle."""
     graph = project_graph()
-    graph["grader.sandbox.launcher"] = set(graph["grader.sandbox.launcher"]) | {"grader.engine.grade"}
+    graph["grader.sandbox.launcher"] = set(graph["grader.sandbox.launcher"]) | {
+        "grader.engine.grade"
+    }
     graph["reference.attention"] = set(graph["reference.attention"]) | {"grader.questions"}
     found = violations(graph)
     assert "grader.sandbox.launcher imports grader.engine.grade (sandbox → engine)" in found

@@ -24,7 +24,9 @@ STUDENTS = ("alice@example.edu", "s1234567")
 
 
 def _answer_key(aid: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"_{aid}_answer_key", ROOT / "solutions" / aid / "answer_key.py")
+    spec = importlib.util.spec_from_file_location(
+        f"_{aid}_answer_key", ROOT / "solutions" / aid / "answer_key.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -74,7 +76,9 @@ def test_two_students_get_their_own_hidden_cases(aid: str):
     differ = 0
     for q in code_questions(aid):
         a, b = q.cases(seeds[0]), q.cases(seeds[1])
-        assert [repr(c.args) for c in a if c.visible] == [repr(c.args) for c in b if c.visible], q.id
+        assert [repr(c.args) for c in a if c.visible] == [repr(c.args) for c in b if c.visible], (
+            q.id
+        )
         differ += any(repr(x.args) != repr(y.args) for x, y in zip(a, b) if not x.visible)
     assert differ >= len(code_questions(aid)) - 1  # every question but a purely fixed one
 
@@ -83,8 +87,14 @@ def test_two_students_get_their_own_hidden_cases(aid: str):
 def test_solution_scores_full_for_two_students(aid: str, tmp_path: Path):
     a = registry.load(aid)
     for student in STUDENTS:
-        report = grade_submission(_solution(tmp_path, aid, student), a, student=student, limits=FAST)
-        lost = [(q.question_id, q.feedback[:300]) for q in report.questions if q.score < q.max_score - 1e-9]
+        report = grade_submission(
+            _solution(tmp_path, aid, student), a, student=student, limits=FAST
+        )
+        lost = [
+            (q.question_id, q.feedback[:300])
+            for q in report.questions
+            if q.score < q.max_score - 1e-9
+        ]
         assert not lost, lost
         assert not any(q.misconceptions for q in report.questions)
         assert report.grader_error is None
@@ -96,7 +106,9 @@ def test_one_students_answers_do_not_fit_another(aid: str, tmp_path: Path):
     a = registry.load(aid)
     written = tuple(q for q in a.questions if isinstance(q, WrittenQuestion))
     folder = _solution(tmp_path, aid, STUDENTS[0])
-    report = grade_submission(folder, dataclasses.replace(a, questions=written), student=STUDENTS[1], limits=FAST)
+    report = grade_submission(
+        folder, dataclasses.replace(a, questions=written), student=STUDENTS[1], limits=FAST
+    )
     if variants.numbers(aid, STUDENTS[0]) != variants.numbers(aid, STUDENTS[1]):
         assert report.score < report.max_score
 
@@ -121,9 +133,13 @@ def test_public_tests_pass_on_the_solution_and_fail_on_the_stub(aid: str, tmp_pa
         folder = tmp_path / which
         shutil.copytree(ROOT / "assignments" / aid, folder)  # the handout as students get it
         shutil.copy(ROOT / which / aid / a.code_file, folder / a.code_file)
-        runs[which] = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                      "test_public.py"], cwd=folder, capture_output=True, text=True,
-                                     timeout=600)
+        runs[which] = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_public.py"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     assert runs["solutions"].returncode == 0, runs["solutions"].stdout[-2000:]
     stub = runs["assignments"]
     assert stub.returncode == 1 and "NotImplementedError" in stub.stdout, stub.stdout[-2000:]
@@ -135,7 +151,9 @@ def test_a_misconception_typo_fails_when_the_assignment_loads(monkeypatch):
 
     q = code_questions(suite.ASSIGNMENT)[0]
     typo = dataclasses.replace(q, mutants={**q.mutants, "softmax-unstabel": q.reference})
-    broken = dataclasses.replace(suite.ASSIGNMENT, questions=(typo, *suite.ASSIGNMENT.questions[1:]))
+    broken = dataclasses.replace(
+        suite.ASSIGNMENT, questions=(typo, *suite.ASSIGNMENT.questions[1:])
+    )
     monkeypatch.setattr(suite, "ASSIGNMENT", broken)
     with pytest.raises(registry.AuthoringError, match="softmax-unstabel"):
         registry.load("a1")
@@ -147,6 +165,8 @@ def test_a_dependency_on_an_unknown_or_later_question_fails_at_load(monkeypatch)
 
     first, *rest = suite.ASSIGNMENT.questions
     broken = dataclasses.replace(first, depends_on=("a1.softmaxx",))
-    monkeypatch.setattr(suite, "ASSIGNMENT", dataclasses.replace(suite.ASSIGNMENT, questions=(broken, *rest)))
+    monkeypatch.setattr(
+        suite, "ASSIGNMENT", dataclasses.replace(suite.ASSIGNMENT, questions=(broken, *rest))
+    )
     with pytest.raises(registry.AuthoringError, match="softmaxx"):
         registry.load("a1")

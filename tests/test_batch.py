@@ -49,24 +49,35 @@ def _patch_limits(monkeypatch):
     import grader.app.batch as batch
 
     real = batch.grade_submission
-    monkeypatch.setattr(batch, "grade_submission", lambda p, a, **kw: real(p, a, limits=LIMITS, **kw))
+    monkeypatch.setattr(
+        batch, "grade_submission", lambda p, a, **kw: real(p, a, limits=LIMITS, **kw)
+    )
 
 
-def test_batch_one_row_per_submission_and_totals_match_single_grading(class_folder, tmp_path, monkeypatch):
+def test_batch_one_row_per_submission_and_totals_match_single_grading(
+    class_folder, tmp_path, monkeypatch
+):
     _patch_limits(monkeypatch)
     subs = find_submissions(class_folder)
     assert [s.name for s in subs] == [f"submission_{i}" for i in range(1, 6)] + ["submission_6.zip"]
     assert subs[0].student_name == "Ada Lovelace" and subs[0].student_id == "1001"
-    graded = grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=tmp_path / "res", progress=False)
+    graded = grade_all(
+        class_folder, toy.ASSIGNMENT, jobs=2, results_dir=tmp_path / "res", progress=False
+    )
     out = tmp_path / "grades.csv"
     write_csv(out, toy.ASSIGNMENT, graded)
     rows = list(csv.DictReader(io.StringIO(out.read_text())))
     assert len(rows) == 6
     for sub, data in graded:
-        alone = grade_submission(sub.path, toy.ASSIGNMENT, student=sub.student_id or sub.name, limits=LIMITS)
+        alone = grade_submission(
+            sub.path, toy.ASSIGNMENT, student=sub.student_id or sub.name, limits=LIMITS
+        )
         assert data["score"] == alone.score, sub.name
     by_name = {r["submission"]: r for r in rows}
-    assert by_name["submission_1"]["total"] == "10" and by_name["submission_1"]["student_name"] == "Ada Lovelace"
+    assert (
+        by_name["submission_1"]["total"] == "10"
+        and by_name["submission_1"]["student_name"] == "Ada Lovelace"
+    )
     assert "toy-weights-transposed" in by_name["submission_2"]["misconceptions"]
     assert by_name["submission_3"]["total"] == "0"
     assert by_name["submission_4"]["total"] == "10"
@@ -78,7 +89,9 @@ def test_rerun_skips_unchanged_unless_forced(class_folder, tmp_path, monkeypatch
     from grader.course import fingerprint
 
     _patch_limits(monkeypatch)
-    shared = fingerprint.assignment_fingerprints(toy.ASSIGNMENT)  # steady while others edit the checkout
+    shared = fingerprint.assignment_fingerprints(
+        toy.ASSIGNMENT
+    )  # steady while others edit the checkout
     monkeypatch.setattr(fingerprint, "assignment_fingerprints", lambda a: shared)
     res = tmp_path / "res"
     grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=res, progress=False)
@@ -86,14 +99,18 @@ def test_rerun_skips_unchanged_unless_forced(class_folder, tmp_path, monkeypatch
     again = grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=res, progress=False)
     assert (res / "submission_1.json").stat().st_mtime_ns == stamp
     assert {s.outcome.kind for s, _ in again} == {"reused"}
-    forced = grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=res, progress=False, force=True)
+    forced = grade_all(
+        class_folder, toy.ASSIGNMENT, jobs=2, results_dir=res, progress=False, force=True
+    )
     assert (res / "submission_1.json").stat().st_mtime_ns != stamp
     assert {(s.outcome.kind, s.outcome.why) for s, _ in forced} == {("regraded", ("--force",))}
 
 
 def test_report_names_misconceptions_and_failures(class_folder, tmp_path, monkeypatch):
     _patch_limits(monkeypatch)
-    graded = grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=tmp_path / "res", progress=False)
+    graded = grade_all(
+        class_folder, toy.ASSIGNMENT, jobs=2, results_dir=tmp_path / "res", progress=False
+    )
     report = tmp_path / "report.html"
     write_report(report, toy.ASSIGNMENT, graded)
     text = report.read_text()
@@ -104,15 +121,43 @@ def test_report_names_misconceptions_and_failures(class_folder, tmp_path, monkey
     if chromium is None:
         pytest.skip("headless Chromium is not installed (apt-get install chromium)")
     shot = tmp_path / "shot.png"
-    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                          "--disable-component-update", "--disable-sync", "--no-first-run",
-                          f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", report.as_uri()],
-                         capture_output=True, text=True, timeout=120)
-    assert "id=\"misconceptions\"" in dom.stdout and "data:image/png;base64," in dom.stdout
-    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync", "--no-first-run",
-                    f"--user-data-dir={tmp_path / 'profile2'}", f"--screenshot={shot}", "--window-size=1000,1400",
-                    report.as_uri()], capture_output=True, timeout=120)
+    dom = subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            report.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert 'id="misconceptions"' in dom.stdout and "data:image/png;base64," in dom.stdout
+    subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile2'}",
+            f"--screenshot={shot}",
+            "--window-size=1000,1400",
+            report.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+    )
     assert shot.is_file() and shot.stat().st_size > 10_000
 
 
@@ -144,11 +189,16 @@ def test_a_crashed_pool_process_costs_only_its_submission(tmp_path, monkeypatch)
     for name in ("alice", "crasher", "carol", "dave"):
         (root / name).mkdir(parents=True)
         (root / name / "toy.py").write_text(toy.NUMPY_SOLUTION)
-    graded = grade_all(root, _crash_on("crasher"), jobs=2, results_dir=tmp_path / "res", progress=False)
+    graded = grade_all(
+        root, _crash_on("crasher"), jobs=2, results_dir=tmp_path / "res", progress=False
+    )
     by = {sub.name: data for sub, data in graded}
     assert set(by) == {"alice", "crasher", "carol", "dave"}
     assert all(by[n]["score"] == 4 for n in ("alice", "carol", "dave")), by
-    assert by["crasher"]["score"] == 0 and "stopped the grading process twice" in by["crasher"]["output"]
+    assert (
+        by["crasher"]["score"] == 0
+        and "stopped the grading process twice" in by["crasher"]["output"]
+    )
     assert sorted(p.name for p in (tmp_path / "res").iterdir()) == [f"{n}.json" for n in sorted(by)]
     stored = json.loads((tmp_path / "res" / "crasher.json").read_text())
     assert stored["extra_data"]["fingerprints"] is None  # never reused: a re-run tries it again
@@ -186,8 +236,11 @@ def test_a_score_that_is_not_a_number_leaves_every_total_finite(tmp_path, monkey
 
     def with_nan_test(p, a, **kw):
         report = real(p, a, limits=LIMITS, **kw)
-        report.questions.append(QuestionResult("unittest:t", "t", "9", "instructor", None, float("nan"), 1.0, "",
-                                               "visible"))
+        report.questions.append(
+            QuestionResult(
+                "unittest:t", "t", "9", "instructor", None, float("nan"), 1.0, "", "visible"
+            )
+        )
         return report
 
     monkeypatch.setattr(batch, "grade_submission", with_nan_test)

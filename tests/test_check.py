@@ -26,7 +26,9 @@ A = registry.load("a4")
 
 
 def _replace_question(assignment, qid, **changes):
-    qs = tuple(dataclasses.replace(q, **changes) if q.id == qid else q for q in assignment.questions)
+    qs = tuple(
+        dataclasses.replace(q, **changes) if q.id == qid else q for q in assignment.questions
+    )
     return dataclasses.replace(assignment, questions=qs)
 
 
@@ -43,24 +45,34 @@ def test_unknown_id_and_twin_mutants_are_reported():
     q = A.question("a4.sdpa")
     assert isinstance(q, CodeQuestion)
     twin = q.mutants["attention-scale-by-dk"]
-    broken = _replace_question(A, "a4.sdpa", mutants={**q.mutants, "scale-by-dk-again": twin,
-                                                      "mask-ignored": q.reference})
+    broken = _replace_question(
+        A, "a4.sdpa", mutants={**q.mutants, "scale-by-dk-again": twin, "mask-ignored": q.reference}
+    )
     cat = check.check_catalog(broken)
-    assert cat.problems == ["scale-by-dk-again (named by a4.sdpa) is not in the catalog: "
-                            "register it in grader/catalog/"]
+    assert cat.problems == [
+        "scale-by-dk-again (named by a4.sdpa) is not in the catalog: register it in grader/catalog/"
+    ]
     muts = check.check_mutants(broken, keys=(None,))
-    assert any("a4.sdpa: attention-scale-by-dk and scale-by-dk-again give the same output" in p
-               for p in muts.problems)
-    assert any("a4.sdpa: mask-ignored and the reference give the same output" in p for p in muts.problems)
+    assert any(
+        "a4.sdpa: attention-scale-by-dk and scale-by-dk-again give the same output" in p
+        for p in muts.problems
+    )
+    assert any(
+        "a4.sdpa: mask-ignored and the reference give the same output" in p for p in muts.problems
+    )
     assert all(p.startswith("a4.sdpa:") for p in muts.problems)
 
 
 def test_a_wrong_form_equal_to_the_answer_is_reported():
     q = A.question("a4.w_cost_doubling")
     assert isinstance(q, WrittenQuestion)
-    broken = _replace_question(A, q.id, wrong_forms=lambda v: [WrongForm(4.0, "attention-cost-linear", "no")])
+    broken = _replace_question(
+        A, q.id, wrong_forms=lambda v: [WrongForm(4.0, "attention-cost-linear", "no")]
+    )
     (problem,) = check.check_mutants(broken, keys=(None,)).problems
-    assert problem.startswith("a4.w_cost_doubling: the wrong form for attention-cost-linear equals the expected")
+    assert problem.startswith(
+        "a4.w_cost_doubling: the wrong form for attention-cost-linear equals the expected"
+    )
 
 
 @pytest.fixture()
@@ -68,18 +80,24 @@ def broken_files(tmp_path: Path) -> tuple[Path, Path]:
     solution, handout = tmp_path / "solution", tmp_path / "handout"
     shutil.copytree(solution_dir(A.id), solution)
     shutil.copytree(assignment_dir(A.id), handout)
-    shutil.copy(handout / "variant.py", solution / "variant.py")  # the answer key finds it beside itself
+    shutil.copy(
+        handout / "variant.py", solution / "variant.py"
+    )  # the answer key finds it beside itself
     code = (solution / "transformer.py").read_text()
-    wrong = code.replace("e / np.sum(e, axis=-1, keepdims=True)", "e / np.sum(e, axis=-2, keepdims=True)")
+    wrong = code.replace(
+        "e / np.sum(e, axis=-1, keepdims=True)", "e / np.sum(e, axis=-2, keepdims=True)"
+    )
     assert wrong != code
     (solution / "transformer.py").write_text(wrong)  # softmax down the columns
     stub = (handout / "transformer.py").read_text()
     start = stub.index("def causal_mask(T):")
     end = stub.index("def padding_mask(")
-    solved = code[code.index("def causal_mask(T):"):code.index("def padding_mask(")]
+    solved = code[code.index("def causal_mask(T):") : code.index("def padding_mask(")]
     (handout / "transformer.py").write_text(stub[:start] + solved + stub[end:])
     template = (handout / "answers.toml").read_text()
-    (handout / "answers.toml").write_text(template.replace('cost_doubling = ""', "cost_doubling = 4"))
+    (handout / "answers.toml").write_text(
+        template.replace('cost_doubling = ""', "cost_doubling = 4")
+    )
     shutil.copy(solution_dir(A.id) / "answer_key.py", handout / "answer_key.py")
     return solution, handout
 
@@ -129,8 +147,12 @@ def test_every_argument_of_every_command_has_help_text():
 
     parser = _parser()
     (subparsers,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    missing = [f"{name} {a.dest}" for name, sub in subparsers.choices.items() for a in sub._actions
-               if not isinstance(a, argparse._HelpAction) and not a.help]
+    missing = [
+        f"{name} {a.dest}"
+        for name, sub in subparsers.choices.items()
+        for a in sub._actions
+        if not isinstance(a, argparse._HelpAction) and not a.help
+    ]
     assert missing == []
 
 
@@ -139,8 +161,12 @@ def test_out_dash_streams_a_bundle_to_stdout(tmp_path: Path):
     import sys
     import zipfile
 
-    run = subprocess.run([sys.executable, "-m", "grader", "handout", "a1", "--out", "-"], cwd=tmp_path,
-                         capture_output=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "handout", "a1", "--out", "-"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     (tmp_path / "h.zip").write_bytes(run.stdout)
     assert "answers.toml" in {Path(n).name for n in zipfile.ZipFile(tmp_path / "h.zip").namelist()}
@@ -149,8 +175,10 @@ def test_out_dash_streams_a_bundle_to_stdout(tmp_path: Path):
 
 def test_a_catalog_typo_that_stops_the_suite_loading_is_a_failed_check(monkeypatch):
     def typo(name):
-        raise registry.AuthoringError("a4_transformer names misconceptions that are not in the catalog: "
-                                      "a4.sdpa: atention-missing-scale")
+        raise registry.AuthoringError(
+            "a4_transformer names misconceptions that are not in the catalog: "
+            "a4.sdpa: atention-missing-scale"
+        )
 
     monkeypatch.setattr(registry, "load", typo)
     out = io.StringIO()

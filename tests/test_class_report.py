@@ -40,12 +40,19 @@ from grader.reports.copy_signals import Expected, borrowed_answers, identical_co
 A = registry.load("a4")
 SOLUTION = (solution_dir(A.id) / "transformer.py").read_text()
 STUB = (assignment_dir(A.id) / "transformer.py").read_text()
-ERF_GELU = "    erf = np.vectorize(math.erf)\n    return 0.5 * z * (1.0 + erf(z / math.sqrt(2.0)))\n"
-TANH_GELU = "    return 0.5 * z * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z**3)))\n"
-TANH_GELU_OWN_WAY = ("    c = math.sqrt(2 / math.pi)\n    inner = c * (z + 0.044715 * np.power(z, 3))\n"
-                     "    return z * (1 + np.tanh(inner)) / 2\n")
-WRONG_AXIS = SOLUTION.replace("e / np.sum(e, axis=-1, keepdims=True)", "e / np.sum(e, axis=-2, keepdims=True)") \
-    .replace("x - np.max(x, axis=-1, keepdims=True)", "x - np.max(x, axis=-2, keepdims=True)")
+ERF_GELU = (
+    "    erf = np.vectorize(math.erf)\n    return 0.5 * z * (1.0 + erf(z / math.sqrt(2.0)))\n"
+)
+TANH_GELU = (
+    "    return 0.5 * z * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z**3)))\n"
+)
+TANH_GELU_OWN_WAY = (
+    "    c = math.sqrt(2 / math.pi)\n    inner = c * (z + 0.044715 * np.power(z, 3))\n"
+    "    return z * (1 + np.tanh(inner)) / 2\n"
+)
+WRONG_AXIS = SOLUTION.replace(
+    "e / np.sum(e, axis=-1, keepdims=True)", "e / np.sum(e, axis=-2, keepdims=True)"
+).replace("x - np.max(x, axis=-1, keepdims=True)", "x - np.max(x, axis=-2, keepdims=True)")
 LIMITS = sandbox.Limits(call_seconds=5.0, submission_seconds=60.0)
 
 
@@ -78,15 +85,22 @@ def _expected(qkey: str, student: str | None):
 def built_class(tmp_path_factory):
     assert ERF_GELU in SOLUTION and WRONG_AXIS != SOLUTION
     tanh = SOLUTION.replace(ERF_GELU, TANH_GELU)
-    commented = tanh.replace("def _gelu(z):\n", "def _gelu(z):\n    # the fast approximation   \n\n")
+    commented = tanh.replace(
+        "def _gelu(z):\n", "def _gelu(z):\n    # the fast approximation   \n\n"
+    )
     students = {
         "ada": (SOLUTION, _answers("ada")),
         "bob": (WRONG_AXIS, _answers("bob", score_scale="1/d_k")),
         "cyd": (tanh, _answers("cyd", softmax_jacobian=_expected("softmax_jacobian", None))),
         "dee": ("# my own work\n" + commented, _answers("dee", cost_doubling=7)),
-        "eve": (SOLUTION.replace(ERF_GELU, TANH_GELU_OWN_WAY),
-                _answers("eve", attention_weights=_expected("attention_weights", "dee"),
-                         attention_output=_expected("attention_output", "dee"))),
+        "eve": (
+            SOLUTION.replace(ERF_GELU, TANH_GELU_OWN_WAY),
+            _answers(
+                "eve",
+                attention_weights=_expected("attention_weights", "dee"),
+                attention_output=_expected("attention_output", "dee"),
+            ),
+        ),
         "gus": (STUB, ""),
         "hal": (STUB, ""),
     }
@@ -125,24 +139,32 @@ def test_mistakes_ranked_by_points_lost_and_counted_at_their_root(built_class):
     assert axis.dragged == () and _lost(bob, "a4.mha") == 0
     assert axis.points_lost == pytest.approx(axis.root_points)
     mha = next(t for t in bob["tests"] if t["extra_data"]["question"] == "a4.mha")
-    assert mha["extra_data"]["carried"] == [{"from": "a4.sdpa", "misconception": "softmax-wrong-axis"}]
+    assert mha["extra_data"]["carried"] == [
+        {"from": "a4.sdpa", "misconception": "softmax-wrong-axis"}
+    ]
     assert axis.returned >= mha["max_score"]  # MHA's points at least, given back
     assert gelu.root == "a4.feed_forward" and gelu.dragged == ()
-    assert gelu.points_lost == pytest.approx(sum(_lost(_by(graded, s), "a4.feed_forward") for s in gelu.students))
+    assert gelu.points_lost == pytest.approx(
+        sum(_lost(_by(graded, s), "a4.feed_forward") for s in gelu.students)
+    )
 
 
 def test_wrong_written_answers_grouped_by_what_they_show(built_class):
     _, graded = built_class
     expected = Expected(A)
     borrowed = borrowed_answers(A, graded, expected)
-    groups = {(g.question, g.form): g.students for g in class_report.group_wrong_answers(A, graded, borrowed,
-                                                                                          expected)}
+    groups = {
+        (g.question, g.form): g.students
+        for g in class_report.group_wrong_answers(A, graded, borrowed, expected)
+    }
     assert groups[("a4.w_scale", "attention-scale-by-dk")] == ("bob",)
     assert groups[("a4.w_softmax_jacobian", FORM_DEFAULT_VARIANT)] == ("cyd",)
     assert groups[("a4.w_cost_doubling", FORM_UNRECOGNISED)] == ("dee",)
     assert groups[("a4.w_attention_weights", FORM_OTHER_VARIANT)] == ("eve",)
     assert groups[("a4.w_attention_output", FORM_OTHER_VARIANT)] == ("eve",)
-    assert not any("gus" in who or "hal" in who or "ada" in who for who in groups.values())  # blank / right
+    assert not any(
+        "gus" in who or "hal" in who or "ada" in who for who in groups.values()
+    )  # blank / right
 
 
 def test_copy_signals_name_the_answers_and_whose_variant(built_class):
@@ -173,10 +195,24 @@ def test_report_html_shows_ranking_students_and_signals(built_class, tmp_path):
     if chromium is None:
         pytest.skip("headless Chromium is not installed (apt-get install chromium)")
     shot = Path("/tmp") / "seqgrade_class_report.png"  # kept for a person to read in the review
-    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync", "--no-first-run",
-                    f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=1100,3000",
-                    path.as_uri()], capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--screenshot={shot}",
+            "--window-size=1100,3000",
+            path.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+    )
     assert shot.is_file() and shot.stat().st_size > 10_000
 
 
@@ -201,9 +237,14 @@ def test_report_without_matplotlib_keeps_its_tables(built_class, tmp_path, monke
 def test_the_report_shows_which_submissions_were_notebooks_and_which_cells_failed():
     from grader.reports.class_report import notebook_summary
 
-    graded = [("ann", {"extra_data": {"notebook": {"file": "transformer.ipynb", "failed_cells": [4, 7]}}}),
-              ("bob", {"extra_data": {"notebook": {"file": "transformer.ipynb", "failed_cells": [7]}}}),
-              ("cat", {"extra_data": {}})]
+    graded = [
+        (
+            "ann",
+            {"extra_data": {"notebook": {"file": "transformer.ipynb", "failed_cells": [4, 7]}}},
+        ),
+        ("bob", {"extra_data": {"notebook": {"file": "transformer.ipynb", "failed_cells": [7]}}}),
+        ("cat", {"extra_data": {}}),
+    ]
     names, cells = notebook_summary(graded)
     assert names == ["ann", "bob"]
     assert cells.most_common(1) == [(7, 2)] and cells[4] == 1
@@ -212,7 +253,19 @@ def test_the_report_shows_which_submissions_were_notebooks_and_which_cells_faile
 def test_the_report_lists_what_needs_review():
     from grader.reports.class_report import needs_review
 
-    t = {"score": 0, "max_score": 4, "extra_data": {"question": "a2.bptt_final_state", "kind": "code",
-                                                    "needs_review": ["importlib.import_module (line 3)"]}}
-    graded = [("ann", {"tests": [t]}), ("bob", {"tests": [{**t, "extra_data": {**t["extra_data"], "needs_review": []}}]})]
-    assert needs_review(graded) == [("ann", "a2.bptt_final_state", ("importlib.import_module (line 3)",))]
+    t = {
+        "score": 0,
+        "max_score": 4,
+        "extra_data": {
+            "question": "a2.bptt_final_state",
+            "kind": "code",
+            "needs_review": ["importlib.import_module (line 3)"],
+        },
+    }
+    graded = [
+        ("ann", {"tests": [t]}),
+        ("bob", {"tests": [{**t, "extra_data": {**t["extra_data"], "needs_review": []}}]}),
+    ]
+    assert needs_review(graded) == [
+        ("ann", "a2.bptt_final_state", ("importlib.import_module (line 3)",))
+    ]

@@ -27,13 +27,20 @@ SEQGRADE = shutil.which("seqgrade")
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    assert SEQGRADE, "the seqgrade console script is not on PATH: install the package (pip install -e .)"
+    assert SEQGRADE, (
+        "the seqgrade console script is not on PATH: install the package (pip install -e .)"
+    )
     return subprocess.run([SEQGRADE, *args], capture_output=True, text=True, cwd=cwd, timeout=300)
 
 
 def test_python_m_grader_is_the_same_command(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "grader", "list"], capture_output=True, text=True, cwd=tmp_path,
-                         timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-m", "grader", "list"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert out.returncode == 0 and out.stdout == run("list", cwd=tmp_path).stdout
 
 
@@ -45,8 +52,10 @@ def test_help_lists_every_command():
 
 
 def test_help_does_not_import_numpy_or_torch():
-    code = "import sys; from grader.app import cli\ntry:\n    cli.main(['--help'])\nexcept SystemExit: pass\n" \
-           "print('numpy' in sys.modules, 'torch' in sys.modules)"
+    code = (
+        "import sys; from grader.app import cli\ntry:\n    cli.main(['--help'])\nexcept SystemExit: pass\n"
+        "print('numpy' in sys.modules, 'torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip().endswith("False False")
 
@@ -70,7 +79,16 @@ def test_missing_submission_exits_2_and_still_writes_results(tmp_path):
 def test_grade_writes_results_and_prints_json(tmp_path):
     aid = READY[0]
     res = tmp_path / "out" / "results.json"
-    out = run("grade", str(solution_dir(aid)), "-a", aid.split("_")[0], "--results", str(res), "--format", "json")
+    out = run(
+        "grade",
+        str(solution_dir(aid)),
+        "-a",
+        aid.split("_")[0],
+        "--results",
+        str(res),
+        "--format",
+        "json",
+    )
     assert out.returncode == 0, out.stderr
     printed = json.loads(out.stdout)
     on_disk = json.loads(res.read_text())
@@ -102,8 +120,15 @@ def test_unknown_assignment_still_writes_a_valid_results_file(tmp_path):
     jsonschema.validate(json.loads(res.read_text()), SCHEMA)
 
 
-@pytest.mark.parametrize("command", [["handout", "a9", "--out", "x.zip"], ["autograder", "zz", "--out", "x.zip"],
-                                     ["demo", "-a", "a0"], ["batch", ".", "-a", "nope"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["handout", "a9", "--out", "x.zip"],
+        ["autograder", "zz", "--out", "x.zip"],
+        ["demo", "-a", "a0"],
+        ["batch", ".", "-a", "nope"],
+    ],
+)
 def test_every_command_rejects_an_unknown_assignment_with_2(command, tmp_path):
     assert run(*command, cwd=tmp_path).returncode == 2
 
@@ -112,8 +137,13 @@ def _a2_for(key: str | None, folder: Path) -> Path:
     """a2's solution with the written answers of `key`'s variant (from the instructor's answer_key.py)."""
     folder.mkdir(parents=True)
     shutil.copy(solution_dir("a2_rnn_bptt") / "rnn.py", folder / "rnn.py")
-    answers = subprocess.run([sys.executable, "answer_key.py", *([key] if key else [])],
-                             cwd=solution_dir("a2_rnn_bptt"), capture_output=True, text=True, check=True)
+    answers = subprocess.run(
+        [sys.executable, "answer_key.py", *([key] if key else [])],
+        cwd=solution_dir("a2_rnn_bptt"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     (folder / "answers.toml").write_text(answers.stdout)
     return folder
 
@@ -123,7 +153,11 @@ def test_student_selects_the_variant_by_email_trimmed_and_lower_cased(tmp_path):
     sub = _a2_for("ada@example.edu", tmp_path / "sub")
     out = run("grade", str(sub), "-a", "a2", "--student", "  Ada@Example.EDU ", "--format", "json")
     data = json.loads(out.stdout)
-    assert out.returncode == 0 and data["score"] == 100 and data["extra_data"]["student"] == "ada@example.edu"
+    assert (
+        out.returncode == 0
+        and data["score"] == 100
+        and data["extra_data"]["student"] == "ada@example.edu"
+    )
     assert any("`ada@example.edu`" in t["output"] for t in data["tests"])
     # The same submission without the key is graded with the default variant, and says so.
     out = run("grade", str(sub), "-a", "a2", "--format", "json")
@@ -138,9 +172,18 @@ def test_the_table_shows_notes_about_the_submission_even_when_isolated():
     from grader.report import GradeReport, QuestionResult
     from grader.reports import render
 
-    q = QuestionResult("a1.softmax", "Stable softmax", "1", "code", "softmax", 8.0, 8.0, "ok", "visible")
-    report = GradeReport("a1_word_vectors", None, 0, [q], 0.1, True,
-                         warnings=["`word_vectors.ipynb` was ignored: `word_vectors.py` was graded"])
+    q = QuestionResult(
+        "a1.softmax", "Stable softmax", "1", "code", "softmax", 8.0, 8.0, "ok", "visible"
+    )
+    report = GradeReport(
+        "a1_word_vectors",
+        None,
+        0,
+        [q],
+        0.1,
+        True,
+        warnings=["`word_vectors.ipynb` was ignored: `word_vectors.py` was graded"],
+    )
     assert "word_vectors.ipynb` was ignored" in render.table(report)
     assert "word_vectors.ipynb` was ignored" in render.markdown(report)
     assert "not isolated" not in render.table(report)

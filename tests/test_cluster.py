@@ -43,8 +43,16 @@ def rows(path: Path) -> list[dict[str, str]]:
 def test_without_dask_cluster_says_how_to_install_it(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(cluster, "available", lambda: False)
     root = make_class(tmp_path, 1)
-    code = batch.run(root, "a1", jobs=1, out=tmp_path / "g.csv", report=None, force=True,
-                     quiet=True, cluster="local:1")
+    code = batch.run(
+        root,
+        "a1",
+        jobs=1,
+        out=tmp_path / "g.csv",
+        report=None,
+        force=True,
+        quiet=True,
+        cluster="local:1",
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert 'pip install "seqgrade[cluster]"' in err and "--cluster" in err
@@ -81,7 +89,9 @@ def test_workers_with_another_grader_or_suite_are_refused():
     old_grader = {**good, "grader": "0.0.1"}
     for bad, words in ((other_suite, "suite"), (old_grader, "grader version")):
         with pytest.raises(cluster.ClusterError, match=f"tcp://b:2 .*{words}"):
-            cluster.check_workers(FakeClient({"tcp://a:1": good, "tcp://b:2": bad}), assignment, ours)
+            cluster.check_workers(
+                FakeClient({"tcp://a:1": good, "tcp://b:2": bad}), assignment, ours
+            )
     missing = {"grader": good["grader"], "error": "KeyError: 'a1'"}
     with pytest.raises(cluster.ClusterError, match="cannot load"):
         cluster.check_workers(FakeClient({"tcp://c:3": missing}), assignment, ours)
@@ -107,8 +117,12 @@ def dask_workers() -> list[int]:
 @pytest.mark.slow
 def test_a_local_cluster_batch_with_a_worker_killed_matches_the_local_pool(tmp_path):
     root = make_class(tmp_path, 10)
-    assert batch.run(root, "a1", jobs=2, out=tmp_path / "pool.csv", report=None, force=True,
-                     quiet=True) == 0
+    assert (
+        batch.run(
+            root, "a1", jobs=2, out=tmp_path / "pool.csv", report=None, force=True, quiet=True
+        )
+        == 0
+    )
     killed: list[int] = []
 
     def kill_one_mid_run() -> None:
@@ -125,23 +139,51 @@ def test_a_local_cluster_batch_with_a_worker_killed_matches_the_local_pool(tmp_p
 
     killer = threading.Thread(target=kill_one_mid_run, daemon=True)
     killer.start()
-    assert batch.run(root, "a1", jobs=2, out=tmp_path / "dask.csv", report=None, force=True,
-                     quiet=True, cluster="local:2") == 0
+    assert (
+        batch.run(
+            root,
+            "a1",
+            jobs=2,
+            out=tmp_path / "dask.csv",
+            report=None,
+            force=True,
+            quiet=True,
+            cluster="local:2",
+        )
+        == 0
+    )
     killer.join(timeout=5)
     assert killed, "no worker was killed: the test did not test anything"
     pool, dask = rows(tmp_path / "pool.csv"), rows(tmp_path / "dask.csv")
     assert len(dask) == 10 and dask == pool  # every submission once, the same numbers
-    assert sorted(p.name for p in (tmp_path / "dask_results").glob("*.json")) == \
-        sorted(p.name for p in (tmp_path / "pool_results").glob("*.json"))
+    assert sorted(p.name for p in (tmp_path / "dask_results").glob("*.json")) == sorted(
+        p.name for p in (tmp_path / "pool_results").glob("*.json")
+    )
 
 
 @needs_dask
 @pytest.mark.slow
 def test_the_cli_grades_on_a_local_cluster(tmp_path):
     root = make_class(tmp_path, 3)
-    done = subprocess.run([sys.executable, "-m", "grader", "batch", str(root), "-a", "a1",
-                           "--cluster", "local:1", "--out", str(tmp_path / "g.csv")],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "batch",
+            str(root),
+            "-a",
+            "a1",
+            "--cluster",
+            "local:1",
+            "--out",
+            str(tmp_path / "g.csv"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr
     assert "graded 3 submissions" in done.stdout
     assert len(rows(tmp_path / "g.csv")) == 3
@@ -158,8 +200,12 @@ def test_a_submission_whose_task_stopped_two_workers_is_recorded_as_failed(tmp_p
 
     monkeypatch.setattr(cluster, "grade_all_on", fake_grade_all_on)
     out = tmp_path / "g.csv"
-    assert batch.run(root, "a1", jobs=1, out=out, report=None, force=True, quiet=True,
-                     cluster="local:1") == 0
+    assert (
+        batch.run(
+            root, "a1", jobs=1, out=out, report=None, force=True, quiet=True, cluster="local:1"
+        )
+        == 0
+    )
     first, second = rows(out)
     pool = tmp_path / "pool.csv"
     assert batch.run(root, "a1", jobs=1, out=pool, report=None, force=True, quiet=True) == 0

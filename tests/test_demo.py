@@ -10,8 +10,12 @@ from grader.app.demo import demo_assignments
 
 def test_demo_grades_the_three_samples_side_by_side():
     assert {"a1_word_vectors", "a4_transformer"} <= set(demo_assignments())
-    out = subprocess.run([sys.executable, "-m", "grader", "demo", "-a", "a4"], capture_output=True, text=True,
-                         timeout=600)
+    out = subprocess.run(
+        [sys.executable, "-m", "grader", "demo", "-a", "a4"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr
     text = out.stdout
     assert "solution  buggy" in text.replace("  ", "  ") and "hostile" in text

@@ -18,7 +18,9 @@ from grader.reports.results_json import SCHEMA, to_gradescope
 FAST = sandbox.Limits(call_seconds=3.0, submission_seconds=40.0)
 
 
-def submit(tmp_path: Path, source: str, name: str = "toy.py", extra: dict[str, str] | None = None) -> Path:
+def submit(
+    tmp_path: Path, source: str, name: str = "toy.py", extra: dict[str, str] | None = None
+) -> Path:
     folder = tmp_path / "submission"
     folder.mkdir(exist_ok=True)
     (folder / name).write_text(source)
@@ -35,8 +37,11 @@ def scores(report) -> dict[str, float]:
     return {q.question_id: q.score for q in report.questions}
 
 
-@pytest.mark.parametrize("source", [toy.NUMPY_SOLUTION, toy.TORCH_SOLUTION, toy.LISTS_SOLUTION],
-                         ids=["numpy", "torch-float32", "lists"])
+@pytest.mark.parametrize(
+    "source",
+    [toy.NUMPY_SOLUTION, toy.TORCH_SOLUTION, toy.LISTS_SOLUTION],
+    ids=["numpy", "torch-float32", "lists"],
+)
 def test_correct_submission_in_three_styles_gets_full_marks(tmp_path, source):
     report = grade(submit(tmp_path, source))
     assert report.score == report.max_score == 10, [q.feedback for q in report.questions]
@@ -49,8 +54,12 @@ def test_results_json_validates_and_has_contract_fields(tmp_path):
     json.dumps(data, allow_nan=False)
     assert data["extra_data"]["assignment"] == "toy"
     first = data["tests"][0]
-    assert first["extra_data"] == {"question": "toy.softmax", "kind": "code", "function": "softmax",
-                                   "misconceptions": []}
+    assert first["extra_data"] == {
+        "question": "toy.softmax",
+        "kind": "code",
+        "function": "softmax",
+        "misconceptions": [],
+    }
     assert first["output_format"] == "md" and first["status"] == "passed"
 
 
@@ -64,7 +73,10 @@ def test_stub_is_not_attempted_everywhere(tmp_path):
 def test_missing_file_costs_code_questions_with_a_message_naming_it(tmp_path):
     report = grade(submit(tmp_path, toy.NUMPY_SOLUTION, name="toy_v2.py"))
     assert report.score == 0
-    assert all("`toy.py` was not found" in q.feedback and "toy_v2.py" in q.feedback for q in report.questions)
+    assert all(
+        "`toy.py` was not found" in q.feedback and "toy_v2.py" in q.feedback
+        for q in report.questions
+    )
 
 
 def test_syntax_error_names_the_students_line(tmp_path):
@@ -105,15 +117,21 @@ def test_nan_is_reported(tmp_path):
 
 def test_timeout_is_stopped_and_others_graded(tmp_path):
     src = toy.NUMPY_SOLUTION.replace("return x @ W.T + b", "while True:\n        pass")
-    report = grade(submit(tmp_path, src), limits=sandbox.Limits(call_seconds=1.0, submission_seconds=30.0))
+    report = grade(
+        submit(tmp_path, src), limits=sandbox.Limits(call_seconds=1.0, submission_seconds=30.0)
+    )
     s = scores(report)
     assert s["toy.linear"] == 0 and s["toy.softmax"] == 4 and s["toy.quad"] == 2
     assert "stopped after 1 s" in report.questions[1].feedback
 
 
 def test_wrong_axis_is_named(tmp_path):
-    src = toy.NUMPY_SOLUTION.replace("z = x - x.max(axis=axis, keepdims=True)", "z = x - x.max(axis=0, keepdims=True)")
-    src = src.replace("return e / e.sum(axis=axis, keepdims=True)", "return e / e.sum(axis=0, keepdims=True)")
+    src = toy.NUMPY_SOLUTION.replace(
+        "z = x - x.max(axis=axis, keepdims=True)", "z = x - x.max(axis=0, keepdims=True)"
+    )
+    src = src.replace(
+        "return e / e.sum(axis=axis, keepdims=True)", "return e / e.sum(axis=0, keepdims=True)"
+    )
     report = grade(submit(tmp_path, src))
     q = report.questions[0]
     assert q.misconceptions == ["softmax-wrong-axis"] and q.score < 4
@@ -129,7 +147,9 @@ def test_unstable_softmax_is_named_with_partial_credit(tmp_path):
 
 
 def test_tuple_outputs_are_diagnosed_element_by_element(tmp_path):
-    src = toy.NUMPY_SOLUTION.replace("return float((x ** 2).sum()), 2 * x", "return float((x ** 2).sum()), -2 * x")
+    src = toy.NUMPY_SOLUTION.replace(
+        "return float((x ** 2).sum()), 2 * x", "return float((x ** 2).sum()), -2 * x"
+    )
     report = grade(submit(tmp_path, src))
     q = report.questions[2]
     assert q.misconceptions == ["toy-grad-sign"] and q.score == 0
@@ -142,10 +162,16 @@ def test_transposed_weights_named(tmp_path):
 
 
 def test_forbidden_call_caught_in_source(tmp_path):
-    src = toy.NUMPY_SOLUTION.replace("return float(np.sqrt((x ** 2).sum()))", "return float(np.linalg.norm(x))")
+    src = toy.NUMPY_SOLUTION.replace(
+        "return float(np.sqrt((x ** 2).sum()))", "return float(np.linalg.norm(x))"
+    )
     report = grade(submit(tmp_path, src))
     q = report.questions[3]
-    assert q.score == 0 and q.misconceptions == ["uses-library-shortcut"] and "numpy.linalg.norm" in q.feedback
+    assert (
+        q.score == 0
+        and q.misconceptions == ["uses-library-shortcut"]
+        and "numpy.linalg.norm" in q.feedback
+    )
 
 
 def test_forbidden_call_caught_at_run_time(tmp_path):
@@ -199,8 +225,11 @@ def test_a_bug_in_a_suite_costs_one_question_visibly(tmp_path):
 
 def test_prints_at_import_and_after_a_restart_are_kept(tmp_path):
     src = "print('hello from import')\n" + toy.NUMPY_SOLUTION.replace(
-        "return x @ W.T + b", "while True:\n        pass")
-    report = grade(submit(tmp_path, src), limits=sandbox.Limits(call_seconds=1.0, submission_seconds=30.0))
+        "return x @ W.T + b", "while True:\n        pass"
+    )
+    report = grade(
+        submit(tmp_path, src), limits=sandbox.Limits(call_seconds=1.0, submission_seconds=30.0)
+    )
     assert "hello from import" in report.student_output
     assert report.isolated == sandbox.can_isolate()
 
@@ -210,17 +239,29 @@ def test_a_mutant_with_several_natural_outputs_matches_any(tmp_path):
 
     from grader.mutants import AnyOf
 
-    q = dataclasses.replace(toy.ASSIGNMENT.questions[2], mutants={
-        "toy-grad-sign": lambda x: AnyOf((float(np.sum(x**2)), 3 * x), (float(np.sum(x**2)), -2 * x))})
+    q = dataclasses.replace(
+        toy.ASSIGNMENT.questions[2],
+        mutants={
+            "toy-grad-sign": lambda x: AnyOf(
+                (float(np.sum(x**2)), 3 * x), (float(np.sum(x**2)), -2 * x)
+            )
+        },
+    )
     assignment = dataclasses.replace(toy.ASSIGNMENT, questions=(q,))
-    src = toy.NUMPY_SOLUTION.replace("return float((x ** 2).sum()), 2 * x", "return float((x ** 2).sum()), -2 * x")
+    src = toy.NUMPY_SOLUTION.replace(
+        "return float((x ** 2).sum()), 2 * x", "return float((x ** 2).sum()), -2 * x"
+    )
     report = grade_submission(submit(tmp_path, src), assignment, limits=FAST)
     assert report.questions[0].misconceptions == ["toy-grad-sign"]
 
 
 def test_after_a_timeout_the_remaining_cases_are_not_run(tmp_path):
-    src = toy.NUMPY_SOLUTION.replace("z = x - x.max(axis=axis, keepdims=True)", "import time; time.sleep(60)")
-    report = grade(submit(tmp_path, src), limits=sandbox.Limits(call_seconds=1.0, submission_seconds=30.0))
+    src = toy.NUMPY_SOLUTION.replace(
+        "z = x - x.max(axis=axis, keepdims=True)", "import time; time.sleep(60)"
+    )
+    report = grade(
+        submit(tmp_path, src), limits=sandbox.Limits(call_seconds=1.0, submission_seconds=30.0)
+    )
     assert report.execution_time < 10
     assert "not run (an earlier case of `softmax` timed out)" in report.questions[0].feedback
     assert report.questions[1].score == 3
@@ -255,30 +296,46 @@ class ExtraChecks(unittest.TestCase):
 
 
 def test_instructor_unittests_are_merged_with_gradescope_utils_semantics(tmp_path):
-    report = grade_submission(submit(tmp_path, toy.NUMPY_SOLUTION), toy.ASSIGNMENT, limits=FAST,
-                              instructor_tests=[("test_extra.py", INSTRUCTOR_TESTS)])
+    report = grade_submission(
+        submit(tmp_path, toy.NUMPY_SOLUTION),
+        toy.ASSIGNMENT,
+        limits=FAST,
+        instructor_tests=[("test_extra.py", INSTRUCTOR_TESTS)],
+    )
     extra = {q.title: q for q in report.questions if q.kind == "instructor"}
     assert extra["linear with zero weights returns the bias"].score == 2
     assert extra["linear with zero weights returns the bias"].number == "9.1"
     assert extra["softmax rows sum to one"].visibility == "after_due_date"
-    assert extra["half credit by design"].score == 2 and extra["half credit by design"].max_score == 4
+    assert (
+        extra["half credit by design"].score == 2 and extra["half credit by design"].max_score == 4
+    )
     assert report.score == 10 + 2 + 1 + 2
     jsonschema.validate(to_gradescope(report), SCHEMA)
 
 
 def test_instructor_unittests_fail_cleanly_and_cannot_inflate_scores(tmp_path):
     src = toy.NUMPY_SOLUTION.replace("return x @ W.T + b", "return x @ W.T")
-    report = grade_submission(submit(tmp_path, src), toy.ASSIGNMENT, limits=FAST,
-                              instructor_tests=[("test_extra.py", INSTRUCTOR_TESTS)])
+    report = grade_submission(
+        submit(tmp_path, src),
+        toy.ASSIGNMENT,
+        limits=FAST,
+        instructor_tests=[("test_extra.py", INSTRUCTOR_TESTS)],
+    )
     extra = {q.title: q for q in report.questions if q.kind == "instructor"}
     assert extra["linear with zero weights returns the bias"].score == 0
     assert "Test Failed" in extra["linear with zero weights returns the bias"].feedback
-    forged = "import unittest\\nfrom gradescope_utils.autograder_utils.json_test_runner import JSONTestResult\\n" \
-             "_orig = JSONTestResult.buildResult\\n" \
-             "JSONTestResult.buildResult = lambda self, t, err=None: {**_orig(self, t, None), 'score': 1000, 'max_score': 1000}\\n"
+    forged = (
+        "import unittest\\nfrom gradescope_utils.autograder_utils.json_test_runner import JSONTestResult\\n"
+        "_orig = JSONTestResult.buildResult\\n"
+        "JSONTestResult.buildResult = lambda self, t, err=None: {**_orig(self, t, None), 'score': 1000, 'max_score': 1000}\\n"
+    )
     hostile = forged.encode().decode("unicode_escape") + toy.NUMPY_SOLUTION
-    report = grade_submission(submit(tmp_path, hostile), toy.ASSIGNMENT, limits=FAST,
-                              instructor_tests=[("test_extra.py", INSTRUCTOR_TESTS)])
+    report = grade_submission(
+        submit(tmp_path, hostile),
+        toy.ASSIGNMENT,
+        limits=FAST,
+        instructor_tests=[("test_extra.py", INSTRUCTOR_TESTS)],
+    )
     extra = [q for q in report.questions if q.kind == "instructor"]
     # the tests run on the trusted side (issue 15 item 3): the forgery changes nothing, the score is honest
     assert sum(q.score for q in extra) == 2 + 1 + 2 and sum(q.max_score for q in extra) == 2 + 1 + 4
@@ -287,11 +344,18 @@ def test_instructor_unittests_fail_cleanly_and_cannot_inflate_scores(tmp_path):
 def test_visibility_defaults_to_the_assignments_and_a_question_may_override(tmp_path):
     import dataclasses
 
-    qs = (dataclasses.replace(toy.ASSIGNMENT.questions[0], visibility="after_due_date"), *toy.ASSIGNMENT.questions[1:])
+    qs = (
+        dataclasses.replace(toy.ASSIGNMENT.questions[0], visibility="after_due_date"),
+        *toy.ASSIGNMENT.questions[1:],
+    )
     assignment = dataclasses.replace(toy.ASSIGNMENT, questions=qs, visibility="after_published")
-    data = to_gradescope(grade_submission(submit(tmp_path, toy.NUMPY_SOLUTION), assignment, limits=FAST))
+    data = to_gradescope(
+        grade_submission(submit(tmp_path, toy.NUMPY_SOLUTION), assignment, limits=FAST)
+    )
     assert [t["visibility"] for t in data["tests"]] == ["after_due_date"] + ["after_published"] * 3
-    default = to_gradescope(grade_submission(submit(tmp_path, toy.NUMPY_SOLUTION), toy.ASSIGNMENT, limits=FAST))
+    default = to_gradescope(
+        grade_submission(submit(tmp_path, toy.NUMPY_SOLUTION), toy.ASSIGNMENT, limits=FAST)
+    )
     assert {t["visibility"] for t in default["tests"]} == {"visible"}
 
 
@@ -305,7 +369,9 @@ def test_math_overflow_raised_in_pure_python_is_read_as_the_overflow_misconcepti
 
     q = dataclasses.replace(toy.ASSIGNMENT.questions[0], mutants={"toy-softmax-unstable": unstable})
     assignment = dataclasses.replace(toy.ASSIGNMENT, questions=(q,))
-    src = toy.LISTS_SOLUTION.replace("e = [math.exp(v - m) for v in r]", "e = [math.exp(v) for v in r]")
+    src = toy.LISTS_SOLUTION.replace(
+        "e = [math.exp(v - m) for v in r]", "e = [math.exp(v) for v in r]"
+    )
     report = grade_submission(submit(tmp_path, src), assignment, limits=FAST)
     assert "OverflowError" in report.questions[0].feedback
     assert report.questions[0].misconceptions == ["toy-softmax-unstable"]

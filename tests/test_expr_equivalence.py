@@ -233,7 +233,9 @@ def test_hard_kill_on_timeout_and_restart() -> None:
         start = time.perf_counter()
         assert first is not None
         os.kill(first.pid, signal.SIGSTOP)  # a worker that hangs mid-check never answers
-        assert judge.request({"answer": "x", "expected": "x", "symbols": ["x"]}, timeout=0.5) is None
+        assert (
+            judge.request({"answer": "x", "expected": "x", "symbols": ["x"]}, timeout=0.5) is None
+        )
         assert time.perf_counter() - start < 5.0
         assert judge.restarts == 1 and not judge.started
         assert first is not None and first.poll() is not None  # killed, not left running

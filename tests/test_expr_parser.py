@@ -291,11 +291,27 @@ def test_latex_function_powers_apply_to_the_value(text: str, symbols: list[str],
         ("$\\varepsilon$", ["eps"], "eps"),
         ("ε₁ + ε_2", ["eps_1", "eps_2"], "eps_1 + eps_2"),
         ("λ", ["lam"], "lam"),
-        ("α β γ δ η θ μ σ τ φ ω", ["alpha", "beta", "gamma", "delta", "eta", "theta", "mu",
-                                 "sigma", "tau", "phi", "omega"],
-         "alpha*beta*gamma*delta*eta*theta*mu*sigma*tau*phi*omega"),
+        (
+            "α β γ δ η θ μ σ τ φ ω",
+            [
+                "alpha",
+                "beta",
+                "gamma",
+                "delta",
+                "eta",
+                "theta",
+                "mu",
+                "sigma",
+                "tau",
+                "phi",
+                "omega",
+            ],
+            "alpha*beta*gamma*delta*eta*theta*mu*sigma*tau*phi*omega",
+        ),
         ("ε", ["epsilon"], "epsilon"),
     ],
 )
-def test_unicode_greek_reads_as_the_declared_symbol(text: str, symbols: list[str], want: str) -> None:
+def test_unicode_greek_reads_as_the_declared_symbol(
+    text: str, symbols: list[str], want: str
+) -> None:
     assert read(text, symbols).shown == want

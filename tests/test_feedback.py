@@ -94,8 +94,12 @@ def test_the_label_check_rejects_a_bare_number() -> None:
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 
 
-def _submission(tmp_path: Path, aid: str, code_patches: dict[str, str] = {},  # noqa: B006
-                answers: dict[str, str] = {}) -> Path:  # noqa: B006
+def _submission(
+    tmp_path: Path,
+    aid: str,
+    code_patches: dict[str, str] = {},  # noqa: B006
+    answers: dict[str, str] = {},  # noqa: B006
+) -> Path:
     """The instructor's solution with a student's mistakes patched in (each patch must apply)."""
     folder = tmp_path / aid
     folder.mkdir()
@@ -124,12 +128,10 @@ def _by_function(report) -> dict[str, object]:
 # ---------------------------------------------------------------- 2. diagnoses: the decoder's shared parts
 
 _LN_DOWN_TOKENS = {
-    "    mu = x.mean(axis=-1, keepdims=True)\n    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)":
-    "    mu = x.mean(axis=-2, keepdims=True)\n    var = ((x - mu) ** 2).mean(axis=-2, keepdims=True)",
+    "    mu = x.mean(axis=-1, keepdims=True)\n    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)": "    mu = x.mean(axis=-2, keepdims=True)\n    var = ((x - mu) ** 2).mean(axis=-2, keepdims=True)",
 }
 _SOFTMAX_DOWN_COLUMNS = {
-    "    x = x - np.max(x, axis=-1, keepdims=True)\n    e = np.exp(x)\n    return e / np.sum(e, axis=-1, keepdims=True)":
-    "    x = x - np.max(x, axis=-2, keepdims=True)\n    e = np.exp(x)\n    return e / np.sum(e, axis=-2, keepdims=True)",
+    "    x = x - np.max(x, axis=-1, keepdims=True)\n    e = np.exp(x)\n    return e / np.sum(e, axis=-1, keepdims=True)": "    x = x - np.max(x, axis=-2, keepdims=True)\n    e = np.exp(x)\n    return e / np.sum(e, axis=-2, keepdims=True)",
 }
 _MASK_TRUE_MEANS_HIDDEN = {
     """        mask = np.broadcast_to(np.asarray(mask, dtype=bool), scores.shape)
@@ -139,19 +141,23 @@ _MASK_TRUE_MEANS_HIDDEN = {
         scores = np.where(empty, 0.0, scores)
     weights = _softmax(scores)
     if mask is not None:
-        weights = np.where(mask, weights, 0.0)""":
-    """        scores = np.where(mask, -np.inf, scores)  # True = hidden (the wrong way round)
+        weights = np.where(mask, weights, 0.0)""": """        scores = np.where(mask, -np.inf, scores)  # True = hidden (the wrong way round)
     weights = _softmax(scores)""",
 }
 
 
 @pytest.mark.parametrize(
     ("patches", "mid"),
-    [(_LN_DOWN_TOKENS, "layernorm-wrong-axis"), (_SOFTMAX_DOWN_COLUMNS, "softmax-wrong-axis"),
-     (_MASK_TRUE_MEANS_HIDDEN, "mask-inverted")],
+    [
+        (_LN_DOWN_TOKENS, "layernorm-wrong-axis"),
+        (_SOFTMAX_DOWN_COLUMNS, "softmax-wrong-axis"),
+        (_MASK_TRUE_MEANS_HIDDEN, "mask-inverted"),
+    ],
     ids=["layernorm-axis", "softmax-axis", "mask-polarity"],
 )
-def test_the_decoder_block_names_a_mistake_of_a_shared_part(tmp_path: Path, patches, mid: str) -> None:
+def test_the_decoder_block_names_a_mistake_of_a_shared_part(
+    tmp_path: Path, patches, mid: str
+) -> None:
     """With follow-through off, the blocks name the shared part's mistake as the encoder does;
     with it on (the default), they carry it from where it was charged and keep their points."""
     folder = _submission(tmp_path, "a4_transformer", patches)
@@ -169,7 +175,9 @@ def test_the_decoder_block_names_a_mistake_of_a_shared_part(tmp_path: Path, patc
 
 
 def test_a_fully_masked_row_is_explained_as_such(tmp_path: Path) -> None:
-    report = _grade(_submission(tmp_path, "a4_transformer", _MASK_TRUE_MEANS_HIDDEN), "a4_transformer")
+    report = _grade(
+        _submission(tmp_path, "a4_transformer", _MASK_TRUE_MEANS_HIDDEN), "a4_transformer"
+    )
     sdpa = _by_function(report)["scaled_dot_product_attention"]
     assert sdpa.misconceptions == ["mask-inverted"]
     assert "every key of this query row is masked: the softmax of all −inf is NaN" in sdpa.feedback
@@ -190,7 +198,9 @@ def test_a_summed_loss_says_loss_and_gradients() -> None:
 
 
 def test_perplexity_has_its_own_wording() -> None:
-    text = catalog.worded("ce-sum-not-mean", "sequence_perplexity", right=("perplexity",)).explanation
+    text = catalog.worded(
+        "ce-sum-not-mean", "sequence_perplexity", right=("perplexity",)
+    ).explanation
     assert "perplexity = exp(CE)" in text and "gradient" not in text
 
 
@@ -210,8 +220,12 @@ def test_the_generic_wording_holds_without_a_place() -> None:
 # ---------------------------------------------------------------- 6, 7. the terminal table
 
 
-def _result(number: str, title: str, score: float, max_score: float, feedback: str = "", **kw) -> QuestionResult:
-    return QuestionResult(f"q{number}", title, number, "code", "f", score, max_score, feedback, "visible", **kw)
+def _result(
+    number: str, title: str, score: float, max_score: float, feedback: str = "", **kw
+) -> QuestionResult:
+    return QuestionResult(
+        f"q{number}", title, number, "code", "f", score, max_score, feedback, "visible", **kw
+    )
 
 
 def test_points_show_what_the_points_allow() -> None:
@@ -228,13 +242,26 @@ def test_titles_are_shortened_at_a_word_boundary() -> None:
 
 
 def test_the_table_says_why_points_were_lost_and_how_to_see_everything() -> None:
-    report = GradeReport("a2_rnn_bptt", "alice", 1, [
-        _result("1", "Forward pass", 8 / 6, 8, "**1/6 cases passed.**\n\n- ✔ slides\n"
-                "- ✘ hidden case 2: T=5, D=4, H=3, h0 given: `Hs`: values differ"),
-        _result("2", "A function left as the stub", 0, 4, "Not attempted.", not_attempted=True),
-        _result("3", "BPTT", 5, 10, "…", misconceptions=["bptt-derivative-of-preactivation"]),
-        _result("4", "Clipping", 10, 10, "all passed"),
-    ], 1.0, True)
+    report = GradeReport(
+        "a2_rnn_bptt",
+        "alice",
+        1,
+        [
+            _result(
+                "1",
+                "Forward pass",
+                8 / 6,
+                8,
+                "**1/6 cases passed.**\n\n- ✔ slides\n"
+                "- ✘ hidden case 2: T=5, D=4, H=3, h0 given: `Hs`: values differ",
+            ),
+            _result("2", "A function left as the stub", 0, 4, "Not attempted.", not_attempted=True),
+            _result("3", "BPTT", 5, 10, "…", misconceptions=["bptt-derivative-of-preactivation"]),
+            _result("4", "Clipping", 10, 10, "all passed"),
+        ],
+        1.0,
+        True,
+    )
     text = render.table(report)
     assert "1.33/8" in text and "total 16.33 / 32" in text
     assert "1.3333" not in text
@@ -243,7 +270,9 @@ def test_the_table_says_why_points_were_lost_and_how_to_see_everything() -> None
     assert "2. A function left as the stub: not attempted" in lost
     assert "3. BPTT: diagnosis: 1 - z^2 instead of 1 - h^2" in lost
     assert "Clipping" not in lost
-    assert text.rstrip().endswith("seqgrade grade SUBMISSION -a a2_rnn_bptt --student alice --format md")
+    assert text.rstrip().endswith(
+        "seqgrade grade SUBMISSION -a a2_rnn_bptt --student alice --format md"
+    )
     md = render.markdown(report)
     assert "# a2_rnn_bptt: 16.33 / 32" in md and "— 1.33/8" in md
 
@@ -264,13 +293,13 @@ def test_a_student_missing_1_over_T_in_the_gradients_sees_it_in_the_table(tmp_pa
 # ---------------------------------------------------------------- 3. answers as students write them
 
 # answers.toml lines as a student types them: in a "…" basic string TOML reads `\t` as a TAB
-_TANH_ANSWERS = '''\
+_TANH_ANSWERS = """\
 relation = "1 - tanh(z)^2"
 latex_power = "$1 - \\tanh^2(z)$"
 latex_power_literal = '$1 - \\tanh^2(z)$'
 no_dollars = "1 - \\tanh(z)^2"
 preactivation = "1 - z^2"
-'''
+"""
 
 
 @pytest.fixture(scope="module")

@@ -27,24 +27,43 @@ def attend_ref(S, V, *, axis=-1, sign=1.0):
 
 def _softmax_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([1, seed])
-    return [Case("a 3×3 score matrix", (rng.normal(size=(3, 3)),)),
-            Case("a 4×4 score matrix", (rng.normal(size=(4, 4)) * 2,))]
+    return [
+        Case("a 3×3 score matrix", (rng.normal(size=(3, 3)),)),
+        Case("a 4×4 score matrix", (rng.normal(size=(4, 4)) * 2,)),
+    ]
 
 
 def _attend_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([2, seed])
-    return [Case(f"T={t}, d_v=2", (rng.normal(size=(t, t)), rng.normal(size=(t, 2)))) for t in (3, 4, 5)]
+    return [
+        Case(f"T={t}, d_v=2", (rng.normal(size=(t, t)), rng.normal(size=(t, 2)))) for t in (3, 4, 5)
+    ]
 
 
 SOFTMAX = CodeQuestion(
-    id="ft.softmax", title="Softmax", points=4, file="ft.py", function="softmax",
-    reference=lambda x: softmax(x), cases=_softmax_cases,
-    mutants={"softmax-wrong-axis": lambda x: softmax(x, axis=0)})
+    id="ft.softmax",
+    title="Softmax",
+    points=4,
+    file="ft.py",
+    function="softmax",
+    reference=lambda x: softmax(x),
+    cases=_softmax_cases,
+    mutants={"softmax-wrong-axis": lambda x: softmax(x, axis=0)},
+)
 ATTEND = CodeQuestion(
-    id="ft.attend", title="Attention from scores", points=6, file="ft.py", function="attend",
-    reference=attend_ref, cases=_attend_cases, depends_on=("ft.softmax",),
-    mutants={"softmax-wrong-axis": partial(attend_ref, axis=0),  # the mistake lifted to attend
-             "toy-grad-sign": partial(attend_ref, sign=-1.0)})
+    id="ft.attend",
+    title="Attention from scores",
+    points=6,
+    file="ft.py",
+    function="attend",
+    reference=attend_ref,
+    cases=_attend_cases,
+    depends_on=("ft.softmax",),
+    mutants={
+        "softmax-wrong-axis": partial(attend_ref, axis=0),  # the mistake lifted to attend
+        "toy-grad-sign": partial(attend_ref, sign=-1.0),
+    },
+)
 FT = Assignment(id="ft", title="Follow-through", code_file="ft.py", questions=(SOFTMAX, ATTEND))
 
 RIGHT_SOFTMAX = """
@@ -104,13 +123,20 @@ def test_one_mistake_is_charged_once_where_it_is_made(tmp_path):
 
 
 def test_follow_through_zero_charges_it_everywhere(tmp_path):
-    r = _grade(tmp_path, WRONG_AXIS_SOFTMAX, OWN_ATTEND, assignment=dataclasses.replace(FT, follow_through=0.0))
+    r = _grade(
+        tmp_path,
+        WRONG_AXIS_SOFTMAX,
+        OWN_ATTEND,
+        assignment=dataclasses.replace(FT, follow_through=0.0),
+    )
     assert r["ft.attend"].score == 0
     assert r["ft.attend"].misconceptions == ["softmax-wrong-axis"] and r["ft.attend"].carried == []
 
 
 def test_a_question_may_set_its_own_share(tmp_path):
-    half = dataclasses.replace(FT, questions=(SOFTMAX, dataclasses.replace(ATTEND, follow_through=0.5)))
+    half = dataclasses.replace(
+        FT, questions=(SOFTMAX, dataclasses.replace(ATTEND, follow_through=0.5))
+    )
     r = _grade(tmp_path, WRONG_AXIS_SOFTMAX, OWN_ATTEND, assignment=half)
     assert r["ft.attend"].score == pytest.approx(3)
 
@@ -141,31 +167,49 @@ def test_results_and_the_class_report_count_the_mistake_once_at_its_root(tmp_pat
     from grader.reports.results_json import to_gradescope
 
     graded = []
-    for name, parts in (("ann", (WRONG_AXIS_SOFTMAX, OWN_ATTEND)), ("bob", (RIGHT_SOFTMAX, OWN_ATTEND))):
+    for name, parts in (
+        ("ann", (WRONG_AXIS_SOFTMAX, OWN_ATTEND)),
+        ("bob", (RIGHT_SOFTMAX, OWN_ATTEND)),
+    ):
         folder = tmp_path / name
         folder.mkdir()
         (folder / "ft.py").write_text("\n".join(parts))
-        graded.append((name, to_gradescope(grade_submission(folder, FT, limits=FAST), assignment=FT)))
+        graded.append(
+            (name, to_gradescope(grade_submission(folder, FT, limits=FAST), assignment=FT))
+        )
     attend = next(t for t in graded[0][1]["tests"] if t["extra_data"]["question"] == "ft.attend")
-    assert attend["extra_data"]["carried"] == [{"from": "ft.softmax", "misconception": "softmax-wrong-axis"}]
+    assert attend["extra_data"]["carried"] == [
+        {"from": "ft.softmax", "misconception": "softmax-wrong-axis"}
+    ]
     assert attend["extra_data"]["misconceptions"] == []
     (m,) = rank_mistakes(FT, graded)
-    assert (m.id, m.students, m.root, m.dragged) == ("softmax-wrong-axis", ("ann",), "ft.softmax", ())
+    assert (m.id, m.students, m.root, m.dragged) == (
+        "softmax-wrong-axis",
+        ("ann",),
+        "ft.softmax",
+        (),
+    )
     assert m.points_lost == pytest.approx(4) and m.returned == pytest.approx(6)
 
 
 # ---------------------------------------------------------------- a2: BPTT built on the forward pass
 
 A2_SOLUTION = (ROOT / "solutions" / "a2_rnn_bptt" / "rnn.py").read_text()
-TRANSPOSED_FORWARD = A2_SOLUTION.replace("h @ W_h.T + b_h  # (H,)", "h @ W_h + b_h  # (H,) the mistake")
+TRANSPOSED_FORWARD = A2_SOLUTION.replace(
+    "h @ W_h.T + b_h  # (H,)", "h @ W_h + b_h  # (H,) the mistake"
+)
 
 
 def _a2(tmp_path, source: str, assignment=None):
     from grader.course import registry
 
     a2 = assignment or registry.load("a2")
-    code = tuple(q for q in a2.questions if isinstance(q, CodeQuestion) and q.id in (
-        "a2.rnn_forward", "a2.bptt_final_state", "a2.bptt_sequence_ce"))
+    code = tuple(
+        q
+        for q in a2.questions
+        if isinstance(q, CodeQuestion)
+        and q.id in ("a2.rnn_forward", "a2.bptt_final_state", "a2.bptt_sequence_ce")
+    )
     folder = tmp_path / "a2"
     folder.mkdir()
     (folder / "rnn.py").write_text(source)
@@ -180,14 +224,18 @@ def test_a2_a_forward_pass_mistake_is_charged_once_not_in_bptt(tmp_path):
     assert r["a2.rnn_forward"].score < r["a2.rnn_forward"].max_score
     for qid in ("a2.bptt_final_state", "a2.bptt_sequence_ce"):
         assert r[qid].score == pytest.approx(r[qid].max_score), r[qid].feedback
-        assert r[qid].carried == [{"from": "a2.rnn_forward", "misconception": "rnn-weights-transposed"}]
+        assert r[qid].carried == [
+            {"from": "a2.rnn_forward", "misconception": "rnn-weights-transposed"}
+        ]
         assert r[qid].misconceptions == []
 
 
 def test_a2_with_follow_through_off_the_forward_mistake_costs_bptt_too(tmp_path):
     from grader.course import registry
 
-    r = _a2(tmp_path, TRANSPOSED_FORWARD, dataclasses.replace(registry.load("a2"), follow_through=0.0))
+    r = _a2(
+        tmp_path, TRANSPOSED_FORWARD, dataclasses.replace(registry.load("a2"), follow_through=0.0)
+    )
     for qid in ("a2.bptt_final_state", "a2.bptt_sequence_ce"):
         assert r[qid].score < r[qid].max_score and r[qid].carried == []
         assert r[qid].misconceptions == ["rnn-weights-transposed"]
@@ -217,14 +265,21 @@ def test_two_mistakes_in_one_function_are_both_named(tmp_path):
     assert r["ft.softmax"].score == 4
     assert r["ft.attend"].score == 0
     assert sorted(r["ft.attend"].misconceptions) == ["softmax-wrong-axis", "toy-grad-sign"]
-    assert "(`softmax-wrong-axis`)" in r["ft.attend"].feedback and "(`toy-grad-sign`)" in r["ft.attend"].feedback
+    assert (
+        "(`softmax-wrong-axis`)" in r["ft.attend"].feedback
+        and "(`toy-grad-sign`)" in r["ft.attend"].feedback
+    )
 
 
 def test_a2_two_bptt_mistakes_in_one_function_are_both_named(tmp_path):
     both = A2_SOLUTION.replace("g_h * (1.0 - Hs[t] ** 2)", "g_h * 1.0")
     both = both.replace("g_z[t] @ W_h", "g_z[t] @ W_h.T")
-    assert both.count("g_h * 1.0") == 1 and "g_z[t] @ W_h.T" in both, "the solution is written differently"
+    assert both.count("g_h * 1.0") == 1 and "g_z[t] @ W_h.T" in both, (
+        "the solution is written differently"
+    )
     r = _a2(tmp_path, both)
     assert r["a2.rnn_forward"].score == r["a2.rnn_forward"].max_score
     assert sorted(r["a2.bptt_final_state"].misconceptions) == [
-        "bptt-backward-weights-transposed", "bptt-missing-tanh-derivative"]
+        "bptt-backward-weights-transposed",
+        "bptt-missing-tanh-derivative",
+    ]

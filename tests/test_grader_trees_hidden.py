@@ -13,7 +13,7 @@ from grader import sandbox
 from grader.course import content, registry
 from grader.engine.grade import grade_submission
 
-SPY = '''
+SPY = """
 import os, numpy as np
 _SEEN = [p for p in {paths!r}
          if os.path.exists(p) and (not os.path.isdir(p) or os.listdir(p))]  # an empty mount point shows nothing
@@ -24,13 +24,15 @@ def softmax(x, axis=-1):
         return np.zeros_like(x)
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
-'''
+"""
 
 
 def _paths() -> list[str]:
     trees = [str(p) for p in content.grader_trees()]
     solutions = [os.path.join(t, "_content", "solutions") for t in trees if t.endswith("grader")]
-    return sorted({*trees, *solutions, str(content.content_root() / "solutions" / "a1_word_vectors")})
+    return sorted(
+        {*trees, *solutions, str(content.content_root() / "solutions" / "a1_word_vectors")}
+    )
 
 
 def _grade(tmp_path: Path):

@@ -26,14 +26,22 @@ from grader.reports.results_json import SCHEMA
 READY = [aid for aid in registry.available() if solution_dir(aid).is_dir()]
 EMAIL = "Ada.Lovelace@Example.edu "  # as Gradescope might hold it: the key is trimmed, lower-cased
 KEY = "ada.lovelace@example.edu"
-META = {"users": [{"id": 98765, "email": EMAIL, "sid": "S1815", "name": "Ada Lovelace"}],
-        "due_date": "2026-12-01T00:00:00"}
+META = {
+    "users": [{"id": 98765, "email": EMAIL, "sid": "S1815", "name": "Ada Lovelace"}],
+    "due_date": "2026-12-01T00:00:00",
+}
 
 
 def answers_for(aid: str, key: str | None) -> str:
     """The solution's answers.toml for one variant key, from the instructor's answer_key.py."""
-    run = subprocess.run([sys.executable, "answer_key.py", *([key] if key else [])], cwd=solution_dir(aid),
-                         capture_output=True, text=True, check=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "answer_key.py", *([key] if key else [])],
+        cwd=solution_dir(aid),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     return run.stdout
 
 
@@ -52,15 +60,28 @@ class Container:
         (self.root / "source").mkdir(parents=True)
         with zipfile.ZipFile(build_autograder(aid, base / "autograder.zip")) as zf:
             zf.extractall(self.root / "source")
-        self.env = {**os.environ, "SEQGRADE_GRADESCOPE_ROOT": str(self.root), "PYTHON": sys.executable}
+        self.env = {
+            **os.environ,
+            "SEQGRADE_GRADESCOPE_ROOT": str(self.root),
+            "PYTHON": sys.executable,
+        }
         self.env.pop("PYTHONPATH", None)
-        setup = subprocess.run(["bash", str(self.root / "source" / "setup.sh")], env=self.env,
-                               capture_output=True, text=True, timeout=900)
+        setup = subprocess.run(
+            ["bash", str(self.root / "source" / "setup.sh")],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert setup.returncode == 0, setup.stdout[-2000:] + setup.stderr[-2000:]
         shutil.copy(self.root / "source" / "run_autograder", self.root / "run_autograder")
 
-    def run(self, files: dict[str, str] | None, metadata: dict | None = META,
-            env: dict[str, str] | None = None) -> tuple[dict, str]:
+    def run(
+        self,
+        files: dict[str, str] | None,
+        metadata: dict | None = META,
+        env: dict[str, str] | None = None,
+    ) -> tuple[dict, str]:
         sub = self.root / "submission"
         shutil.rmtree(sub, ignore_errors=True)
         sub.mkdir()
@@ -70,9 +91,14 @@ class Container:
         meta.unlink(missing_ok=True)
         if metadata is not None:
             meta.write_text(json.dumps(metadata))
-        run = subprocess.run(["bash", str(self.root / "run_autograder")], env={**self.env, **(env or {})},
-                             cwd=self.root,
-                             capture_output=True, text=True, timeout=900)
+        run = subprocess.run(
+            ["bash", str(self.root / "run_autograder")],
+            env={**self.env, **(env or {})},
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert run.returncode == 0, run.stderr[-2000:]
         data = json.loads((self.root / "results" / "results.json").read_text())
         jsonschema.validate(data, SCHEMA)
@@ -98,7 +124,8 @@ def test_every_assignment_in_the_container(container: Container) -> None:
     aid = container.aid
     data, stdout = container.run(solution_files(aid, KEY))
     assert data["score"] == sum(t["max_score"] for t in data["tests"]) == 100, [
-        (t["name"], t["output"][:300]) for t in data["tests"] if t["status"] == "failed"]
+        (t["name"], t["output"][:300]) for t in data["tests"] if t["status"] == "failed"
+    ]
     assert data["extra_data"]["assignment"] == aid and data["extra_data"]["student"] == KEY
     assert "98765" not in json.dumps(data)  # Gradescope's internal id is never the key
     assert "not isolated" not in data["output"]  # the instructor's note: stdout and extra_data
@@ -121,7 +148,9 @@ def test_every_assignment_in_the_container(container: Container) -> None:
         files[a.code_file] += f"\n\ndef {first.function}(*args, **kwargs):\n    return None\n"
         data, _ = container.run(files)
         assert 0 < data["score"] < 100
-        assert next(t for t in data["tests"] if t["extra_data"]["question"] == first.id)["score"] == 0
+        assert (
+            next(t for t in data["tests"] if t["extra_data"]["question"] == first.id)["score"] == 0
+        )
 
     data, _ = container.run(None)  # an empty submission
     assert data["score"] == 0 and all(t["output"] for t in data["tests"])
@@ -136,7 +165,9 @@ def test_no_metadata_grades_the_default_variant_and_says_so(container: Container
 
 @pytest.mark.parametrize("container", A2, indirect=True)
 def test_group_submission_uses_the_first_members_key(container: Container) -> None:
-    group = {"users": [{"id": 1, "email": "bo@example.edu", "sid": "S2", "name": "Bo"}, *META["users"]]}
+    group = {
+        "users": [{"id": 1, "email": "bo@example.edu", "sid": "S2", "name": "Bo"}, *META["users"]]
+    }
     data, _ = container.run(solution_files(container.aid, "bo@example.edu"), metadata=group)
     assert data["score"] == 100 and data["extra_data"]["student"] == "bo@example.edu"
     assert "group submission of 2" in data["output"]
@@ -153,8 +184,10 @@ def test_a_broken_bundle_still_writes_an_error_entry(container: Container) -> No
         marker.write_text(good)
     assert data["tests"][0]["extra_data"]["kind"] == "error" and data["score"] == 0
     # No Python able to run the grader at all: run_autograder writes the error entry itself.
-    data, _ = container.run(solution_files(container.aid, KEY),
-                            env={"SEQGRADE_VENV": str(container.root / "nowhere"), "PYTHON": "/bin/false"})
+    data, _ = container.run(
+        solution_files(container.aid, KEY),
+        env={"SEQGRADE_VENV": str(container.root / "nowhere"), "PYTHON": "/bin/false"},
+    )
     assert data["tests"][0]["extra_data"]["kind"] == "error" and "could not start" in data["output"]
 
 
@@ -166,8 +199,13 @@ def test_a_missing_source_folder_still_writes_results(tmp_path: Path) -> None:
         zf.extract("run_autograder", tmp_path)
     root.mkdir()
     env = {**os.environ, "SEQGRADE_GRADESCOPE_ROOT": str(root)}
-    run = subprocess.run(["bash", str(tmp_path / "run_autograder")], env=env, capture_output=True, text=True,
-                         timeout=60)
+    run = subprocess.run(
+        ["bash", str(tmp_path / "run_autograder")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 0
     data = json.loads((root / "results" / "results.json").read_text())
     jsonschema.validate(data, SCHEMA)
@@ -187,9 +225,11 @@ def test_autograder_zip_holds_only_this_assignment(tmp_path, aid):
     assert not any("samples/" in n for n in names)
     lines = [ln for ln in requirements.splitlines() if ln and not ln.startswith("#")]
     assert lines == list(REQUIREMENTS)
-    assert not any("==" in ln for ln in lines), "ranges for the target, not the build machine's pins"
+    assert not any("==" in ln for ln in lines), (
+        "ranges for the target, not the build machine's pins"
+    )
     assert "lark" not in requirements and any(ln.startswith("mpmath") for ln in lines)
-    assert any(ln.startswith("tomli") and "python_version < \"3.11\"" in ln for ln in lines)
+    assert any(ln.startswith("tomli") and 'python_version < "3.11"' in ln for ln in lines)
     assert TORCH_PIN in setup and "download.pytorch.org/whl/cpu" in setup and "-m venv" in setup
 
 
@@ -201,7 +241,11 @@ def test_handout_has_no_hidden_material_and_grades_to_zero(tmp_path, aid):
         zf.extractall(tmp_path / "h")
     assert all(n.startswith(f"{aid}/") for n in names)
     assert not any("suites" in n or "solutions" in n or n.endswith("answer_key.py") for n in names)
-    assert f"{aid}/answers.toml" in names and f"{aid}/variant.py" in names and f"{aid}/README.md" in names
+    assert (
+        f"{aid}/answers.toml" in names
+        and f"{aid}/variant.py" in names
+        and f"{aid}/README.md" in names
+    )
     from grader.engine.grade import grade_submission
 
     report = grade_submission(tmp_path / "h" / aid, registry.load(aid))
@@ -212,8 +256,13 @@ def test_handout_has_no_hidden_material_and_grades_to_zero(tmp_path, aid):
 def test_handout_public_tests_run_with_pytest(tmp_path, aid):
     with zipfile.ZipFile(build_handout(aid, tmp_path / "handout.zip")) as zf:
         zf.extractall(tmp_path / "h")
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=tmp_path / "h" / aid,
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=tmp_path / "h" / aid,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     # The stub fails its public tests (it raises NotImplementedError) but pytest runs them.
     assert run.returncode == 1 and "NotImplementedError" in run.stdout, run.stdout[-2000:]
 
@@ -221,14 +270,22 @@ def test_handout_public_tests_run_with_pytest(tmp_path, aid):
 def test_variant_py_prints_the_numbers_the_grader_uses() -> None:
     from grader.course import variants
 
-    out = subprocess.run([sys.executable, "variant.py", EMAIL], cwd=assignment_dir("a2_rnn_bptt"),
-                         capture_output=True, text=True, check=True, timeout=60).stdout
+    out = subprocess.run(
+        [sys.executable, "variant.py", EMAIL],
+        cwd=assignment_dir("a2_rnn_bptt"),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
     ce = variants.numbers("a2_rnn_bptt", KEY)["ce_nats"]
     assert f"CE = {ce} nats" in out and KEY in out
 
 
 @pytest.mark.parametrize("container", A2, indirect=True)
-def test_one_key_everywhere_container_batch_grade_and_variant_py(container: Container, tmp_path: Path) -> None:
+def test_one_key_everywhere_container_batch_grade_and_variant_py(
+    container: Container, tmp_path: Path
+) -> None:
     """One submission with full metadata: the same score in the container, a batch of the
     Gradescope export, `seqgrade grade --student EMAIL`, with answers from `variant.py EMAIL`."""
     files = solution_files(container.aid, EMAIL)  # answer_key.py takes its numbers from variant.py
@@ -239,18 +296,49 @@ def test_one_key_everywhere_container_batch_grade_and_variant_py(container: Cont
         (export / "submission_4711" / name).write_text(text)
     (export / "submission_metadata.yml").write_text(
         "submission_4711:\n  :submitters:\n  - :name: Ada Lovelace\n    :sid: S1815\n"
-        f"    :email: '{EMAIL}'\n  :created_at: 2026-11-30 10:00:00\n")
-    with zipfile.ZipFile(export / "bo@example.edu.zip", "w") as zf:  # no metadata: the zip's stem is the key
+        f"    :email: '{EMAIL}'\n  :created_at: 2026-11-30 10:00:00\n"
+    )
+    with zipfile.ZipFile(
+        export / "bo@example.edu.zip", "w"
+    ) as zf:  # no metadata: the zip's stem is the key
         for name, text in solution_files(container.aid, "bo@example.edu").items():
             zf.writestr(name, text)
     seqgrade = shutil.which("seqgrade") or "seqgrade"
-    batch = subprocess.run([seqgrade, "batch", str(export), "-a", "a2", "--jobs", "1", "--out",
-                            str(tmp_path / "grades.csv")], capture_output=True, text=True, timeout=900)
+    batch = subprocess.run(
+        [
+            seqgrade,
+            "batch",
+            str(export),
+            "-a",
+            "a2",
+            "--jobs",
+            "1",
+            "--out",
+            str(tmp_path / "grades.csv"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert batch.returncode == 0, batch.stderr[-2000:]
     results = tmp_path / "grades_results"
     scores["batch"] = json.loads((results / "submission_4711.json").read_text())["score"]
     assert json.loads((results / "bo@example.edu.zip.json").read_text())["score"] == 100
-    grade = subprocess.run([seqgrade, "grade", str(export / "submission_4711"), "-a", "a2", "--student", EMAIL,
-                            "--format", "json"], capture_output=True, text=True, timeout=600)
+    grade = subprocess.run(
+        [
+            seqgrade,
+            "grade",
+            str(export / "submission_4711"),
+            "-a",
+            "a2",
+            "--student",
+            EMAIL,
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     scores["grade --student"] = json.loads(grade.stdout)["score"]
     assert scores == {"container": 100, "batch": 100, "grade --student": 100}

@@ -28,8 +28,9 @@ from grader.course.content import solution_dir
 from grader.engine.grade import grade_submission
 from grader.report import GradeReport
 
-pytestmark = pytest.mark.skipif(not sandbox.can_isolate(),
-                                reason="hostile code is only run inside the namespace sandbox (root)")
+pytestmark = pytest.mark.skipif(
+    not sandbox.can_isolate(), reason="hostile code is only run inside the namespace sandbox (root)"
+)
 
 HOSTILE = Path(__file__).parent / "hostile"
 ASSIGNMENT_ID = "a1_word_vectors"
@@ -43,13 +44,20 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, ...]]] = {
     "snoop.py": ({"a1.glove_loss", "a1.analogy"}, ("hostile: found 0 hidden things",)),
     "hang.py": ({"a1.noise", "a1.glove_loss", "a1.analogy"}, ("stopped after 3 s",)),
     "hang_at_import.py": (set(CODE_QUESTIONS), ("did not finish within 3 s",)),
-    "leave_exit.py": ({"a1.naive_softmax", "a1.noise", "a1.glove_loss", "a1.analogy"},
-                      ("SystemExit", "KeyboardInterrupt", "exited with status 0", "SIGSEGV (segmentation fault)")),
+    "leave_exit.py": (
+        {"a1.naive_softmax", "a1.noise", "a1.glove_loss", "a1.analogy"},
+        ("SystemExit", "KeyboardInterrupt", "exited with status 0", "SIGSEGV (segmentation fault)"),
+    ),
     "leave_signal.py": ({"a1.neg_sampling", "a1.glove_loss"}, ("killed by signal SIGKILL",)),
-    "exhaust.py": ({"a1.naive_softmax", "a1.neg_sampling", "a1.glove_loss", "a1.analogy"},
-                   ("memory limit", "can't start new thread", "File too large", "more output dropped")),
+    "exhaust.py": (
+        {"a1.naive_softmax", "a1.neg_sampling", "a1.glove_loss", "a1.analogy"},
+        ("memory limit", "can't start new thread", "File too large", "more output dropped"),
+    ),
     "outlive.py": (set(), ()),
-    "lie.py": ({"a1.naive_softmax", "a1.neg_sampling", "a1.noise", "a1.glove_loss", "a1.analogy"}, ()),
+    "lie.py": (
+        {"a1.naive_softmax", "a1.neg_sampling", "a1.noise", "a1.glove_loss", "a1.analogy"},
+        (),
+    ),
     "talk.py": (set(), ()),
 }
 
@@ -139,11 +147,16 @@ def make_submission(tmp_path: Path, name: str | None, listener: Listener, marker
     source = (solution_dir(ASSIGNMENT_ID) / "word_vectors.py").read_text()
     if name is not None:
         hostile = (HOSTILE / name).read_text()
-        hostile = (hostile.replace("__TOKEN__", listener.token).replace("__PORT__", str(listener.port))
-                   .replace("__MARKER__", str(marker)))
+        hostile = (
+            hostile.replace("__TOKEN__", listener.token)
+            .replace("__PORT__", str(listener.port))
+            .replace("__MARKER__", str(marker))
+        )
         source += "\n\n" + hostile
     (folder / "word_vectors.py").write_text(source)
-    (folder / "answers.toml").write_bytes((solution_dir(ASSIGNMENT_ID) / "answers.toml").read_bytes())
+    (folder / "answers.toml").write_bytes(
+        (solution_dir(ASSIGNMENT_ID) / "answers.toml").read_bytes()
+    )
     return folder
 
 
@@ -152,7 +165,9 @@ def scores(report: GradeReport) -> dict[str, float]:
 
 
 def report_words(report: GradeReport) -> str:
-    return "\n".join([*(q.feedback for q in report.questions), *report.events, report.student_output])
+    return "\n".join(
+        [*(q.feedback for q in report.questions), *report.events, report.student_output]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +182,9 @@ def honest(tmp_path_factory) -> dict[str, float]:
     finally:
         lis.close()
     result = scores(report)
-    assert report.score == report.max_score, [q.feedback for q in report.questions if q.score < q.max_score]
+    assert report.score == report.max_score, [
+        q.feedback for q in report.questions if q.score < q.max_score
+    ]
     return result
 
 
@@ -194,7 +211,9 @@ def test_hostile_submission_is_contained(name, tmp_path, listener, honest):
         assert word in text, (word, text[-3000:])
     assert elapsed < LIMITS.submission_seconds + MARGIN
     # nothing outlives grading, nothing was written outside the scratch folder, nobody heard a thing
-    assert wait_for(lambda: processes_with(listener.token) == [], 3.0), processes_with(listener.token)
+    assert wait_for(lambda: processes_with(listener.token) == [], 3.0), processes_with(
+        listener.token
+    )
     time.sleep(0.5)  # give anything that survived a chance to act
     assert not marker.exists()
     assert folder_digest(folder) == before
@@ -222,9 +241,25 @@ def test_forged_results_never_reach_the_results_file(tmp_path, listener):
         folder = make_submission(run, name, listener, marker)
         results = run / "results" / "results.json"
         results.parent.mkdir()
-        done = subprocess.run([sys.executable, "-m", "grader", "grade", str(folder), "-a", "a1",
-                               "--results", str(results), "--format", "json"],
-                              cwd=run, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "grader",
+                "grade",
+                str(folder),
+                "-a",
+                "a1",
+                "--results",
+                str(results),
+                "--format",
+                "json",
+            ],
+            cwd=run,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr
         time.sleep(1.5)  # the detached forger had its chance to write after grading
         data = json.loads(results.read_text())

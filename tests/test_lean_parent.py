@@ -28,7 +28,9 @@ print(json.dumps({"score": report.score, "torch": "torch" in sys.modules, "sympy
 
 @pytest.mark.parametrize("aid", registry.ASSIGNMENT_IDS)
 def test_grading_a_solution_imports_neither_torch_nor_sympy_in_the_grader(aid):
-    out = subprocess.run([sys.executable, "-c", CODE, aid], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", CODE, aid], capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"score": 100.0, "torch": False, "sympy": False}

@@ -34,13 +34,17 @@ BUGGY = [a for a in ASSIGNMENTS if (samples_dir() / a / "buggy").is_dir()]
 MARKDOWN = v4.new_markdown_cell("# My notebook\n\nSome prose, and `code` in backticks.")
 MAGIC = v4.new_code_cell("%matplotlib inline\n%time _warmup = sum(range(10))\n%load_ext autoreload")
 SHELL = v4.new_code_cell("!pip install --quiet nothing-at-all\nfiles = !ls")
-PLOT = v4.new_code_cell("import matplotlib\nimport matplotlib.pyplot as plt\nplt.plot([0, 1], [1, 0])\nplt.show()\n"
-                        "assert matplotlib.get_backend().lower() == 'agg'")
+PLOT = v4.new_code_cell(
+    "import matplotlib\nimport matplotlib.pyplot as plt\nplt.plot([0, 1], [1, 0])\nplt.show()\n"
+    "assert matplotlib.get_backend().lower() == 'agg'"
+)
 ERROR = v4.new_code_cell("total = 1\nprint(undefined_variable + total)")
 
 
 def _answer_key(aid: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"_{aid}_answer_key_nb", ROOT / "solutions" / aid / "answer_key.py")
+    spec = importlib.util.spec_from_file_location(
+        f"_{aid}_answer_key_nb", ROOT / "solutions" / aid / "answer_key.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -51,8 +55,11 @@ def _answers(toml: str) -> nbformat.NotebookNode:
 
 
 def _notebook(cells: list, **metadata) -> str:
-    nb = v4.new_notebook(cells=cells, metadata=metadata or {"kernelspec": {"name": "python3", "language": "python",
-                                                                          "display_name": "Python 3"}})
+    nb = v4.new_notebook(
+        cells=cells,
+        metadata=metadata
+        or {"kernelspec": {"name": "python3", "language": "python", "display_name": "Python 3"}},
+    )
     nbformat.validate(nb)
     return nbformat.writes(nb)
 
@@ -77,8 +84,18 @@ def _solution_notebook(aid: str, extra_after: list | None = None) -> tuple[str, 
     returns the JSON and the failing cell's number."""
     a = registry.load(aid)
     code = _code_cells((ROOT / "solutions" / aid / a.code_file).read_text())
-    cells = [MARKDOWN, MAGIC, code[0], SHELL, *code[1:2], ERROR, *code[2:], PLOT, *(extra_after or []),
-             _answers(_answer_key(aid).to_toml(None))]
+    cells = [
+        MARKDOWN,
+        MAGIC,
+        code[0],
+        SHELL,
+        *code[1:2],
+        ERROR,
+        *code[2:],
+        PLOT,
+        *(extra_after or []),
+        _answers(_answer_key(aid).to_toml(None)),
+    ]
     return _notebook(cells), cells.index(ERROR) + 1
 
 
@@ -95,13 +112,19 @@ def _solution_folder(tmp_path: Path, aid: str, extra_after: list | None = None) 
 def test_solution_notebook_scores_full_marks(aid: str, tmp_path: Path):
     folder, error_cell = _solution_folder(tmp_path, aid)
     report = _grade(folder, aid)
-    assert report.score == report.max_score == 100, [(q.question_id, q.feedback) for q in report.questions
-                                                     if q.status == "failed"]
+    assert report.score == report.max_score == 100, [
+        (q.question_id, q.feedback) for q in report.questions if q.status == "failed"
+    ]
     notes = " ".join(report.warnings)
-    assert f"cell {error_cell} raised `NameError: name 'undefined_variable' is not defined`" in notes
+    assert (
+        f"cell {error_cell} raised `NameError: name 'undefined_variable' is not defined`" in notes
+    )
     assert f"at cell {error_cell}, line 2: `print(undefined_variable + total)`" in notes
     assert "the functions defined before and after it were graded" in notes
-    assert "`!pip install --quiet nothing-at-all` (cell 4)" in notes and "`%matplotlib inline` (cell 2)" in notes
+    assert (
+        "`!pip install --quiet nothing-at-all` (cell 4)" in notes
+        and "`%matplotlib inline` (cell 2)" in notes
+    )
 
 
 @pytest.mark.parametrize("aid", BUGGY)
@@ -112,16 +135,19 @@ def test_buggy_notebook_gets_the_same_ids_as_the_buggy_py(aid: str, tmp_path: Pa
     code = _code_cells((sample / a.code_file).read_text())
     text = _notebook([MARKDOWN, *code, _answers((sample / "answers.toml").read_text())])
     as_nb = _grade(_write(tmp_path / "nb", {a.code_file.replace(".py", ".ipynb"): text}), aid)
-    assert [(q.question_id, q.score, q.misconceptions) for q in as_nb.questions] == \
-        [(q.question_id, q.score, q.misconceptions) for q in as_py.questions]
+    assert [(q.question_id, q.score, q.misconceptions) for q in as_nb.questions] == [
+        (q.question_id, q.score, q.misconceptions) for q in as_py.questions
+    ]
     assert any(q.misconceptions for q in as_nb.questions)
 
 
 def _with_solution(nb: nbformat.NotebookNode, aid: str) -> nbformat.NotebookNode:
     """The handout notebook with the solution pasted into its stub cells and the answers cell."""
     a = registry.load(aid)
-    solution = {_defines(c): c for c in notebook_handout.split_cells((ROOT / "solutions" / aid / a.code_file)
-                                                                      .read_text())}
+    solution = {
+        _defines(c): c
+        for c in notebook_handout.split_cells((ROOT / "solutions" / aid / a.code_file).read_text())
+    }
     used = set()
     for cell in nb.cells:
         if cell.cell_type == "code" and _defines(cell.source) in solution:
@@ -129,9 +155,11 @@ def _with_solution(nb: nbformat.NotebookNode, aid: str) -> nbformat.NotebookNode
             cell.source = solution[_defines(cell.source)]
         elif answers_cell(cell) is not None:
             cell.source = f"{ANSWERS_MARK}\n```toml\n{_answer_key(aid).to_toml(None)}\n```"
-    helpers = [v4.new_code_cell(c) for name, c in solution.items() if name not in used]  # the student's own
+    helpers = [
+        v4.new_code_cell(c) for name, c in solution.items() if name not in used
+    ]  # the student's own
     first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
-    nb.cells[first_code + 1:first_code + 1] = helpers
+    nb.cells[first_code + 1 : first_code + 1] = helpers
     return nb
 
 
@@ -156,15 +184,24 @@ def test_handout_notebook_with_the_solution_pasted_in(aid: str, tmp_path: Path):
     filled = _with_solution(nb, aid)
     folder = _write(tmp_path / "filled", {out.name: nbformat.writes(filled)})
     report = _grade(folder, aid)
-    assert report.score == 100, [(q.question_id, q.feedback) for q in report.questions if q.status == "failed"]
+    assert report.score == 100, [
+        (q.question_id, q.feedback) for q in report.questions if q.status == "failed"
+    ]
     # Its last cell passes as Jupyter runs it: every code cell in order, in one namespace.
     cells = [c.source for c in filled.cells if c.cell_type == "code"]
-    runner = ("import json, sys\nns = {'__name__': '__main__'}\n"
-              "for i, c in enumerate(json.load(open(sys.argv[1]))):\n"
-              "    exec(compile(c, f'cell {i}', 'exec'), ns)\n")
+    runner = (
+        "import json, sys\nns = {'__name__': '__main__'}\n"
+        "for i, c in enumerate(json.load(open(sys.argv[1]))):\n"
+        "    exec(compile(c, f'cell {i}', 'exec'), ns)\n"
+    )
     (tmp_path / "cells.json").write_text(json.dumps(cells))
-    run = subprocess.run([sys.executable, "-c", runner, str(tmp_path / "cells.json")], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [sys.executable, "-c", runner, str(tmp_path / "cells.json")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert " passed" in run.stdout and "failed" not in run.stdout
 
@@ -173,8 +210,10 @@ def test_handout_notebook_with_the_solution_pasted_in(aid: str, tmp_path: Path):
 
 
 def test_magics_and_shell_escapes_are_dropped_with_line_numbers_kept():
-    code, dropped = drop_magics("%matplotlib inline\nx = (1 +\n     2)\n!pip install y\nif x:\n    %time z = x\n"
-                                "s = '''\n%not a magic inside a string\n'''\nfiles = !ls\nnp.sum?")
+    code, dropped = drop_magics(
+        "%matplotlib inline\nx = (1 +\n     2)\n!pip install y\nif x:\n    %time z = x\n"
+        "s = '''\n%not a magic inside a string\n'''\nfiles = !ls\nnp.sum?"
+    )
     assert code is not None
     lines = code.split("\n")
     assert lines[0] == "pass" and lines[3] == "pass" and lines[5] == "    z = x"
@@ -194,7 +233,9 @@ def test_answers_cell_raw_or_markdown_with_a_fence():
     raw = v4.new_raw_cell("# answers.toml\nq1 = 3\n")
     md = v4.new_markdown_cell("# answers.toml\n```toml\nq1 = 3\n```")
     other = v4.new_markdown_cell("# Answers\nq1 = 3")
-    assert answers_cell(raw) == "\nq1 = 3\n\n" and answers_cell(md) == "\n\nq1 = 3\n\n"  # cell lines kept
+    assert (
+        answers_cell(raw) == "\nq1 = 3\n\n" and answers_cell(md) == "\n\nq1 = 3\n\n"
+    )  # cell lines kept
     assert answers_cell(other) is None
 
 
@@ -212,15 +253,19 @@ A1 = "a1_word_vectors"
 A1_SOLUTION = (ROOT / "solutions" / A1 / "word_vectors.py").read_text()
 
 
-def _a1_notebook(tmp_path: Path, cells: list, name: str = "nb", **extra: str | bytes) -> GradeReport:
+def _a1_notebook(
+    tmp_path: Path, cells: list, name: str = "nb", **extra: str | bytes
+) -> GradeReport:
     a1 = _code_cells(A1_SOLUTION)
     text = _notebook([*a1, *cells, _answers(_answer_key(A1).to_toml(None))])
     return _grade(_write(tmp_path / name, {"word_vectors.ipynb": text, **extra}), A1)
 
 
 def test_a_call_time_error_points_at_the_cell_and_line(tmp_path: Path):
-    broken = v4.new_code_cell("import numpy as np\n\ndef softmax(x, axis=-1):\n    z = np.asarray(x)\n"
-                              "    return z / undefined_scale\n")
+    broken = v4.new_code_cell(
+        "import numpy as np\n\ndef softmax(x, axis=-1):\n    z = np.asarray(x)\n"
+        "    return z / undefined_scale\n"
+    )
     report = _a1_notebook(tmp_path, [broken])
     cell = len(_code_cells(A1_SOLUTION)) + 1
     q = report.questions[0]
@@ -233,7 +278,10 @@ def test_a_syntax_error_costs_only_its_cell(tmp_path: Path):
     report = _a1_notebook(tmp_path, [v4.new_code_cell("def broken(:\n    pass")])
     assert report.score == 100
     cell = len(_code_cells(A1_SOLUTION)) + 1
-    assert any(f"cell {cell} was skipped: line 1: `def broken(:` has a `SyntaxError`" in w for w in report.warnings)
+    assert any(
+        f"cell {cell} was skipped: line 1: `def broken(:` has a `SyntaxError`" in w
+        for w in report.warnings
+    )
 
 
 def test_a_cell_that_never_ends_is_stopped_and_the_rest_is_graded(tmp_path: Path):
@@ -242,19 +290,26 @@ def test_a_cell_that_never_ends_is_stopped_and_the_rest_is_graded(tmp_path: Path
     started = time.monotonic()
     report = _a1_notebook(tmp_path, [loop, after])
     assert report.score == 100
-    assert any("ran past its time limit" in w and f"at cell {len(_code_cells(A1_SOLUTION)) + 1}, line" in w for w in report.warnings), report.warnings
+    assert any(
+        "ran past its time limit" in w and f"at cell {len(_code_cells(A1_SOLUTION)) + 1}, line" in w
+        for w in report.warnings
+    ), report.warnings
     assert time.monotonic() - started < 60
 
 
 def test_a_loop_that_swallows_every_exception_costs_the_code_not_the_answers(tmp_path: Path):
     """The one case the per-cell limit cannot stop (documented): the worker's import deadline does."""
-    loop = v4.new_code_cell("import time\nfor epoch in range(10**9):\n    try:\n        time.sleep(0.01)\n"
-                            "    except:\n        pass")
+    loop = v4.new_code_cell(
+        "import time\nfor epoch in range(10**9):\n    try:\n        time.sleep(0.01)\n"
+        "    except:\n        pass"
+    )
     report = _a1_notebook(tmp_path, [loop])
     code = [q for q in report.questions if q.kind == "code"]
     written = [q for q in report.questions if q.kind == "written"]
-    assert all(q.score == 0 and "running the cells of `word_vectors.ipynb` did not finish" in q.feedback
-               for q in code), code[0].feedback
+    assert all(
+        q.score == 0 and "running the cells of `word_vectors.ipynb` did not finish" in q.feedback
+        for q in code
+    ), code[0].feedback
     assert sum(q.score for q in written) == sum(q.max_score for q in written)
     assert report.grader_error is None
 
@@ -262,54 +317,82 @@ def test_a_loop_that_swallows_every_exception_costs_the_code_not_the_answers(tmp
 def test_a_cell_that_forks_costs_only_itself(tmp_path: Path):
     fork = v4.new_code_cell("import os\nchild = os.fork()\nimport time\ntime.sleep(0.2)")
     report = _a1_notebook(tmp_path, [fork])
-    assert report.score == 100, [(q.question_id, q.feedback) for q in report.questions if q.status == "failed"]
+    assert report.score == 100, [
+        (q.question_id, q.feedback) for q in report.questions if q.status == "failed"
+    ]
 
 
 def test_input_and_prints_never_stop_grading(tmp_path: Path):
-    chatty = v4.new_code_cell("name = input('your name? ')\nfor i in range(20000):\n    print('epoch', i)")
+    chatty = v4.new_code_cell(
+        "name = input('your name? ')\nfor i in range(20000):\n    print('epoch', i)"
+    )
     report = _a1_notebook(tmp_path, [chatty])
     assert report.score == 100 and not any("raised" in w for w in report.warnings)
 
 
 def test_both_files_the_py_is_graded_and_the_notebook_ignored(tmp_path: Path):
     bad = _notebook([v4.new_code_cell("def softmax(x, axis=-1):\n    return x")])
-    folder = _write(tmp_path / "both", {"word_vectors.py": A1_SOLUTION, "word_vectors.ipynb": bad,
-                                         "answers.toml": _answer_key(A1).to_toml(None)})
+    folder = _write(
+        tmp_path / "both",
+        {
+            "word_vectors.py": A1_SOLUTION,
+            "word_vectors.ipynb": bad,
+            "answers.toml": _answer_key(A1).to_toml(None),
+        },
+    )
     report = _grade(folder, A1)
     assert report.score == 100
-    assert any("`word_vectors.ipynb` was ignored: `word_vectors.py` is graded" in w for w in report.warnings)
+    assert any(
+        "`word_vectors.ipynb` was ignored: `word_vectors.py` is graded" in w
+        for w in report.warnings
+    )
 
 
 def test_answers_toml_beside_the_notebook_wins_over_its_answers_cell(tmp_path: Path):
     a1 = _code_cells(A1_SOLUTION)
     text = _notebook([*a1, _answers("this is not toml = = =")])
-    folder = _write(tmp_path / "beside", {"word_vectors.ipynb": text, "answers.toml": _answer_key(A1).to_toml(None)})
+    folder = _write(
+        tmp_path / "beside",
+        {"word_vectors.ipynb": text, "answers.toml": _answer_key(A1).to_toml(None)},
+    )
     report = _grade(folder, A1)
-    assert report.score == 100 and any("cell was ignored" in w or "was ignored" in w for w in report.warnings)
+    assert report.score == 100 and any(
+        "cell was ignored" in w or "was ignored" in w for w in report.warnings
+    )
 
 
 def test_library_shortcut_findings_name_the_cell(tmp_path: Path):
     aid = "a4_transformer"
     solution = _code_cells((ROOT / "solutions" / aid / "transformer.py").read_text())
-    shortcut = v4.new_code_cell("import torch\n\ndef scaled_dot_product_attention(Q, K, V, mask=None):\n"
-                                "    return torch.nn.functional.scaled_dot_product_attention(Q, K, V)\n")
+    shortcut = v4.new_code_cell(
+        "import torch\n\ndef scaled_dot_product_attention(Q, K, V, mask=None):\n"
+        "    return torch.nn.functional.scaled_dot_product_attention(Q, K, V)\n"
+    )
     text = _notebook([*solution, shortcut, _answers(_answer_key(aid).to_toml(None))])
     report = _grade(_write(tmp_path / "a4", {"transformer.ipynb": text}), aid)
     flagged = [q for q in report.questions if "uses-library-shortcut" in q.misconceptions]
     assert flagged
-    assert all(f"cell {len(solution) + 1}, line 4" in q.feedback for q in flagged), flagged[0].feedback
+    assert all(f"cell {len(solution) + 1}, line 4" in q.feedback for q in flagged), flagged[
+        0
+    ].feedback
 
 
 # --------------------------------------------------------------------------- hostile notebooks
 
 
 def test_malformed_json_costs_the_code_with_a_clear_message(tmp_path: Path):
-    folder = _write(tmp_path / "bad", {"word_vectors.ipynb": '{"cells": [', "answers.toml": _answer_key(A1).to_toml(None)})
+    folder = _write(
+        tmp_path / "bad",
+        {"word_vectors.ipynb": '{"cells": [', "answers.toml": _answer_key(A1).to_toml(None)},
+    )
     report = _grade(folder, A1)
     code = [q for q in report.questions if q.kind == "code"]
     written = [q for q in report.questions if q.kind == "written"]
-    assert all(q.score == 0 and "`word_vectors.ipynb` is not a notebook: its JSON is malformed at line 1" in q.feedback
-               for q in code), code[0].feedback
+    assert all(
+        q.score == 0
+        and "`word_vectors.ipynb` is not a notebook: its JSON is malformed at line 1" in q.feedback
+        for q in code
+    ), code[0].feedback
     assert sum(q.score for q in written) == sum(q.max_score for q in written)
     assert report.grader_error is None
 
@@ -328,7 +411,9 @@ def test_ten_thousand_cells(tmp_path: Path):
     a1 = _code_cells(A1_SOLUTION)
     filler = [v4.new_code_cell(f"value_{i} = {i}") for i in range(10_000 - len(a1) - 1)]
     report = _a1_notebook(tmp_path, filler)
-    assert report.score == 100, [(q.question_id, q.feedback) for q in report.questions if q.status == "failed"]
+    assert report.score == 100, [
+        (q.question_id, q.feedback) for q in report.questions if q.status == "failed"
+    ]
 
 
 def test_more_cells_than_read_says_so(tmp_path: Path):
@@ -339,17 +424,24 @@ def test_more_cells_than_read_says_so(tmp_path: Path):
 
 def test_another_kernel_in_the_metadata_is_named(tmp_path: Path):
     a1 = _code_cells(A1_SOLUTION)
-    text = _notebook([*a1, _answers(_answer_key(A1).to_toml(None))],
-                     kernelspec={"name": "ir", "display_name": "R", "language": "R"})
+    text = _notebook(
+        [*a1, _answers(_answer_key(A1).to_toml(None))],
+        kernelspec={"name": "ir", "display_name": "R", "language": "R"},
+    )
     report = _grade(_write(tmp_path / "r", {"word_vectors.ipynb": text}), A1)
     assert report.score == 100
-    assert any("names the kernel `ir` (R); seqgrade runs its code cells as Python" in w for w in report.warnings)
+    assert any(
+        "names the kernel `ir` (R); seqgrade runs its code cells as Python" in w
+        for w in report.warnings
+    )
 
 
 def test_not_a_notebook_format_is_read_leniently(tmp_path: Path):
     a1 = _code_cells(A1_SOLUTION)
     doc = json.loads(_notebook([*a1, _answers(_answer_key(A1).to_toml(None))]))
-    doc["cells"][0]["unexpected_key"] = 1  # nbformat's schema refuses it; Jupyter would warn and open it
+    doc["cells"][0]["unexpected_key"] = (
+        1  # nbformat's schema refuses it; Jupyter would warn and open it
+    )
     report = _grade(_write(tmp_path / "odd", {"word_vectors.ipynb": json.dumps(doc)}), A1)
     assert report.score == 100
     assert any("does not follow the notebook format exactly" in w for w in report.warnings)
@@ -380,32 +472,65 @@ def test_written_feedback_names_the_answers_cell_and_its_line(tmp_path: Path):
     report = _grade(_write(tmp_path / "w", {"word_vectors.ipynb": _notebook(cells)}), A1)
     hit = [q for q in report.questions if q.kind == "written" and q.status == "failed"]
     # The mark and the fence come first in the cell: the key's line is first + 3 there.
-    assert hit and f"the answers cell (cell {len(cells)}), line {first + 3}: `{name} = = broken`" in hit[0].feedback
+    assert (
+        hit
+        and f"the answers cell (cell {len(cells)}), line {first + 3}: `{name} = = broken`"
+        in hit[0].feedback
+    )
 
 
 def test_too_much_code_and_an_old_format(tmp_path: Path):
     huge = _notebook([v4.new_code_cell("x = 1\n" * 400_000)])
     report = _grade(_write(tmp_path / "huge", {"word_vectors.ipynb": huge}), A1)
     code = [q for q in report.questions if q.kind == "code"]
-    assert all(q.score == 0 and "characters of code, more than a submission may" in q.feedback for q in code)
-    v3 = {"nbformat": 3, "nbformat_minor": 0, "metadata": {},
-          "worksheets": [{"cells": [{"cell_type": "code", "input": A1_SOLUTION, "language": "python",
-                                     "outputs": [], "metadata": {}}], "metadata": {}}]}
+    assert all(
+        q.score == 0 and "characters of code, more than a submission may" in q.feedback
+        for q in code
+    )
+    v3 = {
+        "nbformat": 3,
+        "nbformat_minor": 0,
+        "metadata": {},
+        "worksheets": [
+            {
+                "cells": [
+                    {
+                        "cell_type": "code",
+                        "input": A1_SOLUTION,
+                        "language": "python",
+                        "outputs": [],
+                        "metadata": {},
+                    }
+                ],
+                "metadata": {},
+            }
+        ],
+    }
     report = _grade(_write(tmp_path / "v3", {"word_vectors.ipynb": json.dumps(v3)}), A1)
     assert all(q.score == q.max_score for q in report.questions if q.kind == "code")
 
 
 def test_cli_handout_notebook(tmp_path: Path):
-    run = subprocess.run([sys.executable, "-m", "grader", "handout", "a2", "--notebook"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "handout", "a2", "--notebook"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     nb = nbformat.read(str(tmp_path / "rnn.ipynb"), as_version=4)
     nbformat.validate(nb)
     assert nb.metadata.kernelspec.language == "python"
     assert [c.cell_type for c in nb.cells].count("code") >= 2
     assert "NotImplementedError" in "".join(c.source for c in nb.cells if c.cell_type == "code")
-    missing = subprocess.run([sys.executable, "-m", "grader", "handout", "a2"], cwd=tmp_path,
-                             capture_output=True, text=True, timeout=120)
+    missing = subprocess.run(
+        [sys.executable, "-m", "grader", "handout", "a2"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert missing.returncode == 2 and "--out" in missing.stderr
 
 
@@ -413,16 +538,24 @@ def test_the_generated_module_keeps_string_literals_and_runs_cells_in_one_namesp
     """Cells are indented into their runner: multi-line strings (f-strings too) must not change."""
     from grader.engine.notebook_source import TimeShares, build_module
 
-    cells = [(1, 'x = 3\ns = f"""a\n  {x}\nb"""\nt = """p\n%q\n"""\n%time v = 1\n'),
-             (2, "def f(a):\n\treturn a + x\n!ls"), (3, "%%capture\nw = f(1)"), (4, "raise KeyError('k')")]
+    cells = [
+        (1, 'x = 3\ns = f"""a\n  {x}\nb"""\nt = """p\n%q\n"""\n%time v = 1\n'),
+        (2, "def f(a):\n\treturn a + x\n!ls"),
+        (3, "%%capture\nw = f(1)"),
+        (4, "raise KeyError('k')"),
+    ]
     source = build_module(cells, "t.ipynb", TimeShares.for_import(4.0))
     (tmp_path / "tmod.py").write_text(source.module)
     # The sandbox may give the worker its own deadline with alarm() (modes without an init process):
     # the cells' timers must leave it armed, with the default action, once they are done.
-    check = ("import json, signal; signal.alarm(60); import tmod; left = signal.getitimer(signal.ITIMER_REAL)[0]; "
-             "print(json.dumps([tmod.s, tmod.t, tmod.v, tmod.w, tmod._seqgrade_notebook_cells(), left, "
-             "signal.getsignal(signal.SIGALRM) == signal.SIG_DFL]))")
-    run = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    check = (
+        "import json, signal; signal.alarm(60); import tmod; left = signal.getitimer(signal.ITIMER_REAL)[0]; "
+        "print(json.dumps([tmod.s, tmod.t, tmod.v, tmod.w, tmod._seqgrade_notebook_cells(), left, "
+        "signal.getsignal(signal.SIGALRM) == signal.SIG_DFL]))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     s, t, v, w, failures, left, default = json.loads(run.stdout)
     assert (s, t, v, w) == ("a\n  3\nb", "p\n%q\n", 1, 4)
     assert 50 < left <= 60 and default

@@ -15,8 +15,23 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def test_wheel_carries_content_and_grades_from_another_directory(tmp_path):
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "--no-build-isolation",
-                            "-q", "-w", str(tmp_path / "dist")], capture_output=True, text=True, timeout=300)
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(REPO),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert build.returncode == 0, build.stderr[-2000:]
     wheel = next((tmp_path / "dist").glob("seqgrade-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
@@ -25,16 +40,43 @@ def test_wheel_carries_content_and_grades_from_another_directory(tmp_path):
     assert "grader/samples/a4_transformer/buggy/transformer.py" in names
     assert not any(n.startswith("tests/") for n in names)
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120
+    )
     py = venv / "bin" / "python"
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, timeout=300)
-    where = subprocess.run([str(py), "-c", "import grader; print(grader.__file__)"], capture_output=True, text=True,
-                           cwd=tmp_path, check=True)
+    subprocess.run(
+        [str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, timeout=300
+    )
+    where = subprocess.run(
+        [str(py), "-c", "import grader; print(grader.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    )
     assert str(venv) in where.stdout
-    out = subprocess.run([str(venv / "bin" / "seqgrade"), "grade",
-                          str(venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" /
-                              "site-packages" / "grader" / "_content" / "solutions" / "a2_rnn_bptt"), "-a", "a2"],
-                         capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    out = subprocess.run(
+        [
+            str(venv / "bin" / "seqgrade"),
+            "grade",
+            str(
+                venv
+                / "lib"
+                / f"python{sys.version_info.major}.{sys.version_info.minor}"
+                / "site-packages"
+                / "grader"
+                / "_content"
+                / "solutions"
+                / "a2_rnn_bptt"
+            ),
+            "-a",
+            "a2",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "total 100 / 100" in out.stdout
 
@@ -43,8 +85,14 @@ def test_wheel_carries_content_and_grades_from_another_directory(tmp_path):
 
 
 TARGETS = ("3.10", "3.12")  # Ubuntu 22.04's and 24.04's Python
-UNREACHABLE = ("NewConnectionError", "Name or service not known", "Temporary failure in name resolution",
-               "Network is unreachable", "Max retries exceeded", "ConnectTimeout")
+UNREACHABLE = (
+    "NewConnectionError",
+    "Name or service not known",
+    "Temporary failure in name resolution",
+    "Network is unreachable",
+    "Max retries exceeded",
+    "ConnectTimeout",
+)
 
 
 def _bundle_requirements(tmp_path: Path, aid: str = "a2_rnn_bptt") -> list[str]:
@@ -63,17 +111,42 @@ def _for_python(requirements: list[str], version: str) -> list[str]:
     out = []
     for line in requirements:
         req, _, marker = line.partition(";")
-        if not marker or Marker(marker).evaluate({"python_version": version, "python_full_version": version + ".0"}):
+        if not marker or Marker(marker).evaluate(
+            {"python_version": version, "python_full_version": version + ".0"}
+        ):
             out.append(req.strip())
     return out
 
 
-def _dry_run(tmp_path: Path, version: str, requirements: list[str], *extra: str) -> subprocess.CompletedProcess:
+def _dry_run(
+    tmp_path: Path, version: str, requirements: list[str], *extra: str
+) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--only-binary=:all:",
-         "--python-version", version, "--implementation", "cp", "--platform", "manylinux2014_x86_64",
-         "--platform", "manylinux_2_28_x86_64", "--target", str(tmp_path / "target"), *extra, *requirements],
-        capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--ignore-installed",
+            "--only-binary=:all:",
+            "--python-version",
+            version,
+            "--implementation",
+            "cp",
+            "--platform",
+            "manylinux2014_x86_64",
+            "--platform",
+            "manylinux_2_28_x86_64",
+            "--target",
+            str(tmp_path / "target"),
+            *extra,
+            *requirements,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.mark.parametrize("version", TARGETS)
@@ -93,7 +166,9 @@ def test_bundle_requirements_resolve_on_the_target_python(tmp_path, version):
 def test_the_pinned_torch_exists_for_the_target_python(tmp_path, version):
     from grader.app.bundles import TORCH_PIN
 
-    out = _dry_run(tmp_path, version, [TORCH_PIN], "--no-deps")  # the plain index: setup.sh's fallback
+    out = _dry_run(
+        tmp_path, version, [TORCH_PIN], "--no-deps"
+    )  # the plain index: setup.sh's fallback
     if out.returncode != 0 and any(s in out.stdout + out.stderr for s in UNREACHABLE):
         pytest.skip("the package index is unreachable")
     assert out.returncode == 0 and "Would install torch-" in out.stdout, out.stderr[-1500:]
@@ -120,24 +195,48 @@ def test_a_numpy_bundle_installs_and_grades_under_the_target_python(tmp_path, ve
         zf.extractall(root / "source")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     env.update(SEQGRADE_GRADESCOPE_ROOT=str(root), PYTHON=str(python), SEQGRADE_SKIP_TORCH="1")
-    setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env, capture_output=True, text=True,
-                           timeout=1200)
+    setup = subprocess.run(
+        ["bash", str(root / "source" / "setup.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     if setup.returncode != 0 and any(s in setup.stdout + setup.stderr for s in UNREACHABLE):
         pytest.skip("the package index is unreachable")
     assert setup.returncode == 0, setup.stdout[-1500:] + setup.stderr[-1500:]
     venv_python = root / "venv" / "bin" / "python"
-    got = subprocess.run([str(venv_python), "-c", "import sys, numpy; print(sys.version_info[:2])"],
-                         capture_output=True, text=True, env=env, check=True).stdout
+    got = subprocess.run(
+        [str(venv_python), "-c", "import sys, numpy; print(sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout
     assert got.strip() == str(tuple(int(x) for x in version.split("."))), got
     (root / "submission").mkdir()
     (root / "submission" / "rnn.py").write_text((solution_dir(aid) / "rnn.py").read_text())
-    answers = subprocess.run([sys.executable, "answer_key.py", key], cwd=solution_dir(aid), capture_output=True,
-                             text=True, check=True).stdout
+    answers = subprocess.run(
+        [sys.executable, "answer_key.py", key],
+        cwd=solution_dir(aid),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     (root / "submission" / "answers.toml").write_text(answers)
-    (root / "submission_metadata.json").write_text(json.dumps({"users": [{"id": 5, "email": key, "sid": "S5"}]}))
-    run = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True,
-                         text=True, timeout=600)
+    (root / "submission_metadata.json").write_text(
+        json.dumps({"users": [{"id": 5, "email": key, "sid": "S5"}]})
+    )
+    run = subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     data = json.loads((root / "results" / "results.json").read_text())
-    assert data["score"] == 100, [(t["name"], t["output"][:300]) for t in data["tests"] if t["status"] == "failed"]
+    assert data["score"] == 100, [
+        (t["name"], t["output"][:300]) for t in data["tests"] if t["status"] == "failed"
+    ]
     assert data["extra_data"]["student"] == key

@@ -29,7 +29,10 @@ def _run_public_tests(aid: str, folder: Path) -> subprocess.CompletedProcess[str
     shutil.copy(ROOT / "assignments" / aid / "test_public.py", folder / "test_public.py")
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_public.py"],
-        cwd=folder, capture_output=True, text=True, timeout=600,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 
@@ -42,8 +45,15 @@ def test_the_float32_version_computes_in_float32(tmp_path: Path) -> None:
     spec.loader.exec_module(module)
     Z, Hs = module.rnn_forward(np.ones((3, 2)), np.eye(2), np.eye(2), np.zeros(2))
     assert Z.dtype == np.float32 and Hs.dtype == np.float32
-    loss, grads = module.bptt_sequence_ce(np.ones((3, 2)), np.eye(2), np.eye(2), np.zeros(2),
-                                          np.eye(2), np.zeros(2), np.array([0, 1, 0]))
+    loss, grads = module.bptt_sequence_ce(
+        np.ones((3, 2)),
+        np.eye(2),
+        np.eye(2),
+        np.zeros(2),
+        np.eye(2),
+        np.zeros(2),
+        np.array([0, 1, 0]),
+    )
     assert float(loss) == float(np.float32(loss)) and grads["W_h"].dtype == np.float32
 
 

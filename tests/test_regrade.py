@@ -33,7 +33,9 @@ WRONG_QUAD = toy.NUMPY_SOLUTION.replace("2 * x", "-2 * x")  # loses toy.quad (2 
 @pytest.fixture(autouse=True)
 def _limits(monkeypatch):
     real = batch.grade_submission
-    monkeypatch.setattr(batch, "grade_submission", lambda p, a, **kw: real(p, a, limits=LIMITS, **kw))
+    monkeypatch.setattr(
+        batch, "grade_submission", lambda p, a, **kw: real(p, a, limits=LIMITS, **kw)
+    )
 
 
 @pytest.fixture
@@ -55,7 +57,9 @@ def root(tmp_path, steady) -> Path:
 
 
 def _run(root: Path, assignment=toy.ASSIGNMENT, **kw):
-    graded = grade_all(root, assignment, jobs=2, results_dir=root.parent / "res", progress=False, **kw)
+    graded = grade_all(
+        root, assignment, jobs=2, results_dir=root.parent / "res", progress=False, **kw
+    )
     return {s.name: s.outcome for s, _ in graded}, graded
 
 
@@ -69,7 +73,10 @@ def _tests(data: dict) -> dict[str, dict]:
 
 def _with_points(assignment, **points):
     """A copy of the assignment with some questions' points changed (a suite edit)."""
-    qs = tuple(dataclasses.replace(q, points=points.get(q.id.split(".")[1], q.points)) for q in assignment.questions)
+    qs = tuple(
+        dataclasses.replace(q, points=points.get(q.id.split(".")[1], q.points))
+        for q in assignment.questions
+    )
     return dataclasses.replace(assignment, questions=qs)
 
 
@@ -79,8 +86,15 @@ def _double_cases(seed: int) -> list[Case]:
 
 def _with_new_question(assignment):
     """A copy of the assignment with a fifth question (its function is in no submission)."""
-    new = CodeQuestion(id="toy.double", title="Double", points=5, file="toy.py", function="double",
-                       reference=lambda x: 2 * x, cases=_double_cases)
+    new = CodeQuestion(
+        id="toy.double",
+        title="Double",
+        points=5,
+        file="toy.py",
+        function="double",
+        reference=lambda x: 2 * x,
+        cases=_double_cases,
+    )
     return dataclasses.replace(assignment, questions=(*assignment.questions, new))
 
 
@@ -105,7 +119,8 @@ def test_every_result_records_its_five_fingerprints(root):
         assert set(fps) == {"submission", "suite", "catalog", "reference", "grader"}
         assert fps["submission"] == fingerprint.submission_fingerprint(root / name)
         assert {k: fps[k] for k in ("suite", "catalog", "reference", "grader")} == {
-            k: getattr(shared, k) for k in ("suite", "catalog", "reference", "grader")}
+            k: getattr(shared, k) for k in ("suite", "catalog", "reference", "grader")
+        }
         assert "fingerprint" not in data["extra_data"] and "regraded" not in data["extra_data"]
         jsonschema.validate(data, SCHEMA)
 
@@ -114,7 +129,9 @@ def test_a_suite_edit_regrades_every_submission_and_the_totals_follow(root, tmp_
     _run(root)
     edited = _with_points(toy.ASSIGNMENT, linear=6)  # toy.linear 3 -> 6 points: total 10 -> 13
     outcomes, graded = _run(root, edited)
-    assert {n: (o.kind, o.why) for n, o in outcomes.items()} == {n: ("regraded", ("suite",)) for n in outcomes}
+    assert {n: (o.kind, o.why) for n, o in outcomes.items()} == {
+        n: ("regraded", ("suite",)) for n in outcomes
+    }
     stored = _stored(root)
     assert _tests(stored["ada"])["toy.linear"]["max_score"] == 6 and stored["ada"]["score"] == 13
     assert _tests(stored["bob"])["toy.linear"]["score"] == 0 and stored["bob"]["score"] == 7
@@ -132,11 +149,18 @@ def test_a_new_question_is_graded_in_every_result(root, tmp_path):
     outcomes, graded = _run(root, added)
     assert {o.kind for o in outcomes.values()} == {"regraded"}
     for data in _stored(root).values():
-        assert _tests(data)["toy.double"]["max_score"] == 5 and _tests(data)["toy.double"]["score"] == 0
+        assert (
+            _tests(data)["toy.double"]["max_score"] == 5
+            and _tests(data)["toy.double"]["score"] == 0
+        )
     out = tmp_path / "grades.csv"
     write_csv(out, added, graded)
     rows = list(csv.DictReader(io.StringIO(out.read_text())))
-    assert [r["toy.double"] for r in rows] == ["0", "0", "0"]  # graded (0: not written), never blank
+    assert [r["toy.double"] for r in rows] == [
+        "0",
+        "0",
+        "0",
+    ]  # graded (0: not written), never blank
 
 
 def test_one_changed_submission_is_the_only_one_regraded(root):
@@ -144,7 +168,10 @@ def test_one_changed_submission_is_the_only_one_regraded(root):
     (root / "bob" / "toy.py").write_text(toy.NUMPY_SOLUTION)  # bob fixes his linear layer
     outcomes, graded = _run(root)
     assert {n: (o.kind, o.why) for n, o in outcomes.items()} == {
-        "ada": ("reused", ()), "bob": ("regraded", ("submission",)), "cy": ("reused", ())}
+        "ada": ("reused", ()),
+        "bob": ("regraded", ("submission",)),
+        "cy": ("reused", ()),
+    }
     assert _stored(root)["bob"]["score"] == 10
 
 
@@ -157,7 +184,10 @@ def test_a_result_graded_with_another_catalog_reference_or_grader_is_regraded(ro
     path.write_text(json.dumps(data))
     outcomes, _ = _run(root)
     assert {n: (o.kind, o.why) for n, o in outcomes.items()} == {
-        "ada": ("reused", ()), "bob": ("reused", ()), "cy": ("regraded", (kind,))}
+        "ada": ("reused", ()),
+        "bob": ("reused", ()),
+        "cy": ("regraded", (kind,)),
+    }
 
 
 def test_a_result_of_an_earlier_version_without_fingerprints_is_regraded(root):
@@ -165,7 +195,9 @@ def test_a_result_of_an_earlier_version_without_fingerprints_is_regraded(root):
     path = root.parent / "res" / "ada.json"
     data = json.loads(path.read_text())
     data["extra_data"].pop("fingerprints")
-    data["extra_data"]["fingerprint"] = fingerprint.submission_fingerprint(root / "ada")  # the old field
+    data["extra_data"]["fingerprint"] = fingerprint.submission_fingerprint(
+        root / "ada"
+    )  # the old field
     path.write_text(json.dumps(data))
     outcomes, _ = _run(root)
     assert outcomes["ada"].kind == "regraded" and outcomes["bob"].kind == "reused"
@@ -173,17 +205,33 @@ def test_a_result_of_an_earlier_version_without_fingerprints_is_regraded(root):
 
 def test_the_suite_fingerprint_is_the_same_in_another_process():
     """A re-run is another process: the fingerprints must not hold addresses or hash seeds."""
-    code = ("import sys; sys.path.insert(0, 'tests'); from grader.course import registry, fingerprint as f; "
-            "import toy_assignment as t; print(f.suite_fingerprint(registry.load('a4')), "
-            "f.suite_fingerprint(t.ASSIGNMENT))")
+    code = (
+        "import sys; sys.path.insert(0, 'tests'); from grader.course import registry, fingerprint as f; "
+        "import toy_assignment as t; print(f.suite_fingerprint(registry.load('a4')), "
+        "f.suite_fingerprint(t.ASSIGNMENT))"
+    )
     root = Path(__file__).resolve().parents[1]
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
-                           env={"PYTHONHASHSEED": seed, "PATH": ""}, check=True).stdout.split()
-            for seed in ("1", "2")]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            cwd=root,
+            env={"PYTHONHASHSEED": seed, "PATH": ""},
+            check=True,
+        ).stdout.split()
+        for seed in ("1", "2")
+    ]
     from grader.course import registry
 
-    assert runs[0] == runs[1] == [fingerprint.suite_fingerprint(registry.load("a4")),
-                                  fingerprint.suite_fingerprint(toy.ASSIGNMENT)]
+    assert (
+        runs[0]
+        == runs[1]
+        == [
+            fingerprint.suite_fingerprint(registry.load("a4")),
+            fingerprint.suite_fingerprint(toy.ASSIGNMENT),
+        ]
+    )
 
 
 def test_the_suite_fingerprint_sees_points_ids_and_the_handouts_variant_tool(monkeypatch, tmp_path):
@@ -192,8 +240,9 @@ def test_the_suite_fingerprint_sees_points_ids_and_the_handouts_variant_tool(mon
     a4 = registry.load("a4")
     base = fingerprint.suite_fingerprint(a4)
     assert fingerprint.suite_fingerprint(_with_points(a4, encoder_block=10)) != base
-    renamed = dataclasses.replace(a4, questions=(dataclasses.replace(a4.questions[0], id="a4.attention"),
-                                                 *a4.questions[1:]))
+    renamed = dataclasses.replace(
+        a4, questions=(dataclasses.replace(a4.questions[0], id="a4.attention"), *a4.questions[1:])
+    )
     assert fingerprint.suite_fingerprint(renamed) != base
     variant = tmp_path / "assignments" / a4.id / "variant.py"
     variant.parent.mkdir(parents=True)
@@ -202,11 +251,17 @@ def test_the_suite_fingerprint_sees_points_ids_and_the_handouts_variant_tool(mon
     assert fingerprint.suite_fingerprint(a4) != base
 
 
-@pytest.mark.parametrize(("package", "file", "kind"), [("grader.suites", "a4_transformer.py", "suite"),
-                                                       ("grader.catalog", "a4.py", "catalog"),
-                                                       ("reference", "attention.py", "reference")])
-def test_an_edited_source_file_changes_its_fingerprint_and_only_its_own(monkeypatch, tmp_path, package, file,
-                                                                        kind):
+@pytest.mark.parametrize(
+    ("package", "file", "kind"),
+    [
+        ("grader.suites", "a4_transformer.py", "suite"),
+        ("grader.catalog", "a4.py", "catalog"),
+        ("reference", "attention.py", "reference"),
+    ],
+)
+def test_an_edited_source_file_changes_its_fingerprint_and_only_its_own(
+    monkeypatch, tmp_path, package, file, kind
+):
     """A copy of the package with one file edited (a question's points, a hint, a formula)."""
     from grader.course import registry
 
@@ -215,11 +270,19 @@ def test_an_edited_source_file_changes_its_fingerprint_and_only_its_own(monkeypa
     real = fingerprint._package_dir
     copy = tmp_path / real(package).name
     shutil.copytree(real(package), copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(fingerprint, "_package_dir", lambda name: copy if name == package else real(name))
+    monkeypatch.setattr(
+        fingerprint, "_package_dir", lambda name: copy if name == package else real(name)
+    )
     if kind == "suite":  # the suite's own module is where its cases and mutants are defined
-        monkeypatch.setattr(sys.modules["grader.suites.a4_transformer"], "__file__", str(copy / file))
-    assert fingerprint.assignment_fingerprints(a4) == base  # the same files elsewhere: the same digests
-    (copy / file).write_text((copy / file).read_text().replace("points=8", "points=10") + "\n# edited\n")
+        monkeypatch.setattr(
+            sys.modules["grader.suites.a4_transformer"], "__file__", str(copy / file)
+        )
+    assert (
+        fingerprint.assignment_fingerprints(a4) == base
+    )  # the same files elsewhere: the same digests
+    (copy / file).write_text(
+        (copy / file).read_text().replace("points=8", "points=10") + "\n# edited\n"
+    )
     assert base.changed(fingerprint.assignment_fingerprints(a4)) == [kind]
 
 
@@ -230,18 +293,26 @@ def test_only_changes_exactly_the_named_questions_and_keeps_the_others(root, tmp
     _run(root)
     before = _stored(root)
     edited = _with_points(toy.ASSIGNMENT, linear=6, quad=4)  # both would change; only quad is asked
-    outcomes, graded = _run(root, edited, only=("toy.quad",))  # (linear, before it, is graded alongside)
-    assert {n: (o.kind, o.why) for n, o in outcomes.items()} == {n: ("updated", ("toy.quad",)) for n in outcomes}
+    outcomes, graded = _run(
+        root, edited, only=("toy.quad",)
+    )  # (linear, before it, is graded alongside)
+    assert {n: (o.kind, o.why) for n, o in outcomes.items()} == {
+        n: ("updated", ("toy.quad",)) for n in outcomes
+    }
     after = _stored(root)
     for name in ("ada", "bob", "cy"):
         old, new = _tests(before[name]), _tests(after[name])
-        assert {q: new[q] for q in new if q != "toy.quad"} == {q: old[q] for q in old if q != "toy.quad"}
+        assert {q: new[q] for q in new if q != "toy.quad"} == {
+            q: old[q] for q in old if q != "toy.quad"
+        }
         assert new["toy.quad"]["max_score"] == 4 and new["toy.quad"]["number"] == "3"
         assert new["toy.quad"]["score"] == (0 if name == "cy" else 4)
         assert list(new) == [q.id for q in toy.ASSIGNMENT.questions]  # in the assignment's order
         assert after[name]["score"] == sum(t["score"] for t in after[name]["tests"])
         assert after[name]["output"].startswith(f"**Score: {after[name]['score']:g} / 12**")
-        assert after[name]["extra_data"]["fingerprints"] == before[name]["extra_data"]["fingerprints"]
+        assert (
+            after[name]["extra_data"]["fingerprints"] == before[name]["extra_data"]["fingerprints"]
+        )
         assert set(after[name]["extra_data"]["regraded"]) == {"toy.quad"}
         jsonschema.validate(after[name], SCHEMA)
     assert [after[n]["score"] for n in ("ada", "bob", "cy")] == [12, 9, 8]
@@ -249,8 +320,14 @@ def test_only_changes_exactly_the_named_questions_and_keeps_the_others(root, tmp
     write_csv(out, edited, graded)
     rows = {r["submission"]: r for r in csv.DictReader(io.StringIO(out.read_text()))}
     assert {n: (r["total"], r["toy.linear"], r["toy.quad"]) for n, r in rows.items()} == {
-        "ada": ("12", "3", "4"), "bob": ("9", "0", "4"), "cy": ("8", "3", "0")}
-    assert summary(graded) == "3 updated: question toy.quad regraded, the rest of each stored result kept"
+        "ada": ("12", "3", "4"),
+        "bob": ("9", "0", "4"),
+        "cy": ("8", "3", "0"),
+    }
+    assert (
+        summary(graded)
+        == "3 updated: question toy.quad regraded, the rest of each stored result kept"
+    )
 
 
 def test_after_only_a_plain_rerun_still_regrades_what_is_stale(root):
@@ -284,7 +361,10 @@ def test_only_grades_a_submission_without_a_stored_result_whole(root):
 
 def test_only_accepts_ids_short_ids_and_numbers():
     assert regrade.resolve_questions(toy.ASSIGNMENT, ["3", "toy.softmax", " linear"]) == (
-        "toy.softmax", "toy.linear", "toy.quad")
+        "toy.softmax",
+        "toy.linear",
+        "toy.quad",
+    )
     for bad in (["5"], ["0"], ["toy.nope"], [""]):
         with pytest.raises(regrade.UnknownQuestion, match="not a question of toy"):
             regrade.resolve_questions(toy.ASSIGNMENT, bad)
@@ -292,14 +372,35 @@ def test_only_accepts_ids_short_ids_and_numbers():
 
 def test_only_an_unknown_question_is_a_usage_error(tmp_path, capsys):
     (tmp_path / "class" / "ada").mkdir(parents=True)
-    code = cli.main(["batch", str(tmp_path / "class"), "-a", "a4", "--out", str(tmp_path / "g.csv"),
-                     "--only", "encoder_block,attention_head"])
+    code = cli.main(
+        [
+            "batch",
+            str(tmp_path / "class"),
+            "-a",
+            "a4",
+            "--out",
+            str(tmp_path / "g.csv"),
+            "--only",
+            "encoder_block,attention_head",
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert "'attention_head', not a question of a4_transformer" in err
     assert not (tmp_path / "g.csv").exists() and not (tmp_path / "g_results").exists()
-    code = cli.main(["batch", str(tmp_path / "class"), "-a", "a4", "--out", str(tmp_path / "g.csv"),
-                     "--only", "encoder_block", "--force"])
+    code = cli.main(
+        [
+            "batch",
+            str(tmp_path / "class"),
+            "-a",
+            "a4",
+            "--out",
+            str(tmp_path / "g.csv"),
+            "--only",
+            "encoder_block",
+            "--force",
+        ]
+    )
     assert code == 2 and "give one of them" in capsys.readouterr().err
 
 
@@ -311,11 +412,15 @@ def test_partial_grading_keeps_the_numbers_of_the_whole_assignment():
     only_written = regrade.partial_assignment(a4, {"a4.w_scale"})
     assert [q.id for q in only_written.questions] == ["a4.w_scale"]  # no code: no worker started
     mixed = regrade.partial_assignment(a4, {"a4.encoder_block", "a4.w_rope_offset"})
-    assert [q.id for q in mixed.questions] == [*ids[:ids.index("a4.encoder_block") + 1], "a4.w_rope_offset"]
+    assert [q.id for q in mixed.questions] == [
+        *ids[: ids.index("a4.encoder_block") + 1],
+        "a4.w_rope_offset",
+    ]
 
 
-def test_a4_through_the_cli_reused_then_two_questions_regraded_as_a_whole_grading_would(tmp_path, capsys, steady,
-                                                                                         monkeypatch):
+def test_a4_through_the_cli_reused_then_two_questions_regraded_as_a_whole_grading_would(
+    tmp_path, capsys, steady, monkeypatch
+):
     """With nothing changed, the questions `--only` regrades come out exactly as the whole grading
     gave them (numbers, feedback, follow-through), the rest is untouched, the fingerprints stay whole."""
     from grader.course.content import solution_dir
@@ -325,28 +430,45 @@ def test_a4_through_the_cli_reused_then_two_questions_regraded_as_a_whole_gradin
     monkeypatch.setattr(fingerprint, "suite_fingerprint", lambda a: suite.setdefault(a.id, real(a)))
 
     shutil.copytree(solution_dir("a4_transformer"), tmp_path / "class" / "ada@uni.edu")
-    args = ["batch", str(tmp_path / "class"), "-a", "a4", "--out", str(tmp_path / "g.csv"), "--jobs", "1"]
+    args = [
+        "batch",
+        str(tmp_path / "class"),
+        "-a",
+        "a4",
+        "--out",
+        str(tmp_path / "g.csv"),
+        "--jobs",
+        "1",
+    ]
     assert cli.main(args) == 0
     assert "(0 reused, 0 regraded, 1 graded for the first time)" in capsys.readouterr().out
     result = tmp_path / "g_results" / "ada@uni.edu.json"
     first = json.loads(result.read_text())
     assert cli.main(args) == 0
     assert "graded 1 submission (1 reused, 0 regraded)" in capsys.readouterr().out
-    tampered = json.loads(result.read_text())  # marks: regraded questions lose them, kept ones keep them
+    tampered = json.loads(
+        result.read_text()
+    )  # marks: regraded questions lose them, kept ones keep them
     for t in tampered["tests"]:
         if t["extra_data"]["question"] in ("a4.encoder_block", "a4.w_scale", "a4.sdpa"):
             t["output"], t["score"] = "(marked)", 0.0
     result.write_text(json.dumps(tampered))
     assert cli.main([*args, "--only", "encoder_block,15"]) == 0
-    assert ("(1 updated: questions a4.encoder_block, a4.w_scale regraded, the rest of each stored result kept)"
-            in capsys.readouterr().out)
+    assert (
+        "(1 updated: questions a4.encoder_block, a4.w_scale regraded, the rest of each stored result kept)"
+        in capsys.readouterr().out
+    )
     after = json.loads(result.read_text())
     assert [t for t in after["tests"] if t["extra_data"]["question"] != "a4.sdpa"] == [
-        t for t in first["tests"] if t["extra_data"]["question"] != "a4.sdpa"]
+        t for t in first["tests"] if t["extra_data"]["question"] != "a4.sdpa"
+    ]
     assert _tests(after)["a4.sdpa"]["output"] == "(marked)"
     assert after["score"] == first["score"] - _tests(first)["a4.sdpa"]["score"]
-    assert [t["number"] for t in after["tests"] if t["extra_data"]["question"] in ("a4.encoder_block",
-                                                                                    "a4.w_scale")] == ["12", "15"]
+    assert [
+        t["number"]
+        for t in after["tests"]
+        if t["extra_data"]["question"] in ("a4.encoder_block", "a4.w_scale")
+    ] == ["12", "15"]
     assert after["extra_data"]["fingerprints"] == first["extra_data"]["fingerprints"]
     assert "regraded" not in after["extra_data"]
 
@@ -355,14 +477,30 @@ def test_a_result_holding_a_grader_error_is_tried_again(root):
     _run(root)
     path = root.parent / "res" / "bob.json"
     data = json.loads(path.read_text())
-    data["tests"].append({"name": "Grader error", "number": "0", "score": 0.0, "max_score": 0.0,
-                          "status": "failed", "output": "", "visibility": "visible",
-                          "extra_data": {"question": "grader-error", "kind": "error", "function": None,
-                                         "misconceptions": []}})
+    data["tests"].append(
+        {
+            "name": "Grader error",
+            "number": "0",
+            "score": 0.0,
+            "max_score": 0.0,
+            "status": "failed",
+            "output": "",
+            "visibility": "visible",
+            "extra_data": {
+                "question": "grader-error",
+                "kind": "error",
+                "function": None,
+                "misconceptions": [],
+            },
+        }
+    )
     path.write_text(json.dumps(data))
     outcomes, graded = _run(root)
     assert {n: (o.kind, o.why) for n, o in outcomes.items()} == {
-        "ada": ("reused", ()), "bob": ("regraded", ("grader error",)), "cy": ("reused", ())}
+        "ada": ("reused", ()),
+        "bob": ("regraded", ("grader error",)),
+        "cy": ("reused", ()),
+    }
     assert summary(graded) == "2 reused, 1 regraded (grader error: 1)"
     assert "grader-error" not in _tests(_stored(root)["bob"])
 
@@ -376,8 +514,12 @@ def test_only_a_failure_of_ours_keeps_the_stored_result_and_says_so(root, monkey
 
     monkeypatch.setattr(batch, "grade_submission", broken)
     outcomes, graded = _run(root, only=("toy.quad",))
-    assert {o.kind for o in outcomes.values()} == {"failed"} and summary(graded).endswith("3 failed")
+    assert {o.kind for o in outcomes.values()} == {"failed"} and summary(graded).endswith(
+        "3 failed"
+    )
     for name, data in _stored(root).items():
-        assert [t for t in data["tests"] if t["extra_data"]["kind"] == "code"] == before[name]["tests"]
+        assert [t for t in data["tests"] if t["extra_data"]["kind"] == "code"] == before[name][
+            "tests"
+        ]
         assert "RuntimeError: a bug of ours" in _tests(data)["grader-error"]["output"]
         assert data["score"] == before[name]["score"]

@@ -72,7 +72,9 @@ def _garbage(want, shift: bool):
     if isinstance(want, np.ndarray):
         if want.dtype == bool:
             return ~want
-        return want + (0.1592 if shift else 0) if want.dtype.kind == "f" else np.zeros_like(want) + 7
+        return (
+            want + (0.1592 if shift else 0) if want.dtype.kind == "f" else np.zeros_like(want) + 7
+        )
     if isinstance(want, bool):
         return not want
     if isinstance(want, float):
@@ -99,7 +101,9 @@ def _hidden_lines(aid: str):
             want = run_trusted(q.reference, case)
             for shift in (False, True):
                 got = _garbage(want, shift)
-                mismatches = compare(got, want, q.tolerance, exact=q.integer, names=q.output_names, hidden=True)
+                mismatches = compare(
+                    got, want, q.tolerance, exact=q.integer, names=q.output_names, hidden=True
+                )
                 if mismatches:
                     yield q, case, want, got, case_line(case, mismatches, got, want)
 
@@ -113,9 +117,17 @@ def test_hidden_case_feedback_holds_nothing_computed_from_the_expected_values(ai
         shown = " ".join([preview(got), case.name, *(_fmt(g) for g in _leaves(got))])
         assert "largest error" not in line and "at index" not in line, line
         assert not re.search(r"\d+ of \d+ entries", line), line
-        errors = [_fmt(abs(g - w)) for g, w in zip(_leaves(got), _leaves(want)) if np.isfinite(g - w)]
+        errors = [
+            _fmt(abs(g - w)) for g, w in zip(_leaves(got), _leaves(want)) if np.isfinite(g - w)
+        ]
         secrets = {_fmt(w) for w in _leaves(want)} | set(errors)
-        leaked = [s for s in secrets if len(s) >= 4 and s not in shown and re.search(rf"(?<![\d.]){re.escape(s)}(?!\d)", line)]
+        leaked = [
+            s
+            for s in secrets
+            if len(s) >= 4
+            and s not in shown
+            and re.search(rf"(?<![\d.]){re.escape(s)}(?!\d)", line)
+        ]
         assert not leaked, (q.id, case.name, leaked, line)
     assert checked > 0
 
@@ -128,8 +140,12 @@ def test_a_visible_case_still_shows_where_and_how_much():
     assert h.message == "values differ"
 
 
-def test_hidden_cases_in_a_graded_submission_say_values_differ_and_show_the_students_output(tmp_path):
-    wrong = toy.NUMPY_SOLUTION.replace("return x @ W.T + b", "return np.zeros((x.shape[0], W.shape[0]))")
+def test_hidden_cases_in_a_graded_submission_say_values_differ_and_show_the_students_output(
+    tmp_path,
+):
+    wrong = toy.NUMPY_SOLUTION.replace(
+        "return x @ W.T + b", "return np.zeros((x.shape[0], W.shape[0]))"
+    )
     report = grade_submission(submit(tmp_path, {"toy.py": wrong}), toy.ASSIGNMENT, limits=FAST)
     fb = next(q for q in report.questions if q.question_id == "toy.linear").feedback
     assert fb.count("values differ") == 3 and "got: shape (2, 3): [0, 0" in fb
@@ -161,8 +177,10 @@ def test_an_output_far_larger_than_expected_is_rejected_as_a_wrong_shape_without
     found = explain(huge, want, (), {}, {"overflow": lambda: NONFINITE}, Tolerance())
     explain_seconds = time.perf_counter() - started
     assert found == []
-    print(f"\n10M bool vs (3, 4): {1000 * array_seconds:.1f} ms; 2M list: {1000 * list_seconds:.1f} ms; "
-          f"diagnosis: {1000 * explain_seconds:.1f} ms")
+    print(
+        f"\n10M bool vs (3, 4): {1000 * array_seconds:.1f} ms; 2M list: {1000 * list_seconds:.1f} ms; "
+        f"diagnosis: {1000 * explain_seconds:.1f} ms"
+    )
     assert array_seconds < 0.5 and list_seconds < 0.5 and explain_seconds < 2.0
 
 
@@ -181,20 +199,33 @@ def test_36k_answer_keys_are_read_in_linear_time():
 
 def _written_only(aid: str):
     a = registry.load(aid)
-    return dataclasses.replace(a, questions=tuple(q for q in a.questions if isinstance(q, WrittenQuestion)))
+    return dataclasses.replace(
+        a, questions=tuple(q for q in a.questions if isinstance(q, WrittenQuestion))
+    )
 
 
 A1_ANSWERS = (ROOT / "solutions" / "a1_word_vectors" / "answers.toml").read_text()
 
 
-@pytest.mark.parametrize("value, words", [
-    ('"1/1e999999999"', "exponent out of range"),
-    ('"1e10000000"', "exponent out of range"),
-    ('"1/1e10000000"', "exponent out of range"),
-    ('"1/' + "7" * 5000 + '"', "5000 digits"),
-    ('"' + "3" * 5000 + "/" + "7" * 5000 + '"', "5000 digits"),
-    ("7" * 5000, "could not be read"),
-], ids=["1e999999999", "1e7-exponent", "fraction-1e7", "5000-digit-denominator", "5000-digit-fraction", "5000-digit-int"])
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ('"1/1e999999999"', "exponent out of range"),
+        ('"1e10000000"', "exponent out of range"),
+        ('"1/1e10000000"', "exponent out of range"),
+        ('"1/' + "7" * 5000 + '"', "5000 digits"),
+        ('"' + "3" * 5000 + "/" + "7" * 5000 + '"', "5000 digits"),
+        ("7" * 5000, "could not be read"),
+    ],
+    ids=[
+        "1e999999999",
+        "1e7-exponent",
+        "fraction-1e7",
+        "5000-digit-denominator",
+        "5000-digit-fraction",
+        "5000-digit-int",
+    ],
+)
 def test_huge_numbers_cost_only_their_key_within_seconds(tmp_path, value, words):
     answers = re.sub(r"(?m)^noise_probability = .*$", f"noise_probability = {value}", A1_ANSWERS)
     started = time.monotonic()
@@ -205,17 +236,25 @@ def test_huge_numbers_cost_only_their_key_within_seconds(tmp_path, value, words)
     by_key = {q.question_id: q for q in report.questions}
     noise = by_key.pop("a1.w_noise_probability")
     assert noise.score == 0 and words in noise.feedback, noise.feedback
-    assert all(q.score == q.max_score for q in by_key.values()), [q.feedback for q in by_key.values()]
+    assert all(q.score == q.max_score for q in by_key.values()), [
+        q.feedback for q in by_key.values()
+    ]
 
 
-@pytest.mark.parametrize("line", [
-    "deep = " + "[" * 50_000 + "]" * 50_000,
-    "deep = " + "{a=" * 50_000 + "1" + "}" * 50_000,
-    "deep" + ".a" * 50_000 + " = 1",
-    "[" + "a." * 50_000 + "a]\nx = 1",
-], ids=["arrays", "inline-tables", "dotted-key", "table-header"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "deep = " + "[" * 50_000 + "]" * 50_000,
+        "deep = " + "{a=" * 50_000 + "1" + "}" * 50_000,
+        "deep" + ".a" * 50_000 + " = 1",
+        "[" + "a." * 50_000 + "a]\nx = 1",
+    ],
+    ids=["arrays", "inline-tables", "dotted-key", "table-header"],
+)
 def test_answers_nested_50k_deep_cost_only_their_line(tmp_path, line):
-    answers = line + "\n" + A1_ANSWERS if line.startswith("[") is False else A1_ANSWERS + "\n" + line
+    answers = (
+        line + "\n" + A1_ANSWERS if line.startswith("[") is False else A1_ANSWERS + "\n" + line
+    )
     started = time.monotonic()
     report = grade_submission(submit(tmp_path, {"answers.toml": answers}), _written_only("a1"))
     assert time.monotonic() - started < 30
@@ -253,8 +292,11 @@ def test_a_call_on_pipes_closed_by_the_budget_reads_not_run():
 
 
 def test_running_past_the_budget_keeps_what_was_graded(tmp_path, monkeypatch):
-    slow = toy.NUMPY_SOLUTION + "\nimport time\n_fast = linear\ndef linear(x, W, b):\n    time.sleep(1.2)\n" \
-                                "    return _fast(x, W, b)\n"
+    slow = (
+        toy.NUMPY_SOLUTION
+        + "\nimport time\n_fast = linear\ndef linear(x, W, b):\n    time.sleep(1.2)\n"
+        "    return _fast(x, W, b)\n"
+    )
     from grader.sandbox.session import WorkerSession
 
     real_close = WorkerSession.close
@@ -264,8 +306,11 @@ def test_running_past_the_budget_keeps_what_was_graded(tmp_path, monkeypatch):
         raise ValueError("write to closed file")
 
     monkeypatch.setattr(WorkerSession, "close", close)
-    report = grade_submission(submit(tmp_path, {"toy.py": slow}), toy.ASSIGNMENT,
-                              limits=sandbox.Limits(call_seconds=3.0, submission_seconds=3.0))
+    report = grade_submission(
+        submit(tmp_path, {"toy.py": slow}),
+        toy.ASSIGNMENT,
+        limits=sandbox.Limits(call_seconds=3.0, submission_seconds=3.0),
+    )
     assert_students_fault(report)
     by = {q.question_id: q for q in report.questions}
     assert by["toy.softmax"].score == 4  # graded before the budget ran out: kept
@@ -279,8 +324,11 @@ def test_running_past_the_budget_keeps_what_was_graded(tmp_path, monkeypatch):
 def test_written_answers_are_graded_whatever_the_code_budget(tmp_path):
     source = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text()
     source = re.sub(r"(?m)^(def \w+\(.*\):\n)", r"\1    __import__('time').sleep(1.5)\n", source)
-    report = grade_submission(submit(tmp_path, {"word_vectors.py": source, "answers.toml": A1_ANSWERS}),
-                              registry.load("a1"), limits=sandbox.Limits(call_seconds=3.0, submission_seconds=4.0))
+    report = grade_submission(
+        submit(tmp_path, {"word_vectors.py": source, "answers.toml": A1_ANSWERS}),
+        registry.load("a1"),
+        limits=sandbox.Limits(call_seconds=3.0, submission_seconds=4.0),
+    )
     assert_students_fault(report)
     written = [q for q in report.questions if q.kind == "written"]
     assert written and all(q.score == q.max_score for q in written)
@@ -289,7 +337,7 @@ def test_written_answers_are_graded_whatever_the_code_budget(tmp_path):
 
 # ---------------------------------------------------------------------------- item 11: forged frames and such
 
-_FORGE = '''
+_FORGE = """
 import os, struct
 def _forge(frame):
     for fd in range(3, 256):
@@ -299,30 +347,37 @@ def _forge(frame):
             pass
 def _frame(body):
     return struct.pack(">II", len(body), 0) + body
-'''
+"""
 
 ATTACKS = {
-    "bad-json": _FORGE + "def linear(x, W, b):\n    _forge(_frame(b'{not json'))\n    return x @ W.T + b\n",
-    "deep-nesting": _FORGE + "def linear(x, W, b):\n    _forge(_frame(b'{\"ok\": true, \"value\": ' + b'[' * 200000 "
-                             "+ b']' * 200000 + b'}'))\n    return x @ W.T + b\n",
-    "huge-header": _FORGE + "def linear(x, W, b):\n    _forge(struct.pack('>II', 0xFFFFFFF0, 0xFFFFFFF0))\n"
-                            "    return x @ W.T + b\n",
+    "bad-json": _FORGE
+    + "def linear(x, W, b):\n    _forge(_frame(b'{not json'))\n    return x @ W.T + b\n",
+    "deep-nesting": _FORGE
+    + "def linear(x, W, b):\n    _forge(_frame(b'{\"ok\": true, \"value\": ' + b'[' * 200000 "
+    "+ b']' * 200000 + b'}'))\n    return x @ W.T + b\n",
+    "huge-header": _FORGE
+    + "def linear(x, W, b):\n    _forge(struct.pack('>II', 0xFFFFFFF0, 0xFFFFFFF0))\n"
+    "    return x @ W.T + b\n",
     "10**400": "def linear(x, W, b):\n    return 10**400\n",
     "garbage-to-every-fd": "import os\ndef linear(x, W, b):\n    for fd in range(0, 256):\n        try:\n"
-                           "            os.write(fd, b'\\xff' * 70000)\n        except OSError:\n            pass\n"
-                           "    return x @ W.T + b\n",
+    "            os.write(fd, b'\\xff' * 70000)\n        except OSError:\n            pass\n"
+    "    return x @ W.T + b\n",
 }
 
 
 @pytest.mark.parametrize("attack", list(ATTACKS))
 def test_a_forged_or_hostile_reply_costs_only_its_question(tmp_path, attack):
-    report = grade_submission(submit(tmp_path, {"toy.py": toy.NUMPY_SOLUTION + ATTACKS[attack]}), toy.ASSIGNMENT,
-                              limits=FAST)
+    report = grade_submission(
+        submit(tmp_path, {"toy.py": toy.NUMPY_SOLUTION + ATTACKS[attack]}),
+        toy.ASSIGNMENT,
+        limits=FAST,
+    )
     assert_students_fault(report)
     by = {q.question_id: q for q in report.questions}
     assert by["toy.linear"].score == 0, by["toy.linear"].feedback
-    assert all(by[q].score == by[q].max_score for q in ("toy.softmax", "toy.quad", "toy.norm")), \
-        [q.feedback for q in report.questions]
+    assert all(by[q].score == by[q].max_score for q in ("toy.softmax", "toy.quad", "toy.norm")), [
+        q.feedback for q in report.questions
+    ]
 
 
 def test_a_100k_term_expression_in_the_source_is_the_students_file_problem(tmp_path):
@@ -353,10 +408,16 @@ def test_a_mutant_that_does_not_apply_is_skipped_but_a_bug_in_one_is_not_hidden(
 def test_a_non_finite_score_counts_as_zero(tmp_path, monkeypatch):
     from grader.engine import instructor_tests
 
-    nan_test = QuestionResult("unittest:t", "t", "5", "instructor", None, float("nan"), 1.0, "", "visible")
+    nan_test = QuestionResult(
+        "unittest:t", "t", "5", "instructor", None, float("nan"), 1.0, "", "visible"
+    )
     monkeypatch.setattr(instructor_tests, "run", lambda *a, **k: [nan_test])
-    report = grade_submission(submit(tmp_path, {"toy.py": toy.NUMPY_SOLUTION}), toy.ASSIGNMENT, limits=FAST,
-                              instructor_tests=[("test_x.py", "")])
+    report = grade_submission(
+        submit(tmp_path, {"toy.py": toy.NUMPY_SOLUTION}),
+        toy.ASSIGNMENT,
+        limits=FAST,
+        instructor_tests=[("test_x.py", "")],
+    )
     assert report.score == 10 and np.isfinite(report.score)
 
 
@@ -365,21 +426,34 @@ def test_a_non_finite_score_counts_as_zero(tmp_path, monkeypatch):
 
 def _count_judge(cases, outputs) -> Judgement:
     ran = [o for o in outputs if o is not None]
-    return Judgement(checks=[("every call returned", len(ran) == len(outputs), f"{len(ran)} of {len(outputs)}")],
-                     how="a test judge")
+    return Judgement(
+        checks=[("every call returned", len(ran) == len(outputs), f"{len(ran)} of {len(outputs)}")],
+        how="a test judge",
+    )
 
 
 def test_the_engine_calls_a_custom_questions_cases_and_handles_their_failures(tmp_path):
-    q = CodeQuestion(id="toy.custom", title="custom", points=4, file="toy.py", function="quad",
-                     reference=lambda x: None, cases=lambda seed: [Case("ok", (np.ones(2),)), Case("bad", ("x",))],
-                     custom=_count_judge)
+    q = CodeQuestion(
+        id="toy.custom",
+        title="custom",
+        points=4,
+        file="toy.py",
+        function="quad",
+        reference=lambda x: None,
+        cases=lambda seed: [Case("ok", (np.ones(2),)), Case("bad", ("x",))],
+        custom=_count_judge,
+    )
     assignment = dataclasses.replace(toy.ASSIGNMENT, questions=(q,))
-    report = grade_submission(submit(tmp_path, {"toy.py": toy.NUMPY_SOLUTION}), assignment, limits=FAST)
+    report = grade_submission(
+        submit(tmp_path, {"toy.py": toy.NUMPY_SOLUTION}), assignment, limits=FAST
+    )
     (r,) = report.questions
     assert r.score == 0 and "**0/1 checks passed** (a test judge)." in r.feedback
     assert "- ✘ bad: `TypeError" in r.feedback and "- ✘ every call returned: 1 of 2" in r.feedback
     stub = "def quad(x):\n    raise NotImplementedError\n"
-    (r,) = grade_submission(submit(tmp_path, {"toy.py": stub}, "stub"), assignment, limits=FAST).questions
+    (r,) = grade_submission(
+        submit(tmp_path, {"toy.py": stub}, "stub"), assignment, limits=FAST
+    ).questions
     assert r.not_attempted and r.score == 0
 
 
@@ -393,7 +467,9 @@ def test_a_call_failure_is_not_a_grader_failure():
 
 def test_exact_comparisons_of_odd_returns_are_mismatches_not_errors():
     assert compare(np.array(3), [1, 2])[0].message == "differs (got 3)"
-    assert compare(np.arange(10_000_000), [1, 2])[0].reason == "exact"  # longer than expected: not converted
+    assert (
+        compare(np.arange(10_000_000), [1, 2])[0].reason == "exact"
+    )  # longer than expected: not converted
     assert compare(10**400, 3.0)[0].message == "value differs (got an integer of 401 digits)"
     assert compare(np.array([1, 2]), [1, 2]) == []
 

@@ -26,7 +26,7 @@ from grader.course import content
 from grader.sandbox import modes, scratch, seccomp, uids
 
 REPO = Path(__file__).resolve().parents[1]
-ECHO_WORKER = textwrap.dedent('''
+ECHO_WORKER = textwrap.dedent("""
     import json, os, sys
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
@@ -47,22 +47,24 @@ ECHO_WORKER = textwrap.dedent('''
             except BaseException as exc:
                 reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
             proto_out.write(json.dumps(reply).encode() + b"\\n")
-''')
+""")
 needs_isolation = pytest.mark.skipif(not sandbox.can_isolate(), reason="needs root and namespaces")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 # (return value, errno) of a raw system call, through ctypes: what a student can write.
-SYSCALL = textwrap.dedent('''
+SYSCALL = textwrap.dedent("""
     import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
     def syscall(nr, *args):
         ctypes.set_errno(0)
         ret = libc.syscall(ctypes.c_long(nr), *args)
         return (ret, ctypes.get_errno())
-''')
+""")
 KEY_SPEC_USER_KEYRING = -4
 KEYCTL_SEARCH, KEYCTL_READ, KEYCTL_INVALIDATE = 10, 11, 21
-NR = {name: numbers[0 if os.uname().machine == "x86_64" else 1]
-      for name, numbers in seccomp.DENIED.items()}
+NR = {
+    name: numbers[0 if os.uname().machine == "x86_64" else 1]
+    for name, numbers in seccomp.DENIED.items()
+}
 
 
 @pytest.fixture
@@ -124,13 +126,17 @@ def wait_until(predicate, timeout: float = 5.0) -> bool:
 
 
 def add_key(description: str) -> str:
-    return SYSCALL + (f"result = syscall({NR['add_key']}, b'user', {description.encode()!r}, "
-                      f"b'a solution', 10, {KEY_SPEC_USER_KEYRING})")
+    return SYSCALL + (
+        f"result = syscall({NR['add_key']}, b'user', {description.encode()!r}, "
+        f"b'a solution', 10, {KEY_SPEC_USER_KEYRING})"
+    )
 
 
 def find_key(description: str) -> str:
-    return SYSCALL + (f"result = syscall({NR['keyctl']}, {KEYCTL_SEARCH}, "
-                      f"{KEY_SPEC_USER_KEYRING}, b'user', {description.encode()!r}, 0)")
+    return SYSCALL + (
+        f"result = syscall({NR['keyctl']}, {KEYCTL_SEARCH}, "
+        f"{KEY_SPEC_USER_KEYRING}, b'user', {description.encode()!r}, 0)"
+    )
 
 
 @needs_isolation
@@ -139,8 +145,10 @@ def test_the_kernel_keyring_is_closed_and_consecutive_submissions_get_different_
     first = spawn()
     assert first.value(add_key(description)) == (-1, 1)  # EPERM, not a kill
     assert first.value(find_key(description)) == (-1, 1)
-    assert first.value(SYSCALL + f"result = syscall({NR['request_key']}, b'user', b'x', 0, 0)") \
-        == (-1, 1)
+    assert first.value(SYSCALL + f"result = syscall({NR['request_key']}, b'user', b'x', 0, 0)") == (
+        -1,
+        1,
+    )
     reply = first.ask("import os; os.getuid()")
     assert reply["ok"]  # the worker lives on: a denied call is an error, not the end
     first.proc.kill()
@@ -151,7 +159,8 @@ def test_the_kernel_keyring_is_closed_and_consecutive_submissions_get_different_
 
 @needs_root
 def test_control_without_the_sandbox_a_key_carries_from_one_submission_to_the_next(
-        spawn, monkeypatch):
+    spawn, monkeypatch
+):
     monkeypatch.setenv("SEQGRADE_SANDBOX", "off")
     description = f"seqgrade-test-{uuid.uuid4().hex}"
     first = spawn()
@@ -163,9 +172,11 @@ def test_control_without_the_sandbox_a_key_carries_from_one_submission_to_the_ne
         second = spawn()
         found, _ = second.value(find_key(description))
         assert found == key  # the breach: the next submission reads the first one's key
-        data = second.value(SYSCALL + f"buf = ctypes.create_string_buffer(64)\n"
-                                      f"n = syscall({NR['keyctl']}, {KEYCTL_READ}, {key}, buf, 64)\n"
-                                      "result = buf.raw[:n[0]]")
+        data = second.value(
+            SYSCALL + f"buf = ctypes.create_string_buffer(64)\n"
+            f"n = syscall({NR['keyctl']}, {KEYCTL_READ}, {key}, buf, 64)\n"
+            "result = buf.raw[:n[0]]"
+        )
         assert data == b"a solution"
     finally:
         import ctypes
@@ -203,7 +214,7 @@ def test_control_without_the_sandbox_a_vsock_socket_can_be_made(spawn, monkeypat
     assert reply == {"ok": True, "result": "'made'"}
 
 
-OTHER_CALLS = SYSCALL + textwrap.dedent('''
+OTHER_CALLS = SYSCALL + textwrap.dedent("""
     import os
     buf = ctypes.create_string_buffer(8)
     iov = (ctypes.c_void_p * 2)(ctypes.addressof(buf), 8)
@@ -218,7 +229,7 @@ OTHER_CALLS = SYSCALL + textwrap.dedent('''
         "shmget": syscall(NR["shmget"], 0, 4096, 0o1600),  # IPC_PRIVATE, IPC_CREAT | 0600
         "mq_open": syscall(NR["mq_open"], b"seqgrade-test", 0o100 | 2, 0o600, None),
     }
-''')
+""")
 
 
 @needs_isolation
@@ -279,8 +290,12 @@ def start_grader(tmp_path: Path, worker: Path, token: str, seconds: float, mode:
     script = tmp_path / "grader_child.py"
     script.write_text(GRADER_SCRIPT)
     env = {**os.environ, "SEQGRADE_SANDBOX": mode, "SEQGRADE_TEST_TOKEN": token}
-    child = subprocess.Popen([sys.executable, str(script), str(REPO), str(worker), str(seconds)],
-                             stdout=subprocess.PIPE, env=env, cwd=tmp_path)
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(REPO), str(worker), str(seconds)],
+        stdout=subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
+    )
     info = json.loads(child.stdout.readline())
     assert wait_until(lambda: processes_with(token) != [])
     log = Path(info["base"]) / "scratch" / "log"
@@ -290,6 +305,7 @@ def start_grader(tmp_path: Path, worker: Path, token: str, seconds: float, mode:
 
 def still_writing(log: Path) -> bool:
     """The log grows (a folder swept meanwhile by another grader's start counts as not growing)."""
+
     def size() -> int:
         return log.stat().st_size if log.exists() else -1
 
@@ -299,7 +315,9 @@ def still_writing(log: Path) -> bool:
 
 
 def sandbox_gone(info: dict, token: str) -> bool:
-    return processes_with(token) == [] and (info["uid"] is None or uids.pids_of_uid(info["uid"]) == [])
+    return processes_with(token) == [] and (
+        info["uid"] is None or uids.pids_of_uid(info["uid"]) == []
+    )
 
 
 def clean_up(child: subprocess.Popen, info: dict, token: str) -> None:
@@ -317,7 +335,8 @@ def clean_up(child: subprocess.Popen, info: dict, token: str) -> None:
 
 @needs_isolation
 def test_the_sandbox_dies_with_its_grader_and_the_next_start_sweeps_what_is_left(
-        tmp_path, worker_program):
+    tmp_path, worker_program
+):
     token = uuid.uuid4().hex
     child, info, log = start_grader(tmp_path, worker_program, token, 60, "auto")
     try:
@@ -367,7 +386,8 @@ def test_control_without_the_sandbox_the_worker_outlives_its_grader(tmp_path, wo
 
 @needs_root
 def test_perms_mode_falls_back_to_plain_with_the_reason_when_the_uid_cannot_reach_its_files(
-        spawn, monkeypatch, tmp_path):
+    spawn, monkeypatch, tmp_path
+):
     """As root, with the worker's folder (or the interpreter) under a 0700 directory."""
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
@@ -383,8 +403,7 @@ def test_perms_mode_falls_back_to_plain_with_the_reason_when_the_uid_cannot_reac
 
 
 @needs_isolation
-def test_namespaces_mode_works_with_everything_under_a_0700_directory(spawn, monkeypatch,
-                                                                      tmp_path):
+def test_namespaces_mode_works_with_everything_under_a_0700_directory(spawn, monkeypatch, tmp_path):
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
     monkeypatch.setattr("tempfile.tempdir", str(private))
@@ -404,7 +423,7 @@ def test_a_hidden_single_file_is_out_of_reach_in_namespaces_mode(spawn, tmp_path
     assert not reply["ok"] and "FileNotFoundError" in reply["error"]
 
 
-PERMS_HIDE_SCRIPT = textwrap.dedent('''
+PERMS_HIDE_SCRIPT = textwrap.dedent("""
     import json, os, sys
     sys.path.insert(0, sys.argv[1])
     from pathlib import Path
@@ -425,7 +444,7 @@ PERMS_HIDE_SCRIPT = textwrap.dedent('''
            "root_reads": metadata.read_text()}
     proc.kill()
     print(json.dumps(out))
-''')
+""")
 
 
 @needs_isolation
@@ -452,10 +471,19 @@ def test_stale_scratch_folders_are_swept_and_live_ones_kept(tmp_path, monkeypatc
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     live = scratch.ScratchBase()
     dead = subprocess.run(
-        [sys.executable, "-c", "import sys, tempfile; sys.path.insert(0, sys.argv[1]); "
-         "tempfile.tempdir = sys.argv[2]; from grader.sandbox import scratch; "
-         "print(scratch.ScratchBase().path)", str(REPO), str(tmp_path)],
-        capture_output=True, text=True, check=True).stdout.strip()  # its grader exits: stale
+        [
+            sys.executable,
+            "-c",
+            "import sys, tempfile; sys.path.insert(0, sys.argv[1]); "
+            "tempfile.tempdir = sys.argv[2]; from grader.sandbox import scratch; "
+            "print(scratch.ScratchBase().path)",
+            str(REPO),
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()  # its grader exits: stale
     (tmp_path / "seqgrade-sandbox-being-made").mkdir()  # no lock file yet: left alone
     try:
         assert scratch.sweep_stale(tmp_path) == [Path(dead)]
@@ -464,7 +492,7 @@ def test_stale_scratch_folders_are_swept_and_live_ones_kept(tmp_path, monkeypatc
         live.remove()
 
 
-PERMS_DEATH_SCRIPT = textwrap.dedent('''
+PERMS_DEATH_SCRIPT = textwrap.dedent("""
     import json, os, signal, subprocess, sys, time
     sys.path.insert(0, sys.argv[1])
     from grader.sandbox import uids
@@ -482,13 +510,14 @@ PERMS_DEATH_SCRIPT = textwrap.dedent('''
     out["swept"] = info["uid"] in uids.sweep_stale_uids()
     out["after"] = uids.pids_of_uid(info["uid"])
     print(json.dumps(out))
-''')
+""")
 
 
 @needs_isolation
 @pytest.mark.skipif(shutil.which("unshare") is None, reason="needs util-linux unshare")
 def test_perms_mode_worker_dies_with_its_grader_and_the_next_start_sweeps_its_uid(
-        tmp_path, worker_program):
+    tmp_path, worker_program
+):
     """Gradescope-like perms mode: the worker has a parent-death signal; what it setsid'd lives
     on under its uid until the next start sweeps the uids no live grader holds."""
     from test_sandbox_spawn import run_where_python_is_reachable
@@ -497,16 +526,18 @@ def test_perms_mode_worker_dies_with_its_grader_and_the_next_start_sweeps_its_ui
     script.write_text(PERMS_DEATH_SCRIPT)
     grader_script = tmp_path / "grader_child.py"
     grader_script.write_text(GRADER_SCRIPT)
-    out = run_where_python_is_reachable(tmp_path, script, worker_program,
-                                        extra=[str(grader_script), uuid.uuid4().hex])
+    out = run_where_python_is_reachable(
+        tmp_path, script, worker_program, extra=[str(grader_script), uuid.uuid4().hex]
+    )
     assert out["mode"] == "perms" and out["worker"] in out["before"] and len(out["before"]) == 2
     assert out["worker"] not in out["left"]  # the worker died with its grader
     assert len(out["left"]) == 1 and out["swept"] and out["after"] == []
 
 
 @needs_root
-def test_an_honest_solution_keeps_full_marks_when_perms_mode_cannot_be_used(submit, monkeypatch,
-                                                                            tmp_path):
+def test_an_honest_solution_keeps_full_marks_when_perms_mode_cannot_be_used(
+    submit, monkeypatch, tmp_path
+):
     """Issue 15 item 13 end to end: the engine grades through the fallback, with its reason."""
     import toy_assignment as toy
 
@@ -516,15 +547,19 @@ def test_an_honest_solution_keeps_full_marks_when_perms_mode_cannot_be_used(subm
     private.mkdir(mode=0o700)
     monkeypatch.setattr("tempfile.tempdir", str(private))
     monkeypatch.setenv("SEQGRADE_SANDBOX", "perms")
-    report = grade_submission(submit({"toy.py": toy.NUMPY_SOLUTION}), toy.ASSIGNMENT,
-                              limits=sandbox.Limits(call_seconds=10.0, submission_seconds=60.0))
+    report = grade_submission(
+        submit({"toy.py": toy.NUMPY_SOLUTION}),
+        toy.ASSIGNMENT,
+        limits=sandbox.Limits(call_seconds=10.0, submission_seconds=60.0),
+    )
     assert report.score == report.max_score > 0
     assert not report.isolated
-    assert any("the unprivileged uid could not be used" in w for w in report.warnings), \
+    assert any("the unprivileged uid could not be used" in w for w in report.warnings), (
         report.warnings
+    )
 
 
-PERMS_PRIVATE_TMP_SCRIPT = textwrap.dedent('''
+PERMS_PRIVATE_TMP_SCRIPT = textwrap.dedent("""
     import json, os, sys, tempfile
     sys.path.insert(0, sys.argv[1])
     from grader import sandbox
@@ -536,13 +571,14 @@ PERMS_PRIVATE_TMP_SCRIPT = textwrap.dedent('''
     out = {"mode": proc.mode, "warning": proc.warning, "reply": json.loads(proc.readline(20))}
     proc.kill()
     print(json.dumps(out))
-''')
+""")
 
 
 @needs_isolation
 @pytest.mark.skipif(shutil.which("unshare") is None, reason="needs util-linux unshare")
-def test_perms_mode_with_a_reachable_interpreter_and_a_private_tmpdir_falls_back(tmp_path,
-                                                                               worker_program):
+def test_perms_mode_with_a_reachable_interpreter_and_a_private_tmpdir_falls_back(
+    tmp_path, worker_program
+):
     """The exec succeeds but the uid cannot enter its scratch folder: a fallback, no broken pipe."""
     from test_sandbox_spawn import run_where_python_is_reachable
 
@@ -556,7 +592,7 @@ def test_perms_mode_with_a_reachable_interpreter_and_a_private_tmpdir_falls_back
     assert str(private) in out["warning"]
 
 
-PERMS_LEFTOVERS_SCRIPT = textwrap.dedent('''
+PERMS_LEFTOVERS_SCRIPT = textwrap.dedent("""
     import json, os, sys
     sys.path.insert(0, sys.argv[1])
     from grader import sandbox
@@ -572,7 +608,7 @@ PERMS_LEFTOVERS_SCRIPT = textwrap.dedent('''
     for n in out["left"]:
         os.unlink(n)
     print(json.dumps(out))
-''')
+""")
 
 
 @needs_isolation
@@ -594,7 +630,7 @@ def test_perms_mode_leaves_nothing_in_the_hosts_shared_folders(tmp_path, worker_
         assert out["mode"] == "plain" and len(out["left"]) == 2  # the breach
 
 
-KEYRING_AS_UID = textwrap.dedent('''
+KEYRING_AS_UID = textwrap.dedent("""
     import ctypes, os, sys
     sys.path.insert(0, sys.argv[1])
     from grader.sandbox import launcher  # before the uid change: the interpreter may sit in /root
@@ -609,7 +645,7 @@ KEYRING_AS_UID = textwrap.dedent('''
         clear()
     found = libc.syscall(ctypes.c_long(keyctl), 10, -4, b"user", description, 0) > 0
     sys.exit(0 if found else 3)
-''')
+""")
 
 
 @needs_root
@@ -622,8 +658,9 @@ def test_the_launcher_empties_the_keyrings_an_earlier_holder_of_the_uid_left(tmp
     description = f"seqgrade-test-{uuid.uuid4().hex}"
 
     def run(action: str) -> int:
-        return subprocess.run([sys.executable, str(script), str(REPO), str(lease.uid), action,
-                               description], cwd="/").returncode
+        return subprocess.run(
+            [sys.executable, str(script), str(REPO), str(lease.uid), action, description], cwd="/"
+        ).returncode
 
     try:
         if run("add") != 0:
@@ -640,8 +677,10 @@ def test_stale_cgroups_are_killed_and_removed_and_live_ones_kept():
     from grader.sandbox import cgroup
 
     live, stale = uids.UidLease(), uids.UidLease()
-    groups = [cgroup.MemoryCgroup.create(f"{cgroup.PREFIX}{lease.uid}", 64 << 20)
-              for lease in (live, stale)]
+    groups = [
+        cgroup.MemoryCgroup.create(f"{cgroup.PREFIX}{lease.uid}", 64 << 20)
+        for lease in (live, stale)
+    ]
     try:
         if None in groups:
             pytest.skip("no writable memory cgroup here")

@@ -30,7 +30,7 @@ from grader import sandbox
 from grader.course import content
 from grader.sandbox import modes, uids
 
-ECHO_WORKER = textwrap.dedent('''
+ECHO_WORKER = textwrap.dedent("""
     import json, os, sys
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
@@ -55,7 +55,7 @@ ECHO_WORKER = textwrap.dedent('''
             except BaseException as exc:
                 reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
             proto_out.write(json.dumps(reply).encode() + b"\\n")
-''')
+""")
 
 needs_isolation = pytest.mark.skipif(not sandbox.can_isolate(), reason="needs root and namespaces")
 REPO = Path(__file__).resolve().parents[1]
@@ -127,7 +127,7 @@ def wait_until(predicate, timeout: float = 5.0) -> bool:
 
 
 SLEEPER = "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', '{token}'], start_new_session=True)"
-DAEMON = textwrap.dedent('''
+DAEMON = textwrap.dedent("""
     import os, sys, time
     if os.fork() == 0:
         os.setsid()
@@ -135,7 +135,7 @@ DAEMON = textwrap.dedent('''
             os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(600)', '{token}'])
         os._exit(0)
     os.wait()
-''')
+""")
 
 
 # --------------------------------------------------------------------------- basics
@@ -150,8 +150,17 @@ def test_roundtrip_cwd_files_and_a_minimal_environment(spawn, monkeypatch):
     env = w.value("import os; result = dict(os.environ)")
     assert "SEQGRADE_TEST_SECRET" not in env and "hunter2" not in json.dumps(env)
     assert env["HOME"] == str(w.proc.scratch) and env["OMP_NUM_THREADS"] == "1"
-    assert set(env) <= {"PATH", "HOME", "LANG", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                        "PYTHONDONTWRITEBYTECODE", "USER", "LOGNAME"}
+    assert set(env) <= {
+        "PATH",
+        "HOME",
+        "LANG",
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "PYTHONDONTWRITEBYTECODE",
+        "USER",
+        "LOGNAME",
+    }
     w.ask("print('hello from the student'); import sys; print('to stderr', file=sys.stderr)")
     w.proc.kill()
     assert "hello from the student" in w.proc.output() and "to stderr" in w.proc.output()
@@ -173,7 +182,10 @@ def test_symlinks_in_a_submission_folder_are_not_followed(spawn, tmp_path):
     (folder / "student.py").write_text("x = 1\n")
     (folder / "answers.toml").symlink_to(REPO / "grader" / "__init__.py")
     w = spawn(files=folder)
-    assert w.value("import os; result = sorted(os.listdir('.'))") == ["echo_worker.py", "student.py"]
+    assert w.value("import os; result = sorted(os.listdir('.'))") == [
+        "echo_worker.py",
+        "student.py",
+    ]
 
 
 def test_grader_trees_cover_the_grader_the_reference_the_solutions_and_the_checkout():
@@ -206,7 +218,9 @@ def test_grader_files_are_invisible_and_unimportable(spawn):
         reply = w.ask(f"import {name}")
         assert not reply["ok"] and "ModuleNotFoundError" in reply["error"], reply
     for path in [REPO, *content.grader_trees()]:
-        assert w.value(f"import os; result = os.path.exists({str(path)!r}) and os.listdir({str(path)!r})") in (False, []), path
+        assert w.value(
+            f"import os; result = os.path.exists({str(path)!r}) and os.listdir({str(path)!r})"
+        ) in (False, []), path
 
 
 @needs_isolation
@@ -216,11 +230,18 @@ def test_walking_the_file_system_finds_no_grader_file(spawn):
     for tree in content.grader_trees():
         for path in tree.rglob("*"):
             # .git holds copies of git's own templates (hooks/*.sample), which /usr/share has too
-            if path.is_file() and path.stat().st_size > 0 and not {"__pycache__", ".git"} & set(path.parts):
-                digests.setdefault(path.name, []).append(hashlib.sha256(path.read_bytes()).hexdigest())
+            if (
+                path.is_file()
+                and path.stat().st_size > 0
+                and not {"__pycache__", ".git"} & set(path.parts)
+            ):
+                digests.setdefault(path.name, []).append(
+                    hashlib.sha256(path.read_bytes()).hexdigest()
+                )
     assert len(digests) > 20
     w = spawn()
-    hits, seen = w.value(f"""
+    hits, seen = w.value(
+        f"""
         import hashlib, os
         digests = {digests!r}
         result, seen = [], 0
@@ -238,7 +259,9 @@ def test_walking_the_file_system_finds_no_grader_file(spawn):
                     if hashlib.sha256(data).hexdigest() in digests[name]:
                         result.append(os.path.join(root, name))
         result = (result, seen)
-    """, timeout=120)
+    """,
+        timeout=120,
+    )
     assert seen > 1000  # the walk did see the system
     assert hits == []
 
@@ -256,7 +279,8 @@ def test_the_results_folder_cannot_be_written_now_or_later(spawn, tmp_path):
     reply = w.ask(f"open({str(target)!r}, 'w').write('{{\"score\": 100}}')")
     assert not reply["ok"]
     # a detached process that tries again after the worker is gone
-    w.ask(textwrap.dedent(f'''
+    w.ask(
+        textwrap.dedent(f"""
         import os, time
         if os.fork() == 0:
             os.setsid()
@@ -266,9 +290,12 @@ def test_the_results_folder_cannot_be_written_now_or_later(spawn, tmp_path):
                 open({str(target)!r}, 'w').write('{{"score": 100}}')
             finally:
                 os._exit(0)
-    '''))
+    """)
+    )
     # the parent's command line (where --results is) is not visible: only the worker's processes are
-    seen = w.value("import os; result = {open(f'/proc/{p}/status').read().split('Uid:')[1].split()[0] for p in os.listdir('/proc') if p.isdigit()}")
+    seen = w.value(
+        "import os; result = {open(f'/proc/{p}/status').read().split('Uid:')[1].split()[0] for p in os.listdir('/proc') if p.isdigit()}"
+    )
     assert seen == {str(w.proc.uid)}
     w.send("import os; os._exit(0)")
     assert w.proc.wait(5) == 0
@@ -288,7 +315,9 @@ def test_tmp_and_dev_shm_are_private(spawn):
         w = spawn()
         listing = w.value("import os; result = os.listdir('/tmp') + os.listdir('/dev/shm')")
         assert marker.name not in listing
-        assert all(name.startswith("seqgrade-") for name in listing)  # only the path to its own scratch
+        assert all(
+            name.startswith("seqgrade-") for name in listing
+        )  # only the path to its own scratch
         name = f"seqgrade-worker-{uuid.uuid4().hex}"
         w.ask(f"open('/tmp/{name}', 'w').write('x'); open('/dev/shm/{name}', 'w').write('x')")
         assert not (Path("/tmp") / name).exists() and not (Path("/dev/shm") / name).exists()
@@ -319,10 +348,12 @@ def test_no_network_not_even_localhost(spawn):
     try:
         w = spawn()
         port = server.getsockname()[1]
-        for code in (f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)",
-                     "import socket; socket.create_connection(('1.1.1.1', 53), timeout=2)",
-                     "import socket; socket.getaddrinfo('example.com', 80)",
-                     f"import socket; s = socket.socket(socket.AF_UNIX); s.connect({abstract!r})"):
+        for code in (
+            f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)",
+            "import socket; socket.create_connection(('1.1.1.1', 53), timeout=2)",
+            "import socket; socket.getaddrinfo('example.com', 80)",
+            f"import socket; s = socket.socket(socket.AF_UNIX); s.connect({abstract!r})",
+        ):
             reply = w.ask(code)
             assert not reply["ok"], (code, reply)
         interfaces = w.value("import socket; result = [name for _, name in socket.if_nameindex()]")
@@ -383,7 +414,7 @@ def test_kill_strays_keeps_the_worker_and_stops_what_it_started(spawn, monkeypat
 @needs_isolation
 def test_processes_are_limited_and_a_fork_bomb_is_contained(spawn):
     w = spawn(limits=sandbox.Limits(processes=16))
-    forks, error = w.value('''
+    forks, error = w.value("""
         import os, time
         n, err = 0, None
         try:
@@ -394,10 +425,10 @@ def test_processes_are_limited_and_a_fork_bomb_is_contained(spawn):
         except OSError as exc:
             err = type(exc).__name__
         result = (n, err)
-    ''')
+    """)
     assert forks < 16 and error == "BlockingIOError"
     # now a real bomb: every child forks forever; the worker must stay responsive
-    w.ask('''
+    w.ask("""
         import os
         if os.fork() == 0:
             os.setsid()
@@ -406,7 +437,7 @@ def test_processes_are_limited_and_a_fork_bomb_is_contained(spawn):
                     os.fork()
                 except OSError:
                     pass
-    ''')
+    """)
     time.sleep(1.0)
     assert len(uids.pids_of_uid(w.proc.uid)) <= 16
     w.proc.kill()
@@ -421,7 +452,9 @@ def test_memory_limit_stops_an_allocation_with_a_clear_message(spawn):
     assert not reply["ok"] and "MemoryError" in reply["error"]
     reply = w.ask("blocks = []\nwhile True: blocks.append(b'x' * (32 << 20))")
     assert not reply["ok"] and "MemoryError" in reply["error"]
-    w.send("import traceback, os\ntry:\n    y = bytearray(1 << 30)\nexcept MemoryError:\n    traceback.print_exc()\n    os._exit(1)")
+    w.send(
+        "import traceback, os\ntry:\n    y = bytearray(1 << 30)\nexcept MemoryError:\n    traceback.print_exc()\n    os._exit(1)"
+    )
     assert w.proc.wait(10) == 1
     assert w.proc.exit_description() == "memory limit 512 MiB reached"
 
@@ -431,8 +464,11 @@ def test_memory_of_all_processes_together_is_capped_when_a_cgroup_is_available(s
     limits = sandbox.Limits(memory_bytes=384 << 20)
     w = spawn(limits=limits)
     if w.proc._cgroup is None:
-        pytest.skip("no writable memory cgroup here: RLIMIT_AS (per process) is the only memory limit")
-    statuses = w.value('''
+        pytest.skip(
+            "no writable memory cgroup here: RLIMIT_AS (per process) is the only memory limit"
+        )
+    statuses = w.value(
+        """
         import os, time
         pids = []
         for _ in range(4):
@@ -443,7 +479,9 @@ def test_memory_of_all_processes_together_is_capped_when_a_cgroup_is_available(s
                 os._exit(0)
             pids.append(pid)
         result = [os.waitpid(p, 0)[1] for p in pids]
-    ''', timeout=30)
+    """,
+        timeout=30,
+    )
     assert any(os.WIFSIGNALED(s) and os.WTERMSIG(s) == signal.SIGKILL for s in statuses)
     assert w.proc.memory_limit_reached()
     assert w.proc.exit_description() == "still running"
@@ -472,8 +510,10 @@ def test_many_files_in_tmp_fill_only_its_small_tmpfs(spawn):
 def test_tens_of_megabytes_of_prints_are_truncated_without_blocking(spawn):
     w = spawn()
     started = time.monotonic()
-    reply = w.ask("import sys\nfor _ in range(50): sys.stdout.write('x' * (1 << 20))\nsys.stdout.flush()\nresult = 'done'",
-                  timeout=30)
+    reply = w.ask(
+        "import sys\nfor _ in range(50): sys.stdout.write('x' * (1 << 20))\nsys.stdout.flush()\nresult = 'done'",
+        timeout=30,
+    )
     assert reply == {"ok": True, "result": "'done'"}
     assert time.monotonic() - started < 20
     w.proc.kill()
@@ -486,12 +526,22 @@ def test_tens_of_megabytes_of_prints_are_truncated_without_blocking(spawn):
 # --------------------------------------------------------------------------- 4. leaving, 3. hanging
 
 
-@pytest.mark.parametrize(("code", "words"), [
-    ("import ctypes; ctypes.string_at(0)", "killed by signal SIGSEGV (segmentation fault)"),
-    ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)", "killed by signal SIGKILL (killed)"),
-    ("import os, signal; os.kill(os.getpid(), signal.SIGTERM)", "killed by signal SIGTERM (terminated)"),
-    ("import os; os._exit(3)", "exited with status 3"),
-], ids=["segfault", "sigkill", "sigterm", "os-exit"])
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        ("import ctypes; ctypes.string_at(0)", "killed by signal SIGSEGV (segmentation fault)"),
+        (
+            "import os, signal; os.kill(os.getpid(), signal.SIGKILL)",
+            "killed by signal SIGKILL (killed)",
+        ),
+        (
+            "import os, signal; os.kill(os.getpid(), signal.SIGTERM)",
+            "killed by signal SIGTERM (terminated)",
+        ),
+        ("import os; os._exit(3)", "exited with status 3"),
+    ],
+    ids=["segfault", "sigkill", "sigterm", "os-exit"],
+)
 def test_ways_of_leaving_are_described_in_plain_words(spawn, code, words):
     w = spawn()
     w.send(code)
@@ -503,13 +553,17 @@ def test_ways_of_leaving_are_described_in_plain_words(spawn, code, words):
 
 def test_blocking_on_input_ends_at_once(spawn):
     w = spawn()
-    reply = w.ask("input()", timeout=5)  # the worker's fd 0 is /dev/null, student input() sees end of file
+    reply = w.ask(
+        "input()", timeout=5
+    )  # the worker's fd 0 is /dev/null, student input() sees end of file
     assert not reply["ok"] and "EOFError" in reply["error"]
     reply = w.ask("import sys; sys.stdin.read()", timeout=5)
     assert reply["ok"]
 
 
-@pytest.mark.parametrize("code", ["while True: pass", "import time; time.sleep(600)"], ids=["loop", "sleep"])
+@pytest.mark.parametrize(
+    "code", ["while True: pass", "import time; time.sleep(600)"], ids=["loop", "sleep"]
+)
 def test_a_hang_is_cut_by_the_callers_timeout(spawn, code):
     w = spawn()
     w.send(code)
@@ -555,7 +609,9 @@ def test_off_mode_is_not_isolated_and_says_so(spawn, monkeypatch):
     assert w.proc.warning.startswith("this run was not isolated: SEQGRADE_SANDBOX=off")
     assert w.value("result = 6 * 7") == 42
     # the best effort: the worker's process group dies with it
-    w.ask(f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', '{token}'])")
+    w.ask(
+        f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', '{token}'])"
+    )
     assert wait_until(lambda: processes_with(token) != [])
     w.proc.kill()
     assert wait_until(lambda: processes_with(token) == [], timeout=3)
@@ -567,7 +623,9 @@ def test_perms_mode_runs_unprivileged_or_says_why_not(spawn, monkeypatch):
     if os.geteuid() != 0:
         pytest.skip("perms mode needs root")
     w = spawn()
-    assert not w.proc.isolated and w.proc.warning.startswith("this run was not isolated: SEQGRADE_SANDBOX=perms")
+    assert not w.proc.isolated and w.proc.warning.startswith(
+        "this run was not isolated: SEQGRADE_SANDBOX=perms"
+    )
     uid = w.value("import os; result = os.getuid()")
     if uid == 0:  # the interpreter is not reachable by other users here (under /root, say)
         assert w.proc.mode == "plain" and "not reachable by an unprivileged user" in w.proc.warning
@@ -575,7 +633,7 @@ def test_perms_mode_runs_unprivileged_or_says_why_not(spawn, monkeypatch):
         assert w.proc.mode == "perms" and uid == w.proc.uid
 
 
-PERMS_SCRIPT = textwrap.dedent('''
+PERMS_SCRIPT = textwrap.dedent("""
     import json, os, sys, time, uuid
     sys.path.insert(0, sys.argv[1])
     from grader import sandbox
@@ -606,11 +664,17 @@ PERMS_SCRIPT = textwrap.dedent('''
     time.sleep(0.3)
     out["after"] = len(alive())
     print(json.dumps(out))
-''')
+""")
 
 
-def run_where_python_is_reachable(tmp_path: Path, script: Path, worker: Path, *, as_uid: int | None = None,
-                                  extra: tuple[str, ...] | list[str] = ()) -> dict:
+def run_where_python_is_reachable(
+    tmp_path: Path,
+    script: Path,
+    worker: Path,
+    *,
+    as_uid: int | None = None,
+    extra: tuple[str, ...] | list[str] = (),
+) -> dict:
     """Run `script` as root (or `as_uid`) in a mount namespace where other users can reach Python.
 
     Stands in for a container whose interpreter is world-readable (here it lives under
@@ -622,22 +686,37 @@ def run_where_python_is_reachable(tmp_path: Path, script: Path, worker: Path, *,
         keep = Path(sys.executable).resolve().relative_to(blocked).parts[0]
         stage = tmp_path / "stage"
         stage.mkdir()
-        setup = (f"mount --bind {blocked / keep} {stage} && mount -t tmpfs -o mode=755 tmpfs {blocked} && "
-                 f"mkdir -p {blocked / keep} && mount --move {stage} {blocked / keep} && ")
+        setup = (
+            f"mount --bind {blocked / keep} {stage} && mount -t tmpfs -o mode=755 tmpfs {blocked} && "
+            f"mkdir -p {blocked / keep} && mount --move {stage} {blocked / keep} && "
+        )
     run = " ".join([sys.executable, str(script), str(REPO), str(worker), *extra])
-    if as_uid is not None:  # the scripts move to a fresh tmpfs (on /dev/shm, in this namespace only)
-        setup += (f"mount -t tmpfs -o mode=1777 tmpfs /dev/shm && cp {script} {worker} /dev/shm/ && "
-                  "chmod 644 /dev/shm/*.py && ")
-        run = (f"setpriv --reuid={as_uid} --regid={as_uid} --clear-groups "
-               f"{sys.executable} /dev/shm/{script.name} {REPO} /dev/shm/{worker.name}")
-    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", f"{setup}exec {run}"],
-                          capture_output=True, text=True, timeout=120, cwd="/")
+    if (
+        as_uid is not None
+    ):  # the scripts move to a fresh tmpfs (on /dev/shm, in this namespace only)
+        setup += (
+            f"mount -t tmpfs -o mode=1777 tmpfs /dev/shm && cp {script} {worker} /dev/shm/ && "
+            "chmod 644 /dev/shm/*.py && "
+        )
+        run = (
+            f"setpriv --reuid={as_uid} --regid={as_uid} --clear-groups "
+            f"{sys.executable} /dev/shm/{script.name} {REPO} /dev/shm/{worker.name}"
+        )
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", f"{setup}exec {run}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd="/",
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-needs_unshare = pytest.mark.skipif(shutil.which("unshare") is None or shutil.which("setpriv") is None,
-                                   reason="needs util-linux unshare and setpriv")
+needs_unshare = pytest.mark.skipif(
+    shutil.which("unshare") is None or shutil.which("setpriv") is None,
+    reason="needs util-linux unshare and setpriv",
+)
 
 
 @needs_isolation
@@ -648,16 +727,22 @@ def test_perms_mode_in_a_container_like_root_without_namespaces(tmp_path, worker
     script.write_text(PERMS_SCRIPT)
     out = run_where_python_is_reachable(tmp_path, script, worker_program)
     assert out["mode"] == "perms" and out["getuid"] == str(out["uid"]) and out["uid"] != 0
-    if modes.unreachable_for_others(REPO) is None:  # a world-readable checkout: the setup must fix that
+    if (
+        modes.unreachable_for_others(REPO) is None
+    ):  # a world-readable checkout: the setup must fix that
         assert "readable by the worker" in out["warning"]
         assert out["grader"]["ok"]  # ... and indeed it is readable in this mode
     else:  # a clone inside a 0700 folder (mktemp -d): permissions hide it
         assert not out["grader"]["ok"] and "PermissionError" in out["grader"]["error"]
-    assert "PermissionError" in out["scratch_listing"]["error"]  # other sandboxes' folders are not listable
-    assert out["before"] == 1 and out["after"] == 0  # the setsid'd child died with the worker (uid sweep)
+    assert (
+        "PermissionError" in out["scratch_listing"]["error"]
+    )  # other sandboxes' folders are not listable
+    assert (
+        out["before"] == 1 and out["after"] == 0
+    )  # the setsid'd child died with the worker (uid sweep)
 
 
-NOT_ROOT_SCRIPT = textwrap.dedent('''
+NOT_ROOT_SCRIPT = textwrap.dedent("""
     import json, os, sys, time
     sys.path.insert(0, sys.argv[1])
     from grader import sandbox
@@ -673,7 +758,7 @@ NOT_ROOT_SCRIPT = textwrap.dedent('''
     proc.kill(reason="done")
     out["description"] = proc.exit_description()
     print(json.dumps(out))
-''')
+""")
 
 
 @needs_isolation
@@ -685,7 +770,9 @@ def test_without_root_the_run_is_limited_and_says_it_is_not_isolated(tmp_path, w
     assert out["mode"] == "plain" and not out["isolated"] and not out["can_isolate"]
     assert out["warning"].startswith("this run was not isolated: not running as root (uid 65534)")
     assert out["uid"] == "65534"
-    assert out["numpy"]["ok"] and out["threads"]["ok"]  # RLIMIT_NPROC counts from what the user already runs
+    assert (
+        out["numpy"]["ok"] and out["threads"]["ok"]
+    )  # RLIMIT_NPROC counts from what the user already runs
     assert "File too large" in out["big_file"]["error"]
     assert out["description"] == "done"
 
@@ -703,7 +790,11 @@ def test_isolation_costs_well_under_half_a_second(tmp_path, capsys):
 
     def bare() -> float:
         t = time.perf_counter()
-        p = subprocess.Popen([sys.executable, "-I", "-B", str(program)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        p = subprocess.Popen(
+            [sys.executable, "-I", "-B", str(program)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
         p.stdout.readline()
         dt = time.perf_counter() - t
         p.kill()
@@ -721,6 +812,8 @@ def test_isolation_costs_well_under_half_a_second(tmp_path, capsys):
     bare_times = [bare() for _ in range(5)]
     isolated_times = [isolated() for _ in range(5)]
     with capsys.disabled():
-        print(f"\nspawn to numpy imported: bare {statistics.median(bare_times):.3f} s, "
-              f"sandboxed {statistics.median(isolated_times):.3f} s (medians of 5)")
+        print(
+            f"\nspawn to numpy imported: bare {statistics.median(bare_times):.3f} s, "
+            f"sandboxed {statistics.median(isolated_times):.3f} s (medians of 5)"
+        )
     assert min(isolated_times) - min(bare_times) < 0.5

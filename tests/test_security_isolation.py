@@ -51,13 +51,21 @@ def test_grading_from_inside_a_folder_with_impostor_libraries(tmp_path, kind):
     folder = tmp_path / "submission"
     _submission(folder, marker)
     results = tmp_path / "results.json"
-    done = subprocess.run([*_command(kind), "grade", ".", "-a", "a1", "--results", str(results)],
-                          cwd=folder, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [*_command(kind), "grade", ".", "-a", "a1", "--results", str(results)],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert not marker.exists(), marker.read_text()
     data = json.loads(results.read_text())
-    assert data["score"] == 100, [(t["name"], t["score"], t["output"][:300]) for t in data["tests"]
-                                  if t["score"] < t["max_score"]]
+    assert data["score"] == 100, [
+        (t["name"], t["score"], t["output"][:300])
+        for t in data["tests"]
+        if t["score"] < t["max_score"]
+    ]
 
 
 def test_the_expression_judge_ignores_the_callers_folder(tmp_path, monkeypatch):
@@ -79,20 +87,31 @@ def test_control_the_impostors_do_run_when_a_process_is_not_isolated(tmp_path):
     """The attack is real: a plain `python -c` started in the folder imports the impostor."""
     marker = tmp_path / "marker.txt"
     _submission(tmp_path / "submission", marker)
-    subprocess.run([sys.executable, "-c", "import mpmath"], cwd=tmp_path / "submission", capture_output=True,
-                   timeout=60)
+    subprocess.run(
+        [sys.executable, "-c", "import mpmath"],
+        cwd=tmp_path / "submission",
+        capture_output=True,
+        timeout=60,
+    )
     assert marker.exists()
 
 
 def test_python_m_grader_drops_the_working_directory_from_sys_path(tmp_path):
     """`python -m grader` puts the working directory first; the grader removes it before any import."""
     (tmp_path / "numpy.py").write_text(IMPOSTOR.format(marker=str(tmp_path / "m"), name="numpy"))
-    code = ("import runpy, sys; sys.argv = ['grader', '--version']\n"
-            "try:\n    runpy.run_module('grader', run_name='__main__', alter_sys=True)\n"
-            "except SystemExit:\n    pass\n"
-            "import numpy; print(numpy.__file__)")
+    code = (
+        "import runpy, sys; sys.argv = ['grader', '--version']\n"
+        "try:\n    runpy.run_module('grader', run_name='__main__', alter_sys=True)\n"
+        "except SystemExit:\n    pass\n"
+        "import numpy; print(numpy.__file__)"
+    )
     root = str(Path(__file__).resolve().parents[1])
-    done = subprocess.run([sys.executable, "-c", f"import sys; sys.path[:0] = ['', {root!r}]\n" + code],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", f"import sys; sys.path[:0] = ['', {root!r}]\n" + code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert str(tmp_path) not in done.stdout and not (tmp_path / "m").exists()

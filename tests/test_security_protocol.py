@@ -15,7 +15,7 @@ from grader.engine.grade import grade_submission
 
 FAST = sandbox.Limits(call_seconds=3.0, submission_seconds=60.0)
 
-GARBAGE = '''
+GARBAGE = """
 import os as _os
 
 def quad(x):
@@ -25,14 +25,14 @@ def quad(x):
         except OSError:
             pass
     return float((x ** 2).sum()), 2 * x
-'''
+"""
 
-HUGE_INT = '''
+HUGE_INT = """
 def linear(x, W, b):
     return 10 ** 400
-'''
+"""
 
-FORGED_FRAME = '''
+FORGED_FRAME = """
 import json as _json, os as _os, struct as _struct
 
 def quad(x):
@@ -50,7 +50,7 @@ def quad(x):
         except OSError:
             pass
     return float((x ** 2).sum()), 2 * x
-'''
+"""
 
 
 def grade(tmp_path, source: str):
@@ -74,8 +74,12 @@ def test_garbage_on_inherited_descriptors_costs_only_its_question(tmp_path):
     qs = by_id(report)
     assert not report.grader_error
     assert_students_fault(qs["toy.quad"])
-    assert "submission's doing" in qs["toy.quad"].feedback or "ended during" in qs["toy.quad"].feedback
-    assert qs["toy.softmax"].score == 4 and qs["toy.linear"].score == 3 and qs["toy.norm"].score == 1
+    assert (
+        "submission's doing" in qs["toy.quad"].feedback or "ended during" in qs["toy.quad"].feedback
+    )
+    assert (
+        qs["toy.softmax"].score == 4 and qs["toy.linear"].score == 3 and qs["toy.norm"].score == 1
+    )
 
 
 def test_a_forged_frame_with_a_repeated_blob_is_refused(tmp_path):
@@ -83,7 +87,9 @@ def test_a_forged_frame_with_a_repeated_blob_is_refused(tmp_path):
     qs = by_id(report)
     assert not report.grader_error
     assert_students_fault(qs["toy.quad"])
-    assert qs["toy.softmax"].score == 4 and qs["toy.linear"].score == 3 and qs["toy.norm"].score == 1
+    assert (
+        qs["toy.softmax"].score == 4 and qs["toy.linear"].score == 3 and qs["toy.norm"].score == 1
+    )
 
 
 def test_an_integer_of_400_digits_is_a_bad_output(tmp_path):

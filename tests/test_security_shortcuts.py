@@ -26,7 +26,7 @@ LIMITS = sandbox.Limits(call_seconds=20.0, submission_seconds=180.0)
 
 # ----------------------------------------------------------------------------- student files
 
-AUTOGRAD_BY_COMPUTED_NAME = '''
+AUTOGRAD_BY_COMPUTED_NAME = """
 import importlib as _importlib
 
 _t = _importlib.import_module("to" + "rch")
@@ -42,9 +42,10 @@ def bptt_final_state(X, W_x, W_h, b_h, y, h0=None):
     loss = 0.5 * ((h - _t.as_tensor(np.asarray(y, dtype=np.float64))) ** 2).sum()
     getattr(loss, "back" + "ward")()
     return {k: v.grad.numpy() for k, v in params.items()}
-'''
+"""
 
-SWITCH_OFF_THE_CHECKS = '''
+SWITCH_OFF_THE_CHECKS = (
+    """
 import sys as _sys
 
 _main = _sys.modules["__main__"]
@@ -55,23 +56,26 @@ for _name in ("_hit", "_call", "_hits_json", "_make_guard", "write_message", "_i
         setattr(_main, _name, lambda *a, **k: None)
     except Exception:
         pass
-''' + AUTOGRAD_BY_COMPUTED_NAME
+"""
+    + AUTOGRAD_BY_COMPUTED_NAME
+)
 
-IMPORT_HOOK_REMOVED = '''
+IMPORT_HOOK_REMOVED = """
 import importlib as _importlib
 import sys as _sys
 
 _sys.meta_path[:] = [f for f in _sys.meta_path if "Hook" not in type(f).__name__]
 _t = _importlib.import_module("to" + "rch")
-''' + AUTOGRAD_BY_COMPUTED_NAME.split("\n", 4)[4]
+""" + AUTOGRAD_BY_COMPUTED_NAME.split("\n", 4)[4]
 
 IMPORT_HOOK_REMOVED_AND_MODULES_DROPPED = IMPORT_HOOK_REMOVED.replace(
     '_t = _importlib.import_module("to" + "rch")\n',
     '_t = _importlib.import_module("to" + "rch")\n'
     'for _name in [n for n in _sys.modules if n == "torch" or n.startswith("torch.")]:\n'
-    '    del _sys.modules[_name]\n')
+    "    del _sys.modules[_name]\n",
+)
 
-MANUAL_BPTT_UNDER_NO_GRAD = '''
+MANUAL_BPTT_UNDER_NO_GRAD = """
 import torch
 
 
@@ -93,9 +97,9 @@ def bptt_final_state(X, W_x, W_h, b_h, y, h0=None):
             g_b += g_z
             g_h = g_z @ W_h
     return {"W_x": g_Wx, "W_h": g_Wh, "b_h": g_b}
-'''
+"""
 
-NUMPY_LAYER_WITH_ITS_OWN_BACKWARD = '''
+NUMPY_LAYER_WITH_ITS_OWN_BACKWARD = """
 import torch  # the file uses torch elsewhere; the layer below is numpy
 
 
@@ -127,9 +131,9 @@ def bptt_final_state(X, W_x, W_h, b_h, y, h0=None):
     layer = TanhRNNLayer(W_x, W_h, b_h)
     h = layer.forward(X, h0)
     return layer.backward(h - np.asarray(y, dtype=np.float64))
-'''
+"""
 
-LSTM_FROM_ACTIVATION_MODULES = '''
+LSTM_FROM_ACTIVATION_MODULES = """
 import torch
 
 _sigmoid_module = torch.nn.Sigmoid()
@@ -142,9 +146,9 @@ def lstm_cell(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh):
     i, f, g, o = (W_ih @ x + b_ih + W_hh @ h + b_hh).chunk(4)
     c_new = _sigmoid_module(f) * c + _sigmoid_module(i) * _tanh_module(g)
     return _sigmoid_module(o) * _tanh_module(c_new), c_new
-'''
+"""
 
-LAYER_NORM_BY_LIBRARY = '''
+LAYER_NORM_BY_LIBRARY = """
 import torch
 import torch.nn.functional as F
 
@@ -153,9 +157,9 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     x = torch.as_tensor(np.asarray(x, dtype=np.float64))
     gamma, beta = (torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in (gamma, beta))
     return F.layer_norm(x, x.shape[-1:], gamma, beta, eps).numpy()
-'''
+"""
 
-LAYER_NORM_BY_COMPUTED_NAME = '''
+LAYER_NORM_BY_COMPUTED_NAME = """
 import importlib
 
 
@@ -166,9 +170,9 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     gamma, beta = (torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in (gamma, beta))
     norm = getattr(functional, "layer_" + "norm")
     return norm(x, x.shape[-1:], gamma, beta, eps).numpy()
-'''
+"""
 
-LAYER_NORM_ONE_LAYER_DOWN = '''
+LAYER_NORM_ONE_LAYER_DOWN = """
 import torch
 
 
@@ -176,7 +180,7 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     x = torch.as_tensor(np.asarray(x, dtype=np.float64))
     gamma, beta = (torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in (gamma, beta))
     return torch.layer_norm(x, x.shape[-1:], gamma, beta, eps).numpy()
-'''
+"""
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -185,12 +189,21 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 def grade(tmp_path, aid: str, extra: str, *, lift_bans: bool = False):
     a = registry.load(aid)
     if lift_bans:
-        a = dataclasses.replace(a, questions=tuple(dataclasses.replace(q, forbidden=())
-                                                   if isinstance(q, CodeQuestion) else q for q in a.questions))
-    a = dataclasses.replace(a, questions=tuple(q for q in a.questions if isinstance(q, CodeQuestion)))
+        a = dataclasses.replace(
+            a,
+            questions=tuple(
+                dataclasses.replace(q, forbidden=()) if isinstance(q, CodeQuestion) else q
+                for q in a.questions
+            ),
+        )
+    a = dataclasses.replace(
+        a, questions=tuple(q for q in a.questions if isinstance(q, CodeQuestion))
+    )
     folder = tmp_path / ("lifted" if lift_bans else "sub")
     folder.mkdir()
-    (folder / a.code_file).write_text((solution_dir(a.id) / a.code_file).read_text() + "\n\n" + extra)
+    (folder / a.code_file).write_text(
+        (solution_dir(a.id) / a.code_file).read_text() + "\n\n" + extra
+    )
     report = grade_submission(folder, a, limits=LIMITS)
     assert not report.grader_error, report.grader_error
     return {q.question_id: q for q in report.questions}
@@ -214,7 +227,11 @@ def test_autograd_reached_by_computed_names_is_refused(tmp_path):
     assert lost(results) == {"a2.bptt_final_state"}
     q = results["a2.bptt_final_state"]
     assert q.score == 0 and q.misconceptions == ["uses-library-shortcut"]
-    assert "torch.Tensor.backward" in q.feedback and "`bptt_final_state`" in q.feedback and "line" in q.feedback
+    assert (
+        "torch.Tensor.backward" in q.feedback
+        and "`bptt_final_state`" in q.feedback
+        and "line" in q.feedback
+    )
     assert "Needs review" in q.feedback and "import importlib" in q.feedback
     assert any("import importlib" in item for item in q.needs_review)  # for the class report
     # the control: without the ban the same code is right (it is the ban that costs it)
@@ -231,20 +248,28 @@ def test_patching_the_workers_names_switches_nothing_off(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("extra", [IMPORT_HOOK_REMOVED, IMPORT_HOOK_REMOVED_AND_MODULES_DROPPED],
-                         ids=["hook_removed", "and_modules_dropped"])
+@pytest.mark.parametrize(
+    "extra",
+    [IMPORT_HOOK_REMOVED, IMPORT_HOOK_REMOVED_AND_MODULES_DROPPED],
+    ids=["hook_removed", "and_modules_dropped"],
+)
 def test_a_library_loaded_around_the_import_hook_costs_every_banned_question(tmp_path, extra):
     assert "del _sys.modules" in IMPORT_HOOK_REMOVED_AND_MODULES_DROPPED
     results = grade(tmp_path, "a2", extra)
     assert lost(results) == {"a2.bptt_final_state", "a2.bptt_sequence_ce", "a2.clip_by_global_norm"}
-    assert all("needs review" in results[qid].feedback and results[qid].needs_review for qid in lost(results))
+    assert all(
+        "needs review" in results[qid].feedback and results[qid].needs_review
+        for qid in lost(results)
+    )
 
 
 @pytest.mark.slow
 def test_a_shortcut_costs_the_questions_that_reach_it_naming_call_function_and_line(tmp_path):
     results = grade(tmp_path, "a4", LAYER_NORM_BY_LIBRARY)
     assert lost(results) == LAYER_NORM_USERS & set(results)
-    assert {"a4.sdpa", "a4.mha", "a4.rms_norm", "a4.positions"} <= set(results)  # these keep their marks
+    assert {"a4.sdpa", "a4.mha", "a4.rms_norm", "a4.positions"} <= set(
+        results
+    )  # these keep their marks
     own = results["a4.layer_norm"].feedback
     assert "`layer_norm` uses `torch.nn.functional.layer_norm` (line" in own
     assert "through your `layer_norm`" in results["a4.encoder_block"].feedback
@@ -255,7 +280,10 @@ def test_a_shortcut_by_computed_name_is_refused_where_it_runs(tmp_path):
     results = grade(tmp_path, "a4", LAYER_NORM_BY_COMPUTED_NAME)
     assert lost(results) == LAYER_NORM_USERS & set(results)
     q = results["a4.layer_norm"]
-    assert q.misconceptions == ["uses-library-shortcut"] and "torch.nn.functional.layer_norm" in q.feedback
+    assert (
+        q.misconceptions == ["uses-library-shortcut"]
+        and "torch.nn.functional.layer_norm" in q.feedback
+    )
     assert "`getattr` with a computed name" in q.feedback
 
 
@@ -272,9 +300,15 @@ def test_a_banned_function_s_native_twin_is_the_same_shortcut(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("aid, extra", [("a2", MANUAL_BPTT_UNDER_NO_GRAD), ("a2", NUMPY_LAYER_WITH_ITS_OWN_BACKWARD),
-                                        ("a3", LSTM_FROM_ACTIVATION_MODULES)],
-                         ids=["no_grad", "own_backward", "activation_modules"])
+@pytest.mark.parametrize(
+    "aid, extra",
+    [
+        ("a2", MANUAL_BPTT_UNDER_NO_GRAD),
+        ("a2", NUMPY_LAYER_WITH_ITS_OWN_BACKWARD),
+        ("a3", LSTM_FROM_ACTIVATION_MODULES),
+    ],
+    ids=["no_grad", "own_backward", "activation_modules"],
+)
 def test_correct_code_that_only_looks_like_a_shortcut_keeps_full_marks(tmp_path, aid, extra):
     results = grade(tmp_path, aid, extra)
     assert lost(results) == set(), {qid: results[qid].feedback[:400] for qid in lost(results)}
@@ -298,44 +332,63 @@ def test_scan_follows_helpers_and_module_level_aliases_but_not_unrelated_functio
     found = shortcuts.scan(src, A4, "block")
     assert [(f.name, f.line) for f in found] == [("torch.nn.functional.layer_norm", 2)]
     assert shortcuts.scan(src, A4, "positions") == []
-    assert "through your" not in shortcuts.describe(found, "block")  # a module-level name, not a helper
-    helper = shortcuts.scan("import torch\ndef _h(x):\n    return torch.nn.LayerNorm(3)(x)\n"
-                            "def block(x):\n    return _h(x)\n", A4, "block")
-    assert shortcuts.describe(helper, "block") == ("`block` reaches `torch.nn.LayerNorm` through your `_h` "
-                                                   "(line 3)")
+    assert "through your" not in shortcuts.describe(
+        found, "block"
+    )  # a module-level name, not a helper
+    helper = shortcuts.scan(
+        "import torch\ndef _h(x):\n    return torch.nn.LayerNorm(3)(x)\n"
+        "def block(x):\n    return _h(x)\n",
+        A4,
+        "block",
+    )
+    assert shortcuts.describe(helper, "block") == (
+        "`block` reaches `torch.nn.LayerNorm` through your `_h` (line 3)"
+    )
 
 
 def test_scan_names_exact_entry_points_only():
     no_grad = "import torch\ndef f(x):\n    with torch.no_grad():\n        return x * 2\n"
     assert shortcuts.scan(no_grad, NO_AUTOGRAD, "f") == []
-    assert shortcuts.scan(no_grad.replace("torch.no_grad", "torch.autograd.no_grad"), NO_AUTOGRAD, "f") == []
-    own = ("import torch\nclass L:\n    def backward(self, g):\n        return g\n"
-           "def f(x):\n    layer = L()\n    return layer.backward(x)\n")
+    assert (
+        shortcuts.scan(no_grad.replace("torch.no_grad", "torch.autograd.no_grad"), NO_AUTOGRAD, "f")
+        == []
+    )
+    own = (
+        "import torch\nclass L:\n    def backward(self, g):\n        return g\n"
+        "def f(x):\n    layer = L()\n    return layer.backward(x)\n"
+    )
     assert shortcuts.scan(own, NO_AUTOGRAD, "f") == []
     numpy_only = "def f(layer, x):\n    return layer.backward(x)\n"
     assert shortcuts.scan(numpy_only, NO_AUTOGRAD, "f") == []
     tensor = "import torch\ndef f(x):\n    loss = (x ** 2).sum()\n    loss.backward()\n    return x.grad\n"
-    assert [(f.name, f.line) for f in shortcuts.scan(tensor, NO_AUTOGRAD, "f")] == [("torch.Tensor.backward", 4)]
+    assert [(f.name, f.line) for f in shortcuts.scan(tensor, NO_AUTOGRAD, "f")] == [
+        ("torch.Tensor.backward", 4)
+    ]
     grad = "from torch.autograd import grad\ndef f(x):\n    return grad(x, x)\n"
     assert [f.name for f in shortcuts.scan(grad, NO_AUTOGRAD, "f")] == ["torch.autograd.grad"]
 
 
-@pytest.mark.parametrize("line, what", [
-    ("importlib.import_module('to' + 'rch')", "import importlib"),
-    ("getattr(F, 'layer_' + 'norm')", "`getattr` with a computed name"),
-    ("sys.modules['torch']", "`.modules`"),
-    ("exec('import torch')", "`exec`"),
-    ("__import__('torch')", "`__import__`"),
-    ("sys.modules['__main__']._Tripwires", "_Tripwires"),
-    ("f.__closure__[0].cell_contents", "`.__closure__`"),
-    ("__import__('subprocess').run(['python', '-c', 'import torch'])", "`__import__`"),
-    ("os.system('python -c \\'import torch\\'')", "`os.system` (a new process)"),
-    ("x.grad_fn(x)", "`.grad_fn`"),
-    ("F.torch.autograd.Variable._execution_engine.run_backward", "`._execution_engine`"),
-])
+@pytest.mark.parametrize(
+    "line, what",
+    [
+        ("importlib.import_module('to' + 'rch')", "import importlib"),
+        ("getattr(F, 'layer_' + 'norm')", "`getattr` with a computed name"),
+        ("sys.modules['torch']", "`.modules`"),
+        ("exec('import torch')", "`exec`"),
+        ("__import__('torch')", "`__import__`"),
+        ("sys.modules['__main__']._Tripwires", "_Tripwires"),
+        ("f.__closure__[0].cell_contents", "`.__closure__`"),
+        ("__import__('subprocess').run(['python', '-c', 'import torch'])", "`__import__`"),
+        ("os.system('python -c \\'import torch\\'')", "`os.system` (a new process)"),
+        ("x.grad_fn(x)", "`.grad_fn`"),
+        ("F.torch.autograd.Variable._execution_engine.run_backward", "`._execution_engine`"),
+    ],
+)
 def test_review_flags_computed_access(line, what):
     src = f"import importlib, os, sys\nimport torch.nn.functional as F\ndef f(x):\n    return {line}\n"
-    assert any(what in finding.name for finding in shortcuts.review(src, "f")), shortcuts.review(src, "f")
+    assert any(what in finding.name for finding in shortcuts.review(src, "f")), shortcuts.review(
+        src, "f"
+    )
 
 
 def test_review_flags_a_fresh_interpreter():
@@ -346,6 +399,9 @@ def test_review_flags_a_fresh_interpreter():
 def test_review_is_quiet_on_ordinary_code():
     src = (solution_dir("a4_transformer") / "transformer.py").read_text()
     assert shortcuts.review(src, "encoder_block") == []
-    assert shortcuts.review("import numpy as np\ndef f(x):\n    return getattr(x, 'shape')\n", "f") == []
+    assert (
+        shortcuts.review("import numpy as np\ndef f(x):\n    return getattr(x, 'shape')\n", "f")
+        == []
+    )
     main_block = "def f(x):\n    return x\n\nif __name__ == '__main__':\n    print(f(1))\n"
     assert shortcuts.review(main_block, "f") == []

@@ -47,7 +47,7 @@ class Extra(unittest.TestCase):
         set_score(2)
 '''
 
-FORGE = '''
+FORGE = """
 import unittest as _unittest
 import numpy as _np
 try:
@@ -58,7 +58,7 @@ except Exception:
     pass
 _unittest.TestCase.assertAlmostEqual = lambda *a, **k: None
 _np.testing.assert_allclose = lambda *a, **k: None
-'''
+"""
 
 WRONG_LINEAR = toy.NUMPY_SOLUTION.replace("return x @ W.T + b", "return x @ W.T")
 WRONG_QUAD = WRONG_LINEAR.replace("return float((x ** 2).sum()), 2 * x", "return 0.0, x")
@@ -68,22 +68,33 @@ def extra_scores(tmp_path, source: str) -> dict[str, float]:
     folder = tmp_path / "sub"
     folder.mkdir()
     (folder / "toy.py").write_text(source)
-    report = grade_submission(folder, toy.ASSIGNMENT, limits=FAST, instructor_tests=[("test_extra.py", TESTS)])
+    report = grade_submission(
+        folder, toy.ASSIGNMENT, limits=FAST, instructor_tests=[("test_extra.py", TESTS)]
+    )
     assert not report.grader_error
     return {q.title: q.score for q in report.questions if q.kind == "instructor"}
 
 
 def test_honest_code_gets_the_runners_verdict(tmp_path):
     assert extra_scores(tmp_path, toy.NUMPY_SOLUTION) == {
-        "linear with zero weights returns the bias": 2, "quad's gradient is 2x": 3, "half credit by design": 2}
+        "linear with zero weights returns the bias": 2,
+        "quad's gradient is 2x": 3,
+        "half credit by design": 2,
+    }
 
 
 def test_a_forging_submission_gets_the_honest_score(tmp_path):
-    honest = {"linear with zero weights returns the bias": 0, "quad's gradient is 2x": 0, "half credit by design": 2}
+    honest = {
+        "linear with zero weights returns the bias": 0,
+        "quad's gradient is 2x": 0,
+        "half credit by design": 2,
+    }
     assert extra_scores(tmp_path, FORGE + WRONG_QUAD) == honest
     # and a right answer keeps its marks whatever the forger does
     (tmp_path / "again").mkdir()
-    assert extra_scores(tmp_path / "again", FORGE + toy.NUMPY_SOLUTION)["quad's gradient is 2x"] == 3
+    assert (
+        extra_scores(tmp_path / "again", FORGE + toy.NUMPY_SOLUTION)["quad's gradient is 2x"] == 3
+    )
 
 
 def test_control_the_forgery_works_where_tests_share_the_students_process(tmp_path):
@@ -91,35 +102,52 @@ def test_control_the_forgery_works_where_tests_share_the_students_process(tmp_pa
     patched result builder gives every test 1000 points."""
     (tmp_path / "toy.py").write_text(FORGE + WRONG_QUAD)
     (tmp_path / "test_extra.py").write_text(TESTS)
-    code = ("import io, unittest, test_extra\n"
-            "from gradescope_utils.autograder_utils.json_test_runner import JSONTestRunner\n"
-            "runner = JSONTestRunner(stream=io.StringIO(), buffer=True)\n"
-            "runner.run(unittest.defaultTestLoader.loadTestsFromModule(test_extra))\n"
-            "print(sum(t['score'] for t in runner.json_data['tests']))\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    code = (
+        "import io, unittest, test_extra\n"
+        "from gradescope_utils.autograder_utils.json_test_runner import JSONTestRunner\n"
+        "runner = JSONTestRunner(stream=io.StringIO(), buffer=True)\n"
+        "runner.run(unittest.defaultTestLoader.loadTestsFromModule(test_extra))\n"
+        "print(sum(t['score'] for t in runner.json_data['tests']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert float(done.stdout.split()[-1]) >= 1000, done.stderr[-2000:]
 
 
 def test_a_failing_student_call_fails_only_its_test(tmp_path):
     crash = toy.NUMPY_SOLUTION + "\ndef quad(x):\n    import os\n    os._exit(3)\n"
     scores = extra_scores(tmp_path, crash)
-    assert scores == {"linear with zero weights returns the bias": 2, "quad's gradient is 2x": 0,
-                      "half credit by design": 2}
+    assert scores == {
+        "linear with zero weights returns the bias": 2,
+        "quad's gradient is 2x": 0,
+        "half credit by design": 2,
+    }
 
 
 def test_a_banned_call_fails_the_instructor_test_too(tmp_path):
     """toy bans numpy.linalg.norm in `norm`; an instructor test calling `norm` sees the refusal."""
-    tests = TESTS.replace("    @partial_credit(4)", "    @weight(1)\n    def test_norm(self):\n"
-                          "        \"\"\"norm of (3, 4)\"\"\"\n        self.assertAlmostEqual(toy.norm(np.array([3.0, 4.0])), 5.0)\n\n"
-                          "    @partial_credit(4)")
-    source = toy.NUMPY_SOLUTION + "\nimport importlib\ndef norm(x):\n" \
+    tests = TESTS.replace(
+        "    @partial_credit(4)",
+        "    @weight(1)\n    def test_norm(self):\n"
+        '        """norm of (3, 4)"""\n        self.assertAlmostEqual(toy.norm(np.array([3.0, 4.0])), 5.0)\n\n'
+        "    @partial_credit(4)",
+    )
+    source = (
+        toy.NUMPY_SOLUTION + "\nimport importlib\ndef norm(x):\n"
         "    return float(getattr(importlib.import_module('numpy').linalg, 'no' + 'rm')(x))\n"
+    )
     folder = tmp_path / "sub"
     folder.mkdir()
     (folder / "toy.py").write_text(source)
-    report = grade_submission(folder, toy.ASSIGNMENT, limits=FAST, instructor_tests=[("test_extra.py", tests)])
+    report = grade_submission(
+        folder, toy.ASSIGNMENT, limits=FAST, instructor_tests=[("test_extra.py", tests)]
+    )
     extra = {q.title: q for q in report.questions if q.kind == "instructor"}
-    assert extra["norm of (3, 4)"].score == 0 and "forbidden library function" in extra["norm of (3, 4)"].feedback
+    assert (
+        extra["norm of (3, 4)"].score == 0
+        and "forbidden library function" in extra["norm of (3, 4)"].feedback
+    )
     assert extra["quad's gradient is 2x"].score == 3
 
 

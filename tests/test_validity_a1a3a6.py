@@ -51,8 +51,17 @@ def judge(q: CodeQuestion, fn, seed: int) -> tuple[int, list[str]]:
         want = run_trusted(q.reference, case)
         if compare(got, want, q.tolerance, exact=q.integer):
             failed += 1
-            per_case.append(explain(got, want, case.args, dict(case.kwargs), trusted_mutants(q.mutants),
-                                    q.tolerance, exact=q.integer))
+            per_case.append(
+                explain(
+                    got,
+                    want,
+                    case.args,
+                    dict(case.kwargs),
+                    trusted_mutants(q.mutants),
+                    q.tolerance,
+                    exact=q.integer,
+                )
+            )
     return failed, verdict(per_case, failed)
 
 
@@ -67,7 +76,9 @@ def _sig_one_over(x):
 
 def _sig_piecewise(x):
     x = np.asarray(x, dtype=np.float64)
-    return np.where(x >= 0, 1.0 / (1.0 + np.exp(-np.abs(x))), np.exp(-np.abs(x)) / (1.0 + np.exp(-np.abs(x))))
+    return np.where(
+        x >= 0, 1.0 / (1.0 + np.exp(-np.abs(x))), np.exp(-np.abs(x)) / (1.0 + np.exp(-np.abs(x)))
+    )
 
 
 def _sig_ratio(x):
@@ -84,6 +95,7 @@ def _sig_branch_moved(x):
 def sgns_with(sig, dtype=np.float64, accumulate_o=True):
     """SGNS from its definition: a sigmoid, then log; grad_U accumulated per draw (or row o
     assigned after the noise rows when `accumulate_o` is False)."""
+
     def student(v_c, o, U, neg):
         v_c, U = np.asarray(v_c, dtype=dtype), np.asarray(U, dtype=dtype)
         s_o, s_k = U[o] @ v_c, U[neg] @ v_c
@@ -97,6 +109,7 @@ def sgns_with(sig, dtype=np.float64, accumulate_o=True):
         if not accumulate_o:
             grad_U[o] = d_o * v_c
         return float(loss), grad_v.astype(np.float64), grad_U.astype(np.float64)
+
     return student
 
 
@@ -148,6 +161,7 @@ def _softmax_shift(shift):
         x = np.asarray(x, dtype=np.float64)
         e = np.exp(x - shift(x, axis))
         return e / e.sum(axis=axis, keepdims=True)
+
     return student
 
 
@@ -155,7 +169,10 @@ def test_a1_softmax_min_shift_fails_and_is_named_unstable():
     student = _softmax_shift(lambda x, axis: x.min(axis=axis, keepdims=True))
     for seed in SEEDS:
         assert judge(SOFTMAX, student, seed) == (1, ["softmax-unstable"]), seed
-    assert judge(SOFTMAX, _softmax_shift(lambda x, axis: x.max(axis=axis, keepdims=True)), 0) == (0, [])
+    assert judge(SOFTMAX, _softmax_shift(lambda x, axis: x.max(axis=axis, keepdims=True)), 0) == (
+        0,
+        [],
+    )
 
 
 def test_a1_softmax_over_the_middle_axis_is_named_wrong_axis():
@@ -164,6 +181,7 @@ def test_a1_softmax_over_the_middle_axis_is_named_wrong_axis():
         ax = -2 if x.ndim > 1 else -1
         e = np.exp(x - x.max(axis=ax, keepdims=True))
         return e / e.sum(axis=ax, keepdims=True)
+
     for seed in SEEDS:
         failed, named = judge(SOFTMAX, middle, seed)
         assert failed >= 2 and named == ["softmax-wrong-axis"], seed
@@ -178,6 +196,7 @@ def _glove(include_zeros: bool, log=np.log):
         f = np.minimum((X / x_max) ** alpha, 1.0)
         keep = np.ones_like(X, dtype=bool) if include_zeros else X > 0
         return float(np.sum((f * (pred - log(X)) ** 2)[keep]))
+
     return student
 
 
@@ -185,7 +204,9 @@ def test_a1_glove_a_shared_nan_is_no_evidence():
     """log(X - 1) gives NaN at every count of 1 and below (another mistake): not "zeros included";
     the real mistake is named."""
     for seed in SEEDS:
-        failed, named = judge(GLOVE, _glove(False, log=lambda X: np.log(np.where(X > 0, X - 0.5, X))), seed)
+        failed, named = judge(
+            GLOVE, _glove(False, log=lambda X: np.log(np.where(X > 0, X - 0.5, X))), seed
+        )
         assert failed >= 3 and "glove-zero-counts-included" not in named, seed
         failed, named = judge(GLOVE, _glove(True), seed)
         assert failed >= 1 and named == ["glove-zero-counts-included"], seed
@@ -203,6 +224,7 @@ def _analogy(norms, eps: float):
         for w in (a, b, c):
             sims[i[w]] = -np.inf
         return vocab[int(np.argmax(sims))]
+
     return student
 
 
@@ -226,6 +248,7 @@ def _attend_shift(shift):
         e = np.exp(scores - shift(scores))
         alpha = e / e.sum()
         return alpha, alpha @ H
+
     return student
 
 
@@ -242,13 +265,14 @@ BLEU = _q(a3.ASSIGNMENT, "a3.corpus_bleu")
 def _ngrams(tokens, n):
     out: dict[tuple, int] = {}
     for i in range(len(tokens) - n + 1):
-        out[tuple(tokens[i:i + n])] = out.get(tuple(tokens[i:i + n]), 0) + 1
+        out[tuple(tokens[i : i + n])] = out.get(tuple(tokens[i : i + n]), 0) + 1
     return out
 
 
 def bleu_with(closest, penalty, zero=lambda: 0.0):
     """Corpus BLEU from the contract's definition, with the reference-length choice, the
     penalty and the zero-precision branch given."""
+
     def student(cands, refs, max_n=4):
         logs = []
         for n in range(1, max_n + 1):
@@ -264,6 +288,7 @@ def bleu_with(closest, penalty, zero=lambda: 0.0):
         c = sum(len(x) for x in cands)
         r = sum(closest(len(x), [len(y) for y in rs]) for x, rs in zip(cands, refs))
         return penalty(c, r) * math.exp(sum(logs) / max_n)
+
     return student
 
 
@@ -278,8 +303,11 @@ def _bp(c, r):
 def test_a3_bleu_by_definition_gets_full_marks_and_every_slip_is_docked():
     def raises():
         raise ValueError("math domain error")
+
     slips = {
-        "tie to the longer": bleu_with(lambda c, lens: min(lens, key=lambda r: (abs(r - c), -r)), _bp),
+        "tie to the longer": bleu_with(
+            lambda c, lens: min(lens, key=lambda r: (abs(r - c), -r)), _bp
+        ),
         "first of the tied": bleu_with(lambda c, lens: min(lens, key=lambda r: abs(r - c)), _bp),
         "zero branch raises": bleu_with(_closest, _bp, zero=raises),
         "zero branch 1.0": bleu_with(_closest, _bp, zero=lambda: 1.0),
@@ -290,7 +318,9 @@ def test_a3_bleu_by_definition_gets_full_marks_and_every_slip_is_docked():
         for what, student in slips.items():
             failed, named = judge(BLEU, student, seed)
             assert failed >= 1 and "bleu-no-brevity-penalty" not in named, (seed, what)
-        assert judge(BLEU, bleu_with(_closest, lambda c, r: 1.0), seed)[1] == ["bleu-no-brevity-penalty"]
+        assert judge(BLEU, bleu_with(_closest, lambda c, r: 1.0), seed)[1] == [
+            "bleu-no-brevity-penalty"
+        ]
 
 
 BEAM = _q(a3.ASSIGNMENT, "a3.beam_search")
@@ -299,6 +329,7 @@ BEAM = _q(a3.ASSIGNMENT, "a3.beam_search")
 def beam_with(length=lambda t: len(t) - 1, start=0.0, steps=lambda n: n):
     """Beam search from the contract's text, with the normaliser, the start score and the
     number of steps given."""
+
     def student(lm, bos, eos, k, max_len, length_normalize=True):
         live, done = [([bos], start)], []
         for _ in range(steps(max_len)):
@@ -314,13 +345,18 @@ def beam_with(length=lambda t: len(t) - 1, start=0.0, steps=lambda n: n):
         def key(h):
             n = length(h[0])
             return h[1] / n if length_normalize and n > 0 else h[1]
+
         return max(pool, key=key)[0][1:]
+
     return student
 
 
 def test_a3_beam_slips_are_docked_and_not_read_as_no_normalisation():
-    slips = {"bos counted": beam_with(length=len), "start score 1": beam_with(start=1.0),
-             "one step short": beam_with(steps=lambda n: max(n - 1, 0))}
+    slips = {
+        "bos counted": beam_with(length=len),
+        "start score 1": beam_with(start=1.0),
+        "one step short": beam_with(steps=lambda n: max(n - 1, 0)),
+    }
     for seed in SEEDS:
         assert judge(BEAM, beam_with(), seed) == (0, []), seed
         for what, student in slips.items():
@@ -349,6 +385,7 @@ BPE = _q(a6.ASSIGNMENT, "a6.bpe_learn")
 def test_a6_bpe_dropping_words_seen_once_is_docked():
     def student(word_counts, num_merges):
         return a6.bpe.bpe_learn({w: n for w, n in word_counts.items() if n > 1}, num_merges)
+
     for seed in SEEDS:
         assert judge(BPE, student, seed)[0] >= 1, seed
 
@@ -370,6 +407,7 @@ def test_a6_bert_default_p_is_exercised_and_a_wrong_ignore_label_is_not_labels_a
     def label_100(tokens, rng, mask_id, vocab_size, special_ids=(), p=0.15):
         inputs, labels = a6.masking.bert_mask(tokens, rng, mask_id, vocab_size, special_ids, p)
         return inputs, np.where(labels == -100, 100, labels)
+
     for seed in SEEDS[:3]:
         j = BERT.custom(*_bert_outputs(default_03, seed))
         assert j.fraction < 1, seed
@@ -384,6 +422,7 @@ def test_a6_untruncated_inputs_with_right_targets_are_not_targets_not_shifted():
     def student(tokens, pad_id):
         tokens = np.asarray(tokens)
         return tokens, np.where(tokens[:, 1:] == pad_id, -100, tokens[:, 1:])
+
     for seed in SEEDS:
         failed, named = judge(NEXT, student, seed)
         assert failed >= 3 and named == ["lm-inputs-not-truncated"], seed
@@ -394,14 +433,22 @@ PARAMS = _q(a6.ASSIGNMENT, "a6.transformer_parameter_count")
 
 def test_a6_swiglu_without_its_down_matrix_is_not_two_matrices():
     def student(V, P, d, L, d_ff, tied_embeddings=True, biases=True, ffn="gelu", norm="layernorm"):
-        out = a6.params.transformer_parameter_count(V, P, d, L, d_ff, tied_embeddings, biases, ffn, norm)
+        out = a6.params.transformer_parameter_count(
+            V, P, d, L, d_ff, tied_embeddings, biases, ffn, norm
+        )
         if ffn == "swiglu":  # the two input matrices, the down projection forgotten
             b = 1 if biases else 0
             wrong = 2 * (d * d_ff + b * d_ff)
             delta = wrong - out["ffn_per_block"]
-            out = dict(out, ffn_per_block=wrong, per_block=out["per_block"] + delta,
-                       blocks=out["blocks"] + L * delta, total=out["total"] + L * delta)
+            out = dict(
+                out,
+                ffn_per_block=wrong,
+                per_block=out["per_block"] + delta,
+                blocks=out["blocks"] + L * delta,
+                total=out["total"] + L * delta,
+            )
         return out
+
     for seed in SEEDS:
         failed, named = judge(PARAMS, student, seed)
         assert failed >= 3 and "params-swiglu-two-matrices" not in named, seed
@@ -419,8 +466,21 @@ def _figures(output: str, aid: str) -> tuple[float, float]:
 
 @pytest.mark.slow
 def test_mutation_targets_on_a1_a3_a6():
-    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "mutation_testing.py"), "a1", "a3", "a6",
-                          "-j", "2"], capture_output=True, text=True, timeout=2400, cwd=ROOT)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "mutation_testing.py"),
+            "a1",
+            "a3",
+            "a6",
+            "-j",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=2400,
+        cwd=ROOT,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     for aid in ("a1_word_vectors", "a3_gated_seq2seq", "a6_pretraining_scale"):
         score, share = _figures(run.stdout, aid)

@@ -78,6 +78,7 @@ def _perplexity_with(softmax):
         ce = float(np.mean(_rows_ce(np.asarray(logits), np.asarray(targets), softmax)))
         with np.errstate(all="ignore"):
             return ce, float(np.exp(ce))
+
     return student
 
 
@@ -124,8 +125,14 @@ def _sequence_ce_with(softmax, dtype=np.float64):
             g_a /= T
             _, g_z = backward_through_time(Z, Hs, W_h, g_a @ W_o)
         H_prev = previous_states(Hs, h0)
-        return loss, {"W_x": g_z.T @ X, "W_h": g_z.T @ H_prev, "b_h": g_z.sum(0), "W_o": g_a.T @ Hs,
-                      "b_o": g_a.sum(0)}
+        return loss, {
+            "W_x": g_z.T @ X,
+            "W_h": g_z.T @ H_prev,
+            "b_h": g_z.sum(0),
+            "W_o": g_a.T @ Hs,
+            "b_o": g_a.sum(0),
+        }
+
     return student
 
 
@@ -144,8 +151,12 @@ def test_a2_sequence_ce_large_logits_pass_a_stable_softmax_then_log(softmax, dty
     q = a2.QUESTIONS[2]
     for seed in SEEDS:
         case = _large_case(q.cases(seed))
-        got = _sequence_ce_with(softmax, dtype)(*materialize(case.args), **materialize(dict(case.kwargs)))
-        assert not compare(got, run_trusted(q.reference, case), q.tolerance, names=q.output_names), seed
+        got = _sequence_ce_with(softmax, dtype)(
+            *materialize(case.args), **materialize(dict(case.kwargs))
+        )
+        assert not compare(
+            got, run_trusted(q.reference, case), q.tolerance, names=q.output_names
+        ), seed
 
 
 def test_a2_large_logit_cases_keep_every_mutant_apart_from_the_reference_where_it_applies():
@@ -157,8 +168,11 @@ def test_a2_large_logit_cases_keep_every_mutant_apart_from_the_reference_where_i
     assert any(np.abs(g).max() > 1e-3 for g in want[1].values())  # the gradients are not all ~0
 
 
-UNSHIFTED = (ROOT / "solutions" / "a2_rnn_bptt" / "rnn.py").read_text().replace(
-    "    A = A - A.max(axis=1, keepdims=True)\n", "")
+UNSHIFTED = (
+    (ROOT / "solutions" / "a2_rnn_bptt" / "rnn.py")
+    .read_text()
+    .replace("    A = A - A.max(axis=1, keepdims=True)\n", "")
+)
 
 
 def test_a2_unshifted_softmax_loses_points_and_is_not_given_a_name(submit):
@@ -170,9 +184,14 @@ def test_a2_unshifted_softmax_loses_points_and_is_not_given_a_name(submit):
         assert r.misconceptions == [], r.feedback  # a NaN shared by several mistakes names none
 
 
-EARLY_STOP = (ROOT / "solutions" / "a2_rnn_bptt" / "rnn.py").read_text().replace(
-    "for t in range(T - 1, -1, -1):\n        g_h = direct[t] + future",
-    "for t in range(T - 1, 1, -1):\n        g_h = direct[t] + future")
+EARLY_STOP = (
+    (ROOT / "solutions" / "a2_rnn_bptt" / "rnn.py")
+    .read_text()
+    .replace(
+        "for t in range(T - 1, -1, -1):\n        g_h = direct[t] + future",
+        "for t in range(T - 1, 1, -1):\n        g_h = direct[t] + future",
+    )
+)
 
 
 def test_a2_a_loop_stopping_early_is_not_named_last_use_only(submit):
@@ -193,8 +212,12 @@ def _walk_args():
 
 def _floats(shapes: dict) -> dict:
     d_h = shapes["q_heads"][-1]
-    return {k: tuple(float(v) if v == d_h and k.endswith("heads") and i == 3 else v for i, v in enumerate(s))
-            for k, s in shapes.items()}
+    return {
+        k: tuple(
+            float(v) if v == d_h and k.endswith("heads") and i == 3 else v for i, v in enumerate(s)
+        )
+        for k, s in shapes.items()
+    }
 
 
 def test_a5_float_head_size_fails_every_case_and_is_named():
@@ -210,7 +233,9 @@ def test_a5_float_head_size_fails_every_case_and_is_named():
 def test_a5_int_shapes_pass_and_name_nothing():
     q = [x for x in a5.CODE_QUESTIONS if x.function == "block_shapes"][0]
     cases = q.cases(3)
-    outputs = [{k: list(v) for k, v in block_shapes(*c.args).items()} for c in cases]  # lists are fine
+    outputs = [
+        {k: list(v) for k, v in block_shapes(*c.args).items()} for c in cases
+    ]  # lists are fine
     j = q.custom(cases, outputs)
     assert j.fraction == 1.0 and j.misconceptions == []
 
@@ -237,11 +262,16 @@ def test_a5_block_shapes_feedback_on_a_hidden_case_shows_only_the_students_own_s
     j = q.custom([hidden], [got])
     (what, ok, detail) = j.checks[0]
     assert not ok and j.misconceptions == ["shape-ln-stats-per-feature"]
-    assert repr(want["ln_stats"]) not in detail and repr(want["bn_stats"]) in detail  # got, not expected
+    assert (
+        repr(want["ln_stats"]) not in detail and repr(want["bn_stats"]) in detail
+    )  # got, not expected
 
 
-FLOAT_FIXED = (ROOT / "solutions" / "a5_shapes_debugging" / "fixed.py").read_text().replace(
-    "    h, d_h = n_heads, d // n_heads\n", "    h, d_h = n_heads, d / n_heads\n")
+FLOAT_FIXED = (
+    (ROOT / "solutions" / "a5_shapes_debugging" / "fixed.py")
+    .read_text()
+    .replace("    h, d_h = n_heads, d // n_heads\n", "    h, d_h = n_heads, d / n_heads\n")
+)
 
 
 def test_a5_d_over_n_heads_loses_the_block_shapes_points(submit):
@@ -254,12 +284,14 @@ def test_a5_d_over_n_heads_loses_the_block_shapes_points(submit):
 
 def test_a5_split_heads_reference_shape_entries_are_ints():
     out = split_heads(np.zeros((2, 4, 8)), 2)
-    assert out.shape == (2, 2, 4, 4) and all(type(v) is int for v in block_shapes(*_walk_args())["q_heads"])
+    assert out.shape == (2, 2, 4, 4) and all(
+        type(v) is int for v in block_shapes(*_walk_args())["q_heads"]
+    )
 
 
 # ---------------------------------------------------------------- the mutation benchmark itself
 
-SAMPLE = '''
+SAMPLE = """
 import numpy as np
 
 def f(x, w, eps=1e-5, axis=-1):
@@ -271,7 +303,7 @@ def f(x, w, eps=1e-5, axis=-1):
         out += s[t] / (s[:t + 1].mean() + eps)
     m = ~(x > 0)
     return out, m
-'''
+"""
 
 
 def test_mutation_operators_cover_the_families_the_issue_lists(tmp_path):
@@ -279,13 +311,35 @@ def test_mutation_operators_cover_the_families_the_issue_lists(tmp_path):
     path.write_text(SAMPLE)
     mutants = mt.generate(path)
     families = {m.operator for m in mutants}
-    assert {"binop", "operand", "constant", "name", "transpose", "delete", "swap-args", "keyword",
-            "slice", "mask", "sign", "compare", "accumulate"} <= families
+    assert {
+        "binop",
+        "operand",
+        "constant",
+        "name",
+        "transpose",
+        "delete",
+        "swap-args",
+        "keyword",
+        "slice",
+        "mask",
+        "sign",
+        "compare",
+        "accumulate",
+    } <= families
     sources = {m.source for m in mutants}
     assert len(sources) == len(mutants) and ast.unparse(ast.parse(SAMPLE)) not in sources
     changes = {m.change.split(": ", 1)[1] for m in mutants}
-    assert {"max -> min", "sum -> mean", "drop .T", "right operand transposed", "left only",
-            "drop keepdims=", "drop upper bound", "drop Invert", "`+=` as `=`"} <= changes
+    assert {
+        "max -> min",
+        "sum -> mean",
+        "drop .T",
+        "right operand transposed",
+        "left only",
+        "drop keepdims=",
+        "drop upper bound",
+        "drop Invert",
+        "`+=` as `=`",
+    } <= changes
     assert any("eps=2e-05" in m.source for m in mutants)  # a default argument mutated
     for m in mutants:
         compile(m.source, "mutant", "exec")
@@ -314,8 +368,13 @@ def _figures(output: str, aid: str) -> tuple[float, float, int]:
 
 @pytest.mark.slow
 def test_mutation_targets_on_a2_and_a5():
-    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "mutation_testing.py"), "a2", "a5", "-j", "2"],
-                         capture_output=True, text=True, timeout=1800, cwd=ROOT)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "mutation_testing.py"), "a2", "a5", "-j", "2"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        cwd=ROOT,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     for aid in ("a2_rnn_bptt", "a5_shapes_debugging"):
         score, share, killed = _figures(run.stdout, aid)
@@ -337,7 +396,9 @@ def _named_as(q, mid: str, option: int, seed: int) -> list[str]:
         if not compare(got, want, q.tolerance, exact=q.integer):
             continue
         failed += 1
-        per_case.append(explain(got, want, case.args, dict(case.kwargs), mutants, q.tolerance, exact=q.integer))
+        per_case.append(
+            explain(got, want, case.args, dict(case.kwargs), mutants, q.tolerance, exact=q.integer)
+        )
     return verdict(per_case, failed) if failed else [mid]
 
 
@@ -347,7 +408,9 @@ def test_every_mutant_form_is_named_as_itself_for_many_students(aid):
     """Each natural form of each mistake, on the hidden cases of 8 students, is named with
     exactly its own id: no other plausible mistake explains it better."""
     suite = a2 if aid == "a2" else a5
-    questions = [q for q in suite.ASSIGNMENT.questions if isinstance(q, CodeQuestion) and q.custom is None]
+    questions = [
+        q for q in suite.ASSIGNMENT.questions if isinstance(q, CodeQuestion) and q.custom is None
+    ]
     wrong = []
     for q in questions:
         for mid in q.mutants:
@@ -371,9 +434,14 @@ def test_mutation_naming_check_flags_a_name_that_does_not_explain_the_outputs():
     early = _result(EARLY_STOP, {"a2.bptt_final_state": ["bptt-last-use-only"]})
     (wrong,) = mt.check_names(early, mt.load_module(EARLY_STOP, "early"), assignment)
     assert wrong.startswith("bptt_final_state: bptt-last-use-only (")
-    last_only = (ROOT / "solutions" / "a2_rnn_bptt" / "rnn.py").read_text().replace(
-        "for t in range(T - 1, -1, -1):\n        g_h = direct[t] + future",
-        "for t in range(T - 1, T - 2, -1):\n        g_h = direct[t] + future")
+    last_only = (
+        (ROOT / "solutions" / "a2_rnn_bptt" / "rnn.py")
+        .read_text()
+        .replace(
+            "for t in range(T - 1, -1, -1):\n        g_h = direct[t] + future",
+            "for t in range(T - 1, T - 2, -1):\n        g_h = direct[t] + future",
+        )
+    )
     right = _result(last_only, {"a2.bptt_final_state": ["bptt-last-use-only"]})
     assert mt.check_names(right, mt.load_module(last_only, "last_only"), assignment) == []
 
@@ -384,8 +452,12 @@ def test_mutation_diff_test_separates_an_escape_from_an_equivalent_mutant():
     solution = mt.load_module(solution_source, "solution")
     escape = _result(UNSHIFTED, {})
     escape.questions = ["a2.sequence_perplexity"]
-    assert "sequence_perplexity" in mt.diff_test(escape, solution, mt.load_module(UNSHIFTED, "unshifted"), assignment)
-    same = solution_source.replace("scale = 1.0 if norm <= max_norm", "scale = 1.0 if norm < max_norm")
+    assert "sequence_perplexity" in mt.diff_test(
+        escape, solution, mt.load_module(UNSHIFTED, "unshifted"), assignment
+    )
+    same = solution_source.replace(
+        "scale = 1.0 if norm <= max_norm", "scale = 1.0 if norm < max_norm"
+    )
     equivalent = _result(same, {})
     equivalent.questions = ["a2.clip_by_global_norm"]
     assert mt.diff_test(equivalent, solution, mt.load_module(same, "same"), assignment) is None

@@ -76,7 +76,9 @@ def _exp_normalise(s):
 
 UNSTABLE = {
     "no shift": _exp_normalise,
-    "min shift": lambda s: _exp_normalise(s - np.min(np.where(np.isfinite(s), s, np.inf), axis=-1, keepdims=True)),
+    "min shift": lambda s: _exp_normalise(
+        s - np.min(np.where(np.isfinite(s), s, np.inf), axis=-1, keepdims=True)
+    ),
     "global max shift": lambda s: _exp_normalise(s - np.max(s)),
 }
 
@@ -105,18 +107,24 @@ def _passes(student, case) -> bool:
 @pytest.mark.parametrize("name", sorted(UNSTABLE))
 def test_sdpa_large_scores_fail_an_unstable_softmax(name):
     student = _attention_with(UNSTABLE[name])
-    assert _passes(student, _q("a4.sdpa").cases(0)[0])  # an ordinary case passes: only stability is wrong
+    assert _passes(
+        student, _q("a4.sdpa").cases(0)[0]
+    )  # an ordinary case passes: only stability is wrong
     for seed in SEEDS:
         assert not _passes(student, _large_case(seed)), seed
 
 
-@pytest.mark.parametrize("softmax, dtype", [
-    (lambda s: _exp_normalise(s - np.max(s, axis=-1, keepdims=True)), np.float64),
-    (lambda s: _exp_normalise(s - np.max(s, axis=-1, keepdims=True)), np.float32),
-    (_logsumexp_softmax, np.float64),
-    ("torch64", np.float64),
-    ("torch32", np.float32),
-], ids=["max-shift", "max-shift-float32", "log-sum-exp", "torch-float64", "torch-float32"])
+@pytest.mark.parametrize(
+    "softmax, dtype",
+    [
+        (lambda s: _exp_normalise(s - np.max(s, axis=-1, keepdims=True)), np.float64),
+        (lambda s: _exp_normalise(s - np.max(s, axis=-1, keepdims=True)), np.float32),
+        (_logsumexp_softmax, np.float64),
+        ("torch64", np.float64),
+        ("torch32", np.float32),
+    ],
+    ids=["max-shift", "max-shift-float32", "log-sum-exp", "torch-float64", "torch-float32"],
+)
 def test_sdpa_large_scores_pass_every_stable_formulation(softmax, dtype):
     if isinstance(softmax, str):
         import torch
@@ -137,8 +145,9 @@ def test_sdpa_large_case_reference_agrees_with_torch():
         Q, K, V, mask = materialize(case.args)
         scores = np.abs(Q @ np.swapaxes(K, -1, -2)) / 2.0
         assert scores.max() > 800  # exp overflows float64 without a shift
-        out = F.scaled_dot_product_attention(*(torch.as_tensor(a) for a in (Q, K, V)),
-                                             attn_mask=torch.as_tensor(mask))
+        out = F.scaled_dot_product_attention(
+            *(torch.as_tensor(a) for a in (Q, K, V)), attn_mask=torch.as_tensor(mask)
+        )
         want_out, want_weights = run_trusted(q.reference, case)
         assert not compare(out.numpy(), want_out, q.tolerance)
         assert np.all(np.isfinite(want_weights)) and np.allclose(want_weights.sum(-1), 1.0)
@@ -177,9 +186,15 @@ def test_rms_norm_hidden_case_without_eps_tells_the_default_apart():
         assert "eps" not in case.kwargs and len(case.args) == 2
         x, gamma = materialize(case.args)
         want = run_trusted(q.reference, case)
-        by_torch = F.rms_norm(torch.as_tensor(x), (x.shape[-1],), torch.as_tensor(gamma), eps=1e-6).numpy()
-        assert not compare(by_torch, want, q.tolerance)  # the reference is torch's RMSNorm, eps = 1e-6
-        assert not compare(_rms(1e-6, np.float32)(*materialize(case.args)), want, q.tolerance)  # float32 passes
+        by_torch = F.rms_norm(
+            torch.as_tensor(x), (x.shape[-1],), torch.as_tensor(gamma), eps=1e-6
+        ).numpy()
+        assert not compare(
+            by_torch, want, q.tolerance
+        )  # the reference is torch's RMSNorm, eps = 1e-6
+        assert not compare(
+            _rms(1e-6, np.float32)(*materialize(case.args)), want, q.tolerance
+        )  # float32 passes
         for wrong in (_rms(0.0), _rms(1e-5), _rms(1e-8)):
             assert compare(wrong(*materialize(case.args)), want, q.tolerance), seed
 
@@ -187,9 +202,17 @@ def test_rms_norm_hidden_case_without_eps_tells_the_default_apart():
 # ---------------------------------------------------------------- the classic mistakes, named
 
 
-NEW_IDS = ("merge-heads-without-transpose", "output-projection-not-transposed", "attention-missing-output-projection",
-           "head-width-from-d-model", "masks-combined-with-or", "cross-attention-normalizes-memory",
-           "rmsnorm-missing-eps", "swiglu-sigmoid-gate", "swiglu-gate-up-swapped")
+NEW_IDS = (
+    "merge-heads-without-transpose",
+    "output-projection-not-transposed",
+    "attention-missing-output-projection",
+    "head-width-from-d-model",
+    "masks-combined-with-or",
+    "cross-attention-normalizes-memory",
+    "rmsnorm-missing-eps",
+    "swiglu-sigmoid-gate",
+    "swiglu-gate-up-swapped",
+)
 
 
 def _load(path: Path) -> ModuleType:
@@ -222,7 +245,11 @@ def _diagnose(q: CodeQuestion, function: Callable[..., Any], seed: int) -> tuple
         if not compare(got, want, q.tolerance, names=q.output_names):
             continue
         failed += 1
-        per_case.append(explain(got, want, materialize(case.args), materialize(case.kwargs), mutants, q.tolerance))
+        per_case.append(
+            explain(
+                got, want, materialize(case.args), materialize(case.kwargs), mutants, q.tolerance
+            )
+        )
     return verdict(per_case, failed), failed
 
 
@@ -249,7 +276,9 @@ def test_merge_heads_without_transpose_is_its_own_mistake_in_mha():
         case = q.cases(seed)[1]
         got = function(*materialize(case.args), **materialize(case.kwargs))
         options = forms(*materialize(case.args), **materialize(case.kwargs)).options
-        assert all(compare(got, o, q.tolerance) for o in options)  # no form of the other id explains it
+        assert all(
+            compare(got, o, q.tolerance) for o in options
+        )  # no form of the other id explains it
 
 
 def test_correct_files_in_other_styles_name_nothing_on_the_new_cases():
@@ -302,8 +331,12 @@ def _carried(path: Path, mid: str, q: CodeQuestion) -> list[tuple[str, list[str]
             continue
         if not compare(got, want, q.tolerance):
             continue
-        found = [e.misconception for e in explain(got, want, materialize(case.args), materialize(case.kwargs),
-                                                  mutants, q.tolerance)]
+        found = [
+            e.misconception
+            for e in explain(
+                got, want, materialize(case.args), materialize(case.kwargs), mutants, q.tolerance
+            )
+        ]
         if mid not in found:
             unexplained.append((case.name, found[:3]))
     return unexplained
@@ -334,24 +367,51 @@ COMPOSITES = ("a4.mha", "a4.encoder_block", "a4.decoder_block", "a4.gpt_forward"
 # One mistake in an earlier function (an edit of the instructor's solution, whose composites call
 # the student's own functions): its question, its id, and the composites it reaches.
 ROOT_MISTAKES = {
-    "attention-scale-by-dk": ("a4.sdpa", (
-        "    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_k)  # (..., Tq, Tk)",
-        "    scores = Q @ np.swapaxes(K, -1, -2) / d_k"), COMPOSITES),
-    "softmax-wrong-axis": ("a4.sdpa", (  # in the softmax helper, which gpt_forward's last step uses too
-        "    x = x - np.max(x, axis=-1, keepdims=True)\n    e = np.exp(x)\n    return e / np.sum(e, axis=-1, keepdims=True)",
-        "    x = x - np.max(x, axis=-2, keepdims=True)\n    e = np.exp(x)\n    return e / np.sum(e, axis=-2, keepdims=True)"),
-        COMPOSITES),
-    "causal-mask-transposed": ("a4.causal_mask", (
-        "    return np.tril(np.ones((T, T), dtype=bool))", "    return np.triu(np.ones((T, T), dtype=bool))"),
-        ("a4.mha", "a4.decoder_block", "a4.gpt_forward")),
-    "layernorm-unbiased-variance": ("a4.layer_norm", (
-        "    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)",
-        "    var = ((x - mu) ** 2).sum(axis=-1, keepdims=True) / (x.shape[-1] - 1)"), COMPOSITES[1:]),
-    "ffn-missing-activation": ("a4.feed_forward", (
-        "        hidden = np.maximum(hidden, 0.0)", "        pass"), COMPOSITES[1:]),
-    "merge-heads-without-transpose": ("a4.mha", (
-        "    x = np.swapaxes(x, -3, -2)  # (..., T, h, d_h)\n    *lead, T, h, d_h = x.shape",
-        "    *lead, h, T, d_h = x.shape"), COMPOSITES[1:]),
+    "attention-scale-by-dk": (
+        "a4.sdpa",
+        (
+            "    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_k)  # (..., Tq, Tk)",
+            "    scores = Q @ np.swapaxes(K, -1, -2) / d_k",
+        ),
+        COMPOSITES,
+    ),
+    "softmax-wrong-axis": (
+        "a4.sdpa",
+        (  # in the softmax helper, which gpt_forward's last step uses too
+            "    x = x - np.max(x, axis=-1, keepdims=True)\n    e = np.exp(x)\n    return e / np.sum(e, axis=-1, keepdims=True)",
+            "    x = x - np.max(x, axis=-2, keepdims=True)\n    e = np.exp(x)\n    return e / np.sum(e, axis=-2, keepdims=True)",
+        ),
+        COMPOSITES,
+    ),
+    "causal-mask-transposed": (
+        "a4.causal_mask",
+        (
+            "    return np.tril(np.ones((T, T), dtype=bool))",
+            "    return np.triu(np.ones((T, T), dtype=bool))",
+        ),
+        ("a4.mha", "a4.decoder_block", "a4.gpt_forward"),
+    ),
+    "layernorm-unbiased-variance": (
+        "a4.layer_norm",
+        (
+            "    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)",
+            "    var = ((x - mu) ** 2).sum(axis=-1, keepdims=True) / (x.shape[-1] - 1)",
+        ),
+        COMPOSITES[1:],
+    ),
+    "ffn-missing-activation": (
+        "a4.feed_forward",
+        ("        hidden = np.maximum(hidden, 0.0)", "        pass"),
+        COMPOSITES[1:],
+    ),
+    "merge-heads-without-transpose": (
+        "a4.mha",
+        (
+            "    x = np.swapaxes(x, -3, -2)  # (..., T, h, d_h)\n    *lead, T, h, d_h = x.shape",
+            "    *lead, h, T, d_h = x.shape",
+        ),
+        COMPOSITES[1:],
+    ),
 }
 
 
@@ -395,7 +455,9 @@ def test_an_earlier_mistake_and_a_composite_mistake_are_both_charged_and_named(s
     only = dataclasses.replace(A, questions=(_q("a4.sdpa"), _q("a4.mha")))
     sdpa, mha = grade_submission(submit({"transformer.py": src}), only).questions
     assert sdpa.score < sdpa.max_score and sdpa.misconceptions == ["attention-scale-by-dk"]
-    assert mha.score < mha.max_score and mha.misconceptions == ["merge-heads-without-transpose"], mha.feedback
+    assert mha.score < mha.max_score and mha.misconceptions == ["merge-heads-without-transpose"], (
+        mha.feedback
+    )
     assert mha.carried == []  # wrong in a way of its own: no follow-through credit
 
 
@@ -412,8 +474,13 @@ def _figures(output: str, aid: str) -> tuple[float, float, int]:
 
 @pytest.mark.slow
 def test_mutation_targets_on_a4():
-    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "mutation_testing.py"), "a4", "-j", "2"],
-                         capture_output=True, text=True, timeout=1800, cwd=ROOT)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "mutation_testing.py"), "a4", "-j", "2"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        cwd=ROOT,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     score, share, killed = _figures(run.stdout, "a4_transformer")
     assert killed > 500, run.stdout
@@ -438,7 +505,9 @@ def _named_as(q: CodeQuestion, mid: str, option: int, seed: int) -> list[str] | 
         if not compare(got, want, q.tolerance, exact=q.integer):
             continue
         failed += 1
-        per_case.append(explain(got, want, case.args, dict(case.kwargs), mutants, q.tolerance, exact=q.integer))
+        per_case.append(
+            explain(got, want, case.args, dict(case.kwargs), mutants, q.tolerance, exact=q.integer)
+        )
     return verdict(per_case, failed) if failed else [mid]
 
 

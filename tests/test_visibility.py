@@ -33,7 +33,9 @@ def loud_code(assignment: Assignment) -> str:
     """The solution, each contract function wrapped to print its name and its (hidden) inputs."""
     names = sorted({q.function for q in assignment.questions if isinstance(q, CodeQuestion)})
     source = (solution_dir(assignment.id) / assignment.code_file).read_text()
-    return source + f'''
+    return (
+        source
+        + f'''
 
 def _loud(f):
     def g(*args, **kwargs):
@@ -46,6 +48,7 @@ def _loud(f):
 for _name in {names!r}:
     globals()[_name] = _loud(globals()[_name])
 '''
+    )
 
 
 def toml_value(value: Any) -> str:
@@ -118,7 +121,9 @@ def expected_texts(q: WrittenQuestion, numbers: dict[str, Any]) -> list[str]:
                     texts.append(str(int(x)))
         return [t for t in texts if len(t.lstrip("-")) >= 4]  # shorter numbers occur in any prose
     if q.answer_kind == "shape":
-        return [str(tuple(int(d) for d in expected))] if not isinstance(expected, str) else [expected]
+        return (
+            [str(tuple(int(d) for d in expected))] if not isinstance(expected, str) else [expected]
+        )
     if q.answer_kind == "list":
         return [", ".join(str(x) for x in expected)] if len(expected) > 1 else []
     return []
@@ -155,9 +160,13 @@ def test_no_expected_written_answer_is_visible(graded) -> None:
         assert test["score"] == 0, f"{q.id}: the wrong answer was graded right"
         assert "Expected" not in test["output"], q.id
         for text in expected_texts(q, numbers):
-            if q.answer_kind == "expression" and len(squash(text)) < 6:  # d_k, f_t occur in any prose
-                stated = re.search(r"(=|is|equals|:)" + re.escape(squash(text)) + r"($|[.;,)])",
-                                   squash(own_words(test["output"])))
+            if (
+                q.answer_kind == "expression" and len(squash(text)) < 6
+            ):  # d_k, f_t occur in any prose
+                stated = re.search(
+                    r"(=|is|equals|:)" + re.escape(squash(text)) + r"($|[.;,)])",
+                    squash(own_words(test["output"])),
+                )
                 assert not stated, f"{q.id}: the feedback states {text!r}"
                 continue
             leaks = [name for name, field in fields if shows(text, own_words(field))]
@@ -190,8 +199,10 @@ def test_the_answer_key_test_holds_the_answers(graded) -> None:
             assert f"`{q.key}`" in key_test["output"], q.id
 
 
-@pytest.mark.parametrize(("reveal", "visibility"), [("never", "hidden"), ("visible", "visible"),
-                                                    ("after_published", "after_published")])
+@pytest.mark.parametrize(
+    ("reveal", "visibility"),
+    [("never", "hidden"), ("visible", "visible"), ("after_published", "after_published")],
+)
 def test_reveal_answers_sets_the_key_tests_visibility(graded, reveal: str, visibility: str) -> None:
     assignment, _, report = graded
     data = to_gradescope(report, assignment=dataclasses.replace(assignment, reveal_answers=reveal))
@@ -203,7 +214,9 @@ def test_show_student_output_lets_the_student_see_their_prints(graded) -> None:
     assignment, _, report = graded
     if not assignment.code_file:
         pytest.skip("no code")
-    data = to_gradescope(report, assignment=dataclasses.replace(assignment, show_student_output=True))
+    data = to_gradescope(
+        report, assignment=dataclasses.replace(assignment, show_student_output=True)
+    )
     assert MARK in data["output"] and data["stdout_visibility"] == "visible"
 
 
@@ -244,7 +257,9 @@ def test_the_key_is_the_trimmed_lower_cased_email_never_the_internal_id() -> Non
 def test_an_assignment_may_choose_the_sid() -> None:
     users = [{"id": 1, "email": "ada@example.edu", "sid": " S1815 "}]
     assert variants.variant_key("sid", users=users).value == "S1815"
-    export = [{":name": "Ada", ":sid": "S1815", ":email": "Ada@example.edu"}]  # a Gradescope export's YAML
+    export = [
+        {":name": "Ada", ":sid": "S1815", ":email": "Ada@example.edu"}
+    ]  # a Gradescope export's YAML
     assert variants.variant_key("sid", users=export).value == "S1815"
     assert variants.variant_key(users=export).value == "ada@example.edu"
 
@@ -271,6 +286,12 @@ def test_the_same_key_gives_the_same_numbers_as_variant_py() -> None:
 
     key = variants.variant_key(users=[{"email": " Ada@Example.EDU"}]).value
     for aid in READY:
-        printed = subprocess.run([sys.executable, "variant.py", " Ada@Example.EDU"], cwd=assignment_dir(aid),
-                                 capture_output=True, text=True, check=True, timeout=60).stdout
+        printed = subprocess.run(
+            [sys.executable, "variant.py", " Ada@Example.EDU"],
+            cwd=assignment_dir(aid),
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout
         assert str(variants.seed_for(aid, key)) in printed and str(key) in printed, aid

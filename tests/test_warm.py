@@ -26,7 +26,7 @@ from grader.sandbox import uids, zygote
 sys.path.insert(0, str(Path(__file__).parent))
 import heldout_harness  # noqa: E402
 
-ECHO = textwrap.dedent('''
+ECHO = textwrap.dedent("""
     import json, os, sys
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
@@ -48,9 +48,9 @@ ECHO = textwrap.dedent('''
             except BaseException as exc:
                 reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
             proto_out.write(json.dumps(reply, default=repr).encode() + b"\\n")
-''')
+""")
 
-PROBE = textwrap.dedent('''
+PROBE = textwrap.dedent("""
     import os, socket, sys
     status = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlines() if ":" in l)
     maps = open("/proc/self/maps").read().splitlines()
@@ -63,7 +63,7 @@ PROBE = textwrap.dedent('''
         "shared_writable": [m for m in maps if m.split()[1] == "rw-s"],
         "argv": sys.argv, "main": __name__,
     }
-''')
+""")
 
 needs_isolation = pytest.mark.skipif(not sandbox.can_isolate(), reason="needs root and namespaces")
 
@@ -90,10 +90,16 @@ def ask(proc: sandbox.SandboxProcess, code: str, timeout: float = 30.0) -> dict:
     return json.loads(proc.readline(timeout))
 
 
-def start(program: Path, *, warm: bool, files: dict[str, bytes] | None = None) -> sandbox.SandboxProcess:
-    return sandbox.spawn(program, files or {}, hide=tuple(content.grader_trees()),
-                         limits=sandbox.Limits(submission_seconds=60.0),
-                         warm=("numpy",) if warm else None)
+def start(
+    program: Path, *, warm: bool, files: dict[str, bytes] | None = None
+) -> sandbox.SandboxProcess:
+    return sandbox.spawn(
+        program,
+        files or {},
+        hide=tuple(content.grader_trees()),
+        limits=sandbox.Limits(submission_seconds=60.0),
+        warm=("numpy",) if warm else None,
+    )
 
 
 def probe(program: Path, *, warm: bool) -> dict:
@@ -134,7 +140,7 @@ def test_the_grader_is_out_of_reach_of_a_warm_worker(program, warm):
         assert reply == {"ok": True, "result": False}
 
 
-HOSTILE = textwrap.dedent('''
+HOSTILE = textwrap.dedent("""
     import ctypes, os, subprocess
     libc = ctypes.CDLL(None, use_errno=True)
     key = libc.syscall(248, b"user", b"h12-carry", b"secret", 6, -4)  # add_key (x86_64)
@@ -147,16 +153,16 @@ HOSTILE = textwrap.dedent('''
     os.set_inheritable(kept, True)
     result = {"uid": os.getuid(), "key": key, "key_errno": key_errno, "daemon": daemon.pid,
               "fd": kept}
-''')
+""")
 
-LOOK = textwrap.dedent('''
+LOOK = textwrap.dedent("""
     import os
     found = [p for p in ("h12-carry", "/tmp/h12-carry", "/dev/shm/h12-carry") if os.path.exists(p)]
     procs = [p for p in os.listdir("/proc") if p.isdigit()]
     cmdlines = [open(f"/proc/{p}/cmdline", "rb").read() for p in procs]
     result = {"uid": os.getuid(), "found": found, "sleepers": [c for c in cmdlines if b"sleep" in c],
               "fds": sorted(int(f) for f in os.listdir("/proc/self/fd"))}
-''')
+""")
 
 
 @needs_isolation
@@ -178,9 +184,10 @@ def test_a_hostile_submission_in_a_warm_batch_cannot_reach_the_next(program, war
 
 @needs_isolation
 def test_a_warm_worker_ends_as_a_fresh_one_would(program, warm):
-    for code, words in (("import os; os._exit(3)", "exited with status 3"),
-                        ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)",
-                         "killed by signal SIGSEGV")):
+    for code, words in (
+        ("import os; os._exit(3)", "exited with status 3"),
+        ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", "killed by signal SIGSEGV"),
+    ):
         for hot in (False, True):
             with start(program, warm=hot) as proc:
                 proc.stdin.write(json.dumps({"code": code}).encode() + b"\n")
@@ -190,12 +197,18 @@ def test_a_warm_worker_ends_as_a_fresh_one_would(program, warm):
 
 
 @needs_isolation
-@pytest.mark.parametrize("source,words,printed", [
-    ("import sys\nprint('bye', file=sys.stderr)\nsys.exit(5)\n", "exited with status 5", "bye"),
-    ("raise ValueError('no luck')\n", "exited with status 1", "ValueError: no luck"),
-    ("import atexit, sys\natexit.register(lambda: print('at exit', file=sys.stderr))\n",
-     "exited with status 0", "at exit"),
-])
+@pytest.mark.parametrize(
+    "source,words,printed",
+    [
+        ("import sys\nprint('bye', file=sys.stderr)\nsys.exit(5)\n", "exited with status 5", "bye"),
+        ("raise ValueError('no luck')\n", "exited with status 1", "ValueError: no luck"),
+        (
+            "import atexit, sys\natexit.register(lambda: print('at exit', file=sys.stderr))\n",
+            "exited with status 0",
+            "at exit",
+        ),
+    ],
+)
 def test_a_warm_program_ends_as_an_interpreter_would(tmp_path, warm, source, words, printed):
     program = tmp_path / "ends.py"
     program.write_text(source)
@@ -246,8 +259,13 @@ def test_warm_grading_gives_the_same_results_as_cold(assignment, n, warm):
     zygote.enable()
     hot = [heldout_harness.grade_alone(item) for item in items]
     for c, h in zip(cold, hot):
-        assert (h.named, h.score, h.max_score, h.error, h.detail) == \
-            (c.named, c.score, c.max_score, c.error, c.detail), c.item.path.name
+        assert (h.named, h.score, h.max_score, h.error, h.detail) == (
+            c.named,
+            c.score,
+            c.max_score,
+            c.error,
+            c.detail,
+        ), c.item.path.name
 
 
 HOSTILE_FILES = Path(__file__).parent / "hostile"
@@ -272,8 +290,11 @@ def test_a_warm_batch_of_hostile_and_held_out_submissions_matches_a_cold_one(tmp
     held_out = [item.path for item in sample("a1_word_vectors", len(CONTAINED_QUICKLY))]
     root = tmp_path / "class"
     for i, name in enumerate(CONTAINED_QUICKLY):
-        sources = (solution + "\n" + (HOSTILE_FILES / f"{name}.py").read_text(), solution,
-                   held_out[i].read_text())
+        sources = (
+            solution + "\n" + (HOSTILE_FILES / f"{name}.py").read_text(),
+            solution,
+            held_out[i].read_text(),
+        )
         for j, source in enumerate(sources):
             folder = root / f"s{i:02d}{j}-{name}"
             folder.mkdir(parents=True)
@@ -288,12 +309,15 @@ def test_a_warm_batch_of_hostile_and_held_out_submissions_matches_a_cold_one(tmp
 def test_warm_workers_draw_different_random_numbers_as_fresh_ones_do(program, warm):
     """A fresh interpreter seeds Python's, numpy's and torch's generators from the OS; forks of
     one template must not all share the template's state."""
-    draw = ("import random, numpy, torch\n"
-            "result = [random.random(), float(numpy.random.rand()), float(torch.rand(1))]")
+    draw = (
+        "import random, numpy, torch\n"
+        "result = [random.random(), float(numpy.random.rand()), float(torch.rand(1))]"
+    )
     seen = []
     for _ in range(2):
-        proc = sandbox.spawn(program, {}, limits=sandbox.Limits(submission_seconds=60.0),
-                             warm=("numpy", "torch"))
+        proc = sandbox.spawn(
+            program, {}, limits=sandbox.Limits(submission_seconds=60.0), warm=("numpy", "torch")
+        )
         with proc:
             reply = ask(proc, draw)
             assert reply["ok"], reply

@@ -284,14 +284,19 @@ def test_missing_file() -> None:
 # ------------------------------------------------- near misses and how numbers are shown
 
 
-@pytest.mark.parametrize(("typed", "figures"), [("0.123", 4), ("0.12", 4), ("1.2e-1", 4), ("0.1", 4)])
+@pytest.mark.parametrize(
+    ("typed", "figures"), [("0.123", 4), ("0.12", 4), ("1.2e-1", 4), ("0.1", 4)]
+)
 def test_a_rounded_number_is_close_but_not_within_the_tolerance(typed: str, figures: int) -> None:
     # 0.123456 within rtol 1e-3 + atol 1e-4 needs 4 figures: 0.1235 is 4.4e-5 off (bound 2.2e-4),
     # 0.123 is 4.6e-4 off. The expected value itself is never shown.
     q = wq("x", "number", lambda v: 0.123456, tolerance=Tolerance(rtol=1e-3, atol=1e-4))
     r = grade_written(q, parse_answers(f"x = {typed}"), {}, None)
     assert not r.passed
-    assert f"close, but not within the tolerance: give at least {figures} significant figures" in r.feedback.lower()
+    assert (
+        f"close, but not within the tolerance: give at least {figures} significant figures"
+        in r.feedback.lower()
+    )
     assert "0.123456" not in r.feedback and "0.1235" not in r.feedback
 
 
@@ -303,7 +308,12 @@ def test_a_wrong_number_is_not_called_close(typed: str) -> None:
 
 
 def test_a_rounded_array_is_close() -> None:
-    q = wq("w", "array", lambda v: [[0.123456, 2.0], [0.5, 1.0]], tolerance=Tolerance(rtol=1e-3, atol=1e-4))
+    q = wq(
+        "w",
+        "array",
+        lambda v: [[0.123456, 2.0], [0.5, 1.0]],
+        tolerance=Tolerance(rtol=1e-3, atol=1e-4),
+    )
     r = grade_written(q, parse_answers("w = [[0.12, 2.0], [0.5, 1.0]]"), {}, None)
     assert "give at least 4 significant figures" in r.feedback
     r = grade_written(q, parse_answers("w = [[0.12, 3.0], [0.5, 1.0]]"), {}, None)
@@ -313,21 +323,42 @@ def test_a_rounded_array_is_close() -> None:
 def test_counts_are_shown_as_integers() -> None:
     q = wq("n", "number", lambda v: 4718592, tolerance=Tolerance(rtol=0.0, atol=0.5))
     r = grade_written(q, parse_answers("n = 4718000"), {}, None)
-    assert "read as `4718000`" in r.feedback and "e+06" not in r.feedback and "4718592" not in r.feedback
+    assert (
+        "read as `4718000`" in r.feedback
+        and "e+06" not in r.feedback
+        and "4718592" not in r.feedback
+    )
 
 
 def test_choice_feedback_never_names_the_letter() -> None:
-    q = wq("c", "choice", lambda v: "A", choices=("A", "B", "C"),
-           wrong_forms=lambda v: [WrongForm("B", "skipgram-grad-sign", "B is observed minus expected.")])
+    q = wq(
+        "c",
+        "choice",
+        lambda v: "A",
+        choices=("A", "B", "C"),
+        wrong_forms=lambda v: [
+            WrongForm("B", "skipgram-grad-sign", "B is observed minus expected.")
+        ],
+    )
     r = grade_written(q, parse_answers('c = "B"'), {}, None)
     assert r.misconceptions == ["skipgram-grad-sign"] and "read as `B`" in r.feedback
     assert "`A`" not in r.feedback and "Expected" not in r.feedback
 
 
 def test_a_mistake_text_that_states_the_answer_loses_that_clause(judge: ExprJudge) -> None:
-    q = wq("t", "expression", lambda v: "1 - h^2", symbols=("h", "z"), wrong_forms=lambda v: [
-        WrongForm("1 - z^2", "bptt-derivative-of-preactivation",
-                  "1 - z^2 squares the preactivation; tanh'(z) = 1 - tanh(z)^2 = 1 - h^2.")])
+    q = wq(
+        "t",
+        "expression",
+        lambda v: "1 - h^2",
+        symbols=("h", "z"),
+        wrong_forms=lambda v: [
+            WrongForm(
+                "1 - z^2",
+                "bptt-derivative-of-preactivation",
+                "1 - z^2 squares the preactivation; tanh'(z) = 1 - tanh(z)^2 = 1 - h^2.",
+            )
+        ],
+    )
     r = grade_written(q, parse_answers('t = "1 - z^2"'), {}, judge)
     assert r.misconceptions == ["bptt-derivative-of-preactivation"]
     assert "squares the preactivation" in r.feedback and "1 - h^2" not in r.feedback
@@ -336,9 +367,13 @@ def test_a_mistake_text_that_states_the_answer_loses_that_clause(judge: ExprJudg
 def test_the_answer_key_holds_every_expected_answer() -> None:
     from grader.written.grading import answer_key
 
-    qs = [wq("n", "number", lambda v: 4718592), wq("p", "number", lambda v: v["ppl"]),
-          wq("c", "choice", lambda v: "C", choices=("A", "B", "C")), wq("e", "expression", lambda v: "1 - h^2"),
-          wq("essay", "text", lambda v: None)]
+    qs = [
+        wq("n", "number", lambda v: 4718592),
+        wq("p", "number", lambda v: v["ppl"]),
+        wq("c", "choice", lambda v: "C", choices=("A", "B", "C")),
+        wq("e", "expression", lambda v: "1 - h^2"),
+        wq("essay", "text", lambda v: None),
+    ]
     key = answer_key(qs, VARIANT)
     assert "`4718592`" in key and "`12.5`" in key and "`C`" in key and "`1 - h^2`" in key
     assert "essay" not in key

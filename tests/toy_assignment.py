@@ -13,12 +13,25 @@ from grader.questions import Assignment, Case, CodeQuestion
 from reference.functional import softmax
 
 register(
-    Misconception("toy-grad-sign", "gradient with the wrong sign", "You returned the ascent direction.",
-                  "toy notes §1"),
-    Misconception("toy-weights-transposed", "x W instead of x W^T", "Weights use the (out, in) layout.",
-                  "toy notes §2"),
-    Misconception("toy-softmax-unstable", "softmax without the max shift",
-                  "exp of a large logit overflows to inf; subtract the row max first.", "notes §1", credit=0.5),
+    Misconception(
+        "toy-grad-sign",
+        "gradient with the wrong sign",
+        "You returned the ascent direction.",
+        "toy notes §1",
+    ),
+    Misconception(
+        "toy-weights-transposed",
+        "x W instead of x W^T",
+        "Weights use the (out, in) layout.",
+        "toy notes §2",
+    ),
+    Misconception(
+        "toy-softmax-unstable",
+        "softmax without the max shift",
+        "exp of a large logit overflows to inf; subtract the row max first.",
+        "notes §1",
+        credit=0.5,
+    ),
 )
 
 
@@ -34,14 +47,21 @@ def _softmax_cases(seed: int) -> list[Case]:
 
 def _linear_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([8, seed])
-    return [Case(f"hidden case {i + 1}", (rng.normal(size=(2, 3)), rng.normal(size=(3, 3)), rng.normal(size=3)))
-            for i in range(3)]
+    return [
+        Case(
+            f"hidden case {i + 1}",
+            (rng.normal(size=(2, 3)), rng.normal(size=(3, 3)), rng.normal(size=3)),
+        )
+        for i in range(3)
+    ]
 
 
 def _quad_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([9, seed])
-    return [Case("visible case", (np.array([1.0, -2.0]),), visible=True),
-            Case("hidden case", (rng.normal(size=4),))]
+    return [
+        Case("visible case", (np.array([1.0, -2.0]),), visible=True),
+        Case("hidden case", (rng.normal(size=4),)),
+    ]
 
 
 def _norm_cases(seed: int) -> list[Case]:
@@ -54,33 +74,55 @@ ASSIGNMENT = Assignment(
     code_file="toy.py",
     questions=(
         CodeQuestion(
-            id="toy.softmax", title="Stable softmax", points=4, file="toy.py", function="softmax",
-            reference=softmax, cases=_softmax_cases,
+            id="toy.softmax",
+            title="Stable softmax",
+            points=4,
+            file="toy.py",
+            function="softmax",
+            reference=softmax,
+            cases=_softmax_cases,
             mutants={
                 "softmax-wrong-axis": lambda x, axis=-1: softmax(x, axis=0),
-                "toy-softmax-unstable": lambda x, axis=-1: np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True),
+                "toy-softmax-unstable": lambda x, axis=-1: (
+                    np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+                ),
             },
         ),
         CodeQuestion(
-            id="toy.linear", title="Linear layer", points=3, file="toy.py", function="linear",
-            reference=lambda x, W, b: x @ W.T + b, cases=_linear_cases,
+            id="toy.linear",
+            title="Linear layer",
+            points=3,
+            file="toy.py",
+            function="linear",
+            reference=lambda x, W, b: x @ W.T + b,
+            cases=_linear_cases,
             mutants={"toy-weights-transposed": lambda x, W, b: x @ W + b},
         ),
         CodeQuestion(
-            id="toy.quad", title="Loss and gradient", points=2, file="toy.py", function="quad",
-            reference=lambda x: (float(np.sum(x**2)), 2 * x), cases=_quad_cases,
+            id="toy.quad",
+            title="Loss and gradient",
+            points=2,
+            file="toy.py",
+            function="quad",
+            reference=lambda x: (float(np.sum(x**2)), 2 * x),
+            cases=_quad_cases,
             mutants={"toy-grad-sign": lambda x: (float(np.sum(x**2)), -2 * x)},
             output_names=("loss", "grad"),
         ),
         CodeQuestion(
-            id="toy.norm", title="Euclidean norm by hand", points=1, file="toy.py", function="norm",
-            reference=lambda x: float(np.sqrt(np.sum(x**2))), cases=_norm_cases,
+            id="toy.norm",
+            title="Euclidean norm by hand",
+            points=1,
+            file="toy.py",
+            function="norm",
+            reference=lambda x: float(np.sqrt(np.sum(x**2))),
+            cases=_norm_cases,
             forbidden=("numpy.linalg.norm",),
         ),
     ),
 )
 
-NUMPY_SOLUTION = '''
+NUMPY_SOLUTION = """
 import numpy as np
 
 def softmax(x, axis=-1):
@@ -96,9 +138,9 @@ def quad(x):
 
 def norm(x):
     return float(np.sqrt((x ** 2).sum()))
-'''
+"""
 
-TORCH_SOLUTION = '''
+TORCH_SOLUTION = """
 import torch
 
 def softmax(x, axis=-1):
@@ -115,9 +157,9 @@ def quad(x):
 
 def norm(x):
     return torch.as_tensor(x).pow(2).sum().sqrt()
-'''
+"""
 
-LISTS_SOLUTION = '''
+LISTS_SOLUTION = """
 import math
 
 def softmax(x, axis=-1):
@@ -138,9 +180,9 @@ def quad(x):
 
 def norm(x):
     return math.sqrt(sum(v * v for v in x))
-'''
+"""
 
-STUB = '''
+STUB = """
 def softmax(x, axis=-1):
     raise NotImplementedError
 
@@ -152,4 +194,4 @@ def quad(x):
 
 def norm(x):
     raise NotImplementedError
-'''
+"""

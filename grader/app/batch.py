@@ -61,8 +61,11 @@ def _gradescope_metadata(root: Path) -> dict[str, dict[str, Any]]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:  # the batch goes on without it
-        print(f"seqgrade: warning: {path.name} could not be read ({type(err).__name__}: {str(err)[:200]}); "
-              "every submission's variant comes from its folder or zip name", file=sys.stderr)
+        print(
+            f"seqgrade: warning: {path.name} could not be read ({type(err).__name__}: {str(err)[:200]}); "
+            "every submission's variant comes from its folder or zip name",
+            file=sys.stderr,
+        )
         return {}
     out = {}
     for folder, meta in data.items() if isinstance(data, dict) else []:
@@ -77,9 +80,11 @@ def _gradescope_metadata(root: Path) -> dict[str, dict[str, Any]]:
                     return str(d[k])
             return None
 
-        out[str(folder)] = {"id": pick(first, ":sid", "sid", ":email", "email", ":id", "id"),
-                            "name": pick(first, ":name", "name"),
-                            "submitters": tuple(s for s in subs if isinstance(s, dict))}
+        out[str(folder)] = {
+            "id": pick(first, ":sid", "sid", ":email", "email", ":id", "id"),
+            "name": pick(first, ":name", "name"),
+            "submitters": tuple(s for s in subs if isinstance(s, dict)),
+        }
     return out
 
 
@@ -93,7 +98,11 @@ def find_submissions(root: Path) -> list[Submission]:
         if path.is_dir() or path.suffix == ".zip":
             key = path.name if path.is_dir() else path.stem
             m = meta.get(key) or meta.get(path.name) or {}
-            subs.append(Submission(printable(path.name), path, m.get("id"), m.get("name"), m.get("submitters", ())))
+            subs.append(
+                Submission(
+                    printable(path.name), path, m.get("id"), m.get("name"), m.get("submitters", ())
+                )
+            )
     return subs
 
 
@@ -109,7 +118,9 @@ class Plan:
 
     shared: Fingerprints  # the assignment's, catalog's, reference's and grader's (submission left empty)
     force: bool = False  # regrade every submission whole, stored results or not
-    only: tuple[str, ...] = ()  # `--only`: regrade these question ids, keep the rest of stored results
+    only: tuple[
+        str, ...
+    ] = ()  # `--only`: regrade these question ids, keep the rest of stored results
 
 
 _BATCH_ASSIGNMENT: list[Assignment] = []  # set before the pool forks; the workers inherit it
@@ -117,12 +128,16 @@ _BATCH_PLAN: list[Plan] = []
 _JUDGE: list[ExprJudge] = []  # one expression judge per pool process, reused across submissions
 
 
-def _grade_in_worker(sub: Submission, results_dir: Path, index: int) -> tuple[dict[str, Any], Outcome]:
+def _grade_in_worker(
+    sub: Submission, results_dir: Path, index: int
+) -> tuple[dict[str, Any], Outcome]:
     marker = _running_dir(results_dir) / str(index)  # left behind if this process dies mid-grading
     marker.touch()
     if not _JUDGE:
         _JUDGE.append(ExprJudge())
-        zygote.enable(zygote.wanted())  # warm sandboxes for this pool process (SEQGRADE_WARM=0: cold)
+        zygote.enable(
+            zygote.wanted()
+        )  # warm sandboxes for this pool process (SEQGRADE_WARM=0: cold)
     done = _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, _BATCH_PLAN[0], _JUDGE[0])
     marker.unlink(missing_ok=True)
     return done
@@ -132,8 +147,13 @@ def _running_dir(results_dir: Path) -> Path:
     return results_dir / ".running"
 
 
-def _grade_one(sub: Submission, assignment: Assignment, results_dir: Path, plan: Plan,
-               judge: ExprJudge | None = None) -> tuple[dict[str, Any], Outcome]:
+def _grade_one(
+    sub: Submission,
+    assignment: Assignment,
+    results_dir: Path,
+    plan: Plan,
+    judge: ExprJudge | None = None,
+) -> tuple[dict[str, Any], Outcome]:
     """Reuse the stored result while every fingerprint matches; else grade (or, with `--only`,
     regrade the named questions of the stored result)."""
     target = results_dir / f"{sub.name}.json"
@@ -157,27 +177,39 @@ def _key(sub: Submission, assignment: Assignment) -> variants.VariantKey:
     return variants.variant_key(assignment.variant_key, users=sub.submitters, path=named)
 
 
-def _grade_whole(sub: Submission, assignment: Assignment, judge: ExprJudge | None) -> dict[str, Any]:
+def _grade_whole(
+    sub: Submission, assignment: Assignment, judge: ExprJudge | None
+) -> dict[str, Any]:
     try:
         key = _key(sub, assignment)
         report = grade_submission(sub.path, assignment, student=key.value, judge=judge)
         data = to_gradescope(report, key, assignment)
     except Exception as exc:  # noqa: BLE001 - one bad submission never stops the batch
         data = error_results(assignment.id, f"{type(exc).__name__}: {exc}")
-    data["extra_data"].update({"submission": sub.name, "student_id": sub.student_id, "student_name": sub.student_name})
+    data["extra_data"].update(
+        {"submission": sub.name, "student_id": sub.student_id, "student_name": sub.student_name}
+    )
     return data
 
 
-def _update(sub: Submission, assignment: Assignment, stored: dict[str, Any], only: tuple[str, ...],
-            now: Fingerprints, judge: ExprJudge | None, target: Path) -> tuple[dict[str, Any], Outcome]:
+def _update(
+    sub: Submission,
+    assignment: Assignment,
+    stored: dict[str, Any],
+    only: tuple[str, ...],
+    now: Fingerprints,
+    judge: ExprJudge | None,
+    target: Path,
+) -> tuple[dict[str, Any], Outcome]:
     """`--only`: the named questions (and any the stored result lacks) regraded, the rest kept; the
     fingerprints recorded for the regraded questions only."""
     have = regrade.stored_question_ids(stored)
     todo = [q.id for q in assignment.questions if q.id in only or q.id not in have]
     try:
         key = _key(sub, assignment)
-        report = regrade.regrade_report(sub.path, assignment, todo, grade_submission, student=key.value,
-                                        judge=judge)
+        report = regrade.regrade_report(
+            sub.path, assignment, todo, grade_submission, student=key.value, judge=judge
+        )
         fresh = to_gradescope(report, key, assignment)
     except Exception as exc:  # noqa: BLE001 - a bug of ours: the stored result stands, the error shows
         fresh = error_results(assignment.id, f"{type(exc).__name__}: {exc}")
@@ -200,7 +232,11 @@ def _stored(target: Path, assignment: Assignment) -> dict[str, Any] | None:
         data = json.loads(target.read_text())
     except (OSError, ValueError):
         return None
-    ok = isinstance(data, dict) and isinstance(data.get("extra_data"), dict) and isinstance(data.get("tests"), list)
+    ok = (
+        isinstance(data, dict)
+        and isinstance(data.get("extra_data"), dict)
+        and isinstance(data.get("tests"), list)
+    )
     return data if ok and data["extra_data"].get("assignment") == assignment.id else None
 
 
@@ -219,12 +255,16 @@ def _stale(stored: dict[str, Any], now: Fingerprints, assignment: Assignment) ->
 
 
 def _has_grader_error(data: dict[str, Any]) -> bool:
-    return any(isinstance(t, dict) and t.get("extra_data", {}).get("kind") == "error" for t in data.get("tests", []))
+    return any(
+        isinstance(t, dict) and t.get("extra_data", {}).get("kind") == "error"
+        for t in data.get("tests", [])
+    )
 
 
 def finite_scores(data: dict[str, Any]) -> dict[str, Any]:
     """Scores that are not finite numbers (an instructor test scoring NaN) count as 0; the total
     is the sum of the tests' scores (Gradescope's own rule when no total is given)."""
+
     def number(x: Any) -> float:
         return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else 0.0
 
@@ -240,10 +280,14 @@ def finite_scores(data: dict[str, Any]) -> dict[str, Any]:
 def _failed_twice(sub: Submission, assignment: Assignment, results_dir: Path) -> dict[str, Any]:
     """The record of a submission whose grading stopped the grading process twice."""
     sub.outcome = Outcome("failed")
-    data = error_results(assignment.id, "grading this submission stopped the grading process twice (out of "
-                         "memory, or killed); it was recorded as failed and every other submission was graded")
-    data["extra_data"].update({"submission": sub.name, "student_id": sub.student_id,
-                               "student_name": sub.student_name})
+    data = error_results(
+        assignment.id,
+        "grading this submission stopped the grading process twice (out of "
+        "memory, or killed); it was recorded as failed and every other submission was graded",
+    )
+    data["extra_data"].update(
+        {"submission": sub.name, "student_id": sub.student_id, "student_name": sub.student_name}
+    )
     write_results(results_dir / f"{sub.name}.json", set_fingerprints(data, None))
     return data
 
@@ -263,13 +307,23 @@ class Progress:
         filled = int(width * self.done / max(self.total, 1))
         bar = "#" * filled + "-" * (width - filled)
         end = "\n" if self.done == self.total else ""
-        self.stream.write(f"\r[{bar}] {self.done}/{self.total}  {rate:.2f}/s  {int(left) // 60}:{int(left) % 60:02d} left{end}")
+        self.stream.write(
+            f"\r[{bar}] {self.done}/{self.total}  {rate:.2f}/s  {int(left) // 60}:{int(left) % 60:02d} left{end}"
+        )
         self.stream.flush()
 
 
-def grade_all(root: Path, assignment: Assignment, *, jobs: int | None = None, results_dir: Path,
-              force: bool = False, progress: bool = True,
-              only: Sequence[str] = (), cluster: str | None = None) -> list[tuple[Submission, dict[str, Any]]]:
+def grade_all(
+    root: Path,
+    assignment: Assignment,
+    *,
+    jobs: int | None = None,
+    results_dir: Path,
+    force: bool = False,
+    progress: bool = True,
+    only: Sequence[str] = (),
+    cluster: str | None = None,
+) -> list[tuple[Submission, dict[str, Any]]]:
     """Grade every submission under ROOT, `jobs` at a time; one row per submission whatever happens.
 
     A stored result in `results_dir` is reused while its fingerprints (submission, suite, catalog,
@@ -289,7 +343,9 @@ def grade_all(root: Path, assignment: Assignment, *, jobs: int | None = None, re
     # parallel too, and nothing in it has to be thread-safe. Forked, so that an assignment
     # defined in code (not only by id) reaches the workers; no thread runs here before the fork.
     if force and only:
-        raise ValueError("--force regrades whole submissions and --only some questions: give one of them")
+        raise ValueError(
+            "--force regrades whole submissions and --only some questions: give one of them"
+        )
     _BATCH_ASSIGNMENT[:] = [assignment]
     _BATCH_PLAN[:] = [Plan(fingerprint.assignment_fingerprints(assignment), force, tuple(only))]
     pending = list(range(len(subs)))
@@ -309,8 +365,13 @@ def grade_all(root: Path, assignment: Assignment, *, jobs: int | None = None, re
     return [(s, out[i]) for i, s in enumerate(subs)]
 
 
-def _cluster_round(address: str, subs: list[Submission], results_dir: Path, out: dict[int, dict[str, Any]],
-                   bar: Progress | None) -> None:
+def _cluster_round(
+    address: str,
+    subs: list[Submission],
+    results_dir: Path,
+    out: dict[int, dict[str, Any]],
+    bar: Progress | None,
+) -> None:
     """Every submission as a task on a dask cluster (grader/app/cluster.py); rows as the pool's."""
     from grader.app import cluster
 
@@ -331,15 +392,23 @@ def _cluster_round(address: str, subs: list[Submission], results_dir: Path, out:
     cluster.grade_all_on(address, subs, assignment, results_dir, _BATCH_PLAN[0], _grade_one, record)
 
 
-def _pool_round(subs: list[Submission], indices: list[int], jobs: int, results_dir: Path,
-                out: dict[int, dict[str, Any]], bar: Progress | None) -> list[int]:
+def _pool_round(
+    subs: list[Submission],
+    indices: list[int],
+    jobs: int,
+    results_dir: Path,
+    out: dict[int, dict[str, Any]],
+    bar: Progress | None,
+) -> list[int]:
     """Grade `indices` in one pool; the indices left ungraded because the pool broke."""
     running = _running_dir(results_dir)
     running.mkdir(parents=True, exist_ok=True)
     for stale in running.iterdir():
         stale.unlink(missing_ok=True)
     broken: list[int] = []
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=multiprocessing.get_context("fork")
+    ) as pool:
         futures = {pool.submit(_grade_in_worker, subs[i], results_dir, i): i for i in indices}
         for fut in as_completed(futures):
             i = futures[fut]
@@ -360,12 +429,21 @@ def _pool_round(subs: list[Submission], indices: list[int], jobs: int, results_d
 def _in_flight(results_dir: Path, left: list[int]) -> set[int]:
     """The submissions whose grading had started when the pool broke (their markers remain)."""
     running = _running_dir(results_dir)
-    found = {int(p.name) for p in running.iterdir() if p.name.isdigit()} if running.is_dir() else set()
+    found = (
+        {int(p.name) for p in running.iterdir() if p.name.isdigit()} if running.is_dir() else set()
+    )
     return found & set(left)
 
 
-def write_csv(path: Path | str, assignment: Assignment, graded: list[tuple[Submission, dict[str, Any]]], *,
-              fmt: str = "seqgrade", digits: int = 2, people: dict | None = None) -> list[str]:
+def write_csv(
+    path: Path | str,
+    assignment: Assignment,
+    graded: list[tuple[Submission, dict[str, Any]]],
+    *,
+    fmt: str = "seqgrade",
+    digits: int = 2,
+    people: dict | None = None,
+) -> list[str]:
     """The gradebook export (seqgrade's grades.csv by default); returns the submissions it cannot match."""
     from grader.reports import gradebook
 
@@ -381,8 +459,14 @@ def summary(graded: list[tuple[Submission, dict[str, Any]]]) -> str:
     parts = [f"{count['reused']} reused", f"{count['regraded']} regraded"]
     changed = Counter(k for o in outcomes if o.kind == "regraded" for k in o.why)
     if changed:
-        parts[-1] += " (" + ", ".join(f"{k} changed: {n}" if k in fingerprint.KINDS else f"{k}: {n}"
-                                      for k, n in changed.items()) + ")"
+        parts[-1] += (
+            " ("
+            + ", ".join(
+                f"{k} changed: {n}" if k in fingerprint.KINDS else f"{k}: {n}"
+                for k, n in changed.items()
+            )
+            + ")"
+        )
     if count["graded"]:
         parts.append(f"{count['graded']} graded for the first time")
     updated = [o for o in outcomes if o.kind == "updated"]
@@ -390,45 +474,76 @@ def summary(graded: list[tuple[Submission, dict[str, Any]]]) -> str:
         parts = parts[2:]  # `--only`: what it did, without "0 reused, 0 regraded"
     if updated:
         questions = list(dict.fromkeys(q for o in updated for q in o.why))
-        parts.append(f"{len(updated)} updated: question{'s' if len(questions) > 1 else ''} "
-                     f"{', '.join(questions)} regraded, the rest of each stored result kept")
+        parts.append(
+            f"{len(updated)} updated: question{'s' if len(questions) > 1 else ''} "
+            f"{', '.join(questions)} regraded, the rest of each stored result kept"
+        )
     if count["failed"]:
         parts.append(f"{count['failed']} failed")
     return ", ".join(parts)
 
 
-def run(root: Path, assignment_id: str, *, jobs: int | None, out: Path, report: Path | None, force: bool,
-        gradebook: str = "seqgrade", digits: int = 2, quiet: bool = False, only: str | None = None,
-        cluster: str | None = None) -> int:
+def run(
+    root: Path,
+    assignment_id: str,
+    *,
+    jobs: int | None,
+    out: Path,
+    report: Path | None,
+    force: bool,
+    gradebook: str = "seqgrade",
+    digits: int = 2,
+    quiet: bool = False,
+    only: str | None = None,
+    cluster: str | None = None,
+) -> int:
     assignment = registry.load(assignment_id)
     try:
-        questions = regrade.resolve_questions(assignment, only.split(",")) if only is not None else ()
+        questions = (
+            regrade.resolve_questions(assignment, only.split(",")) if only is not None else ()
+        )
     except regrade.UnknownQuestion as err:
         print(f"seqgrade: {err}", file=sys.stderr)
         return 2
     if force and questions:
-        print("seqgrade: --force regrades whole submissions and --only some questions: give one of them",
-              file=sys.stderr)
+        print(
+            "seqgrade: --force regrades whole submissions and --only some questions: give one of them",
+            file=sys.stderr,
+        )
         return 2
     to_stdout = str(out) == "-"  # `--out -`: the gradebook on stdout, messages on stderr
     results_dir = Path("grades_results") if to_stdout else out.with_name(out.stem + "_results")
     from grader.app.cluster import ClusterError
 
     try:
-        graded = grade_all(root, assignment, jobs=jobs, results_dir=results_dir, force=force, only=questions,
-                           progress=not quiet and sys.stderr.isatty(), cluster=cluster)  # no \r frames in logs
+        graded = grade_all(
+            root,
+            assignment,
+            jobs=jobs,
+            results_dir=results_dir,
+            force=force,
+            only=questions,
+            progress=not quiet and sys.stderr.isatty(),
+            cluster=cluster,
+        )  # no \r frames in logs
     except ClusterError as err:
         print(f"seqgrade: {err}", file=sys.stderr)
         return 2
     lost = write_csv(out, assignment, graded, fmt=gradebook, digits=digits)
     if lost:
-        print(f"seqgrade: {len(lost)} submissions have no email or SIS id for the {gradebook} gradebook: "
-              f"{', '.join(lost[:10])}{' …' if len(lost) > 10 else ''}", file=sys.stderr)
+        print(
+            f"seqgrade: {len(lost)} submissions have no email or SIS id for the {gradebook} gradebook: "
+            f"{', '.join(lost[:10])}{' …' if len(lost) > 10 else ''}",
+            file=sys.stderr,
+        )
     say = sys.stderr if to_stdout else sys.stdout
     if not quiet:
         n = len(graded)
-        print(f"graded {n} submission{'' if n == 1 else 's'} ({summary(graded)}): {out} (results.json files in "
-              f"{results_dir}/)", file=say)
+        print(
+            f"graded {n} submission{'' if n == 1 else 's'} ({summary(graded)}): {out} (results.json files in "
+            f"{results_dir}/)",
+            file=say,
+        )
     if report is not None:
         from grader.reports.class_report import write_report
 

@@ -86,7 +86,9 @@ exit 0
 
 
 def _requirements() -> str:
-    lines = ["# seqgrade's autograder requirements: ranges for Python 3.10-3.13; torch comes from setup.sh"]
+    lines = [
+        "# seqgrade's autograder requirements: ranges for Python 3.10-3.13; torch comes from setup.sh"
+    ]
     return "\n".join([*lines, *REQUIREMENTS]) + "\n"
 
 
@@ -112,8 +114,11 @@ def build_autograder(assignment_id: str, out: Path) -> Path:
 
     def keep_grader(rel: Path) -> bool:
         # Neither another assignment's hidden suite nor its instructor tests.
-        return not (rel.parts[0] == "suites" and len(rel.parts) > 1
-                    and any(rel.parts[1].startswith(o) for o in others))
+        return not (
+            rel.parts[0] == "suites"
+            and len(rel.parts) > 1
+            and any(rel.parts[1].startswith(o) for o in others)
+        )
 
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -70,7 +70,9 @@ def named_ids(assignment: Assignment, keys: Sequence[str | None] = KEYS) -> dict
             ids += list(q.mutants) + (["uses-library-shortcut"] if q.forbidden else [])
         elif q.wrong_forms is not None:
             for key in keys:
-                ids += [wf.misconception for wf in q.wrong_forms(variants.numbers(assignment.id, key))]
+                ids += [
+                    wf.misconception for wf in q.wrong_forms(variants.numbers(assignment.id, key))
+                ]
         for mid in dict.fromkeys(ids):
             named.setdefault(mid, []).append(q.id)
     return named
@@ -79,8 +81,11 @@ def named_ids(assignment: Assignment, keys: Sequence[str | None] = KEYS) -> dict
 def check_catalog(assignment: Assignment, keys: Sequence[str | None] = KEYS) -> Finding:
     named = named_ids(assignment, keys)
     known = set(catalog.all_ids())
-    problems = [f"{mid} (named by {', '.join(qs)}) is not in the catalog: register it in grader/catalog/"
-                for mid, qs in sorted(named.items()) if mid not in known]
+    problems = [
+        f"{mid} (named by {', '.join(qs)}) is not in the catalog: register it in grader/catalog/"
+        for mid, qs in sorted(named.items())
+        if mid not in known
+    ]
     return Finding("catalog", f"{len(named)} misconception ids named", problems)
 
 
@@ -128,8 +133,18 @@ def unseparated(q: CodeQuestion, seeds: Sequence[int]) -> list[tuple[str, str]]:
 def _same_written(q: WrittenQuestion, got: Any, want: Any) -> bool:
     if q.answer_kind in NUMERIC:
         g, w = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
-        return g.shape == w.shape and bool(np.all(np.abs(g - w) <= q.tolerance.atol + q.tolerance.rtol * np.abs(w)))
+        return g.shape == w.shape and bool(
+            np.all(np.abs(g - w) <= q.tolerance.atol + q.tolerance.rtol * np.abs(w))
+        )
     return " ".join(str(got).split()) == " ".join(str(want).split())
+
+
+def _lifted(assignment: Assignment, q: CodeQuestion) -> set[str]:
+    """The mutants of `q` that lift a dependency's mistakes (follow-through, contract §8): one
+    that the composite's cases cannot show, or that coincides with the composite's own mistake,
+    is named at its root, never here, so it need not be told apart."""
+    deps = [d for d in assignment.questions if isinstance(d, CodeQuestion) and d.id in q.depends_on]
+    return {m for d in deps for m in d.mutants} & set(q.mutants)
 
 
 def check_mutants(assignment: Assignment, keys: Sequence[str | None] = KEYS) -> Finding:
@@ -138,20 +153,32 @@ def check_mutants(assignment: Assignment, keys: Sequence[str | None] = KEYS) -> 
     for q in assignment.questions:
         if isinstance(q, CodeQuestion):
             counted += len(q.mutants)
+            lifted = _lifted(assignment, q)
             for a, b in unseparated(q, seeds):
-                problems.append(f"{q.id}: {a} and {b} give the same output on every hidden case "
-                                "(add a hidden case that tells them apart)")
+                if a in lifted or b in lifted:
+                    continue  # a dependency's mistake kept for follow-through: charged at its root
+                problems.append(
+                    f"{q.id}: {a} and {b} give the same output on every hidden case "
+                    "(add a hidden case that tells them apart)"
+                )
         elif q.wrong_forms is not None:
             for key in keys:
                 numbers = variants.numbers(assignment.id, key)
                 want = q.expected(numbers)
                 for wf in q.wrong_forms(numbers):
                     counted += 1
-                    if q.answer_kind in NUMERIC + ("choice", "shape") and _same_written(q, wf.answer, want):
-                        problems.append(f"{q.id}: the wrong form for {wf.misconception} equals the expected "
-                                        f"answer for the variant {key or 'default'}")
-    return Finding("mutants", f"{counted} mutants and wrong forms on the hidden cases of {len(seeds)} variants",
-                   sorted(dict.fromkeys(problems)))
+                    if q.answer_kind in NUMERIC + ("choice", "shape") and _same_written(
+                        q, wf.answer, want
+                    ):
+                        problems.append(
+                            f"{q.id}: the wrong form for {wf.misconception} equals the expected "
+                            f"answer for the variant {key or 'default'}"
+                        )
+    return Finding(
+        "mutants",
+        f"{counted} mutants and wrong forms on the hidden cases of {len(seeds)} variants",
+        sorted(dict.fromkeys(problems)),
+    )
 
 
 # --------------------------------------------------------------------------- 3. grades
@@ -171,34 +198,47 @@ def _answer_key(solution: Path) -> Callable[[str | None], str] | None:
 
 def _short(report: Any, full: bool) -> list[str]:
     """The questions that did not score as they should: full marks (solution) or zero (stub)."""
-    wrong = [r for r in report.questions if (r.score < r.max_score - 1e-9 if full else r.score > 1e-9)]
-    return [f"{r.question_id} scored {r.score:g}/{r.max_score:g}: {r.feedback.splitlines()[0][:160] if r.feedback else ''}"
-            for r in wrong]
+    wrong = [
+        r for r in report.questions if (r.score < r.max_score - 1e-9 if full else r.score > 1e-9)
+    ]
+    return [
+        f"{r.question_id} scored {r.score:g}/{r.max_score:g}: {r.feedback.splitlines()[0][:160] if r.feedback else ''}"
+        for r in wrong
+    ]
 
 
-def check_grades(assignment: Assignment, solution: Path, handout: Path,
-                 keys: Sequence[str | None] = KEYS) -> Finding:
+def check_grades(
+    assignment: Assignment, solution: Path, handout: Path, keys: Sequence[str | None] = KEYS
+) -> Finding:
     from grader.engine.grade import grade_submission
     from grader.written.expr.judge import ExprJudge
 
     key_text = _answer_key(solution)
     problems: list[str] = []
     if key_text is None:
-        problems.append(f"{solution / 'answer_key.py'} is missing: the solution's answers for each variant")
+        problems.append(
+            f"{solution / 'answer_key.py'} is missing: the solution's answers for each variant"
+        )
     judge = ExprJudge()
     try:
         with tempfile.TemporaryDirectory(prefix="seqgrade-check-") as tmp:
             for i, key in enumerate(keys if key_text is not None else ()):
                 folder = Path(tmp) / f"solution_{i}"
-                shutil.copytree(solution, folder, ignore=shutil.ignore_patterns("answer_key.py", "__pycache__"))
+                shutil.copytree(
+                    solution, folder, ignore=shutil.ignore_patterns("answer_key.py", "__pycache__")
+                )
                 (folder / "answers.toml").write_text(key_text(key), encoding="utf-8")
                 report = grade_submission(folder, assignment, student=key, judge=judge)
-                problems += [f"solution, variant {key or 'default'}: {p}" for p in _short(report, full=True)]
+                problems += [
+                    f"solution, variant {key or 'default'}: {p}" for p in _short(report, full=True)
+                ]
             stub = grade_submission(handout, assignment, student=None, judge=judge)
             problems += [f"stub: {p}" for p in _short(stub, full=False)]
     finally:
         judge.close()
-    return Finding("grades", f"the solution for {len(keys)} variant keys, the stub as handed out", problems)
+    return Finding(
+        "grades", f"the solution for {len(keys)} variant keys, the stub as handed out", problems
+    )
 
 
 # --------------------------------------------------------------------------- 4. handout
@@ -220,7 +260,11 @@ def _bodies(source: str) -> dict[str, str]:
 
 def body_has_docstring(node: ast.FunctionDef) -> bool:
     first = node.body[0] if node.body else None
-    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    return (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    )
 
 
 def _suite_lines(assignment: Assignment) -> set[str]:
@@ -232,7 +276,11 @@ def _suite_lines(assignment: Assignment) -> set[str]:
     if spec is None or spec.origin is None:
         return set()
     lines = (line.strip() for line in Path(spec.origin).read_text(encoding="utf-8").splitlines())
-    return {s for s in lines if len(s) >= 30 and not s.startswith("#") and any(w in s for w in _HIDDEN_MARKS)}
+    return {
+        s
+        for s in lines
+        if len(s) >= 30 and not s.startswith("#") and any(w in s for w in _HIDDEN_MARKS)
+    }
 
 
 _HIDDEN_MARKS = ("default_rng(", "seed")
@@ -274,15 +322,23 @@ def check_handout(assignment: Assignment, handout: Path, solution: Path) -> Find
             text = p.read_text(encoding="utf-8", errors="replace")
             leaked = [s for s in suite if s in text]
             if leaked:
-                problems.append(f"{rel} holds {len(leaked)} line(s) of the hidden suite, e.g. {leaked[0][:80]!r}")
+                problems.append(
+                    f"{rel} holds {len(leaked)} line(s) of the hidden suite, e.g. {leaked[0][:80]!r}"
+                )
     functions = {q.function for q in assignment.questions if isinstance(q, CodeQuestion)}
     for sol in sorted(solution.glob("*.py")):
         stub = handout / sol.name
         if sol.name == "answer_key.py" or not stub.is_file():
             continue
-        mine, theirs = _bodies(stub.read_text(encoding="utf-8")), _bodies(sol.read_text(encoding="utf-8"))
-        problems += [f"{sol.name}: the stub of {name}() is the solution's body"
-                     for name in sorted(functions & mine.keys() & theirs.keys()) if mine[name] == theirs[name]]
+        mine, theirs = (
+            _bodies(stub.read_text(encoding="utf-8")),
+            _bodies(sol.read_text(encoding="utf-8")),
+        )
+        problems += [
+            f"{sol.name}: the stub of {name}() is the solution's body"
+            for name in sorted(functions & mine.keys() & theirs.keys())
+            if mine[name] == theirs[name]
+        ]
     problems += _template_problems(assignment, handout)
     return Finding("handout", f"{len(files)} files in {handout}", problems)
 
@@ -301,28 +357,58 @@ def check_public_tests(handout: Path, solution: Path) -> Finding:
             if sol.name != "answer_key.py":
                 shutil.copy(sol, work / sol.name)
         try:
-            done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                   *(t.name for t in tests)], cwd=work, capture_output=True, text=True,
-                                  timeout=PUBLIC_TESTS_SECONDS)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    *(t.name for t in tests),
+                ],
+                cwd=work,
+                capture_output=True,
+                text=True,
+                timeout=PUBLIC_TESTS_SECONDS,
+            )
         except subprocess.TimeoutExpired:
-            return Finding("public tests", "", [f"did not finish within {PUBLIC_TESTS_SECONDS} s on the solution"])
+            return Finding(
+                "public tests",
+                "",
+                [f"did not finish within {PUBLIC_TESTS_SECONDS} s on the solution"],
+            )
     last = (done.stdout.strip().splitlines() or [""])[-1]
-    problems = [] if done.returncode == 0 else [f"fail on the solution: {last}",
-                                                *done.stdout.strip().splitlines()[-15:-1]]
-    return Finding("public tests", f"{', '.join(t.name for t in tests)} on the solution: {last}", problems)
+    problems = (
+        []
+        if done.returncode == 0
+        else [f"fail on the solution: {last}", *done.stdout.strip().splitlines()[-15:-1]]
+    )
+    return Finding(
+        "public tests", f"{', '.join(t.name for t in tests)} on the solution: {last}", problems
+    )
 
 
 # --------------------------------------------------------------------------- the command
 
 
-def check_assignment(assignment: Assignment, *, solution: Path | None = None, handout: Path | None = None,
-                     keys: Sequence[str | None] = KEYS) -> list[Finding]:
+def check_assignment(
+    assignment: Assignment,
+    *,
+    solution: Path | None = None,
+    handout: Path | None = None,
+    keys: Sequence[str | None] = KEYS,
+) -> list[Finding]:
     """Every check of an assignment, in order."""
     solution = solution or solution_dir(assignment.id)
     handout = handout or assignment_dir(assignment.id)
-    return [check_catalog(assignment, keys), check_mutants(assignment, keys),
-            check_grades(assignment, solution, handout, keys), check_handout(assignment, handout, solution),
-            check_public_tests(handout, solution)]
+    return [
+        check_catalog(assignment, keys),
+        check_mutants(assignment, keys),
+        check_grades(assignment, solution, handout, keys),
+        check_handout(assignment, handout, solution),
+        check_public_tests(handout, solution),
+    ]
 
 
 def report(assignment: Assignment, findings: Sequence[Finding], out: TextIO) -> None:
@@ -341,8 +427,10 @@ def run(assignment_id: str, out: TextIO | None = None) -> int:
     try:
         assignment = registry.load(assignment_id)
     except registry.AuthoringError as err:  # a catalog typo stops the suite from loading at all
-        out.write(f"seqgrade check {assignment_id}\n  FAILED catalog: {err}\n"
-                  "the other checks need the assignment to load: fix this first\n")
+        out.write(
+            f"seqgrade check {assignment_id}\n  FAILED catalog: {err}\n"
+            "the other checks need the assignment to load: fix this first\n"
+        )
         return 1
     findings = check_assignment(assignment)
     report(assignment, findings, out)

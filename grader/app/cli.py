@@ -10,7 +10,9 @@ from pathlib import Path
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def _parser() -> argparse.ArgumentParser:  # over 60 lines: one declaration per option, read top to bottom
+def _parser() -> (
+    argparse.ArgumentParser
+):  # over 60 lines: one declaration per option, read top to bottom
     from grader import __version__
 
     p = argparse.ArgumentParser(
@@ -25,59 +27,122 @@ def _parser() -> argparse.ArgumentParser:  # over 60 lines: one declaration per 
 
     g = sub.add_parser("grade", help="grade one submission folder or zip")
     g.add_argument("submission", type=Path, help="a folder or a .zip holding the student's files")
-    g.add_argument("-a", "--assignment", required=True, help="a1 … a6 or a full id such as a1_word_vectors")
-    g.add_argument("--results", type=Path, help="write a Gradescope results.json here (- for stdout, instead of the table)")
-    g.add_argument("--student", metavar="KEY", help="the student's variant key (their email, or their SID where "
-                   "the assignment uses it): selects their hidden numbers; without it, the default variant")
-    g.add_argument("--format", choices=("table", "md", "json"), default="table", help="what to print")
+    g.add_argument(
+        "-a", "--assignment", required=True, help="a1 … a6 or a full id such as a1_word_vectors"
+    )
+    g.add_argument(
+        "--results",
+        type=Path,
+        help="write a Gradescope results.json here (- for stdout, instead of the table)",
+    )
+    g.add_argument(
+        "--student",
+        metavar="KEY",
+        help="the student's variant key (their email, or their SID where "
+        "the assignment uses it): selects their hidden numbers; without it, the default variant",
+    )
+    g.add_argument(
+        "--format", choices=("table", "md", "json"), default="table", help="what to print"
+    )
 
     b = sub.add_parser("batch", help="grade every submission under a folder, in parallel")
-    b.add_argument("root", type=Path, help="a folder of submission folders or zips (or a Gradescope export)")
-    b.add_argument("-a", "--assignment", required=True, help="a1 … a6 or a full id such as a1_word_vectors")
-    b.add_argument("--jobs", type=int, default=None, help="parallel workers (default: the number of cores)")
-    b.add_argument("--out", type=Path, default=Path("grades.csv"),
-                   help="the gradebook CSV (default grades.csv); results.json files go to <name>_results/ "
-                   "beside it. - writes the CSV to stdout (results then in ./grades_results/)")
-    b.add_argument("--gradebook", choices=("seqgrade", "canvas", "gradescope"), default="seqgrade",
-                   help="the CSV's columns: seqgrade (key, name, email, SID, total, every question), canvas "
-                   "(Canvas's gradebook import) or gradescope (Email, Score: an assignment's score upload)")
-    b.add_argument("--round", type=int, default=2, metavar="N", dest="digits",
-                   help="decimals of the scores in the CSV (default 2)")
+    b.add_argument(
+        "root", type=Path, help="a folder of submission folders or zips (or a Gradescope export)"
+    )
+    b.add_argument(
+        "-a", "--assignment", required=True, help="a1 … a6 or a full id such as a1_word_vectors"
+    )
+    b.add_argument(
+        "--jobs", type=int, default=None, help="parallel workers (default: the number of cores)"
+    )
+    b.add_argument(
+        "--out",
+        type=Path,
+        default=Path("grades.csv"),
+        help="the gradebook CSV (default grades.csv); results.json files go to <name>_results/ "
+        "beside it. - writes the CSV to stdout (results then in ./grades_results/)",
+    )
+    b.add_argument(
+        "--gradebook",
+        choices=("seqgrade", "canvas", "gradescope"),
+        default="seqgrade",
+        help="the CSV's columns: seqgrade (key, name, email, SID, total, every question), canvas "
+        "(Canvas's gradebook import) or gradescope (Email, Score: an assignment's score upload)",
+    )
+    b.add_argument(
+        "--round",
+        type=int,
+        default=2,
+        metavar="N",
+        dest="digits",
+        help="decimals of the scores in the CSV (default 2)",
+    )
     b.add_argument("--report", type=Path, default=None, help="a self-contained HTML class report")
-    b.add_argument("--cluster", metavar="ADDRESS", default=None,
-                   help="grade each submission as a task on a dask.distributed cluster: a scheduler's "
-                   "address (tcp://HOST:8786; its workers need the same seqgrade installed and must see "
-                   "ROOT and the results folder at the same paths) or local:N to start N workers here; "
-                   "needs the optional extra seqgrade[cluster]")
-    b.add_argument("--force", action="store_true", help="regrade every submission whole, even one whose stored "
-                   "result still holds (same submission, suite, catalog, reference and grader version)")
-    b.add_argument("--only", metavar="QID[,QID]", default=None,
-                   help="regrade only these questions (ids such as a4.encoder_block or encoder_block, or numbers "
-                   "from seqgrade list) of each stored result, keeping its other questions; a submission "
-                   "without a stored result is graded whole")
-    b.add_argument("--quiet", action="store_true", help="no progress bar and no summary (errors still shown)")
+    b.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        default=None,
+        help="grade each submission as a task on a dask.distributed cluster: a scheduler's "
+        "address (tcp://HOST:8786; its workers need the same seqgrade installed and must see "
+        "ROOT and the results folder at the same paths) or local:N to start N workers here; "
+        "needs the optional extra seqgrade[cluster]",
+    )
+    b.add_argument(
+        "--force",
+        action="store_true",
+        help="regrade every submission whole, even one whose stored "
+        "result still holds (same submission, suite, catalog, reference and grader version)",
+    )
+    b.add_argument(
+        "--only",
+        metavar="QID[,QID]",
+        default=None,
+        help="regrade only these questions (ids such as a4.encoder_block or encoder_block, or numbers "
+        "from seqgrade list) of each stored result, keeping its other questions; a submission "
+        "without a stored result is graded whole",
+    )
+    b.add_argument(
+        "--quiet", action="store_true", help="no progress bar and no summary (errors still shown)"
+    )
 
     e = sub.add_parser("expr-equal", help="are two expressions equal? prints one JSON line")
-    e.add_argument("answer", help="the student's expression, e.g. \"1/sqrt(d_k)\" or LaTeX between $…$")
+    e.add_argument(
+        "answer", help='the student\'s expression, e.g. "1/sqrt(d_k)" or LaTeX between $…$'
+    )
     e.add_argument("expected", help="the expected expression")
-    e.add_argument("--symbols", default=None, help="comma-separated symbols (default: those of EXPECTED)")
+    e.add_argument(
+        "--symbols", default=None, help="comma-separated symbols (default: those of EXPECTED)"
+    )
 
     h = sub.add_parser("handout", help="the student bundle of an assignment")
     h.add_argument("assignment", help="a1 … a6 or a full id")
-    h.add_argument("--out", type=Path, default=None,
-                   help="the zip to write (- for stdout); with --notebook, the notebook (default <stem>.ipynb)")
-    h.add_argument("--notebook", action="store_true", help="the handout as one Jupyter notebook instead")
+    h.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="the zip to write (- for stdout); with --notebook, the notebook (default <stem>.ipynb)",
+    )
+    h.add_argument(
+        "--notebook", action="store_true", help="the handout as one Jupyter notebook instead"
+    )
 
     a = sub.add_parser("autograder", help="the Gradescope autograder bundle of an assignment")
     a.add_argument("assignment", help="a1 … a6 or a full id")
     a.add_argument("--out", type=Path, required=True, help="the zip to write (- for stdout)")
 
-    c = sub.add_parser("check", help="validate an assignment as authored (catalog ids, mutants told apart, "
-                       "solution full and stub zero, nothing hidden in the handout, public tests pass)")
+    c = sub.add_parser(
+        "check",
+        help="validate an assignment as authored (catalog ids, mutants told apart, "
+        "solution full and stub zero, nothing hidden in the handout, public tests pass)",
+    )
     c.add_argument("assignment", help="a1 … a6 or a full id")
 
-    d = sub.add_parser("demo", help="grade the bundled samples (a solution, a buggy and a hostile submission)")
-    d.add_argument("-a", "--assignment", default=None, help="which assignment's samples (default: all bundled)")
+    d = sub.add_parser(
+        "demo", help="grade the bundled samples (a solution, a buggy and a hostile submission)"
+    )
+    d.add_argument(
+        "-a", "--assignment", default=None, help="which assignment's samples (default: all bundled)"
+    )
     return p
 
 
@@ -148,7 +213,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
         key = variant_key(assignment.variant_key, explicit=args.student)
         if key.value is None:
-            print("seqgrade: no --student KEY given: graded with the default variant", file=sys.stderr)
+            print(
+                "seqgrade: no --student KEY given: graded with the default variant", file=sys.stderr
+            )
         report = grade_submission(args.submission, assignment, student=key.value, hide=hide)
         data = to_gradescope(report, key)
         if args.results and not to_stdout:
@@ -164,7 +231,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
     else:
         print(render.table(report, colour=render.use_colour(), submission=str(args.submission)))
     if report.grader_error:
-        print(f"seqgrade: the grader failed on part of this submission: {report.grader_error}", file=sys.stderr)
+        print(
+            f"seqgrade: the grader failed on part of this submission: {report.grader_error}",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     return EXIT_OK
 
@@ -190,9 +260,19 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if not args.root.is_dir():
         print(f"seqgrade: {args.root} is not a folder", file=sys.stderr)
         return EXIT_USAGE
-    return batch.run(args.root, args.assignment, jobs=args.jobs, out=args.out, report=args.report, force=args.force,
-                     gradebook=args.gradebook, digits=args.digits, quiet=args.quiet, only=args.only,
-                     cluster=args.cluster)
+    return batch.run(
+        args.root,
+        args.assignment,
+        jobs=args.jobs,
+        out=args.out,
+        report=args.report,
+        force=args.force,
+        gradebook=args.gradebook,
+        digits=args.digits,
+        quiet=args.quiet,
+        only=args.only,
+        cluster=args.cluster,
+    )
 
 
 def cmd_handout(args: argparse.Namespace) -> int:

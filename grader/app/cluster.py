@@ -25,8 +25,10 @@ from grader.course import fingerprint, registry
 from grader.questions import Assignment
 from grader.sandbox import zygote
 
-INSTALL_HINT = ('--cluster needs dask.distributed, an optional extra: pip install "seqgrade[cluster]" '
-                '(or pip install "dask[distributed]")')
+INSTALL_HINT = (
+    '--cluster needs dask.distributed, an optional extra: pip install "seqgrade[cluster]" '
+    '(or pip install "dask[distributed]")'
+)
 ALLOWED_FAILURES = 1  # a task is run again after one lost worker; a second loss marks it failed
 CONFIG = {
     "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
@@ -56,8 +58,9 @@ def parse(address: str) -> int | str:
             raise ClusterError(f"--cluster {address}: write local:N with N a number of workers ≥ 1")
         return int(count)
     if "://" not in address:
-        raise ClusterError(f"--cluster {address}: give a scheduler address such as tcp://HOST:8786 "
-                           "or local:N")
+        raise ClusterError(
+            f"--cluster {address}: give a scheduler address such as tcp://HOST:8786 or local:N"
+        )
     return address
 
 
@@ -72,9 +75,16 @@ def connect(address: str) -> Iterator[Any]:
     where = parse(address)
     with dask.config.set(CONFIG):
         if isinstance(where, int):
-            with LocalCluster(n_workers=where, threads_per_worker=1, processes=True,
-                              dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
-                    Client(cluster) as client:
+            with (
+                LocalCluster(
+                    n_workers=where,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                ) as cluster,
+                Client(cluster) as client,
+            ):
                 yield client
             return
         try:
@@ -111,8 +121,11 @@ def check_workers(client: Any, assignment: Assignment, shared: fingerprint.Finge
         if changed:
             bad.append(f"{worker} ({', '.join(dict.fromkeys(changed))} differ)")
     if bad:
-        raise ClusterError("refusing workers whose grader or suite differs from this one's: "
-                           + "; ".join(bad) + ". Install the same seqgrade on every worker.")
+        raise ClusterError(
+            "refusing workers whose grader or suite differs from this one's: "
+            + "; ".join(bad)
+            + ". Install the same seqgrade on every worker."
+        )
     return len(seen)
 
 
@@ -125,8 +138,9 @@ def prepare_worker(preload: list[str]) -> None:
     zygote.template_for(preload)
 
 
-def grade_task(grade_one: Callable[..., Any], sub: Any, assignment: Assignment, results_dir: Path,
-               plan: Any) -> Any:
+def grade_task(
+    grade_one: Callable[..., Any], sub: Any, assignment: Assignment, results_dir: Path, plan: Any
+) -> Any:
     """One submission, on a worker: exactly what a local pool process does with it
     (`grade_one` is `batch._grade_one`, passed in: this module does not import the batch)."""
     from grader.written.expr.judge import ExprJudge
@@ -137,9 +151,15 @@ def grade_task(grade_one: Callable[..., Any], sub: Any, assignment: Assignment, 
     return grade_one(sub, assignment, results_dir, plan, _JUDGE[0])
 
 
-def grade_all_on(address: str, subs: list[Any], assignment: Assignment, results_dir: Path,
-                 plan: Any, grade_one: Callable[..., Any],
-                 record: Callable[[int, Any], None]) -> None:
+def grade_all_on(
+    address: str,
+    subs: list[Any],
+    assignment: Assignment,
+    results_dir: Path,
+    plan: Any,
+    grade_one: Callable[..., Any],
+    record: Callable[[int, Any], None],
+) -> None:
     """Send each submission as a task; `record(i, result)` as results stream back: what
     `grade_one` returned, the exception it raised, or None when its task stopped two workers."""
     with connect(address) as client:
@@ -149,8 +169,19 @@ def grade_all_on(address: str, subs: list[Any], assignment: Assignment, results_
 
         shared = client.scatter(assignment, broadcast=True)
         batch_id = uuid.uuid4().hex[:8]
-        futures = {client.submit(grade_task, grade_one, sub, shared, results_dir, plan, pure=False,
-                                 key=f"seqgrade-{batch_id}-{i}"): i for i, sub in enumerate(subs)}
+        futures = {
+            client.submit(
+                grade_task,
+                grade_one,
+                sub,
+                shared,
+                results_dir,
+                plan,
+                pure=False,
+                key=f"seqgrade-{batch_id}-{i}",
+            ): i
+            for i, sub in enumerate(subs)
+        }
         for future in as_completed(futures):
             i = futures[future]
             try:

@@ -12,7 +12,9 @@ from grader.engine.grade import grade_submission
 from grader.report import GradeReport
 from grader.reports import render
 
-DEMO_LIMITS = sandbox.Limits(call_seconds=3.0)  # the hostile samples loop: stop them sooner than a real run
+DEMO_LIMITS = sandbox.Limits(
+    call_seconds=3.0
+)  # the hostile samples loop: stop them sooner than a real run
 
 
 def demo_assignments() -> list[str]:
@@ -25,8 +27,11 @@ def demo_assignments() -> list[str]:
 
 
 def _submissions(aid: str) -> dict[str, Path]:
-    return {"solution": solution_dir(aid), "buggy": samples_dir() / aid / "buggy",
-            "hostile": samples_dir() / aid / "hostile"}
+    return {
+        "solution": solution_dir(aid),
+        "buggy": samples_dir() / aid / "buggy",
+        "hostile": samples_dir() / aid / "hostile",
+    }
 
 
 def side_by_side(reports: dict[str, GradeReport], colour: bool = False) -> str:
@@ -45,7 +50,16 @@ def side_by_side(reports: dict[str, GradeReport], colour: bool = False) -> str:
                 cell += " not attempted"
             row.append(cell)
         rows.append(row)
-    rows.append(["", "total", *(f"{render.points(rep.score)}/{render.points(rep.max_score)}" for rep in reports.values())])
+    rows.append(
+        [
+            "",
+            "total",
+            *(
+                f"{render.points(rep.score)}/{render.points(rep.max_score)}"
+                for rep in reports.values()
+            ),
+        ]
+    )
     widths = [max(len(r[c]) for r in rows) for c in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
     if colour:
@@ -65,7 +79,9 @@ def run(assignment_id: str | None = None) -> int:
         paths = _submissions(aid)
         missing = [k for k, p in paths.items() if not p.is_dir()]
         if missing:
-            print(f"seqgrade demo: {aid} has no bundled {', '.join(missing)} sample", file=sys.stderr)
+            print(
+                f"seqgrade demo: {aid} has no bundled {', '.join(missing)} sample", file=sys.stderr
+            )
             return 1
         print(f"== {aid}: {assignment.title} ==")
         reports = {}

@@ -64,7 +64,13 @@ def expr_equal_cli(argv: list[str]) -> int:
         )
         return 2
     verdict = check_equivalent(positional[0], positional[1], symbols, timeout=timeout)
-    print(json.dumps({"equivalent": verdict.equivalent, "error": verdict.error,
-                      "interpreted": verdict.interpreted}))
+    print(
+        json.dumps(
+            {
+                "equivalent": verdict.equivalent,
+                "error": verdict.error,
+                "interpreted": verdict.interpreted,
+            }
+        )
+    )
     return 2 if verdict.internal else 0
-

@@ -43,9 +43,14 @@ def _users(metadata: dict[str, Any]) -> list[dict[str, Any]]:
 def _instructor_notes(report: Any, data: dict[str, Any]) -> None:
     """The autograder's stdout: hidden from students (stdout_visibility), read by instructors."""
     extra = data["extra_data"]
-    print(f"graded {report.assignment_id}: {report.score:g}/{report.max_score:g} "
-          f"for variant key {extra.get('student')!r} ({extra.get('variant_key_source')})")
-    print("sandbox: " + (extra.get("isolation") or "isolated (namespaces mode: an unprivileged uid, no network)"))
+    print(
+        f"graded {report.assignment_id}: {report.score:g}/{report.max_score:g} "
+        f"for variant key {extra.get('student')!r} ({extra.get('variant_key_source')})"
+    )
+    print(
+        "sandbox: "
+        + (extra.get("isolation") or "isolated (namespaces mode: an unprivileged uid, no network)")
+    )
     if report.student_output.strip():
         print("--- what the submission printed (not shown to the student) ---")
         print(report.student_output)
@@ -64,9 +69,12 @@ def main() -> int:
         assignment_id = registry.resolve_id((source / ASSIGNMENT_FILE).read_text().strip())
         assignment = registry.load(assignment_id)
         key = variants.variant_key(assignment.variant_key, users=_users(read_metadata(root)))
-        report = grade_submission(root / "submission", assignment, student=key.value,
-                                  hide=(results_path.parent, root / "source",
-                                        root / "submission_metadata.json"))
+        report = grade_submission(
+            root / "submission",
+            assignment,
+            student=key.value,
+            hide=(results_path.parent, root / "source", root / "submission_metadata.json"),
+        )
         data = to_gradescope(report, key)
         write_results(results_path, data)
         _instructor_notes(report, data)

@@ -18,10 +18,12 @@ from grader.course import registry
 from grader.course.content import assignment_dir
 from grader.engine.notebook import ANSWERS_MARK, SKIP_TAG
 
-_KERNEL = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-           "language_info": {"name": "python"}}
+_KERNEL = {
+    "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+    "language_info": {"name": "python"},
+}
 
-_TESTS_CELL = '''\
+_TESTS_CELL = """\
 # Public tests: they run the file's tests on the functions defined in this notebook.
 # (Passing them is a good sign, not a guarantee: the grader also runs hidden cases.)
 import pathlib
@@ -39,7 +41,7 @@ with tempfile.TemporaryDirectory() as _folder:
     pathlib.Path(_folder, "test_public.py").write_text(_TESTS)
     _status = pytest.main([_folder, "-q", "-p", "no:cacheprovider"])
 assert _status == 0, "some public tests failed: see above"
-'''
+"""
 
 
 def split_cells(source: str) -> list[str]:
@@ -96,13 +98,23 @@ def build(assignment_id: str) -> Any:
         raise ValueError(f"{aid} has no code file to put in a notebook")
     folder = assignment_dir(aid)
     stem = code_file.removesuffix(".py")
-    cells = [v4.new_markdown_cell(text) for text in _markdown_cells((folder / "README.md").read_text())]
-    cells.append(v4.new_markdown_cell(f"## Your code\n\nFill in each function below (this notebook is graded as "
-                                      f"`{code_file}` would be). Run the cells in order."))
+    cells = [
+        v4.new_markdown_cell(text) for text in _markdown_cells((folder / "README.md").read_text())
+    ]
+    cells.append(
+        v4.new_markdown_cell(
+            f"## Your code\n\nFill in each function below (this notebook is graded as "
+            f"`{code_file}` would be). Run the cells in order."
+        )
+    )
     cells += [v4.new_code_cell(text) for text in split_cells((folder / code_file).read_text())]
     answers = (folder / "answers.toml").read_text()
-    cells.append(v4.new_markdown_cell("## Written answers\n\nEdit the cell below (double-click it): its first line "
-                                      f"must stay `{ANSWERS_MARK}`; the rest is your `answers.toml`."))
+    cells.append(
+        v4.new_markdown_cell(
+            "## Written answers\n\nEdit the cell below (double-click it): its first line "
+            f"must stay `{ANSWERS_MARK}`; the rest is your `answers.toml`."
+        )
+    )
     cells.append(v4.new_markdown_cell(f"{ANSWERS_MARK}\n```toml\n{answers.rstrip()}\n```"))
     tests = (folder / "test_public.py").read_text()
     cells.append(v4.new_code_cell(tests_cell(stem, tests), metadata={"tags": [SKIP_TAG]}))
@@ -117,7 +129,9 @@ def write(assignment_id: str, out: Path | None = None) -> Path:
 
     nb = build(assignment_id)
     if out is None:
-        out = Path(registry.load(registry.resolve_id(assignment_id)).code_file or "handout.py").with_suffix(".ipynb")
+        out = Path(
+            registry.load(registry.resolve_id(assignment_id)).code_file or "handout.py"
+        ).with_suffix(".ipynb")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, str(out))

@@ -41,8 +41,10 @@ def resolve_questions(assignment: Assignment, names: Sequence[str]) -> tuple[str
             unknown.append(raw)
     if unknown or not found:
         what = ", ".join(repr(u) for u in unknown) or "nothing"
-        raise UnknownQuestion(f"--only names {what}, not a question of {assignment.id}; give question ids "
-                              f"({', '.join(ids[:3])}, …) or numbers 1–{len(ids)} (seqgrade list shows them)")
+        raise UnknownQuestion(
+            f"--only names {what}, not a question of {assignment.id}; give question ids "
+            f"({', '.join(ids[:3])}, …) or numbers 1–{len(ids)} (seqgrade list shows them)"
+        )
     return tuple(i for i in ids if i in found)
 
 
@@ -61,27 +63,40 @@ def _qid(test: Any) -> str | None:
 def partial_assignment(assignment: Assignment, qids: Collection[str]) -> Assignment:
     """The questions to grade for `qids`: every question up to the last named code question (their
     numbers stay those of the whole assignment), then the named written questions after it."""
-    positions = [i for i, q in enumerate(assignment.questions) if q.id in qids and isinstance(q, CodeQuestion)]
+    positions = [
+        i
+        for i, q in enumerate(assignment.questions)
+        if q.id in qids and isinstance(q, CodeQuestion)
+    ]
     prefix = max(positions) + 1 if positions else 0
     later = [q for q in assignment.questions[prefix:] if q.id in qids]
     return dataclasses.replace(assignment, questions=(*assignment.questions[:prefix], *later))
 
 
-def regrade_report(submission: Path, assignment: Assignment, qids: Collection[str],
-                   grade: Callable[..., GradeReport], **kw: Any) -> GradeReport:
+def regrade_report(
+    submission: Path,
+    assignment: Assignment,
+    qids: Collection[str],
+    grade: Callable[..., GradeReport],
+    **kw: Any,
+) -> GradeReport:
     """Grade the questions `qids` need with `grade` (grade_submission's signature); the report holds
     the named questions only, numbered as in the whole assignment, without instructor tests or
     answer key (the stored result keeps its own)."""
     report = grade(submission, partial_assignment(assignment, qids), instructor_tests=[], **kw)
     number = {q.id: str(i + 1) for i, q in enumerate(assignment.questions)}
-    report.questions = [dataclasses.replace(r, number=number[r.question_id])
-                        for r in report.questions if r.question_id in qids]
+    report.questions = [
+        dataclasses.replace(r, number=number[r.question_id])
+        for r in report.questions
+        if r.question_id in qids
+    ]
     report.answer_key = None
     return report
 
 
-def merge(stored: dict[str, Any], fresh: dict[str, Any], assignment: Assignment,
-          qids: Collection[str]) -> dict[str, Any]:
+def merge(
+    stored: dict[str, Any], fresh: dict[str, Any], assignment: Assignment, qids: Collection[str]
+) -> dict[str, Any]:
     """The stored result with the questions `qids` taken from `fresh`, in the assignment's order;
     its other tests (instructor tests, the answer key) kept; the total and the summary's score
     line recomputed. Questions no longer in the assignment are dropped."""
@@ -94,6 +109,7 @@ def merge(stored: dict[str, Any], fresh: dict[str, Any], assignment: Assignment,
     data = dict(stored, tests=tests)
     data["score"] = round(sum(float(t.get("score", 0.0)) for t in tests), 6)
     top = sum(float(t.get("max_score", 0.0)) for t in tests)
-    data["output"] = _SCORE_LINE.sub(f"**Score: {data['score']:g} / {top:g}**", str(stored.get("output", "")),
-                                     count=1)
+    data["output"] = _SCORE_LINE.sub(
+        f"**Score: {data['score']:g} / {top:g}**", str(stored.get("output", "")), count=1
+    )
     return data

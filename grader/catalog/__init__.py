@@ -17,7 +17,9 @@ class Form:
     some outputs are right (the text then says so instead of calling them wrong)."""
 
     explanation: str  # replaces the entry's explanation there
-    function: str | None = None  # the contract function this wording is for ("padding_mask"); None = any
+    function: str | None = (
+        None  # the contract function this wording is for ("padding_mask"); None = any
+    )
     right: tuple[str, ...] = ()  # outputs the student got right for this wording to apply ("loss",)
 
 
@@ -29,7 +31,9 @@ class Misconception:
     section: str  # where to read: "notes §5, 'Which axis sums to one'"
     credit: float = 0.0  # share of a case's points kept when this is the diagnosis
     convention: bool = False  # a convention the notes use elsewhere: a kind message, partial credit
-    forms: tuple[Form, ...] = ()  # wordings for where the mistake shows differently (first match wins)
+    forms: tuple[
+        Form, ...
+    ] = ()  # wordings for where the mistake shows differently (first match wins)
 
     def worded(self, function: str | None = None, right: Collection[str] = ()) -> Misconception:
         """This entry with the explanation that fits where it was found: the question's

@@ -9,7 +9,7 @@ register(
         explanation=(
             'A word starts as its characters **plus** one extra symbol `"</w>"`: "low" is '
             '`l o w </w>`. Your merges (or segments) never involve `"</w>"` (it is missing, or only '
-            'tacked on after merging), so a suffix such as '
+            "tacked on after merging), so a suffix such as "
             '"est" at the end of a word and "est" inside one become the same subword, and pairs '
             'such as `("t", "</w>")` are never counted. `"</w>"` is a symbol like any other: it '
             'is counted in pairs and merges (`"est" + "</w>"` -> `"est</w>"`).'
@@ -140,7 +140,7 @@ register(
         title="targets without the final sentinel",
         explanation=(
             "T5's targets end with one more sentinel after the last span (\"<X> for inviting <Y> last "
-            "<Z>\"): it marks the end of the targets."
+            '<Z>"): it marks the end of the targets.'
         ),
         section="notes §7, 'Encoder–decoders (T5) — span corruption'; Raffel et al. (2020), Fig. 2",
     ),
@@ -159,7 +159,7 @@ register(
         title="the span's tokens left in the inputs",
         explanation=(
             "Each span is REPLACED by its sentinel: the inputs keep only the other tokens "
-            "(\"Thank you <X> me to your party <Y> week .\"). Left in, the removed words are visible "
+            '("Thank you <X> me to your party <Y> week ."). Left in, the removed words are visible '
             "to the encoder and the targets are trivial to copy."
         ),
         section="notes §7, 'Encoder–decoders (T5) — span corruption'",

@@ -61,8 +61,11 @@ def _digest(parts: Iterable[bytes]) -> str:
 def _files(paths: Iterable[Path], base: Path | None = None) -> list[bytes]:
     """Each file's name (relative to `base`, else its folder and name: never where the checkout
     sits) and its bytes (a file that cannot be read hashes as such)."""
+
     def label(p: Path) -> bytes:
-        return os.fsencode(p.relative_to(base) if base and p.is_relative_to(base) else Path(*p.parts[-2:]))
+        return os.fsencode(
+            p.relative_to(base) if base and p.is_relative_to(base) else Path(*p.parts[-2:])
+        )
 
     out: list[bytes] = []
     for name, p in sorted((label(p), p) for p in paths):  # by name: the same wherever the files sit
@@ -149,7 +152,9 @@ def _callables(value: Any) -> Iterable[Callable[..., Any]]:
 def _describe(value: Any) -> str:
     """A stable text of a value: data as itself, a callable by its module and qualified name."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        inner = ", ".join(f"{f.name}={_describe(getattr(value, f.name))}" for f in dataclasses.fields(value))
+        inner = ", ".join(
+            f"{f.name}={_describe(getattr(value, f.name))}" for f in dataclasses.fields(value)
+        )
         return f"{type(value).__name__}({inner})"
     if isinstance(value, Mapping):
         items = sorted((_describe(k), _describe(v)) for k, v in value.items())
@@ -182,8 +187,13 @@ def current(assignment: Assignment, submission: Path) -> Fingerprints:
 
 def assignment_fingerprints(assignment: Assignment) -> Fingerprints:
     """The fingerprints shared by every submission of a batch (the submission's left empty)."""
-    return Fingerprints("", suite_fingerprint(assignment), catalog_fingerprint(), reference_fingerprint(),
-                        grader_fingerprint())
+    return Fingerprints(
+        "",
+        suite_fingerprint(assignment),
+        catalog_fingerprint(),
+        reference_fingerprint(),
+        grader_fingerprint(),
+    )
 
 
 def with_submission(shared: Fingerprints, submission: Path) -> Fingerprints:

@@ -50,7 +50,9 @@ def load(name: str) -> Assignment:
         module = importlib.import_module(f"grader.suites.{aid}")
     except ModuleNotFoundError as err:
         if err.name == f"grader.suites.{aid}":
-            raise UnknownAssignment(f"assignment {aid} has no hidden suite in this installation") from None
+            raise UnknownAssignment(
+                f"assignment {aid} has no hidden suite in this installation"
+            ) from None
         raise
     assignment: Assignment = module.ASSIGNMENT
     _check_ids(assignment)
@@ -74,8 +76,10 @@ def _check_ids(assignment: Assignment) -> None:
             named += [(q.id, f.misconception) for f in forms]
     unknown = sorted({f"{qid}: {mid}" for qid, mid in named if mid not in known})
     if unknown:
-        raise AuthoringError(f"{assignment.id} names misconceptions that are not in the catalog: "
-                             + ", ".join(unknown))
+        raise AuthoringError(
+            f"{assignment.id} names misconceptions that are not in the catalog: "
+            + ", ".join(unknown)
+        )
     _check_dependencies(assignment)
 
 
@@ -85,7 +89,9 @@ def _check_dependencies(assignment: Assignment) -> None:
     for q in assignment.questions:
         for dep in getattr(q, "depends_on", ()):
             if dep not in seen:
-                raise AuthoringError(f"{assignment.id}: {q.id} depends on {dep!r}, which is not an "
-                                     "earlier code question of the assignment")
+                raise AuthoringError(
+                    f"{assignment.id}: {q.id} depends on {dep!r}, which is not an "
+                    "earlier code question of the assignment"
+                )
         if isinstance(q, CodeQuestion):
             seen.add(q.id)

@@ -43,8 +43,10 @@ class VariantKey:
         """One line for the student: which key their numbers were computed for."""
         if self.value is None:
             why = f" ({self.missing_reason})" if self.missing_reason else ""
-            return (f"No variant key was given{why}: the default variant was used, not your own numbers. "
-                    "Tell your instructor.")
+            return (
+                f"No variant key was given{why}: the default variant was used, not your own numbers. "
+                "Tell your instructor."
+            )
         line = f"Your numbers are those of the variant key `{self.value}` (your {_FIELD_WORDS[self.field]})"
         if self.group_size > 1:
             line += f"; this group submission of {self.group_size} uses its first member's key"
@@ -72,8 +74,13 @@ def _member_value(member: Mapping[str, Any], field: KeyField) -> Any:
     return None
 
 
-def variant_key(field: KeyField = "email", *, explicit: str | None = None,
-                users: Sequence[Mapping[str, Any]] | None = None, path: Path | None = None) -> VariantKey:
+def variant_key(
+    field: KeyField = "email",
+    *,
+    explicit: str | None = None,
+    users: Sequence[Mapping[str, Any]] | None = None,
+    path: Path | None = None,
+) -> VariantKey:
     """THE variant key: `--student KEY`, else the first submitter's email/sid, else the folder/zip name.
 
     `users`: Gradescope's `submission_metadata.json` `users` (or an export's `:submitters`);
@@ -85,8 +92,13 @@ def variant_key(field: KeyField = "email", *, explicit: str | None = None,
         members = [u for u in users if isinstance(u, Mapping)]
         value = _normalise(_member_value(members[0], field), field) if members else None
         if value is None:
-            return VariantKey(None, field, "metadata", len(members),
-                              f"Gradescope's record of this submission has no {_FIELD_WORDS[field]}")
+            return VariantKey(
+                None,
+                field,
+                "metadata",
+                len(members),
+                f"Gradescope's record of this submission has no {_FIELD_WORDS[field]}",
+            )
         return VariantKey(value, field, "metadata", len(members))
     if path is not None:
         path = Path(path)
@@ -145,8 +157,12 @@ def _same(a: Any, b: Any) -> bool:
     import numpy as np
 
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and bool(
-            np.array_equal(a, b))
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and bool(np.array_equal(a, b))
+        )
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if isinstance(a, Mapping) and isinstance(b, Mapping):
@@ -174,6 +190,8 @@ def per_student_questions(assignment: Assignment) -> frozenset[str]:
     aid = assignment.id
     if aid not in _PER_STUDENT:
         _PER_STUDENT[aid] = frozenset(
-            q.id for q in assignment.questions
-            if depends_on_key(lambda key, q=q: _question_material(aid, q, key)))
+            q.id
+            for q in assignment.questions
+            if depends_on_key(lambda key, q=q: _question_material(aid, q, key))
+        )
     return _PER_STUDENT[aid]

@@ -53,8 +53,16 @@ def as_array(value: Any) -> np.ndarray | None:
     return None
 
 
-def compare(got: Any, want: Any, tol: Tolerance = Tolerance(), *, exact: bool = False,
-            names: tuple[str, ...] = (), where: str = "", hidden: bool = False) -> list[Mismatch]:
+def compare(
+    got: Any,
+    want: Any,
+    tol: Tolerance = Tolerance(),
+    *,
+    exact: bool = False,
+    names: tuple[str, ...] = (),
+    where: str = "",
+    hidden: bool = False,
+) -> list[Mismatch]:
     """Every mismatch between `got` and `want` (empty when they match).
 
     `hidden`: the messages reveal nothing computed from `want` (see the module's docstring).
@@ -66,7 +74,9 @@ def compare(got: Any, want: Any, tol: Tolerance = Tolerance(), *, exact: bool = 
     if isinstance(want, np.ndarray):
         return _compare_array(got, want, tol, exact, where, hidden)
     if isinstance(want, bool):
-        if isinstance(got, (bool, np.bool_)) or (isinstance(got, np.ndarray) and got.shape == () and got.dtype == bool):
+        if isinstance(got, (bool, np.bool_)) or (
+            isinstance(got, np.ndarray) and got.shape == () and got.dtype == bool
+        ):
             if bool(got) == want:
                 return []
             said = f"got `{bool(got)}`" if hidden else f"expected `{want}`"
@@ -92,23 +102,48 @@ def _is_plain_sequence(want: tuple) -> bool:
     return all(isinstance(v, (int, str)) and not isinstance(v, bool) for v in want)
 
 
-def _compare_dict(got: Any, want: dict, tol: Tolerance, exact: bool, where: str, hidden: bool) -> list[Mismatch]:
+def _compare_dict(
+    got: Any, want: dict, tol: Tolerance, exact: bool, where: str, hidden: bool
+) -> list[Mismatch]:
     if not isinstance(got, dict):
-        return [Mismatch(where, "structure", f"{_label(where)}expected a dict with keys "
-                         f"{', '.join(map(repr, want))}, got {_kind(got)}")]
+        return [
+            Mismatch(
+                where,
+                "structure",
+                f"{_label(where)}expected a dict with keys "
+                f"{', '.join(map(repr, want))}, got {_kind(got)}",
+            )
+        ]
     missing = [k for k in want if k not in got]
     out: list[Mismatch] = []
     if missing:
-        out.append(Mismatch(where, "structure", f"{_label(where)}missing keys: {', '.join(map(repr, missing))}"))
+        out.append(
+            Mismatch(
+                where, "structure", f"{_label(where)}missing keys: {', '.join(map(repr, missing))}"
+            )
+        )
     for k, w in want.items():
         if k in got:
-            out += compare(got[k], w, tol, exact=exact, where=f"{where}[{k!r}]" if where else repr(k),
-                           hidden=hidden)
+            out += compare(
+                got[k],
+                w,
+                tol,
+                exact=exact,
+                where=f"{where}[{k!r}]" if where else repr(k),
+                hidden=hidden,
+            )
     return out
 
 
-def _compare_tuple(got: Any, want: tuple, tol: Tolerance, exact: bool, names: tuple[str, ...],
-                   where: str, hidden: bool) -> list[Mismatch]:
+def _compare_tuple(
+    got: Any,
+    want: tuple,
+    tol: Tolerance,
+    exact: bool,
+    names: tuple[str, ...],
+    where: str,
+    hidden: bool,
+) -> list[Mismatch]:
     if not isinstance(got, (tuple, list)) or len(got) != len(want):
         desc = f"a tuple of {len(want)} values" + (f" ({', '.join(names)})" if names else "")
         got_desc = f"{len(got)} values" if isinstance(got, (tuple, list)) else _kind(got)
@@ -116,23 +151,44 @@ def _compare_tuple(got: Any, want: tuple, tol: Tolerance, exact: bool, names: tu
     out: list[Mismatch] = []
     for i, (g, w) in enumerate(zip(got, want)):
         label = names[i] if i < len(names) else f"[{i}]"
-        out += compare(g, w, tol, exact=exact, where=f"{where}{label}" if not where else f"{where}.{label}",
-                       hidden=hidden)
+        out += compare(
+            g,
+            w,
+            tol,
+            exact=exact,
+            where=f"{where}{label}" if not where else f"{where}.{label}",
+            hidden=hidden,
+        )
     return out
 
 
-def _compare_scalar(got: Any, want: float, tol: Tolerance, exact: bool, where: str) -> list[Mismatch]:
+def _compare_scalar(
+    got: Any, want: float, tol: Tolerance, exact: bool, where: str
+) -> list[Mismatch]:
     if isinstance(got, np.ndarray) and got.shape == ():
         got = got.item()
     if isinstance(got, bool) or not isinstance(got, (int, float)):
         shape_note = f" of shape {tuple(got.shape)}" if isinstance(got, np.ndarray) else ""
-        return [Mismatch(where, "type", f"{_label(where)}expected a single number, got {_kind(got)}{shape_note}"
-                         if not shape_note else f"{_label(where)}expected a single number, got an array{shape_note}")]
+        return [
+            Mismatch(
+                where,
+                "type",
+                f"{_label(where)}expected a single number, got {_kind(got)}{shape_note}"
+                if not shape_note
+                else f"{_label(where)}expected a single number, got an array{shape_note}",
+            )
+        ]
     try:
         value = float(got)
     except OverflowError:  # an int beyond float range: not any expected value
-        return [Mismatch(where, "values", f"{_label(where)}value differs (got an integer of "
-                         f"{len(str(abs(got))) if abs(got) < 10**4000 else 'thousands of'} digits)")]
+        return [
+            Mismatch(
+                where,
+                "values",
+                f"{_label(where)}value differs (got an integer of "
+                f"{len(str(abs(got))) if abs(got) < 10**4000 else 'thousands of'} digits)",
+            )
+        ]
     return _values(np.asarray(value), np.asarray(float(want)), tol, exact, where, hidden=False)
 
 
@@ -159,7 +215,9 @@ def _fits(value: Any, shape: tuple[int, ...]) -> bool:
     return all(_fits(v, shape[1:]) for v in value)
 
 
-def _array_of_shape(got: Any, want: np.ndarray, where: str) -> tuple[np.ndarray | None, list[Mismatch]]:
+def _array_of_shape(
+    got: Any, want: np.ndarray, where: str
+) -> tuple[np.ndarray | None, list[Mismatch]]:
     """`got` as an array when its shape is the expected one; the mismatch otherwise.
 
     Nothing larger than the expected output is converted: an ndarray's shape is read as is, a
@@ -170,23 +228,39 @@ def _array_of_shape(got: Any, want: np.ndarray, where: str) -> tuple[np.ndarray 
     elif isinstance(got, (list, tuple)) and not isinstance(got, bool):
         shape = list_shape(got)
         if shape == want.shape and not _fits(got, want.shape):
-            return None, [Mismatch(where, "type", f"{_label(where)}expected an array of shape "
-                                   f"{tuple(want.shape)}, got a ragged list")]
+            return None, [
+                Mismatch(
+                    where,
+                    "type",
+                    f"{_label(where)}expected an array of shape "
+                    f"{tuple(want.shape)}, got a ragged list",
+                )
+            ]
     elif isinstance(got, (bool, int, float)):
         shape = ()
     else:
         shape = None
     if shape is not None and shape != want.shape:
-        return None, [Mismatch(where, "shape", f"{_label(where)}expected shape {tuple(want.shape)}, got {shape}")]
+        return None, [
+            Mismatch(
+                where, "shape", f"{_label(where)}expected shape {tuple(want.shape)}, got {shape}"
+            )
+        ]
     g = as_array(got)
     if g is None:
-        return None, [Mismatch(where, "type", f"{_label(where)}expected an array of shape {tuple(want.shape)}, "
-                               f"got {_kind(got)}")]
+        return None, [
+            Mismatch(
+                where,
+                "type",
+                f"{_label(where)}expected an array of shape {tuple(want.shape)}, got {_kind(got)}",
+            )
+        ]
     return g, []
 
 
-def _compare_array(got: Any, want: np.ndarray, tol: Tolerance, exact: bool, where: str,
-                   hidden: bool) -> list[Mismatch]:
+def _compare_array(
+    got: Any, want: np.ndarray, tol: Tolerance, exact: bool, where: str, hidden: bool
+) -> list[Mismatch]:
     g, problem = _array_of_shape(got, want, where)
     if g is None:
         return problem
@@ -195,9 +269,19 @@ def _compare_array(got: Any, want: np.ndarray, tol: Tolerance, exact: bool, wher
             return [Mismatch(where, "nonfinite", f"{_label(where)}contains NaN or inf")]
         if not np.array_equal(g.astype(np.float64), want.astype(np.float64)):
             if hidden:
-                return [Mismatch(where, "exact", f"{_label(where)}entries differ (exact match expected)")]
+                return [
+                    Mismatch(
+                        where, "exact", f"{_label(where)}entries differ (exact match expected)"
+                    )
+                ]
             n = int(np.sum(g.astype(np.float64) != want.astype(np.float64)))
-            return [Mismatch(where, "exact", f"{_label(where)}{n} of {want.size} entries differ (exact match expected)")]
+            return [
+                Mismatch(
+                    where,
+                    "exact",
+                    f"{_label(where)}{n} of {want.size} entries differ (exact match expected)",
+                )
+            ]
         return []
     return _values(g.astype(np.float64), want.astype(np.float64), tol, exact, where, hidden)
 
@@ -206,20 +290,25 @@ def _nonfinite_mismatch(g: np.ndarray, w: np.ndarray, where: str, hidden: bool) 
     """Non-finite values match only non-finite values of the same kind at the same place
     (a mutant such as an unstable softmax produces NaN on purpose); None when they do."""
     g_bad, w_bad = ~np.isfinite(g), ~np.isfinite(w)
-    same = np.array_equal(g_bad, w_bad) and np.array_equal(np.nan_to_num(g[g_bad], nan=0.0),
-                                                            np.nan_to_num(w[w_bad], nan=0.0))
+    same = np.array_equal(g_bad, w_bad) and np.array_equal(
+        np.nan_to_num(g[g_bad], nan=0.0), np.nan_to_num(w[w_bad], nan=0.0)
+    )
     if same:
         return None
     # hidden: count the student's own NaN/inf, not where the expected output has none
     n = int(np.sum(g_bad)) if hidden else int(np.sum(g_bad & ~w_bad))
     if n and (not hidden or np.any(g_bad & ~w_bad)):
-        return Mismatch(where, "nonfinite", f"{_label(where)}{n} entr{'y is' if n == 1 else 'ies are'} "
-                        "NaN or inf")
+        return Mismatch(
+            where,
+            "nonfinite",
+            f"{_label(where)}{n} entr{'y is' if n == 1 else 'ies are'} NaN or inf",
+        )
     return Mismatch(where, "values", f"{_label(where)}values differ")
 
 
-def _values(g: np.ndarray, w: np.ndarray, tol: Tolerance, exact: bool, where: str,
-            hidden: bool) -> list[Mismatch]:
+def _values(
+    g: np.ndarray, w: np.ndarray, tol: Tolerance, exact: bool, where: str, hidden: bool
+) -> list[Mismatch]:
     if not (np.all(np.isfinite(g)) and np.all(np.isfinite(w))):
         bad = _nonfinite_mismatch(g, w, where, hidden)
         if bad is not None:
@@ -233,20 +322,32 @@ def _values(g: np.ndarray, w: np.ndarray, tol: Tolerance, exact: bool, where: st
     if ok:
         return []
     if g.ndim == 0 or g.size == 1:
-        return [Mismatch(where, "values", f"{_label(where)}value differs (got {_fmt(g.reshape(-1)[0])})")]
+        return [
+            Mismatch(
+                where, "values", f"{_label(where)}value differs (got {_fmt(g.reshape(-1)[0])})"
+            )
+        ]
     if hidden:
         return [Mismatch(where, "values", f"{_label(where)}values differ")]
     err = np.abs(g - w)
     worst = int(np.argmax(err)) if err.size else 0
     idx = np.unravel_index(worst, g.shape) if g.ndim else ()
     n_bad = int(np.sum(err > tol.atol + tol.rtol * np.abs(w)))
-    return [Mismatch(where, "values", f"{_label(where)}{n_bad} of {g.size} entries differ "
-                     f"(largest error {_fmt(err.reshape(-1)[worst])} at index {tuple(int(i) for i in idx)})")]
+    return [
+        Mismatch(
+            where,
+            "values",
+            f"{_label(where)}{n_bad} of {g.size} entries differ "
+            f"(largest error {_fmt(err.reshape(-1)[worst])} at index {tuple(int(i) for i in idx)})",
+        )
+    ]
 
 
 def _compare_exact(got: Any, want: Any, where: str) -> list[Mismatch]:
     sized = isinstance(got, (list, tuple)) or (isinstance(got, np.ndarray) and got.ndim > 0)
-    longer = sized and isinstance(want, (list, tuple)) and len(got) > len(want)  # differs: no conversion needed
+    longer = (
+        sized and isinstance(want, (list, tuple)) and len(got) > len(want)
+    )  # differs: no conversion needed
     if not longer and _plain(got) == _plain(want):
         return []
     return [Mismatch(where, "exact", f"{_label(where)}differs (got {_short(got)})")]
@@ -287,7 +388,11 @@ def _head(x: Any, n: int) -> Any:
 def preview(value: Any, limit: int = 6) -> str:
     """What came back, briefly: a shape and a few numbers (safe to show for hidden cases)."""
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{_short(k, 40)}: {preview(v, 3)}" for k, v in islice(value.items(), 6)) + "}"
+        return (
+            "{"
+            + ", ".join(f"{_short(k, 40)}: {preview(v, 3)}" for k, v in islice(value.items(), 6))
+            + "}"
+        )
     if isinstance(value, tuple):
         return "(" + ", ".join(preview(v, 3) for v in value[:6]) + ")"
     if isinstance(value, list) and len(list_shape(value)) > 0 and _size(list_shape(value)) > 10_000:

@@ -21,8 +21,10 @@ from grader.sandbox.session import CallOutcome, Failure, WorkerSession
 
 def _shortcut_feedback(description: str) -> str:
     m = catalog.get("uses-library-shortcut")
-    return (f"**0 points: library shortcut.** {description}: this question asks you to write it "
-            f"yourself. {m.explanation} (`uses-library-shortcut`)")
+    return (
+        f"**0 points: library shortcut.** {description}: this question asks you to write it "
+        f"yourself. {m.explanation} (`uses-library-shortcut`)"
+    )
 
 
 def _ban(q: CodeQuestion, ctx: CodeContext, result: QuestionResult) -> bool:
@@ -35,9 +37,11 @@ def _ban(q: CodeQuestion, ctx: CodeContext, result: QuestionResult) -> bool:
         result.misconceptions = ["uses-library-shortcut"]
         return True
     if ctx.session.tampered:
-        result.feedback = (f"**0 points: needs review.** `{q.file}` loaded a library behind the grader's back "
-                           "(around its import hook), so library shortcuts cannot be ruled out; your instructor "
-                           "will look at it.")
+        result.feedback = (
+            f"**0 points: needs review.** `{q.file}` loaded a library behind the grader's back "
+            "(around its import hook), so library shortcuts cannot be ruled out; your instructor "
+            "will look at it."
+        )
         _flag_review(result, ["a banned library loaded around the grader's import hook"])
         return True
     return False
@@ -48,9 +52,12 @@ def _flag_review(result: QuestionResult, what: list[str]) -> None:
     if not what:
         return
     result.needs_review.extend(w for w in what if w not in result.needs_review)
-    result.feedback += ("\n\n**Needs review:** this function (or code it reaches) uses "
-                        + ", ".join(what[:6]) + ", which can reach a library or the grader's checks by a "
-                        "computed name; your instructor will look at it.")
+    result.feedback += (
+        "\n\n**Needs review:** this function (or code it reaches) uses "
+        + ", ".join(what[:6])
+        + ", which can reach a library or the grader's checks by a "
+        "computed name; your instructor will look at it."
+    )
 
 
 def _review_items(q: CodeQuestion, ctx: CodeContext) -> list[str]:
@@ -59,8 +66,11 @@ def _review_items(q: CodeQuestion, ctx: CodeContext) -> list[str]:
     assert ctx.source is not None and ctx.session is not None
     items = [f"{f.name} (line {f.line})" for f in shortcuts.review(ctx.source, q.function)]
     visible = {f.name for f in shortcuts.scan(ctx.source, q.forbidden)}
-    items += [f"`{u.name}` called while the file was imported (line {u.line})"
-              for u in ctx.session.import_shortcuts if shortcuts.matches(u.name, q.forbidden) and u.name not in visible]
+    items += [
+        f"`{u.name}` called while the file was imported (line {u.line})"
+        for u in ctx.session.import_shortcuts
+        if shortcuts.matches(u.name, q.forbidden) and u.name not in visible
+    ]
     return items
 
 
@@ -91,7 +101,9 @@ class Carried:
 
 def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult:
     """One code question: the shortcut ban, every case called, then judged (compared or custom)."""
-    result = QuestionResult(q.id, q.title, number, "code", q.function, 0.0, q.points, "", q.visibility)
+    result = QuestionResult(
+        q.id, q.title, number, "code", q.function, 0.0, q.points, "", q.visibility
+    )
     if ctx.file_problem is not None:
         result.feedback = ctx.file_problem
         result.error = ctx.file_problem
@@ -121,23 +133,41 @@ def _call(q: CodeQuestion, session: WorkerSession, case: Case) -> CallOutcome:
     if before <= 0:
         return CallOutcome(failure=Failure("budget", BUDGET_SPENT))
     try:
-        outcome = session.call(q.function, case.args, dict(case.kwargs), torch_inputs=q.torch_inputs,
-                               banned=q.forbidden)
+        outcome = session.call(
+            q.function,
+            case.args,
+            dict(case.kwargs),
+            torch_inputs=q.torch_inputs,
+            banned=q.forbidden,
+        )
     except (OSError, ValueError):
         if session.remaining() > 1.0:
             raise  # not the budget: our bug, visible as such
-        return CallOutcome(failure=Failure("budget", BUDGET_SPENT))  # the sandbox's own deadline closed the pipes
+        return CallOutcome(
+            failure=Failure("budget", BUDGET_SPENT)
+        )  # the sandbox's own deadline closed the pipes
     failure = outcome.failure
     if failure is not None and session.remaining() <= 1.0:
-        if failure.kind == "budget" or (failure.kind == "crashed" and failure is session.import_failure):
+        if failure.kind == "budget" or (
+            failure.kind == "crashed" and failure is session.import_failure
+        ):
             return replace(outcome, failure=Failure("budget", BUDGET_SPENT))
-        if failure.kind == "timeout" and before < session.limits.call_seconds:  # the budget, not the call, ran out
-            return replace(outcome, failure=Failure("timeout", f"`{q.function}` was stopped when the "
-                                                    "submission's time budget ran out"))
+        if (
+            failure.kind == "timeout" and before < session.limits.call_seconds
+        ):  # the budget, not the call, ran out
+            return replace(
+                outcome,
+                failure=Failure(
+                    "timeout",
+                    f"`{q.function}` was stopped when the submission's time budget ran out",
+                ),
+            )
     return outcome
 
 
-def _call_cases(q: CodeQuestion, session: WorkerSession, cases: list[Case]) -> list[CallOutcome | None]:
+def _call_cases(
+    q: CodeQuestion, session: WorkerSession, cases: list[Case]
+) -> list[CallOutcome | None]:
     """Each case's outcome; None for the cases not run after a timeout (each would wait it out
     too), a refused library shortcut or a first case that is not attempted; a "not run" failure
     for those the submission's time budget did not reach."""
@@ -149,7 +179,9 @@ def _call_cases(q: CodeQuestion, session: WorkerSession, cases: list[Case]) -> l
         if _tripped(q, outcome) or kind == "timeout" or (kind == "not-attempted" and i == 0):
             break
     if session.remaining() <= 0:
-        return outcomes + [CallOutcome(failure=Failure("budget", BUDGET_SPENT))] * (len(cases) - len(outcomes))
+        return outcomes + [CallOutcome(failure=Failure("budget", BUDGET_SPENT))] * (
+            len(cases) - len(outcomes)
+        )
     return outcomes + [None] * (len(cases) - len(outcomes))
 
 
@@ -163,9 +195,14 @@ def _stopped(q: CodeQuestion, outcomes: list[CallOutcome | None], result: Questi
     for outcome in outcomes:
         tripped = _tripped(q, outcome) if outcome is not None else []
         if tripped:
-            uses = [shortcuts.Finding(u.name, u.line, u.function) for u in outcome.shortcuts if u.name in tripped]
-            result.feedback = _shortcut_feedback(shortcuts.describe(uses or [shortcuts.Finding(t, 0) for t in tripped],
-                                                                    q.function))
+            uses = [
+                shortcuts.Finding(u.name, u.line, u.function)
+                for u in outcome.shortcuts
+                if u.name in tripped
+            ]
+            result.feedback = _shortcut_feedback(
+                shortcuts.describe(uses or [shortcuts.Finding(t, 0) for t in tripped], q.function)
+            )
             result.misconceptions = ["uses-library-shortcut"]
             result.score = 0.0
             return True
@@ -177,7 +214,9 @@ def _stopped(q: CodeQuestion, outcomes: list[CallOutcome | None], result: Questi
     return False
 
 
-def _failure_line(q: CodeQuestion, case: Case, outcome: CallOutcome | None, result: QuestionResult) -> str:
+def _failure_line(
+    q: CodeQuestion, case: Case, outcome: CallOutcome | None, result: QuestionResult
+) -> str:
     """A case whose call produced no value (None: not run), and the question's first run failure."""
     if outcome is None:
         return f"- ✘ {case.name}: not run (an earlier case of `{q.function}` timed out)"
@@ -198,30 +237,72 @@ class _CaseVerdict:
     carried: Carried | None = None  # right given a mistake charged in an earlier question
 
 
-def _judge_case(q: CodeQuestion, case: Case, outcome: CallOutcome | None, result: QuestionResult) -> _CaseVerdict:
+def _judge_case(
+    q: CodeQuestion, case: Case, outcome: CallOutcome | None, result: QuestionResult
+) -> _CaseVerdict:
     if outcome is None or outcome.failure is not None:
         line = _failure_line(q, case, outcome, result)
-        if outcome is not None and outcome.failure is not None and outcome.failure.is_overflow and q.mutants:
+        if (
+            outcome is not None
+            and outcome.failure is not None
+            and outcome.failure.is_overflow
+            and q.mutants
+        ):
             # math.exp(1000) raises where numpy gives inf: read it as "every output non-finite",
             # which only the overflow misconceptions (NONFINITE mutants) explain.
             want = run_trusted(q.reference, case)
-            return _CaseVerdict(0.0, line, explain(all_nan(want), want, case.args, dict(case.kwargs),
-                                                    trusted_mutants(q.mutants), q.tolerance, exact=q.integer))
+            return _CaseVerdict(
+                0.0,
+                line,
+                explain(
+                    all_nan(want),
+                    want,
+                    case.args,
+                    dict(case.kwargs),
+                    trusted_mutants(q.mutants),
+                    q.tolerance,
+                    exact=q.integer,
+                ),
+            )
         return _CaseVerdict(0.0, line, None)
     want = run_trusted(q.reference, case)
-    mismatches = compare(outcome.value, want, q.tolerance, exact=q.integer, names=q.output_names,
-                         hidden=not case.visible)
+    mismatches = compare(
+        outcome.value,
+        want,
+        q.tolerance,
+        exact=q.integer,
+        names=q.output_names,
+        hidden=not case.visible,
+    )
     if not mismatches:
         return _CaseVerdict(1.0, f"- ✔ {case.name}", None)
     explanations: list[Explanation] = []
     if q.mutants:
-        explanations = explain(outcome.value, want, case.args, dict(case.kwargs),
-                               trusted_mutants(q.mutants), q.tolerance, exact=q.integer)
+        explanations = explain(
+            outcome.value,
+            want,
+            case.args,
+            dict(case.kwargs),
+            trusted_mutants(q.mutants),
+            q.tolerance,
+            exact=q.integer,
+        )
         if not explanations:  # no one mistake explains it: two at once, told apart?
-            explanations = explain(outcome.value, want, case.args, dict(case.kwargs),
-                                   trusted_mutants(_pairs(q.mutants)), q.tolerance, exact=q.integer)
+            explanations = explain(
+                outcome.value,
+                want,
+                case.args,
+                dict(case.kwargs),
+                trusted_mutants(_pairs(q.mutants)),
+                q.tolerance,
+                exact=q.integer,
+            )
             explanations = [e for e in explanations if e.extra_wrong == 0]
-    credit = min(catalog.get(m).credit for m in split(explanations[0].misconception)) if explanations else 0.0
+    credit = (
+        min(catalog.get(m).credit for m in split(explanations[0].misconception))
+        if explanations
+        else 0.0
+    )
     return _CaseVerdict(credit, case_line(case, mismatches, outcome.value, want), explanations)
 
 
@@ -239,7 +320,7 @@ def _pairs(mutants: dict[str, Any]) -> dict[str, Callable[..., Any]]:
     ids = list(mutants)
     out: dict[str, Callable[..., Any]] = {}
     for i, a in enumerate(ids):
-        for b in ids[i + 1:]:
+        for b in ids[i + 1 :]:
             both = combine(mutants[a], mutants[b])
             if both is not None:
                 out[a + PAIR + b] = both
@@ -248,12 +329,19 @@ def _pairs(mutants: dict[str, Any]) -> dict[str, Callable[..., Any]]:
     return out
 
 
-def _judge_compared(q: CodeQuestion, cases: list[Case], outcomes: list[CallOutcome | None],
-                    result: QuestionResult, carriable: tuple[dict[str, Carried], float] = ({}, 0.0)) -> None:
+def _judge_compared(
+    q: CodeQuestion,
+    cases: list[Case],
+    outcomes: list[CallOutcome | None],
+    result: QuestionResult,
+    carriable: tuple[dict[str, Carried], float] = ({}, 0.0),
+) -> None:
     """Each case compared with the reference; a wrong one explained by the mutants, or, when it
     is right given a mistake charged in a question it builds on, earning follow-through credit."""
-    verdicts = [_carry(q, case, outcome, _judge_case(q, case, outcome, result), *carriable)
-                for case, outcome in zip(cases, outcomes)]
+    verdicts = [
+        _carry(q, case, outcome, _judge_case(q, case, outcome, result), *carriable)
+        for case, outcome in zip(cases, outcomes)
+    ]
     own = [v for v in verdicts if v.carried is None]
     per_case = [v.explanations for v in own if v.explanations is not None]
     n_failed = sum(1 for v in own if not v.line.startswith("- ✔"))
@@ -262,15 +350,25 @@ def _judge_compared(q: CodeQuestion, cases: list[Case], outcomes: list[CallOutco
     result.misconceptions = [m for named in verdict(per_case, n_failed) for m in split(named)]
     result.score = round(q.points * earned / total_weight, 4)
     carried = [(c, v) for c, v in zip(cases, verdicts) if v.carried is not None]
-    result.carried_points = round(q.points * sum(c.weight * v.credit for c, v in carried) / total_weight, 4)
+    result.carried_points = round(
+        q.points * sum(c.weight * v.credit for c, v in carried) / total_weight, 4
+    )
     roots = list(dict.fromkeys(v.carried for _, v in carried))
     result.carried = [{"from": r.root, "misconception": r.misconception} for r in roots]
     n_passed = sum(1 for v in verdicts if v.line.startswith("- ✔"))
     head = f"**{n_passed}/{len(cases)} cases passed**" + (
-        f", {len(carried)} more right given your earlier work." if carried else ".")
+        f", {len(carried)} more right given your earlier work." if carried else "."
+    )
     body = "\n".join(v.line for v in verdicts)
-    notes = "\n\n".join([*(_carried_note(r) for r in roots),
-                          *(catalog.note(m, q.function, _right_outputs(q, verdicts)) for m in result.misconceptions)])
+    notes = "\n\n".join(
+        [
+            *(_carried_note(r) for r in roots),
+            *(
+                catalog.note(m, q.function, _right_outputs(q, verdicts))
+                for m in result.misconceptions
+            ),
+        ]
+    )
     result.feedback = "\n\n".join(part for part in (head, body, notes) if part)
 
 
@@ -290,8 +388,14 @@ def _carriable(q: CodeQuestion, ctx: CodeContext) -> tuple[dict[str, Carried], f
     return found, share
 
 
-def _carry(q: CodeQuestion, case: Case, outcome: CallOutcome | None, v: _CaseVerdict,
-           carriable: dict[str, Carried], share: float) -> _CaseVerdict:
+def _carry(
+    q: CodeQuestion,
+    case: Case,
+    outcome: CallOutcome | None,
+    v: _CaseVerdict,
+    carriable: dict[str, Carried],
+    share: float,
+) -> _CaseVerdict:
     """A wrong case that a carried mistake reproduces exactly is right given the student's own
     earlier function: it earns `share` of its weight and is not charged again. One that it does
     not reproduce is judged as it is, with the question's own mistakes looked for on top of the
@@ -301,15 +405,18 @@ def _carry(q: CodeQuestion, case: Case, outcome: CallOutcome | None, v: _CaseVer
     for e in v.explanations:
         c = carriable.get(e.misconception)
         if c is not None and e.extra_wrong == 0:
-            line = (v.line.split("\n", 1)[0].replace("- ✘", "- ✔", 1)
-                    + f" — right given your `{c.function}` (question {c.number})")
+            line = (
+                v.line.split("\n", 1)[0].replace("- ✘", "- ✔", 1)
+                + f" — right given your `{c.function}` (question {c.number})"
+            )
             return replace(v, credit=share, line=line, explanations=None, carried=c)
     on_top = _on_top(q, case, outcome, carriable)
     return replace(v, explanations=on_top) if on_top else v
 
 
-def _on_top(q: CodeQuestion, case: Case, outcome: CallOutcome | None,
-            carriable: dict[str, Carried]) -> list[Explanation]:
+def _on_top(
+    q: CodeQuestion, case: Case, outcome: CallOutcome | None, carriable: dict[str, Carried]
+) -> list[Explanation]:
     """The question's own mistakes, each combined with a carried one (mutants written as
     `functools.partial(reference, **hooks)` combine by merging their hooks)."""
     if outcome is None or outcome.failure is not None:
@@ -323,13 +430,25 @@ def _on_top(q: CodeQuestion, case: Case, outcome: CallOutcome | None,
     if not combos:
         return []
     want = run_trusted(q.reference, case)
-    return explain(outcome.value, want, case.args, dict(case.kwargs), trusted_mutants(combos), q.tolerance,
-                   exact=q.integer)
+    return explain(
+        outcome.value,
+        want,
+        case.args,
+        dict(case.kwargs),
+        trusted_mutants(combos),
+        q.tolerance,
+        exact=q.integer,
+    )
 
 
 def combine(a: Any, b: Any) -> Callable[..., Any] | None:
     """Two mistakes in one function, when both are hooks of the same reference (None otherwise)."""
-    if not (isinstance(a, partial) and isinstance(b, partial)) or a.func is not b.func or a.args or b.args:
+    if (
+        not (isinstance(a, partial) and isinstance(b, partial))
+        or a.func is not b.func
+        or a.args
+        or b.args
+    ):
         return None
     if set(a.keywords) & set(b.keywords):
         return None
@@ -338,16 +457,26 @@ def combine(a: Any, b: Any) -> Callable[..., Any] | None:
 
 def _carried_note(c: Carried) -> str:
     m = catalog.get(c.misconception)
-    return (f"**Follow-through:** right given your `{c.function}`, whose mistake ({m.title}, "
-            f"`{m.id}`) was charged in question {c.number}; it is not charged again here.")
+    return (
+        f"**Follow-through:** right given your `{c.function}`, whose mistake ({m.title}, "
+        f"`{m.id}`) was charged in question {c.number}; it is not charged again here."
+    )
 
 
 def _record_docked(q: CodeQuestion, ctx: CodeContext, result: QuestionResult, number: str) -> None:
     """What a later question built on this one may carry: its own named mistakes, and those it
     carried itself (charged at their root)."""
-    own = [Carried(m, q.id, number, q.function) for m in result.misconceptions if m != "uses-library-shortcut"]
-    through = [c for dep in q.depends_on for c in ctx.docked.get(dep, [])
-               if any(r["misconception"] == c.misconception for r in result.carried)]
+    own = [
+        Carried(m, q.id, number, q.function)
+        for m in result.misconceptions
+        if m != "uses-library-shortcut"
+    ]
+    through = [
+        c
+        for dep in q.depends_on
+        for c in ctx.docked.get(dep, [])
+        if any(r["misconception"] == c.misconception for r in result.carried)
+    ]
     if result.score < result.max_score - 1e-9 and (own or through):
         ctx.docked[q.id] = own + through
 
@@ -358,12 +487,17 @@ def _right_outputs(q: CodeQuestion, verdicts: list[_CaseVerdict]) -> tuple[str, 
     return tuple(n for n in q.output_names if not re.search(rf"`{re.escape(n)}[`\[.]", wrong_text))
 
 
-def _judge_custom(q: CodeQuestion, cases: list[Case], outcomes: list[CallOutcome | None],
-                  result: QuestionResult) -> None:
+def _judge_custom(
+    q: CodeQuestion, cases: list[Case], outcomes: list[CallOutcome | None], result: QuestionResult
+) -> None:
     """Every output judged together by the question's own judge (invariants, distributions)."""
     assert q.custom is not None
     outputs = [o.value if o is not None and o.failure is None else None for o in outcomes]
-    lines = [_failure_line(q, c, o, result) for c, o in zip(cases, outcomes) if o is None or o.failure is not None]
+    lines = [
+        _failure_line(q, c, o, result)
+        for c, o in zip(cases, outcomes)
+        if o is None or o.failure is not None
+    ]
     j = q.custom(cases, outputs)
     # a failed call costs the checks it could not feed: scale by the share of calls that ran
     share = sum(o is not None for o in outputs) / len(outputs) if lines else 1.0
@@ -401,6 +535,8 @@ def syntax_problem(name: str, source: str) -> str | None:
     except ValueError as err:  # null bytes
         return f"`{name}` could not be parsed: {err}"
     except (RecursionError, MemoryError):
-        return (f"`{name}` is too deeply nested for Python to read (an expression with tens of thousands of "
-                "terms or brackets?); Python itself cannot import it, so no function in it could be run.")
+        return (
+            f"`{name}` is too deeply nested for Python to read (an expression with tens of thousands of "
+            "terms or brackets?); Python itself cannot import it, so no function in it could be run."
+        )
     return None

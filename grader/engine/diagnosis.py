@@ -24,12 +24,19 @@ from grader.questions import Tolerance
 # broadcast, an index or axis the arrays do not have (numpy's AxisError is both), arithmetic
 # that fails (overflow, division by zero), a type it cannot take. Anything else is a bug of
 # ours and reaches the engine's visible "the grader itself failed" path.
-NOT_APPLICABLE: tuple[type[BaseException], ...] = (ValueError, IndexError, TypeError, ArithmeticError)
+NOT_APPLICABLE: tuple[type[BaseException], ...] = (
+    ValueError,
+    IndexError,
+    TypeError,
+    ArithmeticError,
+)
 
 
 def _matches(got: Any, predicted: Any, tol: Tolerance, exact: bool) -> bool:
     if isinstance(predicted, NonFinite):
-        a = np.asarray(got) if isinstance(got, np.generic) else as_array(got)  # no copy: only floats hold NaN
+        a = (
+            np.asarray(got) if isinstance(got, np.generic) else as_array(got)
+        )  # no copy: only floats hold NaN
         return a is not None and a.dtype.kind in "fc" and not bool(np.isfinite(a).all())
     return not compare(got, predicted, tol, exact=exact)
 
@@ -76,29 +83,52 @@ def _student_parts(got: Any, want_parts: dict[tuple, Any]) -> dict[tuple, Any]:
     return out
 
 
-def explain(got: Any, want: Any, args: tuple, kwargs: Mapping[str, Any],
-            mutants: Mapping[str, Callable[..., Any]], tol: Tolerance, *, exact: bool = False) -> list[Explanation]:
+def explain(
+    got: Any,
+    want: Any,
+    args: tuple,
+    kwargs: Mapping[str, Any],
+    mutants: Mapping[str, Callable[..., Any]],
+    tol: Tolerance,
+    *,
+    exact: bool = False,
+) -> list[Explanation]:
     """The mutants that explain `got` on this case, best first (empty when none does)."""
     want_parts = _parts(want)
     got_parts = _student_parts(got, want_parts)
-    wrong = {k for k in want_parts if k not in got_parts or compare(got_parts[k], want_parts[k], tol, exact=exact)}
+    wrong = {
+        k
+        for k in want_parts
+        if k not in got_parts or compare(got_parts[k], want_parts[k], tol, exact=exact)
+    }
     if not wrong:
         return []
     found: list[tuple[int, int, Explanation]] = []
     for order, (mid, mutant) in enumerate(mutants.items()):
         try:
-            with np.errstate(all="ignore"):  # mutants such as an unstable softmax overflow on purpose
+            with np.errstate(
+                all="ignore"
+            ):  # mutants such as an unstable softmax overflow on purpose
                 predicted = mutant(*_fresh(args), **_fresh(kwargs))
-        except NOT_APPLICABLE:  # this mistake does not apply to these inputs; anything else is our bug
+        except (
+            NOT_APPLICABLE
+        ):  # this mistake does not apply to these inputs; anything else is our bug
             continue
         best = None
         for option in predicted.options if isinstance(predicted, AnyOf) else (predicted,):
             mparts = _parts(option)
             if set(mparts) != set(want_parts):
                 continue
-            if any(k not in got_parts or not _matches(got_parts[k], mparts[k], tol, exact) for k in wrong):
+            if any(
+                k not in got_parts or not _matches(got_parts[k], mparts[k], tol, exact)
+                for k in wrong
+            ):
                 continue
-            extra = sum(1 for k in want_parts if k not in wrong and not _matches(want_parts[k], mparts[k], tol, exact))
+            extra = sum(
+                1
+                for k in want_parts
+                if k not in wrong and not _matches(want_parts[k], mparts[k], tol, exact)
+            )
             best = extra if best is None else min(best, extra)
         if best is None:
             continue

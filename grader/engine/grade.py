@@ -45,7 +45,9 @@ class _Run:
     grader_error: str | None = None
     session: WorkerSession | None = None
 
-    def failed(self, q: CodeQuestion | WrittenQuestion, number: str, where: str, exc: Exception) -> None:
+    def failed(
+        self, q: CodeQuestion | WrittenQuestion, number: str, where: str, exc: Exception
+    ) -> None:
         """A bug of ours: it costs this one question, visibly."""
         self.grader_error = f"{where}: {type(exc).__name__}: {exc}"
         self.results[q.id] = _internal_error(q, number, self.grader_error)
@@ -55,12 +57,30 @@ class _Run:
 
 
 def _written_result(q: WrittenQuestion, number: str, w) -> QuestionResult:
-    return QuestionResult(q.id, q.title, number, "written", None, w.score, q.points, w.feedback, q.visibility,
-                          list(w.misconceptions), w.answer_text, not_attempted=w.not_attempted)
+    return QuestionResult(
+        q.id,
+        q.title,
+        number,
+        "written",
+        None,
+        w.score,
+        q.points,
+        w.feedback,
+        q.visibility,
+        list(w.misconceptions),
+        w.answer_text,
+        not_attempted=w.not_attempted,
+    )
 
 
-def _grade_written_part(run: _Run, questions: list[tuple[str, WrittenQuestion]], located: Located,
-                        assignment_id: str, student: str | None, judge: ExprJudge) -> None:
+def _grade_written_part(
+    run: _Run,
+    questions: list[tuple[str, WrittenQuestion]],
+    located: Located,
+    assignment_id: str,
+    student: str | None,
+    judge: ExprJudge,
+) -> None:
     """Every written question, each on its own; past WRITTEN_SECONDS the rest are not reached.
 
     Each step is bounded (numbers' digits and exponents, the file's size and nesting, each
@@ -85,17 +105,36 @@ def _grade_written_part(run: _Run, questions: list[tuple[str, WrittenQuestion]],
 
 
 def _written_not_reached(q: WrittenQuestion, number: str) -> QuestionResult:
-    why = (f"not graded: checking your written answers took longer than {WRITTEN_SECONDS:g} s in all "
-           "(very long or very deeply nested answers?), and this one was not reached")
-    return QuestionResult(q.id, q.title, number, "written", None, 0.0, q.points, f"**Not graded.** {why}.",
-                          q.visibility, error=why)
+    why = (
+        f"not graded: checking your written answers took longer than {WRITTEN_SECONDS:g} s in all "
+        "(very long or very deeply nested answers?), and this one was not reached"
+    )
+    return QuestionResult(
+        q.id,
+        q.title,
+        number,
+        "written",
+        None,
+        0.0,
+        q.points,
+        f"**Not graded.** {why}.",
+        q.visibility,
+        error=why,
+    )
 
 
 # ---------------------------------------------------------------------------- code questions
 
 
-def _grade_code_part(run: _Run, assignment: Assignment, questions: list[tuple[str, CodeQuestion]],
-                     located: Located, seed: int, limits: sandbox.Limits, hide: tuple[Path, ...]) -> None:
+def _grade_code_part(
+    run: _Run,
+    assignment: Assignment,
+    questions: list[tuple[str, CodeQuestion]],
+    located: Located,
+    seed: int,
+    limits: sandbox.Limits,
+    hide: tuple[Path, ...],
+) -> None:
     """Every code question in the one worker; past the submission's budget the rest are not run."""
     if not questions:
         return
@@ -120,20 +159,35 @@ def _grade_code_part(run: _Run, assignment: Assignment, questions: list[tuple[st
 
 
 def _budget_spent(q: CodeQuestion, number: str, seconds: float) -> QuestionResult:
-    return QuestionResult(q.id, q.title, number, "code", q.function, 0.0, q.points,
-                          f"`{q.function}`: {BUDGET_SPENT} ({seconds:g} s for the whole submission); the "
-                          "questions graded before it keep their points.", q.visibility, error=BUDGET_SPENT)
+    return QuestionResult(
+        q.id,
+        q.title,
+        number,
+        "code",
+        q.function,
+        0.0,
+        q.points,
+        f"`{q.function}`: {BUDGET_SPENT} ({seconds:g} s for the whole submission); the "
+        "questions graded before it keep their points.",
+        q.visibility,
+        error=BUDGET_SPENT,
+    )
 
 
-def _run_instructor_tests(run: _Run, assignment: Assignment, modules: list[tuple[str, str]],
-                          first_number: int) -> None:
+def _run_instructor_tests(
+    run: _Run, assignment: Assignment, modules: list[tuple[str, str]], first_number: int
+) -> None:
     from grader.engine import instructor_tests as extra_tests
 
     if modules and run.session is not None:
         code = [q for q in assignment.questions if isinstance(q, CodeQuestion)]
         try:  # every ban of the assignment holds in these calls (the default, the strictest)
-            run.extra = extra_tests.run(run.session, modules, first_number=first_number,
-                                        torch_inputs=any(q.torch_inputs for q in code))
+            run.extra = extra_tests.run(
+                run.session,
+                modules,
+                first_number=first_number,
+                torch_inputs=any(q.torch_inputs for q in code),
+            )
         except Exception as exc:  # noqa: BLE001 - a bug of ours: the other results stand
             run.grader_error = f"instructor tests: {type(exc).__name__}: {exc}"
 
@@ -141,10 +195,16 @@ def _run_instructor_tests(run: _Run, assignment: Assignment, modules: list[tuple
 # ---------------------------------------------------------------------------- the whole submission
 
 
-def grade_submission(submission: Path, assignment: Assignment, *, student: str | None = None,
-                     limits: sandbox.Limits | None = None, hide: tuple[Path, ...] = (),
-                     instructor_tests: list[tuple[str, str]] | None = None,
-                     judge: ExprJudge | None = None) -> GradeReport:
+def grade_submission(
+    submission: Path,
+    assignment: Assignment,
+    *,
+    student: str | None = None,
+    limits: sandbox.Limits | None = None,
+    hide: tuple[Path, ...] = (),
+    instructor_tests: list[tuple[str, str]] | None = None,
+    judge: ExprJudge | None = None,
+) -> GradeReport:
     """Grade one submission folder or zip against an assignment.
 
     `instructor_tests`: (file name, source) of extra gradescope-utils unittest modules; by
@@ -164,20 +224,35 @@ def grade_submission(submission: Path, assignment: Assignment, *, student: str |
     run = _Run(warnings=list(located.notes))
     own_judge = judge is None
     judge = judge or ExprJudge()
-    if located.files.get(ANSWERS_FILE) and any(q.answer_kind == "expression" for _, q in written_qs):
+    if located.files.get(ANSWERS_FILE) and any(
+        q.answer_kind == "expression" for _, q in written_qs
+    ):
         judge.prestart()  # sympy loads in its own process while the code questions run
     try:
         _grade_code_part(run, assignment, code_qs, located, seed, limits, hide)
         _run_instructor_tests(run, assignment, modules, len(numbered))
-        _grade_written_part(run, written_qs, located, assignment.id, student, judge)  # whatever the code did
+        _grade_written_part(
+            run, written_qs, located, assignment.id, student, judge
+        )  # whatever the code did
     finally:
         if own_judge:
             judge.close()
         output, events, isolated = _close_session(run)
     ordered = [_finite(run.results[q.id]) for q in assignment.questions if q.id in run.results]
     ordered += [_finite(r) for r in run.extra]
-    report = GradeReport(assignment.id, student, seed, ordered, time.monotonic() - started, isolated,
-                         run.warnings, events, output, run.grader_error, _answer_key(assignment, student))
+    report = GradeReport(
+        assignment.id,
+        student,
+        seed,
+        ordered,
+        time.monotonic() - started,
+        isolated,
+        run.warnings,
+        events,
+        output,
+        run.grader_error,
+        _answer_key(assignment, student),
+    )
     return notebook.relabel(report, located)
 
 
@@ -186,7 +261,11 @@ def _answer_key(assignment: Assignment, student: str | None) -> str | None:
     `reveal_answers` allows; never inside a question's feedback)."""
     from grader.written.grading import answer_key
 
-    written = [q for q in assignment.questions if isinstance(q, WrittenQuestion) and q.answer_kind != "text"]
+    written = [
+        q
+        for q in assignment.questions
+        if isinstance(q, WrittenQuestion) and q.answer_kind != "text"
+    ]
     if not written:
         return None
     try:
@@ -201,7 +280,9 @@ def _locate(submission: Path, assignment: Assignment, limits: sandbox.Limits) ->
         located = locate(Path(submission), wanted)
     except SubmissionError as err:
         located = Located(notes=[str(err)])
-    notebook.use_notebook(located, assignment.code_file, limits.call_seconds)  # `<stem>.ipynb` for `<stem>.py`
+    notebook.use_notebook(
+        located, assignment.code_file, limits.call_seconds
+    )  # `<stem>.ipynb` for `<stem>.py`
     return located
 
 
@@ -216,7 +297,10 @@ def _close_session(run: _Run) -> tuple[str, list[str], bool]:
         run.warnings.append(session.warning)
     try:
         session.close()
-    except (OSError, ValueError):  # its pipes already closed (stopped at the budget): kill what is left
+    except (
+        OSError,
+        ValueError,
+    ):  # its pipes already closed (stopped at the budget): kill what is left
         if session.proc is not None:
             with contextlib.suppress(OSError, ValueError):
                 session.proc.kill()
@@ -234,13 +318,28 @@ def _finite(r: QuestionResult) -> QuestionResult:
 
 
 def _internal_error(q: CodeQuestion | WrittenQuestion, number: str, message: str) -> QuestionResult:
-    return QuestionResult(q.id, q.title, number, q.kind, getattr(q, "function", None), 0.0, q.points,
-                          f"The grader itself failed on this question ({message}); this is not your mistake. "
-                          "Please tell your instructor.", q.visibility, error=message)
+    return QuestionResult(
+        q.id,
+        q.title,
+        number,
+        q.kind,
+        getattr(q, "function", None),
+        0.0,
+        q.points,
+        f"The grader itself failed on this question ({message}); this is not your mistake. "
+        "Please tell your instructor.",
+        q.visibility,
+        error=message,
+    )
 
 
-def _code_context(assignment: Assignment, located: Located, seed: int, limits: sandbox.Limits,
-                  hide: tuple[Path, ...]) -> CodeContext:
+def _code_context(
+    assignment: Assignment,
+    located: Located,
+    seed: int,
+    limits: sandbox.Limits,
+    hide: tuple[Path, ...],
+) -> CodeContext:
     name = assignment.code_file
     assert name is not None
     source = located.text(name)
@@ -250,11 +349,19 @@ def _code_context(assignment: Assignment, located: Located, seed: int, limits: s
     if problem is not None:
         return CodeContext(located, source, problem, None, seed)
     py_files = {k: v for k, v in located.files.items() if k.endswith(".py")}
-    uses_torch = assignment.preload_torch or any(_TORCH_IMPORT.search(v.decode("utf-8", "replace"))
-                                                 for v in py_files.values())
-    tripwires = sorted({p for q in assignment.questions if isinstance(q, CodeQuestion) for p in q.forbidden})
-    session = WorkerSession(py_files, name[:-3], preload=("numpy", "torch") if uses_torch else ("numpy",),
-                            tripwires=tuple(tripwires), limits=limits,
-                            hide=(*content.grader_trees(), *hide))  # the grader's own trees, always
+    uses_torch = assignment.preload_torch or any(
+        _TORCH_IMPORT.search(v.decode("utf-8", "replace")) for v in py_files.values()
+    )
+    tripwires = sorted(
+        {p for q in assignment.questions if isinstance(q, CodeQuestion) for p in q.forbidden}
+    )
+    session = WorkerSession(
+        py_files,
+        name[:-3],
+        preload=("numpy", "torch") if uses_torch else ("numpy",),
+        tripwires=tuple(tripwires),
+        limits=limits,
+        hide=(*content.grader_trees(), *hide),
+    )  # the grader's own trees, always
     session.start()
     return CodeContext(located, source, None, session, seed, assignment.follow_through)

@@ -50,15 +50,23 @@ def declared_weights(source: str) -> list[float]:
     for node in ast.walk(parse_python(source)):
         if isinstance(node, ast.FunctionDef):
             for deco in node.decorator_list:
-                if (isinstance(deco, ast.Call) and isinstance(deco.func, ast.Name)
-                        and deco.func.id in ("weight", "partial_credit") and deco.args
-                        and isinstance(deco.args[0], ast.Constant) and isinstance(deco.args[0].value, (int, float))):
+                if (
+                    isinstance(deco, ast.Call)
+                    and isinstance(deco.func, ast.Name)
+                    and deco.func.id in ("weight", "partial_credit")
+                    and deco.args
+                    and isinstance(deco.args[0], ast.Constant)
+                    and isinstance(deco.args[0].value, (int, float))
+                ):
                     weights.append(float(deco.args[0].value))
     return weights
 
 
-def student_proxy(session: WorkerSession, bans: Mapping[str, tuple[str, ...]] | None = None,
-                  torch_inputs: bool = False) -> types.ModuleType:
+def student_proxy(
+    session: WorkerSession,
+    bans: Mapping[str, tuple[str, ...]] | None = None,
+    torch_inputs: bool = False,
+) -> types.ModuleType:
     """A stand-in for the student's module: `proxy.f(*args)` runs `f` in the worker and returns
     its plain-data result, or raises StudentCallFailed with the feedback the grader would give.
     `bans`: function -> the entry points refused while it runs; by default every ban of the
@@ -66,13 +74,19 @@ def student_proxy(session: WorkerSession, bans: Mapping[str, tuple[str, ...]] | 
     arrays arrive as torch tensors in the worker (a5), as in the assignment's own questions."""
     default = tuple(session.tripwires) if bans is None else ()
     bans = dict(bans or {})
-    proxy = types.ModuleType(session.module, f"the student's `{session.module}.py`, run in the sandbox")
+    proxy = types.ModuleType(
+        session.module, f"the student's `{session.module}.py`, run in the sandbox"
+    )
 
     def function(name: str) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
-            outcome = session.call(name, args, kwargs, banned=bans.get(name, default), torch_inputs=torch_inputs)
+            outcome = session.call(
+                name, args, kwargs, banned=bans.get(name, default), torch_inputs=torch_inputs
+            )
             if outcome.tripped:
-                raise StudentCallFailed(f"`{name}` called a forbidden library function: {', '.join(outcome.tripped)}")
+                raise StudentCallFailed(
+                    f"`{name}` called a forbidden library function: {', '.join(outcome.tripped)}"
+                )
             if outcome.failure is not None:
                 raise StudentCallFailed(outcome.failure.message)
             return outcome.value
@@ -112,9 +126,14 @@ def run_module(name: str, source: str, proxy: types.ModuleType) -> list[dict[str
     return tests if isinstance(tests, list) else []
 
 
-def run(session: WorkerSession, modules: list[tuple[str, str]], first_number: int,
-        timeout: float = 60.0, bans: Mapping[str, tuple[str, ...]] | None = None,
-        torch_inputs: bool = False) -> list[QuestionResult]:
+def run(
+    session: WorkerSession,
+    modules: list[tuple[str, str]],
+    first_number: int,
+    timeout: float = 60.0,
+    bans: Mapping[str, tuple[str, ...]] | None = None,
+    torch_inputs: bool = False,
+) -> list[QuestionResult]:
     """Run each module; one QuestionResult per test entry, checked against its declared weights.
 
     `bans`: contract function -> the library entry points its question forbids (refused in
@@ -130,14 +149,29 @@ def run(session: WorkerSession, modules: list[tuple[str, str]], first_number: in
         declared = declared_weights(source)
         try:
             tests: list[dict[str, Any]] = run_module(name, source, proxy)
-            why = None if _consistent(tests, declared) else "their results do not match their declared weights"
+            why = (
+                None
+                if _consistent(tests, declared)
+                else "their results do not match their declared weights"
+            )
         except Exception as exc:  # noqa: BLE001 - the instructor's module itself is broken: say so, cost nothing else
             tests, why = [], f"{type(exc).__name__}: {str(exc)[:300]}"
         if why is not None:
             number += 1
-            results.append(QuestionResult(f"unittest:{name}", f"Instructor tests ({name})", str(number), "instructor",
-                                          None, 0.0, sum(declared), f"The tests in `{name}` could not be scored: {why}.",
-                                          "visible", error=why))
+            results.append(
+                QuestionResult(
+                    f"unittest:{name}",
+                    f"Instructor tests ({name})",
+                    str(number),
+                    "instructor",
+                    None,
+                    0.0,
+                    sum(declared),
+                    f"The tests in `{name}` could not be scored: {why}.",
+                    "visible",
+                    error=why,
+                )
+            )
             continue
         for entry in tests:
             number += 1
@@ -150,8 +184,17 @@ def _entry_result(name: str, entry: dict[str, Any], number: int) -> QuestionResu
     score = min(max(_finite(entry.get("score")), 0.0), max_score)
     visibility = entry.get("visibility") if entry.get("visibility") in _VISIBILITIES else "visible"
     label = str(entry.get("name", "test"))[:200]
-    return QuestionResult(f"unittest:{name}:{label}", label, str(entry.get("number") or number), "instructor",
-                          None, score, max_score, str(entry.get("output", ""))[:4000], visibility)
+    return QuestionResult(
+        f"unittest:{name}:{label}",
+        label,
+        str(entry.get("number") or number),
+        "instructor",
+        None,
+        score,
+        max_score,
+        str(entry.get("output", ""))[:4000],
+        visibility,
+    )
 
 
 def _finite(value: Any) -> float:

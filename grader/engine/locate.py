@@ -11,7 +11,15 @@ MAX_FILE_BYTES = 2 << 20  # a student's source or answers file
 MAX_NOTEBOOK_BYTES = 160 << 20  # a notebook, outputs included (they are dropped unread)
 MAX_TOTAL_BYTES = 64 << 20
 MAX_MEMBERS = 2000
-_IGNORED_DIRS = {"__MACOSX", "__pycache__", ".git", ".ipynb_checkpoints", "venv", ".venv", "node_modules"}
+_IGNORED_DIRS = {
+    "__MACOSX",
+    "__pycache__",
+    ".git",
+    ".ipynb_checkpoints",
+    "venv",
+    ".venv",
+    "node_modules",
+}
 _KEPT_SUFFIXES = {".py", ".toml", ".ipynb"}
 
 
@@ -31,8 +39,12 @@ class Located:
     # the syntax check read, line for line with what runs; where it came from, for messages.
     read_as: dict[str, str] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)  # name -> "the `# answers.toml` cell …"
-    problems: dict[str, str] = field(default_factory=dict)  # name -> why its stand-in could not be read
-    notebook: Any = None  # a grader.engine.notebook.NotebookRun when the code file came from a notebook
+    problems: dict[str, str] = field(
+        default_factory=dict
+    )  # name -> why its stand-in could not be read
+    notebook: Any = (
+        None  # a grader.engine.notebook.NotebookRun when the code file came from a notebook
+    )
 
     def text(self, name: str) -> str | None:
         """The file's text as the student wrote it (for a notebook's code file: its code cells)."""
@@ -49,8 +61,10 @@ class Located:
         seen = ", ".join(f"`{p}`" for p in self.listing[:12]) or "no files"
         more = f" and {len(self.listing) - 12} more" if len(self.listing) > 12 else ""
         alt = f" (nor a notebook `{name[:-3]}.ipynb`)" if name.endswith(".py") else ""
-        return (f"`{name}` was not found{alt}: put it at the top level of the submission or inside one "
-                f"folder (found: {seen}{more})")
+        return (
+            f"`{name}` was not found{alt}: put it at the top level of the submission or inside one "
+            f"folder (found: {seen}{more})"
+        )
 
 
 def _entries_from_dir(root: Path) -> dict[str, Path]:
@@ -74,7 +88,10 @@ def _entries_from_zip(zf: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
         rel = PurePosixPath(info.filename.replace("\\", "/"))
         if rel.is_absolute() or ".." in rel.parts:
             continue  # never follow a path out of the archive
-        if any(part in _IGNORED_DIRS or part.startswith(".") for part in rel.parts) or len(rel.parts) > 3:
+        if (
+            any(part in _IGNORED_DIRS or part.startswith(".") for part in rel.parts)
+            or len(rel.parts) > 3
+        ):
             continue
         out[rel.as_posix()] = info
     return out
@@ -138,17 +155,21 @@ def _collect(located: Located, sizes: dict[str, int], read) -> None:
     total = 0
     prefix = f"{located.folder}/" if located.folder else ""
     for rel in located.listing:
-        if not rel.startswith(prefix) or "/" in rel[len(prefix):]:
+        if not rel.startswith(prefix) or "/" in rel[len(prefix) :]:
             continue
-        name = rel[len(prefix):]
+        name = rel[len(prefix) :]
         if PurePosixPath(name).suffix not in _KEPT_SUFFIXES:
             continue
         if name.endswith(".ipynb"):
             if sizes[rel] > MAX_NOTEBOOK_BYTES:
-                why = (f"`{rel}` skipped: larger than {MAX_NOTEBOOK_BYTES >> 20} MiB (clear its outputs in "
-                       "Jupyter or Colab and submit it again)")
+                why = (
+                    f"`{rel}` skipped: larger than {MAX_NOTEBOOK_BYTES >> 20} MiB (clear its outputs in "
+                    "Jupyter or Colab and submit it again)"
+                )
                 located.notes.append(why)
-                located.problems[name[:-len(".ipynb")] + ".py"] = f"{why}; no function in it could be run."
+                located.problems[name[: -len(".ipynb")] + ".py"] = (
+                    f"{why}; no function in it could be run."
+                )
                 continue
         elif sizes[rel] > MAX_FILE_BYTES or total + sizes[rel] > MAX_TOTAL_BYTES:
             located.notes.append(f"`{rel}` skipped: larger than {MAX_FILE_BYTES >> 20} MiB")

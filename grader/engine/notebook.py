@@ -29,7 +29,9 @@ ANSWERS_FILE = "answers.toml"
 ANSWERS_MARK = "# answers.toml"
 SKIP_TAG = "skip-grading"  # a code cell with this tag is not run (the handout's public-tests cell)
 MAX_CELLS = 10_000  # cells read; a notebook with more is cut there, with a note
-MAX_CODE_CHARS = 2 << 20  # all code cells together: as much as a .py may hold (locate.MAX_FILE_BYTES)
+MAX_CODE_CHARS = (
+    2 << 20
+)  # all code cells together: as much as a .py may hold (locate.MAX_FILE_BYTES)
 REPORT_FUNCTION = "_seqgrade_notebook_cells"  # defined by the generated module
 _FENCE = re.compile(r"^\s*```[\w-]*\s*$")
 
@@ -60,7 +62,9 @@ class NotebookRun:
     limit: float  # the per-cell time limit, for the feedback
     validation: _Validation | None = None
     cell_problems: list[str] = field(default_factory=list)  # filled by cell_notes
-    failed_cells: list[int] = field(default_factory=list)  # cells that raised, overran or did not run
+    failed_cells: list[int] = field(
+        default_factory=list
+    )  # cells that raised, overran or did not run
 
 
 # --------------------------------------------------------------------------- reading
@@ -79,12 +83,16 @@ def _parse_json(data: bytes, name: str) -> dict:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        raise NotebookError(f"`{name}` is not a notebook: it is not UTF-8 text (byte {err.start})") from None
+        raise NotebookError(
+            f"`{name}` is not a notebook: it is not UTF-8 text (byte {err.start})"
+        ) from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as err:
-        raise NotebookError(f"`{name}` is not a notebook: its JSON is malformed at line {err.lineno}, column "
-                            f"{err.colno} ({err.msg}); open it in Jupyter or Colab and save it again") from None
+        raise NotebookError(
+            f"`{name}` is not a notebook: its JSON is malformed at line {err.lineno}, column "
+            f"{err.colno} ({err.msg}); open it in Jupyter or Colab and save it again"
+        ) from None
     except RecursionError:
         raise NotebookError(f"`{name}` is not a notebook: its JSON is nested too deeply") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("cells", doc.get("worksheets")), list):
@@ -96,14 +104,18 @@ def _upgrade(doc: dict, name: str) -> dict:
     """Older notebooks (nbformat 3, with worksheets) become version 4, as Jupyter would read them."""
     version = doc.get("nbformat")
     if isinstance(doc.get("cells"), list) and not (isinstance(version, int) and version < 4):
-        return doc  # version 4, or a version field missing or newer: the cells are read as version 4
+        return (
+            doc  # version 4, or a version field missing or newer: the cells are read as version 4
+        )
     import nbformat
 
     try:
         return dict(nbformat.convert(nbformat.from_dict(doc), 4))
     except Exception as err:  # noqa: BLE001 - nbformat raises many kinds on malformed input
-        raise NotebookError(f"`{name}` is a notebook of format {doc.get('nbformat')!r} that could not be "
-                            f"read as version 4 ({type(err).__name__})") from None
+        raise NotebookError(
+            f"`{name}` is a notebook of format {doc.get('nbformat')!r} that could not be "
+            f"read as version 4 ({type(err).__name__})"
+        ) from None
 
 
 def _validate(cells: list[dict], doc: dict, name: str) -> list[str]:
@@ -115,18 +127,24 @@ def _validate(cells: list[dict], doc: dict, name: str) -> list[str]:
     try:
         nbformat.validate(nbformat.from_dict(slim))
     except nbformat.ValidationError as err:
-        return [f"`{name}` does not follow the notebook format exactly ({str(err.message)[:160]}); "
-                "its cells were read anyway"]
+        return [
+            f"`{name}` does not follow the notebook format exactly ({str(err.message)[:160]}); "
+            "its cells were read anyway"
+        ]
     except Exception as err:  # noqa: BLE001 - the validator on hostile input
-        return [f"`{name}` could not be checked against the notebook format ({type(err).__name__}); "
-                "its cells were read anyway"]
+        return [
+            f"`{name}` could not be checked against the notebook format ({type(err).__name__}); "
+            "its cells were read anyway"
+        ]
     return []
 
 
 _TOP_KEYS = {"cells", "metadata", "nbformat", "nbformat_minor"}
-_CELL_KEYS = {"code": {"id", "cell_type", "metadata", "source", "outputs", "execution_count"},
-              "markdown": {"id", "cell_type", "metadata", "source", "attachments"},
-              "raw": {"id", "cell_type", "metadata", "source", "attachments"}}
+_CELL_KEYS = {
+    "code": {"id", "cell_type", "metadata", "source", "outputs", "execution_count"},
+    "markdown": {"id", "cell_type", "metadata", "source", "attachments"},
+    "raw": {"id", "cell_type", "metadata", "source", "attachments"},
+}
 
 
 def _plainly_valid(doc: dict, cells: list) -> bool:
@@ -135,7 +153,11 @@ def _plainly_valid(doc: dict, cells: list) -> bool:
     Only a notebook that fails this is handed to nbformat's validator (whose import and schema
     compile cost 0.3-0.4 s), for its exact words on what is wrong.
     """
-    if set(doc) - _TOP_KEYS or not isinstance(doc.get("metadata"), dict) or doc.get("nbformat") != 4:
+    if (
+        set(doc) - _TOP_KEYS
+        or not isinstance(doc.get("metadata"), dict)
+        or doc.get("nbformat") != 4
+    ):
         return False
     for cell in cells:
         if not isinstance(cell, dict):
@@ -144,7 +166,10 @@ def _plainly_valid(doc: dict, cells: list) -> bool:
         if allowed is None or set(cell) - allowed or not isinstance(cell.get("metadata", {}), dict):
             return False
         source = cell.get("source")
-        if not (isinstance(source, str) or (isinstance(source, list) and all(isinstance(x, str) for x in source))):
+        if not (
+            isinstance(source, str)
+            or (isinstance(source, list) and all(isinstance(x, str) for x in source))
+        ):
             return False
     return True
 
@@ -155,7 +180,9 @@ class _Validation:
     def __init__(self, cells: list[dict], doc: dict, name: str) -> None:
         self.name = name
         self.notes: list[str] | None = None
-        self.thread = threading.Thread(target=self._run, args=(cells, doc), daemon=True, name="nbformat-validate")
+        self.thread = threading.Thread(
+            target=self._run, args=(cells, doc), daemon=True, name="nbformat-validate"
+        )
         self.thread.start()
 
     def _run(self, cells: list[dict], doc: dict) -> None:
@@ -176,7 +203,9 @@ def _kernel_note(doc: dict, name: str) -> list[str]:
     if language.lower().startswith("python"):
         return []
     kernel = str(spec.get("name") or spec.get("display_name") or language)[:40]
-    return [f"`{name}` names the kernel `{kernel}` ({language}); seqgrade runs its code cells as Python"]
+    return [
+        f"`{name}` names the kernel `{kernel}` ({language}); seqgrade runs its code cells as Python"
+    ]
 
 
 def _tags(cell: dict) -> list[str]:
@@ -205,7 +234,9 @@ def read_notebook(data: bytes, name: str) -> Notebook:
         raise NotebookError(f"`{name}` is not a notebook: it has no list of cells")
     notes = _kernel_note(doc, name)
     if len(raw_cells) > MAX_CELLS:
-        notes.append(f"`{name}` has {len(raw_cells):,} cells; only the first {MAX_CELLS:,} were read")
+        notes.append(
+            f"`{name}` has {len(raw_cells):,} cells; only the first {MAX_CELLS:,} were read"
+        )
     cells = [c for c in raw_cells[:MAX_CELLS] if isinstance(c, dict)]
     checked = None if _plainly_valid(doc, raw_cells) else _Validation(cells, doc, name)
     code: list[tuple[int, str]] = []
@@ -221,8 +252,10 @@ def read_notebook(data: bytes, name: str) -> Notebook:
             answers, answers_at = found, number
     size = sum(len(text) for _, text in code)
     if size > MAX_CODE_CHARS:
-        raise NotebookError(f"`{name}` holds {size:,} characters of code, more than a submission may "
-                            f"({MAX_CODE_CHARS:,})")
+        raise NotebookError(
+            f"`{name}` holds {size:,} characters of code, more than a submission may "
+            f"({MAX_CODE_CHARS:,})"
+        )
     return Notebook(name, code, answers, answers_at, notes, checked)
 
 
@@ -236,13 +269,19 @@ def notebook_name(code_file: str) -> str:
 
 def _take_answers(located: Located, book: Notebook) -> None:
     if book.answers is None:
-        located.problems.setdefault(ANSWERS_FILE, (
-            f"`{ANSWERS_FILE}` was not found: put it beside `{book.name}`, or add a raw cell to the notebook "
-            f"whose first line is `{ANSWERS_MARK}` followed by your answers"))
+        located.problems.setdefault(
+            ANSWERS_FILE,
+            (
+                f"`{ANSWERS_FILE}` was not found: put it beside `{book.name}`, or add a raw cell to the notebook "
+                f"whose first line is `{ANSWERS_MARK}` followed by your answers"
+            ),
+        )
         return
     if ANSWERS_FILE in located.files:
-        located.notes.append(f"the `{ANSWERS_MARK}` cell (cell {book.answers_cell}) of `{book.name}` was "
-                             f"ignored: `{ANSWERS_FILE}` beside the notebook is graded")
+        located.notes.append(
+            f"the `{ANSWERS_MARK}` cell (cell {book.answers_cell}) of `{book.name}` was "
+            f"ignored: `{ANSWERS_FILE}` beside the notebook is graded"
+        )
         return
     located.files[ANSWERS_FILE] = book.answers.encode()
     located.sources[ANSWERS_FILE] = f"the answers cell (cell {book.answers_cell})"
@@ -261,7 +300,9 @@ def use_notebook(located: Located, code_file: str | None, import_seconds: float)
     if data is None:
         return
     if code_file in located.files:
-        located.notes.append(f"`{name}` was ignored: `{code_file}` is graded when both are submitted")
+        located.notes.append(
+            f"`{name}` was ignored: `{code_file}` is graded when both are submitted"
+        )
         return
     shares = TimeShares.for_import(import_seconds)
     try:
@@ -271,8 +312,10 @@ def use_notebook(located: Located, code_file: str | None, import_seconds: float)
         located.problems[code_file] = f"{err}; no function in it could be run."
         return
     except (RecursionError, MemoryError) as err:
-        located.problems[code_file] = (f"`{name}` could not be read ({type(err).__name__}: nested too deeply or "
-                                       "too large); no function in it could be run.")
+        located.problems[code_file] = (
+            f"`{name}` could not be read ({type(err).__name__}: nested too deeply or "
+            "too large); no function in it could be run."
+        )
         return
     finally:
         del data
@@ -285,12 +328,16 @@ def use_notebook(located: Located, code_file: str | None, import_seconds: float)
 
 
 def _skipped_notes(source: ModuleSource) -> list[str]:
-    notes = [f"cell {s.number} was skipped: {s.reason}; the functions defined before and after it were graded"
-             for s in source.skipped[:20]]
+    notes = [
+        f"cell {s.number} was skipped: {s.reason}; the functions defined before and after it were graded"
+        for s in source.skipped[:20]
+    ]
     if len(source.skipped) > 20:
         notes.append(f"{len(source.skipped) - 20} more cells were skipped")
     if source.dropped:
-        shown = ", ".join(source.dropped[:6]) + (f" and {len(source.dropped) - 6} more" if len(source.dropped) > 6 else "")
+        shown = ", ".join(source.dropped[:6]) + (
+            f" and {len(source.dropped) - 6} more" if len(source.dropped) > 6 else ""
+        )
         notes.append(f"IPython magics and shell escapes are not run when grading: {shown}")
     return notes
 
@@ -310,8 +357,10 @@ def _failure_words(run: NotebookRun, failure: dict) -> str | None:
         text = _cell_line(run, *spot)
         at = f" at cell {spot[0]}, line {spot[1]}" + (f": `{text[:160]}`" if text else "")
     if kind == "TimeLimit":
-        return (f"cell {cell} ran past its time limit ({run.limit:g} s) and was stopped{at}; "
-                "the functions defined before and after it were graded")
+        return (
+            f"cell {cell} ran past its time limit ({run.limit:g} s) and was stopped{at}; "
+            "the functions defined before and after it were graded"
+        )
     message = str(failure.get("message", ""))[:300]
     raised = f"`{kind}: {message}`" if message else f"`{kind}`"
     return f"cell {cell} raised {raised}{at}; the functions defined before and after it were graded"
@@ -352,8 +401,13 @@ def _translator(run: NotebookRun):
         if not text:
             return text
         text = lines.sub(cell_line, text)
-        text = text.replace(f"`{run.code_file}` could not be imported", f"the cells of `{run.notebook}` could not be run")
-        text = text.replace(f"importing `{run.code_file}`", f"running the cells of `{run.notebook}`")
+        text = text.replace(
+            f"`{run.code_file}` could not be imported",
+            f"the cells of `{run.notebook}` could not be run",
+        )
+        text = text.replace(
+            f"importing `{run.code_file}`", f"running the cells of `{run.notebook}`"
+        )
         return text.replace(f"`{run.code_file}`", f"`{run.notebook}`")
 
     return translate
@@ -363,7 +417,11 @@ def _shortcut_cells(run: NotebookRun, feedback: str) -> str:
     """Where the library calls a shortcut finding names sit in the notebook: " (cell 4, line 3)"."""
     from grader.engine import shortcuts
 
-    names = [n for n in re.findall(r"`([\w.]+)`", feedback) if "." in n and not n.endswith((".py", ".ipynb"))]
+    names = [
+        n
+        for n in re.findall(r"`([\w.]+)`", feedback)
+        if "." in n and not n.endswith((".py", ".ipynb"))
+    ]
     spots = [run.source.where(f.line) for f in shortcuts.scan(run.source.scan, names)]
     places = sorted({f"cell {s[0]}, line {s[1]}" for s in spots if s is not None})
     return f" Found in {', '.join(places[:5])}." if places else ""
@@ -383,15 +441,23 @@ def relabel(report: GradeReport, located: Located) -> GradeReport:
     answers_from = located.sources.get(ANSWERS_FILE)
     for q in report.questions:
         if q.kind == "written" and answers_from:
-            q.feedback = re.sub(r"\b(?<!, )line (\d+): `", rf"{answers_from}, line \1: `", q.feedback)
-            q.feedback = q.feedback.replace("`answers.toml`", answers_from).replace("answers.toml", answers_from)
+            q.feedback = re.sub(
+                r"\b(?<!, )line (\d+): `", rf"{answers_from}, line \1: `", q.feedback
+            )
+            q.feedback = q.feedback.replace("`answers.toml`", answers_from).replace(
+                "answers.toml", answers_from
+            )
         if q.kind != "code":
             continue
         q.feedback = translate(q.feedback) or ""
         q.error = translate(q.error)
         if "uses-library-shortcut" in q.misconceptions and "cell " not in q.feedback:
             q.feedback += _shortcut_cells(run, q.feedback)
-        if run.cell_problems and q.status == "failed" and _may_come_from_a_cell(q.feedback, q.error):
+        if (
+            run.cell_problems
+            and q.status == "failed"
+            and _may_come_from_a_cell(q.feedback, q.error)
+        ):
             shown = "; ".join(run.cell_problems[:3])
             q.feedback += f"\n\n**Your notebook:** {shown}."
     report.events = [translate(e) or "" for e in report.events]

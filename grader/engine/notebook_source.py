@@ -28,7 +28,9 @@ _LINE_MAGIC = re.compile(r"^(\s*)(?:%|!|\?)")  # `%matplotlib inline`, `!pip ins
 _ASSIGNED_MAGIC = re.compile(r"^(\s*)([A-Za-z_][\w.,\s]*?)\s*=\s*[%!]")  # `files = !ls`
 _TIME_MAGIC = re.compile(r"^(\s*)%time\s+(.*)$")  # `%time x = f()`: Jupyter runs the statement
 _HELP = re.compile(r"^(\s*)[\w.]+\?{1,2}\s*$")  # `np.sum?`
-_INDENT = "\t"  # a tab prefix shifts every indentation level alike (tab size 8 and 1), unlike spaces
+_INDENT = (
+    "\t"  # a tab prefix shifts every indentation level alike (tab size 8 and 1), unlike spaces
+)
 _HEAD_LINES = 2  # the `if` and `with` lines before each cell's body
 _FSTRING_START = getattr(tokenize, "FSTRING_START", -1)  # Python 3.12+
 _FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
@@ -60,7 +62,9 @@ class ModuleSource:
     scan: str
     spans: list[CellSpan]
     skipped: list[SkippedCell]
-    dropped: list[str]  # magics and shell escapes removed, for the notes ("`!pip install x` (cell 2)")
+    dropped: list[
+        str
+    ]  # magics and shell escapes removed, for the notes ("`!pip install x` (cell 2)")
 
     def where(self, line: int) -> tuple[int, int] | None:
         """Module line -> (cell number, line in the cell), or None for the generated lines."""
@@ -296,7 +300,9 @@ def _wrap(number: int, code: str) -> tuple[list[str] | None, str | None]:
     except (ValueError, RecursionError, MemoryError, OverflowError) as err:
         return None, f"it could not be read as Python ({type(err).__name__}), so it was not run"
     _, inside = _logical_starts(code)
-    body = [line if row in inside else _INDENT * 2 + line for row, line in enumerate(lines, start=1)]
+    body = [
+        line if row in inside else _INDENT * 2 + line for row, line in enumerate(lines, start=1)
+    ]
     wrapped = [f"if _sg_begin({number}):", _INDENT + "with _sg_cell:", *body, _INDENT * 2 + "pass"]
     try:
         compile("\n".join(wrapped), f"cell {number}", "exec", dont_inherit=True)
@@ -307,8 +313,12 @@ def _wrap(number: int, code: str) -> tuple[list[str] | None, str | None]:
 
 def build_module(cells: list[tuple[int, str]], notebook: str, shares: TimeShares) -> ModuleSource:
     """The module that runs `cells` ((cell number, source) of the code cells, in order)."""
-    prelude = _PRELUDE.format(notebook=notebook, budget=round(shares.budget, 3),
-                              cell_seconds=round(shares.cell_seconds, 3), hard_stop=round(shares.hard_stop, 3))
+    prelude = _PRELUDE.format(
+        notebook=notebook,
+        budget=round(shares.budget, 3),
+        cell_seconds=round(shares.cell_seconds, 3),
+        hard_stop=round(shares.hard_stop, 3),
+    )
     out = prelude.rstrip("\n").split("\n")
     scan = [""] * len(out)
     spans: list[CellSpan] = []
@@ -318,7 +328,11 @@ def build_module(cells: list[tuple[int, str]], notebook: str, shares: TimeShares
         code, magics = drop_magics(raw.replace("\r\n", "\n").replace("\r", "\n"))
         dropped += [f"`{m[:60]}` (cell {number})" for m in magics]
         if code is None:
-            skipped.append(SkippedCell(number, f"it is a `{magics[0].split()[0]}` cell, not Python, so it was not run"))
+            skipped.append(
+                SkippedCell(
+                    number, f"it is a `{magics[0].split()[0]}` cell, not Python, so it was not run"
+                )
+            )
             continue
         if not any(line.strip() and not line.lstrip().startswith("#") for line in code.split("\n")):
             continue  # nothing to run (empty, comments only)

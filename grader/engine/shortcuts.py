@@ -28,31 +28,127 @@ _PARSE_LOCK = threading.Lock()
 # Not shortcuts, although they live in banned modules: grad-mode switches compute nothing
 # (`with torch.no_grad():` in a manual backward pass is allowed). Keep in step with the
 # worker's list (grader.sandbox.worker._NOT_SHORTCUTS).
-NOT_SHORTCUTS = frozenset({
-    "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "set_multithreading_enabled",
-    "detect_anomaly", "set_detect_anomaly", "Variable", "variable", "grad_mode", "enforce_grad_layout_policy",
-})
+NOT_SHORTCUTS = frozenset(
+    {
+        "no_grad",
+        "enable_grad",
+        "set_grad_enabled",
+        "inference_mode",
+        "set_multithreading_enabled",
+        "detect_anomaly",
+        "set_detect_anomaly",
+        "Variable",
+        "variable",
+        "grad_mode",
+        "enforce_grad_layout_policy",
+    }
+)
 
 # Ways to reach a library or the grader's checks by a computed name, or to rewrite them.
-_REVIEW_CALLS = {"__import__": "`__import__`", "exec": "`exec`", "eval": "`eval`", "compile": "`compile`",
-                 "globals": "`globals()`", "vars": "`vars()`", "breakpoint": "`breakpoint`"}
-_REVIEW_MODULES = {"importlib", "ctypes", "cffi", "gc", "inspect", "builtins", "runpy", "__main__", "imp",
-                   "pkgutil",
-                   # a fresh interpreter is out of the worker's reach: the library unguarded
-                   "subprocess", "multiprocessing", "concurrent", "pty"}
-_PROCESS_CALLS = {"system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp",
-                  "execvpe", "execl", "execle", "execlp", "execlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe",
-                  "spawnl", "spawnle", "spawnlp", "spawnlpe"}
-_REVIEW_ATTRIBUTES = {"modules", "meta_path", "path_hooks", "_getframe", "settrace", "setprofile",
-                      "__closure__", "cell_contents", "__globals__", "__code__", "__builtins__", "__subclasses__",
-                      "__dict__", "__wrapped__", "f_back", "f_globals", "f_locals", "tb_frame", "gi_frame",
-                      "cr_frame", "_current_frames", "__loader__", "__spec__", "_C", "_VF", "ops",
-                      # autograd's engine under the public entry points
-                      "_execution_engine", "run_backward", "_engine_run_backward", "grad_fn", "next_functions"}
+_REVIEW_CALLS = {
+    "__import__": "`__import__`",
+    "exec": "`exec`",
+    "eval": "`eval`",
+    "compile": "`compile`",
+    "globals": "`globals()`",
+    "vars": "`vars()`",
+    "breakpoint": "`breakpoint`",
+}
+_REVIEW_MODULES = {
+    "importlib",
+    "ctypes",
+    "cffi",
+    "gc",
+    "inspect",
+    "builtins",
+    "runpy",
+    "__main__",
+    "imp",
+    "pkgutil",
+    # a fresh interpreter is out of the worker's reach: the library unguarded
+    "subprocess",
+    "multiprocessing",
+    "concurrent",
+    "pty",
+}
+_PROCESS_CALLS = {
+    "system",
+    "popen",
+    "fork",
+    "forkpty",
+    "posix_spawn",
+    "posix_spawnp",
+    "execv",
+    "execve",
+    "execvp",
+    "execvpe",
+    "execl",
+    "execle",
+    "execlp",
+    "execlpe",
+    "spawnv",
+    "spawnve",
+    "spawnvp",
+    "spawnvpe",
+    "spawnl",
+    "spawnle",
+    "spawnlp",
+    "spawnlpe",
+}
+_REVIEW_ATTRIBUTES = {
+    "modules",
+    "meta_path",
+    "path_hooks",
+    "_getframe",
+    "settrace",
+    "setprofile",
+    "__closure__",
+    "cell_contents",
+    "__globals__",
+    "__code__",
+    "__builtins__",
+    "__subclasses__",
+    "__dict__",
+    "__wrapped__",
+    "f_back",
+    "f_globals",
+    "f_locals",
+    "tb_frame",
+    "gi_frame",
+    "cr_frame",
+    "_current_frames",
+    "__loader__",
+    "__spec__",
+    "_C",
+    "_VF",
+    "ops",
+    # autograd's engine under the public entry points
+    "_execution_engine",
+    "run_backward",
+    "_engine_run_backward",
+    "grad_fn",
+    "next_functions",
+}
 # The worker's own names: a submission has no reason to mention them.
-_WORKER_NAMES = {"_serve", "_call", "_hello", "_import_student", "_make_guard", "_ImportHook", "_AfterLoad",
-                 "_Tripwires", "_BlockedFinder", "ShortcutRefused", "write_message", "read_message",
-                 "_student_error", "_hits_json", "_hit", "tripped", "tripped_at"}
+_WORKER_NAMES = {
+    "_serve",
+    "_call",
+    "_hello",
+    "_import_student",
+    "_make_guard",
+    "_ImportHook",
+    "_AfterLoad",
+    "_Tripwires",
+    "_BlockedFinder",
+    "ShortcutRefused",
+    "write_message",
+    "read_message",
+    "_student_error",
+    "_hits_json",
+    "_hit",
+    "tripped",
+    "tripped_at",
+}
 
 
 def parse_python(source: str, filename: str = "<submission>") -> ast.Module:
@@ -155,8 +251,13 @@ def _reached(tree: ast.Module, function: str | None) -> list[tuple[ast.stmt, str
 
 def _methods_defined(tree: ast.Module) -> set[str]:
     """Method names the student's own classes define (their `x.backward()` is not torch's)."""
-    return {item.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for item in node.body
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return {
+        item.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        for item in node.body
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
 
 
 # --------------------------------------------------------------------------- the scans
@@ -178,22 +279,31 @@ def scan(source: str, patterns: Iterable[str], function: str | None = None) -> l
     found: dict[str, Finding] = {}
     for root, owner in _reached(tree, function):
         for node in ast.walk(root):
-            for name in _forbidden_names(node, aliases, patterns, methods if torch_bound else set()):
+            for name in _forbidden_names(
+                node, aliases, patterns, methods if torch_bound else set()
+            ):
                 found.setdefault(name, Finding(name, getattr(node, "lineno", 0), owner))
     return sorted(found.values(), key=lambda f: f.line)
 
 
-def _forbidden_names(node: ast.AST, aliases: dict[str, str], patterns: tuple[str, ...],
-                     methods: set[str]) -> Iterator[str]:
+def _forbidden_names(
+    node: ast.AST, aliases: dict[str, str], patterns: tuple[str, ...], methods: set[str]
+) -> Iterator[str]:
     if isinstance(node, (ast.Attribute, ast.Name)):
         parts = _dotted(node)
         if parts and parts[0] in aliases:
             full = ".".join([aliases[parts[0]], *parts[1:]])
             if matches(full, patterns):
                 yield full
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in methods:
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in methods
+    ):
         base = _dotted(node.func.value)
-        if not (base and (base[0] in aliases or base[0] == "self")):  # a tensor's method, not a module's
+        if not (
+            base and (base[0] in aliases or base[0] == "self")
+        ):  # a tensor's method, not a module's
             yield f"torch.Tensor.{node.func.attr}"
     if isinstance(node, ast.ImportFrom) and node.module:
         for a in node.names:
@@ -211,8 +321,11 @@ def review(source: str, function: str | None = None) -> list[Finding]:
         return []
     roots = _reached(tree, function)
     if function is not None:  # import-time code runs before any question: it counts for every one
-        roots += [(node, None) for node in tree.body
-                  if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        roots += [
+            (node, None)
+            for node in tree.body
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        ]
     found: dict[str, Finding] = {}
     for root, owner in roots:
         for node in ast.walk(root):
@@ -227,18 +340,27 @@ def _suspicious(node: ast.AST) -> str | None:
         name = node.func.id
         if name in _REVIEW_CALLS:
             return _REVIEW_CALLS[name]
-        if name in ("getattr", "setattr", "delattr") and len(node.args) >= 2 and not (
-                isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+        if (
+            name in ("getattr", "setattr", "delattr")
+            and len(node.args) >= 2
+            and not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))
+        ):
             return f"`{name}` with a computed name"
     if isinstance(node, (ast.Import, ast.ImportFrom)):
-        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        modules = (
+            [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        )
         for m in modules:
             if m.split(".")[0] in _REVIEW_MODULES:
                 return f"`import {m}`"
     if isinstance(node, ast.Attribute) and node.attr in _REVIEW_ATTRIBUTES:
         return f"`.{node.attr}`"
-    if (isinstance(node, ast.Attribute) and node.attr in _PROCESS_CALLS and isinstance(node.value, ast.Name)
-            and node.value.id in ("os", "posix", "_os")):
+    if (
+        isinstance(node, ast.Attribute)
+        and node.attr in _PROCESS_CALLS
+        and isinstance(node.value, ast.Name)
+        and node.value.id in ("os", "posix", "_os")
+    ):
         return f"`os.{node.attr}` (a new process)"
     if isinstance(node, ast.Name) and node.id in _WORKER_NAMES:
         return f"`{node.id}` (a name of the grader's worker)"

@@ -71,4 +71,3 @@ def trusted_mutants(mutants: Mapping[str, Callable[..., Any]]) -> dict[str, Call
         return lambda *a, **k: plain(f(*materialize(a), **materialize(k)))
 
     return {mid: bind(f) for mid, f in mutants.items()}
-

@@ -54,8 +54,12 @@ class Mistake:
     points_lost: float  # over the class: at the root plus downstream
     root: str  # the question where it is most often first made
     root_points: float  # points lost where it is first made
-    dragged: tuple[tuple[str, float], ...]  # later questions it dragged down, with the points lost there
-    returned: float = 0.0  # points follow-through credit gave back in the questions built on its root
+    dragged: tuple[
+        tuple[str, float], ...
+    ]  # later questions it dragged down, with the points lost there
+    returned: float = (
+        0.0  # points follow-through credit gave back in the questions built on its root
+    )
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,11 @@ def _name(sub: Any) -> str:
 
 
 def _scored_tests(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [t for t in data.get("tests", []) if t.get("extra_data", {}).get("kind") not in ("error", None)]
+    return [
+        t
+        for t in data.get("tests", [])
+        if t.get("extra_data", {}).get("kind") not in ("error", None)
+    ]
 
 
 def rank_mistakes(assignment: Assignment, graded: Graded) -> list[Mistake]:
@@ -85,14 +93,20 @@ def rank_mistakes(assignment: Assignment, graded: Graded) -> list[Mistake]:
     returned: dict[str, float] = defaultdict(float)
     for sub, data in graded:
         seen: set[str] = set()
-        tests = sorted(_scored_tests(data), key=lambda t: order.get(t["extra_data"]["question"], len(order)))
+        tests = sorted(
+            _scored_tests(data), key=lambda t: order.get(t["extra_data"]["question"], len(order))
+        )
         for t in tests:
             ids = list(dict.fromkeys(t["extra_data"].get("misconceptions", [])))
-            lost = max(0.0, float(t.get("max_score", 0.0)) - float(t.get("score", 0.0))) / max(len(ids), 1)
+            lost = max(0.0, float(t.get("max_score", 0.0)) - float(t.get("score", 0.0))) / max(
+                len(ids), 1
+            )
             qid = t["extra_data"]["question"]
             carried = t["extra_data"].get("carried", [])
             for c in carried:  # follow-through: charged at its root, credit returned here
-                returned[c["misconception"]] += float(t["extra_data"].get("carried_points", 0.0)) / len(carried)
+                returned[c["misconception"]] += float(
+                    t["extra_data"].get("carried_points", 0.0)
+                ) / len(carried)
             for mid in ids:
                 students[mid].add(_name(sub))
                 if mid in seen:
@@ -104,15 +118,28 @@ def rank_mistakes(assignment: Assignment, graded: Graded) -> list[Mistake]:
     n = max(len(graded), 1)
     out = []
     for mid, who in students.items():
-        dragged = tuple(sorted(downstream[mid].items(), key=lambda kv: order.get(kv[0], len(order))))
+        dragged = tuple(
+            sorted(downstream[mid].items(), key=lambda kv: order.get(kv[0], len(order)))
+        )
         total = at_root[mid] + sum(p for _, p in dragged)
-        out.append(Mistake(mid, tuple(sorted(who)), len(who) / n, total, roots[mid].most_common(1)[0][0],
-                           at_root[mid], dragged, returned.get(mid, 0.0)))
+        out.append(
+            Mistake(
+                mid,
+                tuple(sorted(who)),
+                len(who) / n,
+                total,
+                roots[mid].most_common(1)[0][0],
+                at_root[mid],
+                dragged,
+                returned.get(mid, 0.0),
+            )
+        )
     return sorted(out, key=lambda m: (-round(m.points_lost, 9), -len(m.students), m.id))
 
 
-def group_wrong_answers(assignment: Assignment, graded: Graded, borrowed: Sequence[BorrowedAnswers],
-                        expected: Expected) -> list[AnswerGroup]:
+def group_wrong_answers(
+    assignment: Assignment, graded: Graded, borrowed: Sequence[BorrowedAnswers], expected: Expected
+) -> list[AnswerGroup]:
     """Each written question's wrong answers, grouped by the mistake or form they show."""
     questions = {q.id: q for q in assignment.questions if isinstance(q, WrittenQuestion)}
     from_others = {(b.student, qid) for b in borrowed for qid in b.questions}
@@ -124,14 +151,26 @@ def group_wrong_answers(assignment: Assignment, graded: Graded, borrowed: Sequen
             q = questions.get(extra["question"])
             if q is None or t.get("status") != "failed" or not extra.get("answer"):
                 continue  # right, or nothing to read (not attempted)
-            groups[(q.id, _form(q, extra, _name(sub), key, from_others, expected))].append(_name(sub))
+            groups[(q.id, _form(q, extra, _name(sub), key, from_others, expected))].append(
+                _name(sub)
+            )
     order = {q.id: i for i, q in enumerate(assignment.questions)}
-    return [AnswerGroup(qid, form, tuple(sorted(who)))
-            for (qid, form), who in sorted(groups.items(), key=lambda kv: (order[kv[0][0]], -len(kv[1]), kv[0][1]))]
+    return [
+        AnswerGroup(qid, form, tuple(sorted(who)))
+        for (qid, form), who in sorted(
+            groups.items(), key=lambda kv: (order[kv[0][0]], -len(kv[1]), kv[0][1])
+        )
+    ]
 
 
-def _form(q: WrittenQuestion, extra: Mapping[str, Any], name: str, key: str | None,
-          from_others: set[tuple[str, str]], expected: Expected) -> str:
+def _form(
+    q: WrittenQuestion,
+    extra: Mapping[str, Any],
+    name: str,
+    key: str | None,
+    from_others: set[tuple[str, str]],
+    expected: Expected,
+) -> str:
     if extra.get("misconceptions"):
         return str(extra["misconceptions"][0])
     if (name, q.id) in from_others:
@@ -156,7 +195,9 @@ def _png(fig: Any) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
-def _plots(assignment: Assignment, totals: list[float], per_q: Mapping[str, list[float]]) -> tuple[str, str]:
+def _plots(
+    assignment: Assignment, totals: list[float], per_q: Mapping[str, list[float]]
+) -> tuple[str, str]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -165,8 +206,14 @@ def _plots(assignment: Assignment, totals: list[float], per_q: Mapping[str, list
     fig, ax = plt.subplots(figsize=(7, 3))
     from matplotlib.ticker import MaxNLocator
 
-    ax.hist(totals, bins=20 if len(totals) >= 40 else 10, range=(0, assignment.total_points),  # 5 or 10% bins
-            color="0.6", edgecolor="black", hatch="//")
+    ax.hist(
+        totals,
+        bins=20 if len(totals) >= 40 else 10,
+        range=(0, assignment.total_points),  # 5 or 10% bins
+        color="0.6",
+        edgecolor="black",
+        hatch="//",
+    )
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts of submissions
     ax.set_xlim(0, assignment.total_points)
     ax.set_xlabel(f"total score (of {assignment.total_points:g})")
@@ -187,27 +234,53 @@ def _plots(assignment: Assignment, totals: list[float], per_q: Mapping[str, list
     fig, ax = plt.subplots(figsize=(9, height))
     ys = range(len(qs))
     ax.barh(ys, full, color="0.35", edgecolor="black", label="full marks")
-    ax.barh(ys, partial, left=full, color="0.75", edgecolor="black", hatch="..", label="part of the points")
-    ax.barh(ys, zero, left=[f + p for f, p in zip(full, partial)], color="white", edgecolor="black",
-            hatch="//", label="no points")
+    ax.barh(
+        ys,
+        partial,
+        left=full,
+        color="0.75",
+        edgecolor="black",
+        hatch="..",
+        label="part of the points",
+    )
+    ax.barh(
+        ys,
+        zero,
+        left=[f + p for f, p in zip(full, partial)],
+        color="white",
+        edgecolor="black",
+        hatch="//",
+        label="no points",
+    )
     ax.set_yticks(list(ys), labels, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
     ax.set_xlabel("share of the class (%)")
     ax.set_title("Each question: who got full marks, part of the points, none")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12 if len(qs) > 6 else -0.3), ncol=3, frameon=False)
+    ax.legend(
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.12 if len(qs) > 6 else -0.3),
+        ncol=3,
+        frameon=False,
+    )
     return dist, _png(fig)
 
 
-def _plots_html(assignment: Assignment, totals: list[float], per_q: Mapping[str, list[float]]) -> list[str]:
+def _plots_html(
+    assignment: Assignment, totals: list[float], per_q: Mapping[str, list[float]]
+) -> list[str]:
     try:
         dist, questions = _plots(assignment, totals, per_q)
     except ImportError:  # matplotlib is a dependency; a broken install still gets the tables
-        return ["<p class=note>The charts need matplotlib (<code>pip install matplotlib</code>); "
-                "every number is in the tables below.</p>"]
-    return [f"<h2>Score distribution</h2><img alt='histogram of total scores' src='{dist}'>",
-            f"<h2>Questions</h2><img alt='share of the class with full, part or no points per question' "
-            f"src='{questions}'>"]
+        return [
+            "<p class=note>The charts need matplotlib (<code>pip install matplotlib</code>); "
+            "every number is in the tables below.</p>"
+        ]
+    return [
+        f"<h2>Score distribution</h2><img alt='histogram of total scores' src='{dist}'>",
+        f"<h2>Questions</h2><img alt='share of the class with full, part or no points per question' "
+        f"src='{questions}'>",
+    ]
 
 
 # ----------------------------------------------------------------------------- HTML
@@ -223,24 +296,30 @@ def _mistakes_html(mistakes: Sequence[Mistake], titles: Mapping[str, str]) -> li
     if not mistakes:
         return ["<p>No misconception was recognised.</p>"]
     given_back = sum(m.returned for m in mistakes)
-    parts = ["<p class=note>Each mistake is counted once, at its root (the question where a student first "
-             "makes it); the points it cost in later questions built on that one are listed apart. "
-             f"Follow-through credit (a later question right given the student's own earlier function) "
-             f"returned {given_back:.1f} points to the class.</p>",
-             "<table id='misconceptions'><tr><th>misconception</th><th>points lost</th><th>share of the class"
-             "</th><th>made in</th><th>questions it dragged down</th><th>returned by follow-through</th>"
-             "<th>what it means</th></tr>"]
+    parts = [
+        "<p class=note>Each mistake is counted once, at its root (the question where a student first "
+        "makes it); the points it cost in later questions built on that one are listed apart. "
+        f"Follow-through credit (a later question right given the student's own earlier function) "
+        f"returned {given_back:.1f} points to the class.</p>",
+        "<table id='misconceptions'><tr><th>misconception</th><th>points lost</th><th>share of the class"
+        "</th><th>made in</th><th>questions it dragged down</th><th>returned by follow-through</th>"
+        "<th>what it means</th></tr>",
+    ]
     for m in mistakes:
         try:
             entry = catalog.get(m.id)
-            text = f"<b>{esc(entry.title)}</b>: {esc(entry.explanation)} <i>({esc(entry.section)})</i>"
+            text = (
+                f"<b>{esc(entry.title)}</b>: {esc(entry.explanation)} <i>({esc(entry.section)})</i>"
+            )
         except KeyError:
             text = ""
         dragged = "; ".join(f"{esc(titles.get(q, q))} ({p:.1f})" for q, p in m.dragged) or "—"
-        parts.append(f"<tr><td><code>{esc(m.id)}</code></td><td class=num>{m.points_lost:.1f}</td>"
-                     f"<td>{100 * m.share:.0f}% {_students(m.students)}</td>"
-                     f"<td>{esc(titles.get(m.root, m.root))} ({m.root_points:.1f})</td><td>{dragged}</td>"
-                     f"<td class=num>{m.returned:.1f}</td><td>{text}</td></tr>")
+        parts.append(
+            f"<tr><td><code>{esc(m.id)}</code></td><td class=num>{m.points_lost:.1f}</td>"
+            f"<td>{100 * m.share:.0f}% {_students(m.students)}</td>"
+            f"<td>{esc(titles.get(m.root, m.root))} ({m.root_points:.1f})</td><td>{dragged}</td>"
+            f"<td class=num>{m.returned:.1f}</td><td>{text}</td></tr>"
+        )
     parts.append("</table>")
     return parts
 
@@ -249,11 +328,15 @@ def _answers_html(groups: Sequence[AnswerGroup], titles: Mapping[str, str]) -> l
     esc = html.escape
     if not groups:
         return ["<p>No wrong written answers.</p>"]
-    parts = ["<table id='wrong-answers'><tr><th>question</th><th>what the answers show</th><th>students</th></tr>"]
+    parts = [
+        "<table id='wrong-answers'><tr><th>question</th><th>what the answers show</th><th>students</th></tr>"
+    ]
     for g in groups:
         form = f"<code>{esc(g.form)}</code>" if g.form not in _FORMS else esc(g.form)
-        parts.append(f"<tr><td>{esc(titles.get(g.question, g.question))}</td><td>{form}</td>"
-                     f"<td>{_students(g.students)}</td></tr>")
+        parts.append(
+            f"<tr><td>{esc(titles.get(g.question, g.question))}</td><td>{form}</td>"
+            f"<td>{_students(g.students)}</td></tr>"
+        )
     parts.append("</table>")
     return parts
 
@@ -261,15 +344,22 @@ def _answers_html(groups: Sequence[AnswerGroup], titles: Mapping[str, str]) -> l
 _FORMS = (FORM_OTHER_VARIANT, FORM_DEFAULT_VARIANT, FORM_UNRECOGNISED)
 
 
-def _copies_html(borrowed: Sequence[BorrowedAnswers], same_code: Sequence[tuple[str, ...]],
-                 titles: Mapping[str, str]) -> list[str]:
+def _copies_html(
+    borrowed: Sequence[BorrowedAnswers],
+    same_code: Sequence[tuple[str, ...]],
+    titles: Mapping[str, str],
+) -> list[str]:
     esc = html.escape
-    parts = ["<p class=note>Signals for a person to look at, never a penalty: written numbers that are "
-             "right for another student's variant and not for the student's own, and code files identical "
-             "once comments and whitespace are removed.</p>"]
+    parts = [
+        "<p class=note>Signals for a person to look at, never a penalty: written numbers that are "
+        "right for another student's variant and not for the student's own, and code files identical "
+        "once comments and whitespace are removed.</p>"
+    ]
     if borrowed:
-        parts.append("<table id='copy-written'><tr><th>student</th><th>numbers right for the variant of"
-                     "</th><th>answers</th></tr>")
+        parts.append(
+            "<table id='copy-written'><tr><th>student</th><th>numbers right for the variant of"
+            "</th><th>answers</th></tr>"
+        )
         for b in borrowed:
             qs = "; ".join(esc(titles.get(q, q)) for q in b.questions)
             parts.append(f"<tr><td>{esc(b.student)}</td><td>{esc(b.other)}</td><td>{qs}</td></tr>")
@@ -285,18 +375,23 @@ def _copies_html(borrowed: Sequence[BorrowedAnswers], same_code: Sequence[tuple[
     return parts
 
 
-def _questions_html(assignment: Assignment, per_q: Mapping[str, list[float]], titles: Mapping[str, str]
-                    ) -> list[str]:
-    parts = ["<table id='questions'><tr><th>question</th><th>points</th><th>mean</th><th>std</th>"
-             "<th>full marks</th></tr>"]
+def _questions_html(
+    assignment: Assignment, per_q: Mapping[str, list[float]], titles: Mapping[str, str]
+) -> list[str]:
+    parts = [
+        "<table id='questions'><tr><th>question</th><th>points</th><th>mean</th><th>std</th>"
+        "<th>full marks</th></tr>"
+    ]
     for q in assignment.questions:
         s = per_q.get(q.id, [])
         mean = statistics.mean(s) if s else 0.0
         std = statistics.pstdev(s) if len(s) > 1 else 0.0
         full = sum(1 for v in s if v >= q.points - 1e-9)
-        parts.append(f"<tr><td>{html.escape(titles[q.id])}</td><td class=num>{q.points:g}</td>"
-                     f"<td class=num>{mean:.2f}</td><td class=num>{std:.2f}</td>"
-                     f"<td class=num>{full}/{len(s)}</td></tr>")
+        parts.append(
+            f"<tr><td>{html.escape(titles[q.id])}</td><td class=num>{q.points:g}</td>"
+            f"<td class=num>{mean:.2f}</td><td class=num>{std:.2f}</td>"
+            f"<td class=num>{full}/{len(s)}</td></tr>"
+        )
     parts.append("</table>")
     return parts
 
@@ -310,7 +405,9 @@ def _failures(graded: Graded, titles: Mapping[str, str]) -> list[tuple[str, str]
             if extra.get("kind") == "error":
                 errors.append(t.get("output", ""))
             elif extra.get("error"):
-                errors.append(f"{titles.get(extra['question'], extra['question'])}: {extra['error']}")
+                errors.append(
+                    f"{titles.get(extra['question'], extra['question'])}: {extra['error']}"
+                )
         if errors:
             more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
             failures.append((_name(sub), errors[0] + more))
@@ -320,7 +417,9 @@ def _failures(graded: Graded, titles: Mapping[str, str]) -> list[tuple[str, str]
 def _failures_html(failures: Sequence[tuple[str, str]]) -> list[str]:
     if not failures:
         return ["<p>Every submission ran.</p>"]
-    rows = "".join(f"<tr><td>{html.escape(n)}</td><td>{html.escape(w[:400])}</td></tr>" for n, w in failures)
+    rows = "".join(
+        f"<tr><td>{html.escape(n)}</td><td>{html.escape(w[:400])}</td></tr>" for n, w in failures
+    )
     return [f"<table id='failures'><tr><th>submission</th><th>why</th></tr>{rows}</table>"]
 
 
@@ -336,18 +435,24 @@ def write_report(path: Path, assignment: Assignment, graded: Graded) -> None:
     borrowed = copy_signals.borrowed_answers(assignment, graded, expected)
     same_code = copy_signals.identical_code(assignment, [s for s, _ in graded])
     esc = html.escape
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(assignment.id)} class report</title>"
-             f"<style>{_CSS}</style></head><body>",
-             f"<h1>{esc(assignment.title)} — class report</h1>",
-             f"<p>{len(graded)} submissions; mean {statistics.mean(totals) if totals else 0:.1f}, "
-             f"median {statistics.median(totals) if totals else 0:.1f} of {assignment.total_points:g} points.</p>"]
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(assignment.id)} class report</title>"
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>{esc(assignment.title)} — class report</h1>",
+        f"<p>{len(graded)} submissions; mean {statistics.mean(totals) if totals else 0:.1f}, "
+        f"median {statistics.median(totals) if totals else 0:.1f} of {assignment.total_points:g} points.</p>",
+    ]
     if graded:
         parts += _plots_html(assignment, totals, per_q)
     parts += _questions_html(assignment, per_q, titles)
-    parts += ["<h2>What to reteach: mistakes by the points they cost</h2>",
-              *_mistakes_html(rank_mistakes(assignment, graded), titles)]
-    parts += ["<h2>Wrong written answers, by the mistake they show</h2>",
-              *_answers_html(group_wrong_answers(assignment, graded, borrowed, expected), titles)]
+    parts += [
+        "<h2>What to reteach: mistakes by the points they cost</h2>",
+        *_mistakes_html(rank_mistakes(assignment, graded), titles),
+    ]
+    parts += [
+        "<h2>Wrong written answers, by the mistake they show</h2>",
+        *_answers_html(group_wrong_answers(assignment, graded, borrowed, expected), titles),
+    ]
     parts += ["<h2>Signals of copying</h2>", *_copies_html(borrowed, same_code, titles)]
     parts += ["<h2>Submissions that failed to run</h2>", *_failures_html(_failures(graded, titles))]
     parts += _review_html(needs_review(graded), titles)
@@ -373,11 +478,13 @@ def _notebooks_html(summary: tuple[list[str], Counter]) -> list[str]:
     if not names:
         return []
     worst = ", ".join(f"cell {c} ({n})" for c, n in cells.most_common(8)) or "none"
-    return ["<h2>Notebooks</h2>",
-            f"<p>{len(names)} submission{'s' if len(names) != 1 else ''} were notebooks "
-            f"{_students(sorted(names))}</p>",
-            f"<p>Cells that failed (raised, ran out of time or were not run) most often, with the number of "
-            f"notebooks: {html.escape(worst)}.</p>"]
+    return [
+        "<h2>Notebooks</h2>",
+        f"<p>{len(names)} submission{'s' if len(names) != 1 else ''} were notebooks "
+        f"{_students(sorted(names))}</p>",
+        f"<p>Cells that failed (raised, ran out of time or were not run) most often, with the number of "
+        f"notebooks: {html.escape(worst)}.</p>",
+    ]
 
 
 def needs_review(graded: Graded) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -392,15 +499,21 @@ def needs_review(graded: Graded) -> list[tuple[str, str, tuple[str, ...]]]:
     return out
 
 
-def _review_html(rows: list[tuple[str, str, tuple[str, ...]]], titles: Mapping[str, str]) -> list[str]:
+def _review_html(
+    rows: list[tuple[str, str, tuple[str, ...]]], titles: Mapping[str, str]
+) -> list[str]:
     if not rows:
         return []
     esc = html.escape
-    parts = ["<h2>Needs review</h2>",
-             "<p class=note>Code that reaches a library or the grader's checks by a computed name; the grade "
-             "stands as computed, but a person should look.</p>",
-             "<table id='needs-review'><tr><th>student</th><th>question</th><th>what</th></tr>"]
-    parts += [f"<tr><td>{esc(who)}</td><td>{esc(titles.get(q, q))}</td><td>{esc('; '.join(what))}</td></tr>"
-              for who, q, what in rows]
+    parts = [
+        "<h2>Needs review</h2>",
+        "<p class=note>Code that reaches a library or the grader's checks by a computed name; the grade "
+        "stands as computed, but a person should look.</p>",
+        "<table id='needs-review'><tr><th>student</th><th>question</th><th>what</th></tr>",
+    ]
+    parts += [
+        f"<tr><td>{esc(who)}</td><td>{esc(titles.get(q, q))}</td><td>{esc('; '.join(what))}</td></tr>"
+        for who, q, what in rows
+    ]
     parts.append("</table>")
     return parts

@@ -81,11 +81,15 @@ class Expected:
         return self._cache[(q.id, key)]
 
 
-def wrong_numeric_answers(assignment: Assignment, graded: Iterable[tuple[Any, Mapping[str, Any]]]
-                          ) -> list[tuple[str, str | None, WrittenQuestion, np.ndarray]]:
+def wrong_numeric_answers(
+    assignment: Assignment, graded: Iterable[tuple[Any, Mapping[str, Any]]]
+) -> list[tuple[str, str | None, WrittenQuestion, np.ndarray]]:
     """(submission, its key, question, answer) for every wrong number or array answer."""
-    questions = {q.id: q for q in assignment.questions
-                 if isinstance(q, WrittenQuestion) and q.answer_kind in NUMERIC_KINDS}
+    questions = {
+        q.id: q
+        for q in assignment.questions
+        if isinstance(q, WrittenQuestion) and q.answer_kind in NUMERIC_KINDS
+    }
     out = []
     for sub, data in graded:
         for t in data.get("tests", []):
@@ -99,9 +103,11 @@ def wrong_numeric_answers(assignment: Assignment, graded: Iterable[tuple[Any, Ma
     return out
 
 
-def borrowed_answers(assignment: Assignment, graded: Sequence[tuple[Any, Mapping[str, Any]]],
-                     expected: Callable[[WrittenQuestion, str | None], Any] | None = None
-                     ) -> list[BorrowedAnswers]:
+def borrowed_answers(
+    assignment: Assignment,
+    graded: Sequence[tuple[Any, Mapping[str, Any]]],
+    expected: Callable[[WrittenQuestion, str | None], Any] | None = None,
+) -> list[BorrowedAnswers]:
     """Pairs (student, other) where the student's wrong numbers are right for the other's variant."""
     expected = expected or Expected(assignment)
     keys = {getattr(s, "name", str(s)): _key(s, d) for s, d in graded}
@@ -112,7 +118,11 @@ def borrowed_answers(assignment: Assignment, graded: Sequence[tuple[Any, Mapping
             if other == name or other_key == key:
                 continue
             theirs = expected(q, other_key)
-            if theirs is not None and agrees(got, theirs, q) and not (own is not None and agrees(got, own, q)):
+            if (
+                theirs is not None
+                and agrees(got, theirs, q)
+                and not (own is not None and agrees(got, own, q))
+            ):
                 found[(name, other)].append(q.id)
     return [BorrowedAnswers(s, o, tuple(qs)) for (s, o), qs in sorted(found.items())]
 
@@ -124,8 +134,19 @@ def normalised(source: str) -> str:
     """The source without comments and whitespace (token by token; raw text if it does not tokenize)."""
     try:
         tokens = tokenize.generate_tokens(io.StringIO(source).readline)
-        kept = [t.string for t in tokens if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE,
-                                                             tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)]
+        kept = [
+            t.string
+            for t in tokens
+            if t.type
+            not in (
+                tokenize.COMMENT,
+                tokenize.NL,
+                tokenize.NEWLINE,
+                tokenize.INDENT,
+                tokenize.DEDENT,
+                tokenize.ENDMARKER,
+            )
+        ]
         return " ".join(kept)
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return "".join(source.split())
@@ -136,11 +157,15 @@ def code_text(path: Path, file_name: str) -> str | None:
     path = Path(path)
     try:
         if path.is_dir():
-            hits = sorted((p for p in path.rglob(file_name) if p.is_file()), key=lambda p: len(p.parts))
+            hits = sorted(
+                (p for p in path.rglob(file_name) if p.is_file()), key=lambda p: len(p.parts)
+            )
             return hits[0].read_text(encoding="utf-8", errors="replace") if hits else None
         if path.suffix == ".zip":
             with zipfile.ZipFile(path) as zf:
-                names = sorted((n for n in zf.namelist() if n.rsplit("/", 1)[-1] == file_name), key=len)
+                names = sorted(
+                    (n for n in zf.namelist() if n.rsplit("/", 1)[-1] == file_name), key=len
+                )
                 info = zf.getinfo(names[0]) if names else None
                 if info is None or info.file_size > MAX_CODE_BYTES:
                     return None

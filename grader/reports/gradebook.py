@@ -86,8 +86,9 @@ def person_of(submission: Any, data: Mapping[str, Any], people: Mapping[str, Per
     return Person(name, email, sid)
 
 
-def rows_of(graded: Iterable[tuple[Any, Mapping[str, Any]]],
-            people: Mapping[str, Person] | None = None) -> list[Row]:
+def rows_of(
+    graded: Iterable[tuple[Any, Mapping[str, Any]]], people: Mapping[str, Person] | None = None
+) -> list[Row]:
     """The exports' rows for graded (submission, results.json) pairs."""
     out = []
     for sub, data in graded:
@@ -95,28 +96,59 @@ def rows_of(graded: Iterable[tuple[Any, Mapping[str, Any]]],
         scores = {t["extra_data"]["question"]: float(t["score"]) for t in tests}
         found = sorted({m for t in tests for m in t["extra_data"].get("misconceptions", [])})
         key = _text(data.get("extra_data", {}).get("student"))
-        out.append(Row(getattr(sub, "name", str(sub)), key, person_of(sub, data, people or {}),
-                       float(data.get("score", 0.0)), scores, tuple(found)))
+        out.append(
+            Row(
+                getattr(sub, "name", str(sub)),
+                key,
+                person_of(sub, data, people or {}),
+                float(data.get("score", 0.0)),
+                scores,
+                tuple(found),
+            )
+        )
     return out
 
 
-def table(fmt: Format, assignment: Assignment, rows: Sequence[Row],
-          digits: int = DEFAULT_DIGITS) -> list[list[str]]:
+def table(
+    fmt: Format, assignment: Assignment, rows: Sequence[Row], digits: int = DEFAULT_DIGITS
+) -> list[list[str]]:
     """The export as rows of cells, header first."""
     if fmt == "seqgrade":
         qids = [q.id for q in assignment.questions]
-        body = [[r.submission, r.key or "", r.person.name or "", r.person.email or "", r.person.sid or "",
-                 rounded(r.total, digits), *(rounded(r.scores[q], digits) if q in r.scores else "" for q in qids),
-                 ";".join(r.misconceptions)] for r in rows]
+        body = [
+            [
+                r.submission,
+                r.key or "",
+                r.person.name or "",
+                r.person.email or "",
+                r.person.sid or "",
+                rounded(r.total, digits),
+                *(rounded(r.scores[q], digits) if q in r.scores else "" for q in qids),
+                ";".join(r.misconceptions),
+            ]
+            for r in rows
+        ]
         return [[*SEQGRADE_COLUMNS, *qids, "misconceptions"], *body]
     if fmt == "canvas":
         column = assignment.title
         points = ["    Points Possible", "", "", "", "", rounded(assignment.total_points, digits)]
-        body = [[r.person.name or r.submission, "", r.person.sid or "", r.person.email or "", "",
-                 rounded(r.total, digits)] for r in rows]
+        body = [
+            [
+                r.person.name or r.submission,
+                "",
+                r.person.sid or "",
+                r.person.email or "",
+                "",
+                rounded(r.total, digits),
+            ]
+            for r in rows
+        ]
         return [[*CANVAS_COLUMNS, column], points, *body]
     if fmt == "gradescope":
-        return [[*GRADESCOPE_COLUMNS], *([r.person.email or "", rounded(r.total, digits)] for r in rows)]
+        return [
+            [*GRADESCOPE_COLUMNS],
+            *([r.person.email or "", rounded(r.total, digits)] for r in rows),
+        ]
     raise ValueError(f"unknown gradebook format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
@@ -129,8 +161,13 @@ def unmatched(fmt: Format, rows: Sequence[Row]) -> list[str]:
     return []
 
 
-def write(path: Path | str, fmt: Format, assignment: Assignment, rows: Sequence[Row],
-          digits: int = DEFAULT_DIGITS) -> None:
+def write(
+    path: Path | str,
+    fmt: Format,
+    assignment: Assignment,
+    rows: Sequence[Row],
+    digits: int = DEFAULT_DIGITS,
+) -> None:
     """Write the export to `path` (`-`: standard output)."""
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows(table(fmt, assignment, rows, digits))

@@ -103,9 +103,13 @@ def table(report: GradeReport, colour: bool = False, submission: str | None = No
     lost = [q for q in report.questions if q.status != "passed"]
     if lost:
         lines += ["", paint("where points were lost:", "1")]
-        lines += [f"  {q.number}. {shorten(q.title, 40)}: {shorten(reason(q), MAX_REASON)}" for q in lost]
+        lines += [
+            f"  {q.number}. {shorten(q.title, 40)}: {shorten(reason(q), MAX_REASON)}" for q in lost
+        ]
     notes = list(report.warnings) or (["this run was not isolated"] if not report.isolated else [])
-    lines += [paint(f"warning: {w}", "33") for w in notes]  # missing files, notebook cells, isolation
+    lines += [
+        paint(f"warning: {w}", "33") for w in notes
+    ]  # missing files, notebook cells, isolation
     for event in dict.fromkeys(report.events):
         lines.append(f"sandbox: {event}")
     lines += ["", f"full feedback: {feedback_command(report, submission)}"]

@@ -37,7 +37,16 @@ SCHEMA: dict[str, Any] = {
             "type": "array",
             "items": {
                 "type": "object",
-                "required": ["name", "number", "score", "max_score", "status", "output", "visibility", "extra_data"],
+                "required": [
+                    "name",
+                    "number",
+                    "score",
+                    "max_score",
+                    "status",
+                    "output",
+                    "visibility",
+                    "extra_data",
+                ],
                 "properties": {
                     "name": {"type": "string"},
                     "number": {"type": "string"},
@@ -46,13 +55,17 @@ SCHEMA: dict[str, Any] = {
                     "status": {"enum": ["passed", "failed"]},
                     "output": {"type": "string"},
                     "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
-                    "visibility": {"enum": ["visible", "hidden", "after_due_date", "after_published"]},
+                    "visibility": {
+                        "enum": ["visible", "hidden", "after_due_date", "after_published"]
+                    },
                     "extra_data": {
                         "type": "object",
                         "required": ["question", "kind", "function", "misconceptions"],
                         "properties": {
                             "question": {"type": "string"},
-                            "kind": {"enum": ["code", "written", "error", "instructor", "answer-key"]},
+                            "kind": {
+                                "enum": ["code", "written", "error", "instructor", "answer-key"]
+                            },
                             "function": {"type": ["string", "null"]},
                             "misconceptions": {"type": "array", "items": {"type": "string"}},
                         },
@@ -64,10 +77,14 @@ SCHEMA: dict[str, Any] = {
             "type": "object",
             "required": ["assignment", "grader_version"],
             "properties": {
-                "assignment": {"type": ["string", "null"]}, "grader_version": {"type": "string"},
+                "assignment": {"type": ["string", "null"]},
+                "grader_version": {"type": "string"},
                 # a batch's: what the result was graded with (set_fingerprints), null = never reused
-                "fingerprints": {"type": ["object", "null"], "required": list(KINDS),
-                                 "additionalProperties": {"type": "string"}},
+                "fingerprints": {
+                    "type": ["object", "null"],
+                    "required": list(KINDS),
+                    "additionalProperties": {"type": "string"},
+                },
                 "regraded": {"type": "object"},  # question id -> fingerprints, after `--only`
             },
         },
@@ -90,8 +107,11 @@ def _summary(report: GradeReport, key: VariantKey | None, show_output: bool) -> 
     if report.events:
         parts.append("What the sandbox stopped: " + "; ".join(dict.fromkeys(report.events)))
     if show_output and report.student_output.strip():
-        parts.append("Your code printed:\n\n```\n" + _truncated(report.student_output).replace("```", "ʼʼʼ")
-                     + "\n```")
+        parts.append(
+            "Your code printed:\n\n```\n"
+            + _truncated(report.student_output).replace("```", "ʼʼʼ")
+            + "\n```"
+        )
     return "\n\n".join(parts)
 
 
@@ -117,8 +137,9 @@ def _assignment(report: GradeReport) -> Assignment | None:
         return None
 
 
-def to_gradescope(report: GradeReport, key: VariantKey | None = None,
-                  assignment: Assignment | None = None) -> dict[str, Any]:
+def to_gradescope(
+    report: GradeReport, key: VariantKey | None = None, assignment: Assignment | None = None
+) -> dict[str, Any]:
     """results.json for one graded submission, holding only what contract §4 lets a student see.
 
     `key`: the variant key the submission was graded with (as `variant_key` decided it);
@@ -127,18 +148,28 @@ def to_gradescope(report: GradeReport, key: VariantKey | None = None,
     """
     assignment = assignment or _assignment(report)
     if key is None and assignment is not None:
-        key = VariantKey(report.student, assignment.variant_key, "option" if report.student else "none")
+        key = VariantKey(
+            report.student, assignment.variant_key, "option" if report.student else "none"
+        )
     per_student = _per_student(assignment)
-    tests = [_test(q, key.question_line() if key is not None and q.question_id in per_student else None)
-             for q in report.questions]
+    tests = [
+        _test(q, key.question_line() if key is not None and q.question_id in per_student else None)
+        for q in report.questions
+    ]
     if assignment is not None:
         tests.extend(_answer_key_test(assignment, report, len(tests) + 1))
     if report.grader_error:
         tests.append(_error_test(report.grader_error))
     extra: dict[str, Any] = {
-        "assignment": report.assignment_id, "grader_version": __version__, "student": report.student,
-        "variant_seed": report.seed, "variant_key_source": key.source if key else None,
-        "isolated": report.isolated, "isolation": isolation_note(report), "warnings": list(report.warnings)}
+        "assignment": report.assignment_id,
+        "grader_version": __version__,
+        "student": report.student,
+        "variant_seed": report.seed,
+        "variant_key_source": key.source if key else None,
+        "isolated": report.isolated,
+        "isolation": isolation_note(report),
+        "warnings": list(report.warnings),
+    }
     if report.student_output:
         extra["student_output"] = _truncated(report.student_output)
     if report.notebook is not None:
@@ -165,8 +196,12 @@ def _per_student(assignment: Assignment | None) -> frozenset[str]:
 
 
 def _test(q: QuestionResult, key_line: str | None) -> dict[str, Any]:
-    extra = {"question": q.question_id, "kind": q.kind, "function": q.function,
-             "misconceptions": list(q.misconceptions)}
+    extra = {
+        "question": q.question_id,
+        "kind": q.kind,
+        "function": q.function,
+        "misconceptions": list(q.misconceptions),
+    }
     if q.answer_text is not None:
         extra["answer"] = q.answer_text[:200]  # for the class report's common wrong answers
     if q.error:
@@ -189,41 +224,73 @@ def _test(q: QuestionResult, key_line: str | None) -> dict[str, Any]:
     }
 
 
-def _answer_key_test(assignment: Assignment, report: GradeReport, number: int) -> list[dict[str, Any]]:
+def _answer_key_test(
+    assignment: Assignment, report: GradeReport, number: int
+) -> list[dict[str, Any]]:
     """The one 0-point test holding the student's own expected written answers (contract §4)."""
     if report.answer_key is None:
         return []
     body, student = report.answer_key, report.student
     who = f"the variant key `{student}`" if student else "the default variant"
     reveal = assignment.reveal_answers
-    return [{
-        "name": f"{number}. Answer key (your variant)", "number": str(number), "score": 0.0, "max_score": 0.0,
-        "status": "passed", "output": f"The expected written answers for {who}:\n\n{body}", "output_format": "md",
-        "visibility": "hidden" if reveal == "never" else reveal,
-        "extra_data": {"question": "answer-key", "kind": "answer-key", "function": None, "misconceptions": []},
-    }]
+    return [
+        {
+            "name": f"{number}. Answer key (your variant)",
+            "number": str(number),
+            "score": 0.0,
+            "max_score": 0.0,
+            "status": "passed",
+            "output": f"The expected written answers for {who}:\n\n{body}",
+            "output_format": "md",
+            "visibility": "hidden" if reveal == "never" else reveal,
+            "extra_data": {
+                "question": "answer-key",
+                "kind": "answer-key",
+                "function": None,
+                "misconceptions": [],
+            },
+        }
+    ]
 
 
 def _error_test(message: str) -> dict[str, Any]:
     return {
-        "name": "Grader error", "number": "0", "score": 0.0, "max_score": 0.0, "status": "failed",
+        "name": "Grader error",
+        "number": "0",
+        "score": 0.0,
+        "max_score": 0.0,
+        "status": "failed",
         "output": f"The grader failed while grading this submission: {message}. Please tell your instructor.",
-        "output_format": "md", "visibility": "visible",
-        "extra_data": {"question": "grader-error", "kind": "error", "function": None, "misconceptions": []},
+        "output_format": "md",
+        "visibility": "visible",
+        "extra_data": {
+            "question": "grader-error",
+            "kind": "error",
+            "function": None,
+            "misconceptions": [],
+        },
     }
 
 
 def error_results(assignment_id: str | None, message: str) -> dict[str, Any]:
     """A valid results.json for a run in which the grader itself failed."""
     return {
-        "score": 0.0, "execution_time": 0.0, "output": f"The grader failed: {message}", "output_format": "md",
-        "visibility": "visible", "stdout_visibility": "hidden", "tests": [_error_test(message)],
+        "score": 0.0,
+        "execution_time": 0.0,
+        "output": f"The grader failed: {message}",
+        "output_format": "md",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [_error_test(message)],
         "extra_data": {"assignment": assignment_id, "grader_version": __version__},
     }
 
 
-def set_fingerprints(data: dict[str, Any], whole: Fingerprints | None,
-                     regraded: dict[str, Fingerprints] | None = None) -> dict[str, Any]:
+def set_fingerprints(
+    data: dict[str, Any],
+    whole: Fingerprints | None,
+    regraded: dict[str, Fingerprints] | None = None,
+) -> dict[str, Any]:
     """Record in `extra_data` what the result was graded with: `fingerprints` for the result as a
     whole (None: nothing, so a re-run regrades it), `regraded` for questions regraded since
     (`seqgrade batch --only`), each with its own."""
@@ -245,8 +312,10 @@ def stored_fingerprints(data: Any) -> tuple[Fingerprints | None, dict[str, Finge
         return None, {}
     regraded = extra.get("regraded") if isinstance(extra.get("regraded"), dict) else {}
     per_question = {qid: Fingerprints.from_dict(fp) for qid, fp in regraded.items()}
-    return (Fingerprints.from_dict(extra.get("fingerprints")),
-            {qid: fp for qid, fp in per_question.items() if fp is not None})
+    return (
+        Fingerprints.from_dict(extra.get("fingerprints")),
+        {qid: fp for qid, fp in per_question.items() if fp is not None},
+    )
 
 
 def write_results(path: Path, data: dict[str, Any]) -> None:

@@ -13,5 +13,11 @@ from grader.sandbox.modes import can_isolate
 from grader.sandbox.process import SandboxProcess
 from grader.sandbox.spawn import SandboxError, spawn
 
-__all__ = ["Limits", "SandboxError", "SandboxProcess", "can_isolate", "memory_limit_message",
-           "spawn"]
+__all__ = [
+    "Limits",
+    "SandboxError",
+    "SandboxProcess",
+    "can_isolate",
+    "memory_limit_message",
+    "spawn",
+]

@@ -71,12 +71,22 @@ class _Libc:
     def unshare(self, flags: int) -> None:
         self._check(self.lib.unshare(flags), "unshare")
 
-    def mount(self, source: str | None, target: str, fstype: str | None, flags: int,
-              data: str | None = None) -> None:
+    def mount(
+        self,
+        source: str | None,
+        target: str,
+        fstype: str | None,
+        flags: int,
+        data: str | None = None,
+    ) -> None:
         c = self._ctypes
-        ret = self.lib.mount(source.encode() if source else None, target.encode(),
-                             fstype.encode() if fstype else None, c.c_ulong(flags),
-                             data.encode() if data else None)
+        ret = self.lib.mount(
+            source.encode() if source else None,
+            target.encode(),
+            fstype.encode() if fstype else None,
+            c.c_ulong(flags),
+            data.encode() if data else None,
+        )
         self._check(ret, f"mount {source or fstype} on {target}")
 
     def umount2(self, target: str, flags: int) -> None:
@@ -97,8 +107,9 @@ class _Libc:
         buf = c.create_string_buffer(program, len(program))
         fprog = SockFprog(len(program) // 8, c.addressof(buf))
         zero = c.c_ulong(0)
-        ret = self.lib.prctl(_PR_SET_SECCOMP, c.c_ulong(_SECCOMP_MODE_FILTER), c.byref(fprog),
-                             zero, zero)
+        ret = self.lib.prctl(
+            _PR_SET_SECCOMP, c.c_ulong(_SECCOMP_MODE_FILTER), c.byref(fprog), zero, zero
+        )
         self._check(ret, "seccomp")
 
     def clear_keyrings(self) -> None:
@@ -107,7 +118,9 @@ class _Libc:
         if number is None:
             return
         for keyring in (_KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING):
-            self.lib.syscall(self._ctypes.c_long(number), _KEYCTL_CLEAR, keyring)  # errors: none left
+            self.lib.syscall(
+                self._ctypes.c_long(number), _KEYCTL_CLEAR, keyring
+            )  # errors: none left
 
     def pivot_root(self, new: str, old: str) -> bool:
         number = _SYS_PIVOT_ROOT.get(os.uname().machine)
@@ -279,7 +292,7 @@ def _start_worker(config: dict, libc: _Libc, report_fd: int) -> int:
     os.close(exec_r)
     for line in words.decode(errors="replace").splitlines():
         if line.startswith("error "):
-            raise OSError(line[len("error "):])
+            raise OSError(line[len("error ") :])
     return worker
 
 
@@ -320,7 +333,9 @@ def _build_root(config: dict, libc: _Libc) -> None:
     """A new root: system dirs and Python read-only, scratch read-write, nothing of the grader."""
     tmpfs_opts = f"size={config['tmpfs_bytes']},nr_inodes=16384"
     libc.mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # nothing we mount leaks to the host
-    libc.mount("tmpfs", config["newroot"], "tmpfs", _MS_NOSUID | _MS_NODEV, f"{tmpfs_opts},mode=755")
+    libc.mount(
+        "tmpfs", config["newroot"], "tmpfs", _MS_NOSUID | _MS_NODEV, f"{tmpfs_opts},mode=755"
+    )
     root = _Root(config["newroot"], libc)
     _bind_system(root, config["binds"])
     _make_dev(root, tmpfs_opts)
@@ -352,12 +367,17 @@ def _make_dev(root: _Root, tmpfs_opts: str) -> None:
     for name in _DEVICES:
         open(root.inside(f"/dev/{name}"), "w").close()  # noqa: SIM115
         root.bind(f"/dev/{name}", f"/dev/{name}", writable=True, device=True)
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
-                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
         os.symlink(target, root.inside(f"/dev/{name}"))
     _makedirs(root.inside("/dev/shm"))
-    root.libc.mount("tmpfs", root.inside("/dev/shm"), "tmpfs", _MS_NOSUID | _MS_NODEV,
-                    f"{tmpfs_opts},mode=1777")
+    root.libc.mount(
+        "tmpfs", root.inside("/dev/shm"), "tmpfs", _MS_NOSUID | _MS_NODEV, f"{tmpfs_opts},mode=1777"
+    )
     if os.path.isdir("/sys"):
         _makedirs(root.inside("/sys"))
         root.bind("/sys", "/sys")
@@ -374,8 +394,13 @@ def _cover_hidden(root: _Root, hide: list[str]) -> None:
         if not os.path.lexists(target) or root.holds_bound(path):
             continue
         if os.path.isdir(target) and not os.path.islink(target):
-            root.libc.mount("tmpfs", target, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
-                            "size=4k,mode=555")
+            root.libc.mount(
+                "tmpfs",
+                target,
+                "tmpfs",
+                _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+                "size=4k,mode=555",
+            )
         elif os.path.isfile(target):
             root.libc.mount("/dev/null", target, None, _MS_BIND)
 
@@ -476,8 +501,10 @@ def _check_reach(config: dict) -> None:
             if not os.access(prefix, os.X_OK):
                 blocked = prefix
                 break
-        raise PermissionError(f"{path} is not reachable by an unprivileged user (uid "
-                              f"{os.getuid()}: {blocked} is not searchable)")
+        raise PermissionError(
+            f"{path} is not reachable by an unprivileged user (uid "
+            f"{os.getuid()}: {blocked} is not searchable)"
+        )
 
 
 # --------------------------------------------------------------------------- the warm template

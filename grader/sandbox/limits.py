@@ -6,8 +6,14 @@ import signal
 from dataclasses import dataclass
 
 # Markers of an allocation refused by RLIMIT_AS, in Python, numpy, torch and C++.
-MEMORY_MARKERS = ("MemoryError", "std::bad_alloc", "can't allocate memory", "Unable to allocate",
-                  "Cannot allocate memory", "out of memory")
+MEMORY_MARKERS = (
+    "MemoryError",
+    "std::bad_alloc",
+    "can't allocate memory",
+    "Unable to allocate",
+    "Cannot allocate memory",
+    "out of memory",
+)
 DEADLINE_MARGIN_SECONDS = 5.0  # the sandbox's own deadline comes this long after the caller's
 
 

@@ -39,12 +39,21 @@ def probe_namespaces() -> str | None:
         return f"not running as root (uid {os.geteuid()})"
     if _Probe.reason is None:
         try:
-            done = subprocess.run([sys.executable, "-I", "-S", "-B", launcher.__file__, "--probe"],
-                                  capture_output=True, timeout=STARTUP_SECONDS, env=launcher_env(),
-                                  cwd="/")
-            _Probe.reason = "" if done.returncode == 0 else (
-                done.stderr.decode(errors="replace").strip()
-                or f"probe exited with status {done.returncode}")
+            done = subprocess.run(
+                [sys.executable, "-I", "-S", "-B", launcher.__file__, "--probe"],
+                capture_output=True,
+                timeout=STARTUP_SECONDS,
+                env=launcher_env(),
+                cwd="/",
+            )
+            _Probe.reason = (
+                ""
+                if done.returncode == 0
+                else (
+                    done.stderr.decode(errors="replace").strip()
+                    or f"probe exited with status {done.returncode}"
+                )
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             _Probe.reason = f"probe failed: {exc}"
     return _Probe.reason or None
@@ -93,12 +102,16 @@ def fall_back(mode: str, why: str | None, failure: str) -> tuple[str, str]:
 
 def not_isolated_warning(mode: str, why: str, uid: int | None) -> str:
     if mode == "perms":
-        return (f"this run was not isolated: {why}; the submission ran as uid {uid} with time, "
-                "memory, process and file-size limits, but with the host's network and file system "
-                "(hidden only where file permissions hide them)")
-    return (f"this run was not isolated: {why}; the submission ran as uid {os.geteuid()} with "
-            "time, memory and file-size limits only: it could read what that user can read and "
-            "use the network")
+        return (
+            f"this run was not isolated: {why}; the submission ran as uid {uid} with time, "
+            "memory, process and file-size limits, but with the host's network and file system "
+            "(hidden only where file permissions hide them)"
+        )
+    return (
+        f"this run was not isolated: {why}; the submission ran as uid {os.geteuid()} with "
+        "time, memory and file-size limits only: it could read what that user can read and "
+        "use the network"
+    )
 
 
 def readable_by_others(paths: Sequence[Path]) -> list[Path]:

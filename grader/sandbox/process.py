@@ -42,9 +42,18 @@ class SandboxProcess:
     limits: Limits
     started_at: float  # time.monotonic() at spawn
 
-    def __init__(self, popen: subprocess.Popen | WarmChild, *, base: ScratchBase, mode: str,
-                 warning: str | None, limits: Limits, lease: uids.UidLease | None,
-                 cgroup: MemoryCgroup | None, init_pid: int | None) -> None:
+    def __init__(
+        self,
+        popen: subprocess.Popen | WarmChild,
+        *,
+        base: ScratchBase,
+        mode: str,
+        warning: str | None,
+        limits: Limits,
+        lease: uids.UidLease | None,
+        cgroup: MemoryCgroup | None,
+        init_pid: int | None,
+    ) -> None:
         self._popen = popen
         self._base = base
         self.scratch = base.scratch
@@ -68,8 +77,12 @@ class SandboxProcess:
         self._reason: str | None = None
         self._killed = False
         self._memory_hit = False
-        self._drain = threading.Thread(target=self._drain_output, args=(popen.stderr,),
-                                       daemon=True, name=f"sandbox-output-{popen.pid}")
+        self._drain = threading.Thread(
+            target=self._drain_output,
+            args=(popen.stderr,),
+            daemon=True,
+            name=f"sandbox-output-{popen.pid}",
+        )
         self._drain.start()
         self._watchdog = threading.Timer(limits.submission_seconds, self._expire)
         self._watchdog.daemon = True
@@ -213,8 +226,9 @@ class SandboxProcess:
 
     def memory_limit_reached(self) -> bool:
         """True when the worker was stopped by (or ran into) its memory limit."""
-        if self._memory_hit or (self._cgroup is not None and not self._killed
-                                and self._cgroup.oom_killed()):
+        if self._memory_hit or (
+            self._cgroup is not None and not self._killed and self._cgroup.oom_killed()
+        ):
             self._memory_hit = True
             return True
         with self._lock:

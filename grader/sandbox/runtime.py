@@ -47,8 +47,9 @@ def launcher_env() -> dict[str, str]:
 def worker_env(scratch: Path, extra: Mapping[str, str] | None) -> dict[str, str]:
     """The worker's whole environment: never the grader's own variables."""
     env = {
-        "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin",
-                                 "/bin"]),
+        "PATH": os.pathsep.join(
+            [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
+        ),
         "HOME": str(scratch),
         "LANG": "C.UTF-8",
         "OMP_NUM_THREADS": "1",

@@ -50,8 +50,12 @@ def sweep_stale(folder: Path | None = None) -> list[Path]:
     root = Path(folder or tempfile.gettempdir())
     with contextlib.suppress(OSError):
         for path in root.iterdir():
-            if path.name.startswith(PREFIX) and path.is_dir() and not path.is_symlink() \
-                    and _abandoned(path):
+            if (
+                path.name.startswith(PREFIX)
+                and path.is_dir()
+                and not path.is_symlink()
+                and _abandoned(path)
+            ):
                 shutil.rmtree(path, ignore_errors=True)
                 removed.append(path)
     return removed

@@ -29,10 +29,20 @@ WORKER_PROGRAM = Path(worker.__file__)
 MAX_RESTARTS = 12
 
 FailureKind = Literal[
-    "not-attempted", "exception", "timeout", "crashed", "bad-output", "missing-function", "budget", "import",
+    "not-attempted",
+    "exception",
+    "timeout",
+    "crashed",
+    "bad-output",
+    "missing-function",
+    "budget",
+    "import",
     "protocol",  # the submission wrote to the grader's channel: its doing, never the grader's failure
 ]
-WIRE_TAGS = ("rng", "lm")  # the special arguments the worker rebuilds (grader.sandbox.worker.decode)
+WIRE_TAGS = (
+    "rng",
+    "lm",
+)  # the special arguments the worker rebuilds (grader.sandbox.worker.decode)
 
 
 @dataclass
@@ -50,7 +60,8 @@ class Failure:
             return False
         etype, _, msg = self.exception.partition(": ")
         return etype in ("OverflowError", "ZeroDivisionError", "FloatingPointError") or (
-            etype == "ValueError" and "math domain error" in msg)
+            etype == "ValueError" and "math domain error" in msg
+        )
 
 
 @dataclass(frozen=True)
@@ -97,40 +108,73 @@ def to_wire(value: Any, blobs: list[bytes]) -> Any:
 
 
 def _protocol_failure(during: str, exc: Exception) -> Failure:
-    return Failure("protocol", f"the submission's process wrote data the grader could not read during {during} "
-                   f"({exc}); a submission must not write to the grader's channel (this is the submission's "
-                   "doing, not a failure of the grader)")
+    return Failure(
+        "protocol",
+        f"the submission's process wrote data the grader could not read during {during} "
+        f"({exc}); a submission must not write to the grader's channel (this is the submission's "
+        "doing, not a failure of the grader)",
+    )
 
 
 def _shortcuts_of(reply: dict) -> tuple[list[str], list[ShortcutUse]]:
     """The banned entry points a reply names, checked as plain data."""
     raw_names, raw_uses = reply.get("tripped"), reply.get("tripped_at")
-    names = [t[:200] for t in raw_names[:20] if isinstance(t, str)] if isinstance(raw_names, list) else []
+    names = (
+        [t[:200] for t in raw_names[:20] if isinstance(t, str)]
+        if isinstance(raw_names, list)
+        else []
+    )
     uses = []
     for entry in raw_uses[:20] if isinstance(raw_uses, list) else []:
-        if (isinstance(entry, list) and len(entry) == 4 and all(isinstance(x, str) for x in entry[:2])
-                and isinstance(entry[2], int) and isinstance(entry[3], str)):
+        if (
+            isinstance(entry, list)
+            and len(entry) == 4
+            and all(isinstance(x, str) for x in entry[:2])
+            and isinstance(entry[2], int)
+            and isinstance(entry[3], str)
+        ):
             uses.append(ShortcutUse(entry[0][:200], entry[1][:200], entry[2], entry[3][:200]))
     return names, uses
 
 
-def describe_error(err: dict, function: str | None, limits: sandbox.Limits | None = None) -> Failure:
+def describe_error(
+    err: dict, function: str | None, limits: sandbox.Limits | None = None
+) -> Failure:
     """A student's exception as feedback: the type, the message, their own line."""
     err = err if isinstance(err, dict) else {}
-    etype, msg, where = str(err.get("type", "Exception"))[:100], str(err.get("message", ""))[:600], err.get("where")
-    if not (isinstance(where, dict) and isinstance(where.get("file"), str) and isinstance(where.get("line"), int)):
+    etype, msg, where = (
+        str(err.get("type", "Exception"))[:100],
+        str(err.get("message", ""))[:600],
+        err.get("where"),
+    )
+    if not (
+        isinstance(where, dict)
+        and isinstance(where.get("file"), str)
+        and isinstance(where.get("line"), int)
+    ):
         where = None
     if etype == "ShortcutRefused":
-        return Failure("exception", f"`{function}` called a library function this question asks you to write "
-                       f"yourself ({msg}); the call was refused")
+        return Failure(
+            "exception",
+            f"`{function}` called a library function this question asks you to write "
+            f"yourself ({msg}); the call was refused",
+        )
     if etype == "NotImplementedError":
-        return Failure("not-attempted", "not attempted (the function still raises `NotImplementedError`)")
+        return Failure(
+            "not-attempted", "not attempted (the function still raises `NotImplementedError`)"
+        )
     if etype == "MissingFunction":
         return Failure("missing-function", f"the file has no function `{function}`")
     if etype == "BadOutput":
-        return Failure("bad-output", f"`{function}` {msg}; return numpy arrays, torch tensors, lists or numbers")
+        return Failure(
+            "bad-output",
+            f"`{function}` {msg}; return numpy arrays, torch tensors, lists or numbers",
+        )
     if etype in ("SystemExit", "KeyboardInterrupt"):
-        return Failure("exception", f"the submission raised `{etype}` during `{function}`; it must return a value")
+        return Failure(
+            "exception",
+            f"the submission raised `{etype}` during `{function}`; it must return a value",
+        )
     if etype == "MemoryError":
         limit = sandbox.memory_limit_message(limits) if limits else "memory limit reached"
         return Failure("exception", f"{limit} during `{function}` (`MemoryError`)")
@@ -179,12 +223,19 @@ class WorkerSession:
 
     def start(self) -> None:
         """Spawn the worker and ask it to preload its imports; returns without waiting."""
-        self.proc = sandbox.spawn(WORKER_PROGRAM, self.files, limits=self.limits, hide=self.hide,
-                                  warm=self.preload)
+        self.proc = sandbox.spawn(
+            WORKER_PROGRAM, self.files, limits=self.limits, hide=self.hide, warm=self.preload
+        )
         self._expect = []
         self._isolated, self._warning = self.proc.isolated, self.proc.warning
-        self._send({"op": "hello", "preload": list(self.preload), "tripwires": list(self.tripwires),
-                    "files": sorted(self.files)})
+        self._send(
+            {
+                "op": "hello",
+                "preload": list(self.preload),
+                "tripwires": list(self.tripwires),
+                "files": sorted(self.files),
+            }
+        )
         self._ready = False
 
     @property
@@ -264,21 +315,37 @@ class WorkerSession:
             self._send({"op": "import", "module": self.module})
             reply, _ = self._receive(max(0.5, min(self.remaining(), self.limits.call_seconds)))
         except _Timeout:
-            self._kill_for(f"stopped after {self.limits.call_seconds:g} s while importing `{self.module}.py`")
-            return self._set_import_failure(Failure("timeout", f"importing `{self.module}.py` did not finish within "
-                                                    f"{self.limits.call_seconds:g} s (an infinite loop or a long "
-                                                    "computation at the top level of the file?)"))
+            self._kill_for(
+                f"stopped after {self.limits.call_seconds:g} s while importing `{self.module}.py`"
+            )
+            return self._set_import_failure(
+                Failure(
+                    "timeout",
+                    f"importing `{self.module}.py` did not finish within "
+                    f"{self.limits.call_seconds:g} s (an infinite loop or a long "
+                    "computation at the top level of the file?)",
+                )
+            )
         except worker.WireError as exc:
-            self._kill_for(f"the submission's process sent unreadable data while importing `{self.module}.py`")
+            self._kill_for(
+                f"the submission's process sent unreadable data while importing `{self.module}.py`"
+            )
             return self._set_import_failure(_protocol_failure(f"importing `{self.module}.py`", exc))
         except (EOFError, OSError):
-            return self._set_import_failure(Failure("crashed", f"the submission's process ended while importing "
-                                                    f"`{self.module}.py` ({self._exit_words()})"))
+            return self._set_import_failure(
+                Failure(
+                    "crashed",
+                    f"the submission's process ended while importing "
+                    f"`{self.module}.py` ({self._exit_words()})",
+                )
+            )
         self.tampered = self.tampered or reply.get("tampered") is True
         if not reply.get("ok"):
             err = reply.get("error") or {}
             failure = describe_error(err, None)
-            return self._set_import_failure(Failure("import", f"`{self.module}.py` could not be imported: {failure.message}"))
+            return self._set_import_failure(
+                Failure("import", f"`{self.module}.py` could not be imported: {failure.message}")
+            )
         if not restarting:
             self.import_tripped, self.import_shortcuts = _shortcuts_of(reply)
         return None
@@ -315,8 +382,15 @@ class WorkerSession:
 
     # ------------------------------------------------------------------ calls
 
-    def call(self, function: str, args: tuple, kwargs: dict, *, torch_inputs: bool = False,
-             banned: tuple[str, ...] = ()) -> CallOutcome:
+    def call(
+        self,
+        function: str,
+        args: tuple,
+        kwargs: dict,
+        *,
+        torch_inputs: bool = False,
+        banned: tuple[str, ...] = (),
+    ) -> CallOutcome:
         """Run `function(*args, **kwargs)` in the worker; `banned`: the library entry points this
         question forbids (patterns as in the assignment), refused while the call runs."""
         failure = self.prepare()
@@ -324,11 +398,22 @@ class WorkerSession:
             return CallOutcome(failure=failure)
         budget = self.remaining()
         if budget <= 0:
-            return CallOutcome(failure=Failure("budget", "not run: the submission used up its time budget of "
-                                               f"{self.limits.submission_seconds:g} s"))
+            return CallOutcome(
+                failure=Failure(
+                    "budget",
+                    "not run: the submission used up its time budget of "
+                    f"{self.limits.submission_seconds:g} s",
+                )
+            )
         blobs: list[bytes] = []
-        header = {"op": "call", "function": function, "args": to_wire(tuple(args), blobs),
-                  "kwargs": to_wire(dict(kwargs), blobs), "torch": torch_inputs, "banned": list(banned)}
+        header = {
+            "op": "call",
+            "function": function,
+            "args": to_wire(tuple(args), blobs),
+            "kwargs": to_wire(dict(kwargs), blobs),
+            "torch": torch_inputs,
+            "banned": list(banned),
+        }
         timeout = min(self.limits.call_seconds, budget)
         try:
             self._send(header, blobs)
@@ -337,8 +422,13 @@ class WorkerSession:
             reason = f"stopped after {timeout:g} s"
             self._kill_for(f"`{function}` {reason}")
             self._maybe_restart()
-            return CallOutcome(failure=Failure("timeout", f"`{function}` did not return: {reason} "
-                                               "(an infinite loop, a sleep, or waiting for input?)"))
+            return CallOutcome(
+                failure=Failure(
+                    "timeout",
+                    f"`{function}` did not return: {reason} "
+                    "(an infinite loop, a sleep, or waiting for input?)",
+                )
+            )
         except worker.WireError as exc:
             self._kill_for(f"the submission's process sent unreadable data during `{function}`")
             self._maybe_restart()
@@ -347,17 +437,29 @@ class WorkerSession:
             words = self._exit_words()
             self._kill_for(f"the submission's process ended during `{function}` ({words})")
             self._maybe_restart()
-            return CallOutcome(failure=Failure("crashed", f"the submission's process ended during `{function}`: {words}"))
+            return CallOutcome(
+                failure=Failure(
+                    "crashed", f"the submission's process ended during `{function}`: {words}"
+                )
+            )
         self.tampered = self.tampered or reply.get("tampered") is True
         tripped, shortcuts = _shortcuts_of(reply)
         if not reply.get("ok"):
-            return CallOutcome(failure=describe_error(reply.get("error") or {}, function, self.limits),
-                               tripped=tripped, shortcuts=shortcuts)
+            return CallOutcome(
+                failure=describe_error(reply.get("error") or {}, function, self.limits),
+                tripped=tripped,
+                shortcuts=shortcuts,
+            )
         try:
             value = worker.decode(reply.get("value"), out_blobs)
         except (worker.WireError, ValueError, TypeError) as exc:
-            return CallOutcome(failure=Failure("bad-output", f"`{function}` returned data that could not be read: {exc}"),
-                               tripped=tripped, shortcuts=shortcuts)
+            return CallOutcome(
+                failure=Failure(
+                    "bad-output", f"`{function}` returned data that could not be read: {exc}"
+                ),
+                tripped=tripped,
+                shortcuts=shortcuts,
+            )
         return CallOutcome(value=value, tripped=tripped, shortcuts=shortcuts)
 
     def kill_strays(self, after: str) -> None:
@@ -365,11 +467,15 @@ class WorkerSession:
         if self.proc is not None and self._ready:
             n = self.proc.kill_strays()
             if n:
-                self.events.append(f"stopped {n} process{'es' if n > 1 else ''} left running by `{after}`")
+                self.events.append(
+                    f"stopped {n} process{'es' if n > 1 else ''} left running by `{after}`"
+                )
 
     def _maybe_restart(self) -> None:
         if self.restarts >= MAX_RESTARTS or self.remaining() <= 1.0:
-            self.import_failure = Failure("crashed", "not run: the submission's process was restarted too many times")
+            self.import_failure = Failure(
+                "crashed", "not run: the submission's process was restarted too many times"
+            )
             return
         # The old worker was stopped by _kill_for; a fresh one re-imports the module.
         self.restarts += 1

@@ -28,10 +28,15 @@ class SandboxError(RuntimeError):
     """The sandbox could not be set up (the reason names the step that failed)."""
 
 
-def spawn(program: Path, submission_files: Mapping[str, bytes] | Path, *,
-          limits: Limits = _DEFAULT_LIMITS, hide: Sequence[Path] = (),
-          env: Mapping[str, str] | None = None,
-          warm: Sequence[str] | None = None) -> SandboxProcess:
+def spawn(
+    program: Path,
+    submission_files: Mapping[str, bytes] | Path,
+    *,
+    limits: Limits = _DEFAULT_LIMITS,
+    hide: Sequence[Path] = (),
+    env: Mapping[str, str] | None = None,
+    warm: Sequence[str] | None = None,
+) -> SandboxProcess:
     """Start `python program` (a standalone worker script, stdlib + numpy + torch) in the sandbox.
 
     The program is copied into the scratch folder and run as `sys.executable -I -B
@@ -49,8 +54,9 @@ def spawn(program: Path, submission_files: Mapping[str, bytes] | Path, *,
     source = program.read_bytes()
     while True:
         try:
-            return _spawn(mode, why, source, program.name, submission_files, limits, hidden, env,
-                          warm)
+            return _spawn(
+                mode, why, source, program.name, submission_files, limits, hidden, env, warm
+            )
         except (SandboxError, uids.UidError) as exc:
             if mode == "plain":
                 raise
@@ -66,9 +72,17 @@ def _sweep_once() -> None:
     scratch.sweep_stale()
 
 
-def _spawn(mode: str, why: str | None, source: bytes, program_name: str,
-           submission_files: Mapping[str, bytes] | Path, limits: Limits, hidden: list[Path],
-           env: Mapping[str, str] | None, warm: Sequence[str] | None) -> SandboxProcess:
+def _spawn(
+    mode: str,
+    why: str | None,
+    source: bytes,
+    program_name: str,
+    submission_files: Mapping[str, bytes] | Path,
+    limits: Limits,
+    hidden: list[Path],
+    env: Mapping[str, str] | None,
+    warm: Sequence[str] | None,
+) -> SandboxProcess:
     base = scratch.ScratchBase()
     lease: uids.UidLease | None = None
     group: MemoryCgroup | None = None
@@ -82,16 +96,26 @@ def _spawn(mode: str, why: str | None, source: bytes, program_name: str,
             scratch.chown_tree(base.scratch, lease.uid)
             os.chmod(base.scratch, 0o700)
             os.chmod(base.path, 0o711)  # perms mode: the worker may pass through, not list
-            group = MemoryCgroup.create(f"{cgroup.PREFIX}{lease.uid}",
-                                        limits.memory_bytes + _CGROUP_MARGIN)
+            group = MemoryCgroup.create(
+                f"{cgroup.PREFIX}{lease.uid}", limits.memory_bytes + _CGROUP_MARGIN
+            )
         if mode == "namespaces":
             base.newroot.mkdir(mode=0o700)
         warning = _warning(mode, why, lease, hidden)
-        config = _config(mode, lease.uid if lease else None, base, program_name, limits, hidden,
-                         env, group)
+        config = _config(
+            mode, lease.uid if lease else None, base, program_name, limits, hidden, env, group
+        )
         popen, init_pid = _start(config, warm)
-        return SandboxProcess(popen, base=base, mode=mode, warning=warning, limits=limits,
-                              lease=lease, cgroup=group, init_pid=init_pid)
+        return SandboxProcess(
+            popen,
+            base=base,
+            mode=mode,
+            warning=warning,
+            limits=limits,
+            lease=lease,
+            cgroup=group,
+            init_pid=init_pid,
+        )
     except BaseException:
         if lease is not None:
             uids.kill_uid(lease.uid)
@@ -102,8 +126,9 @@ def _spawn(mode: str, why: str | None, source: bytes, program_name: str,
         raise
 
 
-def _warning(mode: str, why: str | None, lease: uids.UidLease | None,
-             hidden: list[Path]) -> str | None:
+def _warning(
+    mode: str, why: str | None, lease: uids.UidLease | None, hidden: list[Path]
+) -> str | None:
     """None for namespaces; else what the run lacks, and in perms mode what stays readable."""
     if mode == "namespaces":
         return None
@@ -129,9 +154,16 @@ def _close_hidden_files(hidden: list[Path]) -> None:
                 os.chmod(path, st.st_mode & ~0o007)
 
 
-def _config(mode: str, uid: int | None, base: scratch.ScratchBase, program_name: str,
-            limits: Limits, hidden: list[Path], env: Mapping[str, str] | None,
-            group: MemoryCgroup | None) -> dict:
+def _config(
+    mode: str,
+    uid: int | None,
+    base: scratch.ScratchBase,
+    program_name: str,
+    limits: Limits,
+    hidden: list[Path],
+    env: Mapping[str, str] | None,
+    group: MemoryCgroup | None,
+) -> dict:
     """What the launcher needs, as plain data for marshal (docs/sandbox.md names each step)."""
     protect = modes.wanted() != "off"  # SEQGRADE_SANDBOX=off: limits and a process group only
     binds = [str(p) for p in runtime_paths()]
@@ -210,10 +242,23 @@ def _start_launcher(config: dict, template: zygote.Template | None) -> tuple[Lau
             popen = template.fork(config, status_w)
         else:
             popen = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-B", launcher.__file__, "--launch", str(config_r),
-                 str(status_w)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
-                pass_fds=(config_r, status_w), env=launcher_env(), cwd="/",
+                [
+                    sys.executable,
+                    "-I",
+                    "-S",
+                    "-B",
+                    launcher.__file__,
+                    "--launch",
+                    str(config_r),
+                    str(status_w),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                bufsize=0,
+                pass_fds=(config_r, status_w),
+                env=launcher_env(),
+                cwd="/",
             )
     finally:
         os.close(config_r)
@@ -221,8 +266,9 @@ def _start_launcher(config: dict, template: zygote.Template | None) -> tuple[Lau
         if config_w >= 0:
             os.close(config_w)
     try:
-        lines, late = DeadlineReader(status_r).lines_until(("ready", "error"),
-                                                           modes.STARTUP_SECONDS)
+        lines, late = DeadlineReader(status_r).lines_until(
+            ("ready", "error"), modes.STARTUP_SECONDS
+        )
     finally:
         os.close(status_r)
     return popen, _started(popen, lines, late)

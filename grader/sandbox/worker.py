@@ -109,9 +109,13 @@ def blob_to_array(blob: bytes) -> np.ndarray:
     try:
         version = np.lib.format.read_magic(buf)
         if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(buf, max_header_size=MAX_NPY_HEADER)
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(
+                buf, max_header_size=MAX_NPY_HEADER
+            )
         elif version in ((2, 0), (3, 0)):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(buf, max_header_size=MAX_NPY_HEADER)
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(
+                buf, max_header_size=MAX_NPY_HEADER
+            )
         else:
             raise WireError(f"an array in .npy format {version}")
     except (ValueError, TypeError, SyntaxError, OverflowError, struct.error) as exc:
@@ -175,7 +179,11 @@ def encode(value: Any, blobs: list[bytes], depth: int = 0) -> Any:
             raise TypeError("a list that is too long")
         return [encode(v, blobs, depth + 1) for v in value]
     if isinstance(value, dict):
-        return {"__dict__": [[encode(k, blobs, depth + 1), encode(v, blobs, depth + 1)] for k, v in value.items()]}
+        return {
+            "__dict__": [
+                [encode(k, blobs, depth + 1), encode(v, blobs, depth + 1)] for k, v in value.items()
+            ]
+        }
     raise TypeError(f"an object of type {type(value).__name__}")
 
 
@@ -203,7 +211,9 @@ def decode(data: Any, blobs: list[bytes], *, specials: bool = False, as_torch: b
     return _decode(data, blobs, _Budget(len(blobs)), specials, as_torch, 0)
 
 
-def _decode(data: Any, blobs: list[bytes], budget: _Budget, specials: bool, as_torch: bool, depth: int) -> Any:
+def _decode(
+    data: Any, blobs: list[bytes], budget: _Budget, specials: bool, as_torch: bool, depth: int
+) -> Any:
     if depth > MAX_DEPTH:
         raise WireError("nested too deeply")
     if data is None or isinstance(data, (bool, float, str)):
@@ -248,7 +258,10 @@ def _decode(data: Any, blobs: list[bytes], budget: _Budget, specials: bool, as_t
 
 def build_lm(spec: dict) -> Any:
     """A `next_log_probs(prefix)` function from a table {prefix: log-probs} with a default row."""
-    table = {tuple(int(t) for t in prefix): np.asarray(row, dtype=np.float64) for prefix, row in spec["table"]}
+    table = {
+        tuple(int(t) for t in prefix): np.asarray(row, dtype=np.float64)
+        for prefix, row in spec["table"]
+    }
     default = np.asarray(spec["default"], dtype=np.float64)
 
     def next_log_probs(prefix: Any) -> np.ndarray:
@@ -262,10 +275,21 @@ def build_lm(spec: dict) -> Any:
 
 # Names under a banned module that are not shortcuts: grad-mode switches and legacy wrappers
 # compute nothing (`with torch.no_grad():` in a manual backward pass is fine).
-_NOT_SHORTCUTS = frozenset({
-    "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "set_multithreading_enabled",
-    "detect_anomaly", "set_detect_anomaly", "Variable", "variable", "grad_mode", "enforce_grad_layout_policy",
-})
+_NOT_SHORTCUTS = frozenset(
+    {
+        "no_grad",
+        "enable_grad",
+        "set_grad_enabled",
+        "inference_mode",
+        "set_multithreading_enabled",
+        "detect_anomaly",
+        "set_detect_anomaly",
+        "Variable",
+        "variable",
+        "grad_mode",
+        "enforce_grad_layout_policy",
+    }
+)
 _WRAPPED_METHODS = ("__init__", "forward")  # of a banned class: building it, and running it
 
 
@@ -278,8 +302,9 @@ _WRAPPED_METHODS = ("__init__", "forward")  # of a banned class: building it, an
 # file names) and `hits` (entry point, student file, line, function).
 
 
-def _make_hit(state: dict[str, Any], hits: list[tuple[str, str, int, str]],
-              refused: type[BaseException]) -> Any:
+def _make_hit(
+    state: dict[str, Any], hits: list[tuple[str, str, int, str]], refused: type[BaseException]
+) -> Any:
     """hit(labels): called by every wrapper before the original runs."""
     _getframe = sys._getframe
 
@@ -314,7 +339,14 @@ def _make_hit(state: dict[str, Any], hits: list[tuple[str, str, int, str]],
 def _make_wrap(hit: Any, labels_of: dict[int, list[str]], originals: dict[int, Any]) -> Any:
     """wrap(owner, name, label): put a guard in front of one entry point (a function, or a
     class's `__init__` and `forward`); an entry point already guarded just gains the label."""
-    _getattr, _setattr, _isinstance, _type, _id, _callable = getattr, setattr, isinstance, type, id, callable
+    _getattr, _setattr, _isinstance, _type, _id, _callable = (
+        getattr,
+        setattr,
+        isinstance,
+        type,
+        id,
+        callable,
+    )
     function_type = type(_make_wrap)
 
     def guarded(original: Any, labels: list[str]) -> Any:
@@ -364,7 +396,14 @@ def _make_expand() -> Any:
     """expand(pattern) -> [(owner, attribute, label)]: the exact entry points a pattern names
     (a wildcard covers the owner's public API, `__all__` when it has one, minus grad-mode
     switches; an exact name also covers its native twin at the library's top level)."""
-    _getattr, _dir, _type, _len, _modules, _import = getattr, dir, type, len, sys.modules, __import__
+    _getattr, _dir, _type, _len, _modules, _import = (
+        getattr,
+        dir,
+        type,
+        len,
+        sys.modules,
+        __import__,
+    )
 
     def resolve(dotted: str) -> Any:
         parts = dotted.split(".")
@@ -392,10 +431,18 @@ def _make_expand() -> Any:
             # layer down, under the same name, is the same entry point (a native twin)
             top = _modules.get(pattern.split(".")[0])
             twin = _getattr(top, last, None) if top is not owner else None
-            twins = [(top, last, pattern)] if _type(twin).__name__ == "builtin_function_or_method" else []
+            twins = (
+                [(top, last, pattern)]
+                if _type(twin).__name__ == "builtin_function_or_method"
+                else []
+            )
             return [(owner, last, pattern), *twins]
         public = _getattr(owner, "__all__", None)
-        names = list(public) if public is not None else [n for n in _dir(owner) if not n.startswith("_")]
+        names = (
+            list(public)
+            if public is not None
+            else [n for n in _dir(owner) if not n.startswith("_")]
+        )
         prefix = last[:-1] if last.endswith("*") else None
         out = []
         for name in names:
@@ -412,7 +459,15 @@ def _make_expand() -> Any:
 def _make_mirror(originals: dict[int, Any]) -> Any:
     """mirror(top): every other name a wrapped function has in its library (`torch._C._nn.…`,
     a module's own global, `torch._VF.…`, which resolves names lazily) gets the wrapper too."""
-    _getattr, _setattr, _dir, _isinstance, _id, _modules, _list = getattr, setattr, dir, isinstance, id, sys.modules, list
+    _getattr, _setattr, _dir, _isinstance, _id, _modules, _list = (
+        getattr,
+        setattr,
+        dir,
+        isinstance,
+        id,
+        sys.modules,
+        list,
+    )
 
     def mirror(top: str) -> None:
         for mod_name, module in _list(_modules.items()):
@@ -457,8 +512,13 @@ def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
     """The shortcut guard: configure(patterns, files), begin(phase, banned) -> not bypassed,
     end() -> (hits, bypassed), install_loaded(), watches(name) (for the import hook)."""
     _modules = sys.modules
-    state: dict[str, Any] = {"phase": "idle", "banned": (), "files": frozenset(), "wanted": (),
-                             "tops": frozenset()}
+    state: dict[str, Any] = {
+        "phase": "idle",
+        "banned": (),
+        "files": frozenset(),
+        "wanted": (),
+        "tops": frozenset(),
+    }
     hits: list[tuple[str, str, int, str]] = []
     done: set[str] = set()  # libraries whose entry points are wrapped
     labels_of: dict[int, list[str]] = {}  # id(original) -> the banned names it answers to
@@ -507,8 +567,13 @@ def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
         hits.clear()
         return found, missed
 
-    return {"configure": configure, "begin": begin, "end": end, "install_loaded": install_loaded,
-            "watches": lambda name: name in state["tops"] and name not in done}
+    return {
+        "configure": configure,
+        "begin": begin,
+        "end": end,
+        "install_loaded": install_loaded,
+        "watches": lambda name: name in state["tops"] and name not in done,
+    }
 
 
 class _AfterLoad:
@@ -553,13 +618,29 @@ class _ImportHook:
 
 def _student_error(exc: BaseException, student_files: set[str]) -> dict:
     """The exception as the student should see it: their own frames only, never ours."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.basename(f.filename) in student_files]
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if os.path.basename(f.filename) in student_files
+    ]
     where = None
-    if isinstance(exc, SyntaxError) and exc.filename and os.path.basename(exc.filename) in student_files:
-        where = {"file": os.path.basename(exc.filename), "line": exc.lineno, "text": (exc.text or "").strip()}
+    if (
+        isinstance(exc, SyntaxError)
+        and exc.filename
+        and os.path.basename(exc.filename) in student_files
+    ):
+        where = {
+            "file": os.path.basename(exc.filename),
+            "line": exc.lineno,
+            "text": (exc.text or "").strip(),
+        }
     elif frames:
         f = frames[-1]
-        where = {"file": os.path.basename(f.filename), "line": f.lineno, "text": (f.line or "").strip()}
+        where = {
+            "file": os.path.basename(f.filename),
+            "line": f.lineno,
+            "text": (f.line or "").strip(),
+        }
     try:
         message = str(exc)
     except BaseException:  # noqa: BLE001 - a hostile __str__
@@ -600,8 +681,14 @@ def _serve() -> None:
     guard = _make_guard(ShortcutRefused)
     # Bound now: a submission that rewrites this module's globals (`_call`, `_hits_json`,
     # `write_message`, found through sys.modules["__main__"]) changes nothing below.
-    tools = {"begin": guard["begin"], "end": guard["end"], "hits": _hits_json, "error": _student_error,
-             "encode": encode, "decode": decode}
+    tools = {
+        "begin": guard["begin"],
+        "end": guard["end"],
+        "hits": _hits_json,
+        "error": _student_error,
+        "encode": encode,
+        "decode": decode,
+    }
     receive, call, load, dumps, pack = read_message, _call, _import_student, json.dumps, struct.pack
 
     def read_exact(n: int) -> bytes:
@@ -629,7 +716,9 @@ def _serve() -> None:
         except EOFError:
             return
         op = request.get("op") if isinstance(request, dict) else None
-        rid = request.get("id") if isinstance(request, dict) else None  # echoed: the parent matches replies
+        rid = (
+            request.get("id") if isinstance(request, dict) else None
+        )  # echoed: the parent matches replies
         if op == "hello":
             _hello(request, guard, state)
             reply({"ok": True, "torch": "torch" in sys.modules, "id": rid})
@@ -641,8 +730,17 @@ def _serve() -> None:
         elif op == "bye":
             return
         else:
-            reply({"ok": False, "error": {"type": "GraderError", "message": f"unknown request {op!r}",
-                                          "where": None}, "id": rid})
+            reply(
+                {
+                    "ok": False,
+                    "error": {
+                        "type": "GraderError",
+                        "message": f"unknown request {op!r}",
+                        "where": None,
+                    },
+                    "id": rid,
+                }
+            )
 
 
 def _hello(request: dict, guard: dict[str, Any], state: dict[str, Any]) -> None:
@@ -675,19 +773,30 @@ def _import_student(request: dict, tools: dict[str, Any], state: dict[str, Any])
     return out
 
 
-def _call(request: dict, blobs: list[bytes], tools: dict[str, Any], state: dict[str, Any]) -> tuple[dict, list[bytes]]:
+def _call(
+    request: dict, blobs: list[bytes], tools: dict[str, Any], state: dict[str, Any]
+) -> tuple[dict, list[bytes]]:
     name = str(request.get("function"))
     module = state["module"]
     fn = getattr(module, name, None) if module is not None else None
     if fn is None or not callable(fn):
-        return {"ok": False, "error": {"type": "MissingFunction", "message": f"no function named {name}",
-                                       "where": None}}, []
+        return {
+            "ok": False,
+            "error": {
+                "type": "MissingFunction",
+                "message": f"no function named {name}",
+                "where": None,
+            },
+        }, []
     try:
         torch_inputs = bool(request.get("torch", False))
         args = tools["decode"](request["args"], blobs, specials=True, as_torch=torch_inputs)
         kwargs = tools["decode"](request["kwargs"], blobs, specials=True, as_torch=torch_inputs)
     except Exception as exc:  # noqa: BLE001
-        return {"ok": False, "error": {"type": "GraderError", "message": f"bad request: {exc}", "where": None}}, []
+        return {
+            "ok": False,
+            "error": {"type": "GraderError", "message": f"bad request: {exc}", "where": None},
+        }, []
     banned = tuple(str(p) for p in request.get("banned", []))
     if not tools["begin"]("call", banned):
         state["bypassed"] = True
@@ -705,14 +814,24 @@ def _call(request: dict, blobs: list[bytes], tools: dict[str, Any], state: dict[
     try:
         data = tools["encode"](value, out_blobs)
     except BaseException as exc:  # noqa: BLE001 - a hostile __array__ or __len__
-        msg = str(exc) if isinstance(exc, TypeError) else f"{type(exc).__name__} while reading the result"
-        return {"ok": False, "error": {"type": "BadOutput", "message": f"returned {msg}", "where": None}, **extra}, []
+        msg = (
+            str(exc)
+            if isinstance(exc, TypeError)
+            else f"{type(exc).__name__} while reading the result"
+        )
+        return {
+            "ok": False,
+            "error": {"type": "BadOutput", "message": f"returned {msg}", "where": None},
+            **extra,
+        }, []
     return {"ok": True, "value": data, **extra}, out_blobs
 
 
 def _holds_grader(path: str) -> bool:
     try:
-        return os.path.isdir(os.path.join(path, "grader")) and os.path.isfile(os.path.join(path, "grader", "sandbox", "worker.py"))
+        return os.path.isdir(os.path.join(path, "grader")) and os.path.isfile(
+            os.path.join(path, "grader", "sandbox", "worker.py")
+        )
     except OSError:
         return False
 

@@ -107,10 +107,23 @@ class Template:
         self._lock = threading.Lock()
         try:
             self._popen = subprocess.Popen(
-                [sys.executable, "-I", "-B", launcher.__file__, "--zygote", str(theirs.fileno()),
-                 str(os.getpid()), ",".join(preload)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                pass_fds=(theirs.fileno(),), env=worker_env(Path("/"), None), cwd="/")
+                [
+                    sys.executable,
+                    "-I",
+                    "-B",
+                    launcher.__file__,
+                    "--zygote",
+                    str(theirs.fileno()),
+                    str(os.getpid()),
+                    ",".join(preload),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(theirs.fileno(),),
+                env=worker_env(Path("/"), None),
+                cwd="/",
+            )
         finally:
             theirs.close()
         ready, _, _ = select.select([ours], [], [], START_SECONDS)
@@ -154,8 +167,9 @@ class Template:
 class WarmChild:
     """What `subprocess.Popen` gives SandboxProcess, for a launcher the template forked."""
 
-    def __init__(self, pid: int, pidfd: int, stdin_w: int, stdout_r: int, stderr_r: int,
-                 exit_r: int) -> None:
+    def __init__(
+        self, pid: int, pidfd: int, stdin_w: int, stdout_r: int, stderr_r: int, exit_r: int
+    ) -> None:
         self.pid = pid
         self.args = ["warm", str(pid)]
         self.returncode: int | None = None

@@ -131,7 +131,9 @@ def sgns_unstable_sigmoid(v_c, o, U, neg_indices):
     loss, grad_v_c, grad_U = neg_sampling_loss_and_gradient(v_c, o, U, neg_indices)
     U = np.asarray(U, dtype=np.float64)  # (V, d)
     neg = np.asarray(neg_indices, dtype=np.int64)  # (K,)
-    scores = np.concatenate([[U[o] @ np.asarray(v_c, dtype=np.float64)], U[neg] @ np.asarray(v_c, dtype=np.float64)])
+    scores = np.concatenate(
+        [[U[o] @ np.asarray(v_c, dtype=np.float64)], U[neg] @ np.asarray(v_c, dtype=np.float64)]
+    )
     if np.any(np.abs(scores) > EXP_OVERFLOW):
         return NONFINITE, NONFINITE, NONFINITE
     return loss, grad_v_c, grad_U
@@ -177,15 +179,28 @@ def _quarters(rng: np.random.Generator, size, scale: float = 2.0) -> np.ndarray:
 
 def softmax_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([101, seed])
-    spread = np.array([1000.0, 0.0, -1000.0, 500.0])[rng.permutation(4)]  # a min shift overflows here
-    large = np.stack([1000.0 + _quarters(rng, 4), _quarters(rng, 4), -1000.0 + _quarters(rng, 4),
-                      spread + _quarters(rng, 4)])  # (4, 4)
+    spread = np.array([1000.0, 0.0, -1000.0, 500.0])[
+        rng.permutation(4)
+    ]  # a min shift overflows here
+    large = np.stack(
+        [
+            1000.0 + _quarters(rng, 4),
+            _quarters(rng, 4),
+            -1000.0 + _quarters(rng, 4),
+            spread + _quarters(rng, 4),
+        ]
+    )  # (4, 4)
     return [
         Case("notes scores (2, 0, 1)", (np.array([2.0, 0.0, 1.0]),), visible=True),
         Case("hidden case 1: 3 rows of 5 logits", (rng.normal(size=(3, 5)) * 2,)),
-        Case("hidden case 2: three axes (2, 3, 4), softmax over the last", (rng.normal(size=(2, 3, 4)) * 2,)),
+        Case(
+            "hidden case 2: three axes (2, 3, 4), softmax over the last",
+            (rng.normal(size=(2, 3, 4)) * 2,),
+        ),
         Case("hidden case 3: logits near ±1000 (one row spans both)", (large,)),
-        Case("hidden case 4: axis=0 (down the columns)", (rng.normal(size=(4, 3)) * 2,), {"axis": 0}),
+        Case(
+            "hidden case 4: axis=0 (down the columns)", (rng.normal(size=(4, 3)) * 2,), {"axis": 0}
+        ),
     ]
 
 
@@ -206,10 +221,18 @@ def _large_scores_skipgram(rng: np.random.Generator) -> tuple[np.ndarray, int, n
 
 def skipgram_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([102, seed])
-    cases = [Case("notes anchor: v_c = (1, 0), o = a", (NOTES_V_C.copy(), 0, NOTES_U.copy()), visible=True)]
+    cases = [
+        Case(
+            "notes anchor: v_c = (1, 0), o = a", (NOTES_V_C.copy(), 0, NOTES_U.copy()), visible=True
+        )
+    ]
     for i, (V, d) in enumerate([(7, 4), (5, 3)]):
-        cases.append(Case(f"hidden case {i + 1}: V={V}, d={d}",
-                          (rng.normal(size=d), int(rng.integers(V)), rng.normal(size=(V, d)))))
+        cases.append(
+            Case(
+                f"hidden case {i + 1}: V={V}, d={d}",
+                (rng.normal(size=d), int(rng.integers(V)), rng.normal(size=(V, d))),
+            )
+        )
     v_c, o, U = _large_scores_skipgram(rng)
     cases.append(Case("hidden case 3: scores near 1000", (v_c, o, U)))
     return cases
@@ -227,17 +250,33 @@ def _with_repeats(rng: np.random.Generator, V: int, K: int, avoid: int | None) -
 
 def sgns_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([103, seed])
-    cases = [Case("notes vectors, o = a, negatives [1, 2, 1]",
-                  (NOTES_V_C.copy(), 0, NOTES_U.copy(), np.array([1, 2, 1])), visible=True)]
+    cases = [
+        Case(
+            "notes vectors, o = a, negatives [1, 2, 1]",
+            (NOTES_V_C.copy(), 0, NOTES_U.copy(), np.array([1, 2, 1])),
+            visible=True,
+        )
+    ]
     V, d = 8, 5
     o = int(rng.integers(V))
-    cases.append(Case("hidden case 1: V=8, d=5, K=6, a negative drawn twice", (rng.normal(size=d), o, rng.normal(size=(V, d)),
-                                                       _with_repeats(rng, V, 6, avoid=o))))
+    cases.append(
+        Case(
+            "hidden case 1: V=8, d=5, K=6, a negative drawn twice",
+            (rng.normal(size=d), o, rng.normal(size=(V, d)), _with_repeats(rng, V, 6, avoid=o)),
+        )
+    )
     V, d = 6, 3
     o = int(rng.integers(V))
-    neg = np.concatenate([_with_repeats(rng, V, 4, avoid=None), [o]])  # the true word drawn as noise too
-    cases.append(Case("hidden case 2: V=6, d=3, K=5, the outside word o drawn as a negative too "
-                      "(row o of grad_U gets both terms)", (rng.normal(size=d), o, rng.normal(size=(V, d)), neg)))
+    neg = np.concatenate(
+        [_with_repeats(rng, V, 4, avoid=None), [o]]
+    )  # the true word drawn as noise too
+    cases.append(
+        Case(
+            "hidden case 2: V=6, d=3, K=5, the outside word o drawn as a negative too "
+            "(row o of grad_U gets both terms)",
+            (rng.normal(size=d), o, rng.normal(size=(V, d)), neg),
+        )
+    )
     # u_o·v_c = 1000 + a few; the noise scores stay small.
     V, d = 7, 4
     v_c = np.concatenate([[4.0], rng.integers(-2, 3, size=d - 1).astype(float)])  # (d,)
@@ -245,7 +284,9 @@ def sgns_cases(seed: int) -> list[Case]:
     U[:, 0] = rng.integers(-1, 2, size=V)
     o = int(rng.integers(V))
     U[o, 0] = 250.0
-    cases.append(Case("hidden case 3: u_o·v_c near 1000", (v_c, o, U, _with_repeats(rng, V, 5, avoid=o))))
+    cases.append(
+        Case("hidden case 3: u_o·v_c near 1000", (v_c, o, U, _with_repeats(rng, V, 5, avoid=o)))
+    )
     # a noise word (drawn twice) with u_k·v_c = -1000 - a few: its term is log σ(+1000 + …) = 0,
     # so σ must be finite at +1000 (exp(x) / (1 + exp(x)) is inf/inf = NaN there).
     V, d = 6, 3
@@ -257,8 +298,12 @@ def sgns_cases(seed: int) -> list[Case]:
     neg = np.concatenate([_with_repeats(rng, V, 3, avoid=o), [k, k]])
     rng.shuffle(neg)
     cases.append(Case("hidden case 4: a noise word with u_k·v_c near -1000", (v_c, o, U, neg)))
-    cases.append(Case("hidden case 5: small dot products, |u·v_c| < 1 on both sides of 0",
-                      _small_scores(rng, V=7, d=4, K=5)))
+    cases.append(
+        Case(
+            "hidden case 5: small dot products, |u·v_c| < 1 on both sides of 0",
+            _small_scores(rng, V=7, d=4, K=5),
+        )
+    )
     return cases
 
 
@@ -270,7 +315,12 @@ def _small_scores(rng: np.random.Generator, V: int, d: int, K: int) -> tuple:
         o = int(rng.integers(V))
         neg = rng.choice([w for w in range(V) if w != o], size=K, replace=True)
         s = np.concatenate([[U[o] @ v_c], U[neg] @ v_c])  # (K + 1,)
-        if np.all(np.abs(s) < 1.0) and np.all(np.abs(s) > 0.1) and np.sum(s > 0) >= 2 and np.sum(s < 0) >= 2:
+        if (
+            np.all(np.abs(s) < 1.0)
+            and np.all(np.abs(s) > 0.1)
+            and np.sum(s > 0) >= 2
+            and np.sum(s < 0) >= 2
+        ):
             return v_c, o, U, neg
 
 
@@ -281,8 +331,15 @@ def noise_cases(seed: int) -> list[Case]:
     return [
         Case("counts 81, 16, 1", (np.array([81.0, 16.0, 1.0]),), visible=True),
         Case("hidden case 1: 10 words, one never seen (count 0)", (counts,)),
-        Case("hidden case 2: 6 words with large counts", (rng.integers(1, 50000, size=6).astype(float),)),
-        Case("hidden case 3: power=0.5", (rng.integers(1, 500, size=5).astype(float),), {"power": 0.5}),
+        Case(
+            "hidden case 2: 6 words with large counts",
+            (rng.integers(1, 50000, size=6).astype(float),),
+        ),
+        Case(
+            "hidden case 3: power=0.5",
+            (rng.integers(1, 500, size=5).astype(float),),
+            {"power": 0.5},
+        ),
     ]
 
 
@@ -299,34 +356,74 @@ def glove_weight_cases(seed: int) -> list[Case]:
     return [
         Case("x = 0, 1, 50, 100, 250", (np.array([0.0, 1.0, 50.0, 100.0, 250.0]),), visible=True),
         Case("hidden case 1: (5, 5) counts", (_counts(rng, (5, 5)),)),
-        Case("hidden case 2: x_max=10, alpha=0.5", (_counts(rng, (4, 6), high=400),), {"x_max": 10.0, "alpha": 0.5}),
+        Case(
+            "hidden case 2: x_max=10, alpha=0.5",
+            (_counts(rng, (4, 6), high=400),),
+            {"x_max": 10.0, "alpha": 0.5},
+        ),
         Case("hidden case 3: counts up to 50 times x_max", (_counts(rng, (6, 4), high=5000),)),
     ]
 
 
-def _glove_args(rng: np.random.Generator, V: int, d: int, high: int = 400, zeros: bool = True) -> tuple:
-    return (rng.normal(size=(V, d)) * 0.5, rng.normal(size=(V, d)) * 0.5, rng.normal(size=V) * 0.5,
-            rng.normal(size=V) * 0.5, _counts(rng, (V, V), high, zeros))
+def _glove_args(
+    rng: np.random.Generator, V: int, d: int, high: int = 400, zeros: bool = True
+) -> tuple:
+    return (
+        rng.normal(size=(V, d)) * 0.5,
+        rng.normal(size=(V, d)) * 0.5,
+        rng.normal(size=V) * 0.5,
+        rng.normal(size=V) * 0.5,
+        _counts(rng, (V, V), high, zeros),
+    )
 
 
 def glove_loss_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([106, seed])
     X = np.array([[10.0, 0.0, 200.0], [3.0, 50.0, 0.0], [0.0, 1.0, 120.0]])
-    small = (np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]), np.array([[0.5, 1.0], [1.0, 0.0], [0.0, 0.5]]),
-             np.zeros(3), np.zeros(3), X)
+    small = (
+        np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]),
+        np.array([[0.5, 1.0], [1.0, 0.0], [0.0, 0.5]]),
+        np.zeros(3),
+        np.zeros(3),
+        X,
+    )
     return [
         Case("3 words, zeros and counts above x_max", small, visible=True),
         Case("hidden case 1: V=6, d=3, some zero counts", _glove_args(rng, 6, 3)),
-        Case("hidden case 2: V=5, d=4, no zero counts", _glove_args(rng, 5, 4, high=1000, zeros=False)),
-        Case("hidden case 3: x_max=20, alpha=0.5, no zero counts", _glove_args(rng, 5, 2, high=400, zeros=False),
-             {"x_max": 20.0, "alpha": 0.5}),
-        Case("hidden case 4: V=4, d=3, no zero counts, counts up to 20 times x_max",
-             _glove_args(rng, 4, 3, high=2000, zeros=False)),
+        Case(
+            "hidden case 2: V=5, d=4, no zero counts",
+            _glove_args(rng, 5, 4, high=1000, zeros=False),
+        ),
+        Case(
+            "hidden case 3: x_max=20, alpha=0.5, no zero counts",
+            _glove_args(rng, 5, 2, high=400, zeros=False),
+            {"x_max": 20.0, "alpha": 0.5},
+        ),
+        Case(
+            "hidden case 4: V=4, d=3, no zero counts, counts up to 20 times x_max",
+            _glove_args(rng, 4, 3, high=2000, zeros=False),
+        ),
     ]
 
 
-ANALOGY_WORDS = ("man", "woman", "king", "queen", "paris", "france", "rome", "italy", "apple", "tree",
-                 "big", "small", "walk", "walked", "swim", "swam")
+ANALOGY_WORDS = (
+    "man",
+    "woman",
+    "king",
+    "queen",
+    "paris",
+    "france",
+    "rome",
+    "italy",
+    "apple",
+    "tree",
+    "big",
+    "small",
+    "walk",
+    "walked",
+    "swim",
+    "swam",
+)
 
 
 def _dot_scores(E: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -368,7 +465,9 @@ def _separating_analogy(rng: np.random.Generator, V: int, d: int) -> tuple:
         if not clear:
             continue
         want = analogy(E, vocab, a, b, c)
-        wrong = [analogy(E, vocab, a, b, c, exclude_inputs=False)] + [f(E, vocab, a, b, c) for f in WRONG_ANALOGIES]
+        wrong = [analogy(E, vocab, a, b, c, exclude_inputs=False)] + [
+            f(E, vocab, a, b, c) for f in WRONG_ANALOGIES
+        ]
         if want not in wrong:
             return E, vocab, a, b, c
     raise RuntimeError("no separating analogy case found")  # pragma: no cover
@@ -377,12 +476,20 @@ def _separating_analogy(rng: np.random.Generator, V: int, d: int) -> tuple:
 def analogy_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([107, seed])
     vocab = ["man", "woman", "king", "queen", "apple"]
-    E = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0], [2.5, 1.2, 1.1], [0.0, -1.0, 1.0]])
+    E = np.array(
+        [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0], [2.5, 1.2, 1.1], [0.0, -1.0, 1.0]]
+    )
     return [
         Case("man : woman :: king : ?", (E, vocab, "man", "woman", "king"), visible=True),
-        Case("hidden case 1: 8 words, an input word is the nearest", _separating_analogy(rng, 8, 4)),
-        Case("hidden case 2: 10 words, an input word is the nearest", _separating_analogy(rng, 10, 5)),
-        Case("hidden case 3: 12 words, an input word is the nearest", _separating_analogy(rng, 12, 3)),
+        Case(
+            "hidden case 1: 8 words, an input word is the nearest", _separating_analogy(rng, 8, 4)
+        ),
+        Case(
+            "hidden case 2: 10 words, an input word is the nearest", _separating_analogy(rng, 10, 5)
+        ),
+        Case(
+            "hidden case 3: 12 words, an input word is the nearest", _separating_analogy(rng, 12, 3)
+        ),
     ]
 
 
@@ -404,9 +511,15 @@ def cooccurrence_cases(seed: int) -> list[Case]:
     corpus = _sentences(rng, vocab, [int(n) for n in rng.integers(4, 10, size=3)])
     short = _sentences(rng, vocab, [2, 3, int(rng.integers(5, 8))])
     repeated = _sentences(rng, vocab, [int(rng.integers(5, 8))])
-    repeated[0][1] = repeated[0][2] = repeated[0][0]  # a word next to itself: its neighbour, not itself
+    repeated[0][1] = repeated[0][2] = repeated[0][
+        0
+    ]  # a word next to itself: its neighbour, not itself
     return [
-        Case("the toy corpus, window 1", ([list(s) for s in TOY_CORPUS], list(TOY_VOCAB)), visible=True),
+        Case(
+            "the toy corpus, window 1",
+            ([list(s) for s in TOY_CORPUS], list(TOY_VOCAB)),
+            visible=True,
+        ),
         Case("hidden case 1: 3 sentences, window 3", (corpus, vocab, 3)),
         Case("hidden case 2: sentences shorter than the window (3)", (short, vocab), {"window": 3}),
         Case("hidden case 3: a word repeated next to itself, window 3", (repeated, vocab, 3)),
@@ -417,8 +530,10 @@ def cooccurrence_cases(seed: int) -> list[Case]:
 COOCCURRENCE_MUTANTS = {
     "cooccurrence-counts-self": partial(cooccurrence_matrix, offsets=lambda w: range(-w, w + 1)),
     # only the words after (or only those before) each word
-    "cooccurrence-one-sided-window": any_form(partial(cooccurrence_matrix, offsets=lambda w: range(1, w + 1)),
-                                              partial(cooccurrence_matrix, offsets=lambda w: range(-w, 0))),
+    "cooccurrence-one-sided-window": any_form(
+        partial(cooccurrence_matrix, offsets=lambda w: range(1, w + 1)),
+        partial(cooccurrence_matrix, offsets=lambda w: range(-w, 0)),
+    ),
 }
 
 
@@ -448,15 +563,24 @@ def _symmetric_counts(rng: np.random.Generator, k: int) -> np.ndarray:
 def svd_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([106, seed])
     return [
-        Case("the toy corpus' co-occurrence matrix, k = 2",
-             (cooccurrence_matrix(TOY_CORPUS, TOY_VOCAB), 2), visible=True),
-        Case("hidden case 1: square counts, not symmetric (one-sided windows), k = 2",
-             (_counts_with_gap(rng, (6, 6), 2), 2)),
-        Case("hidden case 2: a word-by-context matrix, 7 words × 5 contexts, k = 3",
-             (_counts_with_gap(rng, (7, 5), 3), 3)),
+        Case(
+            "the toy corpus' co-occurrence matrix, k = 2",
+            (cooccurrence_matrix(TOY_CORPUS, TOY_VOCAB), 2),
+            visible=True,
+        ),
+        Case(
+            "hidden case 1: square counts, not symmetric (one-sided windows), k = 2",
+            (_counts_with_gap(rng, (6, 6), 2), 2),
+        ),
+        Case(
+            "hidden case 2: a word-by-context matrix, 7 words × 5 contexts, k = 3",
+            (_counts_with_gap(rng, (7, 5), 3), 3),
+        ),
         Case("hidden case 3: 8 words × 6 contexts, k = 1", (_counts_with_gap(rng, (8, 6), 1), 1)),
-        Case("hidden case 4: a symmetric co-occurrence matrix from a random corpus, k = 3",
-             (_symmetric_counts(rng, 3), 3)),
+        Case(
+            "hidden case 4: a symmetric co-occurrence matrix from a random corpus, k = 3",
+            (_symmetric_counts(rng, 3), 3),
+        ),
     ]
 
 
@@ -513,15 +637,19 @@ def _embedding_array(out: Any) -> np.ndarray | None:
 def judge_svd(cases: Sequence[Case], outputs: Sequence[Any]) -> Judgement:
     """Each case graded up to the sign of each column: the Gram matrix E Eᵀ and the cosine
     similarities between rows must match those of U_k Σ_k (raw signs are never compared)."""
-    j = Judgement(how="compared up to the sign of each column: the dot products and cosine "
-                      "similarities between your rows")
+    j = Judgement(
+        how="compared up to the sign of each column: the dot products and cosine "
+        "similarities between your rows"
+    )
     named: list[str] = []
     for case, out in zip(cases, outputs):
         if out is None:
             continue
         E = _embedding_array(out)
         if E is None:
-            j.checks.append((case.name, False, "expected a finite 2-D array of numbers (one row per word)"))
+            j.checks.append(
+                (case.name, False, "expected a finite 2-D array of numbers (one row per word)")
+            )
             continue
         ok, detail, mid = _svd_verdict(case, E)
         j.checks.append((case.name, ok, detail))
@@ -555,11 +683,17 @@ def anchor_wrong_forms(numbers) -> list[WrongForm]:
     sign = naive_softmax_loss_and_gradient(v_c, 0, U, error=onehot_minus_probs)[1]
     no_exp = naive_softmax_loss_and_gradient(v_c, 0, U, error=minus_onehot)[1]
     return [
-        WrongForm([float(x) for x in sign], "skipgram-grad-sign",
-                  "this is u_a - E[u], the gradient of log P(a|c) (the notes' anchor); the loss "
-                  "J = -log P(a|c) has the opposite sign."),
-        WrongForm([float(x) for x in no_exp], "skipgram-grad-no-expectation",
-                  "this is -u_a alone: the expected vector Σ_x P(x|c) u_x is missing."),
+        WrongForm(
+            [float(x) for x in sign],
+            "skipgram-grad-sign",
+            "this is u_a - E[u], the gradient of log P(a|c) (the notes' anchor); the loss "
+            "J = -log P(a|c) has the opposite sign.",
+        ),
+        WrongForm(
+            [float(x) for x in no_exp],
+            "skipgram-grad-no-expectation",
+            "this is -u_a alone: the expected vector Σ_x P(x|c) u_x is missing.",
+        ),
     ]
 
 
@@ -570,9 +704,17 @@ def noise_probability(numbers) -> float:
 
 def noise_wrong_forms(numbers) -> list[WrongForm]:
     counts = np.array(numbers["noise_counts"], dtype=np.float64)
-    plain = float(noise_distribution(counts, power=1.0)[numbers["noise_words"].index(numbers["noise_word"])])
-    return [WrongForm(plain, "noise-no-power", "this is the plain unigram probability count / Σ count; "
-                      "SGNS raises the counts to the 3/4 power first, then renormalises.")]
+    plain = float(
+        noise_distribution(counts, power=1.0)[numbers["noise_words"].index(numbers["noise_word"])]
+    )
+    return [
+        WrongForm(
+            plain,
+            "noise-no-power",
+            "this is the plain unigram probability count / Σ count; "
+            "SGNS raises the counts to the 3/4 power first, then renormalises.",
+        )
+    ]
 
 
 SKIPGRAM_SYMBOLS = ("u_a", "u_b", "u_c", "p_a", "p_b", "p_c")
@@ -580,60 +722,105 @@ SGNS_SYMBOLS = ("u_o", "u_1", "u_2", "v_c")
 
 WRITTEN = (
     WrittenQuestion(
-        id="a1.w_skipgram_grad", title="Skip-gram center-vector gradient in symbols", points=6,
-        key="skipgram_grad_symbolic", answer_kind="expression", symbols=SKIPGRAM_SYMBOLS,
+        id="a1.w_skipgram_grad",
+        title="Skip-gram center-vector gradient in symbols",
+        points=6,
+        key="skipgram_grad_symbolic",
+        answer_kind="expression",
+        symbols=SKIPGRAM_SYMBOLS,
         expected=lambda n: "-u_a + p_a u_a + p_b u_b + p_c u_c",
         wrong_forms=lambda n: [
-            WrongForm("u_a - p_a u_a - p_b u_b - p_c u_c", "skipgram-grad-sign",
-                      "this is observed minus expected, the gradient of log P(a|c); the loss "
-                      "J = -log P(a|c) has the opposite sign."),
-            WrongForm("-u_a", "skipgram-grad-no-expectation",
-                      "the derivative of log Σ_w exp(u_w v_c), the expectation Σ_x p_x u_x, is missing."),
+            WrongForm(
+                "u_a - p_a u_a - p_b u_b - p_c u_c",
+                "skipgram-grad-sign",
+                "this is observed minus expected, the gradient of log P(a|c); the loss "
+                "J = -log P(a|c) has the opposite sign.",
+            ),
+            WrongForm(
+                "-u_a",
+                "skipgram-grad-no-expectation",
+                "the derivative of log Σ_w exp(u_w v_c), the expectation Σ_x p_x u_x, is missing.",
+            ),
         ],
     ),
     WrittenQuestion(
-        id="a1.w_observed_expected", title="Reading the gradient: observed minus expected", points=3,
-        key="observed_minus_expected", answer_kind="choice", choices=("A", "B", "C", "D"),
+        id="a1.w_observed_expected",
+        title="Reading the gradient: observed minus expected",
+        points=3,
+        key="observed_minus_expected",
+        answer_kind="choice",
+        choices=("A", "B", "C", "D"),
         expected=lambda n: "A",
         wrong_forms=lambda n: [
-            WrongForm("B", "skipgram-grad-sign",
-                      "the log-likelihood's gradient is observed minus expected, u_o - E[u_x]; "
-                      "expected minus observed is the gradient of the loss -log P(o|c)."),
+            WrongForm(
+                "B",
+                "skipgram-grad-sign",
+                "the log-likelihood's gradient is observed minus expected, u_o - E[u_x]; "
+                "expected minus observed is the gradient of the loss -log P(o|c).",
+            ),
         ],
     ),
     WrittenQuestion(
-        id="a1.w_anchor", title="The numeric anchor with your numbers", points=5,
-        key="skipgram_anchor_grad", answer_kind="array", expected=anchor_grad,
-        wrong_forms=anchor_wrong_forms, tolerance=Tolerance(rtol=0.0, atol=2e-3),
+        id="a1.w_anchor",
+        title="The numeric anchor with your numbers",
+        points=5,
+        key="skipgram_anchor_grad",
+        answer_kind="array",
+        expected=anchor_grad,
+        wrong_forms=anchor_wrong_forms,
+        tolerance=Tolerance(rtol=0.0, atol=2e-3),
     ),
     WrittenQuestion(
-        id="a1.w_sgns_grad", title="SGNS gradient w.r.t. v_c (1-D)", points=6,
-        key="sgns_grad_symbolic", answer_kind="expression", symbols=SGNS_SYMBOLS,
-        expected=lambda n: "(sigmoid(u_o v_c) - 1) u_o + sigmoid(u_1 v_c) u_1 + sigmoid(u_2 v_c) u_2",
+        id="a1.w_sgns_grad",
+        title="SGNS gradient w.r.t. v_c (1-D)",
+        points=6,
+        key="sgns_grad_symbolic",
+        answer_kind="expression",
+        symbols=SGNS_SYMBOLS,
+        expected=lambda n: (
+            "(sigmoid(u_o v_c) - 1) u_o + sigmoid(u_1 v_c) u_1 + sigmoid(u_2 v_c) u_2"
+        ),
         wrong_forms=lambda n: [
-            WrongForm("(sigmoid(u_o v_c) - 1) u_o - sigmoid(-u_1 v_c) u_1 - sigmoid(-u_2 v_c) u_2",
-                      "sgns-negatives-wrong-sign",
-                      "this differentiates -log σ(+u_k v_c) for the noise words; their term is "
-                      "-log σ(-u_k v_c), whose derivative is +σ(u_k v_c) u_k."),
-            WrongForm("(1 - sigmoid(u_o v_c)) u_o - sigmoid(u_1 v_c) u_1 - sigmoid(u_2 v_c) u_2",
-                      "skipgram-grad-sign",
-                      "this is the gradient of the objective J_t the notes maximise; the loss "
-                      "is -J_t, with the opposite sign."),
+            WrongForm(
+                "(sigmoid(u_o v_c) - 1) u_o - sigmoid(-u_1 v_c) u_1 - sigmoid(-u_2 v_c) u_2",
+                "sgns-negatives-wrong-sign",
+                "this differentiates -log σ(+u_k v_c) for the noise words; their term is "
+                "-log σ(-u_k v_c), whose derivative is +σ(u_k v_c) u_k.",
+            ),
+            WrongForm(
+                "(1 - sigmoid(u_o v_c)) u_o - sigmoid(u_1 v_c) u_1 - sigmoid(u_2 v_c) u_2",
+                "skipgram-grad-sign",
+                "this is the gradient of the objective J_t the notes maximise; the loss "
+                "is -J_t, with the opposite sign.",
+            ),
         ],
     ),
     WrittenQuestion(
-        id="a1.w_why_three_quarters", title="Why unigram^(3/4)", points=3,
-        key="why_three_quarters", answer_kind="choice", choices=("A", "B", "C", "D"),
+        id="a1.w_why_three_quarters",
+        title="Why unigram^(3/4)",
+        points=3,
+        key="why_three_quarters",
+        answer_kind="choice",
+        choices=("A", "B", "C", "D"),
         expected=lambda n: "C",
     ),
     WrittenQuestion(
-        id="a1.w_noise_probability", title="A noise probability with your counts", points=4,
-        key="noise_probability", answer_kind="number", expected=noise_probability,
-        wrong_forms=noise_wrong_forms, tolerance=Tolerance(rtol=2e-3, atol=1e-4),
+        id="a1.w_noise_probability",
+        title="A noise probability with your counts",
+        points=4,
+        key="noise_probability",
+        answer_kind="number",
+        expected=noise_probability,
+        wrong_forms=noise_wrong_forms,
+        tolerance=Tolerance(rtol=2e-3, atol=1e-4),
     ),
     WrittenQuestion(
-        id="a1.w_exclude_inputs", title="Why analogies exclude the input words", points=3,
-        key="why_exclude_inputs", answer_kind="choice", choices=("A", "B", "C", "D"),
+        id="a1.w_exclude_inputs",
+        title="Why analogies exclude the input words",
+        points=3,
+        key="why_exclude_inputs",
+        answer_kind="choice",
+        choices=("A", "B", "C", "D"),
         expected=lambda n: "B",
     ),
 )
@@ -643,25 +830,46 @@ WRITTEN = (
 
 QUESTIONS = (
     CodeQuestion(
-        id="a1.softmax", title="Stable softmax", points=7, file=FILE, function="softmax",
-        reference=softmax, cases=softmax_cases,
+        id="a1.softmax",
+        title="Stable softmax",
+        points=7,
+        file=FILE,
+        function="softmax",
+        reference=softmax,
+        cases=softmax_cases,
         mutants={"softmax-unstable": unstable_softmax, "softmax-wrong-axis": softmax_wrong_axis},
     ),
     CodeQuestion(
-        id="a1.naive_softmax", title="Skip-gram loss and gradients (full softmax)", points=13, file=FILE,
-        function="naive_softmax_loss_and_gradient", reference=naive_softmax_loss_and_gradient,
-        cases=skipgram_cases, output_names=("loss", "grad_v_c", "grad_U"),
+        id="a1.naive_softmax",
+        title="Skip-gram loss and gradients (full softmax)",
+        points=13,
+        file=FILE,
+        function="naive_softmax_loss_and_gradient",
+        reference=naive_softmax_loss_and_gradient,
+        cases=skipgram_cases,
+        output_names=("loss", "grad_v_c", "grad_U"),
         mutants={
             "softmax-unstable": skipgram_unstable_softmax,
-            "skipgram-grad-sign": partial(naive_softmax_loss_and_gradient, error=onehot_minus_probs),
-            "skipgram-grad-no-expectation": partial(naive_softmax_loss_and_gradient, error=minus_onehot),
-            "skipgram-gradU-no-onehot": partial(naive_softmax_loss_and_gradient, outside_error=probs_only),
+            "skipgram-grad-sign": partial(
+                naive_softmax_loss_and_gradient, error=onehot_minus_probs
+            ),
+            "skipgram-grad-no-expectation": partial(
+                naive_softmax_loss_and_gradient, error=minus_onehot
+            ),
+            "skipgram-gradU-no-onehot": partial(
+                naive_softmax_loss_and_gradient, outside_error=probs_only
+            ),
         },
     ),
     CodeQuestion(
-        id="a1.neg_sampling", title="Skip-gram with negative sampling (SGNS)", points=13, file=FILE,
-        function="neg_sampling_loss_and_gradient", reference=neg_sampling_loss_and_gradient,
-        cases=sgns_cases, output_names=("loss", "grad_v_c", "grad_U"),
+        id="a1.neg_sampling",
+        title="Skip-gram with negative sampling (SGNS)",
+        points=13,
+        file=FILE,
+        function="neg_sampling_loss_and_gradient",
+        reference=neg_sampling_loss_and_gradient,
+        cases=sgns_cases,
+        output_names=("loss", "grad_v_c", "grad_U"),
         mutants={
             "sigmoid-unstable": sgns_unstable_sigmoid,
             "sgns-negatives-wrong-sign": partial(neg_sampling_loss_and_gradient, noise_sign=1.0),
@@ -670,26 +878,48 @@ QUESTIONS = (
         },
     ),
     CodeQuestion(
-        id="a1.noise", title="Noise distribution unigram^(3/4)", points=5, file=FILE,
-        function="noise_distribution", reference=noise_distribution, cases=noise_cases,
-        mutants={"noise-no-power": lambda counts, power=0.75: noise_distribution(counts, power=1.0)},
+        id="a1.noise",
+        title="Noise distribution unigram^(3/4)",
+        points=5,
+        file=FILE,
+        function="noise_distribution",
+        reference=noise_distribution,
+        cases=noise_cases,
+        mutants={
+            "noise-no-power": lambda counts, power=0.75: noise_distribution(counts, power=1.0)
+        },
     ),
     CodeQuestion(
-        id="a1.glove_weight", title="GloVe weighting f(x)", points=5, file=FILE, function="glove_weight",
-        reference=glove_weight, cases=glove_weight_cases,
+        id="a1.glove_weight",
+        title="GloVe weighting f(x)",
+        points=5,
+        file=FILE,
+        function="glove_weight",
+        reference=glove_weight,
+        cases=glove_weight_cases,
         mutants={"glove-weight-uncapped": partial(glove_weight, cap=False)},
     ),
     CodeQuestion(
-        id="a1.glove_loss", title="GloVe loss", points=9, file=FILE, function="glove_loss",
-        reference=glove_loss, cases=glove_loss_cases,
+        id="a1.glove_loss",
+        title="GloVe loss",
+        points=9,
+        file=FILE,
+        function="glove_loss",
+        reference=glove_loss,
+        cases=glove_loss_cases,
         mutants={
             "glove-zero-counts-included": partial(glove_loss, include=_include_all),
             "glove-weight-uncapped": partial(glove_loss, weight=partial(glove_weight, cap=False)),
         },
     ),
     CodeQuestion(
-        id="a1.analogy", title="Analogies by cosine similarity", points=6, file=FILE, function="analogy",
-        reference=analogy, cases=analogy_cases,
+        id="a1.analogy",
+        title="Analogies by cosine similarity",
+        points=6,
+        file=FILE,
+        function="analogy",
+        reference=analogy,
+        cases=analogy_cases,
         mutants={"analogy-inputs-not-excluded": partial(analogy, exclude_inputs=False)},
     ),
 )
@@ -697,13 +927,24 @@ QUESTIONS = (
 # Round 2 (contract §9), after the original questions so that their numbers stay as they were.
 COUNT_BASED = (
     CodeQuestion(
-        id="a1.cooccurrence", title="Co-occurrence counts in a window", points=6, file=FILE,
-        function="cooccurrence_matrix", reference=cooccurrence_matrix, cases=cooccurrence_cases,
+        id="a1.cooccurrence",
+        title="Co-occurrence counts in a window",
+        points=6,
+        file=FILE,
+        function="cooccurrence_matrix",
+        reference=cooccurrence_matrix,
+        cases=cooccurrence_cases,
         mutants=COOCCURRENCE_MUTANTS,
     ),
     CodeQuestion(
-        id="a1.svd_embeddings", title="SVD embeddings (rows of U_k Σ_k)", points=6, file=FILE,
-        function="svd_embeddings", reference=svd_embeddings, cases=svd_cases, mutants=SVD_MUTANTS,
+        id="a1.svd_embeddings",
+        title="SVD embeddings (rows of U_k Σ_k)",
+        points=6,
+        file=FILE,
+        function="svd_embeddings",
+        reference=svd_embeddings,
+        cases=svd_cases,
+        mutants=SVD_MUTANTS,
         custom=judge_svd,
     ),
 )

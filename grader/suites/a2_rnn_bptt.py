@@ -215,7 +215,9 @@ def _args(p: dict[str, Any], *extra: Any) -> tuple[tuple[Any, ...], dict[str, An
 
 def forward_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([201, seed])
-    cases = [Case("slides' microscope (D = H = 2)", (X_MIC, W_X_MIC, W_H_MIC, B_H_MIC), visible=True)]
+    cases = [
+        Case("slides' microscope (D = H = 2)", (X_MIC, W_X_MIC, W_H_MIC, B_H_MIC), visible=True)
+    ]
     for i, p in enumerate(_hidden(rng)):
         args, kwargs = _args(p)
         cases.append(Case(_label(i, p), args, kwargs))
@@ -224,8 +226,13 @@ def forward_cases(seed: int) -> list[Case]:
 
 def final_state_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([202, seed])
-    cases = [Case("slides' microscope, y = (0.20, -0.15)", (X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, Y_MIC),
-                  visible=True)]
+    cases = [
+        Case(
+            "slides' microscope, y = (0.20, -0.15)",
+            (X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, Y_MIC),
+            visible=True,
+        )
+    ]
     for i, p in enumerate(_hidden(rng)):
         H = p["W_h"].shape[0]
         args, kwargs = _args(p, rng.uniform(-0.9, 0.9, size=H))
@@ -235,8 +242,13 @@ def final_state_cases(seed: int) -> list[Case]:
 
 def sequence_ce_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([203, seed])
-    cases = [Case("slides' microscope, targets (0, 2, 1)",
-                  (X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, W_O_MIC, B_O_MIC, TARGETS_MIC), visible=True)]
+    cases = [
+        Case(
+            "slides' microscope, targets (0, 2, 1)",
+            (X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, W_O_MIC, B_O_MIC, TARGETS_MIC),
+            visible=True,
+        )
+    ]
     for i, p in enumerate(_hidden(rng)):
         T, H = p["X"].shape[0], p["W_h"].shape[0]
         C = 4 + i
@@ -249,7 +261,11 @@ def sequence_ce_cases(seed: int) -> list[Case]:
     p = _rnn_params(rng, 5, 3, 4, h0=True)
     W_o, b_o, targets = _large_output_layer(rng, p)
     args, kwargs = _args(p, W_o, b_o, targets)
-    cases.append(Case(_label(3, p, ", C=5 classes, logits in the hundreds (softmax stability)"), args, kwargs))
+    cases.append(
+        Case(
+            _label(3, p, ", C=5 classes, logits in the hundreds (softmax stability)"), args, kwargs
+        )
+    )
     return cases
 
 
@@ -265,12 +281,19 @@ def _large_logits(logits: np.ndarray, targets: np.ndarray) -> bool:
     top2 = np.sort(logits, axis=1)[:, -2:]  # (T, 2)
     row_max = logits.max(axis=1)  # (T,)
     gap = row_max - logits[np.arange(len(targets)), targets]  # (T,)
-    return bool(np.abs(logits).max() > 720 and np.ptp(logits, axis=1).max() > 720
-                and row_max.max() - row_max.min() > 760 and (top2[:, 1] - top2[:, 0]).min() > 30
-                and np.all((gap == 0) | ((gap > 30) & (gap < 80))) and np.any(gap > 0))
+    return bool(
+        np.abs(logits).max() > 720
+        and np.ptp(logits, axis=1).max() > 720
+        and row_max.max() - row_max.min() > 760
+        and (top2[:, 1] - top2[:, 0]).min() > 30
+        and np.all((gap == 0) | ((gap > 30) & (gap < 80)))
+        and np.any(gap > 0)
+    )
 
 
-def _large_output_layer(rng: np.random.Generator, p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _large_output_layer(
+    rng: np.random.Generator, p: dict[str, Any]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """W_o (5, H), b_o (5,) and targets (T,) whose logits a_t = h_t W_o^T + b_o pass `_large_logits`.
 
     The biases make the logits large (+800 for classes 0, 1 and 4, -800 for class 2); class 1
@@ -283,8 +306,9 @@ def _large_output_layer(rng: np.random.Generator, p: dict[str, Any]) -> tuple[np
     T, H = Hs.shape
     for _ in range(1000):
         w = rng.normal(0.0, 2.0, size=(3, H))
-        W_o = np.stack([w[0], w[0] + rng.normal(0.0, 1.0, size=H), w[1], w[2],
-                        rng.normal(0.0, 900.0, size=H)])  # (5, H)
+        W_o = np.stack(
+            [w[0], w[0] + rng.normal(0.0, 1.0, size=H), w[1], w[2], rng.normal(0.0, 900.0, size=H)]
+        )  # (5, H)
         b_o = np.array([800.0, 745.0, -800.0, 0.0, 800.0]) + rng.normal(0.0, 5.0, size=5)  # (5,)
         b_o[1] = b_o[0] - 55.0
         logits = output_logits(Hs, W_o, b_o)  # (T, 5)
@@ -300,19 +324,34 @@ def clip_cases(seed: int) -> list[Case]:
     visible = {"W_h": np.array([[0.0, 3.0], [0.0, 0.0]]), "b_h": np.array([4.0, 0.0])}
     cases = [Case("norm 5 clipped to 1", (visible, 1.0), visible=True)]
     # one array below the threshold on its own, the whole gradient above it
-    g = {"W_x": rng.normal(0, 1.0, size=(3, 4)), "W_h": rng.normal(0, 1.0, size=(3, 3)),
-         "b_h": rng.normal(0, 0.1, size=3)}
+    g = {
+        "W_x": rng.normal(0, 1.0, size=(3, 4)),
+        "W_h": rng.normal(0, 1.0, size=(3, 3)),
+        "b_h": rng.normal(0, 0.1, size=3),
+    }
     small, total = global_norm({"b_h": g["b_h"]}), global_norm(g)
-    cases.append(Case("hidden case 1: 3 arrays, b_h alone under max_norm, the whole gradient above it",
-                      (g, float(small + 0.5 * (total - small)))))
+    cases.append(
+        Case(
+            "hidden case 1: 3 arrays, b_h alone under max_norm, the whole gradient above it",
+            (g, float(small + 0.5 * (total - small))),
+        )
+    )
     # every array above the threshold on its own: exploding gradients
-    g = {"W_x": rng.normal(0, 50.0, size=(4, 2)), "W_h": rng.normal(0, 80.0, size=(4, 4)),
-         "b_h": rng.normal(0, 30.0, size=4), "W_o": rng.normal(0, 40.0, size=(3, 4))}
+    g = {
+        "W_x": rng.normal(0, 50.0, size=(4, 2)),
+        "W_h": rng.normal(0, 80.0, size=(4, 4)),
+        "b_h": rng.normal(0, 30.0, size=4),
+        "W_o": rng.normal(0, 40.0, size=(3, 4)),
+    }
     cases.append(Case("hidden case 2: 4 arrays, exploding gradients far above max_norm", (g, 1.0)))
     # already small: unchanged
     g = {"W_h": rng.normal(0, 0.1, size=(2, 2)), "b_h": rng.normal(0, 0.1, size=2)}
-    cases.append(Case("hidden case 3: 2 arrays, the whole gradient under max_norm",
-                      (g, float(2.0 * global_norm(g) + 0.1))))
+    cases.append(
+        Case(
+            "hidden case 3: 2 arrays, the whole gradient under max_norm",
+            (g, float(2.0 * global_norm(g) + 0.1)),
+        )
+    )
     return cases
 
 
@@ -323,8 +362,12 @@ def perplexity_cases(seed: int) -> list[Case]:
         logits = rng.normal(0.0, 2.0 + i, size=(T, V))
         targets = rng.integers(0, V, size=T)
         targets[1] = targets[0]
-        cases.append(Case(f"hidden case {i + 1}: T={T} positions, V={V} classes, a repeated target",
-                          (logits, targets)))
+        cases.append(
+            Case(
+                f"hidden case {i + 1}: T={T} positions, V={V} classes, a repeated target",
+                (logits, targets),
+            )
+        )
     # Logits in the hundreds: rows shifted by ±800 (no shift overflows; a shift by the global
     # max underflows the low row) and one row spanning 800 (a min shift overflows).
     logits = rng.normal(0.0, 2.0, size=(6, 5))
@@ -333,8 +376,12 @@ def perplexity_cases(seed: int) -> list[Case]:
     logits[2] += np.array([400.0, 0.0, -400.0, 200.0, -200.0])
     targets = rng.integers(0, 5, size=6)
     targets[2] = int(np.argmax(logits[2]))  # a CE of a few nats: its perplexity stays finite
-    cases.append(Case("hidden case 4: T=6 positions, V=5 classes, logits in the hundreds (softmax stability)",
-                      (logits, targets)))
+    cases.append(
+        Case(
+            "hidden case 4: T=6 positions, V=5 classes, logits in the hundreds (softmax stability)",
+            (logits, targets),
+        )
+    )
     return cases
 
 
@@ -343,7 +390,9 @@ def perplexity_cases(seed: int) -> list[Case]:
 
 def _mic_variant(numbers: Mapping[str, Any]) -> dict[str, Any]:
     r = numbers["rnn"]
-    return {k: np.asarray(r[k], dtype=np.float64) for k in ("X", "W_x", "W_h", "b_h", "y")} | {"t": int(r["t"])}
+    return {k: np.asarray(r[k], dtype=np.float64) for k in ("X", "W_x", "W_h", "b_h", "y")} | {
+        "t": int(r["t"])
+    }
 
 
 def g_matrix(numbers: Mapping[str, Any], *, forward=rnn_forward, **hooks: Any) -> list[list[float]]:
@@ -356,21 +405,36 @@ def g_matrix(numbers: Mapping[str, Any], *, forward=rnn_forward, **hooks: Any) -
 
 def g_matrix_wrong_forms(numbers: Mapping[str, Any]) -> list[WrongForm]:
     return [
-        WrongForm(g_matrix(numbers, outer=_outer_transposed), "bptt-outer-product-transposed",
-                  "this is h_{t-1}^T g^z_t, the transpose of G_t: rows of G_t index the receiving "
-                  "units (g^z_t), columns the previous-state coordinates (h_{t-1})."),
-        WrongForm(g_matrix(numbers, activation_derivative=_one_minus_z2), "bptt-derivative-of-preactivation",
-                  "this uses 1 - z_t^2 as tanh's derivative; it is 1 - h_t^2 with h_t = tanh(z_t)."),
-        WrongForm(g_matrix(numbers, activation_derivative=_ones), "bptt-missing-tanh-derivative",
-                  "this skips the factor (1 - h_t^2): g^z_t = g^h_t ⊙ (1 - h_t^2), not g^h_t."),
-        WrongForm(g_matrix(numbers, forward=forward_weights_transposed), "rnn-weights-transposed",
-                  "the forward pass used h_{t-1} W_h; the row-vector convention is h_{t-1} W_h^T."),
+        WrongForm(
+            g_matrix(numbers, outer=_outer_transposed),
+            "bptt-outer-product-transposed",
+            "this is h_{t-1}^T g^z_t, the transpose of G_t: rows of G_t index the receiving "
+            "units (g^z_t), columns the previous-state coordinates (h_{t-1}).",
+        ),
+        WrongForm(
+            g_matrix(numbers, activation_derivative=_one_minus_z2),
+            "bptt-derivative-of-preactivation",
+            "this uses 1 - z_t^2 as tanh's derivative; it is 1 - h_t^2 with h_t = tanh(z_t).",
+        ),
+        WrongForm(
+            g_matrix(numbers, activation_derivative=_ones),
+            "bptt-missing-tanh-derivative",
+            "this skips the factor (1 - h_t^2): g^z_t = g^h_t ⊙ (1 - h_t^2), not g^h_t.",
+        ),
+        WrongForm(
+            g_matrix(numbers, forward=forward_weights_transposed),
+            "rnn-weights-transposed",
+            "the forward pass used h_{t-1} W_h; the row-vector convention is h_{t-1} W_h^T.",
+        ),
     ]
 
 
 def clipped_bias(numbers: Mapping[str, Any], *, clip=clip_by_global_norm) -> list[float]:
     c = numbers["clip"]
-    grads = {"W_h": np.asarray(c["g_W_h"], dtype=np.float64), "b_h": np.asarray(c["g_b_h"], dtype=np.float64)}
+    grads = {
+        "W_h": np.asarray(c["g_W_h"], dtype=np.float64),
+        "b_h": np.asarray(c["g_b_h"], dtype=np.float64),
+    }
     return np.asarray(clip(grads, float(c["max_norm"]))["b_h"]).tolist()
 
 
@@ -382,7 +446,10 @@ def path_factors(numbers: Mapping[str, Any]) -> list[float]:
     """
     n = int(numbers["n"])
     states = np.zeros((n + 1, 1))
-    return [jacobian_path_norm(states, np.array([[float(numbers[k])]]), n, 0) for k in ("r_small", "r_large")]
+    return [
+        jacobian_path_norm(states, np.array([[float(numbers[k])]]), n, 0)
+        for k in ("r_small", "r_large")
+    ]
 
 
 def perplexity_of(numbers: Mapping[str, Any], base: float = np.e) -> float:
@@ -394,99 +461,193 @@ _CHOICES = ("A", "B", "C", "D")
 
 QUESTIONS = (
     CodeQuestion(
-        id="a2.rnn_forward", title="RNN forward pass", points=10, file=FILE, function="rnn_forward",
-        reference=rnn_forward, cases=forward_cases,
-        mutants={"rnn-weights-transposed": forward_weights_transposed,
-                 "rnn-h0-ignored": h0_ignored(rnn_forward)},
+        id="a2.rnn_forward",
+        title="RNN forward pass",
+        points=10,
+        file=FILE,
+        function="rnn_forward",
+        reference=rnn_forward,
+        cases=forward_cases,
+        mutants={
+            "rnn-weights-transposed": forward_weights_transposed,
+            "rnn-h0-ignored": h0_ignored(rnn_forward),
+        },
         output_names=("Z", "Hs"),
     ),
     CodeQuestion(
-        id="a2.bptt_final_state", title="BPTT for a final-state loss", points=18, file=FILE,
-        function="bptt_final_state", reference=bptt_final_state, cases=final_state_cases,
-        mutants=_bptt_mutants(bptt_final_state, ce=False), forbidden=NO_AUTOGRAD,
+        id="a2.bptt_final_state",
+        title="BPTT for a final-state loss",
+        points=18,
+        file=FILE,
+        function="bptt_final_state",
+        reference=bptt_final_state,
+        cases=final_state_cases,
+        mutants=_bptt_mutants(bptt_final_state, ce=False),
+        forbidden=NO_AUTOGRAD,
         depends_on=("a2.rnn_forward",),  # a forward-pass mistake is charged once, in question 1
     ),
     CodeQuestion(
-        id="a2.bptt_sequence_ce", title="BPTT for the mean per-position cross-entropy", points=22,
-        file=FILE, function="bptt_sequence_ce", reference=bptt_sequence_ce, cases=sequence_ce_cases,
-        mutants=_bptt_mutants(bptt_sequence_ce, ce=True), forbidden=NO_AUTOGRAD,
+        id="a2.bptt_sequence_ce",
+        title="BPTT for the mean per-position cross-entropy",
+        points=22,
+        file=FILE,
+        function="bptt_sequence_ce",
+        reference=bptt_sequence_ce,
+        cases=sequence_ce_cases,
+        mutants=_bptt_mutants(bptt_sequence_ce, ce=True),
+        forbidden=NO_AUTOGRAD,
         depends_on=("a2.rnn_forward",),  # a forward-pass mistake is charged once, in question 1
         output_names=("loss", "grads"),
     ),
     CodeQuestion(
-        id="a2.clip_by_global_norm", title="Gradient clipping by the global norm", points=10, file=FILE,
-        function="clip_by_global_norm", reference=clip_by_global_norm, cases=clip_cases,
+        id="a2.clip_by_global_norm",
+        title="Gradient clipping by the global norm",
+        points=10,
+        file=FILE,
+        function="clip_by_global_norm",
+        reference=clip_by_global_norm,
+        cases=clip_cases,
         mutants={"clip-per-tensor": clip_per_tensor, "clip-always-rescales": clip_always_rescales},
         forbidden=("torch.nn.utils.clip_grad_norm_",),
     ),
     CodeQuestion(
-        id="a2.sequence_perplexity", title="Cross-entropy and perplexity", points=10, file=FILE,
-        function="sequence_perplexity", reference=sequence_perplexity, cases=perplexity_cases,
-        mutants={"ce-sum-not-mean": perplexity_of_summed_ce, "perplexity-base-2": perplexity_base_2,
-                 "ce-in-bits": perplexity_in_bits},
+        id="a2.sequence_perplexity",
+        title="Cross-entropy and perplexity",
+        points=10,
+        file=FILE,
+        function="sequence_perplexity",
+        reference=sequence_perplexity,
+        cases=perplexity_cases,
+        mutants={
+            "ce-sum-not-mean": perplexity_of_summed_ce,
+            "perplexity-base-2": perplexity_base_2,
+            "ce-in-bits": perplexity_in_bits,
+        },
         output_names=("ce_nats", "perplexity"),
     ),
     WrittenQuestion(
-        id="a2.w_tanh_derivative", title="tanh's derivative in terms of h", points=4,
-        key="tanh_derivative", answer_kind="expression", symbols=("h", "z"), relations=("h = tanh(z)",),
+        id="a2.w_tanh_derivative",
+        title="tanh's derivative in terms of h",
+        points=4,
+        key="tanh_derivative",
+        answer_kind="expression",
+        symbols=("h", "z"),
+        relations=("h = tanh(z)",),
         expected=lambda v: "1 - h^2",
         wrong_forms=lambda v: [
-            WrongForm("1 - z^2", "bptt-derivative-of-preactivation",
-                      "1 - z^2 squares the preactivation; tanh'(z) = 1 - tanh(z)^2 = 1 - h^2."),
-            WrongForm("1", "bptt-missing-tanh-derivative",
-                      "tanh is not the identity: its local derivative is 1 - h^2, at most 1."),
+            WrongForm(
+                "1 - z^2",
+                "bptt-derivative-of-preactivation",
+                "1 - z^2 squares the preactivation; tanh'(z) = 1 - tanh(z)^2 = 1 - h^2.",
+            ),
+            WrongForm(
+                "1",
+                "bptt-missing-tanh-derivative",
+                "tanh is not the identity: its local derivative is 1 - h^2, at most 1.",
+            ),
         ],
     ),
     WrittenQuestion(
-        id="a2.w_bptt_recurrence", title="The BPTT recurrence", points=4, key="bptt_recurrence",
-        answer_kind="choice", choices=_CHOICES, expected=lambda v: "A",
+        id="a2.w_bptt_recurrence",
+        title="The BPTT recurrence",
+        points=4,
+        key="bptt_recurrence",
+        answer_kind="choice",
+        choices=_CHOICES,
+        expected=lambda v: "A",
         wrong_forms=lambda v: [
-            WrongForm("B", "bptt-derivative-of-preactivation",
-                      "B multiplies by 1 - z_t^2; the local derivative of h_t = tanh(z_t) is 1 - h_t^2."),
-            WrongForm("C", "bptt-missing-tanh-derivative",
-                      "C passes g^h_t straight through W_h, skipping the tanh factor (1 - h_t^2)."),
-            WrongForm("D", "rnn-weights-transposed",
-                      "with z_t = x_t W_x^T + h_{t-1} W_h^T, the row gradient is g^h_{t-1} = g^z_t W_h, "
-                      "not g^z_t W_h^T."),
+            WrongForm(
+                "B",
+                "bptt-derivative-of-preactivation",
+                "B multiplies by 1 - z_t^2; the local derivative of h_t = tanh(z_t) is 1 - h_t^2.",
+            ),
+            WrongForm(
+                "C",
+                "bptt-missing-tanh-derivative",
+                "C passes g^h_t straight through W_h, skipping the tanh factor (1 - h_t^2).",
+            ),
+            WrongForm(
+                "D",
+                "rnn-weights-transposed",
+                "with z_t = x_t W_x^T + h_{t-1} W_h^T, the row gradient is g^h_{t-1} = g^z_t W_h, "
+                "not g^z_t W_h^T.",
+            ),
         ],
     ),
     WrittenQuestion(
-        id="a2.w_g_matrix", title="One use of W_h: G_t with your numbers", points=6, key="g_matrix",
-        answer_kind="array", expected=g_matrix, wrong_forms=g_matrix_wrong_forms,
+        id="a2.w_g_matrix",
+        title="One use of W_h: G_t with your numbers",
+        points=6,
+        key="g_matrix",
+        answer_kind="array",
+        expected=g_matrix,
+        wrong_forms=g_matrix_wrong_forms,
     ),
     WrittenQuestion(
-        id="a2.w_g0_zero", title="Why G_0 is zero", points=3, key="g0_zero", answer_kind="choice",
-        choices=_CHOICES, expected=lambda v: "C",
+        id="a2.w_g0_zero",
+        title="Why G_0 is zero",
+        points=3,
+        key="g0_zero",
+        answer_kind="choice",
+        choices=_CHOICES,
+        expected=lambda v: "C",
         wrong_forms=lambda v: [
-            WrongForm("D", "bptt-last-use-only",
-                      "every use of W_h contributes; here G_0 vanishes only because its local input "
-                      "h_{-1} is zero."),
+            WrongForm(
+                "D",
+                "bptt-last-use-only",
+                "every use of W_h contributes; here G_0 vanishes only because its local input "
+                "h_{-1} is zero.",
+            ),
         ],
     ),
     WrittenQuestion(
-        id="a2.w_perplexity", title="Perplexity from your CE", points=3, key="perplexity",
-        answer_kind="number", expected=perplexity_of,
+        id="a2.w_perplexity",
+        title="Perplexity from your CE",
+        points=3,
+        key="perplexity",
+        answer_kind="number",
+        expected=perplexity_of,
         wrong_forms=lambda v: [
-            WrongForm(perplexity_of(v, base=2.0), "perplexity-base-2",
-                      "2^CE treats the CE as bits; the course's CE is in nats, so perplexity = exp(CE)."),
+            WrongForm(
+                perplexity_of(v, base=2.0),
+                "perplexity-base-2",
+                "2^CE treats the CE as bits; the course's CE is in nats, so perplexity = exp(CE).",
+            ),
         ],
     ),
     WrittenQuestion(
-        id="a2.w_teacher_forcing", title="Teacher forcing", points=3, key="teacher_forcing",
-        answer_kind="choice", choices=_CHOICES, expected=lambda v: "B",
+        id="a2.w_teacher_forcing",
+        title="Teacher forcing",
+        points=3,
+        key="teacher_forcing",
+        answer_kind="choice",
+        choices=_CHOICES,
+        expected=lambda v: "B",
     ),
     WrittenQuestion(
-        id="a2.w_clipped_b_h", title="Clipping with your numbers", points=4, key="clipped_b_h",
-        answer_kind="array", expected=clipped_bias,
+        id="a2.w_clipped_b_h",
+        title="Clipping with your numbers",
+        points=4,
+        key="clipped_b_h",
+        answer_kind="array",
+        expected=clipped_bias,
         wrong_forms=lambda v: [
-            WrongForm(clipped_bias(v, clip=clip_per_tensor), "clip-per-tensor",
-                      "b_h's own norm is below c, but clipping uses one norm over all the arrays "
-                      "together, so b_h is rescaled too."),
+            WrongForm(
+                clipped_bias(v, clip=clip_per_tensor),
+                "clip-per-tensor",
+                "b_h's own norm is below c, but clipping uses one norm over all the arrays "
+                "together, so b_h is rescaled too.",
+            ),
         ],
     ),
     WrittenQuestion(
-        id="a2.w_path_factors", title="Vanishing and exploding: |r|^n", points=3, key="path_factors",
-        answer_kind="array", expected=path_factors, tolerance=Tolerance(rtol=5e-3, atol=0.0),
+        id="a2.w_path_factors",
+        title="Vanishing and exploding: |r|^n",
+        points=3,
+        key="path_factors",
+        answer_kind="array",
+        expected=path_factors,
+        tolerance=Tolerance(rtol=5e-3, atol=0.0),
     ),
 )
 

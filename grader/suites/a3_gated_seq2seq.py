@@ -71,7 +71,9 @@ def _lstm_cases(seed: int) -> list[Case]:
     )
     cases = [Case("small example (D=3, H=2)", visible, visible=True)]
     for i, (D, H) in enumerate([(3, 4), (5, 2), (2, 3)]):
-        cases.append(Case(f"hidden case {i + 1}: D={D}, H={H}, nonzero h and c", _lstm_args(rng, D, H)))
+        cases.append(
+            Case(f"hidden case {i + 1}: D={D}, H={H}, nonzero h and c", _lstm_args(rng, D, H))
+        )
     return cases
 
 
@@ -100,7 +102,9 @@ def _gru_cases(seed: int) -> list[Case]:
     )
     cases = [Case("slides' retention example (0.41)", slides, visible=True)]
     for i, (D, H) in enumerate([(3, 4), (4, 2), (2, 5)]):
-        cases.append(Case(f"hidden case {i + 1}: D={D}, H={H}, nonzero h and b_hn", _gru_args(rng, D, H)))
+        cases.append(
+            Case(f"hidden case {i + 1}: D={D}, H={H}, nonzero h and b_hn", _gru_args(rng, D, H))
+        )
     return cases
 
 
@@ -144,8 +148,12 @@ def _dot_cases(seed: int) -> list[Case]:
     visible = (np.array([1.0, 2.0]), np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
     cases = [Case("small example", visible, visible=True)]
     for i, (N, d) in enumerate([(5, 3), (2, 6), (4, 4)]):
-        cases.append(Case(f"hidden case {i + 1}: N={N} encoder states, d={d}",
-                          (rng.normal(size=d), rng.normal(size=(N, d)))))
+        cases.append(
+            Case(
+                f"hidden case {i + 1}: N={N} encoder states, d={d}",
+                (rng.normal(size=d), rng.normal(size=(N, d))),
+            )
+        )
     return cases
 
 
@@ -203,7 +211,9 @@ def _additive_cases(seed: int) -> list[Case]:
             rng.normal(size=(k, d_s)),  # W2 (k, d_s)
             rng.normal(size=k),
         )
-        cases.append(Case(f"hidden case {i + 1}: N={N}, d_s={d_s}, d_h={d_h}, attention width k={k}", args))
+        cases.append(
+            Case(f"hidden case {i + 1}: N={N}, d_s={d_s}, d_h={d_h}, attention width k={k}", args)
+        )
     return cases
 
 
@@ -213,13 +223,27 @@ def _attend_cases(seed: int) -> list[Case]:
     cases = [Case("notes' numeric anchor (e = 2, 0, 1)", anchor, visible=True)]
     for i, (N, d) in enumerate([(5, 3), (4, 2)]):
         cases.append(
-            Case(f"hidden case {i + 1}: N={N} scores, d_h={d}", (rng.normal(size=N) * 2, rng.normal(size=(N, d))))
+            Case(
+                f"hidden case {i + 1}: N={N} scores, d_h={d}",
+                (rng.normal(size=N) * 2, rng.normal(size=(N, d))),
+            )
         )
     big = rng.normal(size=4) * 3 + 800.0  # exp(800) overflows: the max shift is needed
-    cases.append(Case("hidden case 3: large scores (exp overflows without the max shift)", (big, rng.normal(size=(4, 3)))))
-    spread = np.array([800.0, -800.0, 795.0, 0.0, -10.0])[rng.permutation(5)] + np.round(rng.normal(size=5), 1)
-    cases.append(Case("hidden case 4: scores from -800 to 800 (a shift by the minimum overflows)",
-                      (spread, rng.normal(size=(5, 3)))))
+    cases.append(
+        Case(
+            "hidden case 3: large scores (exp overflows without the max shift)",
+            (big, rng.normal(size=(4, 3))),
+        )
+    )
+    spread = np.array([800.0, -800.0, 795.0, 0.0, -10.0])[rng.permutation(5)] + np.round(
+        rng.normal(size=5), 1
+    )
+    cases.append(
+        Case(
+            "hidden case 4: scores from -800 to 800 (a shift by the minimum overflows)",
+            (spread, rng.normal(size=(5, 3))),
+        )
+    )
     return cases
 
 
@@ -278,7 +302,9 @@ def _beam(lm: TableLM, beam_size: int, max_len: int, normalize: bool) -> list[in
     return seq2seq.beam_search(lm, BOS, EOS, beam_size, max_len, normalize)
 
 
-def _beam_cases(seed: int) -> list[Case]:  # over 60 lines: hand-built trees, each commented, as data
+def _beam_cases(
+    seed: int,
+) -> list[Case]:  # over 60 lines: hand-built trees, each commented, as data
     rng = np.random.default_rng([38, seed])
     A, B = 2, 3
     # Visible (the reference tests' tree): [eos] wins on the raw score, [a eos] per token.
@@ -299,7 +325,9 @@ def _beam_cases(seed: int) -> list[Case]:  # over 60 lines: hand-built trees, ea
         },
         default=_row(0.4, 0.3, 0.3),
     )
-    cases.append(Case("hidden case 1: stop once beam_size hypotheses finished", (early, BOS, EOS, 2, 4)))
+    cases.append(
+        Case("hidden case 1: stop once beam_size hypotheses finished", (early, BOS, EOS, 2, 4))
+    )
     # Nothing finishes within max_len: the best live hypothesis, without eos.
     live = TableLM(
         table={
@@ -310,90 +338,142 @@ def _beam_cases(seed: int) -> list[Case]:  # over 60 lines: hand-built trees, ea
         default=_row(0.1, 0.45, 0.45),
     )
     cases.append(Case("hidden case 2: nothing finishes within max_len", (live, BOS, EOS, 2, 2)))
-    cases.append(Case("hidden case 3: max_len=0 (no step: the empty hypothesis), length_normalize=False",
-                      (early, BOS, EOS, 2, 0), {"length_normalize": False}))
+    cases.append(
+        Case(
+            "hidden case 3: max_len=0 (no step: the empty hypothesis), length_normalize=False",
+            (early, BOS, EOS, 2, 0),
+            {"length_normalize": False},
+        )
+    )
     # Three finished lengths, 1, 2 and 3 tokens, scores -1.2, -1.35, -2.0: the raw score picks
     # [eos], the per-token score [a a eos], a length counted with bos (or a start score of 1) [a eos].
     lengths = TableLM(
-        table={(BOS,): _row(0.301, 0.6977, 0.0013), (BOS, A): _row(0.3716, 0.5488, 0.0796),
-               (BOS, A, A): _row(0.3535, 0.45, 0.1965)},
+        table={
+            (BOS,): _row(0.301, 0.6977, 0.0013),
+            (BOS, A): _row(0.3716, 0.5488, 0.0796),
+            (BOS, A, A): _row(0.3535, 0.45, 0.1965),
+        },
         default=_row(0.8, 0.1, 0.1),
     )
-    cases.append(Case("hidden case 4: finished hypotheses of 1, 2 and 3 tokens", (lengths, BOS, EOS, 3, 4)))
+    cases.append(
+        Case("hidden case 4: finished hypotheses of 1, 2 and 3 tokens", (lengths, BOS, EOS, 3, 4))
+    )
     # Scores -1.2, -1.3, -1.7: the raw score picks [eos], the per-token score [a a eos], and a
     # start score of 1 instead of 0 [a eos].
     start = TableLM(
-        table={(BOS,): _row(0.301, 0.6977, 0.0013), (BOS, A): _row(0.3906, 0.55, 0.0594),
-               (BOS, A, A): _row(0.476, 0.4, 0.124)},
+        table={
+            (BOS,): _row(0.301, 0.6977, 0.0013),
+            (BOS, A): _row(0.3906, 0.55, 0.0594),
+            (BOS, A, A): _row(0.476, 0.4, 0.124),
+        },
         default=_row(0.8, 0.1, 0.1),
     )
-    cases.append(Case("hidden case 5: finished hypotheses of 1, 2 and 3 tokens, close scores",
-                      (start, BOS, EOS, 3, 4)))
+    cases.append(
+        Case(
+            "hidden case 5: finished hypotheses of 1, 2 and 3 tokens, close scores",
+            (start, BOS, EOS, 3, 4),
+        )
+    )
     # Finished [eos] -1.3, [a a eos] -1.5, [b b b eos] -2.1: the raw score picks [eos], the per-token
     # score [a a eos], a length that leaves eos out [b b b eos].
     four = TableLM(
-        table={(BOS,): _row(0.2725, 0.5, 0.2275), (BOS, A): _row(0.02, 0.6, 0.38),
-               (BOS, A, A): _row(0.7435, 0.15, 0.1065), (BOS, B): _row(0.075, 0.075, 0.85),
-               (BOS, B, B): _row(0.075, 0.075, 0.85), (BOS, B, B, B): _row(0.745, 0.15, 0.105)},
+        table={
+            (BOS,): _row(0.2725, 0.5, 0.2275),
+            (BOS, A): _row(0.02, 0.6, 0.38),
+            (BOS, A, A): _row(0.7435, 0.15, 0.1065),
+            (BOS, B): _row(0.075, 0.075, 0.85),
+            (BOS, B, B): _row(0.075, 0.075, 0.85),
+            (BOS, B, B, B): _row(0.745, 0.15, 0.105),
+        },
         default=_row(0.05, 0.5, 0.45),
     )
-    cases.append(Case("hidden case 6: finished hypotheses of 1, 3 and 4 tokens", (four, BOS, EOS, 3, 4)))
-    cases.append(Case("hidden case 7: finished hypotheses of 1, 3 and 4 tokens, a and b swapped",
-                      (_swap_words(four, A, B), BOS, EOS, 3, 4)))
+    cases.append(
+        Case("hidden case 6: finished hypotheses of 1, 3 and 4 tokens", (four, BOS, EOS, 3, 4))
+    )
+    cases.append(
+        Case(
+            "hidden case 7: finished hypotheses of 1, 3 and 4 tokens, a and b swapped",
+            (_swap_words(four, A, B), BOS, EOS, 3, 4),
+        )
+    )
     fixed = [(c.args[0], c.args[3], c.args[4]) for c in cases]
     trees = _separating_trees(rng, 7, fixed)
     for i, (lm, beam_size) in enumerate(trees):
         n = i + 8
         if i < len(trees) - 1:
-            cases.append(Case(f"hidden case {n}: beam_size={beam_size}, length normalisation picks the winner",
-                              (lm, BOS, EOS, beam_size, 4)))
+            cases.append(
+                Case(
+                    f"hidden case {n}: beam_size={beam_size}, length normalisation picks the winner",
+                    (lm, BOS, EOS, beam_size, 4),
+                )
+            )
         else:  # the flag must be honoured
-            cases.append(Case(f"hidden case {n}: beam_size={beam_size}, length_normalize=False",
-                              (lm, BOS, EOS, beam_size, 4), {"length_normalize": False}))
+            cases.append(
+                Case(
+                    f"hidden case {n}: beam_size={beam_size}, length_normalize=False",
+                    (lm, BOS, EOS, beam_size, 4),
+                    {"length_normalize": False},
+                )
+            )
     return cases
 
 
 def _swap_words(lm: TableLM, a: int, b: int) -> TableLM:
     """The same tree with the ids of two words exchanged (in the prefixes and in the rows)."""
+
     def swap(t: int) -> int:
         return b if t == a else a if t == b else t
 
     def row(r: tuple[float, ...]) -> tuple[float, ...]:
         return tuple(r[swap(i)] for i in range(len(r)))
 
-    return TableLM(table={tuple(swap(t) for t in k): row(v) for k, v in lm.table.items()}, default=row(lm.default))
+    return TableLM(
+        table={tuple(swap(t) for t in k): row(v) for k, v in lm.table.items()},
+        default=row(lm.default),
+    )
 
 
 def _wrong_beams(lm: TableLM, beam_size: int, max_len: int) -> list[list[int]]:
     """What plausible slips other than the missing normalisation return (each must lose points
     without looking like `beam-no-length-normalization`): the length counted with bos or without
     eos, a nonzero start score, one step short or long, a beam one wider or narrower."""
+
     def run(k: int = beam_size, steps: int = max_len, **hooks: Any) -> list[int]:
         return seq2seq.beam_search(lm, BOS, EOS, max(k, 1), steps, True, **hooks)
 
     def normed(t: list[int], s: float) -> float:
         return s / (len(t) - 1) if len(t) > 1 else s
 
-    return [run(length=len), run(length=lambda t: max(len(t) - 1 - (t[-1] == EOS), 1)),
-            run(length=lambda t: len(t) - 2),  # eos not counted, a hypothesis of 0 tokens by its score
-            run(start_score=1.0), run(start_score=-1.0), run(steps=max_len - 1), run(steps=max_len + 1),
-            run(k=beam_size + 1), run(k=beam_size - 1),
-            run(rank=lambda t, s: -normed(t, s)),  # the worst instead of the best
-            run(rank=lambda t, s: 0.0),  # the first finished
-            run(rank=lambda t, s: s * (len(t) - 1)),  # multiplied by the length
-            run(rank=lambda t, s: s // max(len(t) - 1, 1)),  # floor division
-            run(keep=10**6)]  # every candidate kept (no pruning to the beam)
+    return [
+        run(length=len),
+        run(length=lambda t: max(len(t) - 1 - (t[-1] == EOS), 1)),
+        run(length=lambda t: len(t) - 2),  # eos not counted, a hypothesis of 0 tokens by its score
+        run(start_score=1.0),
+        run(start_score=-1.0),
+        run(steps=max_len - 1),
+        run(steps=max_len + 1),
+        run(k=beam_size + 1),
+        run(k=beam_size - 1),
+        run(rank=lambda t, s: -normed(t, s)),  # the worst instead of the best
+        run(rank=lambda t, s: 0.0),  # the first finished
+        run(rank=lambda t, s: s * (len(t) - 1)),  # multiplied by the length
+        run(rank=lambda t, s: s // max(len(t) - 1, 1)),  # floor division
+        run(keep=10**6),
+    ]  # every candidate kept (no pruning to the beam)
 
 
 def _slip_marks(lm: TableLM, beam_size: int, max_len: int) -> list[int]:
     """Per slip of `_wrong_beams`: 0 right, +1 wrong and unlike the raw-score winner, -1 wrong
     and equal to it (a case where the slip looks like a missing normalisation)."""
     normed, raw = _beam(lm, beam_size, max_len, True), _beam(lm, beam_size, max_len, False)
-    return [0 if w == normed else (-1 if w == raw else 1) for w in _wrong_beams(lm, beam_size, max_len)]
+    return [
+        0 if w == normed else (-1 if w == raw else 1) for w in _wrong_beams(lm, beam_size, max_len)
+    ]
 
 
-def _separating_trees(rng: np.random.Generator, n: int, fixed: list[tuple[TableLM, int, int]],
-                      pool: int = 150) -> list[tuple[TableLM, int]]:
+def _separating_trees(
+    rng: np.random.Generator, n: int, fixed: list[tuple[TableLM, int, int]], pool: int = 150
+) -> list[tuple[TableLM, int]]:
     """n random trees (depth 4) where the per-token and the raw score pick different winners,
     chosen greedily from a pool so that every slip of `_wrong_beams`, over these and the `fixed`
     cases, fails more cases where it differs from the raw-score winner than cases where it
@@ -409,13 +489,22 @@ def _separating_trees(rng: np.random.Generator, n: int, fixed: list[tuple[TableL
     like_raw = [sum(m < 0 for m in col) for col in zip(*fixed_marks)]
     chosen: list[int] = []
     for _ in range(n):
+
         def gain(i: int, failed: list[int] = failed, like_raw: list[int] = like_raw) -> float:
-            short = [f == 0 or 2 * r >= f for f, r in zip(failed, like_raw)]  # not docked, or read as raw
-            return sum((5.0 if need else 1.0) if m > 0 else -6.0 if m < 0 else 0.0
-                       for m, need in zip(trees[i][2], short))
+            short = [
+                f == 0 or 2 * r >= f for f, r in zip(failed, like_raw)
+            ]  # not docked, or read as raw
+            return sum(
+                (5.0 if need else 1.0) if m > 0 else -6.0 if m < 0 else 0.0
+                for m, need in zip(trees[i][2], short)
+            )
+
         def harmless(i: int, failed: list[int] = failed, like_raw: list[int] = like_raw) -> bool:
             """No slip this tree shows as the raw winner ends up read as raw in half its failures."""
-            return all(m >= 0 or 2 * (r + 1) < f + 1 for m, f, r in zip(trees[i][2], failed, like_raw))
+            return all(
+                m >= 0 or 2 * (r + 1) < f + 1 for m, f, r in zip(trees[i][2], failed, like_raw)
+            )
+
         clean = [i for i in range(len(trees)) if i not in chosen and harmless(i)]
         best = max(clean or [i for i in range(len(trees)) if i not in chosen], key=gain)
         chosen.append(best)
@@ -464,23 +553,47 @@ def _greedy_cases(seed: int) -> list[Case]:
     A, B = 2, 3
     # The garden path of the notes' "greedy can't undo a bad choice": a (0.6) then eos (0.5) is
     # P = 0.30; b (0.4) then eos (1.0) is P = 0.40, which greedy never sees.
-    garden = TableLM(table={(BOS,): _row(0.0, 0.6, 0.4), (BOS, A): _row(0.5, 0.25, 0.25),
-                            (BOS, B): _row(1.0, 0.0, 0.0)}, default=_row(1.0, 0.0, 0.0))
-    tie = TableLM(table={(BOS,): _row(0.1, 0.45, 0.45), (BOS, A): _row(0.7, 0.2, 0.1),
-                         (BOS, B): _row(0.2, 0.1, 0.7)}, default=_row(0.8, 0.1, 0.1))
-    eos_early = TableLM(table={(BOS,): _row(0.2, 0.5, 0.3), (BOS, A): _row(0.6, 0.3, 0.1)},
-                        default=_row(0.1, 0.2, 0.7))  # after eos the default row continues with b
+    garden = TableLM(
+        table={
+            (BOS,): _row(0.0, 0.6, 0.4),
+            (BOS, A): _row(0.5, 0.25, 0.25),
+            (BOS, B): _row(1.0, 0.0, 0.0),
+        },
+        default=_row(1.0, 0.0, 0.0),
+    )
+    tie = TableLM(
+        table={
+            (BOS,): _row(0.1, 0.45, 0.45),
+            (BOS, A): _row(0.7, 0.2, 0.1),
+            (BOS, B): _row(0.2, 0.1, 0.7),
+        },
+        default=_row(0.8, 0.1, 0.1),
+    )
+    eos_early = TableLM(
+        table={(BOS,): _row(0.2, 0.5, 0.3), (BOS, A): _row(0.6, 0.3, 0.1)},
+        default=_row(0.1, 0.2, 0.7),
+    )  # after eos the default row continues with b
     cases = [
         Case("the garden path: greedy takes a, then eos", (garden, BOS, EOS, 5), visible=True),
         Case("hidden case 1: two tokens tie for the first step", (tie, BOS, EOS, 4)),
         Case("hidden case 2: eos at step 2, max_len 6", (eos_early, BOS, EOS, 6)),
     ]
-    cases.append(Case("hidden case 3: max_len 1", (_greedy_tree(rng, 3, 1, tie=False), BOS, EOS, 1)))
-    cases.append(Case("hidden case 4: a random tree whose first step is a tie, max_len 4",
-                      (_greedy_tree(rng, 3, 4, tie=True), BOS, EOS, 4)))
+    cases.append(
+        Case("hidden case 3: max_len 1", (_greedy_tree(rng, 3, 1, tie=False), BOS, EOS, 1))
+    )
+    cases.append(
+        Case(
+            "hidden case 4: a random tree whose first step is a tie, max_len 4",
+            (_greedy_tree(rng, 3, 4, tie=True), BOS, EOS, 4),
+        )
+    )
     n_words = int(rng.integers(3, 5))
-    cases.append(Case(f"hidden case 5: a random tree over {n_words} words, max_len 4 (may end without eos)",
-                      (_greedy_tree(rng, n_words, 4, tie=False), BOS, EOS, 4)))
+    cases.append(
+        Case(
+            f"hidden case 5: a random tree over {n_words} words, max_len 4 (may end without eos)",
+            (_greedy_tree(rng, n_words, 4, tie=False), BOS, EOS, 4),
+        )
+    )
     return cases
 
 
@@ -552,7 +665,9 @@ def _bleu_sentence(
     return cand, refs
 
 
-def _sentence_lengths(rng: np.random.Generator, c: int, i: int, kind: str, a: int, b: int) -> list[int]:
+def _sentence_lengths(
+    rng: np.random.Generator, c: int, i: int, kind: str, a: int, b: int
+) -> list[int]:
     """The reference lengths of sentence i (candidate length c), in the order they are listed.
 
     short: sentence 0's closest reference (c + a) is longer than its shortest (c - b), the others
@@ -561,7 +676,11 @@ def _sentence_lengths(rng: np.random.Generator, c: int, i: int, kind: str, a: in
     very short; long: every reference shorter than its candidate (the penalty is 1).
     """
     if kind == "long":
-        lens = [c - a, c - a - 2, c + a + 3] if i == 0 else [c - 1 - int(rng.integers(0, 2)), c - 3, c + 4]
+        lens = (
+            [c - a, c - a - 2, c + a + 3]
+            if i == 0
+            else [c - 1 - int(rng.integers(0, 2)), c - 3, c + 4]
+        )
         return [lens[int(k)] for k in rng.permutation(3)]
     if i == 0:
         lens = [c + a, c - a, c + a + 2] if kind == "tie" else [c - b, c + a, c + a + 2]
@@ -570,7 +689,9 @@ def _sentence_lengths(rng: np.random.Generator, c: int, i: int, kind: str, a: in
     return [c + d + 2 * int(k) for k in rng.permutation(3)]
 
 
-def _bleu_corpus(rng: np.random.Generator, n_sent: int, long: bool, kind: str = "short") -> tuple[list, list]:
+def _bleu_corpus(
+    rng: np.random.Generator, n_sent: int, long: bool, kind: str = "short"
+) -> tuple[list, list]:
     """Candidates with repeated words (clipping matters) and references of `_sentence_lengths`."""
     vocab = [str(v) for v in rng.choice(_WORDS, size=8, replace=False)]
     candidates, references = [], []
@@ -599,7 +720,10 @@ def _inverted_penalty(c: int, r: int) -> float:
 
 # Slips that are not catalog mistakes but must lose points on the case of their kind.
 BLEU_SLIPS = {
-    "tie": (partial(bleu.corpus_bleu, ref_length=_tie_to_longer), partial(bleu.corpus_bleu, ref_length=_first_closest)),
+    "tie": (
+        partial(bleu.corpus_bleu, ref_length=_tie_to_longer),
+        partial(bleu.corpus_bleu, ref_length=_first_closest),
+    ),
     "long": (partial(bleu.corpus_bleu, brevity=_inverted_penalty),),
     "very-short": (partial(bleu.corpus_bleu, brevity=lambda c, r: math.exp(1.0 - (r // c))),),
 }
@@ -615,12 +739,16 @@ def _bleu_separates(candidates, references, max_n, kind: str = "short") -> bool:
     want = bleu.corpus_bleu(candidates, references, max_n)
     if want <= 0.02:
         return False
-    mids = ["bleu-unclipped-counts", "bleu-arithmetic-mean"] if kind == "long" else list(BLEU_MUTANTS)
+    mids = (
+        ["bleu-unclipped-counts", "bleu-arithmetic-mean"] if kind == "long" else list(BLEU_MUTANTS)
+    )
     if kind == "tie":
         mids.remove("bleu-shortest-reference")  # the shorter tied reference is the shortest
     outs = [want] + [BLEU_MUTANTS[m](candidates, references, max_n) for m in mids]
     slips = [f(candidates, references, max_n) for f in BLEU_SLIPS.get(kind, ())]
-    return all(_apart(a, b) for i, a in enumerate(outs) for b in outs[i + 1:]) and all(_apart(want, x) for x in slips)
+    return all(_apart(a, b) for i, a in enumerate(outs) for b in outs[i + 1 :]) and all(
+        _apart(want, x) for x in slips
+    )
 
 
 def _zero_precision_corpus(rng: np.random.Generator, max_n: int) -> tuple[list, list]:
@@ -629,7 +757,9 @@ def _zero_precision_corpus(rng: np.random.Generator, max_n: int) -> tuple[list, 
     while True:
         vocab = [str(v) for v in rng.choice(_WORDS, size=10, replace=False)]
         cands = [[vocab[int(i)] for i in rng.permutation(10)[:6]] for _ in range(2)]
-        refs = [[[w for w in reversed(c)] + [vocab[0]]] for c in cands]  # reversed: no n-gram (n >= 2) in order
+        refs = [
+            [[w for w in reversed(c)] + [vocab[0]]] for c in cands
+        ]  # reversed: no n-gram (n >= 2) in order
         num, _ = bleu.modified_precision(cands, refs, max_n)
         if num == 0 and bleu.modified_precision(cands, refs, 1)[0] > 0:
             return cands, refs
@@ -662,26 +792,37 @@ def _bleu_cases(seed: int) -> list[Case]:
     ]
     # An inverted penalty condition equals "no penalty" on the short corpora and is caught on the
     # long ones: more long corpora than short ones, so that it is not read as no-penalty.
-    specs = [(3, 2, False, "short", "candidates shorter than the closest reference"),
-             (2, 2, False, "very-short", "candidates less than half as long as the references"),
-             (3, 2, False, "tie", "a candidate equally far from a longer and a shorter reference"),
-             (2, 4, False, "zero", ""),
-             (3, 2, True, "long", "candidates longer than the references"),
-             (2, 3, True, "long", "candidates longer than the references"),
-             (4, 2, True, "long", "candidates longer than the references"),
-             (3, 3, True, "long", "candidates longer than the references")]
+    specs = [
+        (3, 2, False, "short", "candidates shorter than the closest reference"),
+        (2, 2, False, "very-short", "candidates less than half as long as the references"),
+        (3, 2, False, "tie", "a candidate equally far from a longer and a shorter reference"),
+        (2, 4, False, "zero", ""),
+        (3, 2, True, "long", "candidates longer than the references"),
+        (2, 3, True, "long", "candidates longer than the references"),
+        (4, 2, True, "long", "candidates longer than the references"),
+        (3, 3, True, "long", "candidates longer than the references"),
+    ]
     for i, (n_sent, max_n, long, kind, what) in enumerate(specs):
         if kind == "zero":
             cands, refs = _zero_precision_corpus(rng, max_n)
-            cases.append(Case(f"hidden case {i + 1}: no 4-gram in common with the references (BLEU 0)",
-                              (cands, refs)))
+            cases.append(
+                Case(
+                    f"hidden case {i + 1}: no 4-gram in common with the references (BLEU 0)",
+                    (cands, refs),
+                )
+            )
             continue
         while True:
             cands, refs = _bleu_corpus(rng, n_sent, long, kind)
             if _bleu_separates(cands, refs, max_n, kind):
                 break
-        cases.append(Case(f"hidden case {i + 1}: {n_sent} sentences, 3 references each, {what}, max_n={max_n}",
-                          (cands, refs), {"max_n": max_n}))
+        cases.append(
+            Case(
+                f"hidden case {i + 1}: {n_sent} sentences, 3 references each, {what}, max_n={max_n}",
+                (cands, refs),
+                {"max_n": max_n},
+            )
+        )
     return cases
 
 
@@ -757,8 +898,14 @@ def _greedy_tree_of(v: dict[str, Any]) -> TableLM:
     """The student's two-step tree (ids: 0 <bos>, 1 <eos>, 2 a, 3 b), from variant.py's numbers."""
     p_a, q_a, q_b = float(v["greedy_p_a"]), float(v["greedy_q_a"]), float(v["greedy_q_b"])
     A, B = 2, 3
-    return TableLM(table={(BOS,): _row(0.0, p_a, 1.0 - p_a), (BOS, A): _row(q_a, (1 - q_a) / 2, (1 - q_a) / 2),
-                          (BOS, B): _row(q_b, 1.0 - q_b, 0.0)}, default=_row(1.0, 0.0, 0.0))
+    return TableLM(
+        table={
+            (BOS,): _row(0.0, p_a, 1.0 - p_a),
+            (BOS, A): _row(q_a, (1 - q_a) / 2, (1 - q_a) / 2),
+            (BOS, B): _row(q_b, 1.0 - q_b, 0.0),
+        },
+        default=_row(1.0, 0.0, 0.0),
+    )
 
 
 def _greedy_vs_best(v: dict[str, Any]) -> list[float]:

@@ -55,7 +55,9 @@ def _np(t: Any) -> Array:
 REFERENCES: dict[str, Callable[..., Any]] = {
     "split_heads": att.split_heads,
     "merge_heads": att.merge_heads,
-    "masked_softmax": lambda scores, mask: att.masked_softmax(scores, np.asarray(mask).astype(bool)),
+    "masked_softmax": lambda scores, mask: att.masked_softmax(
+        scores, np.asarray(mask).astype(bool)
+    ),
     "causal_lm_loss": masking.causal_lm_loss,
     "masked_mean_pool": blocks.masked_mean_pool,
     "block_shapes": blocks.block_shapes,
@@ -357,8 +359,12 @@ def masked_mean_pool_cases(seed: int) -> list[Case]:
         H[np.arange(T)[None, :] >= lengths[:, None]] += (
             10.0  # padding rows hold stale, large values
         )
-        cases.append(Case(f"hidden case {i + 1}: B={B}, T={T}, d={d}, padded rows hold large values",
-                          (H, lengths)))
+        cases.append(
+            Case(
+                f"hidden case {i + 1}: B={B}, T={T}, d={d}, padded rows hold large values",
+                (H, lengths),
+            )
+        )
     return cases
 
 
@@ -378,7 +384,9 @@ def block_shapes_cases(seed: int) -> list[Case]:
         T = int(rng.choice([t for t in range(3, 10) if t not in (d_h, B, h)]))
         d = h * d_h
         d_ff = int(rng.choice([2, 3, 4])) * d
-        cases.append(Case(f"hidden case {i + 1}: B, T, h and d_h all different sizes", (B, T, d, h, d_ff)))
+        cases.append(
+            Case(f"hidden case {i + 1}: B, T, h and d_h all different sizes", (B, T, d, h, d_ff))
+        )
     return cases
 
 
@@ -410,7 +418,12 @@ def read_shapes(got: Any, want: Mapping[str, tuple], visible: bool) -> ShapeRead
     """Exact shapes: the right numbers, and ints (a float size fails `x.view(B, T, h, 4.0)`)."""
     if not isinstance(got, dict):
         kind = type(got).__name__
-        return ShapeReading([f"expected a dict of shapes keyed {', '.join(want)}, got a {kind}"], {}, set(want), False)
+        return ShapeReading(
+            [f"expected a dict of shapes keyed {', '.join(want)}, got a {kind}"],
+            {},
+            set(want),
+            False,
+        )
     problems, values, wrong, floats = [], {}, set(), False
     missing = [k for k in want if k not in got]
     if missing:
@@ -421,7 +434,9 @@ def read_shapes(got: Any, want: Mapping[str, tuple], visible: bool) -> ShapeRead
             continue
         entries = _entries(got[key])
         if entries is None:
-            problems.append(f"`{key}`: expected a tuple of ints, got {type(got[key]).__name__} {got[key]!r:.60}")
+            problems.append(
+                f"`{key}`: expected a tuple of ints, got {type(got[key]).__name__} {got[key]!r:.60}"
+            )
             wrong.add(key)
             continue
         values[key] = entries
@@ -430,11 +445,15 @@ def read_shapes(got: Any, want: Mapping[str, tuple], visible: bool) -> ShapeRead
             problems.append(f"`{key}` holds a float, {entries!r}: shape entries are ints")
         if entries != w:  # 4.0 == 4: the numbers are compared here, the types just above
             wrong.add(key)
-            problems.append(f"`{key}`: differs (got {entries!r})" + (f", expected {w!r}" if visible else ""))
+            problems.append(
+                f"`{key}`: differs (got {entries!r})" + (f", expected {w!r}" if visible else "")
+            )
     return ShapeReading(problems, values, wrong, floats)
 
 
-def _explaining(reading: ShapeReading, want: Mapping[str, tuple], args: tuple) -> list[tuple[int, int, str]]:
+def _explaining(
+    reading: ShapeReading, want: Mapping[str, tuple], args: tuple
+) -> list[tuple[int, int, str]]:
     """(extra keys wrong, order, id) for each shape mutant that explains every wrong key."""
     found = []
     for order, (mid, mutant) in enumerate(MUTANTS["block_shapes"].items()):

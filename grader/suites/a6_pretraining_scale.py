@@ -51,14 +51,29 @@ def _random_corpus(rng: np.random.Generator, n_words: int) -> dict[str, int]:
 
 def _bpe_learn_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([601, seed])
-    cases = [Case("Sennrich corpus, 10 merges (README worked example)", (dict(SENNRICH_CORPUS), 10), visible=True)]
+    cases = [
+        Case(
+            "Sennrich corpus, 10 merges (README worked example)",
+            (dict(SENNRICH_CORPUS), 10),
+            visible=True,
+        )
+    ]
     for i in range(4):
         corpus = _random_corpus(rng, int(rng.integers(5, 9)))
         n_merges = int(rng.integers(6, 13))  # drawn after the corpus, as always
-        cases.append(Case(f"hidden corpus {i + 1}: {len(corpus)} random word types with counts, {n_merges} merges",
-                          (corpus, n_merges)))
+        cases.append(
+            Case(
+                f"hidden corpus {i + 1}: {len(corpus)} random word types with counts, {n_merges} merges",
+                (corpus, n_merges),
+            )
+        )
     # more merges than pairs: must stop early
-    cases.append(Case("hidden corpus 5: 2 word types, more merges asked than pairs exist", (_random_corpus(rng, 2), 40)))
+    cases.append(
+        Case(
+            "hidden corpus 5: 2 word types, more merges asked than pairs exist",
+            (_random_corpus(rng, 2), 40),
+        )
+    )
     # most words seen once: their pairs (count 1) must be merged too once the frequent ones are done
     once = _random_corpus(rng, 6)
     once = {w: (3 if i == 0 else 1) for i, w in enumerate(once)}
@@ -98,7 +113,9 @@ def _bpe_segment_cases(seed: int) -> list[Case]:
     unseen = ["".join(rng.choice(list(_ALPHABET), size=int(rng.integers(4, 8)))) for _ in range(2)]
     for i, word in enumerate(seen + unseen):
         kind = "a frequent corpus word" if i < len(seen) else "a word not in the corpus"
-        cases.append(Case(f"hidden word {i + 1}: {kind}, {len(merges)} learned merges", (word, merges)))
+        cases.append(
+            Case(f"hidden word {i + 1}: {kind}, {len(merges)} learned merges", (word, merges))
+        )
     cases.append(Case("hidden word 5: a word not in the corpus, no merges", (unseen[0], [])))
     return cases
 
@@ -120,7 +137,9 @@ def _bpe_segment_no_end_of_word(word: str, merges: Sequence[bpe.Pair]) -> AnyOf:
 BERT_SPECIALS = (0, 1, 2, 3)  # [PAD], [CLS], [SEP], [MASK]
 BERT_MASK_ID = 3
 BERT_VOCAB = 1000
-BERT_SMALL_VOCAB = 12  # a small vocabulary: every id in [0, 12) must come up as a random replacement
+BERT_SMALL_VOCAB = (
+    12  # a small vocabulary: every id in [0, 12) must come up as a random replacement
+)
 BERT_N = 20_000
 Z_BOUND = 5.0  # a correct submission fails a 5-sigma bound with probability ~6e-7 per check
 
@@ -130,29 +149,50 @@ def _bert_tokens(rng: np.random.Generator, n: int) -> np.ndarray:
     tokens = rng.integers(4, BERT_VOCAB, size=n)  # (N,)
     tokens[::25] = 1
     tokens[24::25] = 2
-    tokens[-n // 20:] = 0
+    tokens[-n // 20 :] = 0
     return tokens
 
 
 def _bert_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([603, seed])
-    short = np.array([1, 17, 230, 45, 9, 712, 88, 14, 301, 56, 2, 0, 0])  # [CLS] … [SEP] [PAD] [PAD]
-    cases = [Case("short sentence (invariants only)", (short, Rng(7), BERT_MASK_ID, BERT_VOCAB),
-                  {"special_ids": BERT_SPECIALS, "p": 0.15}, visible=True)]
+    short = np.array(
+        [1, 17, 230, 45, 9, 712, 88, 14, 301, 56, 2, 0, 0]
+    )  # [CLS] … [SEP] [PAD] [PAD]
+    cases = [
+        Case(
+            "short sentence (invariants only)",
+            (short, Rng(7), BERT_MASK_ID, BERT_VOCAB),
+            {"special_ids": BERT_SPECIALS, "p": 0.15},
+            visible=True,
+        )
+    ]
     for i, p in enumerate((0.15, 0.15, 0.3)):
         tokens = _bert_tokens(rng, BERT_N)
-        cases.append(Case(f"long stream {i + 1}: N = {BERT_N} tokens with [CLS]/[SEP]/[PAD], p = {p}",
-                          (tokens, Rng(int(rng.integers(2**31))), BERT_MASK_ID, BERT_VOCAB),
-                          {"special_ids": BERT_SPECIALS, "p": p}))
+        cases.append(
+            Case(
+                f"long stream {i + 1}: N = {BERT_N} tokens with [CLS]/[SEP]/[PAD], p = {p}",
+                (tokens, Rng(int(rng.integers(2**31))), BERT_MASK_ID, BERT_VOCAB),
+                {"special_ids": BERT_SPECIALS, "p": p},
+            )
+        )
     tokens = _bert_tokens(rng, BERT_N)
-    cases.append(Case(f"long stream 4: N = {BERT_N} tokens, p not passed (the default 0.15)",
-                      (tokens, Rng(int(rng.integers(2**31))), BERT_MASK_ID, BERT_VOCAB),
-                      {"special_ids": BERT_SPECIALS}))
+    cases.append(
+        Case(
+            f"long stream 4: N = {BERT_N} tokens, p not passed (the default 0.15)",
+            (tokens, Rng(int(rng.integers(2**31))), BERT_MASK_ID, BERT_VOCAB),
+            {"special_ids": BERT_SPECIALS},
+        )
+    )
     small = _bert_tokens(rng, BERT_N) % (BERT_SMALL_VOCAB - 4) + 4  # ordinary ids 4 … 11
-    small[::25], small[24::25], small[-BERT_N // 20:] = 1, 2, 0
-    cases.append(Case(f"long stream 5: N = {BERT_N} tokens, vocab_size = {BERT_SMALL_VOCAB} (every random id "
-                      "should appear)", (small, Rng(int(rng.integers(2**31))), BERT_MASK_ID, BERT_SMALL_VOCAB),
-                      {"special_ids": BERT_SPECIALS, "p": 0.15}))
+    small[::25], small[24::25], small[-BERT_N // 20 :] = 1, 2, 0
+    cases.append(
+        Case(
+            f"long stream 5: N = {BERT_N} tokens, vocab_size = {BERT_SMALL_VOCAB} (every random id "
+            "should appear)",
+            (small, Rng(int(rng.integers(2**31))), BERT_MASK_ID, BERT_SMALL_VOCAB),
+            {"special_ids": BERT_SPECIALS, "p": 0.15},
+        )
+    )
     return cases
 
 
@@ -181,7 +221,9 @@ BERT_MUTANTS: dict[str, Callable[..., Any]] = {
 }
 
 
-BertJudgement = Judgement  # what the invariant and distribution checks found over all cases of bert_mask
+BertJudgement = (
+    Judgement  # what the invariant and distribution checks found over all cases of bert_mask
+)
 
 
 def _within(count: int, n: int, prob: float) -> tuple[bool, float]:
@@ -227,8 +269,10 @@ def judge_bert_mask(cases: Sequence[Case], outputs: Sequence[Any]) -> BertJudgem
     `outputs[i]` is what the student returned for `cases[i]` (None when the call failed). The
     question's `custom` judge: the engine makes the calls and handles their failures.
     """
-    j = Judgement(how=f"graded by invariants and by distribution over {len(cases)} calls with fresh "
-                      "generators; any drawing order is fine")
+    j = Judgement(
+        how=f"graded by invariants and by distribution over {len(cases)} calls with fresh "
+        "generators; any drawing order is fine"
+    )
     rows = _bert_rows(cases, outputs, j)
     if not rows:
         j.fatal = j.fatal or "no call returned a value"
@@ -264,7 +308,9 @@ def _bert_rows(cases: Sequence[Case], outputs: Sequence[Any], j: Judgement) -> l
         if err or err2:
             j.fatal = f"{case.name}: {err or err2}"
             return []
-        rows.append((tokens, inputs, labels, np.isin(tokens, specials), mask_id, vocab, p, n >= 1000))
+        rows.append(
+            (tokens, inputs, labels, np.isin(tokens, specials), mask_id, vocab, p, n >= 1000)
+        )
     return rows
 
 
@@ -276,12 +322,25 @@ def _bert_invariants(rows: list[tuple], j: Judgement) -> None:
     ok, bad = every(lambda r: (r[2] == IGNORE) | (r[2] == r[0]))
     j.checks.append(("labels are -100 or the original token", ok, f"{bad} labels are neither"))
     ok, bad = every(lambda r: (r[2] != IGNORE) | (r[1] == r[0]))
-    j.checks.append(("positions labelled -100 keep their input token", ok, f"{bad} unlabelled inputs changed"))
+    j.checks.append(
+        ("positions labelled -100 keep their input token", ok, f"{bad} unlabelled inputs changed")
+    )
     ok, bad = every(lambda r: ~r[3] | ((r[2] == IGNORE) & (r[1] == r[0])))
-    j.checks.append(("special tokens are never selected (label -100, input unchanged)", ok,
-                     f"{bad} special positions were selected or changed"))
+    j.checks.append(
+        (
+            "special tokens are never selected (label -100, input unchanged)",
+            ok,
+            f"{bad} special positions were selected or changed",
+        )
+    )
     ok, bad = every(lambda r: (r[2] == IGNORE) | (r[1] == r[4]) | ((r[1] >= 0) & (r[1] < r[5])))
-    j.checks.append(("selected inputs are mask_id or an id in [0, vocab_size)", ok, f"{bad} inputs out of range"))
+    j.checks.append(
+        (
+            "selected inputs are mask_id or an id in [0, vocab_size)",
+            ok,
+            f"{bad} inputs out of range",
+        )
+    )
 
 
 def _bert_selection_rate(long_rows: list[tuple], j: Judgement) -> float:
@@ -293,8 +352,13 @@ def _bert_selection_rate(long_rows: list[tuple], j: Judgement) -> float:
     sd_sel = np.sqrt(sum(r[6] * (1 - r[6]) * np.sum(o) for r, o in zip(long_rows, ordinary)))
     z_sel = (labelled - expected_sel) / sd_sel
     rate, want_rate = labelled / n_ord, expected_sel / n_ord
-    j.checks.append(("selection rate ≈ p over ordinary tokens", abs(z_sel) <= Z_BOUND,
-                     f"{100 * rate:.1f}% labelled, expected {100 * want_rate:.1f}% (z = {z_sel:+.1f})"))
+    j.checks.append(
+        (
+            "selection rate ≈ p over ordinary tokens",
+            abs(z_sel) <= Z_BOUND,
+            f"{100 * rate:.1f}% labelled, expected {100 * want_rate:.1f}% (z = {z_sel:+.1f})",
+        )
+    )
     return rate
 
 
@@ -309,17 +373,33 @@ def _bert_split(long_rows: list[tuple], j: Judgement) -> tuple[int, int]:
     # a "random" replacement may land on mask_id or on the original token (probability 1/V each)
     e_mask = sum(float(np.sum(s)) * (0.8 + 0.1 / r[5]) for r, s in zip(long_rows, sel))
     e_keep = sum(float(np.sum(s)) * (0.1 + 0.1 / r[5]) for r, s in zip(long_rows, sel))
-    split_ok = all(_within(c, n_sel, e / max(n_sel, 1))[0]
-                   for c, e in ((n_mask, e_mask), (n_keep, e_keep), (n_other, n_sel - e_mask - e_keep)))
-    shares = (f"{100 * n_mask / max(n_sel, 1):.1f}% mask_id, {100 * n_other / max(n_sel, 1):.1f}% random, "
-              f"{100 * n_keep / max(n_sel, 1):.1f}% unchanged")
-    j.checks.append(("among selected tokens: 80% mask_id, 10% random id, 10% unchanged", split_ok,
-                     f"{shares} of {n_sel} selected"))
-    j.checks.append(("random replacements uniform over [0, vocab_size)", *_bert_uniform(long_rows, sel, split_ok)))
+    split_ok = all(
+        _within(c, n_sel, e / max(n_sel, 1))[0]
+        for c, e in ((n_mask, e_mask), (n_keep, e_keep), (n_other, n_sel - e_mask - e_keep))
+    )
+    shares = (
+        f"{100 * n_mask / max(n_sel, 1):.1f}% mask_id, {100 * n_other / max(n_sel, 1):.1f}% random, "
+        f"{100 * n_keep / max(n_sel, 1):.1f}% unchanged"
+    )
+    j.checks.append(
+        (
+            "among selected tokens: 80% mask_id, 10% random id, 10% unchanged",
+            split_ok,
+            f"{shares} of {n_sel} selected",
+        )
+    )
+    j.checks.append(
+        (
+            "random replacements uniform over [0, vocab_size)",
+            *_bert_uniform(long_rows, sel, split_ok),
+        )
+    )
     return n_sel, n_mask
 
 
-def _bert_uniform(long_rows: list[tuple], sel: list[np.ndarray], split_ok: bool) -> tuple[bool, str]:
+def _bert_uniform(
+    long_rows: list[tuple], sel: list[np.ndarray], split_ok: bool
+) -> tuple[bool, str]:
     """The random replacements (ids other than mask_id and the original): their mean over a large
     vocabulary, and every id of a small one showing up. (passed, detail)"""
     ok, notes = True, []
@@ -334,8 +414,11 @@ def _bert_uniform(long_rows: list[tuple], sel: list[np.ndarray], split_ok: bool)
         if vocab <= 50:  # about 25 draws per id: each must come up
             missing = sorted(set(range(vocab)) - {rows[0][0][4]} - {int(x) for x in others})
             ok = ok and in_range and not missing
-            notes.append(f"vocab_size {vocab}: ids never drawn {missing[:5]}" if missing else
-                         f"vocab_size {vocab}: every id drawn")
+            notes.append(
+                f"vocab_size {vocab}: ids never drawn {missing[:5]}"
+                if missing
+                else f"vocab_size {vocab}: every id drawn"
+            )
             continue
         mean, want_mean = float(others.mean()), (vocab - 1) / 2
         sd = np.sqrt((vocab**2 - 1) / 12 / others.size)
@@ -344,7 +427,9 @@ def _bert_uniform(long_rows: list[tuple], sel: list[np.ndarray], split_ok: bool)
     return bool(ok), "; ".join(notes)
 
 
-def _bert_mistakes(rows: list[tuple], long_rows: list[tuple], rate: float, n_sel: int, n_mask: int) -> list[str]:
+def _bert_mistakes(
+    rows: list[tuple], long_rows: list[tuple], rate: float, n_sel: int, n_mask: int
+) -> list[str]:
     """The mistake named from the observed statistics, each only on its own signature: labels equal
     to the original token nearly everywhere (not just "never -100": a wrong ignore label is not
     this); specials labelled at about the selection rate while unlabelled inputs stay unchanged
@@ -361,7 +446,12 @@ def _bert_mistakes(rows: list[tuple], long_rows: list[tuple], rate: float, n_sel
         return ["bert-labels-all-positions"]
     found = []
     unlabelled_changed = sum(int(np.sum((r[2] == IGNORE) & (r[1] != r[0]))) for r in rows)
-    if n_spec and 0.02 * n_spec < spec_labelled < 0.5 * n_spec and unlabelled_changed == 0 and rate > 0.05:
+    if (
+        n_spec
+        and 0.02 * n_spec < spec_labelled < 0.5 * n_spec
+        and unlabelled_changed == 0
+        and rate > 0.05
+    ):
         found.append("bert-masks-specials")
     if n_sel and n_mask / n_sel > 0.97:
         found.append("bert-mask-no-random-or-keep")
@@ -373,16 +463,23 @@ def _bert_mistakes(rows: list[tuple], long_rows: list[tuple], rate: float, n_sel
 
 def _next_token_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([604, seed])
-    cases = [Case("two padded rows, pad_id 0", (np.array([[5, 6, 7, 0], [8, 9, 0, 0]]), 0), visible=True)]
+    cases = [
+        Case("two padded rows, pad_id 0", (np.array([[5, 6, 7, 0], [8, 9, 0, 0]]), 0), visible=True)
+    ]
     for i, (B, T, pad) in enumerate(((3, 7, 0), (4, 9, 99), (2, 12, 1))):
         tokens = rng.integers(2, 99, size=(B, T))  # never pad (0, 1 or 99) by chance
         tokens[tokens == pad] = 50
         for b in range(B):
             length = int(rng.integers(2, T + 1)) if b else T - 2  # row 0 always padded
             tokens[b, length:] = pad
-        which = {0: "pad_id 0 as in the visible case", 1: "a pad_id other than 0",
-                 99: "a pad_id above every real token"}[pad]
-        cases.append(Case(f"hidden batch {i + 1}: B={B}, T={T}, right-padded rows, {which}", (tokens, pad)))
+        which = {
+            0: "pad_id 0 as in the visible case",
+            1: "a pad_id other than 0",
+            99: "a pad_id above every real token",
+        }[pad]
+        cases.append(
+            Case(f"hidden batch {i + 1}: B={B}, T={T}, right-padded rows, {which}", (tokens, pad))
+        )
     return cases
 
 
@@ -394,8 +491,10 @@ def _targets_not_shifted(tokens, pad_id):
     """
     inputs, _ = masking.next_token_targets(tokens, pad_id)
     whole = np.asarray(tokens).copy()
-    return AnyOf((inputs, np.where(inputs == pad_id, IGNORE, inputs)),
-                 (whole, np.where(whole == pad_id, IGNORE, whole)))
+    return AnyOf(
+        (inputs, np.where(inputs == pad_id, IGNORE, inputs)),
+        (whole, np.where(whole == pad_id, IGNORE, whole)),
+    )
 
 
 def _inputs_not_truncated(tokens, pad_id):
@@ -429,23 +528,38 @@ def _random_spans(rng: np.random.Generator, n: int, n_spans: int) -> list[tuple[
 
 def _span_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([606, seed])
-    cases = [Case("T5's example: spans 'for inviting' and 'last'", (list(range(len(T5_WORDS))), [(2, 2), (8, 1)],
-                                                                     T5_SENTINELS), visible=True)]
+    cases = [
+        Case(
+            "T5's example: spans 'for inviting' and 'last'",
+            (list(range(len(T5_WORDS))), [(2, 2), (8, 1)], T5_SENTINELS),
+            visible=True,
+        )
+    ]
     V = 500
     for i, (n, n_spans, extra) in enumerate(((14, 3, 0), (20, 2, 3), (9, 1, 0))):
         tokens = [int(t) for t in rng.integers(0, V, size=n)]
         sentinels = [V + 99 - k for k in range(n_spans + 1 + extra)]
         what = f"{n} tokens, {n_spans} span{'s' if n_spans > 1 else ''}"
         what += f", {extra} more sentinel ids than needed" if extra else ""
-        cases.append(Case(f"hidden case {i + 1}: {what}", (tokens, _random_spans(rng, n, n_spans), sentinels)))
+        cases.append(
+            Case(
+                f"hidden case {i + 1}: {what}", (tokens, _random_spans(rng, n, n_spans), sentinels)
+            )
+        )
     edge = [int(t) for t in rng.integers(0, V, size=8)]
-    cases.append(Case("hidden case 4: spans at the very start and the very end", (edge, [(0, 2), (6, 2)],
-                                                                                [V + 9, V + 8, V + 7])))
+    cases.append(
+        Case(
+            "hidden case 4: spans at the very start and the very end",
+            (edge, [(0, 2), (6, 2)], [V + 9, V + 8, V + 7]),
+        )
+    )
     return cases
 
 
 def _span(**hooks: Any) -> Callable[..., Any]:
-    return lambda tokens, spans, sentinel_ids: masking.span_corruption(tokens, spans, sentinel_ids, **hooks)
+    return lambda tokens, spans, sentinel_ids: masking.span_corruption(
+        tokens, spans, sentinel_ids, **hooks
+    )
 
 
 def _span_sentinels_reversed(tokens, spans, sentinel_ids):
@@ -456,7 +570,9 @@ def _span_sentinels_reversed(tokens, spans, sentinel_ids):
 SPAN_MUTANTS: dict[str, Callable[..., Any]] = {
     "span-no-final-sentinel": _span(final_sentinel=False),
     # the needed sentinels in reverse, or the whole list read from its end
-    "span-sentinels-out-of-order": any_form(_span(order=lambda s: s[::-1]), _span_sentinels_reversed),
+    "span-sentinels-out-of-order": any_form(
+        _span(order=lambda s: s[::-1]), _span_sentinels_reversed
+    ),
     "span-tokens-left-in-inputs": _span(drop_spans=False),
 }
 
@@ -477,29 +593,70 @@ def _params_cases(seed: int) -> list[Case]:
         return V, P, d, L
 
     V, P, d, L = size()
-    cases = [Case("GPT-2 small (slides)", GPT2_SMALL, visible=True),
-             Case("hidden GPT-2-style model: tied head, learned positions, biases, GELU, LayerNorm", (V, P, d, L, 4 * d))]
+    cases = [
+        Case("GPT-2 small (slides)", GPT2_SMALL, visible=True),
+        Case(
+            "hidden GPT-2-style model: tied head, learned positions, biases, GELU, LayerNorm",
+            (V, P, d, L, 4 * d),
+        ),
+    ]
     V, P, d, L = size()
-    cases.append(Case("hidden model: untied head, learned positions, biases, GELU, LayerNorm", (V, P, d, L, 4 * d), {"tied_embeddings": False}))
+    cases.append(
+        Case(
+            "hidden model: untied head, learned positions, biases, GELU, LayerNorm",
+            (V, P, d, L, 4 * d),
+            {"tied_embeddings": False},
+        )
+    )
     V, _, d, L = size()
-    cases.append(Case("hidden LLaMA-style model: no learned positions, untied, no biases, SwiGLU, RMSNorm", (V, 0, d, L, 256 * int(np.ceil(8 * d / 3 / 256))),
-                      {"tied_embeddings": False, "biases": False, "ffn": "swiglu", "norm": "rmsnorm"}))
+    cases.append(
+        Case(
+            "hidden LLaMA-style model: no learned positions, untied, no biases, SwiGLU, RMSNorm",
+            (V, 0, d, L, 256 * int(np.ceil(8 * d / 3 / 256))),
+            {"tied_embeddings": False, "biases": False, "ffn": "swiglu", "norm": "rmsnorm"},
+        )
+    )
     V, P, d, L = size()
-    cases.append(Case("hidden model: RMSNorm without biases, tied head, GELU", (V, P, d, L, 3 * d),
-                      {"tied_embeddings": True, "biases": False, "ffn": "gelu", "norm": "rmsnorm"}))
+    cases.append(
+        Case(
+            "hidden model: RMSNorm without biases, tied head, GELU",
+            (V, P, d, L, 3 * d),
+            {"tied_embeddings": True, "biases": False, "ffn": "gelu", "norm": "rmsnorm"},
+        )
+    )
     V, P, d, L = size()
-    cases.append(Case("hidden model: SwiGLU with biases, tied head, LayerNorm", (V, P, d, L, 2 * d, True, True, "swiglu", "layernorm")))
+    cases.append(
+        Case(
+            "hidden model: SwiGLU with biases, tied head, LayerNorm",
+            (V, P, d, L, 2 * d, True, True, "swiglu", "layernorm"),
+        )
+    )
     # a second SwiGLU model with biases: without biases, "two matrices" and "the down matrix
     # missing" count the same, so most SwiGLU cases must have biases to tell them apart
     V, P, d, L = size()
-    cases.append(Case("hidden model: SwiGLU with biases, untied head, RMSNorm", (V, P, d, L, 3 * d),
-                      {"tied_embeddings": False, "biases": True, "ffn": "swiglu", "norm": "rmsnorm"}))
+    cases.append(
+        Case(
+            "hidden model: SwiGLU with biases, untied head, RMSNorm",
+            (V, P, d, L, 3 * d),
+            {"tied_embeddings": False, "biases": True, "ffn": "swiglu", "norm": "rmsnorm"},
+        )
+    )
     return cases
 
 
 def _with(args: tuple, kwargs: dict, **changes: Any) -> dict[str, int]:
     """The reference count with some arguments changed (positional or keyword)."""
-    names = ("vocab_size", "max_positions", "d_model", "n_layers", "d_ff", "tied_embeddings", "biases", "ffn", "norm")
+    names = (
+        "vocab_size",
+        "max_positions",
+        "d_model",
+        "n_layers",
+        "d_ff",
+        "tied_embeddings",
+        "biases",
+        "ffn",
+        "norm",
+    )
     bound = dict(zip(names, args)) | dict(kwargs) | changes
     return params.transformer_parameter_count(**bound)
 
@@ -529,23 +686,45 @@ def _gpt2(**changes: Any) -> int:
 
 
 def _per_block_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
-    no_norms = params.quadratic_text(lambda d: params.attention_count(d, True) + params.ffn_count(d, 4 * d, "gelu", True))
+    no_norms = params.quadratic_text(
+        lambda d: params.attention_count(d, True) + params.ffn_count(d, 4 * d, "gelu", True)
+    )
     return [
-        WrongForm(params.per_block_text(biases=False), "params-missing-biases",
-                  "12d² + 4d leaves out the biases: Q, K, V, O add 4d and the FFN d_ff + d = 5d."),
-        WrongForm(no_norms, "params-missing-norms",
-                  "12d² + 9d leaves out the block's two LayerNorms (2d each)."),
+        WrongForm(
+            params.per_block_text(biases=False),
+            "params-missing-biases",
+            "12d² + 4d leaves out the biases: Q, K, V, O add 4d and the FFN d_ff + d = 5d.",
+        ),
+        WrongForm(
+            no_norms,
+            "params-missing-norms",
+            "12d² + 9d leaves out the block's two LayerNorms (2d each).",
+        ),
     ]
 
 
 def _gpt2_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
     return [
-        WrongForm(_gpt2(tied_embeddings=False), "params-lm-head-counted-when-tied",
-                  "this counts the LM head (V × d) although it is tied to the token embedding."),
-        WrongForm(_gpt2(max_positions=0), "params-missing-position-embedding",
-                  "this leaves out the 1024 × 768 learned position table."),
-        WrongForm(_gpt2(biases=False), "params-missing-biases", "this leaves out the biases of every linear layer."),
-        WrongForm(_gpt2(norm_count=lambda d, norm: 0), "params-missing-norms", "this leaves out the LayerNorms."),
+        WrongForm(
+            _gpt2(tied_embeddings=False),
+            "params-lm-head-counted-when-tied",
+            "this counts the LM head (V × d) although it is tied to the token embedding.",
+        ),
+        WrongForm(
+            _gpt2(max_positions=0),
+            "params-missing-position-embedding",
+            "this leaves out the 1024 × 768 learned position table.",
+        ),
+        WrongForm(
+            _gpt2(biases=False),
+            "params-missing-biases",
+            "this leaves out the biases of every linear layer.",
+        ),
+        WrongForm(
+            _gpt2(norm_count=lambda d, norm: 0),
+            "params-missing-norms",
+            "this leaves out the LayerNorms.",
+        ),
     ]
 
 
@@ -560,8 +739,13 @@ def _swiglu(numbers: Mapping[str, Any]) -> int:
 
 
 def _swiglu_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
-    return [WrongForm(params.ffn_count(numbers["swiglu_d"], numbers["swiglu_d_ff"], "gelu", False),
-                      "params-swiglu-two-matrices", "2 d d_ff counts only two of SwiGLU's three matrices.")]
+    return [
+        WrongForm(
+            params.ffn_count(numbers["swiglu_d"], numbers["swiglu_d_ff"], "gelu", False),
+            "params-swiglu-two-matrices",
+            "2 d d_ff counts only two of SwiGLU's three matrices.",
+        )
+    ]
 
 
 def _bpe_by_hand(numbers: Mapping[str, Any]) -> list[str]:
@@ -572,8 +756,10 @@ def _bpe_by_hand(numbers: Mapping[str, Any]) -> list[str]:
 def _bpe_by_hand_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
     corpus, k = dict(numbers["bpe_corpus"]), int(numbers["bpe_num_merges"])
     out = []
-    for mid, fn in (("bpe-no-end-of-word", _bpe_learn_no_end_of_word),
-                    ("bpe-unweighted-pair-counts", _bpe_learn_unweighted)):
+    for mid, fn in (
+        ("bpe-no-end-of-word", _bpe_learn_no_end_of_word),
+        ("bpe-unweighted-pair-counts", _bpe_learn_unweighted),
+    ):
         wrong = [f"{a} {b}" for a, b in fn(corpus, k)]
         if wrong != _bpe_by_hand(numbers):
             out.append(WrongForm(wrong, mid, "these are the merges of that mistake."))
@@ -582,42 +768,86 @@ def _bpe_by_hand_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
 
 WRITTEN: tuple[WrittenQuestion, ...] = (
     WrittenQuestion(
-        id="a6.per_block_formula", title="Parameters of one GPT-2 block as an expression in d", points=6,
-        key="per_block_formula", answer_kind="expression", symbols=("d",),
-        expected=lambda n: params.per_block_text(), wrong_forms=_per_block_wrong,
+        id="a6.per_block_formula",
+        title="Parameters of one GPT-2 block as an expression in d",
+        points=6,
+        key="per_block_formula",
+        answer_kind="expression",
+        symbols=("d",),
+        expected=lambda n: params.per_block_text(),
+        wrong_forms=_per_block_wrong,
     ),
     WrittenQuestion(
-        id="a6.gpt2_small_total", title="GPT-2 small's total parameter count", points=5,
-        key="gpt2_small_total", answer_kind="number", tolerance=Tolerance(rtol=0.0, atol=0.5),
-        expected=lambda n: _gpt2(), wrong_forms=_gpt2_wrong,
+        id="a6.gpt2_small_total",
+        title="GPT-2 small's total parameter count",
+        points=5,
+        key="gpt2_small_total",
+        answer_kind="number",
+        tolerance=Tolerance(rtol=0.0, atol=0.5),
+        expected=lambda n: _gpt2(),
+        wrong_forms=_gpt2_wrong,
     ),
     WrittenQuestion(
-        id="a6.estimate_12nd2", title="The 12 N d² estimate for your model", points=5,
-        key="estimate_12nd2", answer_kind="number", tolerance=Tolerance(rtol=5e-3, atol=0.0),
+        id="a6.estimate_12nd2",
+        title="The 12 N d² estimate for your model",
+        points=5,
+        key="estimate_12nd2",
+        answer_kind="number",
+        tolerance=Tolerance(rtol=5e-3, atol=0.0),
         expected=_estimate,
     ),
     WrittenQuestion(
-        id="a6.swiglu_ffn", title="Parameters of your SwiGLU FFN", points=5,
-        key="swiglu_ffn", answer_kind="number", tolerance=Tolerance(rtol=0.0, atol=0.5),
-        expected=_swiglu, wrong_forms=_swiglu_wrong,
+        id="a6.swiglu_ffn",
+        title="Parameters of your SwiGLU FFN",
+        points=5,
+        key="swiglu_ffn",
+        answer_kind="number",
+        tolerance=Tolerance(rtol=0.0, atol=0.5),
+        expected=_swiglu,
+        wrong_forms=_swiglu_wrong,
     ),
     WrittenQuestion(
-        id="a6.rmsnorm", title="RMSNorm versus LayerNorm", points=4, key="rmsnorm_vs_layernorm",
-        answer_kind="choice", choices=("A", "B", "C", "D"), expected=lambda n: "C",
+        id="a6.rmsnorm",
+        title="RMSNorm versus LayerNorm",
+        points=4,
+        key="rmsnorm_vs_layernorm",
+        answer_kind="choice",
+        choices=("A", "B", "C", "D"),
+        expected=lambda n: "C",
     ),
     WrittenQuestion(
-        id="a6.bert_80_10_10", title="Why BERT's 80/10/10", points=4, key="bert_80_10_10",
-        answer_kind="choice", choices=("A", "B", "C", "D"), expected=lambda n: "B",
-        wrong_forms=lambda n: [WrongForm("D", "bert-mask-no-random-or-keep",
-                                         "replacing every selected token by [MASK] is what 80/10/10 avoids.")],
+        id="a6.bert_80_10_10",
+        title="Why BERT's 80/10/10",
+        points=4,
+        key="bert_80_10_10",
+        answer_kind="choice",
+        choices=("A", "B", "C", "D"),
+        expected=lambda n: "B",
+        wrong_forms=lambda n: [
+            WrongForm(
+                "D",
+                "bert-mask-no-random-or-keep",
+                "replacing every selected token by [MASK] is what 80/10/10 avoids.",
+            )
+        ],
     ),
     WrittenQuestion(
-        id="a6.objectives", title="GPT, BERT and T5 objectives", points=5, key="objectives",
-        answer_kind="choice", choices=("A", "B", "C", "D"), expected=lambda n: "D",
+        id="a6.objectives",
+        title="GPT, BERT and T5 objectives",
+        points=5,
+        key="objectives",
+        answer_kind="choice",
+        choices=("A", "B", "C", "D"),
+        expected=lambda n: "D",
     ),
     OrderedListQuestion(
-        id="a6.bpe_by_hand", title="BPE by hand on your corpus", points=6, key="bpe_by_hand",
-        answer_kind="list", expected=_bpe_by_hand, wrong_forms=_bpe_by_hand_wrong,
+        id="a6.bpe_by_hand",
+        title="BPE by hand on your corpus",
+        points=6,
+        key="bpe_by_hand",
+        answer_kind="list",
+        expected=_bpe_by_hand,
+        wrong_forms=_bpe_by_hand_wrong,
     ),
 )
 
@@ -630,40 +860,83 @@ ASSIGNMENT = Assignment(
     code_file=CODE_FILE,
     questions=(
         CodeQuestion(
-            id="a6.bpe_learn", title="BPE: learn merges", points=12, file=CODE_FILE, function="bpe_learn",
-            reference=bpe.bpe_learn, cases=_bpe_learn_cases, integer=True,
-            mutants={"bpe-no-end-of-word": _bpe_learn_no_end_of_word,
-                     "bpe-unweighted-pair-counts": _bpe_learn_unweighted},
+            id="a6.bpe_learn",
+            title="BPE: learn merges",
+            points=12,
+            file=CODE_FILE,
+            function="bpe_learn",
+            reference=bpe.bpe_learn,
+            cases=_bpe_learn_cases,
+            integer=True,
+            mutants={
+                "bpe-no-end-of-word": _bpe_learn_no_end_of_word,
+                "bpe-unweighted-pair-counts": _bpe_learn_unweighted,
+            },
         ),
         CodeQuestion(
-            id="a6.bpe_segment", title="BPE: segment a word", points=8, file=CODE_FILE, function="bpe_segment",
-            reference=bpe.bpe_segment, cases=_bpe_segment_cases, integer=True,
+            id="a6.bpe_segment",
+            title="BPE: segment a word",
+            points=8,
+            file=CODE_FILE,
+            function="bpe_segment",
+            reference=bpe.bpe_segment,
+            cases=_bpe_segment_cases,
+            integer=True,
             mutants={"bpe-no-end-of-word": _bpe_segment_no_end_of_word},
         ),
         CodeQuestion(
-            id="a6.bert_mask", title="BERT masking (80/10/10)", points=12, file=CODE_FILE, function="bert_mask",
-            reference=masking.bert_mask, cases=_bert_cases, integer=True, output_names=("inputs", "labels"),
-            mutants=BERT_MUTANTS, custom=judge_bert_mask,
+            id="a6.bert_mask",
+            title="BERT masking (80/10/10)",
+            points=12,
+            file=CODE_FILE,
+            function="bert_mask",
+            reference=masking.bert_mask,
+            cases=_bert_cases,
+            integer=True,
+            output_names=("inputs", "labels"),
+            mutants=BERT_MUTANTS,
+            custom=judge_bert_mask,
         ),
         CodeQuestion(
-            id="a6.next_token_targets", title="Next-token inputs and targets", points=8, file=CODE_FILE,
-            function="next_token_targets", reference=masking.next_token_targets, cases=_next_token_cases,
-            integer=True, output_names=("inputs", "targets"),
-            mutants={"lm-targets-not-shifted": _targets_not_shifted,
-                     "lm-targets-padding-kept": _targets_padding_kept,
-                     "lm-inputs-not-truncated": _inputs_not_truncated},
+            id="a6.next_token_targets",
+            title="Next-token inputs and targets",
+            points=8,
+            file=CODE_FILE,
+            function="next_token_targets",
+            reference=masking.next_token_targets,
+            cases=_next_token_cases,
+            integer=True,
+            output_names=("inputs", "targets"),
+            mutants={
+                "lm-targets-not-shifted": _targets_not_shifted,
+                "lm-targets-padding-kept": _targets_padding_kept,
+                "lm-inputs-not-truncated": _inputs_not_truncated,
+            },
         ),
         CodeQuestion(
-            id="a6.transformer_parameter_count", title="Transformer parameter count", points=14, file=CODE_FILE,
-            function="transformer_parameter_count", reference=params.transformer_parameter_count, cases=_params_cases, integer=True,
+            id="a6.transformer_parameter_count",
+            title="Transformer parameter count",
+            points=14,
+            file=CODE_FILE,
+            function="transformer_parameter_count",
+            reference=params.transformer_parameter_count,
+            cases=_params_cases,
+            integer=True,
             mutants=PARAMS_MUTANTS,
         ),
         *WRITTEN,
         # round 2 (contract §9), after the original questions so that their numbers stay as they were
         CodeQuestion(
-            id="a6.span_corruption", title="T5 span corruption", points=6, file=CODE_FILE,
-            function="span_corruption", reference=masking.span_corruption, cases=_span_cases, integer=True,
-            output_names=("inputs", "targets"), mutants=SPAN_MUTANTS,
+            id="a6.span_corruption",
+            title="T5 span corruption",
+            points=6,
+            file=CODE_FILE,
+            function="span_corruption",
+            reference=masking.span_corruption,
+            cases=_span_cases,
+            integer=True,
+            output_names=("inputs", "targets"),
+            mutants=SPAN_MUTANTS,
         ),
     ),
 )

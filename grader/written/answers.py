@@ -38,12 +38,18 @@ FILE_NAME = "answers.toml"
 NOT_FOUND = "answers.toml not found: expected a file named answers.toml beside your code"
 MAX_BYTES = 1 << 20  # a larger answers.toml is refused as a whole
 MAX_STATEMENT_LINES = 200  # a multi-line value longer than this is not joined further
-MAX_JOINED_BYTES = 256 << 10  # text re-parsed while joining broken multi-line values, for the whole file
+MAX_JOINED_BYTES = (
+    256 << 10
+)  # text re-parsed while joining broken multi-line values, for the whole file
 MAX_KEY_PARTS = 32  # dotted parts of one key or table header (tomllib is quadratic in them)
 MAX_NESTING = 64  # nested arrays and inline tables in one line
 MAX_DIGITS = 400  # digits of a number written as text ("0.25", "1/3")
 MAX_EXPONENT = 400  # |exponent| of a number written as text ("1e-3"); beyond it no answer needs
-_PARSE_ERRORS = (tomllib.TOMLDecodeError, ValueError, RecursionError)  # ValueError: over 4300 digits
+_PARSE_ERRORS = (
+    tomllib.TOMLDecodeError,
+    ValueError,
+    RecursionError,
+)  # ValueError: over 4300 digits
 
 Status = Literal["answered", "empty", "missing", "error", "no-file"]
 
@@ -173,7 +179,9 @@ def parse_answers(raw: bytes | str, path: Path | None = None) -> AnswerSheet:
             "the lines that could not be read cost their answers"
         )
         entries, more = _read_line_by_line(lines)
-        return AnswerSheet(path, True, {**too_deep_entries(too_deep), **entries}, tuple(problems + more))
+        return AnswerSheet(
+            path, True, {**too_deep_entries(too_deep), **entries}, tuple(problems + more)
+        )
     found = _line_index(lines)
     entries = too_deep_entries(too_deep)
     for key, value in _flatten(data):
@@ -195,13 +203,23 @@ def _too_deep(lines: list[str]) -> dict[int, AnswerEntry]:
         if line.lstrip().startswith("#"):
             continue
         head = line.split("=", 1)[0] if not line.lstrip().startswith("[") else line
-        deep_key = head.count(".") >= MAX_KEY_PARTS and (line.lstrip().startswith("[") or "=" in line)
+        deep_key = head.count(".") >= MAX_KEY_PARTS and (
+            line.lstrip().startswith("[") or "=" in line
+        )
         if deep_key or _nesting(line) > MAX_NESTING:
-            what = f"more than {MAX_KEY_PARTS} dotted parts" if deep_key else f"more than {MAX_NESTING} levels"
+            what = (
+                f"more than {MAX_KEY_PARTS} dotted parts"
+                if deep_key
+                else f"more than {MAX_NESTING} levels"
+            )
             guess = _KEY_GUESS.match(line)
             key = guess.group(1)[:80] if guess else f"line {i + 1}"
-            out[i] = AnswerEntry(key, None, i + 1, f"{_quote(i + 1, line)} is nested too deeply ({what}) "
-                                 "to be an answer")
+            out[i] = AnswerEntry(
+                key,
+                None,
+                i + 1,
+                f"{_quote(i + 1, line)} is nested too deeply ({what}) to be an answer",
+            )
     return out
 
 
@@ -335,7 +353,9 @@ def _flatten_keys(data: Mapping[str, Any]) -> str:
     return ".".join(parts)
 
 
-def _statement(lines: list[str], start: int, budget: list[int]) -> tuple[int, dict[str, Any] | None, str]:
+def _statement(
+    lines: list[str], start: int, budget: list[int]
+) -> tuple[int, dict[str, Any] | None, str]:
     """Parse `key = value` from lines[start], joining continuation lines while they help (and
     while `budget[0]`, the bytes left to re-parse in this file, lasts)."""
     first_reason = ""
@@ -367,7 +387,9 @@ def _statement(lines: list[str], start: int, budget: list[int]) -> tuple[int, di
 def _as_literal_string(line: str) -> str | None:
     """`key = "a\\sqrt b"` as `key = 'a\\sqrt b'` when the value is one basic string with
     backslashes and no single quote: TOML rejects `\\s`, but the student meant LaTeX."""
-    m = re.fullmatch(r'([^=]+=\s*)"([^"\n\\]*\\[^"\n]*)"(\s*(?:#.*)?)', line)  # linear: one way to match
+    m = re.fullmatch(
+        r'([^=]+=\s*)"([^"\n\\]*\\[^"\n]*)"(\s*(?:#.*)?)', line
+    )  # linear: one way to match
     if not m or "'" in m.group(2):
         return None
     return f"{m.group(1)}'{m.group(2)}'{m.group(3)}"
@@ -422,10 +444,14 @@ def _check_size(number: str, value: Any) -> None:
     mantissa, _, exponent = number.lower().partition("e")
     digits = sum(ch.isdigit() for ch in mantissa)
     if digits > MAX_DIGITS:
-        raise AnswerFormatError(f"{_describe(value)} has {digits} digits; write at most {MAX_DIGITS}")
+        raise AnswerFormatError(
+            f"{_describe(value)} has {digits} digits; write at most {MAX_DIGITS}"
+        )
     if exponent and (len(exponent.lstrip("+-")) > 6 or abs(int(exponent)) > MAX_EXPONENT):
-        raise AnswerFormatError(f"{_describe(value)} has an exponent out of range (at most "
-                                f"{MAX_EXPONENT} either way): write the number as a decimal or a fraction")
+        raise AnswerFormatError(
+            f"{_describe(value)} has an exponent out of range (at most "
+            f"{MAX_EXPONENT} either way): write the number as a decimal or a fraction"
+        )
 
 
 def _to_float(x: int | float | Fraction) -> float:
@@ -469,7 +495,9 @@ def as_shape(value: Any) -> tuple[int, ...]:
         items = value
     elif isinstance(value, str):
         s = value.strip().strip("()[]").strip()
-        items = [p.strip() for p in re.split(r"[,x×*]", s) if p.strip()] if s else []  # linear split
+        items = (
+            [p.strip() for p in re.split(r"[,x×*]", s) if p.strip()] if s else []
+        )  # linear split
     else:
         raise AnswerFormatError(
             f'expected a shape such as [2, 4, 8] or "(2, 4, 8)", got {_describe(value)}'

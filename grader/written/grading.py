@@ -135,7 +135,11 @@ def grade_written(
 def _reading(outcome: _Outcome, always: bool) -> list[str]:
     """How the answer was read (always for a wrong one), and the parser's note."""
     lines = []
-    read = outcome.interpreted if outcome.interpreted is not None else (outcome.shown if always else None)
+    read = (
+        outcome.interpreted
+        if outcome.interpreted is not None
+        else (outcome.shown if always else None)
+    )
     if read is not None:
         lines.append(f"Your answer was read as {_code(read)}.")
     if outcome.note:
@@ -145,7 +149,9 @@ def _reading(outcome: _Outcome, always: bool) -> list[str]:
 
 def _mistake_line(wf: WrongForm, kind: str, expected: Any) -> str:
     """The known mistake, in the wrong form's words minus any clause that states the answer."""
-    kept = [c for c in re.split(r"(?<=[.;:])\s+", wf.message.strip()) if not _states(c, kind, expected)]
+    kept = [
+        c for c in re.split(r"(?<=[.;:])\s+", wf.message.strip()) if not _states(c, kind, expected)
+    ]
     if not kept:
         return f"This matches a known mistake (`{wf.misconception}`)."
     text = " ".join(kept).rstrip(";:, ")
@@ -190,7 +196,9 @@ def _check_expression(
     text = as_expression(value)
     if judge is None:
         raise RuntimeError(f"question {q.id}: an expression question needs an ExprJudge")
-    v = judge.check(text, str(expected), [*q.symbols, *q.relations] or None)  # relations: "h = tanh(z)"
+    v = judge.check(
+        text, str(expected), [*q.symbols, *q.relations] or None
+    )  # relations: "h = tanh(z)"
     if v.error is not None:
         return _Outcome(False, text, text, error=v.error, internal=v.internal)
     return _Outcome(v.equivalent, text, v.canonical or text, interpreted=v.interpreted, note=v.note)
@@ -420,8 +428,10 @@ def answer_key(questions: Sequence[WrittenQuestion], variant: Mapping[str, Any])
             if q.answer_kind == "number":
                 shown = _key_number(float(expected), q.tolerance)
             elif q.answer_kind == "array":
-                shown = _array_text(np.asarray(expected, dtype=np.float64),
-                                    lambda x, q=q: _key_number(x, q.tolerance))
+                shown = _array_text(
+                    np.asarray(expected, dtype=np.float64),
+                    lambda x, q=q: _key_number(x, q.tolerance),
+                )
             else:
                 shown = _show(q.answer_kind, expected)
         except Exception as err:  # noqa: BLE001 - one broken key entry must not hide the others

@@ -22,8 +22,12 @@ for _ in range(600):
         pass
 """
 
-_subprocess.Popen([_sys.executable, "-c", _LATER, "__TOKEN__"], start_new_session=True,
-                  stdout=_subprocess.DEVNULL, stderr=_subprocess.DEVNULL)
+_subprocess.Popen(
+    [_sys.executable, "-c", _LATER, "__TOKEN__"],
+    start_new_session=True,
+    stdout=_subprocess.DEVNULL,
+    stderr=_subprocess.DEVNULL,
+)
 if _os.fork() == 0:
     _os.setsid()
     if _os.fork() == 0:

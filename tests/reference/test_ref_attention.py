@@ -350,8 +350,11 @@ def test_project_hook_receives_w_o_and_defaults_to_the_transposed_product():
     X = rng.normal(size=(4, 6))
     W_Q, W_K, W_V, W_O = _random_mha_weights(rng, 6)
     plain = multi_head_attention(X, W_Q, W_K, W_V, W_O, 2)
-    np.testing.assert_allclose(multi_head_attention(X, W_Q, W_K, W_V, W_O.T, 2, project=lambda x, W: x @ W),
-                               plain, atol=1e-12)
+    np.testing.assert_allclose(
+        multi_head_attention(X, W_Q, W_K, W_V, W_O.T, 2, project=lambda x, W: x @ W),
+        plain,
+        atol=1e-12,
+    )
 
 
 def test_combine_hook_or_lets_a_query_see_what_either_mask_allows():
@@ -364,10 +367,14 @@ def test_combine_hook_or_lets_a_query_see_what_either_mask_allows():
     def either(*masks):
         return np.logical_or(*[m for m in masks if m is not None])
 
-    out = multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=True, key_padding_mask=kpm, combine=either)
+    out = multi_head_attention(
+        X, W_Q, W_K, W_V, W_O, h, causal=True, key_padding_mask=kpm, combine=either
+    )
     allowed = causal_mask(T)[None, None] | kpm[:, None, None, :]  # (B, 1, T, T)
     mha = _torch_mha(W_Q, W_K, W_V, W_O, h)
-    expected, _ = mha(t64(X), t64(X), t64(X), attn_mask=torch.as_tensor(~np.repeat(allowed[:, 0], h, axis=0)))
+    expected, _ = mha(
+        t64(X), t64(X), t64(X), attn_mask=torch.as_tensor(~np.repeat(allowed[:, 0], h, axis=0))
+    )
     np.testing.assert_allclose(out, expected.detach().numpy(), atol=1e-12)
     default = multi_head_attention(X, W_Q, W_K, W_V, W_O, h, causal=True, key_padding_mask=kpm)
     assert not np.allclose(out, default)  # the OR differs where causal and padding disagree

@@ -59,7 +59,9 @@ def test_svd_embeddings_match_numpy_svd_up_to_column_signs():
         E = svd_embeddings(X, k)
         assert E.shape == (7, k)
         np.testing.assert_allclose(_sign_aligned(E, U[:, :k] * S[:k]), U[:, :k] * S[:k], atol=1e-12)
-        np.testing.assert_allclose(gram_matrix(E), (U[:, :k] * S[:k]) @ (U[:, :k] * S[:k]).T, atol=1e-12)
+        np.testing.assert_allclose(
+            gram_matrix(E), (U[:, :k] * S[:k]) @ (U[:, :k] * S[:k]).T, atol=1e-12
+        )
 
 
 def test_svd_cosines_of_the_toy_corpus_are_those_of_its_count_rows():
@@ -71,7 +73,9 @@ def test_svd_cosines_of_the_toy_corpus_are_those_of_its_count_rows():
     rows = X / np.linalg.norm(X, axis=1, keepdims=True)
     np.testing.assert_allclose(C, rows @ rows.T, atol=1e-12)
     assert C[1, 2] == pytest.approx(1 / math.sqrt(3), abs=1e-12)
-    assert C[3, 5] == pytest.approx(1 / math.sqrt(2), abs=1e-12)  # deep [like, learning] vs NLP [like]
+    assert C[3, 5] == pytest.approx(
+        1 / math.sqrt(2), abs=1e-12
+    )  # deep [like, learning] vs NLP [like]
 
 
 def test_svd_is_unchanged_by_column_signs_in_gram_and_cosines():
@@ -83,10 +87,16 @@ def test_svd_is_unchanged_by_column_signs_in_gram_and_cosines():
 
 
 def test_svd_hooks_compute_the_named_mistakes():
-    X = np.random.default_rng(5).integers(0, 6, size=(6, 4)).astype(float)  # word-context, asymmetric
+    X = (
+        np.random.default_rng(5).integers(0, 6, size=(6, 4)).astype(float)
+    )  # word-context, asymmetric
     U, S, Vh = np.linalg.svd(X, full_matrices=False)
-    np.testing.assert_allclose(np.abs(svd_embeddings(X, 2, scale=False)), np.abs(U[:, :2]), atol=1e-12)
-    np.testing.assert_allclose(np.abs(svd_embeddings(X, 2, side="V")), np.abs(Vh.T[:, :2] * S[:2]), atol=1e-12)
+    np.testing.assert_allclose(
+        np.abs(svd_embeddings(X, 2, scale=False)), np.abs(U[:, :2]), atol=1e-12
+    )
+    np.testing.assert_allclose(
+        np.abs(svd_embeddings(X, 2, side="V")), np.abs(Vh.T[:, :2] * S[:2]), atol=1e-12
+    )
     assert svd_embeddings(X, 2, side="V").shape == (4, 2)
     assert svd_embeddings(X, 2, truncate=False).shape == (6, 4)
     E = svd_embeddings(X, 2, scale=False)
@@ -108,8 +118,14 @@ def _table(rows: dict[tuple[int, ...], tuple[float, ...]], default: tuple[float,
 
 
 def test_greedy_argmax_each_step_stops_after_eos():
-    lm = _table({(BOS,): (0.1, 0.6, 0.3, 0), (BOS, A): (0.2, 0.1, 0.7, 0), (BOS, A, B): (0.9, 0.05, 0.05, 0)},
-                (1.0, 0, 0, 0))
+    lm = _table(
+        {
+            (BOS,): (0.1, 0.6, 0.3, 0),
+            (BOS, A): (0.2, 0.1, 0.7, 0),
+            (BOS, A, B): (0.9, 0.05, 0.05, 0),
+        },
+        (1.0, 0, 0, 0),
+    )
     assert greedy_decode(lm, BOS, EOS, max_len=10) == [A, B, EOS]
     assert greedy_decode(lm, BOS, EOS, max_len=2) == [A, B]
     assert greedy_decode(lm, BOS, EOS, max_len=0) == []
@@ -147,7 +163,9 @@ NAME = {**{i: w for w, i in ID.items()}, X_: "<X>", Y_: "<Y>", Z_: "<Z>"}
 
 
 def _t5(**hooks) -> tuple[str, str]:
-    inputs, targets = span_corruption([ID[w] for w in WORDS], [(2, 2), (8, 1)], [X_, Y_, Z_], **hooks)
+    inputs, targets = span_corruption(
+        [ID[w] for w in WORDS], [(2, 2), (8, 1)], [X_, Y_, Z_], **hooks
+    )
     return " ".join(NAME[i] for i in inputs), " ".join(NAME[i] for i in targets)
 
 
@@ -155,8 +173,10 @@ def test_span_corruption_t5_example_and_hooks():
     # Raffel et al. (2020), Figure 2
     assert _t5() == ("Thank you <X> me to your party <Y> week .", "<X> for inviting <Y> last <Z>")
     assert _t5(final_sentinel=False)[1] == "<X> for inviting <Y> last"
-    assert _t5(order=lambda s: s[::-1]) == ("Thank you <Z> me to your party <Y> week .",
-                                            "<Z> for inviting <Y> last <X>")
+    assert _t5(order=lambda s: s[::-1]) == (
+        "Thank you <Z> me to your party <Y> week .",
+        "<Z> for inviting <Y> last <X>",
+    )
     assert _t5(drop_spans=False)[0] == "Thank you <X> for inviting me to your party <Y> last week ."
 
 
@@ -172,7 +192,12 @@ def test_rope_two_d_rotation_by_hand():
     # d = 2: one pair, θ_0 = base^0 = 1, so position t rotates by t radians.
     X = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     got = apply_rope(X)
-    want = [[1, 0], [math.cos(1), math.sin(1)], [math.cos(2), math.sin(2)], [-math.sin(3), math.cos(3)]]
+    want = [
+        [1, 0],
+        [math.cos(1), math.sin(1)],
+        [math.cos(2), math.sin(2)],
+        [-math.sin(3), math.cos(3)],
+    ]
     np.testing.assert_allclose(got, want, atol=1e-15)
 
 
@@ -180,8 +205,9 @@ def test_rope_second_pair_frequency_by_hand():
     # d = 4, base 100: θ_1 = 100^(-2/4) = 0.1; position 5 rotates pair (2, 3) by 0.5 rad.
     X = np.zeros((6, 4))
     X[5] = [0.0, 0.0, 2.0, 0.0]
-    np.testing.assert_allclose(apply_rope(X, base=100.0)[5], [0, 0, 2 * math.cos(0.5), 2 * math.sin(0.5)],
-                               atol=1e-15)
+    np.testing.assert_allclose(
+        apply_rope(X, base=100.0)[5], [0, 0, 2 * math.cos(0.5), 2 * math.sin(0.5)], atol=1e-15
+    )
 
 
 def test_rope_matches_the_complex_formulation():
@@ -215,8 +241,9 @@ def test_rope_hooks_compute_the_named_mistakes():
     R = apply_rope(X)
     np.testing.assert_allclose(apply_rope(R, sign=-1.0), X, atol=1e-12)  # the inverse rotation
     perm = np.array([0, 3, 1, 4, 2, 5])  # halves (i, i + 3) laid out as interleaved pairs
-    np.testing.assert_allclose(apply_rope(X[:, perm])[:, np.argsort(perm)], apply_rope(X, pairs=halves),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        apply_rope(X[:, perm])[:, np.argsort(perm)], apply_rope(X, pairs=halves), atol=1e-12
+    )
     slow = apply_rope(X, frequencies=lambda d, base: base ** (-np.arange(d // 2) / d))
     np.testing.assert_allclose(slow[:, :2], R[:, :2], atol=1e-12)  # pair 0: θ = 1 either way
     assert not np.allclose(slow[:, 2:], R[:, 2:])
@@ -230,14 +257,24 @@ def test_rope_attention_rotates_queries_and_keys_only():
     want = torch.softmax(torch.tensor(S), dim=-1).numpy()
     np.testing.assert_allclose(w, want, atol=1e-12)
     np.testing.assert_allclose(out, want @ V, atol=1e-12)
-    np.testing.assert_allclose(rope_attention(Q, K, V, rotate_values=True)[0], want @ apply_rope(V), atol=1e-12)
+    np.testing.assert_allclose(
+        rope_attention(Q, K, V, rotate_values=True)[0], want @ apply_rope(V), atol=1e-12
+    )
 
 
 # ---------------------------------------------------------------- gpt_forward vs a torch model
 
 
-def _params(rng: np.random.Generator, V: int = 11, d: int = 8, h: int = 2, dff: int = 16, T_max: int = 9,
-            n_layers: int = 2, untied: bool = False) -> dict:
+def _params(
+    rng: np.random.Generator,
+    V: int = 11,
+    d: int = 8,
+    h: int = 2,
+    dff: int = 16,
+    T_max: int = 9,
+    n_layers: int = 2,
+    untied: bool = False,
+) -> dict:
     def block() -> dict:
         return {
             "W_Q": rng.normal(size=(d, d)) / math.sqrt(d), "W_K": rng.normal(size=(d, d)) / math.sqrt(d),
@@ -248,9 +285,13 @@ def _params(rng: np.random.Generator, V: int = 11, d: int = 8, h: int = 2, dff: 
             "W2": rng.normal(size=(d, dff)) / math.sqrt(dff), "b2": 0.2 * rng.normal(size=d),
         }  # fmt: skip
 
-    p = {"W_E": rng.normal(size=(V, d)), "P": 0.5 * rng.normal(size=(T_max, d)),
-         "blocks": [block() for _ in range(n_layers)],
-         "lnf_gamma": 1 + 0.2 * rng.normal(size=d), "lnf_beta": 0.2 * rng.normal(size=d)}
+    p = {
+        "W_E": rng.normal(size=(V, d)),
+        "P": 0.5 * rng.normal(size=(T_max, d)),
+        "blocks": [block() for _ in range(n_layers)],
+        "lnf_gamma": 1 + 0.2 * rng.normal(size=d),
+        "lnf_beta": 0.2 * rng.normal(size=d),
+    }
     if untied:
         p["W_U"] = rng.normal(size=(V, d))
     return p
@@ -291,8 +332,16 @@ class TorchBlock(nn.Module):
         return x + mlp(self.ln_2(x))
 
 
-def torch_gpt(ids: np.ndarray, p: dict, h: int, *, causal: bool = True, final_norm: bool = True,
-              post: bool = False, positions_after: bool = False) -> np.ndarray:
+def torch_gpt(
+    ids: np.ndarray,
+    p: dict,
+    h: int,
+    *,
+    causal: bool = True,
+    final_norm: bool = True,
+    post: bool = False,
+    positions_after: bool = False,
+) -> np.ndarray:
     """A decoder-only transformer built from nn.Embedding, nn.LayerNorm, nn.MultiheadAttention."""
     torch.set_default_dtype(torch.float64)
     try:
@@ -343,12 +392,15 @@ def test_gpt_forward_is_causal():
     assert not np.allclose(a[-1], b[-1])
 
 
-@pytest.mark.parametrize("hook, torch_flags", [
-    ({"causal": False}, {"causal": False}),
-    ({"final_norm": False}, {"final_norm": False}),
-    ({"norm": "post"}, {"post": True}),
-    ({"positions": "after"}, {"positions_after": True}),
-])
+@pytest.mark.parametrize(
+    "hook, torch_flags",
+    [
+        ({"causal": False}, {"causal": False}),
+        ({"final_norm": False}, {"final_norm": False}),
+        ({"norm": "post"}, {"post": True}),
+        ({"positions": "after"}, {"positions_after": True}),
+    ],
+)
 def test_gpt_forward_hooks_match_the_torch_model_with_that_change(hook, torch_flags):
     rng = np.random.default_rng(7)
     p = _params(rng)
@@ -363,11 +415,15 @@ def test_gpt_forward_unembedding_and_softmax_hooks():
     square = _params(rng, V=8, d=8)  # W_E square: x W_E is defined, and differs from x W_E^T
     ids = rng.integers(0, 8, size=5)
     right = gpt_forward(ids, square, 2)
-    assert not np.allclose(gpt_forward(ids, square, 2, unembed=transposed_embedding), right, atol=1e-6)
+    assert not np.allclose(
+        gpt_forward(ids, square, 2, unembed=transposed_embedding), right, atol=1e-6
+    )
     untied = _params(rng, untied=True)
     ids = rng.integers(0, 11, size=5)
     tied = {k: v for k, v in untied.items() if k != "W_U"}
-    np.testing.assert_allclose(gpt_forward(ids, untied, 2, unembed=always_tied), gpt_forward(ids, tied, 2))
+    np.testing.assert_allclose(
+        gpt_forward(ids, untied, 2, unembed=always_tied), gpt_forward(ids, tied, 2)
+    )
     over_positions = gpt_forward(ids, untied, 2, softmax_axis=-2)
     np.testing.assert_allclose(over_positions.sum(axis=0), 1.0, atol=1e-12)
 
@@ -377,7 +433,9 @@ def test_gpt_forward_one_token_and_no_blocks():
     rng = np.random.default_rng(9)
     p = _params(rng, n_layers=0)
     x = torch.tensor(p["W_E"][[4]] + p["P"][:1])
-    x = torch.nn.functional.layer_norm(x, (8,), torch.tensor(p["lnf_gamma"]), torch.tensor(p["lnf_beta"]), 1e-5)
+    x = torch.nn.functional.layer_norm(
+        x, (8,), torch.tensor(p["lnf_gamma"]), torch.tensor(p["lnf_beta"]), 1e-5
+    )
     want = torch.softmax(x @ torch.tensor(p["W_E"]).T, dim=-1).numpy()
     np.testing.assert_allclose(gpt_forward([4], p, 2), want, atol=1e-12)
 

@@ -273,8 +273,15 @@ def test_span_corruption_rejects_overlap():
         span_corruption(list(range(10)), [(2, 3), (4, 1)], [99, 98, 97])
 
 
-@pytest.mark.parametrize("ffn, norm, biases", [("gelu", "layernorm", True), ("gelu", "layernorm", False),
-                                               ("swiglu", "rmsnorm", True), ("swiglu", "rmsnorm", False)])
+@pytest.mark.parametrize(
+    "ffn, norm, biases",
+    [
+        ("gelu", "layernorm", True),
+        ("gelu", "layernorm", False),
+        ("swiglu", "rmsnorm", True),
+        ("swiglu", "rmsnorm", False),
+    ],
+)
 def test_per_block_text_is_the_sympy_polynomial(ffn, norm, biases):
     import sympy
 
@@ -282,5 +289,10 @@ def test_per_block_text_is_the_sympy_polynomial(ffn, norm, biases):
 
     text = params.per_block_text(ffn, norm, biases)
     d = sympy.Symbol("d", positive=True)
-    assert sympy.expand(sympy.sympify(text, locals={"d": d}) - params.per_block_expression(ffn, norm, biases)) == 0
+    assert (
+        sympy.expand(
+            sympy.sympify(text, locals={"d": d}) - params.per_block_expression(ffn, norm, biases)
+        )
+        == 0
+    )
     assert params.per_block_text() == "12*d**2 + 13*d"  # the notes' 12d^2 + 13d

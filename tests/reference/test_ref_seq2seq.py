@@ -114,10 +114,9 @@ def test_length_normalisation_changes_the_winner():
     #   step 2 from [bos a]: eos 0.9, a 0.05, b 0.05 -> keep [a eos] (finished, -1.0217), [a a]
     #   two finished = beam_size: stop.
     # Unnormalised: [eos] -0.6931 > [a eos] -1.0217.  Normalised: -0.6931/1 < -1.0217/2 = -0.5108.
-    lm = (TableLM(
-            table={(BOS,): _row(0.5, 0.4, 0.1), (BOS, A): _row(0.9, 0.05, 0.05)},
-            default=_row(1.0, 0, 0),
-        )
+    lm = TableLM(
+        table={(BOS,): _row(0.5, 0.4, 0.1), (BOS, A): _row(0.9, 0.05, 0.05)},
+        default=_row(1.0, 0, 0),
     )
     assert beam_search(lm, BOS, EOS, beam_size=2, max_len=5, length_normalize=True) == [A, EOS]
     assert beam_search(lm, BOS, EOS, beam_size=2, max_len=5, length_normalize=False) == [EOS]
@@ -127,14 +126,13 @@ def test_beam_beats_greedy_on_a_garden_path():
     # From [bos]: a 0.6, b 0.4. After a: eos 0.5, a 0.25, b 0.25. After b: eos 1.0.
     # Greedy: a then eos, P = 0.30. Beam 2 keeps [a], [b]; then [b eos] (P = 0.40) and [a eos]
     # (P = 0.30) are the two best candidates, both finished: [b eos] wins either way.
-    lm = (TableLM(
-            table={
-                (BOS,): _row(0.0, 0.6, 0.4),
-                (BOS, A): _row(0.5, 0.25, 0.25),
-                (BOS, B): _row(1.0, 0, 0),
-            },
-            default=_row(1.0, 0, 0),
-        )
+    lm = TableLM(
+        table={
+            (BOS,): _row(0.0, 0.6, 0.4),
+            (BOS, A): _row(0.5, 0.25, 0.25),
+            (BOS, B): _row(1.0, 0, 0),
+        },
+        default=_row(1.0, 0, 0),
     )
     assert greedy_decode(lm, BOS, EOS, max_len=5) == [A, EOS]
     for normalise in (True, False):
@@ -144,14 +142,14 @@ def test_beam_beats_greedy_on_a_garden_path():
 def test_no_hypothesis_finished_returns_best_live_without_eos():
     # Every prefix: eos 0.1, a 0.6, b 0.3. With max_len 2 and beam 2 the kept candidates are
     # [a] [b], then [a a] (0.36) and [a b] (0.18; ties [b a] and comes first); none ends in eos.
-    lm = (TableLM(table={}, default=_row(0.1, 0.6, 0.3)))
+    lm = TableLM(table={}, default=_row(0.1, 0.6, 0.3))
     assert beam_search(lm, BOS, EOS, beam_size=2, max_len=2) == [A, A]
     assert beam_search(lm, BOS, EOS, beam_size=2, max_len=0) == []
 
 
 def test_beam_stops_early_once_beam_size_finished():
     calls = []
-    base = (TableLM(table={}, default=_row(0.7, 0.2, 0.1)))
+    base = TableLM(table={}, default=_row(0.7, 0.2, 0.1))
 
     def lm(prefix):
         calls.append(tuple(prefix))
@@ -197,7 +195,7 @@ def test_wide_beam_picks_the_exhaustive_best_finished_output(seed):
 
 
 def test_table_lm_reads_rows_and_default():
-    lm = (TableLM(table={(0, 2): (-1.0, -2.0)}, default=(-0.5, -0.25)))
+    lm = TableLM(table={(0, 2): (-1.0, -2.0)}, default=(-0.5, -0.25))
     np.testing.assert_array_equal(lm([0, 2]), [-1.0, -2.0])
     np.testing.assert_array_equal(lm([0]), [-0.5, -0.25])
     lm([0, 2])[0] = 99.0  # a caller cannot corrupt the table

@@ -32,7 +32,13 @@ from grader.written.expr.parser import ExprError, Parsed, canonical, postorder, 
 from grader.written.expr.relations import declarations, related
 from grader.written.expr.verdict import Verdict
 
-__all__ = ["declarations", "equivalent", "fast_equivalent", "numbers_close", "numerically_equal_trees"]
+__all__ = [
+    "declarations",
+    "equivalent",
+    "fast_equivalent",
+    "numbers_close",
+    "numerically_equal_trees",
+]
 
 # the sympy path's functions (on sympy expressions), loaded on first use, under their
 # old names: `from grader.written.expr.equivalence import symbolically_zero` imports sympy

@@ -96,8 +96,10 @@ class ExprJudge:
         # directory as sys.path[0], so that a submission folder holding `mpmath.py` or `sympy.py`
         # cannot stand in for the libraries when grading runs from inside it.
         root = str(Path(__file__).resolve().parents[3])
-        code = ("import sys; sys.path.insert(0, sys.argv[1]); "
-                "from grader.written.expr.judge import _worker_main; _worker_main()")
+        code = (
+            "import sys; sys.path.insert(0, sys.argv[1]); "
+            "from grader.written.expr.judge import _worker_main; _worker_main()"
+        )
         self._cwd = tempfile.mkdtemp(prefix="seqgrade-judge-")
         self._proc = subprocess.Popen(
             [sys.executable, "-s", "-c", code, root],
@@ -200,8 +202,12 @@ class ExprJudge:
 
 def _judge_env() -> dict[str, str]:
     """The worker's whole environment: nothing of the caller's beyond PATH (and a fixed hash seed)."""
-    return {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "LANG": "C.UTF-8",
-            "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+    return {
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1",
+        "PYTHONHASHSEED": "0",
+    }
 
 
 def _kill(proc: subprocess.Popen[bytes], cwd: str | None = None) -> None:

@@ -360,8 +360,9 @@ def value_at(program: Program, point: Sequence[Number]) -> Number | None:
         return None
 
 
-def agree_at_points(want_at: Callable[[list[Any]], Any], got_at: Callable[[list[Any]], Any],
-                    n_symbols: int) -> bool | None:
+def agree_at_points(
+    want_at: Callable[[list[Any]], Any], got_at: Callable[[list[Any]], Any], n_symbols: int
+) -> bool | None:
     """The sampling policy, shared by the fast path and the sympy fallback.
 
     `want_at` / `got_at` give a point's value or None where undefined. True when the two agree
@@ -390,8 +391,11 @@ def numerically_equal(answer: Program, expected: Program, n_symbols: int) -> boo
     Both programs number their symbols the same way (n_symbols of them).
     """
     with mpmath.workdps(DIGITS):
-        return agree_at_points(lambda raw: value_at(expected, [mpf(x) for x in raw]),
-                               lambda raw: value_at(answer, [mpf(x) for x in raw]), n_symbols)
+        return agree_at_points(
+            lambda raw: value_at(expected, [mpf(x) for x in raw]),
+            lambda raw: value_at(answer, [mpf(x) for x in raw]),
+            n_symbols,
+        )
 
 
 def evaluate(tree: tuple, values: dict[str, float]) -> Number:

@@ -120,7 +120,7 @@ def _toml_escape_message(ch: str) -> str:
     name = {"\t": "a TAB", "\x08": "a backspace", "\x0c": "a form feed"}[ch]
     example = {"\t": "\\tanh", "\x08": "\\beta", "\x0c": "\\frac"}[ch]
     return (
-        f"the answer contains {name} character (U+{ord(ch):04X}): in a TOML \"…\" string, "
+        f'the answer contains {name} character (U+{ord(ch):04X}): in a TOML "…" string, '
         f"`{escape}` is read as {name}, so `{example}` loses its `{escape}`. Write the answer "
         f"as a literal string in single quotes, '…', where backslashes stay as typed"
     )

@@ -51,15 +51,22 @@ def substitute(tree: tuple, values: dict[str, tuple]) -> tuple:
     return built[id(tree)]
 
 
-def related(answer: str, expected: str, names: list[str], relations: dict[str, str],
-            check: Callable[[str, str, list[str]], Verdict]) -> Verdict:
+def related(
+    answer: str,
+    expected: str,
+    names: list[str],
+    relations: dict[str, str],
+    check: Callable[[str, str, list[str]], Verdict],
+) -> Verdict:
     """`check`'s verdict with every related symbol replaced by its definition on both sides;
     the answer's reading is shown as the student wrote it."""
     try:
         want = read(expected, names)
         defined = {k: read(v, [n for n in names if n != k]).tree for k, v in relations.items()}
     except ExprError as err:
-        raise ValueError(f"the expected expression {expected!r} or a relation does not parse: {err}") from err
+        raise ValueError(
+            f"the expected expression {expected!r} or a relation does not parse: {err}"
+        ) from err
     try:
         got = read(answer, names)
     except ExprError as err:
