@@ -1,8 +1,9 @@
 """Shared fixtures, and the test tiers.
 
-`python -m pytest -m "not slow"` is the developer loop (about a minute and a half); the full
-suite (`python -m pytest`, what CI runs) adds the held-out collections, the container and
-packaging tests, nested pytest runs, the demo and batches.
+`python -m pytest -m "not slow"` is the developer loop (about two minutes on two cores); the
+full suite (`python -m pytest`, what CI runs) adds the held-out collections, the container and
+packaging tests, nested pytest runs, the demo, batches, `seqgrade check`, regrades, warm
+workers, the Dask cluster and the validity benchmarks' targets.
 """
 
 from __future__ import annotations
@@ -30,6 +31,15 @@ SLOW_MODULES = {
     "test_gradescope",
     "test_notebook",
     "test_public_tests",
+    "test_validity_a1a3a6",
+    "test_validity_a2a5",
+    "test_validity_a4",
+    "test_check",
+    "test_regrade",
+    "test_sandbox_containment",
+    "test_warm",
+    "test_cluster",
+    "test_gradebook",
 }
 
 
