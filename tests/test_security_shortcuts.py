@@ -405,3 +405,46 @@ def test_review_is_quiet_on_ordinary_code():
     )
     main_block = "def f(x):\n    return x\n\nif __name__ == '__main__':\n    print(f(1))\n"
     assert shortcuts.review(main_block, "f") == []
+
+
+AUTOGRAD_GRAD_AFTER_REBINDING_THE_EXEMPTIONS = """
+import importlib as _importlib
+import sys as _sys
+
+# The worker's list of names under a banned module that are not shortcuts: rebinding it before
+# torch is imported must not exempt torch.autograd.grad from the `torch.autograd.*` ban.
+_sys.modules["__main__"]._NOT_SHORTCUTS = frozenset({"grad", "backward", "functional"})
+_t = _importlib.import_module("to" + "rch")
+_grad = getattr(_importlib.import_module("torch.autograd"), "grad")
+
+
+def bptt_final_state(X, W_x, W_h, b_h, y, h0=None):
+    params = [_t.tensor(np.asarray(v, dtype=np.float64), requires_grad=True) for v in (W_x, W_h, b_h)]
+    H = params[1].shape[0]
+    h = _t.zeros(H, dtype=_t.float64) if h0 is None else _t.as_tensor(np.asarray(h0, dtype=np.float64))
+    for x in _t.as_tensor(np.asarray(X, dtype=np.float64)):
+        h = _t.tanh(x @ params[0].T + h @ params[1].T + params[2])
+    loss = 0.5 * ((h - _t.as_tensor(np.asarray(y, dtype=np.float64))) ** 2).sum()
+    g = _grad(loss, params)
+    return {k: v.numpy() for k, v in zip(("W_x", "W_h", "b_h"), g)}
+"""
+
+
+@pytest.mark.slow
+def test_rebinding_the_workers_exemptions_switches_nothing_off(tmp_path):
+    results = grade(tmp_path, "a2", AUTOGRAD_GRAD_AFTER_REBINDING_THE_EXEMPTIONS)
+    assert "a2.bptt_final_state" in lost(results)
+    q = results["a2.bptt_final_state"]
+    assert q.score == 0 and q.misconceptions == ["uses-library-shortcut"], q.feedback
+    # the control: without the ban the same code is right (it is the ban that costs it)
+    lifted = grade(tmp_path, "a2", AUTOGRAD_GRAD_AFTER_REBINDING_THE_EXEMPTIONS, lift_bans=True)
+    assert "a2.bptt_final_state" not in lost(lifted)
+
+
+def test_the_worker_and_the_source_scan_exempt_the_same_names():
+    """The worker is a standalone script (it cannot import the grader), so the list is written
+    twice; this keeps the two the same."""
+    from grader.engine import shortcuts
+    from grader.sandbox import worker
+
+    assert worker._NOT_SHORTCUTS == shortcuts.NOT_SHORTCUTS

@@ -404,6 +404,7 @@ def _make_expand() -> Any:
         sys.modules,
         __import__,
     )
+    not_shortcuts = _NOT_SHORTCUTS  # bound now: the submission may rebind the module's name
 
     def resolve(dotted: str) -> Any:
         parts = dotted.split(".")
@@ -446,7 +447,7 @@ def _make_expand() -> Any:
         prefix = last[:-1] if last.endswith("*") else None
         out = []
         for name in names:
-            if name in _NOT_SHORTCUTS or (prefix is not None and not name.startswith(prefix)):
+            if name in not_shortcuts or (prefix is not None and not name.startswith(prefix)):
                 continue
             value = _getattr(owner, name, None)
             if value is not None and _type(value).__name__ != "module":
