@@ -23,6 +23,7 @@ from grader.app import batch, cli, regrade
 from grader.app.batch import grade_all, summary, write_csv
 from grader.course import fingerprint
 from grader.questions import Case, CodeQuestion
+from grader.reports.render import points
 from grader.reports.results_json import SCHEMA
 
 LIMITS = sandbox.Limits(call_seconds=2.0, submission_seconds=30.0)
@@ -309,7 +310,7 @@ def test_only_changes_exactly_the_named_questions_and_keeps_the_others(root, tmp
         assert new["toy.quad"]["score"] == (0 if name == "cy" else 4)
         assert list(new) == [q.id for q in toy.ASSIGNMENT.questions]  # in the assignment's order
         assert after[name]["score"] == sum(t["score"] for t in after[name]["tests"])
-        assert after[name]["output"].startswith(f"**Score: {after[name]['score']:g} / 12**")
+        assert after[name]["output"].startswith(f"**Score: {points(after[name]['score'])} / 12**")
         assert (
             after[name]["extra_data"]["fingerprints"] == before[name]["extra_data"]["fingerprints"]
         )

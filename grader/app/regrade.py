@@ -15,6 +15,7 @@ from typing import Any
 
 from grader.questions import Assignment, CodeQuestion
 from grader.report import GradeReport
+from grader.reports.render import points
 
 _SCORE_LINE = re.compile(r"^\*\*Score: [^*\n]* / [^*\n]*\*\*")
 
@@ -110,6 +111,8 @@ def merge(
     data["score"] = round(sum(float(t.get("score", 0.0)) for t in tests), 6)
     top = sum(float(t.get("max_score", 0.0)) for t in tests)
     data["output"] = _SCORE_LINE.sub(
-        f"**Score: {data['score']:g} / {top:g}**", str(stored.get("output", "")), count=1
+        f"**Score: {points(data['score'])} / {points(top)}**",
+        str(stored.get("output", "")),
+        count=1,
     )
     return data

@@ -19,6 +19,7 @@ from grader.course.fingerprint import KINDS, Fingerprints
 from grader.course.variants import VariantKey
 from grader.questions import Assignment
 from grader.report import GradeReport, QuestionResult
+from grader.reports.render import points
 
 MAX_OUTPUT_CHARS = 4000  # of the student's printed output kept (extra_data; the output if shown)
 
@@ -98,7 +99,7 @@ def _is_isolation_note(warning: str) -> bool:
 
 def _summary(report: GradeReport, key: VariantKey | None, show_output: bool) -> str:
     """The top-level `output`, which the student sees: never the isolation note, their prints only if allowed."""
-    parts = [f"**Score: {report.score:g} / {report.max_score:g}**"]
+    parts = [f"**Score: {points(report.score)} / {points(report.max_score)}**"]
     notes = [w for w in report.warnings if not _is_isolation_note(w)]
     if key is not None and (key.value is None or key.group_size > 1):
         notes.insert(0, key.feedback())
