@@ -254,15 +254,7 @@ def _judge_case(
             return _CaseVerdict(
                 0.0,
                 line,
-                explain(
-                    all_nan(want),
-                    want,
-                    case.args,
-                    dict(case.kwargs),
-                    trusted_mutants(q.mutants),
-                    q.tolerance,
-                    exact=q.integer,
-                ),
+                _explain(q, case, all_nan(want), want, q.mutants),
             )
         return _CaseVerdict(0.0, line, None)
     want = run_trusted(q.reference, case)
@@ -278,25 +270,9 @@ def _judge_case(
         return _CaseVerdict(1.0, f"- ✔ {case.name}", None)
     explanations: list[Explanation] = []
     if q.mutants:
-        explanations = explain(
-            outcome.value,
-            want,
-            case.args,
-            dict(case.kwargs),
-            trusted_mutants(q.mutants),
-            q.tolerance,
-            exact=q.integer,
-        )
+        explanations = _explain(q, case, outcome.value, want, q.mutants)
         if not explanations:  # no one mistake explains it: two at once, told apart?
-            explanations = explain(
-                outcome.value,
-                want,
-                case.args,
-                dict(case.kwargs),
-                trusted_mutants(_pairs(q.mutants)),
-                q.tolerance,
-                exact=q.integer,
-            )
+            explanations = _explain(q, case, outcome.value, want, _pairs(q.mutants))
             explanations = [e for e in explanations if e.extra_wrong == 0]
     credit = (
         min(catalog.get(m).credit for m in split(explanations[0].misconception))
@@ -304,6 +280,21 @@ def _judge_case(
         else 0.0
     )
     return _CaseVerdict(credit, case_line(case, mismatches, outcome.value, want), explanations)
+
+
+def _explain(
+    q: CodeQuestion, case: Case, got: Any, want: Any, mutants: dict[str, Any]
+) -> list[Explanation]:
+    """The mutants that explain `got` on this case, best first (run on the trusted side)."""
+    return explain(
+        got,
+        want,
+        case.args,
+        dict(case.kwargs),
+        trusted_mutants(mutants),
+        q.tolerance,
+        exact=q.integer,
+    )
 
 
 PAIR = "+"  # joins the ids of two mistakes found together in one function
@@ -430,15 +421,7 @@ def _on_top(
     if not combos:
         return []
     want = run_trusted(q.reference, case)
-    return explain(
-        outcome.value,
-        want,
-        case.args,
-        dict(case.kwargs),
-        trusted_mutants(combos),
-        q.tolerance,
-        exact=q.integer,
-    )
+    return _explain(q, case, outcome.value, want, combos)
 
 
 def combine(a: Any, b: Any) -> Callable[..., Any] | None:
