@@ -34,17 +34,17 @@ class AnyOf:
         self.options = options
 
 
-def any_form(*forms: Callable[..., Any]) -> Callable[..., Any]:
-    """One mistake with several natural forms as one mutant: every form's output, any one matches.
+class Forms:
+    """One mistake with several natural forms, as one mutant: called, it returns every form's
+    output (an AnyOf; a form that does not apply to the inputs is left out). Its `forms` stay
+    readable, so two mistakes can be combined form by form."""
 
-    A form that does not apply to the inputs (an axis the array does not have) is left out.
-    """
-    if len(forms) == 1:
-        return forms[0]
+    def __init__(self, *forms: Callable[..., Any]) -> None:
+        self.forms = forms
 
-    def mutant(*args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         outs = []
-        for f in forms:
+        for f in self.forms:
             try:
                 outs.append(f(*copy.deepcopy(args), **copy.deepcopy(kwargs)))
             except Exception:  # noqa: BLE001 - this form does not apply to these inputs
@@ -53,7 +53,13 @@ def any_form(*forms: Callable[..., Any]) -> Callable[..., Any]:
             raise ValueError("no form of this mistake applies to these inputs")
         return outs[0] if len(outs) == 1 else AnyOf(*outs)
 
-    return mutant
+
+def any_form(*forms: Callable[..., Any]) -> Callable[..., Any]:
+    """One mistake with several natural forms as one mutant: every form's output, any one matches.
+
+    A form that does not apply to the inputs (an axis the array does not have) is left out.
+    """
+    return forms[0] if len(forms) == 1 else Forms(*forms)
 
 
 def concrete(value: Any) -> Any:

@@ -283,3 +283,76 @@ def test_a2_two_bptt_mistakes_in_one_function_are_both_named(tmp_path):
         "bptt-backward-weights-transposed",
         "bptt-missing-tanh-derivative",
     ]
+
+
+# ---------------------------------------------------------------- several carried mistakes at once
+
+A4_SOLUTION = (ROOT / "solutions" / "a4_transformer" / "transformer.py").read_text()
+A4_FT = ("a4.sdpa", "a4.causal_mask", "a4.mha", "a4.layer_norm", "a4.feed_forward")
+A4_BLOCKS = ("a4.encoder_block", "a4.decoder_block")
+
+
+def _plant(source: str, old: str, new: str) -> str:
+    assert source.count(old) == 1, f"the a4 solution no longer reads {old!r}"
+    return source.replace(old, new)
+
+
+UNBIASED_LN = (
+    "var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)",
+    "var = ((x - mu) ** 2).sum(axis=-1, keepdims=True) / (x.shape[-1] - 1)",
+)
+NO_RELU = ("hidden = np.maximum(hidden, 0.0)", "hidden = hidden")
+SCALE_BY_DK = ("/ math.sqrt(d_k)  # (..., Tq, Tk)", "/ d_k  # (..., Tq, Tk)")
+
+
+def _a4(tmp_path, source: str, follow_through: float = 1.0):
+    from grader.course import registry
+
+    a4 = registry.load("a4")
+    questions = tuple(a4.question(q) for q in (*A4_FT, *A4_BLOCKS))
+    folder = tmp_path / "a4"
+    folder.mkdir(parents=True)
+    (folder / "transformer.py").write_text(source)
+    report = grade_submission(
+        folder,
+        dataclasses.replace(a4, questions=questions, follow_through=follow_through),
+        limits=FAST,
+    )
+    return {q.question_id: q for q in report.questions}
+
+
+@pytest.mark.parametrize(
+    "plants, roots",
+    [
+        (
+            (UNBIASED_LN, NO_RELU),
+            {
+                "a4.layer_norm": "layernorm-unbiased-variance",
+                "a4.feed_forward": "ffn-missing-activation",
+            },
+        ),
+        (
+            (SCALE_BY_DK, UNBIASED_LN),
+            {"a4.sdpa": "attention-scale-by-dk", "a4.layer_norm": "layernorm-unbiased-variance"},
+        ),
+    ],
+    ids=["layernorm-and-ffn", "attention-and-layernorm"],
+)
+def test_a4_blocks_carry_two_mistakes_of_two_functions_at_once(tmp_path, plants, roots):
+    """Each block builds on both docked functions: right given both, charged in neither block;
+    with follow-through off, the blocks are docked."""
+    source = A4_SOLUTION
+    for old, new in plants:
+        source = _plant(source, old, new)
+    r = _a4(tmp_path, source)
+    for qid, mid in roots.items():
+        assert r[qid].misconceptions == [mid], r[qid].feedback
+        assert r[qid].score < r[qid].max_score
+    for qid in A4_BLOCKS:
+        assert r[qid].score == pytest.approx(r[qid].max_score), r[qid].feedback
+        assert r[qid].misconceptions == []
+        got = {(c["from"], c["misconception"]) for c in r[qid].carried}
+        assert set(roots.items()) <= got, r[qid].carried
+    off = _a4(tmp_path / "off", source, follow_through=0.0)
+    for qid in A4_BLOCKS:
+        assert off[qid].score < off[qid].max_score and off[qid].carried == []

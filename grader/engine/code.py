@@ -11,9 +11,10 @@ from typing import Any
 from grader import catalog
 from grader.engine import shortcuts
 from grader.engine.checks import Mismatch, compare, preview
-from grader.engine.diagnosis import Explanation, explain, verdict
+from grader.engine.diagnosis import Explanation, explain, shows, verdict
 from grader.engine.locate import Located
 from grader.engine.trusted import all_nan, run_trusted, trusted_mutants
+from grader.mutants import Forms, any_form
 from grader.questions import Case, CodeQuestion
 from grader.report import QuestionResult
 from grader.sandbox.session import CallOutcome, Failure, WorkerSession
@@ -234,7 +235,7 @@ class _CaseVerdict:
     credit: float  # share of the case's weight earned
     line: str  # the case's feedback line
     explanations: list[Explanation] | None  # None: the case passed or nothing could be diagnosed
-    carried: Carried | None = None  # right given a mistake charged in an earlier question
+    carried: tuple[Carried, ...] = ()  # right given mistakes charged in earlier questions
 
 
 def _judge_case(
@@ -312,7 +313,7 @@ def _pairs(mutants: dict[str, Any]) -> dict[str, Callable[..., Any]]:
     out: dict[str, Callable[..., Any]] = {}
     for i, a in enumerate(ids):
         for b in ids[i + 1 :]:
-            both = combine(mutants[a], mutants[b])
+            both = combine(mutants[a], mutants[b], deep=False)
             if both is not None:
                 out[a + PAIR + b] = both
                 if len(out) >= MAX_PAIRS:
@@ -333,18 +334,24 @@ def _judge_compared(
         _carry(q, case, outcome, _judge_case(q, case, outcome, result), *carriable)
         for case, outcome in zip(cases, outcomes)
     ]
-    own = [v for v in verdicts if v.carried is None]
+    own = [v for v in verdicts if not v.carried]
     per_case = [v.explanations for v in own if v.explanations is not None]
     n_failed = sum(1 for v in own if not v.line.startswith("- ✔"))
     total_weight = sum(c.weight for c in cases) or 1.0
     earned = sum(c.weight * v.credit for c, v in zip(cases, verdicts))
-    result.misconceptions = [m for named in verdict(per_case, n_failed) for m in split(named)]
+    passed = [c for c, v in zip(cases, verdicts) if v.credit == 1.0 and not v.carried]
+    result.misconceptions = [
+        m
+        for named in verdict(per_case, n_failed)
+        if _explains_all(named, per_case, n_failed) or not _contradicted(q, named, passed)
+        for m in split(named)
+    ]
     result.score = round(q.points * earned / total_weight, 4)
-    carried = [(c, v) for c, v in zip(cases, verdicts) if v.carried is not None]
+    carried = [(c, v) for c, v in zip(cases, verdicts) if v.carried]
     result.carried_points = round(
         q.points * sum(c.weight * v.credit for c, v in carried) / total_weight, 4
     )
-    roots = list(dict.fromkeys(v.carried for _, v in carried))
+    roots = list(dict.fromkeys(r for _, v in carried for r in v.carried))
     result.carried = [{"from": r.root, "misconception": r.misconception} for r in roots]
     n_passed = sum(1 for v in verdicts if v.line.startswith("- ✔"))
     head = f"**{n_passed}/{len(cases)} cases passed**" + (
@@ -361,6 +368,30 @@ def _judge_compared(
         ]
     )
     result.feedback = "\n\n".join(part for part in (head, body, notes) if part)
+
+
+def _explains_all(named: str, per_case: list[list[Explanation]], n_failed: int) -> bool:
+    return sum(any(e.misconception == named for e in es) for es in per_case) >= n_failed
+
+
+def _contradicted(q: CodeQuestion, named: str, passed: list[Case]) -> bool:
+    """A mistake that explains only some of the failed cases is not named when the student got
+    right a case on which it shows: the cases it explains agree with it by coincidence (a beam
+    search has two or three plausible answers). One that explains every failed case is named
+    even so (a ReLU left out while the GELU branch is right is still a missing activation)."""
+    mutants = trusted_mutants({m: q.mutants[m] for m in split(named) if m in q.mutants})
+    return any(
+        shows(
+            mutant,
+            run_trusted(q.reference, case),
+            case.args,
+            dict(case.kwargs),
+            q.tolerance,
+            exact=q.integer,
+        )
+        for case in passed
+        for mutant in mutants.values()
+    )
 
 
 # ---------------------------------------------------------------------------- follow-through
@@ -387,22 +418,50 @@ def _carry(
     carriable: dict[str, Carried],
     share: float,
 ) -> _CaseVerdict:
-    """A wrong case that a carried mistake reproduces exactly is right given the student's own
-    earlier function: it earns `share` of its weight and is not charged again. One that it does
-    not reproduce is judged as it is, with the question's own mistakes looked for on top of the
+    """A wrong case that the carried mistakes reproduce exactly (one of them, or several at once
+    when the question builds on several docked functions) is right given the student's own
+    earlier functions: it earns `share` of its weight and is not charged again. One that they do
+    not reproduce is judged as it is, with the question's own mistakes looked for on top of a
     carried one."""
     if not carriable or v.explanations is None:
         return v
-    for e in v.explanations:
-        c = carriable.get(e.misconception)
-        if c is not None and e.extra_wrong == 0:
-            line = (
-                v.line.split("\n", 1)[0].replace("- ✘", "- ✔", 1)
-                + f" — right given your `{c.function}` (question {c.number})"
-            )
-            return replace(v, credit=share, line=line, explanations=None, carried=c)
+    exact = [e.misconception for e in v.explanations if e.extra_wrong == 0]
+    found = next((m for m in exact if m in carriable), None)
+    together = None if found else _carried_together(q, case, outcome, carriable)
+    if found or together:
+        roots = (carriable[found],) if found else together
+        given = " and ".join(f"your `{c.function}` (question {c.number})" for c in roots)
+        line = v.line.split("\n", 1)[0].replace("- ✘", "- ✔", 1) + f" — right given {given}"
+        return replace(v, credit=share, line=line, explanations=None, carried=roots)
     on_top = _on_top(q, case, outcome, carriable)
     return replace(v, explanations=on_top) if on_top else v
+
+
+def _carried_together(
+    q: CodeQuestion, case: Case, outcome: CallOutcome | None, carriable: dict[str, Carried]
+) -> tuple[Carried, ...] | None:
+    """The carried mistakes (two, or all of them) that together reproduce the case exactly: a
+    block built on a LayerNorm and a feed-forward network that were both docked."""
+    if len(carriable) < 2 or outcome is None or outcome.failure is not None:
+        return None
+    ids = list(carriable)
+    groups = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]]
+    if len(ids) > 2:
+        groups.append(tuple(ids))
+    combos: dict[str, Callable[..., Any]] = {}
+    for group in groups:
+        both: Any = q.mutants[group[0]]
+        for mid in group[1:]:
+            both = combine(both, q.mutants[mid]) if both is not None else None
+        if both is not None:
+            combos[PAIR.join(group)] = both
+    if not combos:
+        return None
+    want = run_trusted(q.reference, case)
+    for e in _explain(q, case, outcome.value, want, combos):
+        if e.extra_wrong == 0:
+            return tuple(carriable[m] for m in split(e.misconception))
+    return None
 
 
 def _on_top(
@@ -424,8 +483,21 @@ def _on_top(
     return _explain(q, case, outcome.value, want, combos)
 
 
-def combine(a: Any, b: Any) -> Callable[..., Any] | None:
-    """Two mistakes in one function, when both are hooks of the same reference (None otherwise)."""
+def _forms(m: Any) -> tuple[Any, ...]:
+    return m.forms if isinstance(m, Forms) else (m,)
+
+
+def combine(a: Any, b: Any, *, deep: bool = True) -> Callable[..., Any] | None:
+    """Two mistakes in one function, when both are hooks of the same reference (None otherwise).
+
+    Their hooks are merged. With `deep`, a hook both set is combined in turn (a block whose
+    attention holds a scale mistake and a softmax mistake), and a mistake with several forms is
+    combined form by form. Without it (a question's own pairs, tried on every case no single
+    mistake explains), only disjoint flat hooks combine: bounded work.
+    """
+    if deep and (isinstance(a, Forms) or isinstance(b, Forms)):
+        each = [c for x in _forms(a) for y in _forms(b) if (c := combine(x, y)) is not None]
+        return any_form(*each) if each else None
     if (
         not (isinstance(a, partial) and isinstance(b, partial))
         or a.func is not b.func
@@ -433,9 +505,15 @@ def combine(a: Any, b: Any) -> Callable[..., Any] | None:
         or b.args
     ):
         return None
-    if set(a.keywords) & set(b.keywords):
-        return None
-    return partial(a.func, **a.keywords, **b.keywords)
+    hooks = dict(a.keywords)
+    for key, value in b.keywords.items():
+        if key in hooks and hooks[key] is not value:
+            inner = combine(hooks[key], value) if deep else None
+            if inner is None:
+                return None
+            value = inner
+        hooks[key] = value
+    return partial(a.func, **hooks)
 
 
 def _carried_note(c: Carried) -> str:

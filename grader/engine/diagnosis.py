@@ -138,6 +138,32 @@ def explain(
     return [e for _, _, e in found]
 
 
+def shows(
+    mutant: Callable[..., Any],
+    want: Any,
+    args: tuple,
+    kwargs: Mapping[str, Any],
+    tol: Tolerance,
+    *,
+    exact: bool = False,
+) -> bool:
+    """Whether a mistake shows on a case: every form of the mutant's output differs from the
+    right one. A student who got such a case right does not have that mistake."""
+    try:
+        with np.errstate(all="ignore"):
+            predicted = mutant(*_fresh(args), **_fresh(kwargs))
+    except NOT_APPLICABLE:
+        return False
+    want_parts = _parts(want)
+    for option in predicted.options if isinstance(predicted, AnyOf) else (predicted,):
+        mparts = _parts(option)
+        if set(mparts) == set(want_parts) and all(
+            _matches(want_parts[k], mparts[k], tol, exact) for k in want_parts
+        ):
+            return False
+    return True
+
+
 def _fresh(x: Any) -> Any:
     """Copies of array arguments, so a mutant that writes into its inputs cannot spoil the next."""
     if isinstance(x, np.ndarray):
