@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 import numpy as np
 
 Visibility = Literal["visible", "hidden", "after_due_date", "after_published"]
+VISIBILITIES: tuple[str, ...] = get_args(Visibility)  # Gradescope's values, in one place
 AnswerKind = Literal["expression", "number", "array", "shape", "choice", "list", "text"]
 
 

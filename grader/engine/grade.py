@@ -109,18 +109,7 @@ def _written_not_reached(q: WrittenQuestion, number: str) -> QuestionResult:
         f"not graded: checking your written answers took longer than {WRITTEN_SECONDS:g} s in all "
         "(very long or very deeply nested answers?), and this one was not reached"
     )
-    return QuestionResult(
-        q.id,
-        q.title,
-        number,
-        "written",
-        None,
-        0.0,
-        q.points,
-        f"**Not graded.** {why}.",
-        q.visibility,
-        error=why,
-    )
+    return _unscored(q, number, f"**Not graded.** {why}.", why)
 
 
 # ---------------------------------------------------------------------------- code questions
@@ -159,19 +148,11 @@ def _grade_code_part(
 
 
 def _budget_spent(q: CodeQuestion, number: str, seconds: float) -> QuestionResult:
-    return QuestionResult(
-        q.id,
-        q.title,
-        number,
-        "code",
-        q.function,
-        0.0,
-        q.points,
+    feedback = (
         f"`{q.function}`: {BUDGET_SPENT} ({seconds:g} s for the whole submission); the "
-        "questions graded before it keep their points.",
-        q.visibility,
-        error=BUDGET_SPENT,
+        "questions graded before it keep their points."
     )
+    return _unscored(q, number, feedback, BUDGET_SPENT)
 
 
 def _run_instructor_tests(
@@ -318,6 +299,17 @@ def _finite(r: QuestionResult) -> QuestionResult:
 
 
 def _internal_error(q: CodeQuestion | WrittenQuestion, number: str, message: str) -> QuestionResult:
+    feedback = (
+        f"The grader itself failed on this question ({message}); this is not your mistake. "
+        "Please tell your instructor."
+    )
+    return _unscored(q, number, feedback, message)
+
+
+def _unscored(
+    q: CodeQuestion | WrittenQuestion, number: str, feedback: str, error: str
+) -> QuestionResult:
+    """A question that earned nothing because it could not be graded (the reason in `error`)."""
     return QuestionResult(
         q.id,
         q.title,
@@ -326,10 +318,9 @@ def _internal_error(q: CodeQuestion | WrittenQuestion, number: str, message: str
         getattr(q, "function", None),
         0.0,
         q.points,
-        f"The grader itself failed on this question ({message}); this is not your mistake. "
-        "Please tell your instructor.",
+        feedback,
         q.visibility,
-        error=message,
+        error=error,
     )
 
 

@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from grader.engine.shortcuts import parse_python
+from grader.questions import VISIBILITIES
 from grader.report import QuestionResult
 from grader.sandbox.session import WorkerSession
 
 _SUITES = Path(__file__).resolve().parents[1] / "suites"
-_VISIBILITIES = {"visible", "hidden", "after_due_date", "after_published"}
+_VISIBILITIES = set(VISIBILITIES)
 
 
 class StudentCallFailed(Exception):

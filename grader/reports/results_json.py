@@ -17,7 +17,7 @@ from typing import Any
 from grader import __version__
 from grader.course.fingerprint import KINDS, Fingerprints
 from grader.course.variants import VariantKey
-from grader.questions import Assignment
+from grader.questions import VISIBILITIES, Assignment
 from grader.report import GradeReport, QuestionResult
 from grader.reports.render import points
 
@@ -32,8 +32,8 @@ SCHEMA: dict[str, Any] = {
         "execution_time": {"type": "number", "minimum": 0},
         "output": {"type": "string"},
         "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
-        "visibility": {"enum": ["visible", "hidden", "after_due_date", "after_published"]},
-        "stdout_visibility": {"enum": ["visible", "hidden", "after_due_date", "after_published"]},
+        "visibility": {"enum": list(VISIBILITIES)},
+        "stdout_visibility": {"enum": list(VISIBILITIES)},
         "tests": {
             "type": "array",
             "items": {
@@ -56,9 +56,7 @@ SCHEMA: dict[str, Any] = {
                     "status": {"enum": ["passed", "failed"]},
                     "output": {"type": "string"},
                     "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
-                    "visibility": {
-                        "enum": ["visible", "hidden", "after_due_date", "after_published"]
-                    },
+                    "visibility": {"enum": list(VISIBILITIES)},
                     "extra_data": {
                         "type": "object",
                         "required": ["question", "kind", "function", "misconceptions"],
