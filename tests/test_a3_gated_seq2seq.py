@@ -346,6 +346,22 @@ def test_a3_attention_normalised_by_the_plain_sum_is_no_softmax(tmp_path):
     assert report.questions[0].score < report.questions[0].max_score
 
 
+def test_a3_a_beam_that_keeps_every_candidate_is_docked_but_not_named(tmp_path):
+    """No pruning to the beam coincides with the raw-score winner on some trees; the student
+    got right cases where a missing normalisation shows, so it is not the mistake: name none."""
+    source = _replace(
+        SOLUTION_SOURCE,
+        "for tokens, score in candidates[:beam_size]:",
+        "for tokens, score in candidates:",
+    )
+    for student in ("ann@uni.edu", "bob@uni.edu", "cy@uni.edu", "di@uni.edu"):
+        folder = _submit(tmp_path, source, name=student.split("@")[0])
+        report = grade_submission(folder, _only("a3.beam_search"), student=student, limits=FAST)
+        q = report.questions[0]
+        assert q.score < q.max_score, student
+        assert q.misconceptions == [], (student, q.feedback)
+
+
 def test_a3_every_catalog_id_has_a_student_style_mistake():
     assert set(MISTAKES) == set(A3_IDS)
 

@@ -497,22 +497,7 @@ def test_mutation_score_target(mutation_run: str, aid: str):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "aid",
-    [
-        pytest.param(
-            aid,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="issue 17 (open): one beam-search slip, keeping every candidate, is still "
-                "named beam-no-length-normalization (1 of 29 namings, 3.4%)",
-            ),
-        )
-        if aid == "a3_gated_seq2seq"
-        else aid
-        for aid in ASSIGNMENTS
-    ],
-)
+@pytest.mark.parametrize("aid", ASSIGNMENTS)
 def test_wrong_namings_target(mutation_run: str, aid: str):
     _, share = _figures(mutation_run, aid)
     assert share <= 0.03, (aid, share)
