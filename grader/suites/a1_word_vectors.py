@@ -41,12 +41,12 @@ from grader.mutants import NONFINITE, AnyOf, any_form
 from grader.questions import (
     Assignment,
     Case,
-    CodeQuestion,
     Judgement,
     Tolerance,
     WrittenQuestion,
     WrongForm,
 )
+from grader.suites._kit import builder
 from reference.functional import sigmoid
 from reference.word_vectors import (
     analogy,
@@ -68,6 +68,7 @@ from reference.word_vectors import (
 )
 
 FILE = "word_vectors.py"
+_question = builder("a1", FILE)  # every code question of a1 (grader/suites/_kit.py)
 EXP_OVERFLOW = float(np.log(np.finfo(np.float64).max))  # ≈ 709.78: exp(x) = inf above it
 
 # The notes' numeric anchor (§1): vocabulary {a, b, c}, v_c = (1, 0), o = a.
@@ -829,21 +830,19 @@ WRITTEN = (
 # ---------------------------------------------------------------- the assignment
 
 QUESTIONS = (
-    CodeQuestion(
+    _question(
         id="a1.softmax",
         title="Stable softmax",
         points=7,
-        file=FILE,
         function="softmax",
         reference=softmax,
         cases=softmax_cases,
         mutants={"softmax-unstable": unstable_softmax, "softmax-wrong-axis": softmax_wrong_axis},
     ),
-    CodeQuestion(
+    _question(
         id="a1.naive_softmax",
         title="Skip-gram loss and gradients (full softmax)",
         points=13,
-        file=FILE,
         function="naive_softmax_loss_and_gradient",
         reference=naive_softmax_loss_and_gradient,
         cases=skipgram_cases,
@@ -861,11 +860,10 @@ QUESTIONS = (
             ),
         },
     ),
-    CodeQuestion(
+    _question(
         id="a1.neg_sampling",
         title="Skip-gram with negative sampling (SGNS)",
         points=13,
-        file=FILE,
         function="neg_sampling_loss_and_gradient",
         reference=neg_sampling_loss_and_gradient,
         cases=sgns_cases,
@@ -877,11 +875,10 @@ QUESTIONS = (
             "sgns-outside-row-overwritten": sgns_outside_row_overwritten,
         },
     ),
-    CodeQuestion(
+    _question(
         id="a1.noise",
         title="Noise distribution unigram^(3/4)",
         points=5,
-        file=FILE,
         function="noise_distribution",
         reference=noise_distribution,
         cases=noise_cases,
@@ -889,21 +886,19 @@ QUESTIONS = (
             "noise-no-power": lambda counts, power=0.75: noise_distribution(counts, power=1.0)
         },
     ),
-    CodeQuestion(
+    _question(
         id="a1.glove_weight",
         title="GloVe weighting f(x)",
         points=5,
-        file=FILE,
         function="glove_weight",
         reference=glove_weight,
         cases=glove_weight_cases,
         mutants={"glove-weight-uncapped": partial(glove_weight, cap=False)},
     ),
-    CodeQuestion(
+    _question(
         id="a1.glove_loss",
         title="GloVe loss",
         points=9,
-        file=FILE,
         function="glove_loss",
         reference=glove_loss,
         cases=glove_loss_cases,
@@ -912,11 +907,10 @@ QUESTIONS = (
             "glove-weight-uncapped": partial(glove_loss, weight=partial(glove_weight, cap=False)),
         },
     ),
-    CodeQuestion(
+    _question(
         id="a1.analogy",
         title="Analogies by cosine similarity",
         points=6,
-        file=FILE,
         function="analogy",
         reference=analogy,
         cases=analogy_cases,
@@ -926,21 +920,19 @@ QUESTIONS = (
 
 # Round 2 (contract §9), after the original questions so that their numbers stay as they were.
 COUNT_BASED = (
-    CodeQuestion(
+    _question(
         id="a1.cooccurrence",
         title="Co-occurrence counts in a window",
         points=6,
-        file=FILE,
         function="cooccurrence_matrix",
         reference=cooccurrence_matrix,
         cases=cooccurrence_cases,
         mutants=COOCCURRENCE_MUTANTS,
     ),
-    CodeQuestion(
+    _question(
         id="a1.svd_embeddings",
         title="SVD embeddings (rows of U_k Σ_k)",
         points=6,
-        file=FILE,
         function="svd_embeddings",
         reference=svd_embeddings,
         cases=svd_cases,

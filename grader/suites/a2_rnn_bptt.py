@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from grader.mutants import AnyOf
-from grader.questions import Assignment, Case, CodeQuestion, Tolerance, WrittenQuestion, WrongForm
+from grader.questions import Assignment, Case, Tolerance, WrittenQuestion, WrongForm
+from grader.suites._kit import builder
 from reference.bptt import (
     bptt_final_state,
     bptt_ledger,
@@ -41,6 +42,7 @@ from reference.rnn import (
 )
 
 FILE = "rnn.py"
+_question = builder("a2", FILE)  # every code question of a2 (grader/suites/_kit.py)
 NO_AUTOGRAD = ("torch.Tensor.backward", "torch.autograd.*", "torch.func.*")
 
 # The slides' microscope (Week 06, "Small numbers make the forward pass visible", "A
@@ -460,11 +462,10 @@ def perplexity_of(numbers: Mapping[str, Any], base: float = np.e) -> float:
 _CHOICES = ("A", "B", "C", "D")
 
 QUESTIONS = (
-    CodeQuestion(
+    _question(
         id="a2.rnn_forward",
         title="RNN forward pass",
         points=10,
-        file=FILE,
         function="rnn_forward",
         reference=rnn_forward,
         cases=forward_cases,
@@ -474,11 +475,10 @@ QUESTIONS = (
         },
         output_names=("Z", "Hs"),
     ),
-    CodeQuestion(
+    _question(
         id="a2.bptt_final_state",
         title="BPTT for a final-state loss",
         points=18,
-        file=FILE,
         function="bptt_final_state",
         reference=bptt_final_state,
         cases=final_state_cases,
@@ -486,11 +486,10 @@ QUESTIONS = (
         forbidden=NO_AUTOGRAD,
         depends_on=("a2.rnn_forward",),  # a forward-pass mistake is charged once, in question 1
     ),
-    CodeQuestion(
+    _question(
         id="a2.bptt_sequence_ce",
         title="BPTT for the mean per-position cross-entropy",
         points=22,
-        file=FILE,
         function="bptt_sequence_ce",
         reference=bptt_sequence_ce,
         cases=sequence_ce_cases,
@@ -499,22 +498,20 @@ QUESTIONS = (
         depends_on=("a2.rnn_forward",),  # a forward-pass mistake is charged once, in question 1
         output_names=("loss", "grads"),
     ),
-    CodeQuestion(
+    _question(
         id="a2.clip_by_global_norm",
         title="Gradient clipping by the global norm",
         points=10,
-        file=FILE,
         function="clip_by_global_norm",
         reference=clip_by_global_norm,
         cases=clip_cases,
         mutants={"clip-per-tensor": clip_per_tensor, "clip-always-rescales": clip_always_rescales},
         forbidden=("torch.nn.utils.clip_grad_norm_",),
     ),
-    CodeQuestion(
+    _question(
         id="a2.sequence_perplexity",
         title="Cross-entropy and perplexity",
         points=10,
-        file=FILE,
         function="sequence_perplexity",
         reference=sequence_perplexity,
         cases=perplexity_cases,

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from grader.mutants import AnyOf
-from grader.questions import Assignment, Case, CodeQuestion, TableLM, WrittenQuestion, WrongForm
+from grader.questions import Assignment, Case, TableLM, WrittenQuestion, WrongForm
+from grader.suites._kit import builder
 from reference import bleu, gated, seq2seq
 from reference.functional import log_softmax
 
@@ -1044,17 +1045,7 @@ WRITTEN = (
 # ---------------------------------------------------------------- the assignment
 
 
-def _q(qid: str, title: str, points: float, function: str, reference, cases, **kw) -> CodeQuestion:
-    return CodeQuestion(
-        id=f"a3.{qid}",
-        title=title,
-        points=points,
-        file=FILE,
-        function=function,
-        reference=reference,
-        cases=cases,
-        **kw,
-    )
+_q = builder("a3", FILE)  # every code question of a3 (grader/suites/_kit.py)
 
 
 CODE = (

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from grader.mutants import any_form
-from grader.questions import Assignment, Case, CodeQuestion, WrittenQuestion, WrongForm
+from grader.questions import Assignment, Case, WrittenQuestion, WrongForm
+from grader.suites._kit import builder
 from reference import attention as att
 from reference import blocks, ffn, gpt, norms, positions
 from reference.functional import sigmoid, softmax
@@ -1528,28 +1529,7 @@ WRITTEN = (
 # ---------------------------------------------------------------- the assignment
 
 
-def _q(
-    qid: str,
-    title: str,
-    points: float,
-    function: str,
-    reference: Callable[..., Any],
-    cases: Callable[[int], list[Case]],
-    mutants: Mapping[str, Callable[..., Any]] | None = None,
-    **kw: Any,
-) -> CodeQuestion:
-    return CodeQuestion(
-        id=qid,
-        title=title,
-        points=points,
-        file=FILE,
-        function=function,
-        reference=reference,
-        cases=cases,
-        mutants=dict(mutants or {}),
-        forbidden=SHORTCUTS,
-        **kw,
-    )
+_q = builder("a4", FILE, forbidden=SHORTCUTS)  # every code question of a4 (grader/suites/_kit.py)
 
 
 # Follow-through (contract §8): the earlier questions whose student functions a composite builds

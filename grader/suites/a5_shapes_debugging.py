@@ -27,6 +27,7 @@ import numpy as np
 
 from grader.mutants import AnyOf
 from grader.questions import Assignment, Case, CodeQuestion, Judgement, WrittenQuestion, WrongForm
+from grader.suites._kit import builder
 from reference import attention as att
 from reference import blocks, masking
 from reference.functional import softmax
@@ -677,22 +678,16 @@ BUG_QUESTIONS = tuple(
 # ---------------------------------------------------------------- the assignment
 
 
+_question = builder(
+    "a5", FILE, torch_inputs=True
+)  # every code question of a5 (grader/suites/_kit.py)
+
+
 def _code(
     fn: str, title: str, points: float, cases: Callable[[int], list[Case]], **kw: Any
 ) -> CodeQuestion:
-    reference = REFERENCES[fn]
-    return CodeQuestion(
-        id=f"a5.{fn}",
-        title=title,
-        points=points,
-        file=FILE,
-        function=fn,
-        reference=reference,
-        cases=cases,
-        mutants=MUTANTS[fn],
-        torch_inputs=True,
-        **kw,
-    )
+    """A question on the fixed function `fn`: its reference and mistakes are looked up by name."""
+    return _question(fn, title, points, fn, REFERENCES[fn], cases, MUTANTS[fn], **kw)
 
 
 CODE_QUESTIONS = (

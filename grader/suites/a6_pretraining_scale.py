@@ -20,16 +20,17 @@ from grader.mutants import AnyOf, any_form
 from grader.questions import (
     Assignment,
     Case,
-    CodeQuestion,
     Judgement,
     Rng,
     Tolerance,
     WrittenQuestion,
     WrongForm,
 )
+from grader.suites._kit import builder
 from reference import bpe, masking, params
 
 CODE_FILE = "pretraining.py"
+_question = builder("a6", CODE_FILE)  # every code question of a6 (grader/suites/_kit.py)
 IGNORE = masking.IGNORE_INDEX
 
 # --------------------------------------------------------------------------- BPE
@@ -859,11 +860,10 @@ ASSIGNMENT = Assignment(
     title="a6 — Pretraining and scale: BPE, masking objectives, parameter counts",
     code_file=CODE_FILE,
     questions=(
-        CodeQuestion(
+        _question(
             id="a6.bpe_learn",
             title="BPE: learn merges",
             points=12,
-            file=CODE_FILE,
             function="bpe_learn",
             reference=bpe.bpe_learn,
             cases=_bpe_learn_cases,
@@ -873,22 +873,20 @@ ASSIGNMENT = Assignment(
                 "bpe-unweighted-pair-counts": _bpe_learn_unweighted,
             },
         ),
-        CodeQuestion(
+        _question(
             id="a6.bpe_segment",
             title="BPE: segment a word",
             points=8,
-            file=CODE_FILE,
             function="bpe_segment",
             reference=bpe.bpe_segment,
             cases=_bpe_segment_cases,
             integer=True,
             mutants={"bpe-no-end-of-word": _bpe_segment_no_end_of_word},
         ),
-        CodeQuestion(
+        _question(
             id="a6.bert_mask",
             title="BERT masking (80/10/10)",
             points=12,
-            file=CODE_FILE,
             function="bert_mask",
             reference=masking.bert_mask,
             cases=_bert_cases,
@@ -897,11 +895,10 @@ ASSIGNMENT = Assignment(
             mutants=BERT_MUTANTS,
             custom=judge_bert_mask,
         ),
-        CodeQuestion(
+        _question(
             id="a6.next_token_targets",
             title="Next-token inputs and targets",
             points=8,
-            file=CODE_FILE,
             function="next_token_targets",
             reference=masking.next_token_targets,
             cases=_next_token_cases,
@@ -913,11 +910,10 @@ ASSIGNMENT = Assignment(
                 "lm-inputs-not-truncated": _inputs_not_truncated,
             },
         ),
-        CodeQuestion(
+        _question(
             id="a6.transformer_parameter_count",
             title="Transformer parameter count",
             points=14,
-            file=CODE_FILE,
             function="transformer_parameter_count",
             reference=params.transformer_parameter_count,
             cases=_params_cases,
@@ -926,11 +922,10 @@ ASSIGNMENT = Assignment(
         ),
         *WRITTEN,
         # round 2 (contract §9), after the original questions so that their numbers stay as they were
-        CodeQuestion(
+        _question(
             id="a6.span_corruption",
             title="T5 span corruption",
             points=6,
-            file=CODE_FILE,
             function="span_corruption",
             reference=masking.span_corruption,
             cases=_span_cases,
