@@ -22,10 +22,21 @@ import numpy as np
 
 from grader.mutants import any_form
 from grader.questions import Assignment, Case, WrittenQuestion, WrongForm
+from grader.suites._attention import (
+    PADDED_ROW_FILLS,
+    WEIGHTS,
+    WRONG_AXIS_WEIGHTS,
+    after_softmax,
+    ignore_mask,
+    inverted_with,
+    merge_heads_no_transpose,
+    padded_query_rows,
+    split_heads_mixed,
+)
 from grader.suites._kit import builder
 from reference import attention as att
 from reference import blocks, ffn, gpt, norms, positions
-from reference.functional import sigmoid, softmax
+from reference.functional import sigmoid
 
 FILE = "transformer.py"
 SHORTCUTS = (
@@ -83,93 +94,8 @@ def _lengths(rng: np.random.Generator, B: int, T: int) -> Array:
 
 _any = any_form  # one mistake, several natural forms (grader.engine.diagnosis)
 
-
-# softmax-wrong-axis: any axis but the last (the query axis -2, the head axis, the batch axis 0;
-# `softmax(x, axis=0)` written for a 2-D score matrix is the batch axis on batched inputs)
-WRONG_AXES = (-2, -3, 0)
 # layernorm-wrong-axis: down the tokens (-2) or the batch (0)
 LN_WRONG_AXES = (-2, 0)
-
-
-def _after_softmax(s: Array, m: Array | None) -> Array:
-    """mask-after-softmax: softmax over every key, then zero the masked weights (no renormalising)."""
-    return softmax(s) if m is None else softmax(s) * np.asarray(m, dtype=bool)
-
-
-def _ignore_mask(s: Array, m: Array | None) -> Array:
-    return att.masked_softmax(s, None)
-
-
-def _nan_rows(s: Array, m: Array | None) -> Array:
-    """softmax(S + M) with -inf fill and no guard: a fully masked row is NaN, as in a student's code."""
-    if m is None:
-        return softmax(s)
-    with np.errstate(all="ignore"):
-        return softmax(np.where(np.broadcast_to(m, s.shape), s, -np.inf))
-
-
-def _inverted(s: Array, m: Array | None) -> Array:
-    """mask-inverted: True read as "masked". Under a causal mask the last row is then fully
-    masked and comes out NaN, as the -inf fill of a student's code makes it."""
-    return _nan_rows(s, None if m is None else ~np.asarray(m, dtype=bool))
-
-
-def _padded_query_rows(fill: str) -> Callable[[Array, Array | None], Array]:
-    """Weights when some query rows are fully masked: NaN (-inf fill, no guard), all zero (a
-    guarded -inf fill, as the reference does) or uniform (a finite fill such as -1e9)."""
-    if fill == "nan":
-        return _nan_rows
-    if fill == "zero":
-        return att.masked_softmax
-    return partial(att.masked_softmax, fill=-1e9)
-
-
-PADDED_ROW_FILLS = ("nan", "zero", "uniform")
-MASK_FILLS = (-np.inf, -1e9)  # what a student writes into masked scores
-
-
-def _unguarded(axis: int) -> Callable[[Array, Array | None], Array]:
-    """softmax(S + M) along `axis` with a -inf fill and no guard: NaN where every entry is masked."""
-
-    def weights(s: Array, m: Array | None) -> Array:
-        if m is None:
-            return softmax(s, axis=axis)
-        with np.errstate(all="ignore"):
-            return softmax(np.where(np.broadcast_to(m, s.shape), s, -np.inf), axis=axis)
-
-    return weights
-
-
-# softmax-wrong-axis: each wrong axis, masked scores filled with -inf (guarded or not) or -1e9
-WRONG_AXIS_WEIGHTS = tuple(
-    partial(att.masked_softmax, axis=a, fill=f) for f in MASK_FILLS for a in WRONG_AXES
-) + tuple(_unguarded(a) for a in WRONG_AXES)
-
-
-def _inverted_with(fill: str) -> Callable[[Array, Array | None], Array]:
-    """mask-inverted, its fully masked rows as `fill` makes them (see _padded_query_rows)."""
-    rows = _padded_query_rows(fill)
-    return lambda s, m: rows(s, None if m is None else ~np.asarray(m, dtype=bool))
-
-
-_WEIGHTS_FNS: dict[str, Callable[[Array, Array | None], Array]] = {
-    "softmax-wrong-axis": partial(att.masked_softmax, axis=-2),
-    "mask-ignored": _ignore_mask,
-    "mask-inverted": _inverted,
-    "mask-after-softmax": _after_softmax,
-    "mask-zero-fill": partial(att.masked_softmax, fill=0.0),
-}
-
-
-def _split_no_transpose(x: Array, n_heads: int) -> Array:
-    """heads-reshape-without-transpose: (..., T, h·d_h) viewed directly as (..., h, T, d_h)."""
-    *lead, T, width = x.shape
-    return np.reshape(x, (*lead, n_heads, T, width // n_heads))
-
-
-def _merge_no_transpose(x: Array) -> Array:
-    *lead, h, T, d_h = x.shape
-    return np.reshape(x, (*lead, T, h * d_h))
 
 
 def _or_masks(*masks: Array | None) -> Array | None:
@@ -241,7 +167,7 @@ def _mha_ignores_causal(X, W_Q, W_K, W_V, W_O, n_heads, causal=False, key_paddin
 def _mha_masks_queries(fill: str) -> Callable[..., Array]:
     return _mha_with(
         key_mask_fn=lambda m: np.asarray(m, dtype=bool)[..., :, None],
-        attention=partial(att.scaled_dot_product_attention, weights_fn=_padded_query_rows(fill)),
+        attention=partial(att.scaled_dot_product_attention, weights_fn=padded_query_rows(fill)),
     )
 
 
@@ -250,11 +176,11 @@ def _mha_masks_queries(fill: str) -> Callable[..., Array]:
 # heads-reshape-without-transpose: the split without its transpose, the merge with or without.
 MHA_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
     "heads-reshape-without-transpose": (
-        _mha_with(split=_split_no_transpose, merge=_merge_no_transpose),
-        _mha_with(split=_split_no_transpose),
+        _mha_with(split=split_heads_mixed, merge=merge_heads_no_transpose),
+        _mha_with(split=split_heads_mixed),
     ),
     # the split right, the merge a bare reshape of (..., h, T, d_h)
-    "merge-heads-without-transpose": (_mha_with(merge=_merge_no_transpose),),
+    "merge-heads-without-transpose": (_mha_with(merge=merge_heads_no_transpose),),
     "output-projection-not-transposed": (_mha_with(project=_project_not_transposed),),
     "attention-missing-output-projection": (_mha_with(project=_no_projection),),
     "attention-missing-scale": (
@@ -276,20 +202,20 @@ MHA_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
     # both masks read the wrong way round, or only the causal mask (the student's own causal_mask
     # inverted: the last query row is then fully masked, NaN, zero or uniform as its fill makes it)
     "mask-inverted": (
-        *(_mha_weights(_inverted_with(f)) for f in PADDED_ROW_FILLS),
+        *(_mha_weights(inverted_with(f)) for f in PADDED_ROW_FILLS),
         *(
             _mha_with(
                 causal_mask_fn=lambda T: ~att.causal_mask(T),
                 attention=partial(
-                    att.scaled_dot_product_attention, weights_fn=_padded_query_rows(f)
+                    att.scaled_dot_product_attention, weights_fn=padded_query_rows(f)
                 ),
             )
             for f in PADDED_ROW_FILLS
         ),
     ),
     "masks-combined-with-or": (_mha_with(combine=_or_masks),),
-    "mask-after-softmax": (_mha_weights(_after_softmax),),
-    "mask-zero-fill": (_mha_weights(_WEIGHTS_FNS["mask-zero-fill"]),),
+    "mask-after-softmax": (_mha_weights(after_softmax),),
+    "mask-zero-fill": (_mha_weights(WEIGHTS["mask-zero-fill"]),),
     "padding-masks-queries": tuple(_mha_masks_queries(f) for f in PADDED_ROW_FILLS),
     # a student's MHA building its own causal mask: transposed (the future, not the past), or
     # without the diagonal (query 0 then sees no key: NaN, zero or uniform as its fill makes it)
@@ -297,7 +223,7 @@ MHA_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
     "causal-mask-excludes-self": tuple(
         _mha_with(
             causal_mask_fn=partial(att.causal_mask, offset=-1),
-            attention=partial(att.scaled_dot_product_attention, weights_fn=_padded_query_rows(f)),
+            attention=partial(att.scaled_dot_product_attention, weights_fn=padded_query_rows(f)),
         )
         for f in PADDED_ROW_FILLS
     ),
@@ -485,11 +411,13 @@ def _weights_hooks(weights_fn: Callable[..., Array]) -> Callable[[int, int, int]
 # The cross-attention forms, index by index the same forms as MHA_FORMS.
 CROSS_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
     "heads-reshape-without-transpose": (
-        _cross_with(lambda d, dk, h: {"split": _split_no_transpose, "merge": _merge_no_transpose}),
-        _cross_with(lambda d, dk, h: {"split": _split_no_transpose}),
+        _cross_with(
+            lambda d, dk, h: {"split": split_heads_mixed, "merge": merge_heads_no_transpose}
+        ),
+        _cross_with(lambda d, dk, h: {"split": split_heads_mixed}),
     ),
     "merge-heads-without-transpose": (
-        _cross_with(lambda d, dk, h: {"merge": _merge_no_transpose}),
+        _cross_with(lambda d, dk, h: {"merge": merge_heads_no_transpose}),
     ),
     "output-projection-not-transposed": (
         _cross_with(lambda d, dk, h: {"project": _project_not_transposed}),
@@ -510,11 +438,11 @@ CROSS_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
     "softmax-wrong-axis": tuple(_cross_with(_weights_hooks(w)) for w in WRONG_AXIS_WEIGHTS),
     # the memory mask read the wrong way round too, or (only the causal mask inverted) a right cross
     "mask-inverted": (
-        *(_cross_with(_weights_hooks(_inverted_with(f))) for f in PADDED_ROW_FILLS),
+        *(_cross_with(_weights_hooks(inverted_with(f))) for f in PADDED_ROW_FILLS),
         *(att.cross_attention,) * len(PADDED_ROW_FILLS),
     ),
-    "mask-after-softmax": (_cross_with(_weights_hooks(_after_softmax)),),
-    "mask-zero-fill": (_cross_with(_weights_hooks(_WEIGHTS_FNS["mask-zero-fill"])),),
+    "mask-after-softmax": (_cross_with(_weights_hooks(after_softmax)),),
+    "mask-zero-fill": (_cross_with(_weights_hooks(WEIGHTS["mask-zero-fill"])),),
 }
 
 # The MHA mistakes that reach a block through its attention (the encoder is not causal: the
@@ -696,11 +624,11 @@ SDPA_MUTANTS = {
     # masked scores filled with -inf or with a large negative number (-1e9): along a wrong axis a
     # column can be masked throughout, and the two fills then differ
     "softmax-wrong-axis": _any(*(_sdpa_mutant(w) for w in WRONG_AXIS_WEIGHTS)),
-    "mask-ignored": _sdpa_mutant(_ignore_mask),
+    "mask-ignored": _sdpa_mutant(ignore_mask),
     # a fully masked row (the last one under an inverted causal mask): NaN, zero or uniform
-    "mask-inverted": _any(*(_sdpa_mutant(_inverted_with(f)) for f in PADDED_ROW_FILLS)),
-    "mask-after-softmax": _sdpa_mutant(_after_softmax),
-    "mask-zero-fill": _sdpa_mutant(_WEIGHTS_FNS["mask-zero-fill"]),
+    "mask-inverted": _any(*(_sdpa_mutant(inverted_with(f)) for f in PADDED_ROW_FILLS)),
+    "mask-after-softmax": _sdpa_mutant(after_softmax),
+    "mask-zero-fill": _sdpa_mutant(WEIGHTS["mask-zero-fill"]),
 }
 
 

@@ -20,17 +20,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import numpy as np
 
-from grader.mutants import AnyOf
+from grader.mutants import AnyOf, any_form
 from grader.questions import Assignment, Case, CodeQuestion, Judgement, WrittenQuestion, WrongForm
+from grader.suites._attention import (
+    WEIGHTS,
+    WRONG_AXIS_WEIGHTS,
+    inverted_with,
+    merge_heads_no_transpose,
+    split_heads_mixed,
+    split_heads_unswapped,
+)
 from grader.suites._kit import builder
 from reference import attention as att
 from reference import blocks, masking
-from reference.functional import softmax
 
 FILE = "fixed.py"
 Array = np.ndarray
@@ -69,53 +75,18 @@ REFERENCES: dict[str, Callable[..., Any]] = {
 
 
 def _split_no_transpose(x: Any, n_heads: int) -> AnyOf:
-    """heads-reshape-without-transpose: (B, T, d) viewed directly as (B, h, T, d_h).
-
-    Natural forms: one reshape to (B, h, T, d_h) (positions and features mixed), or the view
-    to (B, T, h, d_h) returned without its transpose (the heads axis in the wrong place).
-    """
+    """heads-reshape-without-transpose, in either natural form (grader/suites/_attention.py)."""
     a = _np(x)
-    B, T, d = a.shape
-    return AnyOf(
-        a.reshape(B, n_heads, T, d // n_heads),  # (B, h, T, d_h), positions and features mixed
-        a.reshape(B, T, n_heads, d // n_heads),  # (B, T, h, d_h), the transpose left out
-    )
+    return AnyOf(split_heads_mixed(a, n_heads), split_heads_unswapped(a, n_heads))
 
 
 def _merge_no_transpose(x: Any) -> Array:
-    """merge-heads-without-transpose: (B, h, T, d_h) reshaped directly to (B, T, h·d_h)."""
-    a = _np(x)
-    B, h, T, d_h = a.shape
-    return a.reshape(B, T, h * d_h)  # (B, T, d), rows stitched across positions
+    """merge-heads-without-transpose (grader/suites/_attention.py)."""
+    return merge_heads_no_transpose(_np(x))
 
 
 def _softmax_with(fn: Callable[..., Array]) -> Callable[[Any, Any], Array]:
     return lambda scores, mask: fn(_np(scores), _np(mask).astype(bool))
-
-
-def _inverted(scores: Array, mask: Array) -> Array:
-    """mask-inverted: True read as 'hide' (the masked_softmax of the negated mask)."""
-    return att.masked_softmax(scores, ~mask)
-
-
-def _wrong_axis(scores: Array, mask: Array) -> AnyOf:
-    """softmax-wrong-axis: the masked softmax taken over another axis than the last.
-
-    Natural forms: over the queries (`dim=-2`) or, from 2-D code ported to batches, over
-    `dim=1` (the heads of a 4-D score tensor) or `dim=0`; a slice whose entries are all masked
-    along that axis (a padded key column) comes out as zeros, NaN (-inf fill) or uniform
-    (-1e9 fill), depending on how the student filled the masked scores.
-    """
-    m = np.broadcast_to(mask, scores.shape)
-    options = []
-    for axis in (-2, *range(scores.ndim - 2)):
-        with np.errstate(all="ignore"):
-            options += [
-                att.masked_softmax(scores, m, axis=axis),  # all-masked slices -> 0
-                softmax(np.where(m, scores, -np.inf), axis=axis),  # -> NaN
-                att.masked_softmax(scores, m, fill=-1e9, axis=axis),  # -> uniform
-            ]
-    return AnyOf(*options)
 
 
 def _loss_not_shifted(logits: Any, tokens: Any, pad_id: int) -> AnyOf:
@@ -188,9 +159,12 @@ MUTANTS: dict[str, dict[str, Callable[..., Any]]] = {
     "split_heads": {"heads-reshape-without-transpose": _split_no_transpose},
     "merge_heads": {"merge-heads-without-transpose": _merge_no_transpose},
     "masked_softmax": {
-        "mask-inverted": _softmax_with(_inverted),
-        "mask-zero-fill": _softmax_with(partial(att.masked_softmax, fill=0.0)),
-        "softmax-wrong-axis": _softmax_with(_wrong_axis),
+        # the shared family (grader/suites/_attention.py), as a4's attention lifts it: the mask
+        # read the wrong way round (a fully masked row zero, as this function must make it),
+        # masked scores filled with 0, a softmax over any axis but the last
+        "mask-inverted": _softmax_with(inverted_with("zero")),
+        "mask-zero-fill": _softmax_with(WEIGHTS["mask-zero-fill"]),
+        "softmax-wrong-axis": _softmax_with(any_form(*WRONG_AXIS_WEIGHTS)),
     },
     "causal_lm_loss": {
         "lm-loss-not-shifted": _loss_not_shifted,
