@@ -120,6 +120,7 @@ def test_one_mistake_is_charged_once_where_it_is_made(tmp_path):
     assert attend.misconceptions == []
     assert attend.carried == [{"from": "ft.softmax", "misconception": "softmax-wrong-axis"}]
     assert "right given your `softmax`" in attend.feedback and "question 1" in attend.feedback
+    assert attend.feedback.startswith("**0/3 cases passed**, 3 more right given your earlier work")
 
 
 def test_follow_through_zero_charges_it_everywhere(tmp_path):
@@ -356,3 +357,52 @@ def test_a4_blocks_carry_two_mistakes_of_two_functions_at_once(tmp_path, plants,
     off = _a4(tmp_path / "off", source, follow_through=0.0)
     for qid in A4_BLOCKS:
         assert off[qid].score < off[qid].max_score and off[qid].carried == []
+
+
+# ---------------------------------------------------------------- a1: skip-gram built on softmax
+
+A1_SOLUTION = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text()
+
+
+@pytest.mark.parametrize(
+    "loss_line",
+    [None, "    loss = float(-np.log(y_hat[o]))\n"],
+    ids=["loss-by-log-sum-exp", "loss-read-off-the-softmax"],
+)
+def test_a1_an_unstable_softmax_is_charged_once_not_in_skipgram(tmp_path, loss_line):
+    """Skip-gram calls the student's softmax: without its max shift, the gradients (and a loss
+    read off P) overflow on the extreme case, right given that softmax."""
+    from grader.course import registry
+
+    source = _plant_once(
+        A1_SOLUTION, "    z = x - np.max(x, axis=axis, keepdims=True)\n", "    z = x\n"
+    )
+    if loss_line is not None:
+        start = source.index("    loss = float(-(scores[o] - m")
+        end = source.index("\n", start) + 1
+        source = source[:start] + loss_line + source[end:]
+    a1 = registry.load("a1")
+    only = dataclasses.replace(
+        a1, questions=(a1.question("a1.softmax"), a1.question("a1.naive_softmax"))
+    )
+    folder = tmp_path / "a1"
+    folder.mkdir()
+    (folder / "word_vectors.py").write_text(source)
+    r = {q.question_id: q for q in grade_submission(folder, only, limits=FAST).questions}
+    assert r["a1.softmax"].misconceptions == ["softmax-unstable"]
+    assert r["a1.softmax"].score < r["a1.softmax"].max_score
+    skipgram = r["a1.naive_softmax"]
+    assert skipgram.score == pytest.approx(skipgram.max_score), skipgram.feedback
+    assert skipgram.carried == [{"from": "a1.softmax", "misconception": "softmax-unstable"}]
+    off = dataclasses.replace(only, follow_through=0.0)
+    (r_off,) = [
+        q
+        for q in grade_submission(folder, off, limits=FAST).questions
+        if q.question_id == "a1.naive_softmax"
+    ]
+    assert r_off.score < r_off.max_score and r_off.misconceptions == ["softmax-unstable"]
+
+
+def _plant_once(source: str, old: str, new: str) -> str:
+    assert source.count(old) == 1, f"the solution no longer reads {old!r}"
+    return source.replace(old, new)

@@ -353,7 +353,7 @@ def _judge_compared(
     )
     roots = list(dict.fromkeys(r for _, v in carried for r in v.carried))
     result.carried = [{"from": r.root, "misconception": r.misconception} for r in roots]
-    n_passed = sum(1 for v in verdicts if v.line.startswith("- ✔"))
+    n_passed = sum(1 for v in verdicts if v.line.startswith("- ✔") and not v.carried)
     head = f"**{n_passed}/{len(cases)} cases passed**" + (
         f", {len(carried)} more right given your earlier work." if carried else "."
     )
