@@ -40,6 +40,7 @@ SLOW_MODULES = {
     "test_warm",
     "test_cluster",
     "test_gradebook",
+    "test_mutation_targets",
 }
 
 

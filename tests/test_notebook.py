@@ -416,6 +416,7 @@ def test_ten_thousand_cells(tmp_path: Path):
     ]
 
 
+@pytest.mark.filterwarnings("ignore:Non-unique cell id")  # nbformat, once per copied cell
 def test_more_cells_than_read_says_so(tmp_path: Path):
     text = _notebook([v4.new_markdown_cell("x")] * 10_005)
     report = _grade(_write(tmp_path / "many", {"word_vectors.ipynb": text}), A1)

@@ -10,9 +10,6 @@ torch, autograd and nltk in tests/reference/.
 from __future__ import annotations
 
 import math
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -452,52 +449,3 @@ def test_a6_swiglu_without_its_down_matrix_is_not_two_matrices():
     for seed in SEEDS:
         failed, named = judge(PARAMS, student, seed)
         assert failed >= 3 and "params-swiglu-two-matrices" not in named, seed
-
-
-# ---------------------------------------------------------------- (slow) the mutation targets
-
-
-def _figures(output: str, aid: str) -> tuple[float, float]:
-    block = output.split(f"== {aid}:", 1)[1].split("\n==", 1)[0]
-    score = float(re.search(r"mutation score ([0-9.]+)", block).group(1))
-    share = float(re.search(r"wrong namings \d+ \(([0-9.]+)% of named\)", block).group(1)) / 100
-    return score, share
-
-
-ASSIGNMENTS = ("a1_word_vectors", "a3_gated_seq2seq", "a6_pretraining_scale")
-
-
-@pytest.fixture(scope="module")
-def mutation_run() -> str:
-    """One run of the mutation benchmark on a1, a3 and a6 (a few minutes)."""
-    run = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "mutation_testing.py"),
-            "a1",
-            "a3",
-            "a6",
-            "-j",
-            "2",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=2400,
-        cwd=ROOT,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    return run.stdout
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("aid", ASSIGNMENTS)
-def test_mutation_score_target(mutation_run: str, aid: str):
-    score, _ = _figures(mutation_run, aid)
-    assert score >= 0.99, (aid, score)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("aid", ASSIGNMENTS)
-def test_wrong_namings_target(mutation_run: str, aid: str):
-    _, share = _figures(mutation_run, aid)
-    assert share <= 0.03, (aid, share)

@@ -1,0 +1,73 @@
+"""The mutation targets (issue 17) on an evenly spread sample of every solution's mutants.
+
+`benchmarks/mutation_testing.py` mutates every function of every solution one point at a time,
+grades the mutants, diff-tests the survivors and checks each named mistake against the mutated
+function (the README's figures are its full runs). Here one run of it on a fixed sample of each
+assignment's mutants (the same sample every time) holds the targets: a mutation score of at
+least 0.99 per assignment, and at most 3% of the named mistakes wrong over the sample.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+ASSIGNMENTS = (
+    "a1_word_vectors",
+    "a2_rnn_bptt",
+    "a3_gated_seq2seq",
+    "a4_transformer",
+    "a5_shapes_debugging",
+    "a6_pretraining_scale",
+)
+SAMPLE = 110  # mutants per assignment (of 122 to 677): about a minute on two cores
+
+
+def _figures(output: str, aid: str) -> dict[str, float]:
+    block = output.split(f"== {aid}:", 1)[1].split("\n==", 1)[0]
+    return {
+        "score": float(re.search(r"mutation score ([0-9.]+)", block).group(1)),
+        "killed": int(re.search(r"killed (\d+),", block).group(1)),
+        "named": int(re.search(r"named killed (\d+)", block).group(1)),
+        "wrong": int(re.search(r"wrong namings (\d+)", block).group(1)),
+    }
+
+
+@pytest.fixture(scope="module")
+def mutation_run() -> str:
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "mutation_testing.py"),
+            *ASSIGNMENTS,
+            "--limit",
+            str(SAMPLE),
+            "-j",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        cwd=ROOT,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    return run.stdout
+
+
+@pytest.mark.parametrize("aid", ASSIGNMENTS)
+def test_mutation_score_at_least_0_99(mutation_run: str, aid: str):
+    f = _figures(mutation_run, aid)
+    assert f["killed"] >= SAMPLE // 2, mutation_run  # the sample really was graded
+    assert f["score"] >= 0.99, mutation_run
+
+
+def test_at_most_3_percent_of_the_named_mistakes_are_wrong(mutation_run: str):
+    figures = [_figures(mutation_run, aid) for aid in ASSIGNMENTS]
+    named = sum(f["named"] for f in figures)
+    wrong = sum(f["wrong"] for f in figures)
+    assert named >= 30, mutation_run  # enough namings for a share to mean something
+    assert wrong <= 0.03 * named, mutation_run
