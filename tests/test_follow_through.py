@@ -304,6 +304,10 @@ UNBIASED_LN = (
 )
 NO_RELU = ("hidden = np.maximum(hidden, 0.0)", "hidden = hidden")
 SCALE_BY_DK = ("/ math.sqrt(d_k)  # (..., Tq, Tk)", "/ d_k  # (..., Tq, Tk)")
+MERGE_NO_TRANSPOSE = (
+    "    x = np.swapaxes(x, -3, -2)  # (..., T, h, d_h)\n",
+    "    *lead, h, T, d_h = x.shape\n    return x.reshape(*lead, T, h * d_h)  # no transpose\n",
+)
 
 
 def _a4(tmp_path, source: str, follow_through: float = 1.0):
@@ -336,8 +340,12 @@ def _a4(tmp_path, source: str, follow_through: float = 1.0):
             (SCALE_BY_DK, UNBIASED_LN),
             {"a4.sdpa": "attention-scale-by-dk", "a4.layer_norm": "layernorm-unbiased-variance"},
         ),
+        (  # multi-head attention is docked for its own mistake, on top of the carried scale
+            (SCALE_BY_DK, MERGE_NO_TRANSPOSE),
+            {"a4.sdpa": "attention-scale-by-dk", "a4.mha": "merge-heads-without-transpose"},
+        ),
     ],
-    ids=["layernorm-and-ffn", "attention-and-layernorm"],
+    ids=["layernorm-and-ffn", "attention-and-layernorm", "attention-and-its-heads"],
 )
 def test_a4_blocks_carry_two_mistakes_of_two_functions_at_once(tmp_path, plants, roots):
     """Each block builds on both docked functions: right given both, charged in neither block;

@@ -481,3 +481,54 @@ def test_a_hidden_case_with_nan_shows_the_students_own_output_and_their_count():
     line = case_line(Case("hidden case 1", (want,)), mismatches, got, want)
     assert "2 entries are NaN or inf" in line and "got: shape (3,): [nan, 0.3, inf]" in line
     assert "0.2" not in line and "0.5" not in line
+
+
+# ---------------------------------------------------------------------------- threads left behind
+
+MEMORY_HOG = """
+
+def naive_softmax_loss_and_gradient(v_c, o, U):
+    import threading, time
+    full = threading.Event()
+    def hog():  # every byte of address space it can get, held by a thread that outlives the call
+        held, size = [], 8 << 20
+        while size >= 4096:
+            try:
+                held.append(np.zeros(size // 8))
+            except MemoryError:
+                size //= 2
+        full.set()
+        time.sleep(120)
+    threading.Thread(target=hog, daemon=True).start()
+    full.wait(10)
+    raise RuntimeError("gave up")
+"""
+
+
+def _grade_memory_hog(tmp_path: Path) -> dict[str, float]:
+    a1 = registry.load("a1")
+    code_only = dataclasses.replace(
+        a1, questions=tuple(q for q in a1.questions if q.kind == "code")
+    )
+    source = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text() + MEMORY_HOG
+    report = grade_submission(submit(tmp_path, {"word_vectors.py": source}), code_only, limits=FAST)
+    assert_students_fault(report)
+    return {q.question_id: q.score / q.max_score for q in report.questions}
+
+
+def test_threads_a_failed_function_leaves_running_cost_only_that_function(tmp_path):
+    """A function that fails with a thread still holding the worker's memory: the worker is
+    replaced before the next question, which is graded as if nothing happened."""
+    shares = _grade_memory_hog(tmp_path)
+    assert shares.pop("a1.naive_softmax") == 0.0
+    assert set(shares.values()) == {1.0}, shares
+
+
+def test_control_without_the_restart_the_threads_memory_costs_the_next_questions(
+    tmp_path, monkeypatch
+):
+    from grader.sandbox import session
+
+    monkeypatch.setattr(session, "_threads_of", lambda reply: 0)  # the worker's count unread
+    shares = _grade_memory_hog(tmp_path)
+    assert sum(v < 1.0 for k, v in shares.items() if k != "a1.naive_softmax") >= 2, shares

@@ -107,6 +107,12 @@ def to_wire(value: Any, blobs: list[bytes]) -> Any:
     return worker.encode(value, blobs)
 
 
+def _threads_of(reply: dict) -> int:
+    """The worker's count of Python threads alive besides its main one (0 when it sent none)."""
+    n = reply.get("threads")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else 0
+
+
 def _protocol_failure(during: str, exc: Exception) -> Failure:
     return Failure(
         "protocol",
@@ -218,6 +224,7 @@ class WorkerSession:
         self._output_parts: list[str] = []
         self._isolated = False
         self._warning: str | None = None
+        self._threads = (0, 0)  # the student's threads alive: after the import, after the last call
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -348,6 +355,7 @@ class WorkerSession:
             )
         if not restarting:
             self.import_tripped, self.import_shortcuts = _shortcuts_of(reply)
+        self._threads = (_threads_of(reply), _threads_of(reply))
         return None
 
     def _set_import_failure(self, failure: Failure) -> Failure:
@@ -443,6 +451,7 @@ class WorkerSession:
                 )
             )
         self.tampered = self.tampered or reply.get("tampered") is True
+        self._threads = (self._threads[0], _threads_of(reply))
         tripped, shortcuts = _shortcuts_of(reply)
         if not reply.get("ok"):
             return CallOutcome(
@@ -463,13 +472,22 @@ class WorkerSession:
         return CallOutcome(value=value, tripped=tripped, shortcuts=shortcuts)
 
     def kill_strays(self, after: str) -> None:
-        """Stop processes the student's code left running (between questions), keeping the worker."""
+        """Stop processes the student's code left running (between questions), keeping the worker;
+        threads it left running in the worker (they hold memory, threads and time the next
+        questions need) cost the worker instead: a fresh one re-imports the module."""
         if self.proc is not None and self._ready:
             n = self.proc.kill_strays()
             if n:
                 self.events.append(
                     f"stopped {n} process{'es' if n > 1 else ''} left running by `{after}`"
                 )
+            at_import, now = self._threads
+            if now > at_import:
+                self._kill_for(
+                    f"restarted the submission's process: `{after}` left {now - at_import} "
+                    "thread(s) running"
+                )
+                self._maybe_restart()
 
     def _maybe_restart(self) -> None:
         if self.restarts >= MAX_RESTARTS or self.remaining() <= 1.0:

@@ -402,47 +402,47 @@ def _scale_hooks(
     }
 
 
-def _weights_hooks(weights_fn: Callable[..., Array]) -> Callable[[int, int, int], dict[str, Any]]:
-    return lambda d, dk, h: {
-        "attention": partial(att.scaled_dot_product_attention, weights_fn=weights_fn)
-    }
+def _cross(**hooks: Any) -> Callable[..., Array]:
+    """The reference cross-attention with hooks, as a partial (it combines with another mistake
+    by merging hooks, as `_mha_with` does)."""
+    return partial(att.cross_attention, **hooks)
+
+
+def _cross_weights(weights_fn: Callable[..., Array]) -> Callable[..., Array]:
+    return _cross(attention=partial(att.scaled_dot_product_attention, weights_fn=weights_fn))
 
 
 # The cross-attention forms, index by index the same forms as MHA_FORMS.
 CROSS_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
     "heads-reshape-without-transpose": (
-        _cross_with(
-            lambda d, dk, h: {"split": split_heads_mixed, "merge": merge_heads_no_transpose}
-        ),
-        _cross_with(lambda d, dk, h: {"split": split_heads_mixed}),
+        _cross(split=split_heads_mixed, merge=merge_heads_no_transpose),
+        _cross(split=split_heads_mixed),
     ),
-    "merge-heads-without-transpose": (
-        _cross_with(lambda d, dk, h: {"merge": merge_heads_no_transpose}),
-    ),
-    "output-projection-not-transposed": (
-        _cross_with(lambda d, dk, h: {"project": _project_not_transposed}),
-    ),
-    "attention-missing-output-projection": (
-        _cross_with(lambda d, dk, h: {"project": _no_projection}),
-    ),
+    "merge-heads-without-transpose": (_cross(merge=merge_heads_no_transpose),),
+    "output-projection-not-transposed": (_cross(project=_project_not_transposed),),
+    "attention-missing-output-projection": (_cross(project=_no_projection),),
     "head-width-from-d-model": (
         _cross_with(_scale_hooks(lambda d, dk, h: 1.0 / math.sqrt(d / h))),
     ),
-    "attention-missing-scale": (_cross_with(_scale_hooks(lambda d, dk, h: 1.0)),),
-    "attention-scale-by-dk": (_cross_with(_scale_hooks(lambda d, dk, h: 1.0 / dk)),),
+    "attention-missing-scale": (
+        _cross(attention=partial(att.scaled_dot_product_attention, scale=_unit_scale)),
+    ),
+    "attention-scale-by-dk": (
+        _cross(attention=partial(att.scaled_dot_product_attention, scale=_inverse_dk)),
+    ),
     "attention-scale-by-d-model": (
         _cross_with(_scale_hooks(lambda d, dk, h: 1.0 / math.sqrt(d))),
         _cross_with(_scale_hooks(lambda d, dk, h: 1.0 / math.sqrt(h * dk))),
     ),
     # the shared attention parts: the same softmax axis and mask reading in both attentions
-    "softmax-wrong-axis": tuple(_cross_with(_weights_hooks(w)) for w in WRONG_AXIS_WEIGHTS),
+    "softmax-wrong-axis": tuple(_cross_weights(w) for w in WRONG_AXIS_WEIGHTS),
     # the memory mask read the wrong way round too, or (only the causal mask inverted) a right cross
     "mask-inverted": (
-        *(_cross_with(_weights_hooks(inverted_with(f))) for f in PADDED_ROW_FILLS),
+        *(_cross_weights(inverted_with(f)) for f in PADDED_ROW_FILLS),
         *(att.cross_attention,) * len(PADDED_ROW_FILLS),
     ),
-    "mask-after-softmax": (_cross_with(_weights_hooks(after_softmax)),),
-    "mask-zero-fill": (_cross_with(_weights_hooks(WEIGHTS["mask-zero-fill"])),),
+    "mask-after-softmax": (_cross_weights(after_softmax),),
+    "mask-zero-fill": (_cross_weights(WEIGHTS["mask-zero-fill"]),),
 }
 
 # The MHA mistakes that reach a block through its attention (the encoder is not causal: the
