@@ -44,6 +44,16 @@ SLOW_MODULES = {
 }
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Warm sandbox templates for the tests' gradings, as a batch has them (each grading still
+    gets its own forked, isolated worker; tests/test_warm.py holds warm to cold).
+    `SEQGRADE_WARM=0 python -m pytest` runs every grading cold."""
+    from grader.sandbox import zygote
+
+    if zygote.wanted():
+        zygote.enable()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.module is not None and item.module.__name__.rsplit(".", 1)[-1] in SLOW_MODULES:
