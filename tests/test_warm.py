@@ -51,7 +51,7 @@ ECHO = textwrap.dedent("""
 """)
 
 PROBE = textwrap.dedent("""
-    import os, socket, sys
+    import os, signal, socket, sys
     status = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlines() if ":" in l)
     maps = open("/proc/self/maps").read().splitlines()
     result = {
@@ -62,6 +62,7 @@ PROBE = textwrap.dedent("""
         "cwd": os.getcwd(), "home": os.environ.get("HOME"), "env": sorted(os.environ),
         "shared_writable": [m for m in maps if m.split()[1] == "rw-s"],
         "argv": sys.argv, "main": __name__,
+        "signals": [repr(signal.getsignal(s)) for s in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT)],
     }
 """)
 
@@ -124,7 +125,17 @@ def test_a_warm_worker_is_isolated_as_a_fresh_one(program, warm):
     assert cold["uid"] != hot["uid"]
     # Only the wire (0, 1, 2) and the descriptors the probe itself opened; the same as cold.
     assert hot["fds"] == cold["fds"] and len(hot["fds"]) <= 7
-    for key in ("env", "main", "hostname", "seccomp", "no_new_privs", "cap_eff", "groups"):
+    # signals too: past the file size limit a write raises OSError, as in a fresh interpreter
+    for key in (
+        "env",
+        "main",
+        "hostname",
+        "seccomp",
+        "no_new_privs",
+        "cap_eff",
+        "groups",
+        "signals",
+    ):
         assert hot[key] == cold[key], key
     assert Path(hot["cwd"]).name == Path(cold["cwd"]).name == "scratch"
     assert hot["home"] == hot["cwd"] and hot["argv"][0].endswith("echo_worker.py")

@@ -531,6 +531,13 @@ def _run_warm(config: dict) -> None:
     legacy = sys.modules.get("numpy.random")
     if legacy is not None:
         legacy.seed()
+    # Signals as a fresh interpreter sets them at start-up (the launcher reset them to the
+    # defaults for an exec): a write past the file size limit raises OSError instead of
+    # killing the worker, a closed pipe raises BrokenPipeError.
+    sig = _signals()
+    for signum in (sig.SIGPIPE, sig.SIGXFSZ):
+        sig.signal(signum, sig.SIG_IGN)
+    sig.signal(sig.SIGINT, sig.default_int_handler)
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.default_generator.seed()
