@@ -1,6 +1,6 @@
 """Shared fixtures, and the test tiers.
 
-`python -m pytest -m "not slow"` is the developer loop (about two minutes on two cores); the
+`python -m pytest -m "not slow"` is the developer loop (about a minute on two cores); the
 full suite (`python -m pytest`, what CI runs) adds the held-out collections, the container and
 packaging tests, nested pytest runs, the demo, batches, `seqgrade check`, regrades, warm
 workers, the Dask cluster and the validity benchmarks' targets.
