@@ -532,3 +532,18 @@ def test_control_without_the_restart_the_threads_memory_costs_the_next_questions
     monkeypatch.setattr(session, "_threads_of", lambda reply: 0)  # the worker's count unread
     shares = _grade_memory_hog(tmp_path)
     assert sum(v < 1.0 for k, v in shares.items() if k != "a1.naive_softmax") >= 2, shares
+
+
+def test_with_no_restart_left_threads_never_turn_later_questions_into_not_run(
+    tmp_path, monkeypatch
+):
+    from grader.sandbox import session
+
+    monkeypatch.setattr(session, "MAX_RESTARTS", 0)
+    a1 = registry.load("a1")
+    code_only = dataclasses.replace(
+        a1, questions=tuple(q for q in a1.questions if q.kind == "code")
+    )
+    source = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text() + MEMORY_HOG
+    report = grade_submission(submit(tmp_path, {"word_vectors.py": source}), code_only, limits=FAST)
+    assert not any("restarted too many times" in q.feedback for q in report.questions)

@@ -482,7 +482,8 @@ class WorkerSession:
                     f"stopped {n} process{'es' if n > 1 else ''} left running by `{after}`"
                 )
             at_import, now = self._threads
-            if now > at_import:
+            # (never at the cost of the questions after it: with no restart left, it stays)
+            if now > at_import and self.restarts < MAX_RESTARTS and self.remaining() > 1.0:
                 self._kill_for(
                     f"restarted the submission's process: `{after}` left {now - at_import} "
                     "thread(s) running"
