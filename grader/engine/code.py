@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -299,6 +300,7 @@ def _explain(
 
 
 PAIR = "+"  # joins the ids of two mistakes found together in one function
+MAX_FORMS = 256  # bound on the forms of carried mistakes tried together on one case
 MAX_PAIRS = 120  # bound on the pairs tried on a case no single mistake explains
 
 
@@ -450,6 +452,8 @@ def _carried_together(
         groups.append(tuple(ids))
     combos: dict[str, Callable[..., Any]] = {}
     for group in groups:
+        if math.prod(len(_forms(q.mutants[m])) for m in group) > MAX_FORMS:
+            continue  # bounded work: a group whose forms multiply past the bound is not tried
         both: Any = q.mutants[group[0]]
         for mid in group[1:]:
             both = combine(both, q.mutants[mid]) if both is not None else None
