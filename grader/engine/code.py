@@ -237,6 +237,7 @@ class _CaseVerdict:
     line: str  # the case's feedback line
     explanations: list[Explanation] | None  # None: the case passed or nothing could be diagnosed
     carried: tuple[Carried, ...] = ()  # right given mistakes charged in earlier questions
+    want: Any = None  # the reference's output on the case (None when the call gave no value)
 
 
 def _judge_case(
@@ -253,11 +254,8 @@ def _judge_case(
             # math.exp(1000) raises where numpy gives inf: read it as "every output non-finite",
             # which only the overflow misconceptions (NONFINITE mutants) explain.
             want = run_trusted(q.reference, case)
-            return _CaseVerdict(
-                0.0,
-                line,
-                _explain(q, case, all_nan(want), want, q.mutants),
-            )
+            explained = _explain(q, case, all_nan(want), want, q.mutants)
+            return _CaseVerdict(0.0, line, explained, want=want)
         return _CaseVerdict(0.0, line, None)
     want = run_trusted(q.reference, case)
     mismatches = compare(
@@ -269,7 +267,7 @@ def _judge_case(
         hidden=not case.visible,
     )
     if not mismatches:
-        return _CaseVerdict(1.0, f"- ✔ {case.name}", None)
+        return _CaseVerdict(1.0, f"- ✔ {case.name}", None, want=want)
     explanations: list[Explanation] = []
     if q.mutants:
         explanations = _explain(q, case, outcome.value, want, q.mutants)
@@ -281,7 +279,8 @@ def _judge_case(
         if explanations
         else 0.0
     )
-    return _CaseVerdict(credit, case_line(case, mismatches, outcome.value, want), explanations)
+    line = case_line(case, mismatches, outcome.value, want)
+    return _CaseVerdict(credit, line, explanations, want=want)
 
 
 def _explain(
@@ -341,7 +340,7 @@ def _judge_compared(
     n_failed = sum(1 for v in own if not v.line.startswith("- ✔"))
     total_weight = sum(c.weight for c in cases) or 1.0
     earned = sum(c.weight * v.credit for c, v in zip(cases, verdicts))
-    passed = [c for c, v in zip(cases, verdicts) if v.credit == 1.0 and not v.carried]
+    passed = [(c, v.want) for c, v in zip(cases, verdicts) if v.credit == 1.0 and not v.carried]
     result.misconceptions = [
         m
         for named in verdict(per_case, n_failed)
@@ -376,22 +375,15 @@ def _explains_all(named: str, per_case: list[list[Explanation]], n_failed: int) 
     return sum(any(e.misconception == named for e in es) for es in per_case) >= n_failed
 
 
-def _contradicted(q: CodeQuestion, named: str, passed: list[Case]) -> bool:
+def _contradicted(q: CodeQuestion, named: str, passed: list[tuple[Case, Any]]) -> bool:
     """A mistake that explains only some of the failed cases is not named when the student got
     right a case on which it shows: the cases it explains agree with it by coincidence (a beam
     search has two or three plausible answers). One that explains every failed case is named
     even so (a ReLU left out while the GELU branch is right is still a missing activation)."""
     mutants = trusted_mutants({m: q.mutants[m] for m in split(named) if m in q.mutants})
     return any(
-        shows(
-            mutant,
-            run_trusted(q.reference, case),
-            case.args,
-            dict(case.kwargs),
-            q.tolerance,
-            exact=q.integer,
-        )
-        for case in passed
+        shows(mutant, want, case.args, dict(case.kwargs), q.tolerance, exact=q.integer)
+        for case, want in passed
         for mutant in mutants.values()
     )
 
@@ -429,18 +421,22 @@ def _carry(
         return v
     exact = [e.misconception for e in v.explanations if e.extra_wrong == 0]
     found = next((m for m in exact if m in carriable), None)
-    together = None if found else _carried_together(q, case, outcome, carriable)
+    together = None if found else _carried_together(q, case, outcome, v.want, carriable)
     if found or together:
         roots = (carriable[found],) if found else together
         given = " and ".join(f"your `{c.function}` (question {c.number})" for c in roots)
         line = v.line.split("\n", 1)[0].replace("- ✘", "- ✔", 1) + f" — right given {given}"
         return replace(v, credit=share, line=line, explanations=None, carried=roots)
-    on_top = _on_top(q, case, outcome, carriable)
+    on_top = _on_top(q, case, outcome, v.want, carriable)
     return replace(v, explanations=on_top) if on_top else v
 
 
 def _carried_together(
-    q: CodeQuestion, case: Case, outcome: CallOutcome | None, carriable: dict[str, Carried]
+    q: CodeQuestion,
+    case: Case,
+    outcome: CallOutcome | None,
+    want: Any,
+    carriable: dict[str, Carried],
 ) -> tuple[Carried, ...] | None:
     """The carried mistakes (two, or all of them) that together reproduce the case exactly: a
     block built on a LayerNorm and a feed-forward network that were both docked."""
@@ -461,7 +457,6 @@ def _carried_together(
             combos[PAIR.join(group)] = both
     if not combos:
         return None
-    want = run_trusted(q.reference, case)
     for e in _explain(q, case, outcome.value, want, combos):
         if e.extra_wrong == 0:
             return tuple(carriable[m] for m in split(e.misconception))
@@ -469,7 +464,11 @@ def _carried_together(
 
 
 def _on_top(
-    q: CodeQuestion, case: Case, outcome: CallOutcome | None, carriable: dict[str, Carried]
+    q: CodeQuestion,
+    case: Case,
+    outcome: CallOutcome | None,
+    want: Any,
+    carriable: dict[str, Carried],
 ) -> list[Explanation]:
     """The question's own mistakes, each combined with a carried one (mutants written as
     `functools.partial(reference, **hooks)` combine by merging their hooks)."""
@@ -483,7 +482,6 @@ def _on_top(
                 combos.setdefault(own, both)
     if not combos:
         return []
-    want = run_trusted(q.reference, case)
     return _explain(q, case, outcome.value, want, combos)
 
 
