@@ -171,32 +171,59 @@ def _mha_masks_queries(fill: str) -> Callable[..., Array]:
     )
 
 
+def _sdpa(**hooks: Any) -> Callable[..., Array]:
+    return partial(att.scaled_dot_product_attention, **hooks)
+
+
+# The attention mistakes of the heads' machinery (split, merge, output projection, the scaled
+# dot-product inside) as hook sets of the reference, one per natural form: the same hooks make
+# the multi-head attention forms and, index by index, the cross-attention forms.
+HEAD_HOOKS: dict[str, tuple[dict[str, Any], ...]] = {
+    # the split without its transpose, the merge with or without
+    "heads-reshape-without-transpose": (
+        {"split": split_heads_mixed, "merge": merge_heads_no_transpose},
+        {"split": split_heads_mixed},
+    ),
+    # the split right, the merge a bare reshape of (..., h, T, d_h)
+    "merge-heads-without-transpose": ({"merge": merge_heads_no_transpose},),
+    "output-projection-not-transposed": ({"project": _project_not_transposed},),
+    "attention-missing-output-projection": ({"project": _no_projection},),
+    "attention-missing-scale": ({"attention": _sdpa(scale=_unit_scale)},),
+    "attention-scale-by-dk": ({"attention": _sdpa(scale=_inverse_dk)},),
+    # (masked scores filled with -inf or -1e9, as in scaled_dot_product_attention's forms)
+    "softmax-wrong-axis": tuple({"attention": _sdpa(weights_fn=w)} for w in WRONG_AXIS_WEIGHTS),
+    "mask-after-softmax": ({"attention": _sdpa(weights_fn=after_softmax)},),
+    "mask-zero-fill": ({"attention": _sdpa(weights_fn=WEIGHTS["mask-zero-fill"])},),
+}
+
+
+def _head_forms(make: Callable[..., Callable[..., Array]], mid: str) -> tuple[Callable, ...]:
+    """A mistake of HEAD_HOOKS as forms of one reference (`make(**hooks)`)."""
+    return tuple(make(**hooks) for hooks in HEAD_HOOKS[mid])
+
+
 # Each MHA mistake as its natural forms (one function per form; the blocks reuse them).
 # attention-scale-by-d-model: the width of the model read from X (d) or from W_Q's rows (h·d_k);
 # heads-reshape-without-transpose: the split without its transpose, the merge with or without.
 MHA_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
-    "heads-reshape-without-transpose": (
-        _mha_with(split=split_heads_mixed, merge=merge_heads_no_transpose),
-        _mha_with(split=split_heads_mixed),
-    ),
-    # the split right, the merge a bare reshape of (..., h, T, d_h)
-    "merge-heads-without-transpose": (_mha_with(merge=merge_heads_no_transpose),),
-    "output-projection-not-transposed": (_mha_with(project=_project_not_transposed),),
-    "attention-missing-output-projection": (_mha_with(project=_no_projection),),
-    "attention-missing-scale": (
-        _mha_with(attention=partial(att.scaled_dot_product_attention, scale=_unit_scale)),
-    ),
-    "attention-scale-by-dk": (
-        _mha_with(attention=partial(att.scaled_dot_product_attention, scale=_inverse_dk)),
-    ),
+    **{
+        mid: _head_forms(_mha_with, mid)
+        for mid in (
+            "heads-reshape-without-transpose",
+            "merge-heads-without-transpose",
+            "output-projection-not-transposed",
+            "attention-missing-output-projection",
+            "attention-missing-scale",
+            "attention-scale-by-dk",
+        )
+    },
     "attention-scale-by-d-model": (
         _scaled(lambda d, dk, h: 1.0 / math.sqrt(d)),
         _scaled(lambda d, dk, h: 1.0 / math.sqrt(h * dk)),
     ),
     # d_k = d/h read from X's width, where the projections' head width d_k differs
     "head-width-from-d-model": (_scaled(lambda d, dk, h: 1.0 / math.sqrt(d / h)),),
-    # (masked scores filled with -inf or -1e9, as in scaled_dot_product_attention's forms)
-    "softmax-wrong-axis": tuple(_mha_weights(w) for w in WRONG_AXIS_WEIGHTS),
+    "softmax-wrong-axis": _head_forms(_mha_with, "softmax-wrong-axis"),
     # every mask, or one of the two (the padding mask never applied, or `causal` never read)
     "mask-ignored": (_mha_ignores_masks, _mha_ignores_padding, _mha_ignores_causal),
     # both masks read the wrong way round, or only the causal mask (the student's own causal_mask
@@ -214,8 +241,8 @@ MHA_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
         ),
     ),
     "masks-combined-with-or": (_mha_with(combine=_or_masks),),
-    "mask-after-softmax": (_mha_weights(after_softmax),),
-    "mask-zero-fill": (_mha_weights(WEIGHTS["mask-zero-fill"]),),
+    "mask-after-softmax": _head_forms(_mha_with, "mask-after-softmax"),
+    "mask-zero-fill": _head_forms(_mha_with, "mask-zero-fill"),
     "padding-masks-queries": tuple(_mha_masks_queries(f) for f in PADDED_ROW_FILLS),
     # a student's MHA building its own causal mask: transposed (the future, not the past), or
     # without the diagonal (query 0 then sees no key: NaN, zero or uniform as its fill makes it)
@@ -414,35 +441,20 @@ def _cross_weights(weights_fn: Callable[..., Array]) -> Callable[..., Array]:
 
 # The cross-attention forms, index by index the same forms as MHA_FORMS.
 CROSS_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
-    "heads-reshape-without-transpose": (
-        _cross(split=split_heads_mixed, merge=merge_heads_no_transpose),
-        _cross(split=split_heads_mixed),
-    ),
-    "merge-heads-without-transpose": (_cross(merge=merge_heads_no_transpose),),
-    "output-projection-not-transposed": (_cross(project=_project_not_transposed),),
-    "attention-missing-output-projection": (_cross(project=_no_projection),),
+    # the shared attention parts: the same heads, softmax axis and mask reading in both attentions
+    **{mid: _head_forms(_cross, mid) for mid in HEAD_HOOKS},
     "head-width-from-d-model": (
         _cross_with(_scale_hooks(lambda d, dk, h: 1.0 / math.sqrt(d / h))),
-    ),
-    "attention-missing-scale": (
-        _cross(attention=partial(att.scaled_dot_product_attention, scale=_unit_scale)),
-    ),
-    "attention-scale-by-dk": (
-        _cross(attention=partial(att.scaled_dot_product_attention, scale=_inverse_dk)),
     ),
     "attention-scale-by-d-model": (
         _cross_with(_scale_hooks(lambda d, dk, h: 1.0 / math.sqrt(d))),
         _cross_with(_scale_hooks(lambda d, dk, h: 1.0 / math.sqrt(h * dk))),
     ),
-    # the shared attention parts: the same softmax axis and mask reading in both attentions
-    "softmax-wrong-axis": tuple(_cross_weights(w) for w in WRONG_AXIS_WEIGHTS),
     # the memory mask read the wrong way round too, or (only the causal mask inverted) a right cross
     "mask-inverted": (
         *(_cross_weights(inverted_with(f)) for f in PADDED_ROW_FILLS),
         *(att.cross_attention,) * len(PADDED_ROW_FILLS),
     ),
-    "mask-after-softmax": (_cross_weights(after_softmax),),
-    "mask-zero-fill": (_cross_weights(WEIGHTS["mask-zero-fill"]),),
 }
 
 # The MHA mistakes that reach a block through its attention (the encoder is not causal: the
