@@ -60,8 +60,10 @@ from grader.engine.diagnosis import explain  # noqa: E402
 from grader.engine.grade import grade_submission  # noqa: E402
 from grader.engine.trusted import materialize, plain, run_trusted, trusted_mutants  # noqa: E402
 from grader.questions import Assignment, Case, CodeQuestion  # noqa: E402
+from grader.sandbox import zygote  # noqa: E402
 
-LIMITS = sandbox.Limits(call_seconds=5.0, submission_seconds=3600.0)
+# A correct call takes milliseconds; a mutant that loops (a deleted `i += 2`) is killed at 2 s.
+LIMITS = sandbox.Limits(call_seconds=2.0, submission_seconds=3600.0)
 PACK = 40  # mutants per submission
 DIFF_SEEDS = (11, 12, 13, 14, 15)  # random inputs for the diff test and the naming check
 CALL_SECONDS = 5  # in-process calls (diff test, naming check)
@@ -318,9 +320,21 @@ def _replace(parent: ast.AST, old: ast.AST, new: ast.AST) -> None:
     raise LookupError("node not found under its parent")
 
 
-def _mutated_source(tree: ast.Module, fi: int, ni: int, edit: Edit) -> str | None:
-    module = copy.deepcopy(tree)
-    fn = module.body[fi]
+def _joined(tree: ast.Module, parts: list[str]) -> str:
+    """The module's source from its statements' sources, as `ast.unparse(tree)` writes it."""
+    out = ""
+    for stmt, part in zip(tree.body, parts):
+        if out:
+            defines = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            out += "\n\n" if defines else "\n"
+        out += part
+    return out
+
+
+def _mutated_source(tree: ast.Module, parts: list[str], fi: int, ni: int, edit: Edit) -> str | None:
+    """The module's source with node `ni` of function `fi` edited (only that function is copied
+    and written again; `parts` are the unparsed statements)."""
+    fn = copy.deepcopy(tree.body[fi])
     nodes = list(ast.walk(fn))
     parents = {id(c): p for p in nodes for c in ast.iter_child_nodes(p)}
     target = nodes[ni]
@@ -329,9 +343,10 @@ def _mutated_source(tree: ast.Module, fi: int, ni: int, edit: Edit) -> str | Non
         return None
     if new is not target:
         _replace(parents[id(target)], target, new)
-    ast.fix_missing_locations(module)
+    ast.fix_missing_locations(fn)
     try:
-        source = ast.unparse(module)
+        text = ast.unparse(ast.Module(body=[fn], type_ignores=[]))
+        source = _joined(tree, [*parts[:fi], text, *parts[fi + 1 :]])
         compile(source, "<mutant>", "exec")
     except (SyntaxError, ValueError, TypeError):
         return None
@@ -341,14 +356,18 @@ def _mutated_source(tree: ast.Module, fi: int, ni: int, edit: Edit) -> str | Non
 def generate(path: Path) -> list[Mutant]:
     """Every single-point mutant of the file's top-level functions (duplicates left out)."""
     tree = ast.parse(path.read_text())
-    seen = {ast.unparse(tree)}
+    parts = [ast.unparse(ast.Module(body=[stmt], type_ignores=[])) for stmt in tree.body]
+    original = ast.unparse(tree)
+    if _joined(tree, parts) != original:  # the splice must write exactly what unparse writes
+        raise RuntimeError(f"{path}: its statements do not join into ast.unparse's text")
+    seen = {original}
     out: list[Mutant] = []
     for fi, fn in enumerate(tree.body):
         if not isinstance(fn, ast.FunctionDef):
             continue
         for ni, node in enumerate(ast.walk(fn)):
             for family, what, edit in edits_of(node):
-                source = _mutated_source(tree, fi, ni, edit)
+                source = _mutated_source(tree, parts, fi, ni, edit)
                 if source is None or source in seen:
                     continue
                 seen.add(source)
@@ -717,8 +736,14 @@ def run(aid: str, jobs: int, limit: int | None) -> list[Result]:
     reaches = reach(path)
     work = [(aid, mutants[s : s + PACK], reaches) for s in range(0, len(mutants), PACK)]
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx) as pool:
+    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx, initializer=_warm) as pool:
         return [r for batch in pool.map(_job, work) for r in batch]
+
+
+def _warm() -> None:
+    """Each pool process forks its packs' workers from warm templates, as a batch does (unless
+    `SEQGRADE_WARM=0`)."""
+    zygote.enable(zygote.wanted())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -169,8 +169,8 @@ def beam_search(
     for _ in range(max_len):
         candidates: list[tuple[list[int], float]] = []
         for tokens, score in live:
-            logp = np.asarray(next_log_probs(list(tokens)), dtype=np.float64)  # (V,)
-            candidates.extend((tokens + [w], score + float(logp[w])) for w in range(logp.shape[0]))
+            logp = np.asarray(next_log_probs(list(tokens)), dtype=np.float64).tolist()  # (V,)
+            candidates.extend((tokens + [w], score + logp[w]) for w in range(len(logp)))
         kept = sorted(candidates, key=lambda cand: -cand[1])[
             : keep or beam_size
         ]  # stable: ties keep order

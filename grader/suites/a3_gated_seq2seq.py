@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from functools import partial
+from functools import cache, lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -283,29 +283,39 @@ def _row(*probs: float) -> tuple[float, ...]:
 def _random_tree(rng: np.random.Generator, n_words: int, depth: int) -> TableLM:
     """Rows for every live prefix up to `depth` tokens: log-softmax of random logits."""
     words = list(range(2, 2 + n_words))
-    table: dict[tuple[int, ...], tuple[float, ...]] = {}
+    prefixes: list[tuple[int, ...]] = []
+    logits: list[np.ndarray] = []
     frontier: list[tuple[int, ...]] = [(BOS,)]
     for _ in range(depth):
         nxt = []
         for prefix in frontier:
             eos_shift = 1.5 if len(prefix) == 1 else 0.3  # an immediate eos is rarer
-            logits = np.concatenate(
-                ([-25.0], [rng.normal() - eos_shift], rng.normal(size=n_words) * 1.5)
+            prefixes.append(prefix)
+            logits.append(
+                np.concatenate(
+                    ([-25.0], [rng.normal() - eos_shift], rng.normal(size=n_words) * 1.5)
+                )
             )
-            table[prefix] = tuple(float(v) for v in log_softmax(logits))
             nxt.extend(prefix + (w,) for w in words)
         frontier = nxt
-    default = tuple(float(v) for v in log_softmax(np.array([-25.0] + [0.0] * (1 + n_words))))
-    return TableLM(table=table, default=default)
+    rows = log_softmax(np.stack(logits)).tolist()  # one call for every row of the tree
+    return TableLM(table=dict(zip(prefixes, map(tuple, rows))), default=_uniform_row(n_words))
+
+
+@cache
+def _uniform_row(n_words: int) -> tuple[float, ...]:
+    """The row of a prefix the tree does not list: eos and the words equally likely."""
+    return tuple(log_softmax(np.array([-25.0] + [0.0] * (1 + n_words))).tolist())
 
 
 def _beam(lm: TableLM, beam_size: int, max_len: int, normalize: bool) -> list[int]:
     return seq2seq.beam_search(lm, BOS, EOS, beam_size, max_len, normalize)
 
 
+@lru_cache(maxsize=16)  # a seed's search over 150 random trees (0.2 s) runs once per process
 def _beam_cases(
     seed: int,
-) -> list[Case]:  # over 60 lines: hand-built trees, each commented, as data
+) -> tuple[Case, ...]:  # over 60 lines: hand-built trees, each commented, as data
     rng = np.random.default_rng([38, seed])
     A, B = 2, 3
     # Visible (the reference tests' tree): [eos] wins on the raw score, [a eos] per token.
@@ -416,7 +426,7 @@ def _beam_cases(
                     {"length_normalize": False},
                 )
             )
-    return cases
+    return tuple(cases)  # frozen cases: the cached tuple is shared
 
 
 def _swap_words(lm: TableLM, a: int, b: int) -> TableLM:
