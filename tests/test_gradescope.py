@@ -106,9 +106,19 @@ class Container:
 
 
 @pytest.fixture(scope="module")
-def container(request, tmp_path_factory) -> Container:
-    """One set-up container per assignment (parametrized indirectly), shared by the module's tests."""
-    return Container(tmp_path_factory.mktemp(request.param), request.param)
+def containers() -> dict[str, Container]:
+    """The module's set-up containers, one per assignment, made when a test first asks."""
+    return {}
+
+
+@pytest.fixture
+def container(request, containers, tmp_path_factory) -> Container:
+    """The assignment's container (parametrized indirectly): set up once for the whole module,
+    whatever order the tests of different parametrizations run in."""
+    aid = request.param
+    if aid not in containers:
+        containers[aid] = Container(tmp_path_factory.mktemp(aid), aid)
+    return containers[aid]
 
 
 FIRST = READY[:1]
