@@ -335,3 +335,54 @@ def test_warm_workers_draw_different_random_numbers_as_fresh_ones_do(program, wa
             seen.append(reply["result"])
     first, second = seen
     assert all(a != b for a, b in zip(first, second)), seen
+
+
+SINGLE_GRADE = textwrap.dedent("""
+    import json, sys, types
+    from grader.app import cli
+    from grader.sandbox import zygote
+    if sys.argv[4] == "broken":  # a template that cannot start: its first fork falls back
+        zygote.launcher = types.SimpleNamespace(__file__="/nonexistent/launcher.py")
+    rc = cli.main(["grade", sys.argv[1], "-a", sys.argv[2], "--results", sys.argv[3]])
+    forked = sorted(k for k, t in zygote._templates.items() if t is not None)
+    print(json.dumps({"rc": rc, "enabled": zygote.enabled(), "templates": forked}))
+""")
+
+
+@pytest.mark.parametrize("how", ["warm", "cold", "broken"])
+def test_a_single_grade_starts_its_template_first_and_grades_as_a_cold_one(tmp_path, how):
+    """`seqgrade grade` starts the numpy template before importing the grader (so the two
+    overlap on two cores); the grade is the cold one's, and a template that cannot start costs
+    nothing but the overlap."""
+    import subprocess
+
+    from grader.course import registry
+
+    aid = "a6_pretraining_scale"
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    code = registry.load(aid).code_file
+    (sub / code).write_text((content.solution_dir(aid) / code).read_text().replace("0.8", "0.7"))
+
+    def grade(mode: str, out: Path) -> tuple[dict, dict]:
+        env = {**os.environ, "SEQGRADE_WARM": "0" if mode == "cold" else "1"}
+        run = subprocess.run(
+            [sys.executable, "-c", SINGLE_GRADE, str(sub), aid, str(out), mode],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        data = json.loads(out.read_text())
+        data.pop("execution_time")
+        return json.loads(run.stdout.strip().splitlines()[-1]), data
+
+    info, got = grade(how, tmp_path / f"{how}.json")
+    if how == "warm":
+        assert info["enabled"] and info["templates"] == [["numpy"]]
+    else:
+        assert info["templates"] == []
+    _, cold = grade("cold", tmp_path / "reference.json") if how != "cold" else (info, got)
+    assert got == cold
+    assert 0 < got["score"] < 100  # the planted mistake (an 80/10/10 rule of 70/10/20) cost points

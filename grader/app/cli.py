@@ -157,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         _parser().print_help()
         return EXIT_USAGE
+    if args.command == "grade":
+        _prestart_worker()
     if getattr(args, "assignment", None):  # every command takes a1 … a6 or a full id
         from grader.course import registry
 
@@ -176,6 +178,15 @@ def main(argv: list[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+
+
+def _prestart_worker() -> None:
+    """A single grade: the sandbox's warm template starts importing numpy now, on another core,
+    while this process imports the grader and the suite (SEQGRADE_WARM=0: a fresh worker)."""
+    from grader.sandbox import zygote
+
+    if zygote.wanted():
+        zygote.prestart(["numpy"])
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -208,6 +219,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
         from grader.reports.results_json import to_gradescope, write_results
 
         assignment = registry.load(aid)
+        if assignment.preload_torch:  # the prestarted numpy template would not serve: cold
+            from grader.sandbox import zygote
+
+            zygote.enable(False)
         hide = (args.results.resolve().parent,) if args.results and not to_stdout else ()
         from grader.course.variants import variant_key
 

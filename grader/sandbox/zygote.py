@@ -1,7 +1,8 @@
 """Warm templates (zygotes): a process that imported numpy (and torch) once, forked per sandbox.
 
-`enable()` turns them on for this process (a batch does; single `seqgrade grade` runs do not:
-a template would not pay for itself). `spawn(..., warm=preload)` then asks the template for
+`enable()` turns them on for this process (a batch does); `prestart()` also starts one without
+waiting for it (a single `seqgrade grade`: the template imports numpy while the grader imports
+itself). `spawn(..., warm=preload)` then asks the template for
 `preload` to fork a launcher instead of starting a fresh one; the fork builds its sandbox exactly
 as a fresh launcher would (its own uid, namespaces, limits, scratch, seccomp, fds 0-2 only) and
 runs the worker program in place of an exec. See docs/sandbox.md, "Warm templates".
@@ -74,6 +75,21 @@ def template_for(preload: Sequence[str]) -> Template | None:
         return _templates[key]
 
 
+def prestart(preload: Sequence[str]) -> None:
+    """Enable warm templates and start the one for `preload` without waiting for it: a single
+    grade's worker then imports numpy while this process imports the grader (two cores at once).
+    A template that fails is found at its first fork, which falls back to a fresh launcher."""
+    enable(True)
+    key = tuple(sorted(set(preload)))
+    with _lock:
+        if _state["owner"] != os.getpid():  # a forked process: the parent's templates are not ours
+            _templates.clear()
+            _state["owner"] = os.getpid()
+        if key not in _templates:
+            with contextlib.suppress(TemplateError, OSError):
+                _templates[key] = Template(key, wait=False)
+
+
 def discard(template: Template) -> None:
     """Forget a template that failed (the next request starts a new one)."""
     with _lock:
@@ -100,7 +116,8 @@ atexit.register(shutdown)
 class Template:
     """One warm template process and the socket its requests travel on."""
 
-    def __init__(self, preload: tuple[str, ...]) -> None:
+    def __init__(self, preload: tuple[str, ...], wait: bool = True) -> None:
+        """Start the template; `wait`: until it is ready (else its first fork waits)."""
         self.preload = preload
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._sock = ours
@@ -126,10 +143,21 @@ class Template:
             )
         finally:
             theirs.close()
-        ready, _, _ = select.select([ours], [], [], START_SECONDS)
-        if not ready or ours.recv(16) != b"ready":
+        self._ready = False
+        if not wait:
+            return
+        with self._lock:
+            self._await_ready()
+
+    def _await_ready(self) -> None:
+        """Wait for the template's "ready" (once; under `_lock`)."""
+        if self._ready:
+            return
+        ready, _, _ = select.select([self._sock], [], [], START_SECONDS)
+        if not ready or self._sock.recv(16) != b"ready":
             self.close()
-            raise TemplateError(f"the warm template for {', '.join(preload)} did not start")
+            raise TemplateError(f"the warm template for {', '.join(self.preload)} did not start")
+        self._ready = True
 
     def fork(self, config: dict, status_w: int) -> WarmChild:
         """A new launcher forked from the template, with its pipes; `status_w` as spawn's."""
@@ -138,6 +166,7 @@ class Template:
         theirs = [in_r, out_w, err_w, status_w, exit_w]
         try:
             with self._lock:
+                self._await_ready()
                 self._sock.settimeout(10.0)
                 socket.send_fds(self._sock, [marshal.dumps(config)], theirs)
                 message, fds, _, _ = socket.recv_fds(self._sock, 64, 1)
