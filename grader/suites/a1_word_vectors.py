@@ -429,6 +429,9 @@ ANALOGY_WORDS = (
 )
 
 
+_ANALOGY_ARRAY = np.array(ANALOGY_WORDS)  # drawn from by every attempt (converted once)
+
+
 def _dot_scores(E: np.ndarray, q: np.ndarray) -> np.ndarray:
     """E q: the ranking of a cosine divided by one global norm(E) (or by none)."""
     return np.asarray(E, dtype=np.float64) @ np.asarray(q, dtype=np.float64)  # (V,)
@@ -441,14 +444,16 @@ def _large_epsilon(E: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 # Wrong analogies a hidden case must tell from the right one (not catalog mistakes: plain bugs
-# that must lose points): a wrong target vector, a dot product, a large epsilon.
+# that must lose points): a large epsilon, a wrong target vector, a dot product. In the order a
+# random candidate most often ties with them (the search stops at the first tie): the large
+# epsilon ties 97% of the candidates, b - a 61%.
 WRONG_ANALOGIES = (
+    partial(analogy, similarity=_large_epsilon),
     partial(analogy, offset=lambda e_a, e_b, e_c: e_b - e_a),
+    partial(analogy, similarity=_dot_scores),
     partial(analogy, offset=lambda e_a, e_b, e_c: e_b),
     partial(analogy, offset=lambda e_a, e_b, e_c: e_a - e_b + e_c),
     partial(analogy, offset=lambda e_a, e_b, e_c: e_b + e_a - e_c),
-    partial(analogy, similarity=_dot_scores),
-    partial(analogy, similarity=_large_epsilon),
 )
 
 
@@ -457,7 +462,7 @@ def _separating_analogy(rng: np.random.Generator, V: int, d: int) -> tuple:
     exclusion and every wrong analogy above picks another word, with clear margins."""
     for _ in range(20000):
         E = rng.normal(size=(V, d)) * rng.uniform(0.3, 3.0, size=(V, 1))  # (V, d)
-        vocab = [str(w) for w in rng.choice(ANALOGY_WORDS, size=V, replace=False)]
+        vocab = rng.choice(_ANALOGY_ARRAY, size=V, replace=False).tolist()
         a, b, c = (str(w) for w in rng.choice(vocab, size=3, replace=False))
         target = E[vocab.index(b)] - E[vocab.index(a)] + E[vocab.index(c)]  # (d,)
         cos = cosine_similarity(E, target)  # (V,)
