@@ -20,6 +20,7 @@ import pytest
 from conftest import FAST, ROOT
 from nbformat import v4
 
+from grader import sandbox
 from grader.app import notebook_handout
 from grader.course import registry
 from grader.course.content import samples_dir
@@ -254,11 +255,16 @@ A1_SOLUTION = (ROOT / "solutions" / A1 / "word_vectors.py").read_text()
 
 
 def _a1_notebook(
-    tmp_path: Path, cells: list, name: str = "nb", **extra: str | bytes
+    tmp_path: Path,
+    cells: list,
+    name: str = "nb",
+    limits: sandbox.Limits = FAST,
+    **extra: str | bytes,
 ) -> GradeReport:
     a1 = _code_cells(A1_SOLUTION)
     text = _notebook([*a1, *cells, _answers(_answer_key(A1).to_toml(None))])
-    return _grade(_write(tmp_path / name, {"word_vectors.ipynb": text, **extra}), A1)
+    folder = _write(tmp_path / name, {"word_vectors.ipynb": text, **extra})
+    return grade_submission(folder, registry.load(A1), limits=limits)
 
 
 def test_a_call_time_error_points_at_the_cell_and_line(tmp_path: Path):
@@ -303,7 +309,8 @@ def test_a_loop_that_swallows_every_exception_costs_the_code_not_the_answers(tmp
         "import time\nfor epoch in range(10**9):\n    try:\n        time.sleep(0.01)\n"
         "    except:\n        pass"
     )
-    report = _a1_notebook(tmp_path, [loop])
+    # 4 s per call: the cells get 80% of it (the solution's cells need a fraction of a second)
+    report = _a1_notebook(tmp_path, [loop], limits=sandbox.Limits(call_seconds=4.0))
     code = [q for q in report.questions if q.kind == "code"]
     written = [q for q in report.questions if q.kind == "written"]
     assert all(
