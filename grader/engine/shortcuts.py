@@ -22,6 +22,7 @@ import fnmatch
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 _PARSE_LOCK = threading.Lock()
 
@@ -158,6 +159,25 @@ def parse_python(source: str, filename: str = "<submission>") -> ast.Module:
 
 
 @dataclass(frozen=True)
+class _Module:
+    """A parsed submission and what every scan of it reads (never modified after parsing)."""
+
+    tree: ast.Module
+    aliases: dict[str, str]  # import-bound local names -> dotted names
+    own_methods: frozenset[str]  # method names the student's own classes define
+
+
+@lru_cache(maxsize=8)
+def _parsed(source: str) -> _Module | None:
+    """The submission parsed once for all its questions' scans (None: it does not parse)."""
+    try:
+        tree = parse_python(source)
+    except (SyntaxError, ValueError):
+        return None
+    return _Module(tree, _aliases(tree), frozenset(_methods_defined(tree)))
+
+
+@dataclass(frozen=True)
 class Finding:
     name: str  # the dotted name used ("torch.nn.functional.layer_norm"), or what to review
     line: int
@@ -166,6 +186,11 @@ class Finding:
 
 def matches(name: str, patterns: Iterable[str]) -> str | None:
     """The first pattern `name` falls under, or None (grad-mode switches never do)."""
+    return _match(name, tuple(patterns))
+
+
+@lru_cache(maxsize=4096)  # a file names the same few modules' attributes over and over
+def _match(name: str, patterns: tuple[str, ...]) -> str | None:
     if name.rpartition(".")[2] in NOT_SHORTCUTS:
         return None
     for p in patterns:
@@ -266,18 +291,14 @@ def _methods_defined(tree: ast.Module) -> set[str]:
 def scan(source: str, patterns: Iterable[str], function: str | None = None) -> list[Finding]:
     """Forbidden names used in `function` and what it reaches (anywhere when function is None)."""
     patterns = tuple(patterns)
-    if not patterns:
+    module = _parsed(source) if patterns else None
+    if module is None:
         return []
-    try:
-        tree = parse_python(source)
-    except (SyntaxError, ValueError):
-        return []
-    aliases = _aliases(tree)
+    aliases = module.aliases
     torch_bound = any(v.split(".")[0] == "torch" for v in aliases.values())
-    own_methods = _methods_defined(tree)
-    methods = {p.rsplit(".", 1)[1] for p in patterns if ".Tensor." in p} - own_methods
+    methods = {p.rsplit(".", 1)[1] for p in patterns if ".Tensor." in p} - module.own_methods
     found: dict[str, Finding] = {}
-    for root, owner in _reached(tree, function):
+    for root, owner in _reached(module.tree, function):
         for node in ast.walk(root):
             for name in _forbidden_names(
                 node, aliases, patterns, methods if torch_bound else set()
@@ -315,10 +336,10 @@ def _forbidden_names(
 def review(source: str, function: str | None = None) -> list[Finding]:
     """Constructs in `function`, what it reaches, and the module's own top-level code that can
     reach a library or the grader's checks by a computed name: for an instructor to review."""
-    try:
-        tree = parse_python(source)
-    except (SyntaxError, ValueError):
+    module = _parsed(source)
+    if module is None:
         return []
+    tree = module.tree
     roots = _reached(tree, function)
     if function is not None:  # import-time code runs before any question: it counts for every one
         roots += [

@@ -120,21 +120,30 @@ class UidLease:
 
 
 def _process_uids() -> dict[int, int]:
-    """pid -> real uid of every live process on the host (zombies can do nothing: left out)."""
+    """pid -> real uid of every live process on the host (zombies can do nothing: left out).
+
+    Read after every question, so one read per process and a search, not a line loop (the
+    kernel escapes a newline in the Name field: no name can forge a "Uid:" line)."""
     found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/status", "rb") as f:
-                for line in f:
-                    if line.startswith(b"State:") and line.split()[1] in (b"Z", b"X"):
-                        break
-                    if line.startswith(b"Uid:"):
-                        found[int(entry)] = int(line.split()[1])  # the real uid
-                        break
-        except (OSError, ValueError, IndexError):
+            fd = os.open(f"/proc/{entry}/status", os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                status = os.read(fd, 4096)
+            finally:
+                os.close(fd)
+        except OSError:
             continue
+        state = status.find(b"\nState:")
+        if state >= 0 and status[state + 7 : state + 16].split()[:1] in ([b"Z"], [b"X"]):
+            continue
+        at = status.find(b"\nUid:")
+        if at < 0:
+            continue
+        with contextlib.suppress(ValueError, IndexError):
+            found[int(entry)] = int(status[at + 5 : at + 64].split()[0])  # the real uid
     return found
 
 
