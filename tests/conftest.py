@@ -87,6 +87,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: first.get(_module(item), len(first)))  # stable: files stay whole
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown without it
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: one worker more than the cores, since many tests mostly wait (a sandbox's
     deadline, a nested grader, pip) and a core would otherwise sit idle meanwhile."""
