@@ -736,14 +736,10 @@ def run(aid: str, jobs: int, limit: int | None) -> list[Result]:
     reaches = reach(path)
     work = [(aid, mutants[s : s + PACK], reaches) for s in range(0, len(mutants), PACK)]
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx, initializer=_warm) as pool:
+    with ProcessPoolExecutor(
+        max_workers=max(1, jobs), mp_context=ctx, initializer=zygote.enable_as_wanted
+    ) as pool:
         return [r for batch in pool.map(_job, work) for r in batch]
-
-
-def _warm() -> None:
-    """Each pool process forks its packs' workers from warm templates, as a batch does (unless
-    `SEQGRADE_WARM=0`)."""
-    zygote.enable(zygote.wanted())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -352,7 +352,12 @@ def analogy(
             raise ValueError(f"expected a word of the vocabulary, got {w!r}")
     e_a, e_b, e_c = E[index[a]], E[index[b]], E[index[c]]  # (d,) each
     target = e_b - e_a + e_c if offset is None else offset(e_a, e_b, e_c)  # (d,)
-    sims = np.array(similarity(E, target), dtype=np.float64)  # (V,)
-    if exclude_inputs:
-        sims[[index[a], index[b], index[c]]] = -np.inf
-    return vocab[int(np.argmax(sims))]
+    excluded = [index[a], index[b], index[c]] if exclude_inputs else []
+    return vocab[best_excluding(similarity(E, target), excluded)]
+
+
+def best_excluding(sims: np.ndarray, excluded: list[int]) -> int:
+    """The index of the best score among the rows not in `excluded` (the earlier on ties)."""
+    sims = np.array(sims, dtype=np.float64)  # (V,) a copy
+    sims[excluded] = -np.inf
+    return int(np.argmax(sims))

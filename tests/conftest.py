@@ -51,8 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
     `SEQGRADE_WARM=0 python -m pytest` runs every grading cold."""
     from grader.sandbox import zygote
 
-    if zygote.wanted():
-        zygote.enable()
+    zygote.enable_as_wanted()
 
 
 # The longest modules (measured on two cores), in the order they start: the files are shared

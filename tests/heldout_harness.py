@@ -163,12 +163,6 @@ def _run(job: tuple[str, list[Item]]) -> list[Outcome]:
     return grade_packed(items) if kind == "packed" else [grade_alone(items[0])]
 
 
-def _warm() -> None:
-    """Each pool process forks its gradings from warm templates, as a batch's do (unless
-    `SEQGRADE_WARM=0`): a spawned process does not inherit the parent's choice."""
-    zygote.enable(zygote.wanted())
-
-
 def grade_all(items: list[Item], jobs: int = 2) -> list[Outcome]:
     """Every item graded once: packed per assignment where possible, alone otherwise."""
     work: list[tuple[str, list[Item]]] = []
@@ -182,7 +176,11 @@ def grade_all(items: list[Item], jobs: int = 2) -> list[Outcome]:
     work.sort(key=lambda w: -len(w[1]))  # long jobs first
     # Worker processes, not threads: ast.parse is not thread-safe in Python 3.11 (cpython#106905).
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx, initializer=_warm) as pool:
+    # Each pool process forks its gradings from warm templates, as a batch's do: a spawned
+    # process does not inherit the parent's choice.
+    with ProcessPoolExecutor(
+        max_workers=max(1, jobs), mp_context=ctx, initializer=zygote.enable_as_wanted
+    ) as pool:
         done = [o for batch in pool.map(_run, work) for o in batch]
     order = {item: n for n, item in enumerate(items)}
     return sorted(done, key=lambda o: order[o.item])

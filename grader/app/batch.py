@@ -135,9 +135,7 @@ def _grade_in_worker(
     marker.touch()
     if not _JUDGE:
         _JUDGE.append(ExprJudge())
-        zygote.enable(
-            zygote.wanted()
-        )  # warm sandboxes for this pool process (SEQGRADE_WARM=0: cold)
+        zygote.enable_as_wanted()  # warm sandboxes for this pool process (SEQGRADE_WARM=0: cold)
     done = _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, _BATCH_PLAN[0], _JUDGE[0])
     marker.unlink(missing_ok=True)
     return done

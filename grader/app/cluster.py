@@ -134,7 +134,7 @@ def prepare_worker(preload: list[str]) -> None:
     (from the worker's main thread, which lives as long as the worker)."""
     import grader.engine.grade  # noqa: F401 - imported once here, not inside the first task
 
-    zygote.enable(zygote.wanted())
+    zygote.enable_as_wanted()
     zygote.template_for(preload)
 
 
@@ -147,7 +147,7 @@ def grade_task(
 
     if not _JUDGE:
         _JUDGE.append(ExprJudge())
-        zygote.enable(zygote.wanted())
+        zygote.enable_as_wanted()
     return grade_one(sub, assignment, results_dir, plan, _JUDGE[0])
 
 

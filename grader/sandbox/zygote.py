@@ -58,8 +58,9 @@ def enabled() -> bool:
     return bool(_state["enabled"])
 
 
-def template_for(preload: Sequence[str]) -> Template | None:
-    """The running template that preloaded `preload` (started now if needed), or None."""
+def template_for(preload: Sequence[str], wait: bool = True) -> Template | None:
+    """The template that preloaded `preload` (started now if needed), or None. `wait`: until a
+    new one is ready (else its first fork waits; a start that fails then falls back)."""
     if not _state["enabled"]:
         return None
     key = tuple(sorted(set(preload)))
@@ -69,7 +70,7 @@ def template_for(preload: Sequence[str]) -> Template | None:
             _state["owner"] = os.getpid()
         if key not in _templates:
             try:
-                _templates[key] = Template(key)
+                _templates[key] = Template(key, wait=wait)
             except TemplateError:
                 _templates[key] = None
         return _templates[key]
@@ -80,14 +81,13 @@ def prestart(preload: Sequence[str]) -> None:
     grade's worker then imports numpy while this process imports the grader (two cores at once).
     A template that fails is found at its first fork, which falls back to a fresh launcher."""
     enable(True)
-    key = tuple(sorted(set(preload)))
-    with _lock:
-        if _state["owner"] != os.getpid():  # a forked process: the parent's templates are not ours
-            _templates.clear()
-            _state["owner"] = os.getpid()
-        if key not in _templates:
-            with contextlib.suppress(TemplateError, OSError):
-                _templates[key] = Template(key, wait=False)
+    with contextlib.suppress(OSError):  # could not even be started: the grade starts cold
+        template_for(preload, wait=False)
+
+
+def enable_as_wanted() -> None:
+    """Warm templates on, unless the environment asks for cold starts (see `wanted`)."""
+    enable(wanted())
 
 
 def discard(template: Template) -> None:

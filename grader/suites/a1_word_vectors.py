@@ -50,6 +50,7 @@ from grader.suites._kit import builder
 from reference.functional import sigmoid
 from reference.word_vectors import (
     analogy,
+    best_excluding,
     buffered_scatter_add,
     cooccurrence_matrix,
     cosine_matrix,
@@ -457,13 +458,6 @@ WRONG_ANALOGIES = (
 )
 
 
-def _best_excluding(sims: np.ndarray, inputs: list[int]) -> int:
-    """The index `analogy` picks from these similarities: the best row that is not an input."""
-    sims = np.array(sims, dtype=np.float64)  # (V,)
-    sims[inputs] = -np.inf
-    return int(np.argmax(sims))
-
-
 def _separating_analogy(rng: np.random.Generator, V: int, d: int) -> tuple:
     """Embeddings (rows of varied norms) and a, b, c where an input word would win without the
     exclusion and every wrong analogy above picks another word, with clear margins."""
@@ -479,7 +473,7 @@ def _separating_analogy(rng: np.random.Generator, V: int, d: int) -> tuple:
         clear = top[0] - top[1] > 0.02 and rest[0] - rest[1] > 0.02  # no near-ties, even in float32
         if not clear or int(np.argmax(cos)) not in inputs:
             continue  # (an input word must win without the exclusion: checked here, cheaply)
-        if _best_excluding(cos, inputs) == _best_excluding(_large_epsilon(E, target), inputs):
+        if best_excluding(cos, inputs) == best_excluding(_large_epsilon(E, target), inputs):
             continue  # the large epsilon ties (most candidates): seen from these scores, cheaply
         want = analogy(E, vocab, a, b, c)
         if all(f(E, vocab, a, b, c) != want for f in WRONG_ANALOGIES):  # stops at the first tie

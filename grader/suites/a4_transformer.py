@@ -457,22 +457,17 @@ CROSS_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
     ),
 }
 
-# The MHA mistakes that reach a block through its attention (the encoder is not causal: the
-# causal-mask ones do not; the decoder's memory mask does not broadcast along its queries).
-BLOCK_MHA_IDS = (
-    "heads-reshape-without-transpose",
-    "merge-heads-without-transpose",
-    "output-projection-not-transposed",
-    "attention-missing-output-projection",
-    "attention-missing-scale",
-    "attention-scale-by-dk",
-    "attention-scale-by-d-model",
-    "head-width-from-d-model",
-    "softmax-wrong-axis",
-    "mask-inverted",
-    "mask-after-softmax",
-    "mask-zero-fill",
+# The MHA mistakes that do not reach both blocks through their attention (the encoder is not
+# causal: the causal-mask ones do not; the decoder's memory mask does not broadcast along its
+# queries: the encoder takes the padding-mask ones back). Every other MHA mistake does.
+_NOT_THROUGH_BLOCKS = (
+    "causal-mask-transposed",
+    "causal-mask-excludes-self",
+    "masks-combined-with-or",
+    "mask-ignored",
+    "padding-masks-queries",
 )
+BLOCK_MHA_IDS = tuple(mid for mid in MHA_FORMS if mid not in _NOT_THROUGH_BLOCKS)
 
 
 ENCODER_MUTANTS: dict[str, Callable[..., Array]] = {
