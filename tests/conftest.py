@@ -10,16 +10,25 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-import pytest
+# Bytecode caches for the tests and every process they start, as Python writes them by default.
+# An environment that sets PYTHONDONTWRITEBYTECODE (some CI images do) makes each of the suite's
+# hundreds of processes (CLI runs, batches, nested pytest, containers) compile the grader from
+# source again, and pytest rewrite every test module in every worker. Student workers are
+# unaffected: the sandbox gives them an environment of its own, which writes no caches.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
+    sys.dont_write_bytecode = False
 
-from grader import sandbox
-from grader.course import registry
-from grader.engine.grade import grade_submission
-from grader.questions import Assignment, CodeQuestion
-from grader.report import GradeReport
+import pytest  # noqa: E402
+
+from grader import sandbox  # noqa: E402
+from grader.course import registry  # noqa: E402
+from grader.engine.grade import grade_submission  # noqa: E402
+from grader.questions import Assignment, CodeQuestion  # noqa: E402
+from grader.report import GradeReport  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)

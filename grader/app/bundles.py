@@ -39,17 +39,25 @@ ROOT="${SEQGRADE_GRADESCOPE_ROOT:-/autograder}"
 # Outside source/ (which the sandbox hides from student code): the worker runs this interpreter.
 VENV="${SEQGRADE_VENV:-$ROOT/venv}"
 # --system-site-packages: a torch already in the image is reused instead of downloaded again.
-# Ubuntu ships venv's pip bootstrap separately (python3-venv): install it when venv fails.
-if ! "$PY" -m venv --system-site-packages "$VENV" >/dev/null 2>&1; then
+# Without a pip of its own when the interpreter's pip serves the venv (3 s less per build);
+# otherwise a venv with its own pip, as before. Ubuntu ships venv's pip bootstrap separately
+# (python3-venv): install it when venv fails.
+if ! { "$PY" -m venv --system-site-packages --without-pip "$VENV" >/dev/null 2>&1 \
+        && "$VENV/bin/python" -m pip --version >/dev/null 2>&1; }; then
     rm -rf "$VENV"
-    apt-get update && apt-get install -y python3 python3-venv python3-pip
-    PY=python3
-    "$PY" -m venv --system-site-packages "$VENV"
+    if ! "$PY" -m venv --system-site-packages "$VENV" >/dev/null 2>&1; then
+        rm -rf "$VENV"
+        apt-get update && apt-get install -y python3 python3-venv python3-pip
+        PY=python3
+        "$PY" -m venv --system-site-packages "$VENV"
+    fi
 fi
 VPY="$VENV/bin/python"
 # The CPU-only torch build (about 0.2 GB instead of 3-4 GB of CUDA libraries), pinned; the
-# plain index only if PyTorch's CPU index cannot be reached. Skipped when torch is there.
-if [ "${SEQGRADE_SKIP_TORCH:-0}" != "1" ] && ! "$VPY" -c "import torch" >/dev/null 2>&1; then
+# plain index only if PyTorch's CPU index cannot be reached. Skipped when torch is there
+# (found, not imported: an import takes seconds).
+if [ "${SEQGRADE_SKIP_TORCH:-0}" != "1" ] \
+    && ! "$VPY" -c "import importlib.util as u, sys; sys.exit(u.find_spec('torch') is None)"; then
     "$VPY" -m pip install --no-cache-dir "@TORCH_PIN@" --index-url https://download.pytorch.org/whl/cpu \
         || "$VPY" -m pip install --no-cache-dir "@TORCH_PIN@"
 fi

@@ -15,7 +15,6 @@ import warnings
 
 import numpy as np
 import pytest
-from nltk.translate.bleu_score import corpus_bleu as nltk_corpus_bleu
 
 from reference.bleu import (
     brevity_penalty,
@@ -47,6 +46,8 @@ REF2A = _t("he was interested in world history because he read the book")
 
 
 def _nltk(candidates, references, max_n=4):
+    from nltk.translate.bleu_score import corpus_bleu as nltk_corpus_bleu  # 1 s to import
+
     weights = tuple([1.0 / max_n] * max_n)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # nltk warns when a precision is 0
