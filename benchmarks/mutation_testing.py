@@ -62,9 +62,10 @@ from grader.engine.trusted import materialize, plain, run_trusted, trusted_mutan
 from grader.questions import Assignment, Case, CodeQuestion  # noqa: E402
 from grader.sandbox import zygote  # noqa: E402
 
-# A correct call takes milliseconds; a mutant that loops (a deleted `i += 2`) is killed at 2 s.
-LIMITS = sandbox.Limits(call_seconds=2.0, submission_seconds=3600.0)
-PACK = 40  # mutants per submission
+# A correct call takes milliseconds; a mutant that loops (a deleted `i += 2`) is killed at 1 s.
+LIMITS = sandbox.Limits(call_seconds=1.0, submission_seconds=3600.0)
+PACK = 20  # mutants per submission (small enough that the loopers spread over the processes)
+RESTARTS_SPENT = "restarted too many times"  # the sandbox's words for a submission out of restarts
 DIFF_SEEDS = (11, 12, 13, 14, 15)  # random inputs for the diff test and the naming check
 CALL_SECONDS = 5  # in-process calls (diff test, naming check)
 # A question with its own judge grades a random procedure by invariants and distributions: the
@@ -461,7 +462,19 @@ def grade_pack(aid: str, mutants: list[Mutant], reaches: dict[str, set[str]]) ->
     if report.grader_error:
         for res in results.values():
             res.error = report.grader_error
+    # Mutants that loop or crash restart the pack's worker, and a submission has only so many
+    # restarts: a mutant graded after they ran out is graded again in a submission of its own.
+    spoiled = {idx for qid, (idx, _) in owner.items() if _restarts_spent(report, qid)}
+    if len(mutants) > 1:
+        for m in mutants:
+            if m.index in spoiled:
+                (results[m.index],) = grade_pack(aid, [m], reaches)
     return list(results.values())
+
+
+def _restarts_spent(report: Any, qid: str) -> bool:
+    r = next((r for r in report.questions if r.question_id == qid), None)
+    return r is not None and RESTARTS_SPENT in f"{r.error or ''}\n{r.feedback or ''}"
 
 
 # ---------------------------------------------------------------------------- in-process checks
@@ -726,7 +739,23 @@ def table(rows: dict[str, dict[str, float]]) -> None:
         )
 
 
+def pool(jobs: int) -> ProcessPoolExecutor:
+    """Processes that grade packs (warm templates, as a batch has them), shared by assignments."""
+    ctx = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(
+        max_workers=max(1, jobs), mp_context=ctx, initializer=zygote.enable_as_wanted
+    )
+
+
 def run(aid: str, jobs: int, limit: int | None) -> list[Result]:
+    """Every mutant of `aid` (or an evenly spread `limit` of them), graded and analysed on a pool
+    of `jobs` processes."""
+    with pool(jobs) as graders:
+        return list(submit(aid, graders, limit))
+
+
+def submit(aid: str, graders: ProcessPoolExecutor, limit: int | None) -> Iterator[Result]:
+    """Send `aid`'s mutants to the pool now (in packs); their results, in order, as they come."""
     assignment = registry.load(aid)
     path = REPO / "solutions" / aid / str(assignment.code_file)
     mutants = generate(path)
@@ -735,11 +764,8 @@ def run(aid: str, jobs: int, limit: int | None) -> list[Result]:
         mutants = [mutants[int(i * step)] for i in range(limit)]
     reaches = reach(path)
     work = [(aid, mutants[s : s + PACK], reaches) for s in range(0, len(mutants), PACK)]
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=max(1, jobs), mp_context=ctx, initializer=zygote.enable_as_wanted
-    ) as pool:
-        return [r for batch in pool.map(_job, work) for r in batch]
+    packs = graders.map(_job, work)  # submitted at once: the next assignment's packs queue behind
+    return (r for batch in packs for r in batch)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -753,13 +779,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     failed = False
     rows = {}
-    for name in args.assignments:
-        aid = registry.resolve_id(name)
-        started = time.monotonic()
-        results = run(aid, args.jobs, args.limit)
-        rows[aid] = summarize(aid, results, args.show_equivalent)
-        failed |= any(r.status == "error" for r in results)
-        print(f"   ({time.monotonic() - started:.0f} s)")
+    started = time.monotonic()
+    with pool(args.jobs) as graders:  # one pool, every assignment's packs queued at once
+        pending = {
+            aid: submit(aid, graders, args.limit)
+            for aid in dict.fromkeys(registry.resolve_id(name) for name in args.assignments)
+        }
+        for aid, results in pending.items():
+            results = list(results)
+            rows[aid] = summarize(aid, results, args.show_equivalent)
+            failed |= any(r.status == "error" for r in results)
+            print(f"   (done {time.monotonic() - started:.0f} s after the start)")
     table(rows)
     return 1 if failed else 0
 

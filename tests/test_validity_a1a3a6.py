@@ -449,3 +449,18 @@ def test_a6_swiglu_without_its_down_matrix_is_not_two_matrices():
     for seed in SEEDS:
         failed, named = judge(PARAMS, student, seed)
         assert failed >= 3 and "params-swiglu-two-matrices" not in named, seed
+
+
+def test_a6_a_merge_looking_at_the_wrong_position_is_docked_and_not_named(grade_files):
+    """`symbols[1] == b` for `symbols[i + 1] == b` in the merge: its segmentations agree with
+    bpe-no-end-of-word's on some hidden words by coincidence, but on the visible "lowest" (where
+    that mistake shows) it gives neither the right answer nor that mistake's. Naming it would
+    be wrong; a mistake that explains only some failed cases is held to every case it shows on."""
+    source = (ROOT / "solutions" / "a6_pretraining_scale" / "pretraining.py").read_text()
+    wrong = source.replace("symbols[i + 1] == b", "symbols[1] == b", 1)
+    assert wrong != source
+    for student in ("ada@example.edu", "bo@example.edu", "cy@example.edu"):
+        (q,) = grade_files(
+            "a6", {"pretraining.py": wrong}, student=student, questions=("a6.bpe_segment",)
+        ).questions
+        assert q.score < q.max_score and q.misconceptions == [], (student, q.feedback)

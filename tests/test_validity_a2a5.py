@@ -435,3 +435,29 @@ def test_mutation_diff_test_separates_an_escape_from_an_equivalent_mutant():
     equivalent = _result(same, {})
     equivalent.questions = ["a2.clip_by_global_norm"]
     assert mt.diff_test(equivalent, solution, mt.load_module(same, "same"), assignment) is None
+
+
+def test_a_mutant_graded_after_its_packs_worker_ran_out_of_restarts_is_graded_alone(
+    monkeypatch,
+):
+    """Mutants that loop restart the pack's worker, and a submission has only so many restarts:
+    a mutant whose questions came after they ran out was docked for its neighbours' loops (the
+    runner's a6 figures counted four such mutants as killed). It is graded again on its own."""
+    from grader.sandbox import session
+
+    monkeypatch.setattr(session, "MAX_RESTARTS", 1)
+    monkeypatch.setattr(mt, "LIMITS", dataclasses.replace(mt.LIMITS, call_seconds=0.5))
+    path = ROOT / "solutions" / "a6_pretraining_scale" / "pretraining.py"
+    source = path.read_text()
+    loops = source.replace("            i += 2\n", "            pass\n", 1)
+    assert loops != source
+
+    def mutant(index: int, text: str) -> mt.Mutant:
+        return mt.Mutant(index, "_merge", 0, "test", "by hand", text)
+
+    pack = [mutant(1, loops), mutant(2, loops), mutant(3, source)]
+    results = {
+        r.mutant.index: r for r in mt.grade_pack("a6_pretraining_scale", pack, mt.reach(path))
+    }
+    assert results[1].score < results[1].max_score  # a loop is killed
+    assert results[3].max_score > 0 and results[3].score == results[3].max_score  # as alone

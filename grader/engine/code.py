@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
+import numpy as np
+
 from grader import catalog
 from grader.engine import shortcuts
 from grader.engine.checks import Mismatch, compare, preview
@@ -238,6 +240,7 @@ class _CaseVerdict:
     explanations: list[Explanation] | None  # None: the case passed or nothing could be diagnosed
     carried: tuple[Carried, ...] = ()  # right given mistakes charged in earlier questions
     want: Any = None  # the reference's output on the case (None when the call gave no value)
+    finite: bool = True  # the student's output holds no NaN or inf
 
 
 def _judge_case(
@@ -280,7 +283,19 @@ def _judge_case(
         else 0.0
     )
     line = case_line(case, mismatches, outcome.value, want)
-    return _CaseVerdict(credit, line, explanations, want=want)
+    return _CaseVerdict(credit, line, explanations, want=want, finite=_finite(outcome.value))
+
+
+def _finite(value: Any) -> bool:
+    """Whether an output holds no NaN or inf (tokens and other non-numbers count as finite)."""
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, (list, tuple)) and not all(isinstance(v, (int, float)) for v in value):
+        return all(_finite(v) for v in value)
+    try:
+        return bool(np.isfinite(np.asarray(value, dtype=float)).all())
+    except (TypeError, ValueError):
+        return True
 
 
 def _explain(
@@ -340,11 +355,12 @@ def _judge_compared(
     n_failed = sum(1 for v in own if not v.line.startswith("- ✔"))
     total_weight = sum(c.weight for c in cases) or 1.0
     earned = sum(c.weight * v.credit for c, v in zip(cases, verdicts))
-    passed = [(c, v.want) for c, v in zip(cases, verdicts) if v.credit == 1.0 and not v.carried]
+    judged = [(c, v) for c, v in zip(cases, verdicts) if not v.carried and v.want is not None]
     result.misconceptions = [
         m
         for named in verdict(per_case, n_failed)
-        if _explains_all(named, per_case, n_failed) or not _contradicted(q, named, passed)
+        if _explains_all(named, per_case, n_failed)
+        or not _contradicted(q, named, judged, carriable[0])
         for m in split(named)
     ]
     result.score = round(q.points * earned / total_weight, 4)
@@ -375,17 +391,39 @@ def _explains_all(named: str, per_case: list[list[Explanation]], n_failed: int) 
     return sum(any(e.misconception == named for e in es) for es in per_case) >= n_failed
 
 
-def _contradicted(q: CodeQuestion, named: str, passed: list[tuple[Case, Any]]) -> bool:
-    """A mistake that explains only some of the failed cases is not named when the student got
-    right a case on which it shows: the cases it explains agree with it by coincidence (a beam
-    search has two or three plausible answers). One that explains every failed case is named
-    even so (a ReLU left out while the GELU branch is right is still a missing activation)."""
-    mutants = trusted_mutants({m: q.mutants[m] for m in split(named) if m in q.mutants})
+def _contradicted(
+    q: CodeQuestion,
+    named: str,
+    judged: list[tuple[Case, _CaseVerdict]],
+    carried: dict[str, Carried],
+) -> bool:
+    """A mistake that explains only some of the failed cases is not named when, on a case where
+    it shows, the student's output is not what it computes: a case they got right, or a wrong
+    one it does not explain (unless a mistake carried from an earlier question shows there too,
+    or the output holds NaN or inf: a shared NaN is no evidence). The cases it explains then
+    agree with it by coincidence (a beam search has two or three plausible answers). One that
+    explains every failed case is named even so (a ReLU left out while the GELU branch is right
+    is still a missing activation). Two mistakes named together are held only to the cases the
+    student got right."""
+    mine = trusted_mutants({m: q.mutants[m] for m in split(named) if m in q.mutants})
+    theirs = trusted_mutants({m: q.mutants[m] for m in carried if m in q.mutants})
+
+    def against(case: Case, v: _CaseVerdict) -> bool:
+        if v.credit == 1.0:
+            return True
+        if PAIR in named or v.explanations is None or not v.finite:
+            return False
+        if any(e.misconception == named for e in v.explanations):
+            return False
+        return not any(_shows(m, case, v.want, q) for m in theirs.values())
+
     return any(
-        shows(mutant, want, case.args, dict(case.kwargs), q.tolerance, exact=q.integer)
-        for case, want in passed
-        for mutant in mutants.values()
+        _shows(m, case, v.want, q) for case, v in judged if against(case, v) for m in mine.values()
     )
+
+
+def _shows(mutant: Callable[..., Any], case: Case, want: Any, q: CodeQuestion) -> bool:
+    return shows(mutant, want, case.args, dict(case.kwargs), q.tolerance, exact=q.integer)
 
 
 # ---------------------------------------------------------------------------- follow-through
