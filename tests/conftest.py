@@ -67,19 +67,27 @@ def pytest_configure(config: pytest.Config) -> None:
 # out one at a time (pyproject: --dist loadfile --no-loadscope-reorder), so with the long ones
 # first the workers finish together instead of one waiting on a long file dealt out last.
 LONGEST_FIRST = (
-    "test_gradescope",
     "test_packaging",
-    "test_mutation_targets",
-    "test_notebook",
+    "test_gradescope",
     "test_warm",
-    "test_sandbox_containment",
-    "test_assignments",
-    "test_hostile",
+    "test_notebook",
+    "test_mutation_targets",
     "test_heldout",
-    "test_sandbox_spawn",
+    "test_hostile",
+    "test_sandbox_containment",
     "test_validity_a4",
-    "test_check",
+    "test_sandbox_spawn",
+    "test_batch",
+    "test_validity_a2a5",
+    "test_assignments",
+    "test_security_shortcuts",
+    "test_a4_transformer",
+    "test_regrade",
+    "test_public_tests",
     "test_cluster",
+    "test_robustness",
+    "test_engine",
+    "test_check",
 )
 
 
