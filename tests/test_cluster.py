@@ -213,3 +213,41 @@ def test_a_submission_whose_task_stopped_two_workers_is_recorded_as_failed(tmp_p
     assert float(first["total"]) == 0.0
     stored = (tmp_path / "g_results" / "s00.json").read_text()
     assert "stopped the grading process twice" in stored
+
+
+def test_submissions_go_in_chunks_that_still_reach_every_worker():
+    assert cluster.chunk_size(3, 2) == 1  # a small batch: one per task
+    assert cluster.chunk_size(40, 2) == 5
+    assert cluster.chunk_size(2000, 2) == cluster.CHUNK
+
+
+@needs_dask
+@pytest.mark.slow
+def test_a_chunk_that_stops_two_workers_is_split_and_only_its_killer_fails(tmp_path):
+    """Sixteen submissions in chunks of two on two workers; s05's grading kills its worker
+    process every time. Its chunk stops two workers, is split, and s05 alone stops two more:
+    s05 is recorded as failed (None), every other submission gets its result once."""
+    import types
+
+    assignment = registry.load("a1")
+    plan = types.SimpleNamespace(shared=fingerprint.assignment_fingerprints(assignment))
+    subs = [types.SimpleNamespace(name=f"s{i:02d}") for i in range(16)]
+
+    def grade_one(sub, assignment, results_dir, plan, judge=None):
+        if sub.name == "s05":
+            os._exit(1)
+        return {"graded": sub.name}
+
+    got: dict[int, list] = {}
+    cluster.grade_all_on(
+        "local:2",
+        subs,
+        assignment,
+        tmp_path,
+        plan,
+        grade_one,
+        lambda i, r: got.setdefault(i, []).append(r),
+    )
+    assert sorted(got) == list(range(16)) and all(len(v) == 1 for v in got.values())
+    assert got[5] == [None]
+    assert all(got[i] == [{"graded": f"s{i:02d}"}] for i in got if i != 5)

@@ -1,13 +1,15 @@
 """`seqgrade batch --cluster ADDRESS`: each submission is a task on a dask.distributed cluster.
 
 ADDRESS is a running scheduler (`tcp://HOST:8786`) or `local:N` (a LocalCluster of N one-thread
-worker processes started here). Each task grades one submission with `batch._grade_one`, in the
-sandbox as always (warm templates per worker process), and returns the same results as the
-local pool; the batch writes the CSV, the report and the results files the same way. The
-workers must see ROOT and the results folder at the same paths (a shared file system) and run
-the same grader: a worker whose grader version or suite fingerprints differ from this one's is
-refused before any task is sent. A worker lost mid-batch costs nothing (the scheduler runs its
-task again elsewhere); a submission whose task kills two workers is recorded as failed.
+worker processes started here). Each task grades a few submissions (up to CHUNK, fewer in a
+small batch) with `batch._grade_one`, in the sandbox as always (warm templates per worker
+process), and returns the same results as the local pool; the batch writes the CSV, the report
+and the results files the same way. The workers must see ROOT and the results folder at the
+same paths (a shared file system) and run the same grader: a worker whose grader version or
+suite fingerprints differ from this one's is refused before any task is sent. A worker lost
+mid-batch costs nothing (the scheduler runs its task again elsewhere); a task that stops two
+workers is split, each of its submissions sent again on its own, and a submission whose own
+task stops two workers is recorded as failed.
 dask is an optional extra: `pip install "seqgrade[cluster]"`.
 """
 
@@ -30,6 +32,7 @@ INSTALL_HINT = (
     '(or pip install "dask[distributed]")'
 )
 ALLOWED_FAILURES = 1  # a task is run again after one lost worker; a second loss marks it failed
+CHUNK = 8  # submissions per task at most (measured on two cores: 0.83 -> 0.87 of --jobs 2)
 CONFIG = {
     "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
     # The workers' sampling profiler takes the GIL every 10 ms: 40% of a grading task's time.
@@ -151,6 +154,29 @@ def grade_task(
     return grade_one(sub, assignment, results_dir, plan, _JUDGE[0])
 
 
+def grade_chunk(
+    grade_one: Callable[..., Any],
+    subs: list[Any],
+    assignment: Assignment,
+    results_dir: Path,
+    plan: Any,
+) -> list[Any]:
+    """A few submissions in one task (a task costs the scheduler, the client and the worker's
+    event loop some milliseconds each): each one's result, or the exception it raised."""
+    out: list[Any] = []
+    for sub in subs:
+        try:
+            out.append(grade_task(grade_one, sub, assignment, results_dir, plan))
+        except Exception as exc:  # noqa: BLE001 - that submission's row, not the chunk's
+            out.append(exc)
+    return out
+
+
+def chunk_size(submissions: int, workers: int) -> int:
+    """Submissions per task: up to CHUNK, while every worker still gets at least 4 tasks."""
+    return max(1, min(CHUNK, submissions // (4 * max(1, workers))))
+
+
 def grade_all_on(
     address: str,
     subs: list[Any],
@@ -163,31 +189,40 @@ def grade_all_on(
     """Send each submission as a task; `record(i, result)` as results stream back: what
     `grade_one` returned, the exception it raised, or None when its task stopped two workers."""
     with connect(address) as client:
-        check_workers(client, assignment, plan.shared)
+        workers = check_workers(client, assignment, plan.shared)
         client.run(prepare_worker, ["numpy", "torch"] if assignment.preload_torch else ["numpy"])
         from distributed import KilledWorker, as_completed
 
-        shared = client.scatter(assignment, broadcast=True)
         batch_id = uuid.uuid4().hex[:8]
-        futures = {
-            client.submit(
-                grade_task,
+        size = chunk_size(len(subs), workers)
+
+        def send(first: int, count: int) -> Any:
+            return client.submit(
+                grade_chunk,
                 grade_one,
-                sub,
-                shared,
+                subs[first : first + count],
+                assignment,  # by value: data scattered to workers is lost with them
                 results_dir,
                 plan,
                 pure=False,
-                key=f"seqgrade-{batch_id}-{i}",
-            ): i
-            for i, sub in enumerate(subs)
-        }
-        for future in as_completed(futures):
-            i = futures[future]
+                key=f"seqgrade-{batch_id}-{first}-{count}",
+            )
+
+        futures = {send(i, size): (i, size) for i in range(0, len(subs), size)}
+        pending = as_completed(futures)
+        for future in pending:
+            first, count = futures[future]
             try:
-                done = future.result()
+                results = future.result()
             except KilledWorker:
-                done = None
-            except Exception as exc:  # noqa: BLE001 - one submission's row, not the batch
-                done = exc
-            record(i, done)
+                if count > 1:  # one of them stopped two workers: each goes again on its own
+                    for i in range(first, min(first + count, len(subs))):
+                        again = send(i, 1)
+                        futures[again] = (i, 1)
+                        pending.add(again)
+                    continue
+                results = [None]
+            except Exception as exc:  # noqa: BLE001 - the chunk's rows, not the batch
+                results = [exc] * min(count, len(subs) - first)
+            for offset, done in enumerate(results):
+                record(first + offset, done)
