@@ -347,7 +347,7 @@ def main() -> None:
     except ImportError:
         print("8. --cluster local:2: skipped (pip install 'seqgrade[cluster]')")
     else:
-        rates = bench_cluster(12 if args.quick else 48)
+        rates = bench_cluster(12 if args.quick else 150)
         for kind in ("overall", "marginal"):
             pool, dask = rates[f"jobs2_{kind}_per_s"], rates[f"local2_{kind}_per_s"]
             print(
