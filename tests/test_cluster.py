@@ -215,18 +215,23 @@ def test_a_submission_whose_task_stopped_two_workers_is_recorded_as_failed(tmp_p
     assert "stopped the grading process twice" in stored
 
 
-def test_submissions_go_in_chunks_that_still_reach_every_worker():
-    assert cluster.chunk_size(3, 2) == 1  # a small batch: one per task
-    assert cluster.chunk_size(40, 2) == 5
-    assert cluster.chunk_size(2000, 2) == cluster.CHUNK
+def test_submissions_go_in_chunks_that_shrink_toward_the_end():
+    assert cluster.chunks(3, 2) == [(0, 1), (1, 1), (2, 1)]  # a small batch: one per task
+    plan = cluster.chunks(2000, 2)
+    assert [first for first, _ in plan] == [sum(n for _, n in plan[:i]) for i in range(len(plan))]
+    assert sum(n for _, n in plan) == 2000  # each submission once, in order
+    sizes = [n for _, n in plan]
+    assert (
+        sizes[0] == cluster.CHUNK and sizes[-8:] == [1] * 8 and sizes == sorted(sizes, reverse=True)
+    )
 
 
 @needs_dask
 @pytest.mark.slow
 def test_a_chunk_that_stops_two_workers_is_split_and_only_its_killer_fails(tmp_path):
-    """Sixteen submissions in chunks of two on two workers; s05's grading kills its worker
-    process every time. Its chunk stops two workers, is split, and s05 alone stops two more:
-    s05 is recorded as failed (None), every other submission gets its result once."""
+    """Sixteen submissions in chunks of two (then one) on two workers; s01's grading kills its worker
+    process every time. Its chunk (with s00) stops two workers, is split, and s01 alone stops
+    two more: s01 is recorded as failed (None), every other submission gets its result once."""
     import types
 
     assignment = registry.load("a1")
@@ -234,7 +239,7 @@ def test_a_chunk_that_stops_two_workers_is_split_and_only_its_killer_fails(tmp_p
     subs = [types.SimpleNamespace(name=f"s{i:02d}") for i in range(16)]
 
     def grade_one(sub, assignment, results_dir, plan, judge=None):
-        if sub.name == "s05":
+        if sub.name == "s01":
             os._exit(1)
         return {"graded": sub.name}
 
@@ -249,5 +254,6 @@ def test_a_chunk_that_stops_two_workers_is_split_and_only_its_killer_fails(tmp_p
         lambda i, r: got.setdefault(i, []).append(r),
     )
     assert sorted(got) == list(range(16)) and all(len(v) == 1 for v in got.values())
-    assert got[5] == [None]
-    assert all(got[i] == [{"graded": f"s{i:02d}"}] for i in got if i != 5)
+    assert cluster.chunks(16, 2)[0] == (0, 2)  # s00 and s01 share the first task
+    assert got[1] == [None]
+    assert all(got[i] == [{"graded": f"s{i:02d}"}] for i in got if i != 1)
