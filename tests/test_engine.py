@@ -375,3 +375,22 @@ def test_math_overflow_raised_in_pure_python_is_read_as_the_overflow_misconcepti
     report = grade_submission(submit(tmp_path, src), assignment, limits=FAST)
     assert "OverflowError" in report.questions[0].feedback
     assert report.questions[0].misconceptions == ["toy-softmax-unstable"]
+
+
+@pytest.mark.parametrize("drift, named", [(3e-4, True), (1e-2, False)])
+def test_a_wrong_case_that_is_the_mistake_up_to_float_noise_does_not_rule_it_out(
+    tmp_path, drift, named
+):
+    """`x @ W + b` (toy-weights-transposed) on every case, the last one off by `drift` relative
+    (float32 noise past the tolerance, or a real difference): the mistake explains two of three
+    failed cases. At 3e-4 the third is still what it computes (within 10x the tolerance), so it
+    is named; at 1e-2 the third is something else, and a half-explained mistake is not named."""
+    source = toy.NUMPY_SOLUTION.replace(
+        "def linear(x, W, b):\n    return x @ W.T + b",
+        f"_calls = [0]\n\ndef linear(x, W, b):\n    _calls[0] += 1\n"
+        f"    return (x @ W + b) * (1 + {drift} * (_calls[0] == 3))",
+    )
+    assert source != toy.NUMPY_SOLUTION
+    (q,) = [r for r in grade(submit(tmp_path, source)).questions if r.question_id == "toy.linear"]
+    assert q.score < q.max_score
+    assert q.misconceptions == (["toy-weights-transposed"] if named else []), q.feedback

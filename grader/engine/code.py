@@ -241,6 +241,7 @@ class _CaseVerdict:
     carried: tuple[Carried, ...] = ()  # right given mistakes charged in earlier questions
     want: Any = None  # the reference's output on the case (None when the call gave no value)
     finite: bool = True  # the student's output holds no NaN or inf
+    got: Any = None  # the student's output (None when the call gave no value or the case passed)
 
 
 def _judge_case(
@@ -283,7 +284,9 @@ def _judge_case(
         else 0.0
     )
     line = case_line(case, mismatches, outcome.value, want)
-    return _CaseVerdict(credit, line, explanations, want=want, finite=_finite(outcome.value))
+    return _CaseVerdict(
+        credit, line, explanations, want=want, finite=_finite(outcome.value), got=outcome.value
+    )
 
 
 def _finite(value: Any) -> bool:
@@ -399,14 +402,15 @@ def _contradicted(
 ) -> bool:
     """A mistake that explains only some of the failed cases is not named when, on a case where
     it shows, the student's output is not what it computes: a case they got right, or a wrong
-    one it does not explain (unless a mistake carried from an earlier question shows there too,
-    or the output holds NaN or inf: a shared NaN is no evidence). The cases it explains then
-    agree with it by coincidence (a beam search has two or three plausible answers). One that
-    explains every failed case is named even so (a ReLU left out while the GELU branch is right
-    is still a missing activation). Two mistakes named together are held only to the cases the
-    student got right."""
+    one it does not explain even at ten times the tolerance (unless a mistake carried from an
+    earlier question shows there too, or the output holds NaN or inf: a shared NaN is no
+    evidence). The cases it explains then agree with it by coincidence (a beam search has two or
+    three plausible answers). One that explains every failed case is named even so (a ReLU left
+    out while the GELU branch is right is still a missing activation). Two mistakes named
+    together are held only to the cases the student got right."""
     mine = trusted_mutants({m: q.mutants[m] for m in split(named) if m in q.mutants})
     theirs = trusted_mutants({m: q.mutants[m] for m in carried if m in q.mutants})
+    loose = replace(q.tolerance, rtol=10 * q.tolerance.rtol, atol=10 * q.tolerance.atol)
 
     def against(case: Case, v: _CaseVerdict) -> bool:
         if v.credit == 1.0:
@@ -415,15 +419,21 @@ def _contradicted(
             return False
         if any(e.misconception == named for e in v.explanations):
             return False
-        return not any(_shows(m, case, v.want, q) for m in theirs.values())
+        return not any(_shows(m, case, v.want, q.tolerance, q) for m in theirs.values())
+
+    def contradicts(mutant: Callable[..., Any], case: Case, v: _CaseVerdict) -> bool:
+        if not _shows(mutant, case, v.want, q.tolerance, q):
+            return False  # the mistake does not show on this case
+        return v.credit == 1.0 or _shows(mutant, case, v.got, loose, q)
 
     return any(
-        _shows(m, case, v.want, q) for case, v in judged if against(case, v) for m in mine.values()
+        contradicts(m, case, v) for case, v in judged if against(case, v) for m in mine.values()
     )
 
 
-def _shows(mutant: Callable[..., Any], case: Case, want: Any, q: CodeQuestion) -> bool:
-    return shows(mutant, want, case.args, dict(case.kwargs), q.tolerance, exact=q.integer)
+def _shows(mutant: Callable[..., Any], case: Case, than: Any, tol: Any, q: CodeQuestion) -> bool:
+    """Every form of the mistake's output on the case differs from `than` (within `tol`)."""
+    return shows(mutant, than, case.args, dict(case.kwargs), tol, exact=q.integer)
 
 
 # ---------------------------------------------------------------------------- follow-through
