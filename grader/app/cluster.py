@@ -35,6 +35,9 @@ ALLOWED_FAILURES = 1  # a task is run again after one lost worker; a second loss
 CHUNK = 8  # submissions per task at most (one per task: 0.68-0.83 of --jobs 2 on two cores)
 CONFIG = {
     "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+    # One task at a time on a one-thread worker (Dask's default queues a second one there): a
+    # worker's death then blames only the task it was running, not an innocent one queued behind.
+    "distributed.scheduler.worker-saturation": 1.0,
     # The workers' sampling profiler takes the GIL every 10 ms: 40% of a grading task's time.
     "distributed.worker.profile.enabled": False,
 }
