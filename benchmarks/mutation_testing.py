@@ -61,11 +61,11 @@ from grader.engine.grade import grade_submission  # noqa: E402
 from grader.engine.trusted import materialize, plain, run_trusted, trusted_mutants  # noqa: E402
 from grader.questions import Assignment, Case, CodeQuestion  # noqa: E402
 from grader.sandbox import zygote  # noqa: E402
+from grader.sandbox.session import RESTARTS_SPENT  # noqa: E402
 
 # A correct call takes milliseconds; a mutant that loops (a deleted `i += 2`) is killed at 1 s.
 LIMITS = sandbox.Limits(call_seconds=1.0, submission_seconds=3600.0)
 PACK = 20  # mutants per submission (small enough that the loopers spread over the processes)
-RESTARTS_SPENT = "restarted too many times"  # the sandbox's words for a submission out of restarts
 DIFF_SEEDS = (11, 12, 13, 14, 15)  # random inputs for the diff test and the naming check
 CALL_SECONDS = 5  # in-process calls (diff test, naming check)
 # A question with its own judge grades a random procedure by invariants and distributions: the
@@ -448,6 +448,9 @@ def grade_pack(aid: str, mutants: list[Mutant], reaches: dict[str, set[str]]) ->
             limits=LIMITS,
             instructor_tests=[],
         )
+    # Mutants that loop or crash restart the pack's worker, and a submission has only so many
+    # restarts: a mutant graded after they ran out is graded again in a submission of its own.
+    spoiled: set[int] = set()
     for r in report.questions:
         if r.question_id not in owner:
             continue
@@ -459,22 +462,16 @@ def grade_pack(aid: str, mutants: list[Mutant], reaches: dict[str, set[str]]) ->
             res.named[qid] = list(r.misconceptions)
         if r.error and "time budget" in r.error:
             res.error = r.error
+        if RESTARTS_SPENT in f"{r.error or ''}\n{r.feedback}":
+            spoiled.add(idx)
     if report.grader_error:
         for res in results.values():
             res.error = report.grader_error
-    # Mutants that loop or crash restart the pack's worker, and a submission has only so many
-    # restarts: a mutant graded after they ran out is graded again in a submission of its own.
-    spoiled = {idx for qid, (idx, _) in owner.items() if _restarts_spent(report, qid)}
     if len(mutants) > 1:
         for m in mutants:
             if m.index in spoiled:
                 (results[m.index],) = grade_pack(aid, [m], reaches)
     return list(results.values())
-
-
-def _restarts_spent(report: Any, qid: str) -> bool:
-    r = next((r for r in report.questions if r.question_id == qid), None)
-    return r is not None and RESTARTS_SPENT in f"{r.error or ''}\n{r.feedback or ''}"
 
 
 # ---------------------------------------------------------------------------- in-process checks

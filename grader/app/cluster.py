@@ -196,7 +196,7 @@ def grade_all_on(
     grade_one: Callable[..., Any],
     record: Callable[[int, Any], None],
 ) -> None:
-    """Send each submission as a task; `record(i, result)` as results stream back: what
+    """Send the submissions as tasks (`chunks`); `record(i, result)` as results stream back: what
     `grade_one` returned, the exception it raised, or None when its task stopped two workers."""
     with connect(address) as client:
         workers = check_workers(client, assignment, plan.shared)
@@ -225,13 +225,13 @@ def grade_all_on(
                 results = future.result()
             except KilledWorker:
                 if count > 1:  # one of them stopped two workers: each goes again on its own
-                    for i in range(first, min(first + count, len(subs))):
+                    for i in range(first, first + count):
                         again = send(i, 1)
                         futures[again] = (i, 1)
                         pending.add(again)
                     continue
                 results = [None]
             except Exception as exc:  # noqa: BLE001 - the chunk's rows, not the batch
-                results = [exc] * min(count, len(subs) - first)
+                results = [exc] * count
             for offset, done in enumerate(results):
                 record(first + offset, done)

@@ -9,16 +9,14 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-import numpy as np
-
 from grader import catalog
 from grader.engine import shortcuts
 from grader.engine.checks import Mismatch, compare, preview
-from grader.engine.diagnosis import Explanation, explain, shows, verdict
+from grader.engine.diagnosis import Explanation, explain, finite, shows, verdict
 from grader.engine.locate import Located
 from grader.engine.trusted import all_nan, run_trusted, trusted_mutants
 from grader.mutants import Forms, any_form
-from grader.questions import Case, CodeQuestion
+from grader.questions import Case, CodeQuestion, Tolerance
 from grader.report import QuestionResult
 from grader.sandbox.session import CallOutcome, Failure, WorkerSession
 
@@ -285,20 +283,8 @@ def _judge_case(
     )
     line = case_line(case, mismatches, outcome.value, want)
     return _CaseVerdict(
-        credit, line, explanations, want=want, finite=_finite(outcome.value), got=outcome.value
+        credit, line, explanations, want=want, finite=finite(outcome.value), got=outcome.value
     )
-
-
-def _finite(value: Any) -> bool:
-    """Whether an output holds no NaN or inf (tokens and other non-numbers count as finite)."""
-    if isinstance(value, dict):
-        return all(_finite(v) for v in value.values())
-    if isinstance(value, (list, tuple)) and not all(isinstance(v, (int, float)) for v in value):
-        return all(_finite(v) for v in value)
-    try:
-        return bool(np.isfinite(np.asarray(value, dtype=float)).all())
-    except (TypeError, ValueError):
-        return True
 
 
 def _explain(
@@ -419,21 +405,26 @@ def _contradicted(
             return False
         if any(e.misconception == named for e in v.explanations):
             return False
-        return not any(_shows(m, case, v.want, q.tolerance, q) for m in theirs.values())
-
-    def contradicts(mutant: Callable[..., Any], case: Case, v: _CaseVerdict) -> bool:
-        if not _shows(mutant, case, v.want, q.tolerance, q):
-            return False  # the mistake does not show on this case
-        return v.credit == 1.0 or _shows(mutant, case, v.got, loose, q)
+        return not any(_shows(m, case, v.want, q) for m in theirs.values())
 
     return any(
-        contradicts(m, case, v) for case, v in judged if against(case, v) for m in mine.values()
+        _shows(m, case, v.want, q, unlike=None if v.credit == 1.0 else (v.got, loose))
+        for case, v in judged
+        if against(case, v)
+        for m in mine.values()
     )
 
 
-def _shows(mutant: Callable[..., Any], case: Case, than: Any, tol: Any, q: CodeQuestion) -> bool:
-    """Every form of the mistake's output on the case differs from `than` (within `tol`)."""
-    return shows(mutant, than, case.args, dict(case.kwargs), tol, exact=q.integer)
+def _shows(
+    mutant: Callable[..., Any],
+    case: Case,
+    want: Any,
+    q: CodeQuestion,
+    unlike: tuple[Any, Tolerance] | None = None,
+) -> bool:
+    return shows(
+        mutant, want, case.args, dict(case.kwargs), q.tolerance, exact=q.integer, unlike=unlike
+    )
 
 
 # ---------------------------------------------------------------------------- follow-through

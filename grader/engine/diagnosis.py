@@ -34,11 +34,26 @@ NOT_APPLICABLE: tuple[type[BaseException], ...] = (
 
 def _matches(got: Any, predicted: Any, tol: Tolerance, exact: bool) -> bool:
     if isinstance(predicted, NonFinite):
-        a = (
-            np.asarray(got) if isinstance(got, np.generic) else as_array(got)
-        )  # no copy: only floats hold NaN
-        return a is not None and a.dtype.kind in "fc" and not bool(np.isfinite(a).all())
+        return _nonfinite(got)
     return not compare(got, predicted, tol, exact=exact)
+
+
+def _nonfinite(leaf: Any) -> bool:
+    """Whether one output (an array, a list or a number) holds a NaN or an inf."""
+    a = np.asarray(leaf) if isinstance(leaf, np.generic) else as_array(leaf)  # no copy
+    return a is not None and a.dtype.kind in "fc" and not bool(np.isfinite(a).all())
+
+
+def finite(value: Any) -> bool:
+    """Whether no part of an output holds a NaN or an inf (tokens and other non-numbers count as
+    finite; a ragged list is looked at element by element)."""
+    for leaf in _parts(value).values():
+        if isinstance(leaf, list) and as_array(leaf) is None:
+            if not all(finite(x) for x in leaf):
+                return False
+        elif _nonfinite(leaf):
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -146,19 +161,29 @@ def shows(
     tol: Tolerance,
     *,
     exact: bool = False,
+    unlike: tuple[Any, Tolerance] | None = None,
 ) -> bool:
     """Whether a mistake shows on a case: every form of the mutant's output differs from the
-    right one. A student who got such a case right does not have that mistake."""
+    right one (and, given `unlike` = (an output, a tolerance), from that output too: the mutant
+    runs once for both). A student who got such a case right does not have that mistake."""
     try:
         with np.errstate(all="ignore"):
             predicted = mutant(*_fresh(args), **_fresh(kwargs))
     except NOT_APPLICABLE:
         return False
-    want_parts = _parts(want)
-    for option in predicted.options if isinstance(predicted, AnyOf) else (predicted,):
+    forms = predicted.options if isinstance(predicted, AnyOf) else (predicted,)
+    return _differs(forms, want, tol, exact) and (
+        unlike is None or _differs(forms, unlike[0], unlike[1], exact)
+    )
+
+
+def _differs(forms: tuple[Any, ...], than: Any, tol: Tolerance, exact: bool) -> bool:
+    """Every form differs from `than` in some part."""
+    than_parts = _parts(than)
+    for option in forms:
         mparts = _parts(option)
-        if set(mparts) == set(want_parts) and all(
-            _matches(want_parts[k], mparts[k], tol, exact) for k in want_parts
+        if set(mparts) == set(than_parts) and all(
+            _matches(than_parts[k], mparts[k], tol, exact) for k in than_parts
         ):
             return False
     return True

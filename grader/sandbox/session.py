@@ -27,6 +27,7 @@ from grader.sandbox import worker
 
 WORKER_PROGRAM = Path(worker.__file__)
 MAX_RESTARTS = 12
+RESTARTS_SPENT = "restarted too many times"  # the words of a question run after the last restart
 
 FailureKind = Literal[
     "not-attempted",
@@ -493,7 +494,7 @@ class WorkerSession:
     def _maybe_restart(self) -> None:
         if self.restarts >= MAX_RESTARTS or self.remaining() <= 1.0:
             self.import_failure = Failure(
-                "crashed", "not run: the submission's process was restarted too many times"
+                "crashed", f"not run: the submission's process was {RESTARTS_SPENT}"
             )
             return
         # The old worker was stopped by _kill_for; a fresh one re-imports the module.
