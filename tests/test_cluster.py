@@ -98,19 +98,19 @@ def test_workers_with_another_grader_or_suite_are_refused():
 
 
 def dask_workers() -> list[int]:
-    """This process's children that are dask worker processes (LocalCluster's nannies run here
-    and start each worker with multiprocessing's spawn)."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
+    """The dask worker processes of this process's LocalCluster: its nannies run here and fork
+    each worker from multiprocessing's fork server, a child of this process."""
+    children: dict[int, list[int]] = {}
+    commands: dict[int, bytes] = {}
+    for pid in map(int, filter(str.isdigit, os.listdir("/proc"))):
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            commands[pid] = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        parent = int(stat.rpartition(")")[2].split()[1])
-        if parent == os.getpid() and b"spawn_main" in cmd:
-            found.append(int(pid))
-    return found
+        children.setdefault(int(stat.rpartition(")")[2].split()[1]), []).append(pid)
+    servers = [p for p in children.get(os.getpid(), []) if b"forkserver" in commands.get(p, b"")]
+    return [w for server in servers for w in children.get(server, [])]
 
 
 @needs_dask
