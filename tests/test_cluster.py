@@ -257,3 +257,22 @@ def test_a_chunk_that_stops_two_workers_is_split_and_only_its_killer_fails(tmp_p
     assert cluster.chunks(16, 2)[0] == (0, 2)  # s00 and s01 share the first task
     assert got[1] == [None]
     assert all(got[i] == [{"graded": f"s{i:02d}"}] for i in got if i != 1)
+
+
+@needs_dask
+@pytest.mark.slow
+def test_without_a_fork_server_the_local_workers_are_spawned(tmp_path, monkeypatch):
+    """local:N forks its workers from multiprocessing's fork server; where none can be started
+    the workers are spawned as before, and the gradebook is the same."""
+    import multiprocessing.forkserver
+
+    def no_server() -> None:
+        raise OSError("no fork server here")
+
+    monkeypatch.setattr(multiprocessing.forkserver, "ensure_running", no_server)
+    assert cluster._start_forkserver() == "spawn"
+    root = make_class(tmp_path, 2)
+    common = {"report": None, "force": True, "quiet": True}
+    assert batch.run(root, "a1", jobs=1, out=tmp_path / "pool.csv", **common) == 0
+    assert batch.run(root, "a1", jobs=1, out=tmp_path / "d.csv", cluster="local:1", **common) == 0
+    assert rows(tmp_path / "d.csv") == rows(tmp_path / "pool.csv")

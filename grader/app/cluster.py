@@ -49,8 +49,6 @@ CONFIG = {
     "distributed.admin.system-monitor.interval": "5s",
     "distributed.worker.memory.monitor-interval": "1s",
     "distributed.scheduler.work-stealing": False,
-    # local:N workers are forked from a warm server (`_start_forkserver`), not spawned afresh.
-    "distributed.worker.multiprocessing-method": "forkserver",
 }
 # What a worker process needs, imported once in the fork server before the workers are forked.
 WORKER_MODULES = [
@@ -72,17 +70,22 @@ def available() -> bool:
     return importlib.util.find_spec("distributed") is not None
 
 
-def _start_forkserver() -> None:
+def _start_forkserver() -> str:
     """Start multiprocessing's fork server now, importing WORKER_MODULES, so that it warms up
     while this process imports distributed and starts the scheduler (0.3 s each, side by side);
     a LocalCluster's nannies then fork their workers from it (a spawned worker would import
     distributed and the grader itself: 0.45 s before the first task). The server is a fresh
     single-threaded process, so forking from it is safe where forking this one (with the
-    scheduler's threads) would not be. A server already running is reused."""
-    import multiprocessing.forkserver
+    scheduler's threads) would not be. A server already running is reused. The start method
+    for the workers: "forkserver", or "spawn" where there is no fork server to be had."""
+    try:
+        import multiprocessing.forkserver
 
-    multiprocessing.forkserver.set_forkserver_preload(WORKER_MODULES)
-    multiprocessing.forkserver.ensure_running()
+        multiprocessing.forkserver.set_forkserver_preload(WORKER_MODULES)
+        multiprocessing.forkserver.ensure_running()
+    except (ImportError, OSError, ValueError):  # no fork server on this platform: spawn them
+        return "spawn"
+    return "forkserver"
 
 
 def parse(address: str) -> int | str:
@@ -105,15 +108,15 @@ def connect(address: str) -> Iterator[Any]:
     if not available():
         raise ClusterError(INSTALL_HINT)
     where = parse(address)
-    if isinstance(where, int):
-        _start_forkserver()  # first: it warms up while distributed is imported here
+    # First: the fork server warms up while distributed is imported here.
+    start = _start_forkserver() if isinstance(where, int) else "spawn"
     try:
         import dask
         from distributed import Client, LocalCluster
     except ImportError as exc:  # found but broken (a dependency missing)
         raise ClusterError(f"{INSTALL_HINT}; importing it failed: {exc}") from exc
 
-    with dask.config.set(CONFIG):
+    with dask.config.set({**CONFIG, "distributed.worker.multiprocessing-method": start}):
         if isinstance(where, int):
             with (
                 LocalCluster(
