@@ -238,7 +238,6 @@ class _CaseVerdict:
     explanations: list[Explanation] | None  # None: the case passed or nothing could be diagnosed
     carried: tuple[Carried, ...] = ()  # right given mistakes charged in earlier questions
     want: Any = None  # the reference's output on the case (None when the call gave no value)
-    finite: bool = True  # the student's output holds no NaN or inf
     got: Any = None  # the student's output (None when the call gave no value or the case passed)
 
 
@@ -282,9 +281,7 @@ def _judge_case(
         else 0.0
     )
     line = case_line(case, mismatches, outcome.value, want)
-    return _CaseVerdict(
-        credit, line, explanations, want=want, finite=finite(outcome.value), got=outcome.value
-    )
+    return _CaseVerdict(credit, line, explanations, want=want, got=outcome.value)
 
 
 def _explain(
@@ -401,7 +398,7 @@ def _contradicted(
     def against(case: Case, v: _CaseVerdict) -> bool:
         if v.credit == 1.0:
             return True
-        if PAIR in named or v.explanations is None or not v.finite:
+        if PAIR in named or v.explanations is None or not finite(v.got):
             return False
         if any(e.misconception == named for e in v.explanations):
             return False
