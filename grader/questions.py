@@ -163,6 +163,10 @@ class Assignment:
         "after_due_date"
     )
     show_student_output: bool = False
+    # How much of a hidden case a student sees (docs/feedback.md): "category" (label, passed or
+    # not, which output, a category in fixed words), "pass-fail" (label and ✔/✘), "summary"
+    # (only how many hidden cases passed).
+    hidden_feedback: Literal["category", "pass-fail", "summary"] = "category"
     variant_key: Literal["email", "sid"] = "email"
     follow_through: float = (
         1.0  # share of a question's points when only a carried mistake explains it

@@ -39,6 +39,7 @@ from grader.engine.checks import compare
 from grader.engine.trusted import run_trusted
 from grader.mutants import concrete
 from grader.questions import Assignment, CodeQuestion, WrittenQuestion
+from grader.reports.feedback import reason
 
 KEYS: tuple[str | None, ...] = (None, "check-a@example.edu", "check-b@example.edu")
 NUMERIC = ("number", "array")
@@ -201,10 +202,7 @@ def _short(report: Any, full: bool) -> list[str]:
     wrong = [
         r for r in report.questions if (r.score < r.max_score - 1e-9 if full else r.score > 1e-9)
     ]
-    return [
-        f"{r.question_id} scored {r.score:g}/{r.max_score:g}: {r.feedback.splitlines()[0][:160] if r.feedback else ''}"
-        for r in wrong
-    ]
+    return [f"{r.question_id} scored {r.score:g}/{r.max_score:g}: {reason(r)[:160]}" for r in wrong]
 
 
 def check_grades(

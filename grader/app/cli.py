@@ -44,6 +44,12 @@ def _parser() -> (
     g.add_argument(
         "--format", choices=("table", "md", "json"), default="table", help="what to print"
     )
+    g.add_argument(
+        "--instructor",
+        action="store_true",
+        help="show every hidden case in full (the inputs, what came back, the student's line) "
+        "and what the code printed: for instructors' eyes only",
+    )
 
     b = sub.add_parser("batch", help="grade every submission under a folder, in parallel")
     b.add_argument(
@@ -242,7 +248,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if args.format == "json" or to_stdout:
         print(json.dumps(data, indent=2))
     elif args.format == "md":
-        print(render.markdown(report))
+        print(render.markdown(report, instructor=args.instructor))
     else:
         print(render.table(report, colour=render.use_colour(), submission=str(args.submission)))
     if report.grader_error:

@@ -1,9 +1,13 @@
-"""Grading one code question: the shortcut ban, the case loop, the diagnosis, the score."""
+"""Grading one code question: the shortcut ban, the case loop, the diagnosis, the score.
+
+Each case becomes a `CaseRecord` (grader/report.py): a summary from a fixed vocabulary that any
+view may show, and the full detail (messages, values, the student's line) that only a visible
+case shows to the student. No text about a case is written here.
+"""
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -12,13 +16,30 @@ from typing import Any
 from grader import catalog
 from grader.engine import shortcuts
 from grader.engine.checks import Mismatch, compare, preview
-from grader.engine.diagnosis import Explanation, explain, finite, shows, verdict
+from grader.engine.diagnosis import Explanation, Mistake, explain, finite, shows, split, verdict
 from grader.engine.locate import Located
 from grader.engine.trusted import all_nan, run_trusted, trusted_mutants
 from grader.mutants import Forms, any_form
 from grader.questions import Case, CodeQuestion, Tolerance
-from grader.report import QuestionResult
-from grader.sandbox.session import CallOutcome, Failure, WorkerSession
+from grader.report import (
+    BUILTIN_EXCEPTIONS,
+    CaseDetail,
+    CaseRecord,
+    CaseSummary,
+    Category,
+    HiddenFeedback,
+    QuestionResult,
+    SourceSpot,
+)
+from grader.sandbox.session import CallOutcome, Failure, Spot, WorkerSession
+
+LOOSE = 10.0  # a wrong case a half-explained mistake does not reproduce even at this many
+# times the tolerance rules the mistake out (float32 noise is no evidence against it)
+BUDGET_MARGIN = 1.0  # seconds: a call that fails with less budget left failed for the budget
+
+
+def _identity_place(spot: Spot) -> SourceSpot:
+    return SourceSpot(file=spot.file, line=spot.line, text=spot.text)
 
 
 def _shortcut_feedback(description: str) -> str:
@@ -35,12 +56,12 @@ def _ban(q: CodeQuestion, ctx: CodeContext, result: QuestionResult) -> bool:
     assert ctx.source is not None and ctx.session is not None
     found = shortcuts.scan(ctx.source, q.forbidden, q.function)
     if found:
-        result.feedback = _shortcut_feedback(shortcuts.describe(found, q.function))
+        result.lead = _shortcut_feedback(shortcuts.describe(found, q.function, ctx.line_words))
         result.misconceptions = ["uses-library-shortcut"]
         return True
     if ctx.session.tampered:
-        result.feedback = (
-            f"**0 points: needs review.** `{q.file}` loaded a library behind the grader's back "
+        result.lead = (
+            f"**0 points: needs review.** `{ctx.shown_file}` loaded a library behind the grader's back "
             "(around its import hook), so library shortcuts cannot be ruled out; your instructor "
             "will look at it."
         )
@@ -54,8 +75,8 @@ def _flag_review(result: QuestionResult, what: list[str]) -> None:
     if not what:
         return
     result.needs_review.extend(w for w in what if w not in result.needs_review)
-    result.feedback += (
-        "\n\n**Needs review:** this function (or code it reaches) uses "
+    result.notes.append(
+        "**Needs review:** this function (or code it reaches) uses "
         + ", ".join(what[:6])
         + ", which can reach a library or the grader's checks by a "
         "computed name; your instructor will look at it."
@@ -66,10 +87,10 @@ def _review_items(q: CodeQuestion, ctx: CodeContext) -> list[str]:
     """What the source scan asks an instructor to review, and banned calls made at import that
     the source does not show."""
     assert ctx.source is not None and ctx.session is not None
-    items = [f"{f.name} (line {f.line})" for f in shortcuts.review(ctx.source, q.function)]
+    items = [f"{f.name} ({ctx.line_words(f.line)})" for f in shortcuts.review(ctx.source, q.function)]
     visible = {f.name for f in shortcuts.scan(ctx.source, q.forbidden)}
     items += [
-        f"`{u.name}` called while the file was imported (line {u.line})"
+        f"`{u.name}` called while the file was imported ({ctx.line_words(u.line)})"
         for u in ctx.session.import_shortcuts
         if shortcuts.matches(u.name, q.forbidden) and u.name not in visible
     ]
@@ -81,14 +102,34 @@ BUDGET_SPENT = "not run: the submission's time budget ran out"
 
 @dataclass
 class CodeContext:
+    """What every code question of one submission shares."""
+
     located: Located
     source: str | None
-    file_problem: str | None  # missing file / syntax error: costs every question of the file
+    file_problem: str | None
+    """A missing file or a syntax error: it costs every question of the file."""
     session: WorkerSession | None
     seed: int
-    follow_through: float = 1.0  # the assignment's share (contract §8)
-    # Questions graded so far with named mistakes: id -> what a question built on it may carry.
+    follow_through: float = 1.0
+    """The assignment's follow-through share (docs/conventions.md, "Follow-through")."""
+    hidden_feedback: HiddenFeedback = "category"
+    shown_file: str = ""
+    """The code file as the student knows it (the notebook's name for a notebook)."""
+    place: Callable[[Spot], SourceSpot] = _identity_place
+    """A line the worker reported, in the student's terms (a notebook maps it to its cell)."""
     docked: dict[str, list[Carried]] = field(default_factory=dict)
+    """Questions graded so far with named mistakes: id -> what a question built on it may carry."""
+
+    code_file: str = ""
+    """The module the worker imports ("transformer.py"), whose lines `place` maps."""
+    call_seconds: float = 0.0
+    """The limit on one call, for the words of a timeout."""
+
+    def line_words(self, line: int) -> str:
+        """A line of the code file, in the student's terms ("line 12", "code cell 4, line 3")."""
+        if not line:
+            return "while it ran"
+        return self.place(Spot(self.code_file, line)).words()
 
 
 @dataclass(frozen=True)
@@ -104,10 +145,18 @@ class Carried:
 def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult:
     """One code question: the shortcut ban, every case called, then judged (compared or custom)."""
     result = QuestionResult(
-        q.id, q.title, number, "code", q.function, 0.0, q.points, "", q.visibility
+        question_id=q.id,
+        title=q.title,
+        number=number,
+        kind="code",
+        function=q.function,
+        score=0.0,
+        max_score=q.points,
+        visibility=q.visibility or "visible",
+        hidden_feedback=ctx.hidden_feedback,
     )
     if ctx.file_problem is not None:
-        result.feedback = ctx.file_problem
+        result.lead = ctx.file_problem
         result.error = ctx.file_problem
         return result
     assert ctx.source is not None and ctx.session is not None
@@ -115,15 +164,51 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
         return result
     cases = list(q.cases(ctx.seed))
     outcomes = _call_cases(q, ctx.session, cases)
-    if not _stopped(q, outcomes, result):
+    if not _stopped(q, cases, outcomes, result, ctx):
         if q.custom is not None:
-            _judge_custom(q, cases, outcomes, result)
+            _judge_custom(q, cases, outcomes, result, ctx)
         else:
-            _judge_compared(q, cases, outcomes, result, _carriable(q, ctx))
+            _judge_compared(q, cases, outcomes, result, ctx, _carriable(q, ctx))
+    if ctx.session.import_failure is not None and any(
+        r.summary.category is Category.IMPORT for r in result.cases
+    ):
+        result.lead = import_words(ctx.session.import_failure, ctx)
     _record_docked(q, ctx, result, number)
     if q.forbidden:
         _flag_review(result, _review_items(q, ctx))
     return result
+
+
+def import_words(failure: Failure, ctx: CodeContext) -> str:
+    """Why the student's file could not be imported, from what the grader knows for sure: what
+    the submission's process said is shown only before any of its functions had been called."""
+    shown = ctx.shown_file or ctx.code_file
+    notebook = shown.endswith(".ipynb")
+    doing = f"running the cells of `{shown}`" if notebook else f"importing `{shown}`"
+    if failure.after_calls:
+        return (
+            "**Not run:** the process running your code had to be restarted after an earlier "
+            f"call, and {doing} again failed; the questions graded before keep their points."
+        )
+    if failure.kind == "timeout":
+        return (
+            f"**Not run:** {doing} did not finish within {ctx.call_seconds:g} s (an infinite loop "
+            "or a long computation at the top level of the file?)."
+        )
+    if failure.kind == "crashed":
+        return f"**Not run:** the process running your code ended while {doing}."
+    if failure.kind == "protocol":
+        return (
+            f"**Not run:** while {doing}, your code wrote data to the grader's channel; a "
+            "submission must not write to it."
+        )
+    said = f"`{failure.exception}`" if failure.exception else "an exception"
+    at = ""
+    if failure.spot is not None:
+        spot = ctx.place(failure.spot)
+        at = f" at {spot.words(with_file=True)}" + (f": `{spot.text}`" if spot.text else "")
+    what = f"the cells of `{shown}` could not be run" if notebook else f"`{shown}` could not be imported"
+    return f"**Not run:** {what}: {said}{at}."
 
 
 # ---------------------------------------------------------------------------- calling
@@ -143,13 +228,13 @@ def _call(q: CodeQuestion, session: WorkerSession, case: Case) -> CallOutcome:
             banned=q.forbidden,
         )
     except (OSError, ValueError):
-        if session.remaining() > 1.0:
+        if session.remaining() > BUDGET_MARGIN:
             raise  # not the budget: our bug, visible as such
         return CallOutcome(
             failure=Failure("budget", BUDGET_SPENT)
         )  # the sandbox's own deadline closed the pipes
     failure = outcome.failure
-    if failure is not None and session.remaining() <= 1.0:
+    if failure is not None and session.remaining() <= BUDGET_MARGIN:
         if failure.kind == "budget" or (
             failure.kind == "crashed" and failure is session.import_failure
         ):
@@ -160,7 +245,7 @@ def _call(q: CodeQuestion, session: WorkerSession, case: Case) -> CallOutcome:
             return replace(
                 outcome,
                 failure=Failure(
-                    "timeout",
+                    "budget",
                     f"`{q.function}` was stopped when the submission's time budget ran out",
                 ),
             )
@@ -191,19 +276,34 @@ def _tripped(q: CodeQuestion, outcome: CallOutcome) -> list[str]:
     return [t for t in outcome.tripped if shortcuts.matches(t, q.forbidden)] if q.forbidden else []
 
 
-def _stopped(q: CodeQuestion, outcomes: list[CallOutcome | None], result: QuestionResult) -> bool:
+def _stopped(
+    q: CodeQuestion,
+    cases: list[Case],
+    outcomes: list[CallOutcome | None],
+    result: QuestionResult,
+    ctx: CodeContext,
+) -> bool:
     """A library shortcut refused while the function ran, or a function not attempted: the
-    question ends here (`result` filled in)."""
-    for outcome in outcomes:
+    question ends here (`result` filled in).
+
+    A shortcut refused on a visible case is described as the worker reported it (the call, the
+    line); on a hidden case only by the question's own forbidden names, since the submission's
+    process chooses what it reports."""
+    for case, outcome in zip(cases, outcomes):
         tripped = _tripped(q, outcome) if outcome is not None else []
         if tripped:
-            uses = [
-                shortcuts.Finding(u.name, u.line, u.function)
-                for u in outcome.shortcuts
-                if u.name in tripped
-            ]
-            result.feedback = _shortcut_feedback(
-                shortcuts.describe(uses or [shortcuts.Finding(t, 0) for t in tripped], q.function)
+            if case.visible:
+                uses = [
+                    shortcuts.Finding(u.name, u.line, u.function)
+                    for u in outcome.shortcuts
+                    if u.name in tripped
+                ]
+                found = uses or [shortcuts.Finding(t, 0) for t in tripped]
+            else:
+                patterns = dict.fromkeys(str(shortcuts.matches(t, q.forbidden)) for t in tripped)
+                found = [shortcuts.Finding(p, 0) for p in patterns]
+            result.lead = _shortcut_feedback(
+                shortcuts.describe(found, q.function, ctx.line_words)
             )
             result.misconceptions = ["uses-library-shortcut"]
             result.score = 0.0
@@ -211,21 +311,110 @@ def _stopped(q: CodeQuestion, outcomes: list[CallOutcome | None], result: Questi
     first = outcomes[0] if outcomes else None
     if first is not None and first.failure is not None and first.failure.kind == "not-attempted":
         result.not_attempted = True
-        result.feedback = f"Not attempted: `{q.function}` still raises `NotImplementedError`."
+        result.lead = f"Not attempted: `{q.function}` still raises `NotImplementedError`."
         return True
     return False
 
 
-def _failure_line(
-    q: CodeQuestion, case: Case, outcome: CallOutcome | None, result: QuestionResult
-) -> str:
-    """A case whose call produced no value (None: not run), and the question's first run failure."""
+# ---------------------------------------------------------------------------- case records
+
+_REASONS: dict[str, Category] = {
+    "structure": Category.STRUCTURE,
+    "type": Category.STRUCTURE,
+    "shape": Category.SHAPE,
+    "nonfinite": Category.NONFINITE,
+    "values": Category.VALUES,
+    "exact": Category.VALUES,
+}
+_FAILURES: dict[str, Category] = {
+    "exception": Category.RAISED,
+    "not-attempted": Category.RAISED,  # NotImplementedError raised on a later case
+    "timeout": Category.TIMEOUT,
+    "crashed": Category.CRASHED,
+    "bad-output": Category.UNREADABLE,
+    "protocol": Category.UNREADABLE,
+    "missing-function": Category.MISSING,
+    "import": Category.IMPORT,
+    "budget": Category.NOT_RUN,
+}
+
+
+def _output_name(where: str, names: tuple[str, ...]) -> str:
+    """The output a mismatch is about, by its first component: a declared name, a position or a
+    key of the reference's output (never anything of the student's)."""
+    if where.startswith("["):
+        return where.split("]", 1)[0] + "]"
+    return where.split(".", 1)[0].split("[", 1)[0]
+
+
+def _inputs(case: Case) -> str:
+    parts = [preview(a, 4) for a in case.args[:6]]
+    parts += [f"{k}={preview(v, 4)}" for k, v in list(case.kwargs.items())[:6]]
+    return ", ".join(parts)
+
+
+def _failure_record(
+    q: CodeQuestion, case: Case, outcome: CallOutcome | None, ctx: CodeContext
+) -> CaseRecord:
+    """A case whose call produced no value (None: not run after an earlier timeout)."""
     if outcome is None:
-        return f"- ✘ {case.name}: not run (an earlier case of `{q.function}` timed out)"
-    assert outcome.failure is not None
-    if outcome.failure.kind in ("timeout", "import", "crashed", "budget") and result.error is None:
-        result.error = outcome.failure.message
-    return f"- ✘ {case.name}: {outcome.failure.message}"
+        return CaseRecord(
+            visible=case.visible,
+            summary=CaseSummary(
+                label=case.name, category=Category.NOT_RUN, not_run_because="timeout"
+            ),
+            detail=CaseDetail(messages=(f"not run (an earlier case of `{q.function}` timed out)",)),
+        )
+    failure = outcome.failure
+    assert failure is not None
+    at_import = ctx.session is not None and failure is ctx.session.import_failure
+    category = Category.IMPORT if at_import else _FAILURES.get(failure.kind, Category.CRASHED)
+    name = failure.exception_type if failure.kind in ("exception", "not-attempted") else None
+    if failure.kind == "not-attempted":
+        name = "NotImplementedError"
+    builtin = (
+        name
+        if name in BUILTIN_EXCEPTIONS and (failure.builtin or failure.kind == "not-attempted")
+        else None
+    )
+    summary = CaseSummary(
+        label=case.name,
+        category=category,
+        exception=builtin,
+        own_exception=category is Category.RAISED and builtin is None,
+        limit_seconds=ctx.call_seconds if category is Category.TIMEOUT else None,
+        not_run_because="budget" if category is Category.NOT_RUN else "",
+    )
+    spot = ctx.place(failure.spot) if failure.spot is not None else None
+    detail = CaseDetail(messages=(failure.message,), inputs=_inputs(case), spot=spot)
+    return CaseRecord(visible=case.visible, summary=summary, detail=detail)
+
+
+def _mismatch_record(
+    q: CodeQuestion, case: Case, mismatches: list[Mismatch], got: Any, want: Any
+) -> CaseRecord:
+    """A wrong case: which outputs differ and how (the summary), and everything else (detail)."""
+    outputs: dict[str, Category] = {}
+    for m in mismatches:
+        outputs.setdefault(_output_name(m.where, q.output_names), _REASONS.get(m.reason, Category.VALUES))
+    summary = CaseSummary(
+        label=case.name,
+        category=_REASONS.get(mismatches[0].reason, Category.VALUES),
+        outputs=tuple((n, c) for n, c in outputs.items() if n),
+    )
+    detail = CaseDetail(
+        messages=tuple(m.message for m in mismatches[:4]),
+        inputs=_inputs(case),
+        got=preview(got),
+        expected=preview(want),
+    )
+    return CaseRecord(visible=case.visible, summary=summary, detail=detail)
+
+
+def _passed_record(case: Case) -> CaseRecord:
+    return CaseRecord(
+        visible=case.visible, summary=CaseSummary(label=case.name, category=Category.PASSED)
+    )
 
 
 # ---------------------------------------------------------------------------- judging
@@ -233,19 +422,30 @@ def _failure_line(
 
 @dataclass
 class _CaseVerdict:
-    credit: float  # share of the case's weight earned
-    line: str  # the case's feedback line
-    explanations: list[Explanation] | None  # None: the case passed or nothing could be diagnosed
-    carried: tuple[Carried, ...] = ()  # right given mistakes charged in earlier questions
-    want: Any = None  # the reference's output on the case (None when the call gave no value)
-    got: Any = None  # the student's output (None when the call gave no value or the case passed)
+    credit: float
+    """The share of the case's weight earned."""
+    record: CaseRecord
+    explanations: list[Explanation] | None
+    """The mistakes that explain the case (None: it passed, or nothing could be diagnosed)."""
+    carried: tuple[Carried, ...] = ()
+    """Right given mistakes charged in earlier questions."""
+    want: Any = None
+    """The reference's output on the case (None when the call gave no value)."""
+    got: Any = None
+    """The student's output (None when the call gave no value or the case passed)."""
+
+    @property
+    def passed(self) -> bool:
+        return self.record.summary.category is Category.PASSED
 
 
 def _judge_case(
-    q: CodeQuestion, case: Case, outcome: CallOutcome | None, result: QuestionResult
+    q: CodeQuestion, case: Case, outcome: CallOutcome | None, result: QuestionResult, ctx: CodeContext
 ) -> _CaseVerdict:
     if outcome is None or outcome.failure is not None:
-        line = _failure_line(q, case, outcome, result)
+        record = _failure_record(q, case, outcome, ctx)
+        if outcome is not None and outcome.failure is not None:
+            _note_failure(outcome.failure, result)
         if (
             outcome is not None
             and outcome.failure is not None
@@ -256,19 +456,12 @@ def _judge_case(
             # which only the overflow misconceptions (NONFINITE mutants) explain.
             want = run_trusted(q.reference, case)
             explained = _explain(q, case, all_nan(want), want, q.mutants)
-            return _CaseVerdict(0.0, line, explained, want=want)
-        return _CaseVerdict(0.0, line, None)
+            return _CaseVerdict(0.0, record, explained, want=want)
+        return _CaseVerdict(0.0, record, None)
     want = run_trusted(q.reference, case)
-    mismatches = compare(
-        outcome.value,
-        want,
-        q.tolerance,
-        exact=q.integer,
-        names=q.output_names,
-        hidden=not case.visible,
-    )
+    mismatches = compare(outcome.value, want, q.tolerance, exact=q.integer, names=q.output_names)
     if not mismatches:
-        return _CaseVerdict(1.0, f"- ✔ {case.name}", None, want=want)
+        return _CaseVerdict(1.0, _passed_record(case), None, want=want)
     explanations: list[Explanation] = []
     if q.mutants:
         explanations = _explain(q, case, outcome.value, want, q.mutants)
@@ -280,12 +473,20 @@ def _judge_case(
         if explanations
         else 0.0
     )
-    line = case_line(case, mismatches, outcome.value, want)
-    return _CaseVerdict(credit, line, explanations, want=want, got=outcome.value)
+    record = _mismatch_record(q, case, mismatches, outcome.value, want)
+    return _CaseVerdict(credit, record, explanations, want=want, got=outcome.value)
+
+
+def _note_failure(failure: Failure, result: QuestionResult) -> None:
+    """The question's first run failure (for instructors and the class report) and its kind."""
+    if failure.kind not in result.failure_kinds:
+        result.failure_kinds = (*result.failure_kinds, failure.kind)
+    if failure.kind in ("timeout", "import", "crashed", "budget") and result.error is None:
+        result.error = failure.message
 
 
 def _explain(
-    q: CodeQuestion, case: Case, got: Any, want: Any, mutants: dict[str, Any]
+    q: CodeQuestion, case: Case, got: Any, want: Any, mutants: dict[Mistake, Any]
 ) -> list[Explanation]:
     """The mutants that explain `got` on this case, best first (run on the trusted side)."""
     return explain(
@@ -299,25 +500,19 @@ def _explain(
     )
 
 
-PAIR = "+"  # joins the ids of two mistakes found together in one function
 MAX_FORMS = 256  # bound on the forms of carried mistakes tried together on one case
 MAX_PAIRS = 120  # bound on the pairs tried on a case no single mistake explains
 
 
-def split(mid: str) -> list[str]:
-    """The catalog ids behind a diagnosis ("a+b" for two mistakes found together)."""
-    return mid.split(PAIR)
-
-
-def _pairs(mutants: dict[str, Any]) -> dict[str, Callable[..., Any]]:
+def _pairs(mutants: dict[str, Any]) -> dict[Mistake, Callable[..., Any]]:
     """Every two mistakes of a question that combine (hooks of one reference), as one mutant."""
     ids = list(mutants)
-    out: dict[str, Callable[..., Any]] = {}
+    out: dict[Mistake, Callable[..., Any]] = {}
     for i, a in enumerate(ids):
         for b in ids[i + 1 :]:
             both = combine(mutants[a], mutants[b], deep=False)
             if both is not None:
-                out[a + PAIR + b] = both
+                out[(a, b)] = both
                 if len(out) >= MAX_PAIRS:
                     return out
     return out
@@ -328,17 +523,18 @@ def _judge_compared(
     cases: list[Case],
     outcomes: list[CallOutcome | None],
     result: QuestionResult,
+    ctx: CodeContext,
     carriable: tuple[dict[str, Carried], float] = ({}, 0.0),
 ) -> None:
     """Each case compared with the reference; a wrong one explained by the mutants, or, when it
     is right given a mistake charged in a question it builds on, earning follow-through credit."""
     verdicts = [
-        _carry(q, case, outcome, _judge_case(q, case, outcome, result), *carriable)
+        _carry(q, case, outcome, _judge_case(q, case, outcome, result, ctx), *carriable)
         for case, outcome in zip(cases, outcomes)
     ]
     own = [v for v in verdicts if not v.carried]
     per_case = [v.explanations for v in own if v.explanations is not None]
-    n_failed = sum(1 for v in own if not v.line.startswith("- ✔"))
+    n_failed = sum(1 for v in own if not v.passed)
     total_weight = sum(c.weight for c in cases) or 1.0
     earned = sum(c.weight * v.credit for c, v in zip(cases, verdicts))
     judged = [(c, v) for c, v in zip(cases, verdicts) if not v.carried and v.want is not None]
@@ -356,36 +552,26 @@ def _judge_compared(
     )
     roots = list(dict.fromkeys(r for _, v in carried for r in v.carried))
     result.carried = [{"from": r.root, "misconception": r.misconception} for r in roots]
-    n_passed = sum(1 for v in verdicts if v.line.startswith("- ✔") and not v.carried)
-    head = f"**{n_passed}/{len(cases)} cases passed**" + (
-        f", {len(carried)} more right given your earlier work." if carried else "."
-    )
-    body = "\n".join(v.line for v in verdicts)
-    notes = "\n\n".join(
-        [
-            *(_carried_note(r) for r in roots),
-            *(
-                catalog.note(m, q.function, _right_outputs(q, verdicts))
-                for m in result.misconceptions
-            ),
-        ]
-    )
-    result.feedback = "\n\n".join(part for part in (head, body, notes) if part)
+    result.cases = [v.record for v in verdicts]
+    result.notes += [
+        *(_carried_note(r) for r in roots),
+        *(catalog.note(m, q.function, _right_outputs(q, verdicts)) for m in result.misconceptions),
+    ]
 
 
-def _explains_all(named: str, per_case: list[list[Explanation]], n_failed: int) -> bool:
+def _explains_all(named: Mistake, per_case: list[list[Explanation]], n_failed: int) -> bool:
     return sum(any(e.misconception == named for e in es) for es in per_case) >= n_failed
 
 
 def _contradicted(
     q: CodeQuestion,
-    named: str,
+    named: Mistake,
     judged: list[tuple[Case, _CaseVerdict]],
     carried: dict[str, Carried],
 ) -> bool:
     """A mistake that explains only some of the failed cases is not named when, on a case where
     it shows, the student's output is not what it computes: a case they got right, or a wrong
-    one it does not explain even at ten times the tolerance (unless a mistake carried from an
+    one it does not explain even at LOOSE times the tolerance (unless a mistake carried from an
     earlier question shows there too, or the output holds NaN or inf: a shared NaN is no
     evidence). The cases it explains then agree with it by coincidence (a beam search has two or
     three plausible answers). One that explains every failed case is named even so (a ReLU left
@@ -393,12 +579,12 @@ def _contradicted(
     together are held only to the cases the student got right."""
     mine = trusted_mutants({m: q.mutants[m] for m in split(named) if m in q.mutants})
     theirs = trusted_mutants({m: q.mutants[m] for m in carried if m in q.mutants})
-    loose = replace(q.tolerance, rtol=10 * q.tolerance.rtol, atol=10 * q.tolerance.atol)
+    loose = replace(q.tolerance, rtol=LOOSE * q.tolerance.rtol, atol=LOOSE * q.tolerance.atol)
 
     def against(case: Case, v: _CaseVerdict) -> bool:
         if v.credit == 1.0:
             return True
-        if PAIR in named or v.explanations is None or not finite(v.got):
+        if isinstance(named, tuple) or v.explanations is None or not finite(v.got):
             return False
         if any(e.misconception == named for e in v.explanations):
             return False
@@ -460,9 +646,13 @@ def _carry(
     together = None if found else _carried_together(q, case, outcome, v.want, carriable)
     if found or together:
         roots = (carriable[found],) if found else together
-        given = " and ".join(f"your `{c.function}` (question {c.number})" for c in roots)
-        line = v.line.split("\n", 1)[0].replace("- ✘", "- ✔", 1) + f" — right given {given}"
-        return replace(v, credit=share, line=line, explanations=None, carried=roots)
+        summary = replace(
+            v.record.summary,
+            category=Category.CARRIED,
+            given=tuple(f"`{c.function}` (question {c.number})" for c in roots),
+        )
+        record = replace(v.record, summary=summary)
+        return replace(v, credit=share, record=record, explanations=None, carried=roots)
     on_top = _on_top(q, case, outcome, v.want, carriable)
     return replace(v, explanations=on_top) if on_top else v
 
@@ -482,7 +672,7 @@ def _carried_together(
     groups = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]]
     if len(ids) > 2:
         groups.append(tuple(ids))
-    combos: dict[str, Callable[..., Any]] = {}
+    combos: dict[Mistake, Callable[..., Any]] = {}
     for group in groups:
         if math.prod(len(_forms(q.mutants[m])) for m in group) > MAX_FORMS:
             continue  # bounded work: a group whose forms multiply past the bound is not tried
@@ -490,7 +680,7 @@ def _carried_together(
         for mid in group[1:]:
             both = combine(both, q.mutants[mid]) if both is not None else None
         if both is not None:
-            combos[PAIR.join(group)] = both
+            combos[tuple(group)] = both
     if not combos:
         return None
     for e in _explain(q, case, outcome.value, want, combos):
@@ -581,55 +771,73 @@ def _record_docked(q: CodeQuestion, ctx: CodeContext, result: QuestionResult, nu
 
 
 def _right_outputs(q: CodeQuestion, verdicts: list[_CaseVerdict]) -> tuple[str, ...]:
-    """The named outputs no failed case reports wrong (for the diagnosis's wording)."""
-    wrong_text = "\n".join(v.line for v in verdicts if not v.line.startswith("- ✔"))
-    return tuple(n for n in q.output_names if not re.search(rf"`{re.escape(n)}[`\[.]", wrong_text))
+    """The named outputs no wrong case reports wrong (for the diagnosis's wording)."""
+    wrong = {name for v in verdicts if not v.record.passed for name, _ in v.record.summary.outputs}
+    return tuple(n for n in q.output_names if n not in wrong)
 
 
 def _judge_custom(
-    q: CodeQuestion, cases: list[Case], outcomes: list[CallOutcome | None], result: QuestionResult
+    q: CodeQuestion,
+    cases: list[Case],
+    outcomes: list[CallOutcome | None],
+    result: QuestionResult,
+    ctx: CodeContext,
 ) -> None:
-    """Every output judged together by the question's own judge (invariants, distributions)."""
+    """Every output judged together by the question's own judge (invariants, distributions).
+
+    A check shows its detail to the student only when it is about a visible case (named after
+    one) or every case is visible: the judge reads every output, and its words may carry a
+    hidden case's."""
     assert q.custom is not None
     outputs = [o.value if o is not None and o.failure is None else None for o in outcomes]
-    lines = [
-        _failure_line(q, c, o, result)
-        for c, o in zip(cases, outcomes)
-        if o is None or o.failure is not None
-    ]
+    records: list[CaseRecord] = []
+    for c, o in zip(cases, outcomes):
+        if o is None or o.failure is not None:
+            if o is not None and o.failure is not None:
+                _note_failure(o.failure, result)
+            records.append(_failure_record(q, c, o, ctx))
     j = q.custom(cases, outputs)
     # a failed call costs the checks it could not feed: scale by the share of calls that ran
-    share = sum(o is not None for o in outputs) / len(outputs) if lines else 1.0
+    share = sum(o is not None for o in outputs) / len(outputs) if records else 1.0
     result.score = round(q.points * j.fraction * share, 4)
+    visible = {c.name for c in cases if c.visible}
+    all_visible = all(c.visible for c in cases)
     if j.fatal is not None:
-        lines.append(f"- ✘ {j.fatal}")
-    lines += [f"- ✔ {what}" if ok else f"- ✘ {what}: {detail}" for what, ok, detail in j.checks]
-    passed = sum(ok for _, ok, _ in j.checks)
-    head = f"**{passed}/{len(j.checks)} checks passed**" + (f" ({j.how})." if j.how else ".")
+        records.append(
+            CaseRecord(
+                visible=all_visible,
+                summary=CaseSummary(label="the outputs could be read", category=Category.FAILED),
+                detail=CaseDetail(messages=(j.fatal,)),
+            )
+        )
+    for what, ok, detail in j.checks:
+        shown = all_visible or what in visible
+        records.append(
+            CaseRecord(
+                visible=shown,
+                summary=CaseSummary(
+                    label=what, category=Category.PASSED if ok else Category.FAILED
+                ),
+                detail=CaseDetail(messages=(detail,) if not ok and detail else ()),
+            )
+        )
+    result.cases = records
+    result.unit = "checks"
+    result.how = j.how
     result.misconceptions = list(j.misconceptions) if result.score < q.points else []
-    notes = "\n\n".join(catalog.note(m, q.function) for m in result.misconceptions)
-    result.feedback = "\n\n".join(part for part in (head, "\n".join(lines), notes) if part)
+    result.notes += [catalog.note(m, q.function) for m in result.misconceptions]
 
 
-def case_line(case: Case, mismatches: list[Mismatch], got: Any, want: Any) -> str:
-    """A wrong case's feedback: what differs; a visible case shows both outputs, a hidden one
-    only the student's own (`mismatches` were made with hidden=not case.visible)."""
-    reasons = "; ".join(m.message for m in mismatches[:4])
-    line = f"- ✘ {case.name}: {reasons}"
-    if case.visible:
-        line += f"\n  - got: {preview(got)}\n  - expected: {preview(want)}"
-    elif mismatches[0].reason in ("values", "exact", "nonfinite"):
-        line += f"\n  - got: {preview(got)}"
-    return line
-
-
-def syntax_problem(name: str, source: str) -> str | None:
+def syntax_problem(
+    name: str, source: str, line_words: Callable[[int], str] = lambda n: f"line {n}"
+) -> str | None:
     """Why the file cannot be read as Python, in the student's terms (None when it can)."""
     try:
         shortcuts.parse_python(source, filename=name)
     except SyntaxError as err:
         text = (err.text or "").strip()
-        where = f" at line {err.lineno}" + (f": `{text[:160]}`" if text else "")
+        where = f" at {line_words(err.lineno)}" if err.lineno else ""
+        where += f": `{text[:160]}`" if text else ""
         return f"`{name}` has a syntax error{where} ({err.msg}); no function in it could be run."
     except ValueError as err:  # null bytes
         return f"`{name}` could not be parsed: {err}"

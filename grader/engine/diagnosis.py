@@ -56,9 +56,18 @@ def finite(value: Any) -> bool:
     return True
 
 
+Mistake = str | tuple[str, ...]
+"""A catalog id, or the ids of mistakes found together in one function."""
+
+
+def split(mistake: Mistake) -> list[str]:
+    """The catalog ids behind a diagnosis."""
+    return list(mistake) if isinstance(mistake, tuple) else [mistake]
+
+
 @dataclass(frozen=True)
 class Explanation:
-    misconception: str
+    misconception: Mistake
     extra_wrong: int  # outputs the mutant gets wrong that the student got right (0 = exact fit)
     order: int  # the mutant's position in the question's list (root causes first)
 
@@ -103,7 +112,7 @@ def explain(
     want: Any,
     args: tuple,
     kwargs: Mapping[str, Any],
-    mutants: Mapping[str, Callable[..., Any]],
+    mutants: Mapping[Mistake, Callable[..., Any]],
     tol: Tolerance,
     *,
     exact: bool = False,
@@ -202,7 +211,7 @@ def _fresh(x: Any) -> Any:
     return x
 
 
-def verdict(per_case: list[list[Explanation]], n_failed: int) -> list[str]:
+def verdict(per_case: list[list[Explanation]], n_failed: int) -> list[Mistake]:
     """The misconception named for a question: the one explaining the most failed cases.
 
     It must explain at least half of the failed cases; ties go to the closer fit, then to the
@@ -210,7 +219,7 @@ def verdict(per_case: list[list[Explanation]], n_failed: int) -> list[str]:
     """
     if n_failed == 0:
         return []
-    tally: dict[str, list[int]] = {}  # id -> [cases explained, total extra_wrong, order]
+    tally: dict[Mistake, list[int]] = {}  # id -> [cases explained, total extra_wrong, order]
     for explanations in per_case:
         for e in explanations:
             t = tally.setdefault(e.misconception, [0, 0, e.order])

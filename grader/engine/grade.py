@@ -27,7 +27,7 @@ from grader.engine.code import BUDGET_SPENT, CodeContext, grade_code, syntax_pro
 from grader.engine.locate import Located, SubmissionError, locate
 from grader.questions import Assignment, CodeQuestion, WrittenQuestion
 from grader.report import GradeReport, QuestionResult
-from grader.sandbox.session import WorkerSession
+from grader.sandbox.session import Event, WorkerSession
 from grader.written.expr.judge import ExprJudge
 
 ANSWERS_FILE = "answers.toml"
@@ -58,17 +58,17 @@ class _Run:
 
 def _written_result(q: WrittenQuestion, number: str, w) -> QuestionResult:
     return QuestionResult(
-        q.id,
-        q.title,
-        number,
-        "written",
-        None,
-        w.score,
-        q.points,
-        w.feedback,
-        q.visibility,
-        list(w.misconceptions),
-        w.answer_text,
+        question_id=q.id,
+        title=q.title,
+        number=number,
+        kind="written",
+        function=None,
+        score=w.score,
+        max_score=q.points,
+        lead=w.feedback,
+        visibility=q.visibility or "visible",
+        misconceptions=list(w.misconceptions),
+        answer_text=w.answer_text,
         not_attempted=w.not_attempted,
     )
 
@@ -219,22 +219,46 @@ def grade_submission(
         if own_judge:
             judge.close()
         output, events, isolated = _close_session(run)
+    shown = located.notebook.notebook if located.notebook is not None else assignment.code_file
     ordered = [_finite(run.results[q.id]) for q in assignment.questions if q.id in run.results]
     ordered += [_finite(r) for r in run.extra]
     report = GradeReport(
-        assignment.id,
-        student,
-        seed,
-        ordered,
-        time.monotonic() - started,
-        isolated,
-        run.warnings,
-        events,
-        output,
-        run.grader_error,
-        _answer_key(assignment, student),
+        assignment_id=assignment.id,
+        student=student,
+        seed=seed,
+        questions=ordered,
+        execution_time=time.monotonic() - started,
+        isolated=isolated,
+        warnings=run.warnings,
+        events=[event_words(e, shown) for e in events],
+        event_details=[e.detail for e in events],
+        student_output=output,
+        grader_error=run.grader_error,
+        answer_key=_answer_key(assignment, student),
     )
     return notebook.relabel(report, located)
+
+
+_EVENT_WORDS = {
+    "import-timeout": "importing {file} was stopped at its time limit",
+    "import-ended": "the process running your code ended while importing {file}",
+    "import-failed": "{file} could not be imported",
+    "unreadable": "your code wrote data the grader could not read (during `{subject}`)",
+    "call-timeout": "`{subject}` was stopped at its time limit",
+    "call-ended": "the process running your code ended during `{subject}`",
+    "strays": "stopped processes left running by `{subject}`",
+    "threads": "restarted the process running your code: `{subject}` left threads running",
+    "restarts-spent": "the process running your code was restarted too many times",
+}
+
+
+def event_words(event: Event, shown_file: str | None) -> str:
+    """What the sandbox stopped, in words a student may see: the event's kind and the grader's
+    own name for what it was about (exit statuses, counts and times stay in the detail)."""
+    file = f"`{shown_file}`" if shown_file else "your file"
+    return _EVENT_WORDS.get(event.kind, "the sandbox stopped your code").format(
+        file=file, subject=event.subject
+    )
 
 
 def _answer_key(assignment: Assignment, student: str | None) -> str | None:
@@ -267,7 +291,7 @@ def _locate(submission: Path, assignment: Assignment, limits: sandbox.Limits) ->
     return located
 
 
-def _close_session(run: _Run) -> tuple[str, list[str], bool]:
+def _close_session(run: _Run) -> tuple[str, list[Event], bool]:
     """The worker's output and events, then the worker stopped, whatever state it was left in."""
     session = run.session
     if session is None:
@@ -294,7 +318,7 @@ def _finite(r: QuestionResult) -> QuestionResult:
         return r
     r.max_score = r.max_score if math.isfinite(r.max_score) else 0.0
     r.score = 0.0
-    r.feedback += "\n\n(A score that was not a finite number was counted as 0.)"
+    r.notes.append("(A score that was not a finite number was counted as 0.)")
     return r
 
 
@@ -311,15 +335,15 @@ def _unscored(
 ) -> QuestionResult:
     """A question that earned nothing because it could not be graded (the reason in `error`)."""
     return QuestionResult(
-        q.id,
-        q.title,
-        number,
-        q.kind,
-        getattr(q, "function", None),
-        0.0,
-        q.points,
-        feedback,
-        q.visibility,
+        question_id=q.id,
+        title=q.title,
+        number=number,
+        kind=q.kind,
+        function=getattr(q, "function", None),
+        score=0.0,
+        max_score=q.points,
+        lead=feedback,
+        visibility=q.visibility or "visible",
         error=error,
     )
 
@@ -333,12 +357,21 @@ def _code_context(
 ) -> CodeContext:
     name = assignment.code_file
     assert name is not None
+    shared = {
+        "seed": seed,
+        "follow_through": assignment.follow_through,
+        "hidden_feedback": assignment.hidden_feedback,
+        "shown_file": located.notebook.notebook if located.notebook is not None else name,
+        "place": notebook.place(located),
+        "code_file": name,
+        "call_seconds": limits.call_seconds,
+    }
     source = located.text(name)
     if source is None:
-        return CodeContext(located, None, located.missing_message(name), None, seed)
-    problem = syntax_problem(name, source)
+        return CodeContext(located, None, located.missing_message(name), None, **shared)
+    problem = syntax_problem(shared["shown_file"], source, notebook.line_words(located))
     if problem is not None:
-        return CodeContext(located, source, problem, None, seed)
+        return CodeContext(located, source, problem, None, **shared)
     py_files = {k: v for k, v in located.files.items() if k.endswith(".py")}
     uses_torch = assignment.preload_torch or any(
         _TORCH_IMPORT.search(v.decode("utf-8", "replace")) for v in py_files.values()
@@ -355,4 +388,4 @@ def _code_context(
         hide=(*content.grader_trees(), *hide),
     )  # the grader's own trees, always
     session.start()
-    return CodeContext(located, source, None, session, seed, assignment.follow_through)
+    return CodeContext(located, source, None, session, **shared)

@@ -161,15 +161,15 @@ def run(
             number += 1
             results.append(
                 QuestionResult(
-                    f"unittest:{name}",
-                    f"Instructor tests ({name})",
-                    str(number),
-                    "instructor",
-                    None,
-                    0.0,
-                    sum(declared),
-                    f"The tests in `{name}` could not be scored: {why}.",
-                    "visible",
+                    question_id=f"unittest:{name}",
+                    title=f"Instructor tests ({name})",
+                    number=str(number),
+                    kind="instructor",
+                    function=None,
+                    score=0.0,
+                    max_score=sum(declared),
+                    lead=f"The tests in `{name}` could not be scored: {why}.",
+                    visibility="visible",
                     error=why,
                 )
             )
@@ -186,15 +186,15 @@ def _entry_result(name: str, entry: dict[str, Any], number: int) -> QuestionResu
     visibility = entry.get("visibility") if entry.get("visibility") in _VISIBILITIES else "visible"
     label = str(entry.get("name", "test"))[:200]
     return QuestionResult(
-        f"unittest:{name}:{label}",
-        label,
-        str(entry.get("number") or number),
-        "instructor",
-        None,
-        score,
-        max_score,
-        str(entry.get("output", ""))[:4000],
-        visibility,
+        question_id=f"unittest:{name}:{label}",
+        title=label,
+        number=str(entry.get("number") or number),
+        kind="instructor",
+        function=None,
+        score=score,
+        max_score=max_score,
+        lead=str(entry.get("output", ""))[:4000],
+        visibility=visibility,
     )
 
 

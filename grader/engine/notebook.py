@@ -1,15 +1,16 @@
-"""Notebook submissions (contract §7): `<stem>.ipynb` graded in place of `<stem>.py`.
+"""Notebook submissions: `<stem>.ipynb` graded in place of `<stem>.py` (docs/notebooks.md).
 
 The trusted side reads the notebook (plain JSON, outputs never looked at; nbformat's own schema
 check when a quick check of keys and types has doubts, nbformat's upgrade for version 3), turns
 its code cells into the source of `<stem>.py` (`notebook_source`), and
 the worker imports that like any submission: no Jupyter kernel is started. Written answers come
 from `answers.toml` beside the notebook or from a raw/markdown cell whose first line is
-`# answers.toml`. Afterwards the feedback is put in the notebook's terms: "cell 4, line 3".
+`# answers.toml`. Lines of the code are put in the notebook's terms as they are recorded
+(`place`: "code cell 4 (`def f(…)`), line 3").
 
-Three hooks, called by `grader.engine.grade`: `use_notebook` (after locating the files),
-`cell_notes` (once the worker is started: what happened to the cells) and `relabel` (on the
-finished report).
+The hooks, called by `grader.engine.grade`: `use_notebook` (after locating the files), `place`
+and `line_words` (for the code questions' records), `cell_notes` (once the worker is started:
+what happened to the cells) and `relabel` (on the finished report: the notebook's notes).
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from grader.engine.locate import Located
 from grader.engine.notebook_source import ModuleSource, TimeShares, build_module
-from grader.report import GradeReport
-from grader.sandbox.session import WorkerSession
+from grader.report import GradeReport, QuestionResult, SourceSpot
+from grader.sandbox.session import Spot, WorkerSession
 
 ANSWERS_FILE = "answers.toml"
 ANSWERS_MARK = "# answers.toml"
@@ -388,79 +390,74 @@ def cell_notes(session: WorkerSession | None, located: Located) -> list[str]:
     return list(run.cell_problems)
 
 
-def _translator(run: NotebookRun):
-    """Rewrites feedback about the generated module into the notebook's terms."""
-    stem = re.escape(run.code_file)
-    lines = re.compile(rf"(?:`?{stem}`?,?\s+)?\b[Ll]ine (\d+)")
+def place(located: Located) -> Callable[[Spot], SourceSpot]:
+    """A line the worker reported, in the student's terms: the notebook's code cell and its line
+    there (with the cell's first line quoted) for a notebook, the file and line otherwise."""
+    run = located.notebook
 
-    def cell_line(m: re.Match) -> str:
-        spot = run.source.where(int(m.group(1)))
-        return f"cell {spot[0]}, line {spot[1]}" if spot else m.group(0)
+    def plain(spot: Spot) -> SourceSpot:
+        return SourceSpot(file=spot.file, line=spot.line, text=spot.text)
 
-    def translate(text: str | None) -> str | None:
-        if not text:
-            return text
-        text = lines.sub(cell_line, text)
-        text = text.replace(
-            f"`{run.code_file}` could not be imported",
-            f"the cells of `{run.notebook}` could not be run",
+    if not isinstance(run, NotebookRun):
+        return plain
+
+    def in_cells(spot: Spot) -> SourceSpot:
+        where = run.source.where(spot.line) if spot.file == run.code_file else None
+        if where is None:
+            return plain(spot)
+        cell, line = where
+        head = next(
+            (s.lines[0].strip() for s in run.source.spans if s.number == cell and s.lines), ""
         )
-        text = text.replace(
-            f"importing `{run.code_file}`", f"running the cells of `{run.notebook}`"
+        return SourceSpot(
+            file=run.notebook,
+            line=line,
+            text=spot.text,
+            cell=cell,
+            cell_head=head[:60] + ("…" if len(head) > 60 else ""),
         )
-        return text.replace(f"`{run.code_file}`", f"`{run.notebook}`")
 
-    return translate
-
-
-def _shortcut_cells(run: NotebookRun, feedback: str) -> str:
-    """Where the library calls a shortcut finding names sit in the notebook: " (cell 4, line 3)"."""
-    from grader.engine import shortcuts
-
-    names = [
-        n
-        for n in re.findall(r"`([\w.]+)`", feedback)
-        if "." in n and not n.endswith((".py", ".ipynb"))
-    ]
-    spots = [run.source.where(f.line) for f in shortcuts.scan(run.source.scan, names)]
-    places = sorted({f"cell {s[0]}, line {s[1]}" for s in spots if s is not None})
-    return f" Found in {', '.join(places[:5])}." if places else ""
+    return in_cells
 
 
-def _may_come_from_a_cell(feedback: str, error: str | None) -> bool:
-    """A failure a skipped cell can explain: a missing function or name, a failed import."""
-    return bool(error) or "has no function" in feedback or "NameError" in feedback
+def line_words(located: Located) -> Callable[[int], str]:
+    """A line of the code file in the student's terms ("line 12", "code cell 4 (…), line 3")."""
+    to = place(located)
+    name = located.notebook.code_file if isinstance(located.notebook, NotebookRun) else ""
+    return lambda line: to(Spot(name, line)).words()
+
+
+_CELL_EXPLAINS = ("missing-function", "import")
+
+
+def _may_come_from_a_cell(q: QuestionResult) -> bool:
+    """A failure a skipped cell can explain: a missing function, a failed import, a NameError."""
+    return (
+        bool(q.error)
+        or any(k in _CELL_EXPLAINS for k in q.failure_kinds)
+        or any(r.summary.exception == "NameError" for r in q.cases)
+    )
 
 
 def relabel(report: GradeReport, located: Located) -> GradeReport:
-    """The finished report in the notebook's terms: cells and lines, the notebook's name."""
+    """The finished report with the notebook's own notes: which cells failed, where the answers
+    were read from (the code questions' lines are already in the notebook's terms: `place`)."""
     run = located.notebook
     if not isinstance(run, NotebookRun):
         return report
-    translate = _translator(run)
     answers_from = located.sources.get(ANSWERS_FILE)
     for q in report.questions:
         if q.kind == "written" and answers_from:
-            q.feedback = re.sub(
-                r"\b(?<!, )line (\d+): `", rf"{answers_from}, line \1: `", q.feedback
-            )
-            q.feedback = q.feedback.replace("`answers.toml`", answers_from).replace(
+            # the written answers' own words name answers.toml and its lines: say which cell
+            q.lead = re.sub(r"\b(?<!, )line (\d+): `", rf"{answers_from}, line \1: `", q.lead)
+            q.lead = q.lead.replace("`answers.toml`", answers_from).replace(
                 "answers.toml", answers_from
             )
         if q.kind != "code":
             continue
-        q.feedback = translate(q.feedback) or ""
-        q.error = translate(q.error)
-        if "uses-library-shortcut" in q.misconceptions and "cell " not in q.feedback:
-            q.feedback += _shortcut_cells(run, q.feedback)
-        if (
-            run.cell_problems
-            and q.status == "failed"
-            and _may_come_from_a_cell(q.feedback, q.error)
-        ):
+        if run.cell_problems and q.status == "failed" and _may_come_from_a_cell(q):
             shown = "; ".join(run.cell_problems[:3])
-            q.feedback += f"\n\n**Your notebook:** {shown}."
-    report.events = [translate(e) or "" for e in report.events]
+            q.notes.append(f"**Your notebook:** {shown}.")
     if run.validation is not None:
         report.warnings += run.validation.result()
     report.notebook = {"file": run.notebook, "failed_cells": list(run.failed_cells)}

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -390,11 +390,15 @@ def _suspicious(node: ast.AST) -> str | None:
     return None
 
 
-def describe(found: list[Finding], function: str) -> str:
+def describe(
+    found: list[Finding],
+    function: str,
+    line_words: Callable[[int], str] = lambda n: f"line {n}" if n else "while it ran",
+) -> str:
     """The forbidden calls in words: the call, the student's function and the line."""
     parts = []
     for f in found[:4]:
-        where = f"line {f.line}" if f.line else "while it ran"
+        where = line_words(f.line)
         if f.function and f.function not in (function, "<module>"):
             parts.append(f"`{function}` reaches `{f.name}` through your `{f.function}` ({where})")
         else:

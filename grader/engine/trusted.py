@@ -64,7 +64,7 @@ def all_nan(value: Any) -> Any:
     return value
 
 
-def trusted_mutants(mutants: Mapping[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+def trusted_mutants(mutants: Mapping[Any, Callable[..., Any]]) -> dict[Any, Callable[..., Any]]:
     """Mutants called on freshly built arguments (new arrays, a new rng) with plain outputs."""
 
     def bind(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -9,10 +9,10 @@ most two (`1.33/8`, not `1.3333/8`); long titles are shortened at a word boundar
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from grader.report import GradeReport, QuestionResult
+from grader.reports import feedback
 
 MAX_COLUMN = 48  # characters of a title or a list of ids in the table
 MAX_REASON = 110  # characters of a lost point's one-line reason
@@ -48,30 +48,9 @@ def shorten(text: str, width: int) -> str:
     return cut.rstrip(" ,;:-—") + "…"
 
 
-def _plain(markdown: str) -> str:
-    """One line of markdown as plain text: no emphasis, code ticks or list markers."""
-    text = re.sub(r"\*\*|__|`", "", markdown)
-    text = re.sub(r"^\s*[-*]\s+", "", text)
-    return " ".join(text.split())
-
-
 def reason(q: QuestionResult) -> str:
-    """Why a question lost points, in one line: the diagnosis when one was named, else the first
-    failed check of its feedback, else the feedback's first line."""
-    if q.not_attempted:
-        return "not attempted"
-    if q.misconceptions:
-        from grader import catalog
-
-        try:
-            titles = [catalog.get(m).title for m in q.misconceptions]
-        except KeyError:
-            titles = list(q.misconceptions)
-        return "diagnosis: " + "; ".join(titles)
-    lines = [line for line in (q.feedback or "").splitlines() if line.strip()]
-    failed = next((line for line in lines if "✘" in line), None)
-    first = failed if failed is not None else (lines[0] if lines else "no feedback")
-    return _plain(first.replace("✘", ""))
+    """Why a question lost points, in one line (grader/reports/feedback.py decides)."""
+    return feedback.reason(q)
 
 
 def _rows(report: GradeReport) -> list[tuple[str, str, str, str]]:
@@ -122,11 +101,16 @@ def feedback_command(report: GradeReport, submission: str | None = None) -> str:
     return f"seqgrade grade {submission or 'SUBMISSION'} -a {report.assignment_id}{student} --format md"
 
 
-def markdown(report: GradeReport) -> str:
+def markdown(report: GradeReport, *, instructor: bool = False) -> str:
+    """The whole feedback as a student sees it; `instructor`: every hidden case in full too."""
     out = [f"# {report.assignment_id}: {points(report.score)} / {points(report.max_score)}"]
     notes = list(report.warnings) or (["this run was not isolated"] if not report.isolated else [])
     out += [f"> ⚠ {w}" for w in notes]
+    events = report.event_details if instructor else report.events
+    out += [f"> sandbox: {e}" for e in dict.fromkeys(events)]
     for q in report.questions:
         out.append(f"## {q.number}. {q.title} — {points(q.score)}/{points(q.max_score)}")
-        out.append(q.feedback or "")
+        out.append(feedback.question_markdown(q, instructor=instructor))
+    if instructor and report.student_output.strip():
+        out.append("## What the code printed\n\n```\n" + report.student_output[:4000] + "\n```")
     return "\n\n".join(out) + "\n"

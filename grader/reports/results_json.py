@@ -1,9 +1,11 @@
 """Gradescope's results.json (plus our `extra_data`), written atomically, always valid.
 
-What a student may see follows contract §4: the isolation note and the student's own
-printed output go to the instructor (`extra_data`, the autograder's stdout), the
-expected written answers only into the answer-key test with the assignment's
-`reveal_answers` visibility.
+What a student may see is written out in docs/feedback.md: each question's feedback as
+grader/reports/feedback.py renders it for students; the isolation note, the student's own
+printed output, every case in full and the sandbox's events in full go to the instructor
+(`extra_data`, one test of visibility "hidden", the autograder's stdout); the expected
+written answers only into the answer-key test with the assignment's `reveal_answers`
+visibility.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from grader.course.fingerprint import KINDS, Fingerprints
 from grader.course.variants import VariantKey
 from grader.questions import VISIBILITIES, Assignment
 from grader.report import GradeReport, QuestionResult
+from grader.reports import feedback
 from grader.reports.render import points
 
 MAX_OUTPUT_CHARS = 4000  # of the student's printed output kept (extra_data; the output if shown)
@@ -63,7 +66,14 @@ SCHEMA: dict[str, Any] = {
                         "properties": {
                             "question": {"type": "string"},
                             "kind": {
-                                "enum": ["code", "written", "error", "instructor", "answer-key"]
+                                "enum": [
+                                    "code",
+                                    "written",
+                                    "error",
+                                    "instructor",
+                                    "answer-key",
+                                    "detail",
+                                ]
                             },
                             "function": {"type": ["string", "null"]},
                             "misconceptions": {"type": "array", "items": {"type": "string"}},
@@ -139,7 +149,7 @@ def _assignment(report: GradeReport) -> Assignment | None:
 def to_gradescope(
     report: GradeReport, key: VariantKey | None = None, assignment: Assignment | None = None
 ) -> dict[str, Any]:
-    """results.json for one graded submission, holding only what contract §4 lets a student see.
+    """results.json for one graded submission: what a student may see in the fields they see.
 
     `key`: the variant key the submission was graded with (as `variant_key` decided it);
     by default the report's student, given explicitly. `assignment`: the one graded (by
@@ -157,6 +167,7 @@ def to_gradescope(
     ]
     if assignment is not None:
         tests.extend(_answer_key_test(assignment, report, len(tests) + 1))
+    tests.extend(_detail_test(report, len(tests) + 1))
     if report.grader_error:
         tests.append(_error_test(report.grader_error))
     extra: dict[str, Any] = {
@@ -169,6 +180,8 @@ def to_gradescope(
         "isolation": isolation_note(report),
         "warnings": list(report.warnings),
     }
+    if report.event_details:
+        extra["events"] = list(dict.fromkeys(report.event_details))
     if report.student_output:
         extra["student_output"] = _truncated(report.student_output)
     if report.notebook is not None:
@@ -205,18 +218,20 @@ def _test(q: QuestionResult, key_line: str | None) -> dict[str, Any]:
         extra["answer"] = q.answer_text[:200]  # for the class report's common wrong answers
     if q.error:
         extra["error"] = q.error[:300]
-    if q.carried:  # follow-through: mistakes charged in an earlier question (contract §8)
+    if q.carried:  # follow-through: mistakes charged in an earlier question
         extra["carried"] = [dict(c) for c in q.carried]
         extra["carried_points"] = q.carried_points
     if q.needs_review:
         extra["needs_review"] = list(q.needs_review)
+    if q.cases:  # every case in full: extra_data is the instructor's
+        extra["cases"] = [feedback.case_data(r) for r in q.cases]
     return {
         "name": f"{q.number}. {q.title}",
         "number": q.number,
         "score": round(q.score, 4),
         "max_score": q.max_score,
         "status": q.status,
-        "output": q.feedback + (f"\n\n{key_line}" if key_line else ""),
+        "output": feedback.question_markdown(q) + (f"\n\n{key_line}" if key_line else ""),
         "output_format": "md",
         "visibility": q.visibility,
         "extra_data": extra,
@@ -226,7 +241,7 @@ def _test(q: QuestionResult, key_line: str | None) -> dict[str, Any]:
 def _answer_key_test(
     assignment: Assignment, report: GradeReport, number: int
 ) -> list[dict[str, Any]]:
-    """The one 0-point test holding the student's own expected written answers (contract §4)."""
+    """The one 0-point test holding the student's own expected written answers."""
     if report.answer_key is None:
         return []
     body, student = report.answer_key, report.student
@@ -245,6 +260,39 @@ def _answer_key_test(
             "extra_data": {
                 "question": "answer-key",
                 "kind": "answer-key",
+                "function": None,
+                "misconceptions": [],
+            },
+        }
+    ]
+
+
+def _detail_test(report: GradeReport, number: int) -> list[dict[str, Any]]:
+    """One 0-point test only instructors see (visibility "hidden"): every hidden case that did
+    not pass, in full, and what the sandbox stopped, in full."""
+    parts = []
+    for q in report.questions:
+        if any(not r.visible and not r.passed for r in q.cases):
+            parts.append(
+                f"### {q.number}. {q.title}\n\n" + "\n".join(feedback.case_lines(q, instructor=True))
+            )
+    if report.event_details:
+        parts.append("### The sandbox\n\n" + "\n".join(f"- {e}" for e in dict.fromkeys(report.event_details)))
+    if not parts:
+        return []
+    return [
+        {
+            "name": f"{number}. Instructor view: hidden cases in full",
+            "number": str(number),
+            "score": 0.0,
+            "max_score": 0.0,
+            "status": "passed",
+            "output": "\n\n".join(parts),
+            "output_format": "md",
+            "visibility": "hidden",
+            "extra_data": {
+                "question": "instructor-detail",
+                "kind": "detail",
                 "function": None,
                 "misconceptions": [],
             },

@@ -46,13 +46,34 @@ WIRE_TAGS = (
 )  # the special arguments the worker rebuilds (grader.sandbox.worker.decode)
 
 
+@dataclass(frozen=True)
+class Spot:
+    """A line of the submission's code, as its process reported it."""
+
+    file: str
+    line: int
+    text: str = ""
+
+
 @dataclass
 class Failure:
-    """Why a call produced no usable value, in words for the student."""
+    """Why a call produced no usable value: its kind, and what the process reported, in full."""
 
     kind: FailureKind
-    message: str  # markdown, already phrased for the student
-    exception: str | None = None  # the student's exception type and message, when one was raised
+    message: str
+    """The whole story in words (the exception's message included): for a caller to show only
+    where the submission's process could not have chosen it for hidden inputs."""
+    exception: str | None = None
+    """The exception's type and message, when one was raised."""
+    exception_type: str | None = None
+    """The exception's class name, as the process reported it."""
+    builtin: bool = False
+    """The process reported the class as one of Python's built-in exceptions."""
+    spot: Spot | None = None
+    """The submission's own line where it raised."""
+    after_calls: bool = False
+    """It happened after the submission's functions had been called (a restart's import):
+    what it says may then carry what those calls were given."""
 
     @property
     def is_overflow(self) -> bool:
@@ -63,6 +84,29 @@ class Failure:
         return etype in ("OverflowError", "ZeroDivisionError", "FloatingPointError") or (
             etype == "ValueError" and "math domain error" in msg
         )
+
+
+EventKind = Literal[
+    "import-timeout",  # importing the module did not finish in time
+    "import-ended",  # the process ended while importing
+    "import-failed",  # the import raised
+    "unreadable",  # the process wrote data the grader could not read
+    "call-timeout",  # a call was stopped at its time limit
+    "call-ended",  # the process ended during a call
+    "strays",  # processes left running by a function were stopped
+    "threads",  # the process was restarted: a function left threads running
+    "restarts-spent",  # the process was restarted too many times
+]
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something the sandbox stopped or restarted: a fixed kind, about a named function or
+    module (the grader's own names), and the full detail (exit status, counts) apart."""
+
+    kind: EventKind
+    subject: str
+    detail: str
 
 
 @dataclass(frozen=True)
@@ -160,6 +204,12 @@ def describe_error(
         and isinstance(where.get("line"), int)
     ):
         where = None
+    spot = (
+        Spot(where["file"][:200], where["line"], str(where.get("text") or "")[:160])
+        if where
+        else None
+    )
+    builtin = err.get("builtin") is True
     if etype == "ShortcutRefused":
         return Failure(
             "exception",
@@ -184,13 +234,22 @@ def describe_error(
         )
     if etype == "MemoryError":
         limit = sandbox.memory_limit_message(limits) if limits else "memory limit reached"
-        return Failure("exception", f"{limit} during `{function}` (`MemoryError`)")
+        return Failure(
+            "exception",
+            f"{limit} during `{function}` (`MemoryError`)",
+            exception_type=etype,
+            builtin=builtin,
+            spot=spot,
+        )
     text = f"`{etype}: {msg}`" if msg else f"`{etype}`"
-    if where:
-        text += f" at {where['file']} line {where['line']}"
-        if isinstance(where.get("text"), str) and where["text"]:
-            text += f": `{where['text'][:160]}`"
-    return Failure("exception", text, exception=f"{etype}: {msg}")
+    return Failure(
+        "exception",
+        text,
+        exception=f"{etype}: {msg}",
+        exception_type=etype,
+        builtin=builtin,
+        spot=spot,
+    )
 
 
 class WorkerSession:
@@ -219,7 +278,7 @@ class WorkerSession:
         self.import_shortcuts: list[ShortcutUse] = []
         self.tampered = False  # a banned library was loaded behind the worker's import hook
         self.restarts = 0
-        self.events: list[str] = []  # what happened, in plain words, for the report
+        self.events: list[Event] = []  # what the sandbox stopped or restarted, for the report
         self._ready = False
         self._expect: list[str] = []  # ids of the requests sent and not yet answered, in order
         self._output_parts: list[str] = []
@@ -324,7 +383,8 @@ class WorkerSession:
             reply, _ = self._receive(max(0.5, min(self.remaining(), self.limits.call_seconds)))
         except _Timeout:
             self._kill_for(
-                f"stopped after {self.limits.call_seconds:g} s while importing `{self.module}.py`"
+                "import-timeout",
+                f"stopped after {self.limits.call_seconds:g} s while importing `{self.module}.py`",
             )
             return self._set_import_failure(
                 Failure(
@@ -332,43 +392,60 @@ class WorkerSession:
                     f"importing `{self.module}.py` did not finish within "
                     f"{self.limits.call_seconds:g} s (an infinite loop or a long "
                     "computation at the top level of the file?)",
-                )
+                    after_calls=restarting,
+                ),
+                "import-timeout",
             )
         except worker.WireError as exc:
             self._kill_for(
-                f"the submission's process sent unreadable data while importing `{self.module}.py`"
+                "unreadable",
+                f"the submission's process sent unreadable data while importing `{self.module}.py`",
             )
-            return self._set_import_failure(_protocol_failure(f"importing `{self.module}.py`", exc))
+            failure = _protocol_failure(f"importing `{self.module}.py`", exc)
+            failure.after_calls = restarting
+            return self._set_import_failure(failure, "unreadable")
         except (EOFError, OSError):
             return self._set_import_failure(
                 Failure(
                     "crashed",
                     f"the submission's process ended while importing "
                     f"`{self.module}.py` ({self._exit_words()})",
-                )
+                    after_calls=restarting,
+                ),
+                "import-ended",
             )
         self.tampered = self.tampered or reply.get("tampered") is True
         if not reply.get("ok"):
             err = reply.get("error") or {}
             failure = describe_error(err, None)
+            at = f" at {failure.spot.file} line {failure.spot.line}" if failure.spot else ""
             return self._set_import_failure(
-                Failure("import", f"`{self.module}.py` could not be imported: {failure.message}")
+                Failure(
+                    "import",
+                    f"`{self.module}.py` could not be imported: {failure.message}{at}",
+                    exception=failure.exception,
+                    exception_type=failure.exception_type,
+                    builtin=failure.builtin,
+                    spot=failure.spot,
+                    after_calls=restarting,
+                ),
+                "import-failed",
             )
         if not restarting:
             self.import_tripped, self.import_shortcuts = _shortcuts_of(reply)
         self._threads = (_threads_of(reply), _threads_of(reply))
         return None
 
-    def _set_import_failure(self, failure: Failure) -> Failure:
+    def _set_import_failure(self, failure: Failure, kind: EventKind) -> Failure:
         self.import_failure = failure
-        self.events.append(failure.message)
+        self.events.append(Event(kind, self.module, failure.message))
         return failure
 
-    def _kill_for(self, reason: str) -> None:
+    def _kill_for(self, kind: EventKind, reason: str, subject: str | None = None) -> None:
         if self.proc is not None:
             self._collect_output()
             self.proc.kill(reason=reason)
-            self.events.append(reason)
+            self.events.append(Event(kind, subject or self.module, reason))
             self.proc = None
 
     def _exit_words(self) -> str:
@@ -429,7 +506,7 @@ class WorkerSession:
             reply, out_blobs = self._receive(timeout)
         except _Timeout:
             reason = f"stopped after {timeout:g} s"
-            self._kill_for(f"`{function}` {reason}")
+            self._kill_for("call-timeout", f"`{function}` {reason}", function)
             self._maybe_restart()
             return CallOutcome(
                 failure=Failure(
@@ -439,12 +516,18 @@ class WorkerSession:
                 )
             )
         except worker.WireError as exc:
-            self._kill_for(f"the submission's process sent unreadable data during `{function}`")
+            self._kill_for(
+                "unreadable",
+                f"the submission's process sent unreadable data during `{function}`",
+                function,
+            )
             self._maybe_restart()
             return CallOutcome(failure=_protocol_failure(f"`{function}`", exc))
         except (EOFError, OSError):
             words = self._exit_words()
-            self._kill_for(f"the submission's process ended during `{function}` ({words})")
+            self._kill_for(
+                "call-ended", f"the submission's process ended during `{function}` ({words})", function
+            )
             self._maybe_restart()
             return CallOutcome(
                 failure=Failure(
@@ -480,14 +563,20 @@ class WorkerSession:
             n = self.proc.kill_strays()
             if n:
                 self.events.append(
-                    f"stopped {n} process{'es' if n > 1 else ''} left running by `{after}`"
+                    Event(
+                        "strays",
+                        after,
+                        f"stopped {n} process{'es' if n > 1 else ''} left running by `{after}`",
+                    )
                 )
             at_import, now = self._threads
             # (never at the cost of the questions after it: with no restart left, it stays)
             if now > at_import and self.restarts < MAX_RESTARTS and self.remaining() > 1.0:
                 self._kill_for(
+                    "threads",
                     f"restarted the submission's process: `{after}` left {now - at_import} "
-                    "thread(s) running"
+                    "thread(s) running",
+                    after,
                 )
                 self._maybe_restart()
 

@@ -22,6 +22,7 @@ a shortcut never yields a value, whatever the submission does to the record of h
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import io
 import json
@@ -646,7 +647,14 @@ def _student_error(exc: BaseException, student_files: set[str]) -> dict:
         message = str(exc)
     except BaseException:  # noqa: BLE001 - a hostile __str__
         message = "<unprintable>"
-    return {"type": type(exc).__name__, "message": message[:600], "where": where}
+    etype = type(exc)
+    builtin = etype.__module__ == "builtins" and getattr(builtins, etype.__name__, None) is etype
+    return {
+        "type": etype.__name__,
+        "builtin": builtin,
+        "message": message[:600],
+        "where": where,
+    }
 
 
 class _BlockedFinder:
