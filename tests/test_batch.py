@@ -238,7 +238,14 @@ def test_a_score_that_is_not_a_number_leaves_every_total_finite(tmp_path, monkey
         report = real(p, a, limits=LIMITS, **kw)
         report.questions.append(
             QuestionResult(
-                "unittest:t", "t", "9", "instructor", None, float("nan"), 1.0, "", "visible"
+                question_id="unittest:t",
+                title="t",
+                number="9",
+                kind="instructor",
+                function=None,
+                score=float("nan"),
+                max_score=1.0,
+                visibility="visible",
             )
         )
         return report

@@ -173,15 +173,23 @@ def test_the_table_shows_notes_about_the_submission_even_when_isolated():
     from grader.reports import render
 
     q = QuestionResult(
-        "a1.softmax", "Stable softmax", "1", "code", "softmax", 8.0, 8.0, "ok", "visible"
+        question_id="a1.softmax",
+        title="Stable softmax",
+        number="1",
+        kind="code",
+        function="softmax",
+        score=8.0,
+        max_score=8.0,
+        lead="ok",
+        visibility="visible",
     )
     report = GradeReport(
-        "a1_word_vectors",
-        None,
-        0,
-        [q],
-        0.1,
-        True,
+        assignment_id="a1_word_vectors",
+        student=None,
+        seed=0,
+        questions=[q],
+        execution_time=0.1,
+        isolated=True,
         warnings=["`word_vectors.ipynb` was ignored: `word_vectors.py` was graded"],
     )
     assert "word_vectors.ipynb` was ignored" in render.table(report)

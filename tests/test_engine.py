@@ -13,6 +13,7 @@ import toy_assignment as toy
 
 from grader import sandbox
 from grader.engine.grade import grade_submission
+from grader.report import question_markdown
 from grader.reports.results_json import SCHEMA, to_gradescope
 
 FAST = sandbox.Limits(call_seconds=3.0, submission_seconds=40.0)
@@ -54,7 +55,9 @@ def test_results_json_validates_and_has_contract_fields(tmp_path):
     json.dumps(data, allow_nan=False)
     assert data["extra_data"]["assignment"] == "toy"
     first = data["tests"][0]
-    assert first["extra_data"] == {
+    extra = dict(first["extra_data"])
+    assert [c["category"] for c in extra.pop("cases")] == ["passed"] * 4  # for instructors
+    assert extra == {
         "question": "toy.softmax",
         "kind": "code",
         "function": "softmax",
@@ -106,7 +109,10 @@ def test_wrong_shape_reported_as_expected_vs_got(tmp_path):
     src = toy.NUMPY_SOLUTION.replace("return x @ W.T + b", "return (x @ W.T + b).T")
     report = grade(submit(tmp_path, src))
     assert scores(report)["toy.linear"] == 0
-    assert "expected shape (2, 3), got (3, 2)" in report.questions[1].feedback
+    linear = report.questions[1]  # every case hidden: the student sees the category only
+    assert "- ✘ hidden case 1: wrong shape" in linear.feedback
+    assert "(3, 2)" not in linear.feedback
+    assert "expected shape (2, 3), got (3, 2)" in question_markdown(linear, instructor=True)
 
 
 def test_nan_is_reported(tmp_path):
@@ -122,7 +128,8 @@ def test_timeout_is_stopped_and_others_graded(tmp_path):
     )
     s = scores(report)
     assert s["toy.linear"] == 0 and s["toy.softmax"] == 4 and s["toy.quad"] == 2
-    assert "stopped after 1 s" in report.questions[1].feedback
+    assert "did not return within 1 s" in report.questions[1].feedback
+    assert "stopped after 1 s" in question_markdown(report.questions[1], instructor=True)
 
 
 def test_wrong_axis_is_named(tmp_path):

@@ -18,7 +18,7 @@ from grader import catalog
 from grader.course.registry import ASSIGNMENT_IDS, load
 from grader.engine.grade import grade_submission
 from grader.questions import CodeQuestion
-from grader.report import GradeReport, QuestionResult
+from grader.report import CaseRecord, CaseSummary, Category, GradeReport, QuestionResult
 from grader.reports import render
 from grader.written.answers import parse_answers
 from grader.written.expr.judge import ExprJudge
@@ -221,10 +221,19 @@ def test_the_generic_wording_holds_without_a_place() -> None:
 
 
 def _result(
-    number: str, title: str, score: float, max_score: float, feedback: str = "", **kw
+    number: str, title: str, score: float, max_score: float, lead: str = "", **kw
 ) -> QuestionResult:
     return QuestionResult(
-        f"q{number}", title, number, "code", "f", score, max_score, feedback, "visible", **kw
+        question_id=f"q{number}",
+        title=title,
+        number=number,
+        kind="code",
+        function="f",
+        score=score,
+        max_score=max_score,
+        lead=lead,
+        visibility="visible",
+        **kw,
     )
 
 
@@ -242,25 +251,34 @@ def test_titles_are_shortened_at_a_word_boundary() -> None:
 
 
 def test_the_table_says_why_points_were_lost_and_how_to_see_everything() -> None:
+    differ = CaseSummary(
+        label="hidden case 2: T=5, D=4, H=3, h0 given",
+        category=Category.VALUES,
+        outputs=(("Hs", Category.VALUES),),
+    )
     report = GradeReport(
-        "a2_rnn_bptt",
-        "alice",
-        1,
-        [
+        assignment_id="a2_rnn_bptt",
+        student="alice",
+        seed=1,
+        questions=[
             _result(
                 "1",
                 "Forward pass",
                 8 / 6,
                 8,
-                "**1/6 cases passed.**\n\n- ✔ slides\n"
-                "- ✘ hidden case 2: T=5, D=4, H=3, h0 given: `Hs`: values differ",
+                cases=[
+                    CaseRecord(
+                        visible=True, summary=CaseSummary(label="slides", category=Category.PASSED)
+                    ),
+                    CaseRecord(visible=False, summary=differ),
+                ],
             ),
             _result("2", "A function left as the stub", 0, 4, "Not attempted.", not_attempted=True),
             _result("3", "BPTT", 5, 10, "…", misconceptions=["bptt-derivative-of-preactivation"]),
             _result("4", "Clipping", 10, 10, "all passed"),
         ],
-        1.0,
-        True,
+        execution_time=1.0,
+        isolated=True,
     )
     text = render.table(report)
     assert "1.33/8" in text and "total 16.33 / 32" in text

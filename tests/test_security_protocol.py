@@ -12,6 +12,7 @@ import toy_assignment as toy
 
 from grader import sandbox
 from grader.engine.grade import grade_submission
+from grader.report import question_markdown
 
 FAST = sandbox.Limits(call_seconds=3.0, submission_seconds=60.0)
 
@@ -97,5 +98,6 @@ def test_an_integer_of_400_digits_is_a_bad_output(tmp_path):
     qs = by_id(report)
     assert not report.grader_error
     assert_students_fault(qs["toy.linear"])
-    assert "integer too large" in qs["toy.linear"].feedback
+    assert "returned a value the grader could not read" in qs["toy.linear"].feedback
+    assert "integer too large" in question_markdown(qs["toy.linear"], instructor=True)
     assert qs["toy.softmax"].score == 4 and qs["toy.quad"].score == 2

@@ -39,7 +39,7 @@ from grader.engine.checks import compare
 from grader.engine.trusted import run_trusted
 from grader.mutants import concrete
 from grader.questions import Assignment, CodeQuestion, WrittenQuestion
-from grader.reports.feedback import reason
+from grader.reports.render import reason
 
 KEYS: tuple[str | None, ...] = (None, "check-a@example.edu", "check-b@example.edu")
 NUMERIC = ("number", "array")

@@ -5,12 +5,12 @@ The tolerance policy (README, "How a grade is decided"): arrays and scalars pass
 default, which accepts float32 work; integers, booleans, strings and shapes must match
 exactly. Shapes must match exactly too: `(n,)` is not `(n, 1)`.
 
-Two rules keep a hidden case hidden and the grader fast whatever comes back:
-- `hidden=True` messages say which output is wrong and how (structure, shape, NaN/inf,
-  "values differ") and may describe the student's own output, but never a count, a position
-  or an error size computed from the expected values.
-- The work done is bounded by the expected output's size: a returned list or array whose
-  shape cannot be the expected one is rejected before anything is converted or copied.
+Each mismatch says where (which output), why (its `reason`, a fixed vocabulary) and, in its
+message, everything: sizes, positions, error sizes. A hidden case shows only the reason and
+where (grader/report.py); the message is a visible case's and the instructor's.
+
+The work done is bounded by the expected output's size: a returned list or array whose shape
+cannot be the expected one is rejected before anything is converted or copied.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class Mismatch:
 
     where: str  # "" for the whole output, "grad_U", "[1]", "['W_h']"
     reason: str  # "structure" | "type" | "shape" | "nonfinite" | "values" | "exact"
-    message: str  # for the student; with hidden=True nothing in it derives from the expected values
+    message: str  # in full: for a visible case and for instructors
 
 
 def _label(where: str) -> str:
@@ -61,26 +61,21 @@ def compare(
     exact: bool = False,
     names: tuple[str, ...] = (),
     where: str = "",
-    hidden: bool = False,
 ) -> list[Mismatch]:
-    """Every mismatch between `got` and `want` (empty when they match).
-
-    `hidden`: the messages reveal nothing computed from `want` (see the module's docstring).
-    """
+    """Every mismatch between `got` and `want` (empty when they match)."""
     if isinstance(want, dict):
-        return _compare_dict(got, want, tol, exact, where, hidden)
+        return _compare_dict(got, want, tol, exact, where)
     if isinstance(want, tuple) and not _is_plain_sequence(want):
-        return _compare_tuple(got, want, tol, exact, names, where, hidden)
+        return _compare_tuple(got, want, tol, exact, names, where)
     if isinstance(want, np.ndarray):
-        return _compare_array(got, want, tol, exact, where, hidden)
+        return _compare_array(got, want, tol, exact, where)
     if isinstance(want, bool):
         if isinstance(got, (bool, np.bool_)) or (
             isinstance(got, np.ndarray) and got.shape == () and got.dtype == bool
         ):
             if bool(got) == want:
                 return []
-            said = f"got `{bool(got)}`" if hidden else f"expected `{want}`"
-            return [Mismatch(where, "exact", f"{_label(where)}{said}")]
+            return [Mismatch(where, "exact", f"{_label(where)}expected `{want}`")]
         return [Mismatch(where, "type", f"{_label(where)}expected True or False, got {_kind(got)}")]
     if isinstance(want, (int, float)):
         return _compare_scalar(got, want, tol, exact, where)
@@ -102,9 +97,7 @@ def _is_plain_sequence(want: tuple) -> bool:
     return all(isinstance(v, (int, str)) and not isinstance(v, bool) for v in want)
 
 
-def _compare_dict(
-    got: Any, want: dict, tol: Tolerance, exact: bool, where: str, hidden: bool
-) -> list[Mismatch]:
+def _compare_dict(got: Any, want: dict, tol: Tolerance, exact: bool, where: str) -> list[Mismatch]:
     if not isinstance(got, dict):
         return [
             Mismatch(
@@ -130,7 +123,6 @@ def _compare_dict(
                 tol,
                 exact=exact,
                 where=f"{where}[{k!r}]" if where else repr(k),
-                hidden=hidden,
             )
     return out
 
@@ -142,7 +134,6 @@ def _compare_tuple(
     exact: bool,
     names: tuple[str, ...],
     where: str,
-    hidden: bool,
 ) -> list[Mismatch]:
     if not isinstance(got, (tuple, list)) or len(got) != len(want):
         desc = f"a tuple of {len(want)} values" + (f" ({', '.join(names)})" if names else "")
@@ -157,7 +148,6 @@ def _compare_tuple(
             tol,
             exact=exact,
             where=f"{where}{label}" if not where else f"{where}.{label}",
-            hidden=hidden,
         )
     return out
 
@@ -189,7 +179,7 @@ def _compare_scalar(
                 f"{len(str(abs(got))) if abs(got) < 10**4000 else 'thousands of'} digits)",
             )
         ]
-    return _values(np.asarray(value), np.asarray(float(want)), tol, exact, where, hidden=False)
+    return _values(np.asarray(value), np.asarray(float(want)), tol, exact, where)
 
 
 def list_shape(value: Any, limit: int = 32) -> tuple[int, ...]:
@@ -259,7 +249,7 @@ def _array_of_shape(
 
 
 def _compare_array(
-    got: Any, want: np.ndarray, tol: Tolerance, exact: bool, where: str, hidden: bool
+    got: Any, want: np.ndarray, tol: Tolerance, exact: bool, where: str
 ) -> list[Mismatch]:
     g, problem = _array_of_shape(got, want, where)
     if g is None:
@@ -268,12 +258,6 @@ def _compare_array(
         if g.dtype.kind == "f" and not np.all(np.isfinite(g)):
             return [Mismatch(where, "nonfinite", f"{_label(where)}contains NaN or inf")]
         if not np.array_equal(g.astype(np.float64), want.astype(np.float64)):
-            if hidden:
-                return [
-                    Mismatch(
-                        where, "exact", f"{_label(where)}entries differ (exact match expected)"
-                    )
-                ]
             n = int(np.sum(g.astype(np.float64) != want.astype(np.float64)))
             return [
                 Mismatch(
@@ -283,10 +267,10 @@ def _compare_array(
                 )
             ]
         return []
-    return _values(g.astype(np.float64), want.astype(np.float64), tol, exact, where, hidden)
+    return _values(g.astype(np.float64), want.astype(np.float64), tol, exact, where)
 
 
-def _nonfinite_mismatch(g: np.ndarray, w: np.ndarray, where: str, hidden: bool) -> Mismatch | None:
+def _nonfinite_mismatch(g: np.ndarray, w: np.ndarray, where: str) -> Mismatch | None:
     """Non-finite values match only non-finite values of the same kind at the same place
     (a mutant such as an unstable softmax produces NaN on purpose); None when they do."""
     g_bad, w_bad = ~np.isfinite(g), ~np.isfinite(w)
@@ -295,9 +279,8 @@ def _nonfinite_mismatch(g: np.ndarray, w: np.ndarray, where: str, hidden: bool) 
     )
     if same:
         return None
-    # hidden: count the student's own NaN/inf, not where the expected output has none
-    n = int(np.sum(g_bad)) if hidden else int(np.sum(g_bad & ~w_bad))
-    if n and (not hidden or np.any(g_bad & ~w_bad)):
+    n = int(np.sum(g_bad & ~w_bad))
+    if n:
         return Mismatch(
             where,
             "nonfinite",
@@ -307,10 +290,10 @@ def _nonfinite_mismatch(g: np.ndarray, w: np.ndarray, where: str, hidden: bool) 
 
 
 def _values(
-    g: np.ndarray, w: np.ndarray, tol: Tolerance, exact: bool, where: str, hidden: bool
+    g: np.ndarray, w: np.ndarray, tol: Tolerance, exact: bool, where: str
 ) -> list[Mismatch]:
     if not (np.all(np.isfinite(g)) and np.all(np.isfinite(w))):
-        bad = _nonfinite_mismatch(g, w, where, hidden)
+        bad = _nonfinite_mismatch(g, w, where)
         if bad is not None:
             return [bad]
         keep = np.isfinite(g)
@@ -327,8 +310,6 @@ def _values(
                 where, "values", f"{_label(where)}value differs (got {_fmt(g.reshape(-1)[0])})"
             )
         ]
-    if hidden:
-        return [Mismatch(where, "values", f"{_label(where)}values differ")]
     err = np.abs(g - w)
     worst = int(np.argmax(err)) if err.size else 0
     idx = np.unravel_index(worst, g.shape) if g.ndim else ()
@@ -386,7 +367,7 @@ def _head(x: Any, n: int) -> Any:
 
 
 def preview(value: Any, limit: int = 6) -> str:
-    """What came back, briefly: a shape and a few numbers (safe to show for hidden cases)."""
+    """What came back, briefly: a shape and a few numbers (for a visible case and instructors)."""
     if isinstance(value, dict):
         return (
             "{"

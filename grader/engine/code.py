@@ -87,7 +87,9 @@ def _review_items(q: CodeQuestion, ctx: CodeContext) -> list[str]:
     """What the source scan asks an instructor to review, and banned calls made at import that
     the source does not show."""
     assert ctx.source is not None and ctx.session is not None
-    items = [f"{f.name} ({ctx.line_words(f.line)})" for f in shortcuts.review(ctx.source, q.function)]
+    items = [
+        f"{f.name} ({ctx.line_words(f.line)})" for f in shortcuts.review(ctx.source, q.function)
+    ]
     visible = {f.name for f in shortcuts.scan(ctx.source, q.forbidden)}
     items += [
         f"`{u.name}` called while the file was imported ({ctx.line_words(u.line)})"
@@ -207,7 +209,11 @@ def import_words(failure: Failure, ctx: CodeContext) -> str:
     if failure.spot is not None:
         spot = ctx.place(failure.spot)
         at = f" at {spot.words(with_file=True)}" + (f": `{spot.text}`" if spot.text else "")
-    what = f"the cells of `{shown}` could not be run" if notebook else f"`{shown}` could not be imported"
+    what = (
+        f"the cells of `{shown}` could not be run"
+        if notebook
+        else f"`{shown}` could not be imported"
+    )
     return f"**Not run:** {what}: {said}{at}."
 
 
@@ -302,9 +308,7 @@ def _stopped(
             else:
                 patterns = dict.fromkeys(str(shortcuts.matches(t, q.forbidden)) for t in tripped)
                 found = [shortcuts.Finding(p, 0) for p in patterns]
-            result.lead = _shortcut_feedback(
-                shortcuts.describe(found, q.function, ctx.line_words)
-            )
+            result.lead = _shortcut_feedback(shortcuts.describe(found, q.function, ctx.line_words))
             result.misconceptions = ["uses-library-shortcut"]
             result.score = 0.0
             return True
@@ -396,7 +400,9 @@ def _mismatch_record(
     """A wrong case: which outputs differ and how (the summary), and everything else (detail)."""
     outputs: dict[str, Category] = {}
     for m in mismatches:
-        outputs.setdefault(_output_name(m.where, q.output_names), _REASONS.get(m.reason, Category.VALUES))
+        outputs.setdefault(
+            _output_name(m.where, q.output_names), _REASONS.get(m.reason, Category.VALUES)
+        )
     summary = CaseSummary(
         label=case.name,
         category=_REASONS.get(mismatches[0].reason, Category.VALUES),
@@ -440,7 +446,11 @@ class _CaseVerdict:
 
 
 def _judge_case(
-    q: CodeQuestion, case: Case, outcome: CallOutcome | None, result: QuestionResult, ctx: CodeContext
+    q: CodeQuestion,
+    case: Case,
+    outcome: CallOutcome | None,
+    result: QuestionResult,
+    ctx: CodeContext,
 ) -> _CaseVerdict:
     if outcome is None or outcome.failure is not None:
         record = _failure_record(q, case, outcome, ctx)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import sys
 
-from grader.report import GradeReport, QuestionResult
-from grader.reports import feedback
+from grader import catalog
+from grader.report import GradeReport, QuestionResult, question_markdown
+from grader.report import reason as _reason
 
 MAX_COLUMN = 48  # characters of a title or a list of ids in the table
 MAX_REASON = 110  # characters of a lost point's one-line reason
@@ -49,8 +50,16 @@ def shorten(text: str, width: int) -> str:
 
 
 def reason(q: QuestionResult) -> str:
-    """Why a question lost points, in one line (grader/reports/feedback.py decides)."""
-    return feedback.reason(q)
+    """Why a question lost points, in one line: the diagnosis when one was named (by its title),
+    else its first failed case as the student sees it, else the first line of its lead."""
+    return _reason(q, _titles)
+
+
+def _titles(ids) -> list[str]:
+    try:
+        return [catalog.get(m).title for m in ids]
+    except KeyError:
+        return list(ids)
 
 
 def _rows(report: GradeReport) -> list[tuple[str, str, str, str]]:
@@ -110,7 +119,7 @@ def markdown(report: GradeReport, *, instructor: bool = False) -> str:
     out += [f"> sandbox: {e}" for e in dict.fromkeys(events)]
     for q in report.questions:
         out.append(f"## {q.number}. {q.title} — {points(q.score)}/{points(q.max_score)}")
-        out.append(feedback.question_markdown(q, instructor=instructor))
+        out.append(question_markdown(q, instructor=instructor))
     if instructor and report.student_output.strip():
         out.append("## What the code printed\n\n```\n" + report.student_output[:4000] + "\n```")
     return "\n\n".join(out) + "\n"

@@ -1,7 +1,7 @@
 """Gradescope's results.json (plus our `extra_data`), written atomically, always valid.
 
 What a student may see is written out in docs/feedback.md: each question's feedback as
-grader/reports/feedback.py renders it for students; the isolation note, the student's own
+grader/report.py renders it for students; the isolation note, the student's own
 printed output, every case in full and the sandbox's events in full go to the instructor
 (`extra_data`, one test of visibility "hidden", the autograder's stdout); the expected
 written answers only into the answer-key test with the assignment's `reveal_answers`
@@ -20,8 +20,7 @@ from grader import __version__
 from grader.course.fingerprint import KINDS, Fingerprints
 from grader.course.variants import VariantKey
 from grader.questions import VISIBILITIES, Assignment
-from grader.report import GradeReport, QuestionResult
-from grader.reports import feedback
+from grader.report import GradeReport, QuestionResult, case_data, case_lines, question_markdown
 from grader.reports.render import points
 
 MAX_OUTPUT_CHARS = 4000  # of the student's printed output kept (extra_data; the output if shown)
@@ -224,14 +223,14 @@ def _test(q: QuestionResult, key_line: str | None) -> dict[str, Any]:
     if q.needs_review:
         extra["needs_review"] = list(q.needs_review)
     if q.cases:  # every case in full: extra_data is the instructor's
-        extra["cases"] = [feedback.case_data(r) for r in q.cases]
+        extra["cases"] = [case_data(r) for r in q.cases]
     return {
         "name": f"{q.number}. {q.title}",
         "number": q.number,
         "score": round(q.score, 4),
         "max_score": q.max_score,
         "status": q.status,
-        "output": feedback.question_markdown(q) + (f"\n\n{key_line}" if key_line else ""),
+        "output": question_markdown(q) + (f"\n\n{key_line}" if key_line else ""),
         "output_format": "md",
         "visibility": q.visibility,
         "extra_data": extra,
@@ -274,10 +273,12 @@ def _detail_test(report: GradeReport, number: int) -> list[dict[str, Any]]:
     for q in report.questions:
         if any(not r.visible and not r.passed for r in q.cases):
             parts.append(
-                f"### {q.number}. {q.title}\n\n" + "\n".join(feedback.case_lines(q, instructor=True))
+                f"### {q.number}. {q.title}\n\n" + "\n".join(case_lines(q, instructor=True))
             )
     if report.event_details:
-        parts.append("### The sandbox\n\n" + "\n".join(f"- {e}" for e in dict.fromkeys(report.event_details)))
+        parts.append(
+            "### The sandbox\n\n" + "\n".join(f"- {e}" for e in dict.fromkeys(report.event_details))
+        )
     if not parts:
         return []
     return [

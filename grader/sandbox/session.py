@@ -526,7 +526,9 @@ class WorkerSession:
         except (EOFError, OSError):
             words = self._exit_words()
             self._kill_for(
-                "call-ended", f"the submission's process ended during `{function}` ({words})", function
+                "call-ended",
+                f"the submission's process ended during `{function}` ({words})",
+                function,
             )
             self._maybe_restart()
             return CallOutcome(
