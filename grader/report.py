@@ -229,7 +229,6 @@ CATEGORY_WORDS: dict[Category, str] = {
     Category.SHAPE: "wrong shape",
     Category.NONFINITE: "NaN or inf",
     Category.VALUES: "values differ",
-    Category.FAILED: "does not hold",
 }
 
 
