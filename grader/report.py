@@ -308,7 +308,7 @@ def _full_line(record: CaseRecord, function: str | None, marker: str = "") -> st
         return f"- ✔ {s.label}{marker}"
     if s.category is Category.CARRIED:
         return f"- ✔ {s.label}{marker} — {summary_words(s, function)}"
-    said = "; ".join(d.messages) or summary_words(s, function)
+    said = "; ".join(_one_line(m) for m in d.messages) or summary_words(s, function)
     lines = [f"- ✘ {s.label}{marker}" + (f": {said}" if said else "")]
     if not s.passed:
         lines += _detail_lines(d)
@@ -361,7 +361,7 @@ def reason(
     q: QuestionResult, titles: Callable[[Sequence[str]], list[str]] = lambda ids: list(ids)
 ) -> str:
     """Why a question lost points, in one line a student may see: the diagnosis when one was
-    named, else its first failed case, else the first line of its lead."""
+    named, else the first line of its lead, else its first failed case in fixed words."""
     if q.not_attempted:
         return "not attempted"
     if q.misconceptions:
@@ -370,20 +370,17 @@ def reason(
         first = next((line for line in q.lead.splitlines() if line.strip()), "")
         return _plain(first)
     failed = next((r for r in q.cases if not r.passed), None)
-    if failed is not None:
-        line = case_lines_of(q, failed)
-        return _plain(line.replace("✘", "", 1))
+    if failed is not None:  # in fixed words whatever the case: a reason is one line
+        if not failed.visible and q.hidden_feedback != "category":
+            return _plain(f"{failed.summary.label}: failed")
+        return _plain(_summary_line(failed, q.function).replace("✘", "", 1))
     notes = [n for n in q.notes if n.strip()]
     return _plain(notes[0].splitlines()[0]) if notes else "no feedback"
 
 
-def case_lines_of(q: QuestionResult, record: CaseRecord) -> str:
-    """One case's first line as a student sees it."""
-    if record.visible:
-        return _full_line(record, q.function).splitlines()[0]
-    if q.hidden_feedback == "category":
-        return _summary_line(record, q.function)
-    return f"- {_mark(record)} {record.summary.label}"
+def _one_line(text: str) -> str:
+    """A message on one line (an array's repr spans several), so the case list stays a list."""
+    return re.sub(r"\s*\n\s*", " ", text)
 
 
 def _plain(markdown: str) -> str:
