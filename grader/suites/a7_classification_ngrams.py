@@ -27,6 +27,17 @@ from reference import classify as cl
 CODE_FILE = "classify.py"
 _question = builder("a7", CODE_FILE)  # every code question of a7 (grader/suites/_kit.py)
 Array = np.ndarray
+# The gradients are derived by hand: autograd costs the questions that return them.
+NO_AUTOGRAD = ("torch.Tensor.backward", "torch.autograd.*", "torch.func.*")
+# The cosine is written out: the library routines that compute it cost that question.
+COSINE_SHORTCUTS = (
+    "torch.nn.functional.cosine_similarity",
+    "torch.cosine_similarity",
+    "torch.nn.CosineSimilarity",
+    "sklearn.metrics.pairwise.cosine_similarity",
+    "scipy.spatial.distance.cosine",
+    "scipy.spatial.distance.cdist",
+)
 
 # The README's toy corpus (worked examples of the visible cases).
 TOY_CORPUS = [["the", "cat", "sat"], ["the", "dog", "sat"], ["a", "cat", "ran"]]
@@ -139,14 +150,22 @@ def _ce_cases(seed: int) -> list[Case]:
 
 
 def _ce_unstable(logits: Any, y: Any) -> Any:
-    """softmax-unstable: exp of the raw logits. Where it overflows, the gradient (built from p)
-    holds NaN, and the loss too unless it was taken with a log-sum-exp of its own."""
+    """softmax-unstable: exp of the raw logits. Where it overflows, the loss is inf or NaN unless
+    it was taken with a log-sum-exp of its own, and the gradient either holds NaN (p as
+    exp(z) / Σ exp(z)) or is −e_y / B (p as exp(z − log Σ exp(z)) = exp(−inf) = 0)."""
     with np.errstate(all="ignore"):
         loss, grad = cl.softmax_cross_entropy(logits, y, stable=False)
-    if np.isfinite(loss) and np.all(np.isfinite(grad)):
-        return loss, grad
+        if np.isfinite(loss) and np.all(np.isfinite(grad)):
+            return loss, grad
+        Z = np.atleast_2d(np.asarray(logits, dtype=np.float64))  # (B, C)
+        Y = np.atleast_1d(np.asarray(y, dtype=np.int64))  # (B,)
+        p = np.exp(
+            Z - np.log(np.exp(Z).sum(axis=-1, keepdims=True))
+        )  # (B, C): 0 where it overflowed
+        zeros = cl.probs_minus_onehot(p, Y) / len(Y)  # (B, C)
     right = cl.softmax_cross_entropy(logits, y)[0]
-    return AnyOf((NONFINITE, NONFINITE), (right, NONFINITE))
+    zeros = zeros[0] if np.ndim(logits) == 1 else zeros
+    return AnyOf((NONFINITE, NONFINITE), (right, NONFINITE), (NONFINITE, zeros))
 
 
 def _ascent(p: Array, y: Array) -> Array:
@@ -312,8 +331,9 @@ def _counts_cases(seed: int) -> list[Case]:
 
 
 def _counts_start_pads(corpus: Sequence[Sequence[str]], n: int) -> AnyOf:
-    """ngram-missing-start-padding: no "<s>" at all, or fewer than n − 1."""
-    return AnyOf(*(cl.ngram_counts(corpus, n, start_pad=p) for p in range(n - 1)))
+    """ngram-missing-start-padding: no "<s>" at all, or a single one whatever n is (right for
+    bigrams, short for trigrams)."""
+    return AnyOf(*(cl.ngram_counts(corpus, n, start_pad=p) for p in (0, 1)))
 
 
 COUNTS_MUTANTS: dict[str, Callable[..., Any]] = {
@@ -477,12 +497,10 @@ def _ppl(**hooks: Any) -> Callable[..., float]:
 
 
 def _ppl_start_pads(counts, vocab_size, sentences, n, k=1.0) -> AnyOf:
-    """ngram-missing-start-padding: the test sentences padded with fewer than n − 1 "<s>"."""
+    """ngram-missing-start-padding: the test sentences padded with no "<s>", or a single one
+    whatever n is."""
     return AnyOf(
-        *(
-            cl.ngram_perplexity(counts, vocab_size, sentences, n, k, start_pad=p)
-            for p in range(n - 1)
-        )
+        *(cl.ngram_perplexity(counts, vocab_size, sentences, n, k, start_pad=p) for p in (0, 1))
     )
 
 
@@ -683,6 +701,7 @@ CODE_QUESTIONS = (
         reference=cl.cosine_similarity,
         cases=_cosine_cases,
         mutants=COSINE_MUTANTS,
+        forbidden=COSINE_SHORTCUTS,
     ),
     _question(
         id="a7.softmax_cross_entropy",
@@ -693,6 +712,7 @@ CODE_QUESTIONS = (
         cases=_ce_cases,
         output_names=("loss", "grad"),
         mutants=CE_MUTANTS,
+        forbidden=NO_AUTOGRAD,
     ),
     _question(
         id="a7.dan_forward",
@@ -713,6 +733,7 @@ CODE_QUESTIONS = (
         output_names=("loss", "grads"),
         depends_on=("a7.dan_forward",),
         mutants=DAN_BACKWARD_MUTANTS,
+        forbidden=NO_AUTOGRAD,
     ),
     _question(
         id="a7.ngram_counts",
