@@ -741,7 +741,8 @@ CODE_QUESTIONS = (
         reference=cl.ngram_counts,
         cases=_counts_cases,
         integer=True,
-        mutants=COUNTS_MUTANTS,
+        # the judge names COUNTS_MUTANTS itself: counts with other n-grams (other keys) are
+        # compared whole there, which the engine's key-by-key diagnosis does not do
         custom=judge_ngram_counts,
     ),
     _question(
