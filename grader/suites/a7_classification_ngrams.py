@@ -144,6 +144,20 @@ def _ce_cases(seed: int) -> list[Case]:
     # spread 10 around 800: exp overflows unless shifted, and log p_y stays far from underflow
     z = 800.0 + rng.normal(0.0, 10.0, size=5)
     cases.append(Case("hidden case 5: one example, logits about 800", (z, int(rng.integers(5)))))
+    # rows far apart: one shift for the whole batch (or by the minimum) still overflows or
+    # underflows a row; each row's own maximum keeps every row finite
+    z = rng.normal(0.0, 3.0, size=(3, 4)) + np.array([[1000.0], [-1000.0], [0.0]])
+    cases.append(
+        Case(
+            "hidden case 6: rows about 1000, -1000 and 0, B = 3, C = 4",
+            (z, rng.integers(0, 4, size=3)),
+        )
+    )
+    z = rng.normal(0.0, 400.0, size=6)
+    z += 1000.0 - z.max()  # a wide spread up to 1000; the true class is the largest logit
+    cases.append(
+        Case("hidden case 7: one example, logits spread over ±1000", (z, int(np.argmax(z))))
+    )
     return cases
 
 
@@ -226,6 +240,13 @@ def _dan_forward_cases(seed: int) -> list[Case]:
                 (ids, mask, params),
             )
         )
+    ids, mask, params = _dan_problem(rng, 3, 5, 8, 4, 6, 3)
+    params = {**params, "W2": 100.0 * params["W2"]}
+    logits = cl._dan_parts(ids, mask, params, cl.mean_of_real)["logits"]  # (B, C)
+    params["b2"] = params["b2"] + (1000.0 - logits.max())  # the largest logit is 1000
+    cases.append(
+        Case("hidden case 4: large output weights (logits in the hundreds)", (ids, mask, params))
+    )
     return cases
 
 
@@ -283,10 +304,19 @@ def _scaled(fn: Callable[..., tuple[float, dict]], factor: Callable[[Any], float
     return mutant
 
 
+def _dan_forward_unstable(token_ids, mask, params) -> Any:
+    """softmax-unstable in the DAN's softmax: NaN or inf wherever exp of a raw logit overflows."""
+    with np.errstate(all="ignore"):
+        logits = cl._dan_parts(token_ids, mask, params, cl.mean_of_real)["logits"]  # (B, C)
+        probs = cl._raw_softmax(logits)
+    return probs if np.all(np.isfinite(probs)) else NONFINITE
+
+
 DAN_FORWARD_MUTANTS: dict[str, Callable[..., Any]] = {
     "dan-average-includes-padding": any_form(
         *(partial(cl.dan_forward, average=avg) for avg in PADDED_AVERAGES)
     ),
+    "softmax-unstable": _dan_forward_unstable,
 }
 
 DAN_BACKWARD_MUTANTS: dict[str, Callable[..., Any]] = {
