@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HANDOUT = ROOT / "assignments" / "a5_shapes_debugging"
 SOLUTION = ROOT / "solutions" / "a5_shapes_debugging"
 A = suite.ASSIGNMENT
-CODE_ONLY = dataclasses.replace(A, questions=suite.CODE_QUESTIONS)
+CODE_ONLY = dataclasses.replace(A, questions=(*suite.CODE_QUESTIONS, *suite.TASK_QUESTIONS))
 A5_IDS = (
     "heads-reshape-without-transpose",
     "merge-heads-without-transpose",
@@ -113,7 +113,7 @@ def test_a5_suite_imports_without_torch():
 
 
 def test_a5_references_agree_with_torch_on_the_hidden_cases():
-    q = {x.function: x for x in suite.CODE_QUESTIONS}
+    q = {x.function: x for x in (*suite.CODE_QUESTIONS, *suite.TASK_QUESTIONS)}
     for case in q["causal_lm_loss"].cases(0):
         logits, tokens, pad_id = (
             torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in case.args
@@ -170,7 +170,7 @@ PER_TASK = ("task_mask", "task_loss_positions")
 
 
 def test_a5_mutants_differ_from_the_reference_and_from_each_other_on_hidden_cases():
-    for q in suite.CODE_QUESTIONS:
+    for q in (*suite.CODE_QUESTIONS, *suite.TASK_QUESTIONS):
         hidden = [c for c in q.cases(0) if not c.visible]
         mutants = trusted_mutants(q.mutants)
         outputs = {mid: [] for mid in mutants}
@@ -196,10 +196,12 @@ def test_a5_mutants_differ_from_the_reference_and_from_each_other_on_hidden_case
 
 
 def test_a5_every_catalog_id_is_reachable_from_a_hidden_case_of_its_question():
-    reach = {mid: q.function for q in suite.CODE_QUESTIONS for mid in q.mutants}
+    reach = {
+        mid: q.function for q in (*suite.CODE_QUESTIONS, *suite.TASK_QUESTIONS) for mid in q.mutants
+    }
     assert set(A5_IDS) <= set(reach)
     # different students get different hidden numbers
-    for q in suite.CODE_QUESTIONS:
+    for q in (*suite.CODE_QUESTIONS, *suite.TASK_QUESTIONS):
         a, b = (q.cases(suite_seed) for suite_seed in (11, 22))
         hidden = [i for i, c in enumerate(a) if not c.visible]
         assert any(repr(a[i].args) != repr(b[i].args) for i in hidden), q.id

@@ -797,6 +797,7 @@ def _code(
     return _question(fn, title, points, fn, REFERENCES[fn], cases, MUTANTS[fn], **kw)
 
 
+# The six functions of buggy.py, each with one planted bug to repair.
 CODE_QUESTIONS = (
     _code("split_heads", "Split heads: (B, T, d) -> (B, h, T, d_h)", 8, split_heads_cases),
     _code("merge_heads", "Merge heads: (B, h, T, d_h) -> (B, T, d)", 8, merge_heads_cases),
@@ -811,6 +812,10 @@ CODE_QUESTIONS = (
         integer=True,
         custom=judge_block_shapes,
     ),
+)
+
+# The two functions written from their docstrings (not in buggy.py): visibility for a task.
+TASK_QUESTIONS = (
     _code(
         "task_mask",
         "Visibility for a task: the attention mask",
@@ -833,6 +838,7 @@ ASSIGNMENT = Assignment(
     code_file=FILE,
     questions=(
         *CODE_QUESTIONS,
+        *TASK_QUESTIONS,
         *_shape_questions("walk", "Walkthrough", 1, _walk_numbers),
         *_shape_questions("var", "Your block", 1, _variant_numbers),
         *AXIS_QUESTIONS,

@@ -153,8 +153,9 @@ def _ce_cases(seed: int) -> list[Case]:
             (z, rng.integers(0, 4, size=3)),
         )
     )
-    z = rng.normal(0.0, 400.0, size=6)
-    z += 1000.0 - z.max()  # a wide spread up to 1000; the true class is the largest logit
+    z = rng.normal(0.0, 300.0, size=6)
+    z += 1000.0 - z.max()  # a wide spread from -1000 to 1000; the true class is the largest
+    z[int(np.argmin(z))] = -1000.0
     cases.append(
         Case("hidden case 7: one example, logits spread over ±1000", (z, int(np.argmax(z))))
     )
@@ -241,11 +242,11 @@ def _dan_forward_cases(seed: int) -> list[Case]:
             )
         )
     ids, mask, params = _dan_problem(rng, 3, 5, 8, 4, 6, 3)
-    params = {**params, "W2": 100.0 * params["W2"]}
+    params = {**params, "W2": 1000.0 * params["W2"]}  # rows and classes thousands apart
     logits = cl._dan_parts(ids, mask, params, cl.mean_of_real)["logits"]  # (B, C)
     params["b2"] = params["b2"] + (1000.0 - logits.max())  # the largest logit is 1000
     cases.append(
-        Case("hidden case 4: large output weights (logits in the hundreds)", (ids, mask, params))
+        Case("hidden case 4: large output weights (logits thousands apart)", (ids, mask, params))
     )
     return cases
 
