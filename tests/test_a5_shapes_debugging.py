@@ -523,3 +523,46 @@ def test_a5_written_wrong_forms_name_the_shape_mistakes(tmp_path):
 
 
 # ---------------------------------------------------------------- public tests
+
+
+def test_a5_visibility_questions_are_per_student_and_name_their_mistakes(tmp_path):
+    """The tasks come from the variant key; a causal mask for a bidirectional task, a mask
+    without the causal part, and a loss read at padding are named."""
+    from grader.course import variants
+
+    tasks = {k: variants.numbers(A.id, k) for k in (None, *STUDENTS, "carol@example.edu")}
+    assert len({(tuple(n["mask_tasks"]), n["loss_task"]) for n in tasks.values()}) > 1
+    qs = {q.key: q for q in suite.VISIBILITY_QUESTIONS}
+    expected = {"tagging": "A", "next_token": "D", "classification": "C", "decoder": "B"}
+    for n in tasks.values():  # the slides' rules, written out here once more
+        assert qs["mask_task_1"].expected(n) == expected[n["mask_tasks"][0]]
+    forms = {
+        ("next_token", "C"): "task-mask-not-causal",
+        ("next_token", "B"): "task-mask-padding-ignored",
+        ("classification", "D"): "task-mask-causal-for-bidirectional-task",
+    }
+    numbers = {"mask_tasks": ["next_token", "classification"], "loss_task": "next_token"}
+    found = {
+        (numbers["mask_tasks"][i], f.answer): f.misconception
+        for i, key in enumerate(("mask_task_1", "mask_task_2"))
+        for f in qs[key].wrong_forms(numbers)
+    }
+    assert forms.items() <= found.items()
+    loss = {f.answer: f.misconception for f in qs["loss_task"].wrong_forms(numbers)}
+    assert loss == {
+        "A": "loss-positions-through-last-token",
+        "D": "loss-positions-include-padding",
+    }
+    # graded: a wrong letter for the default variant's tasks is named
+    key = _answer_key().answers(None)
+    n = variants.numbers(A.id, None)
+    wrong_letter = {"tagging": "B", "decoder": "A", "next_token": "C", "classification": "D"}
+    answers = dict(key, mask_task_1=wrong_letter[n["mask_tasks"][0]])
+    text = "\n".join(f"{k} = {_answer_key()._toml(v)}" for k, v in answers.items()) + "\n"
+    written = tuple(q for q in A.questions if isinstance(q, WrittenQuestion))
+    report = grade_submission(
+        _folder(tmp_path, "vis", None, text),
+        dataclasses.replace(A, code_file=None, questions=written),
+    )
+    (q,) = [r for r in report.questions if r.question_id == "a5.mask_task_1"]
+    assert q.score == 0 and len(q.misconceptions) == 1

@@ -607,3 +607,15 @@ def test_a7_written_numbers_match_nltk_for_every_probe_key():
         want = (model.counts[[first]][second] + 1) / (model.counts[[first]].N() + V)
         assert suite._bigram_prob(n) == pytest.approx(want)
         assert suite._bigram_prob(n) == pytest.approx(cl.ngram_prob(c, V, (first,), second))
+
+
+def test_a7_smoothing_mistake_is_charged_once_in_the_perplexity(tmp_path):
+    """add-k without k·V is charged in ngram_prob; the perplexity built on that ngram_prob
+    earns its points by follow-through."""
+    wrong = SOLUTION_SRC.replace("/ (c_context + k * vocab_size)", "/ c_context")
+    report = grade_submission(
+        _submit(tmp_path, wrong), _only("a7.ngram_prob", "a7.ngram_perplexity"), limits=FAST
+    )
+    prob, ppl = report.questions
+    assert prob.misconceptions == ["addk-missing-v"] and prob.score < prob.max_score
+    assert ppl.score == pytest.approx(ppl.max_score), ppl.feedback
