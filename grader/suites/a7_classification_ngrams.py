@@ -352,7 +352,10 @@ def _vocab_size(corpus: Sequence[Sequence[str]]) -> int:
 
 def _counts_cases(seed: int) -> list[Case]:
     rng = _rng(705, seed)
-    cases = [Case("the README's toy corpus, bigrams", (TOY_CORPUS, 2), visible=True)]
+    cases = [
+        Case("the README's toy corpus, bigrams", (TOY_CORPUS, 2), visible=True),
+        Case("the README's toy corpus, trigrams", (TOY_CORPUS, 3), visible=True),
+    ]
     for i, n in enumerate((2, 3, 2, 3)):
         corpus = _corpus(rng, int(rng.integers(3, 7)))
         cases.append(Case(f"hidden corpus {i + 1}: {len(corpus)} sentences, n = {n}", (corpus, n)))
