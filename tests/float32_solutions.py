@@ -20,6 +20,7 @@ CODE_FILES = {
     "a4_transformer": "transformer.py",
     "a5_shapes_debugging": "fixed.py",
     "a6_pretraining_scale": "pretraining.py",
+    "a7_classification_ngrams": "classify.py",
 }
 
 WRAPPER = '''

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HANDOUT = ROOT / "assignments" / "a5_shapes_debugging"
 SOLUTION = ROOT / "solutions" / "a5_shapes_debugging"
 A = suite.ASSIGNMENT
-CODE_ONLY = dataclasses.replace(A, questions=suite.CODE_QUESTIONS)
+CODE_ONLY = dataclasses.replace(A, questions=(*suite.CODE_QUESTIONS, *suite.TASK_QUESTIONS))
 A5_IDS = (
     "heads-reshape-without-transpose",
     "merge-heads-without-transpose",
@@ -43,6 +43,13 @@ A5_IDS = (
     "shape-ln-stats-per-feature",
     "shape-bn-stats-per-token",
     "pool-divides-by-T",
+    "task-mask-causal-for-bidirectional-task",
+    "task-mask-not-causal",
+    "task-mask-padding-ignored",
+    "task-mask-empty-padded-rows",
+    "loss-positions-through-last-token",
+    "loss-positions-include-padding",
+    "loss-positions-classification-per-token",
 )
 STUDENTS = ("alice@example.edu", "bob@example.edu")
 
@@ -86,6 +93,8 @@ def test_a5_assignment_has_100_points_every_contract_function_and_torch_inputs()
         "causal_lm_loss",
         "masked_mean_pool",
         "block_shapes",
+        "task_mask",
+        "task_loss_positions",
     ]
     assert all(q.torch_inputs for q in code)
     assert all(
@@ -104,7 +113,7 @@ def test_a5_suite_imports_without_torch():
 
 
 def test_a5_references_agree_with_torch_on_the_hidden_cases():
-    q = {x.function: x for x in suite.CODE_QUESTIONS}
+    q = {x.function: x for x in (*suite.CODE_QUESTIONS, *suite.TASK_QUESTIONS)}
     for case in q["causal_lm_loss"].cases(0):
         logits, tokens, pad_id = (
             torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in case.args
@@ -132,24 +141,51 @@ def test_a5_references_agree_with_torch_on_the_hidden_cases():
     walk = run_trusted(q["block_shapes"].reference, q["block_shapes"].cases(0)[0])
     assert walk["q_heads"] == walk["scores"] == (2, 2, 4, 4) and walk["ffn_hidden"] == (2, 4, 32)
     assert walk["ln_stats"] == (2, 4) and walk["bn_stats"] == (8,)
+    for case in q["task_mask"].cases(0):  # torch's key padding and causal masks, inverted
+        task, lengths, T = case.args
+        ignore = torch.arange(T)[None, :] >= torch.from_numpy(lengths)[:, None]
+        want = ~ignore[:, None, :].expand(-1, T, -1)
+        if task == "next_token":
+            want = want & ~(torch.nn.Transformer.generate_square_subsequent_mask(T) < 0)
+        np.testing.assert_array_equal(run_trusted(q["task_mask"].reference, case), want.numpy())
+    for case in q["task_loss_positions"].cases(0):  # the LM loss's targets (a6 convention)
+        task, lengths, T = case.args
+        got = run_trusted(q["task_loss_positions"].reference, case)
+        if task == "next_token":
+            tokens = np.where(np.arange(T)[None, :] < lengths[:, None], 7, 0)
+            _, targets = suite.masking.next_token_targets(tokens, pad_id=0)
+            np.testing.assert_array_equal(got[:, :-1], targets != suite.masking.IGNORE_INDEX)
+        elif task == "classification":
+            assert not got.any()
+        else:
+            np.testing.assert_array_equal(got.sum(axis=1), lengths)
 
 
 # ---------------------------------------------------------------- mutants separate
 
 
+# A task's mistake shows only on the tasks it concerns (a causal mask for tagging is right for
+# next-token prediction): those questions need it on some hidden case, the others on every one.
+PER_TASK = ("task_mask", "task_loss_positions")
+
+
 def test_a5_mutants_differ_from_the_reference_and_from_each_other_on_hidden_cases():
-    for q in suite.CODE_QUESTIONS:
+    for q in (*suite.CODE_QUESTIONS, *suite.TASK_QUESTIONS):
         hidden = [c for c in q.cases(0) if not c.visible]
         mutants = trusted_mutants(q.mutants)
         outputs = {mid: [] for mid in mutants}
+        shows = dict.fromkeys(mutants, False)
         for case in hidden:
             want = run_trusted(q.reference, case)
             for mid, f in mutants.items():
                 got = concrete(f(*case.args, **case.kwargs))  # an AnyOf as its first option
                 outputs[mid].append(got)
-                assert compare(got, want, q.tolerance, exact=q.integer), (
+                differs = bool(compare(got, want, q.tolerance, exact=q.integer))
+                shows[mid] |= differs
+                assert differs or q.function in PER_TASK, (
                     f"{q.id}: {mid} = reference on {case.name}"
                 )
+        assert all(shows.values()), (q.id, shows)
         ids = list(outputs)
         for i, a in enumerate(ids):
             for b in ids[i + 1 :]:
@@ -160,10 +196,12 @@ def test_a5_mutants_differ_from_the_reference_and_from_each_other_on_hidden_case
 
 
 def test_a5_every_catalog_id_is_reachable_from_a_hidden_case_of_its_question():
-    reach = {mid: q.function for q in suite.CODE_QUESTIONS for mid in q.mutants}
+    reach = {
+        mid: q.function for q in (*suite.CODE_QUESTIONS, *suite.TASK_QUESTIONS) for mid in q.mutants
+    }
     assert set(A5_IDS) <= set(reach)
     # different students get different hidden numbers
-    for q in suite.CODE_QUESTIONS:
+    for q in (*suite.CODE_QUESTIONS, *suite.TASK_QUESTIONS):
         a, b = (q.cases(suite_seed) for suite_seed in (11, 22))
         hidden = [i for i, c in enumerate(a) if not c.visible]
         assert any(repr(a[i].args) != repr(b[i].args) for i in hidden), q.id
@@ -221,6 +259,19 @@ def block_shapes(B, T, d, n_heads, d_ff):
     return dict(input=tok, q=tok, q_heads=heads, scores=per_head_scores, weights=per_head_scores,
                 context_heads=heads, context=tok, attn_out=tok, ffn_hidden=(B, T, d_ff), ffn_out=tok,
                 block_out=tok, ln_stats=(B, T), bn_stats=(d,))
+
+def task_mask(task, lengths, T):
+    out = np.zeros((len(lengths), T, T), dtype=bool)
+    for b, n in enumerate(lengths.tolist()):
+        for t in range(T):
+            for s in range(T):
+                out[b, t, s] = s < n and (task != "next_token" or s <= t)
+    return out
+
+def task_loss_positions(task, lengths, T):
+    n = lengths.numpy()[:, None]
+    t = np.arange(T)[None, :]
+    return {"tagging": t < n, "next_token": t <= n - 2, "classification": t < 0 * n}[task]
 """
 
 
@@ -292,6 +343,22 @@ MISTAKES_1 = {  # buggy.py's own planted bugs are a group of their own (graded b
     return x.contiguous().view(B, n_heads, T, d // n_heads)
 """,
     ),
+    "task_mask": (
+        "task-mask-causal-for-bidirectional-task",
+        """
+    real = torch.arange(T)[None, :] < lengths[:, None]
+    return real[:, None, :] & torch.ones(T, T, dtype=torch.bool).tril()  # causal for every task
+""",
+    ),
+    "task_loss_positions": (
+        "loss-positions-through-last-token",
+        """
+    t = torch.arange(T)[None, :]
+    if task == "classification":
+        return torch.zeros(len(lengths), T, dtype=torch.bool)
+    return t < lengths[:, None]  # next-token: every real position
+""",
+    ),
 }
 MISTAKES_2 = {
     "block_shapes": (
@@ -326,6 +393,57 @@ MISTAKES_2 = {
     return -logp.gather(-1, tokens[:, 1:, None]).mean()
 """,
     ),
+    "task_mask": (
+        "task-mask-not-causal",
+        """
+    real = torch.arange(T)[None, :] < lengths[:, None]
+    return real[:, None, :].expand(-1, T, -1)  # padding only, for every task
+""",
+    ),
+    "task_loss_positions": (
+        "loss-positions-classification-per-token",
+        """
+    t = torch.arange(T)[None, :]
+    if task == "next_token":
+        return t < lengths[:, None] - 1
+    return t < lengths[:, None]  # classification read at every real token
+""",
+    ),
+}
+MISTAKES_3 = {
+    "task_mask": (
+        "task-mask-padding-ignored",
+        """
+    mask = torch.ones(len(lengths), T, T, dtype=torch.bool)
+    if task == "next_token":
+        mask = mask & torch.ones(T, T, dtype=torch.bool).tril()
+    return mask
+""",
+    ),
+    "task_loss_positions": (
+        "loss-positions-include-padding",
+        """
+    B = len(lengths)
+    if task == "classification":
+        return torch.zeros(B, T, dtype=torch.bool)
+    read = torch.ones(B, T, dtype=torch.bool)
+    if task == "next_token":
+        read[:, -1] = False
+    return read
+""",
+    ),
+}
+MISTAKES_4 = {
+    "task_mask": (
+        "task-mask-empty-padded-rows",
+        """
+    real = torch.arange(T)[None, :] < lengths[:, None]
+    mask = real[:, :, None] & real[:, None, :]
+    if task == "next_token":
+        mask = mask & torch.ones(T, T, dtype=torch.bool).tril()
+    return mask
+""",
+    ),
 }
 BUGGY_PLANTED = {  # what buggy.py's planted bugs must be named
     "split_heads": "heads-reshape-without-transpose",
@@ -337,18 +455,28 @@ BUGGY_PLANTED = {  # what buggy.py's planted bugs must be named
 }
 
 
-@pytest.mark.parametrize("group", ["mistakes-1", "mistakes-2", "buggy.py"])
+GROUPS = {
+    "mistakes-1": MISTAKES_1,
+    "mistakes-2": MISTAKES_2,
+    "mistakes-3": MISTAKES_3,
+    "mistakes-4": MISTAKES_4,
+}
+
+
+@pytest.mark.parametrize("group", [*GROUPS, "buggy.py"])
 def test_a5_student_style_mistakes_are_named_exactly(tmp_path, group):
     if group == "buggy.py":
         code, expected = (HANDOUT / "buggy.py").read_text(), BUGGY_PLANTED
     else:
-        mistakes = MISTAKES_1 if group == "mistakes-1" else MISTAKES_2
+        mistakes = GROUPS[group]
         code = SOL
         for fn, (_, body) in mistakes.items():
             code = _replace(code, fn, body)
         expected = {fn: mid for fn, (mid, _) in mistakes.items()}
     report = grade_submission(_folder(tmp_path, group, code), CODE_ONLY)
     results = _by_function(report)
+    if group == "buggy.py":  # buggy.py holds the six functions to repair, not the task ones
+        results = {fn: q for fn, q in results.items() if f"def {fn}(" in code}
     for fn, q in results.items():
         if fn in expected:
             assert q.misconceptions == [expected[fn]], (fn, q.feedback)
@@ -358,7 +486,7 @@ def test_a5_student_style_mistakes_are_named_exactly(tmp_path, group):
 
 
 def test_a5_every_a5_id_is_covered_by_a_student_style_module():
-    covered = {mid for mid, _ in MISTAKES_1.values()} | {mid for mid, _ in MISTAKES_2.values()}
+    covered = {mid for group in GROUPS.values() for mid, _ in group.values()}
     assert covered | set(BUGGY_PLANTED.values()) >= set(A5_IDS)
 
 
@@ -389,9 +517,52 @@ def test_a5_written_wrong_forms_name_the_shape_mistakes(tmp_path):
             key,
             by_key[key].feedback,
         )
-    assert report.score == 40 - sum(
+    assert report.score == 37 - sum(
         q.max_score for q in by_key.values() if q.question_id.split(".", 1)[1] in wrong
     )
 
 
 # ---------------------------------------------------------------- public tests
+
+
+def test_a5_visibility_questions_are_per_student_and_name_their_mistakes(tmp_path):
+    """The tasks come from the variant key; a causal mask for a bidirectional task, a mask
+    without the causal part, and a loss read at padding are named."""
+    from grader.course import variants
+
+    tasks = {k: variants.numbers(A.id, k) for k in (None, *STUDENTS, "carol@example.edu")}
+    assert len({(tuple(n["mask_tasks"]), n["loss_task"]) for n in tasks.values()}) > 1
+    qs = {q.key: q for q in suite.VISIBILITY_QUESTIONS}
+    expected = {"tagging": "A", "next_token": "D", "classification": "C", "decoder": "B"}
+    for n in tasks.values():  # the slides' rules, written out here once more
+        assert qs["mask_task_1"].expected(n) == expected[n["mask_tasks"][0]]
+    forms = {
+        ("next_token", "C"): "task-mask-not-causal",
+        ("next_token", "B"): "task-mask-padding-ignored",
+        ("classification", "D"): "task-mask-causal-for-bidirectional-task",
+    }
+    numbers = {"mask_tasks": ["next_token", "classification"], "loss_task": "next_token"}
+    found = {
+        (numbers["mask_tasks"][i], f.answer): f.misconception
+        for i, key in enumerate(("mask_task_1", "mask_task_2"))
+        for f in qs[key].wrong_forms(numbers)
+    }
+    assert forms.items() <= found.items()
+    loss = {f.answer: f.misconception for f in qs["loss_task"].wrong_forms(numbers)}
+    assert loss == {
+        "A": "loss-positions-through-last-token",
+        "D": "loss-positions-include-padding",
+    }
+    # graded: a wrong letter for the default variant's tasks is named
+    key = _answer_key().answers(None)
+    n = variants.numbers(A.id, None)
+    wrong_letter = {"tagging": "B", "decoder": "A", "next_token": "C", "classification": "D"}
+    answers = dict(key, mask_task_1=wrong_letter[n["mask_tasks"][0]])
+    text = "\n".join(f"{k} = {_answer_key()._toml(v)}" for k, v in answers.items()) + "\n"
+    written = tuple(q for q in A.questions if isinstance(q, WrittenQuestion))
+    report = grade_submission(
+        _folder(tmp_path, "vis", None, text),
+        dataclasses.replace(A, code_file=None, questions=written),
+    )
+    (q,) = [r for r in report.questions if r.question_id == "a5.mask_task_1"]
+    assert q.score == 0 and len(q.misconceptions) == 1

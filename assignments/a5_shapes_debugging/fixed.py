@@ -67,3 +67,27 @@ def block_shapes(B: int, T: int, d: int, n_heads: int, d_ff: int) -> dict[str, t
     BatchNorm's mean (no keepdim) on a (B, T, d) input.
     """
     raise NotImplementedError
+
+
+# Questions 7 and 8 are not in buggy.py: write them from their docstrings (README,
+# "Visibility for a task").
+
+
+def task_mask(task: str, lengths: torch.Tensor, T: int) -> torch.Tensor:
+    """(B, T, T) bool, True where query t may attend to key s, for one task.
+
+    task: "tagging", "classification" or "next_token"; lengths (B,) int64 real tokens per row.
+    Every task: keys s < lengths[b] only (padding is never seen). "next_token" also causal:
+    s <= t. A padded query row keeps its real keys.
+    """
+    raise NotImplementedError
+
+
+def task_loss_positions(task: str, lengths: torch.Tensor, T: int) -> torch.Tensor:
+    """(B, T) bool: the positions whose output the task's loss reads.
+
+    "tagging": every real token, t < lengths[b]; "next_token": t <= lengths[b] - 2 (the target
+    of position t is the token at t + 1); "classification": none (the loss reads the pooled
+    vector).
+    """
+    raise NotImplementedError

@@ -153,3 +153,22 @@ def test_block_shapes_stats_agree_with_torch_reductions():
     assert tuple(s["bn_stats"]) == tuple(X.mean(dim=(0, 1)).shape)  # BatchNorm: per feature
     Q = torch.randn(B, h, T, d // h)
     assert tuple(s["scores"]) == tuple((Q @ Q.transpose(-1, -2)).shape)
+
+
+def test_task_mask_worked_example():
+    T_, F_ = True, False
+    lengths = torch.tensor([3, 2])
+    got = torch.as_tensor(fixed.task_mask("next_token", lengths, 4))
+    assert got.shape == (2, 4, 4) and got.dtype == torch.bool
+    assert got[1].tolist() == [[T_, F_, F_, F_], [T_, T_, F_, F_], [T_, T_, F_, F_], [T_, T_, F_, F_]]
+    tagging = torch.as_tensor(fixed.task_mask("tagging", lengths, 4))
+    assert tagging[0].tolist() == [[T_, T_, T_, F_]] * 4  # bidirectional, padding hidden
+
+
+def test_task_loss_positions_worked_example():
+    T_, F_ = True, False
+    lengths = torch.tensor([3, 2])
+    got = torch.as_tensor(fixed.task_loss_positions("next_token", lengths, 4))
+    assert got.tolist() == [[T_, T_, F_, F_], [T_, F_, F_, F_]]
+    assert not torch.as_tensor(fixed.task_loss_positions("classification", lengths, 4)).any()
+    assert torch.as_tensor(fixed.task_loss_positions("tagging", lengths, 4)).sum().item() == 5

@@ -1,6 +1,6 @@
 """The misconception catalog: every mistake the grader can name, in the notes' words.
 
-Each assignment's entries live in their own module (`a1.py` ... `a6.py`); ids shared by
+Each assignment's entries live in their own module (`a1.py` ... `a7.py`); ids shared by
 several assignments live in `common.py`. The mutants that reproduce a mistake live with
 the questions (grader/suites), derived from `reference/`.
 """
@@ -63,7 +63,7 @@ def _load() -> None:
     _LOADED.append(True)
     import importlib
 
-    for name in ("common", "a1", "a2", "a3", "a4", "a5", "a6"):
+    for name in ("common", "a1", "a2", "a3", "a4", "a5", "a6", "a7"):
         try:
             importlib.import_module(f"grader.catalog.{name}")
         except ModuleNotFoundError as err:  # an assignment's entries may not exist yet

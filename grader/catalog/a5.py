@@ -108,4 +108,81 @@ register(
         ),
         section="notes §6, 'Full shape walkthrough of one block' (d_h = d / h = 8 / 2 = 4)",
     ),
+    # visibility and loss positions for a task
+    Misconception(
+        id="task-mask-causal-for-bidirectional-task",
+        title="a causal mask where the whole input is available",
+        explanation=(
+            "Your mask hides the future for tagging or sequence classification. These tasks see "
+            "the whole input before they predict (the label of token t, or of the sentence, may "
+            "depend on words after t), so bidirectional visibility is legitimate: every real key, "
+            "before or after the query. Only next-token prediction must not see the future."
+        ),
+        section="slides Week 06, 'Task heads select rows or combine them' (bidirectional "
+        "visibility when the full input is available) and 'Next-token prediction changes visibility'",
+    ),
+    Misconception(
+        id="task-mask-not-causal",
+        title="next-token prediction without the causal mask",
+        explanation=(
+            "Your next-token mask lets query t see keys after t. The target of position t is the "
+            "token at t + 1, which is one of those keys: the model could copy its target. "
+            "Combine the causal restriction (key s <= query t) with the padding one."
+        ),
+        section="slides Week 06, 'Next-token prediction changes visibility and target alignment'",
+    ),
+    Misconception(
+        id="task-mask-padding-ignored",
+        title="padded keys left visible",
+        explanation=(
+            "Your mask lets real queries attend to padded keys. Padding is a visibility problem: "
+            "mask padded sources (keys s >= length) for every task and at every layer, or the pad "
+            "rows' values leak into the real tokens' outputs."
+        ),
+        section="slides Week 06, 'Padding is a visibility and output-selection problem'",
+    ),
+    Misconception(
+        id="task-mask-empty-padded-rows",
+        title="padded query rows with no visible key",
+        explanation=(
+            "Your mask also hides every key from the padded queries, so their rows are all False "
+            "and their softmax is 0/0 (NaN), which then spreads. The mask restricts keys only: "
+            "True where key s < length, for every query row; a padded query's output is left "
+            "out later, by the loss and the pooling, not by the mask."
+        ),
+        section="slides Week 06, 'Padding is a visibility and output-selection problem' (at least "
+        "one permitted source per row)",
+    ),
+    Misconception(
+        id="loss-positions-through-last-token",
+        title="next-token loss read at the last real token",
+        explanation=(
+            "Your next-token loss reads positions 0 … length − 1, but the last real token has "
+            "no next token to predict: the target of position t is the token at t + 1, so the "
+            "loss reads t = 0 … length − 2."
+        ),
+        section="slides Week 06, 'Next-token prediction changes visibility and target alignment' "
+        "(I = 0, …, T − 2)",
+    ),
+    Misconception(
+        id="loss-positions-include-padding",
+        title="the loss reads padded positions",
+        explanation=(
+            "Your loss positions ignore the lengths: padded positions are read as if they were "
+            "real. Padding is also an output-selection problem: omit padded outputs from the "
+            "loss (tagging reads t < length; next-token prediction t <= length − 2)."
+        ),
+        section="slides Week 06, 'Padding is a visibility and output-selection problem'",
+    ),
+    Misconception(
+        id="loss-positions-classification-per-token",
+        title="sequence classification's loss read at the tokens",
+        explanation=(
+            "For sequence classification the loss reads one distribution per sentence, after "
+            "pooling the real tokens' outputs; no token position is read by the loss itself, so "
+            "`task_loss_positions` is all False for it."
+        ),
+        section="slides Week 06, 'Task heads select rows or combine them' (sequence "
+        "classification: one distribution after pooling)",
+    ),
 )

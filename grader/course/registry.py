@@ -16,11 +16,12 @@ ASSIGNMENT_IDS = (
     "a4_transformer",
     "a5_shapes_debugging",
     "a6_pretraining_scale",
+    "a7_classification_ngrams",
 )
 
 
 class UnknownAssignment(ValueError):
-    """An assignment id that is neither a full id nor a short form a1 … a6."""
+    """An assignment id that is neither a full id nor a short form a1 … a7."""
 
 
 def resolve_id(name: str) -> str:
@@ -30,7 +31,7 @@ def resolve_id(name: str) -> str:
         if key == aid or key == aid.split("_", 1)[0]:
             return aid
     raise UnknownAssignment(
-        f"unknown assignment {name!r}; choose one of {', '.join(ASSIGNMENT_IDS)} (or a1 … a6)"
+        f"unknown assignment {name!r}; choose one of {', '.join(ASSIGNMENT_IDS)} (or a1 … a7)"
     )
 
 

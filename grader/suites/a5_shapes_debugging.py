@@ -36,7 +36,7 @@ from grader.suites._attention import (
 )
 from grader.suites._kit import builder
 from reference import attention as att
-from reference import blocks, masking
+from reference import blocks, masking, visibility
 
 FILE = "fixed.py"
 Array = np.ndarray
@@ -68,6 +68,10 @@ REFERENCES: dict[str, Callable[..., Any]] = {
     "causal_lm_loss": masking.causal_lm_loss,
     "masked_mean_pool": blocks.masked_mean_pool,
     "block_shapes": blocks.block_shapes,
+    "task_mask": lambda task, lengths, T: visibility.task_mask(task, _np(lengths), T),
+    "task_loss_positions": lambda task, lengths, T: visibility.task_loss_positions(
+        task, _np(lengths), T
+    ),
 }
 
 
@@ -155,6 +159,14 @@ def _shapes_bn_per_token(B: int, T: int, d: int, n_heads: int, d_ff: int) -> dic
     return {**s, "bn_stats": s["ln_stats"]}  # (B, T)
 
 
+def _task_mask_with(**hooks: Any) -> Callable[[str, Any, int], Array]:
+    return lambda task, lengths, T: visibility.task_mask(task, _np(lengths), T, **hooks)
+
+
+def _positions_with(**hooks: Any) -> Callable[[str, Any, int], Array]:
+    return lambda task, lengths, T: visibility.task_loss_positions(task, _np(lengths), T, **hooks)
+
+
 MUTANTS: dict[str, dict[str, Callable[..., Any]]] = {
     "split_heads": {"heads-reshape-without-transpose": _split_no_transpose},
     "merge_heads": {"merge-heads-without-transpose": _merge_no_transpose},
@@ -178,6 +190,18 @@ MUTANTS: dict[str, dict[str, Callable[..., Any]]] = {
         "shape-scores-missing-heads": _shapes_scores_missing_heads,
         "shape-ln-stats-per-feature": _shapes_ln_per_feature,
         "shape-bn-stats-per-token": _shapes_bn_per_token,
+    },
+    "task_mask": {
+        "mask-inverted": lambda task, lengths, T: ~visibility.task_mask(task, _np(lengths), T),
+        "task-mask-causal-for-bidirectional-task": _task_mask_with(causal_tasks=visibility.TASKS),
+        "task-mask-not-causal": _task_mask_with(causal_tasks=()),
+        "task-mask-padding-ignored": _task_mask_with(pad_keys=False),
+        "task-mask-empty-padded-rows": _task_mask_with(pad_queries=True),
+    },
+    "task_loss_positions": {
+        "loss-positions-through-last-token": _positions_with(through_last=True),
+        "loss-positions-include-padding": _positions_with(lengths_ignored=True),
+        "loss-positions-classification-per-token": _positions_with(pooled_reads_tokens=True),
     },
 }
 
@@ -366,6 +390,31 @@ def block_shapes_cases(seed: int) -> list[Case]:
 
 
 # ---------------------------------------------------------------- judging block_shapes
+
+
+def _task_cases(salt: int) -> Callable[[int], list[Case]]:
+    """A worked example, then every task on hidden padded batches (one full row, and rows of
+    different lengths, at least 2 long so that a causal row differs from a bidirectional one)."""
+
+    def cases(seed: int) -> list[Case]:
+        rng = _rng(salt, seed)
+        out = [
+            Case(
+                "worked example: next-token prediction, lengths [3, 2], T = 4 (README)",
+                ("next_token", np.array([3, 2]), 4),
+                visible=True,
+            )
+        ]
+        for task in ("tagging", "next_token", "classification", "next_token", "tagging"):
+            B, T = int(rng.integers(3, 5)), int(rng.integers(5, 8))
+            lengths = _lengths(rng, B, T, low=2)
+            out.append(
+                Case(f"hidden case: {task}, B = {B}, T = {T}, padded rows", (task, lengths, T))
+            )
+        return out
+
+    return cases
+
 
 FLOAT_SIZES = "head-dim-float-division"
 
@@ -565,7 +614,7 @@ def _axis_question(
     return WrittenQuestion(
         id=f"a5.{key}",
         title=title,
-        points=2,
+        points=1.5,
         key=key,
         answer_kind="choice",
         choices=AXIS_CHOICES,
@@ -639,13 +688,97 @@ BUG_QUESTIONS = tuple(
     WrittenQuestion(
         id=f"a5.bug_{fn}",
         title=f"Classify the bug in buggy.{fn}",
-        points=2,
+        points=1.5,
         key=f"bug_{fn}",
         answer_kind="choice",
         choices=tuple(BUG_KINDS),
         expected=lambda numbers, a=letter: a,
     )
     for fn, letter in PLANTED_BUGS.items()
+)
+
+
+# ---------------------------------------------------------------- written: visibility for a task
+
+# The README's four masks and four loss-position sets, lettered in that order.
+MASK_CHOICES = {"A": "bidirectional", "B": "causal", "C": "padding", "D": "causal and padding"}
+LOSS_CHOICES = {
+    "A": "every real token",
+    "B": "positions 0 … length − 2",
+    "C": "none (the pooled vector)",
+    "D": "every position, padding included",
+}
+# task -> (the right mask, {a wrong letter: the mistake it shows})
+MASK_ANSWERS: dict[str, tuple[str, dict[str, str]]] = {
+    "tagging": ("A", {"B": "task-mask-causal-for-bidirectional-task"}),
+    "next_token": ("D", {"B": "task-mask-padding-ignored", "C": "task-mask-not-causal"}),
+    "classification": (
+        "C",
+        {"D": "task-mask-causal-for-bidirectional-task", "A": "task-mask-padding-ignored"},
+    ),
+    "decoder": ("B", {"A": "task-mask-not-causal"}),
+}
+LOSS_ANSWERS: dict[str, tuple[str, dict[str, str]]] = {
+    "tagging": ("A", {"D": "loss-positions-include-padding"}),
+    "next_token": (
+        "B",
+        {"A": "loss-positions-through-last-token", "D": "loss-positions-include-padding"},
+    ),
+    "classification": ("C", {"A": "loss-positions-classification-per-token"}),
+}
+_WHY = {
+    "task-mask-causal-for-bidirectional-task": "the whole input is available for this target: "
+    "no causal restriction.",
+    "task-mask-padding-ignored": "this batch is padded: its padded keys must be hidden too.",
+    "task-mask-not-causal": "a position must not see the token it predicts: add the causal "
+    "restriction.",
+    "loss-positions-include-padding": "padded positions are never read by the loss.",
+    "loss-positions-through-last-token": "the last real token has no next token to predict.",
+    "loss-positions-classification-per-token": "the loss reads the pooled vector, not the tokens.",
+}
+
+
+def _task_question(
+    qid: str, title: str, key: str, table: Mapping[str, tuple[str, dict[str, str]]], pick
+) -> WrittenQuestion:
+    def wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
+        _, forms = table[pick(numbers)]
+        return [WrongForm(letter, mid, _WHY[mid]) for letter, mid in forms.items()]
+
+    return WrittenQuestion(
+        id=qid,
+        title=title,
+        points=2,
+        key=key,
+        answer_kind="choice",
+        choices=("A", "B", "C", "D"),
+        expected=lambda numbers: table[pick(numbers)][0],
+        wrong_forms=wrong,
+    )
+
+
+VISIBILITY_QUESTIONS = (
+    _task_question(
+        "a5.mask_task_1",
+        "Visibility for your first task",
+        "mask_task_1",
+        MASK_ANSWERS,
+        lambda n: n["mask_tasks"][0],
+    ),
+    _task_question(
+        "a5.mask_task_2",
+        "Visibility for your second task",
+        "mask_task_2",
+        MASK_ANSWERS,
+        lambda n: n["mask_tasks"][1],
+    ),
+    _task_question(
+        "a5.loss_task",
+        "The positions the loss reads for your task",
+        "loss_task",
+        LOSS_ANSWERS,
+        lambda n: n["loss_task"],
+    ),
 )
 
 
@@ -664,19 +797,38 @@ def _code(
     return _question(fn, title, points, fn, REFERENCES[fn], cases, MUTANTS[fn], **kw)
 
 
+# The six functions of buggy.py, each with one planted bug to repair.
 CODE_QUESTIONS = (
-    _code("split_heads", "Split heads: (B, T, d) -> (B, h, T, d_h)", 10, split_heads_cases),
+    _code("split_heads", "Split heads: (B, T, d) -> (B, h, T, d_h)", 8, split_heads_cases),
     _code("merge_heads", "Merge heads: (B, h, T, d_h) -> (B, T, d)", 8, merge_heads_cases),
-    _code("masked_softmax", "Masked softmax (masked weights exactly 0)", 10, masked_softmax_cases),
-    _code("causal_lm_loss", "Causal LM loss: shifted, padding excluded", 12, causal_lm_loss_cases),
-    _code("masked_mean_pool", "Mean pooling over real tokens", 10, masked_mean_pool_cases),
+    _code("masked_softmax", "Masked softmax (masked weights exactly 0)", 8, masked_softmax_cases),
+    _code("causal_lm_loss", "Causal LM loss: shifted, padding excluded", 10, causal_lm_loss_cases),
+    _code("masked_mean_pool", "Mean pooling over real tokens", 8, masked_mean_pool_cases),
     _code(
         "block_shapes",
         "Shapes through one pre-norm encoder block",
-        10,
+        9,
         block_shapes_cases,
         integer=True,
         custom=judge_block_shapes,
+    ),
+)
+
+# The two functions written from their docstrings (not in buggy.py): visibility for a task.
+TASK_QUESTIONS = (
+    _code(
+        "task_mask",
+        "Visibility for a task: the attention mask",
+        7,
+        _task_cases(57),
+        integer=True,
+    ),
+    _code(
+        "task_loss_positions",
+        "The positions a task's loss reads",
+        5,
+        _task_cases(58),
+        integer=True,
     ),
 )
 
@@ -686,10 +838,12 @@ ASSIGNMENT = Assignment(
     code_file=FILE,
     questions=(
         *CODE_QUESTIONS,
+        *TASK_QUESTIONS,
         *_shape_questions("walk", "Walkthrough", 1, _walk_numbers),
-        *_shape_questions("var", "Your block", 1.5, _variant_numbers),
+        *_shape_questions("var", "Your block", 1, _variant_numbers),
         *AXIS_QUESTIONS,
         *BUG_QUESTIONS,
+        *VISIBILITY_QUESTIONS,
     ),
     preload_torch=True,
 )

@@ -44,7 +44,8 @@ fixed = _load("fixed", [HERE / "fixed.py"])
 
 def answers(student: str | None) -> dict:
     walk = fixed.block_shapes(**WALKTHROUGH)
-    mine = fixed.block_shapes(**variant.numbers(student))
+    numbers = variant.numbers(student)
+    mine = fixed.block_shapes(**{k: numbers[k] for k in ("B", "T", "d", "n_heads", "d_ff")})
     out: dict = {}
     out.update({f"walk_{k}": list(walk[k]) for k in SHAPE_KEYS})
     out.update({f"var_{k}": list(mine[k]) for k in SHAPE_KEYS})
@@ -61,6 +62,11 @@ def answers(student: str | None) -> dict:
             "bug_block_shapes": "I",
         }
     )
+    masks = {"tagging": "A", "next_token": "D", "classification": "C", "decoder": "B"}
+    reads = {"tagging": "A", "next_token": "B", "classification": "C"}
+    out["mask_task_1"] = masks[numbers["mask_tasks"][0]]
+    out["mask_task_2"] = masks[numbers["mask_tasks"][1]]
+    out["loss_task"] = reads[numbers["loss_task"]]
     return out
 
 

@@ -92,3 +92,25 @@ def block_shapes(B: int, T: int, d: int, n_heads: int, d_ff: int) -> dict[str, t
         "ln_stats": (B, T),  # one mean per token
         "bn_stats": (d,),  # one mean per feature
     }
+
+
+def task_mask(task: str, lengths: torch.Tensor, T: int) -> torch.Tensor:
+    """(B, T, T) bool, True where query t may attend to key s, for one task."""
+    causal = {"tagging": False, "classification": False, "next_token": True}[task]
+    real = torch.arange(T)[None, :] < lengths[:, None]  # (B, T)
+    mask = real[:, None, :].expand(-1, T, -1)  # (B, T_q, T_k): real keys, every query row
+    if causal:
+        mask = mask & torch.ones(T, T, dtype=torch.bool).tril()  # key s <= query t
+    return mask
+
+
+def task_loss_positions(task: str, lengths: torch.Tensor, T: int) -> torch.Tensor:
+    """(B, T) bool: the positions whose output the task's loss reads."""
+    t = torch.arange(T)[None, :]  # (1, T)
+    n = lengths[:, None]  # (B, 1)
+    reads = {
+        "tagging": t < n,  # every real token
+        "next_token": t < n - 1,  # t <= length - 2: the last real token has no target
+        "classification": torch.full((len(lengths), T), False),  # the pooled vector instead
+    }
+    return reads[task]

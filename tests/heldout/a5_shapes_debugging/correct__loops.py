@@ -88,3 +88,25 @@ def block_shapes(B, T, d, n_heads, d_ff):
     shapes["ln_stats"] = (B, T)
     shapes["bn_stats"] = (d,)
     return shapes
+
+
+def task_mask(task, lengths, T):
+    out = []
+    for n in lengths.tolist():
+        rows = []
+        for t in range(T):
+            rows.append([s < n and (task != "next_token" or s <= t) for s in range(T)])
+        out.append(rows)
+    return out
+
+
+def task_loss_positions(task, lengths, T):
+    out = []
+    for n in lengths.tolist():
+        if task == "tagging":
+            out.append([t < n for t in range(T)])
+        elif task == "next_token":
+            out.append([t <= n - 2 for t in range(T)])
+        else:
+            out.append([False] * T)
+    return out

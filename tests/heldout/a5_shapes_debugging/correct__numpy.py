@@ -54,3 +54,22 @@ def block_shapes(B, T, d, n_heads, d_ff):
            "context": C, "attn_out": C, "ffn_hidden": hidden, "ffn_out": X, "block_out": X,
            "ln_stats": X.mean(axis=-1), "bn_stats": X.mean(axis=(0, 1))}
     return {k: tuple(int(n) for n in v.shape) for k, v in res.items()}
+
+
+def task_mask(task, lengths, T):
+    n = lengths.numpy()
+    keys = np.arange(T)[None, None, :] < n[:, None, None]  # (B, 1, T)
+    mask = np.broadcast_to(keys, (len(n), T, T))
+    if task == "next_token":
+        mask = mask & np.tri(T, dtype=bool)
+    return mask
+
+
+def task_loss_positions(task, lengths, T):
+    n = lengths.numpy()[:, None]
+    t = np.arange(T)[None, :]
+    if task == "tagging":
+        return t < n
+    if task == "next_token":
+        return t + 1 < n
+    return np.zeros((len(n), T), dtype=bool)

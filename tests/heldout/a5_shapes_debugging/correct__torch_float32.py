@@ -48,3 +48,19 @@ def block_shapes(B, T, d, n_heads, d_ff):
         "attn_out": btd, "ffn_hidden": (B, T, d_ff), "ffn_out": btd, "block_out": btd,
         "ln_stats": (B, T), "bn_stats": (d,),
     }
+
+
+def task_mask(task, lengths, T):
+    pad = torch.arange(T).expand(len(lengths), T) >= lengths.unsqueeze(1)  # True at padding
+    mask = ~pad.unsqueeze(1).repeat(1, T, 1)
+    if task == "next_token":
+        mask &= ~torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+    return mask
+
+
+def task_loss_positions(task, lengths, T):
+    pos = torch.arange(T).unsqueeze(0)
+    if task == "classification":
+        return torch.zeros(len(lengths), T, dtype=torch.bool)
+    last = lengths.unsqueeze(1) - (1 if task == "next_token" else 0)
+    return pos < last

@@ -1,0 +1,106 @@
+"""Misconceptions of a7 (text classification and n-gram language models): cosine similarity,
+softmax cross-entropy, the Deep Averaging Network, add-k n-grams and perplexity.
+
+Reused from other assignments: `softmax-unstable` (a1), `perplexity-base-2` (a2).
+"""
+
+from grader.catalog import Misconception, register
+
+register(
+    Misconception(
+        id="cosine-missing-norm",
+        title="cosine divided by only one of the two norms",
+        explanation=(
+            "Your similarities are the dot products divided by the length of one vector only. "
+            "The cosine divides by both: cos(a, b) = a·b / (‖a‖ ‖b‖), so it depends only on the "
+            "directions and lies in [−1, 1]; with one norm left in, a longer vector still scores "
+            "higher, as with the raw dot product."
+        ),
+        section="Lecture 7 study guide, 'cosine similarity vs dot product'; README, 'Cosine similarity'",
+    ),
+    Misconception(
+        id="cosine-is-dot-product",
+        title="the raw dot product instead of the cosine",
+        explanation=(
+            "Your similarities are the dot products a·b, not divided by any norm. The dot product "
+            "grows with the vectors' lengths (frequent words have long vectors), so it ranks "
+            "neighbours by length as much as by direction; the cosine a·b / (‖a‖ ‖b‖) compares "
+            "directions only."
+        ),
+        section="Lecture 7 study guide, 'cosine similarity vs dot product'; README, 'Cosine similarity'",
+    ),
+    Misconception(
+        id="ce-grad-sign",
+        title="cross-entropy gradient with the wrong sign (e_y − p)",
+        explanation=(
+            "Your gradient is e_y − p: the gradient of the log-probability log p_y, which gradient "
+            "ascent would follow. The loss is L = −log p_y, and ∂L/∂z = p − e_y: it is positive "
+            "for the wrong classes (push their logits down) and p_y − 1 < 0 for the true one."
+        ),
+        section="Lecture 7 study guide, 'Softmax' and 'Cross-entropy loss'; README, 'Softmax cross-entropy'",
+    ),
+    Misconception(
+        id="ce-grad-not-averaged",
+        title="batch gradient without the 1/B",
+        explanation=(
+            "Your loss is the mean over the batch, but your gradient is p − e_y for every row, B "
+            "times too large. The gradient of a mean carries its 1/B: ∂L/∂z_b = (p_b − e_{y_b}) / B."
+        ),
+        section="README, 'Softmax cross-entropy' (the batch convention)",
+    ),
+    Misconception(
+        id="dan-average-includes-padding",
+        title="the DAN averages over the padding too",
+        explanation=(
+            "Your sentence vector averages all T positions, padding included (a mean over T, or "
+            "the padded rows summed in). A DAN averages the embeddings of the real tokens only: "
+            "avg_b = Σ_t m_bt E[x_bt] / Σ_t m_bt, with m_bt = 1 where `mask` is True."
+        ),
+        section="Lecture 7 study guide, 'Deep Averaging Networks'; Week 06 slides, 'Padding is a "
+        "visibility and output-selection problem'",
+    ),
+    Misconception(
+        id="dan-repeated-token-once",
+        title="a repeated token's embedding gradient counted once",
+        explanation=(
+            "Your gradient for the embedding rows matches adding each distinct token once, but a "
+            "token that occurs twice in a sentence enters the average twice, so its row of "
+            "∂L/∂E receives ∂L/∂avg / n_b twice. In NumPy, `gE[ids] += rows` keeps only one of "
+            "the repeated writes; `np.add.at(gE, ids, rows)` adds every one."
+        ),
+        section="README, 'The DAN backward pass'; notes §1 (a repeated index counts each time)",
+    ),
+    Misconception(
+        id="addk-missing-v",
+        title="add-k smoothing without k·V in the denominator",
+        explanation=(
+            "You added k to the count on top but not k·V below: (c(context, w) + k) / c(context) "
+            "is not a distribution (summed over the V words it exceeds 1). Each of the V words "
+            "gets k extra counts, so the context gets k·V: "
+            "P(w | context) = (c(context, w) + k) / (c(context) + k·V)."
+        ),
+        section="Lecture 7 study guide, 'N-gram models'; README, 'Add-k smoothing'",
+    ),
+    Misconception(
+        id="perplexity-missing-end-token",
+        title='perplexity without predicting "</s>"',
+        explanation=(
+            'Your perplexity leaves out the prediction of each sentence\'s "</s>". The model '
+            'also has to predict where the sentence ends: N counts every word and every "</s>", '
+            'and log P("</s>" | context) is one of the terms.'
+        ),
+        section="Lecture 7 study guide, 'Perplexity'; README, 'Perplexity'",
+    ),
+    Misconception(
+        id="ngram-missing-start-padding",
+        title='n-grams without the "<s>" padding in front',
+        explanation=(
+            'Your n-grams match sentences padded with fewer than n − 1 "<s>" in front (or none), '
+            "so the first words of a sentence are never counted (or predicted) after their "
+            'start context. Pad every sentence with n − 1 "<s>" before it and one "</s>" after '
+            'it: for a bigram model, "the cat" is <s> the cat </s>, with the bigrams '
+            "(<s>, the), (the, cat), (cat, </s>)."
+        ),
+        section="Lecture 7 study guide, 'N-gram models'; README, 'Padding'",
+    ),
+)
