@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from grader.questions import WrittenQuestion, WrongForm
 from grader.written.answers import AnswerFormatError, _describe
 from grader.written.equations import is_label, split_equals
+from grader.written.expr.parser import CONSTANTS, FUNCTIONS, canonical_symbol
 from grader.written.expr.relations import declarations
+from grader.written.expr.steps import has_operator, uses_prime
 from grader.written.question import option
 
 if TYPE_CHECKING:
@@ -36,7 +38,7 @@ DERIVATION_EXAMPLE = "d/dx (x^3 + x) = 3 x^2 + 1"  # the syntax, on no question'
 CHAIN_SECONDS = 20.0  # wall clock for checking one derivation; later links are not checked
 
 LinkState = Literal["first", "follows", "broken", "unreadable", "unchecked", "definition",
-                    "bad-definition"]  # fmt: skip
+                    "bad-definition", "introduced"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,8 @@ class Step:
 
     number: int  # 1-based, in the order written
     text: str
-    defines: str | None = None  # the declared name this step defines ("p_a = …")
+    defines: str | None = None  # the name this step defines ("p_a = …", "J = …")
+    introduced: bool = False  # a name of the student's own (not declared on the question)
 
 
 @dataclass(frozen=True)
@@ -80,17 +83,31 @@ class ChainResult:
 
     @property
     def unbroken(self) -> bool:
-        return all(s.state in ("first", "follows", "definition") for s in self.steps)
+        return all(s.state in _SOUND for s in self.steps)
 
     @property
     def first_problem(self) -> StepResult | None:
-        return next((s for s in self.steps if s.state not in ("first", "follows", "definition")),
-                    None)  # fmt: skip
+        return next((s for s in self.steps if s.state not in _SOUND), None)
+
+
+_SOUND = ("first", "follows", "definition", "introduced")
+
+
+def _new_name(head: str, declared: set[str]) -> str | None:
+    """`J`, `L_{naive}`: a name the student introduces (not declared, no function or constant)."""
+    try:
+        name = canonical_symbol(head.replace("\\", ""))
+    except ValueError:
+        return None
+    if name in declared or name in FUNCTIONS or name in CONSTANTS or name in ("sigma", "d"):
+        return None
+    return name
 
 
 def chain_of(value: Any, question: WrittenQuestion) -> Chain:
     """The steps of a derivation answer; AnswerFormatError (teaching) when they cannot be."""
-    _, relations = declarations([*question.symbols, *question.relations])
+    names, relations = declarations([*question.symbols, *question.relations])
+    declared = set(names or ())
     example = f"`{DERIVATION_EXAMPLE}`"
     if isinstance(value, str):
         items: list[Any] = [value]
@@ -122,6 +139,11 @@ def chain_of(value: Any, question: WrittenQuestion) -> Chain:
         head = parts[0].strip("$ ")
         if isinstance(value, list) and len(parts) == 2 and head in relations:
             steps.append(Step(len(steps) + 1, parts[1], defines=head))
+            continue
+        new = _new_name(head, declared) if isinstance(value, list) and len(parts) == 2 else None
+        if new is not None and i < len(items):  # `J = -log(p_a)`, then steps that use J
+            steps.append(Step(len(steps) + 1, parts[1], defines=new, introduced=True))
+            declared.add(new)
             continue
         if not steps and label is None and len(parts) + len(items) > 2 and is_label(parts[0]):
             label, parts = parts[0], parts[1:]
@@ -167,6 +189,13 @@ def check_chain(
             results.append(StepResult(step, "unchecked"))
             previous = None
             continue
+        if step.introduced:
+            v = judge.check_step(step.text, None, symbols)
+            if v.error is None:
+                symbols = [*symbols, step.defines, f"{step.defines} = {step.text}"]
+            results.append(StepResult(step, "unreadable" if v.error else "introduced",
+                                      v.interpreted, v.error))  # fmt: skip
+            continue
         if step.defines is not None:
             v = judge.check_step(step.text, relations[step.defines], symbols)
             state: LinkState = "definition" if v.equivalent and v.error is None else (
@@ -195,6 +224,9 @@ def check_chain(
         final_correct = verdict.equivalent and verdict.error is None
         final_error = verdict.error
         canonical = verdict.canonical
+        if uses_prime(last.step.text) or has_operator(last.step.text):
+            final_correct = False
+            final_error = "it still asks for a derivative (f'(…) or d/dx): write the result out"
     else:
         final_error = "the last step could not be read"
     found: list[WrongForm] = []

@@ -118,11 +118,14 @@ _STATE = {
     "unchecked": "not checked",
     "definition": "definition, checked",
     "bad-definition": "not the definition",
+    "introduced": "a name of yours",
 }
 
 
 def _steps_line(checked: ChainResult, code: Callable[[str], str]) -> str:
     n = sum(r.step.defines is None for r in checked.steps)
+    d = len(checked.steps) - n
+    defs = f" and {d} definition{'s' if d != 1 else ''}" if d else ""
     listed = []
     for r in checked.steps[:MAX_LISTED]:
         shown = r.shown if r.shown is not None else r.step.text
@@ -133,12 +136,8 @@ def _steps_line(checked: ChainResult, code: Callable[[str], str]) -> str:
     more = (
         "" if len(checked.steps) <= MAX_LISTED else f"; and {len(checked.steps) - MAX_LISTED} more"
     )
-    return (
-        f"Your derivation was read as {n} step{'s' if n != 1 else ''}: "
-        + "; ".join(listed)
-        + more
-        + "."
-    )
+    head = f"Your derivation was read as {n} step{'s' if n != 1 else ''}{defs}: "
+    return head + "; ".join(listed) + more + "."
 
 
 def _problem_line(problem: StepResult, checked: ChainResult, code: Callable[[str], str]) -> str:

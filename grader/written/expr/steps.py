@@ -20,6 +20,44 @@ from grader.written.expr.verdict import Verdict
 
 MAX_DERIVATIVE_CHARS = 4000  # a derivative written back longer than this is refused
 
+# f'(x) for the functions whose derivative the notes use, written out in the answer grammar
+# (plain text and LaTeX alike): tanh'(x) = 1 - tanh(x)^2, σ'(x) = σ(x)(1 - σ(x))
+PRIME = re.compile(r"(\\?)(tanh|sigmoid|sigma|σ|exp|log|ln)\s*(?:'|′|\^\{?\\prime\}?)\s*\(")
+_PRIMED = {
+    "tanh": "(1 - {f}tanh({x})^2)",
+    "sigmoid": "({s}({x})(1 - {s}({x})))",
+    "sigma": "({s}({x})(1 - {s}({x})))",
+    "σ": "({s}({x})(1 - {s}({x})))",
+    "exp": "{f}exp({x})",
+    "log": "(1/({x}))",
+    "ln": "(1/({x}))",
+}
+
+
+def uses_prime(text: str) -> bool:
+    return PRIME.search(text) is not None
+
+
+def write_primes(text: str) -> str:
+    """`tanh'(z)` and its kin written out; a bracket that never closes is left for the parser."""
+    latex = "$" in text
+    out = text
+    for _ in range(20):  # one rewrite per primed call, a bounded number of them
+        m = PRIME.search(out)
+        if m is None:
+            break
+        depth, end = 1, m.end()
+        while end < len(out) and depth:
+            depth += {"(": 1, ")": -1}.get(out[end], 0)
+            end += 1
+        if depth:
+            break
+        inner = out[m.end() : end - 1]
+        f = "\\" if latex else ""
+        sig = "\\sigma" if latex else "sigmoid"
+        out = out[: m.start()] + _PRIMED[m.group(2)].format(f=f, s=sig, x=inner) + out[end:]
+    return out
+
 
 def _unwrap(text: str) -> tuple[str, bool]:
     s = text.strip()
@@ -84,12 +122,15 @@ def check_step(answer: str, previous: str | None, symbols: Sequence[str] | None)
     from grader.written.expr.equivalence import equivalent
 
     names, _ = declarations(symbols)
+    primed = answer.strip() if uses_prime(answer) else None  # shown as written, never expanded
+    answer = write_primes(answer)
+    previous = None if previous is None else write_primes(previous)
     try:
         expanded, operator = _expand(answer, symbols)
         got = read(expanded, names)
     except ExprError as err:
         return Verdict(False, str(err))
-    shown = operator or got.shown  # an operator step shows what was asked, never its result
+    shown = operator or primed or got.shown  # what was written, never a derivative it asks for
     note = "; ".join(got.notes) or None
     if previous is None:
         return Verdict(True, None, shown, None, None, note)
