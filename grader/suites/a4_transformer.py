@@ -1256,6 +1256,15 @@ def _embedding_counts(
     return [base + tied_head * V * d, base + V * d]
 
 
+# three scores s_a, s_b, s_c and their softmax, as defined names: a derivation may write p_a,
+# exp(s_a)/S or exp(s_a)/(exp(s_a) + exp(s_b) + exp(s_c)) interchangeably
+SOFTMAX_SYMBOLS = ("s_a", "s_b", "s_c", "S", "p_a", "p_b", "p_c")
+SOFTMAX_DEFINED = (
+    "S = exp(s_a) + exp(s_b) + exp(s_c)",
+    *(f"p_{k} = exp(s_{k})/S" for k in "abc"),
+)
+
+
 WRITTEN_COVERAGE = (
     WrittenQuestion(
         id="a4.w_rope_offset",
@@ -1295,6 +1304,35 @@ WRITTEN_COVERAGE = (
             ),
         ],
     ),
+    Written(
+        id="a4.w_softmax_derivation",
+        title="Derive an off-diagonal entry of the softmax Jacobian",
+        points=2,
+        key="softmax_derivation",
+        answer_kind="expression",
+        symbols=SOFTMAX_SYMBOLS,
+        relations=SOFTMAX_DEFINED,
+        steps=True,
+        expected=lambda v: "-p_a p_b",
+        wrong_forms=lambda v: [
+            WrongForm("p_a p_b", "softmax-jacobian-sign", "the sign is flipped."),
+            WrongForm(
+                "0",
+                "softmax-jacobian-diagonal-only",
+                "p_a depends on s_b through the normaliser S, so the entry is not zero.",
+            ),
+            WrongForm(
+                "p_a (1 - p_b)",
+                "softmax-jacobian-delta-misplaced",
+                "off the diagonal the Kronecker delta is 0: the diagonal's formula does not apply.",
+            ),
+            WrongForm(
+                "-exp(s_a) exp(s_b)/S",
+                "softmax-jacobian-quotient-denominator",
+                "the quotient rule divides by the square of the normaliser.",
+            ),
+        ],
+    ),
 )
 
 
@@ -1330,15 +1368,6 @@ def _by_hand_wrong(which: int) -> Callable[[Mapping[str, Any]], list[WrongForm]]
         return out
 
     return forms
-
-
-# three scores s_a, s_b, s_c and their softmax, as defined names: a derivation may write p_a,
-# exp(s_a)/S or exp(s_a)/(exp(s_a) + exp(s_b) + exp(s_c)) interchangeably
-SOFTMAX_SYMBOLS = ("s_a", "s_b", "s_c", "S", "p_a", "p_b", "p_c")
-SOFTMAX_DEFINED = (
-    "S = exp(s_a) + exp(s_b) + exp(s_c)",
-    *(f"p_{k} = exp(s_{k})/S" for k in "abc"),
-)
 
 
 def _jacobian(v: Mapping[str, Any]) -> Array:
@@ -1413,35 +1442,6 @@ WRITTEN = (
                 "softmax-jacobian-diagonal-only",
                 "only the diagonal p_i (1 − p_i) is there: the off-diagonal entries −p_i p_j are missing, "
                 "but every output depends on every score through the sum.",
-            ),
-        ],
-    ),
-    Written(
-        id="a4.w_softmax_derivation",
-        title="Derive an off-diagonal entry of the softmax Jacobian",
-        points=2,
-        key="softmax_derivation",
-        answer_kind="expression",
-        symbols=SOFTMAX_SYMBOLS,
-        relations=SOFTMAX_DEFINED,
-        steps=True,
-        expected=lambda v: "-p_a p_b",
-        wrong_forms=lambda v: [
-            WrongForm("p_a p_b", "softmax-jacobian-sign", "the sign is flipped."),
-            WrongForm(
-                "0",
-                "softmax-jacobian-diagonal-only",
-                "p_a depends on s_b through the normaliser S, so the entry is not zero.",
-            ),
-            WrongForm(
-                "p_a (1 - p_b)",
-                "softmax-jacobian-delta-misplaced",
-                "off the diagonal the Kronecker delta is 0: the diagonal's formula does not apply.",
-            ),
-            WrongForm(
-                "-exp(s_a) exp(s_b)/S",
-                "softmax-jacobian-quotient-denominator",
-                "the quotient rule divides by the square of the normaliser.",
             ),
         ],
     ),
