@@ -759,8 +759,7 @@ WRITTEN = (
             WrongForm(
                 "-u_a + u_a exp(u_a v_c) + u_b exp(u_b v_c) + u_c exp(u_c v_c)",
                 "skipgram-grad-unnormalized",
-                "the derivative of log Σ_w exp(u_w v_c) divides by the sum: its weights are the "
-                "probabilities p_w, not exp(u_w v_c).",
+                "the derivative of log Σ_w exp(u_w v_c) divides by the sum, which this step dropped.",
             ),
         ],
     ),

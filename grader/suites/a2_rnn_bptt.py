@@ -548,6 +548,11 @@ QUESTIONS = (
                 "bptt-missing-tanh-derivative",
                 "tanh is not the identity: its local derivative is 1 - h^2, at most 1.",
             ),
+            WrongForm(
+                "1 - h",
+                "bptt-tanh-prime-one-minus-tanh",
+                "1 - tanh(z) is not the derivative of tanh (differentiate sinh/cosh to check).",
+            ),
         ],
     ),
     Written(
@@ -564,22 +569,22 @@ QUESTIONS = (
             WrongForm(
                 "w_h (1 - h_t)",
                 "bptt-tanh-prime-one-minus-tanh",
-                "tanh'(z) is 1 - tanh(z)^2, not 1 - tanh(z).",
+                "1 - tanh(z) is not the derivative of tanh (differentiate sinh/cosh to check).",
             ),
             WrongForm(
                 "w_h h_t (1 - h_t)",
                 "bptt-tanh-prime-sigmoid-form",
-                "h (1 - h) is the sigmoid's derivative; tanh's is 1 - h^2.",
+                "h (1 - h) is the derivative of the sigmoid, not of tanh.",
             ),
             WrongForm(
                 "w_h (1 - z_t^2)",
                 "bptt-derivative-of-preactivation",
-                "1 - z^2 squares the preactivation; tanh'(z) = 1 - tanh(z)^2.",
+                "1 - z^2 squares the preactivation, not the state.",
             ),
             WrongForm(
                 "1 - h_t^2",
                 "bptt-factor-missing-recurrent-weight",
-                "h_{t-1} enters z_t through w_h, so the chain rule multiplies by w_h too.",
+                "the chain rule stops at z_t here, but h_prev enters z_t through a weight.",
             ),
             WrongForm(
                 "w_h",

@@ -949,7 +949,7 @@ WRITTEN = (
             WrongForm(
                 "1",
                 "lstm-carry-identity",
-                "the old cell is multiplied by the forget gate in the cell update.",
+                "the cell update does not pass the old cell on unchanged: look at what multiplies c_prev.",
             ),
             WrongForm(
                 "o_t (1 - tanh(c_t)^2) f_t",

@@ -133,10 +133,12 @@ def expects(q: WrittenQuestion, expected: Any) -> str:
 
 
 def integer_question(q: WrittenQuestion, want: float | None) -> bool:
-    """An exact count: declared so, or an integer key whose tolerance is under one."""
+    """An exact count: declared so, or an integer key checked to an absolute tolerance under one
+    (and no relative one), as parameter counts are."""
     declared = option(q, "integer")
     if declared is not None:
         return bool(declared)
     if want is None:
         return False
-    return float(want).is_integer() and q.tolerance.atol + q.tolerance.rtol * abs(want) < 1.0
+    tol = q.tolerance
+    return float(want).is_integer() and tol.rtol == 0 and tol.atol < 1.0
