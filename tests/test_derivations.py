@@ -316,3 +316,13 @@ def test_expr_equal_steps_takes_a_json_array(capsys: pytest.CaptureFixture[str])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["equivalent"] is True and out["share"] == 1.0
     assert expr_equal_cli(["--steps", "[broken", "x"]) == 2
+
+
+def test_a_derivation_past_its_time_budget_stops_checking(
+    judge: ExprJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from grader.written import derivation
+
+    monkeypatch.setattr(derivation, "CHAIN_SECONDS", 0.0)
+    r = grade(A4, array("d/ds_b p_a", "-p_a p_b"), judge)
+    assert r.score == 0 and "Checking stopped before the end of your derivation" in r.feedback

@@ -287,3 +287,16 @@ def test_the_wrong_form_still_names_a_long_list_mistake() -> None:
                  wrong_forms=lambda v: [WrongForm(wrong, "bpe-x", "these are that mistake's.")])  # fmt: skip
     r = grade(q, '["s t", "e r", "l o", "st </w>", "lo w"]')
     assert r.misconceptions == ["bpe-x"]
+
+
+def test_a_toml_line_that_cannot_be_read_still_teaches_the_type() -> None:
+    sheet = parse_answers('total = 124,439,808\n')  # unquoted: not TOML
+    r = grade_written(COUNT, sheet, {}, None)
+    assert r.status == "unreadable" and "line 1" in r.feedback
+    assert "This question asks for an exact count: an integer such as 1024" in r.feedback
+
+
+def test_a_list_item_of_the_wrong_type_is_numbered() -> None:
+    r = grade(question("l", "list", ["a b", "c d"]), '["a b", true]')
+    assert r.status == "unreadable"
+    assert "item 2 of your list must be a string or a number, got the boolean true" in r.feedback

@@ -109,7 +109,8 @@ def grade_written(
         )
         return result("not-attempted", f"**Not attempted.** {why}", not_attempted=True)
     if answer.status == "error":
-        return result("unreadable", f"**Could not read your answer.** {answer.message}")
+        return result("unreadable", f"**Could not read your answer.** {answer.message}\n\n"
+                      f"{_expects_safely(question, variant)}")  # fmt: skip
 
     if question.answer_kind == "text":
         try:
@@ -155,6 +156,15 @@ def grade_written(
         lines.extend(_mistake_line(wf, question.answer_kind, expected) for wf in found)
     return result("wrong", "\n\n".join(lines), misconceptions=[wf.misconception for wf in found],
                   answer_text=outcome.answer_text, interpreted=outcome.interpreted)  # fmt: skip
+
+
+def _expects_safely(question: WrittenQuestion, variant: Mapping[str, Any]) -> str:
+    """The answer type's sentence; a key that cannot be computed costs only its example."""
+    try:
+        expected = question.expected(variant) if question.answer_kind != "text" else None
+    except Exception:  # noqa: BLE001 - the sentence is a hint; the key is checked elsewhere
+        expected = None
+    return expects(question, expected)
 
 
 def _reading(outcome: _Outcome, always: bool) -> list[str]:
