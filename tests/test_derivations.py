@@ -326,3 +326,11 @@ def test_a_derivation_past_its_time_budget_stops_checking(
     monkeypatch.setattr(derivation, "CHAIN_SECONDS", 0.0)
     r = grade(A4, array("d/ds_b p_a", "-p_a p_b"), judge)
     assert r.score == 0 and "Checking stopped before the end of your derivation" in r.feedback
+
+
+def test_a_fresh_worker_loads_sympy_outside_the_step_limit() -> None:
+    # importing sympy alone can take longer than a step's limit on a loaded machine
+    with ExprJudge(timeout=1.0) as fresh:
+        v = fresh.check_step("d/dz tanh(z)", None, ["z"])
+        assert v.error is None and v.interpreted == "d/dz(tanh(z))"
+        assert fresh.check_step("1 - tanh(z)^2", "d/dz tanh(z)", ["z"]).equivalent

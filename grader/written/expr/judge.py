@@ -56,6 +56,7 @@ class ExprJudge:
         self._proc: subprocess.Popen[bytes] | None = None
         self._cwd: str | None = None  # the worker's private working directory
         self._ready = False
+        self._symbolic = False  # the worker has imported sympy (derivative steps need it)
         self._buffer = b""
         self._lock = threading.Lock()
         self._finalizer: weakref.finalize | None = None
@@ -113,6 +114,7 @@ class ExprJudge:
         )
         self._buffer = b""
         self._ready = False
+        self._symbolic = False
         self._finalizer = weakref.finalize(self, _kill, self._proc, self._cwd)
 
     def _kill(self) -> None:
@@ -211,6 +213,10 @@ class ExprJudge:
 
         Errors, the previous step's included, are the student's (never `internal`)."""
         limit = self.timeout if timeout is None else timeout
+        if not self._symbolic and _needs_sympy(step, previous):
+            # importing sympy takes seconds on a loaded machine: outside any step's limit
+            reply = self.request({"mode": "warm"}, self.startup_timeout)
+            self._symbolic = reply is not None and reply.get("ready") is True
         payload = {"mode": "step", "answer": step, "expected": previous,
                    "symbols": None if symbols is None else [str(s) for s in symbols]}  # fmt: skip
         try:
@@ -220,6 +226,12 @@ class ExprJudge:
         if reply is None:
             return Verdict(False, _timeout_text(limit))
         return Verdict.from_json(reply)
+
+
+def _needs_sympy(step: str, previous: str | None) -> bool:
+    from grader.written.expr.steps import has_operator
+
+    return has_operator(step) or (previous is not None and has_operator(previous))
 
 
 def _judge_env() -> dict[str, str]:
@@ -269,6 +281,10 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
     )
     if request.get("mode") == "step":
         return _step(answer, expected, symbols)
+    if request.get("mode") == "warm":
+        import sympy  # noqa: F401 - loaded once, before the derivative steps that need it
+
+        return {"ready": True}
     if not isinstance(answer, str) or not isinstance(expected, str):
         return Verdict(False, "bad request", internal=True).to_json()
     try:
