@@ -334,3 +334,20 @@ def test_a_fresh_worker_loads_sympy_outside_the_step_limit() -> None:
         v = fresh.check_step("d/dz tanh(z)", None, ["z"])
         assert v.error is None and v.interpreted == "d/dz(tanh(z))"
         assert fresh.check_step("1 - tanh(z)^2", "d/dz tanh(z)", ["z"]).equivalent
+
+
+@pytest.mark.parametrize(
+    ("typed", "says"),
+    [
+        ('"d/ds_b p_a = = -p_a p_b"', "is empty (two `=` in a row"),
+        ("true", "expected a derivation: steps joined by `=` in one string"),
+        ('["S = exp(s_a) + exp(s_b) + exp(s_c)"]', "the derivation has no step to grade"),
+    ],
+)
+def test_a_derivation_refusal_teaches_the_form(judge: ExprJudge, typed: str, says: str) -> None:
+    r = grade(A4, typed, judge)
+    assert r.status == "unreadable" and says in r.feedback
+    assert "or a derivation: steps joined by `=` in one string, or a TOML array of steps" in (
+        r.feedback
+    )
+    assert "p_a p_b" not in r.feedback.split("This question asks")[1]  # the example is no answer

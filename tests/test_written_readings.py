@@ -290,7 +290,7 @@ def test_the_wrong_form_still_names_a_long_list_mistake() -> None:
 
 
 def test_a_toml_line_that_cannot_be_read_still_teaches_the_type() -> None:
-    sheet = parse_answers('total = 124,439,808\n')  # unquoted: not TOML
+    sheet = parse_answers("total = 124,439,808\n")  # unquoted: not TOML
     r = grade_written(COUNT, sheet, {}, None)
     assert r.status == "unreadable" and "line 1" in r.feedback
     assert "This question asks for an exact count: an integer such as 1024" in r.feedback
