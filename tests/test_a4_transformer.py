@@ -653,6 +653,8 @@ WRITTEN_ONLY = {
     "softmax-jacobian-diagonal-only",
     "attention-cost-linear",
     "rope-rotates-values",
+    "softmax-jacobian-delta-misplaced",  # broken steps of the derivation a4.w_softmax_derivation
+    "softmax-jacobian-quotient-denominator",
 }
 
 

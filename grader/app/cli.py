@@ -119,6 +119,18 @@ def _parser() -> (
     e.add_argument(
         "--symbols", default=None, help="comma-separated symbols (default: those of EXPECTED)"
     )
+    e.add_argument(
+        "--steps",
+        action="store_true",
+        help="ANSWER is a derivation (steps joined by =, or a JSON array): check it step by step",
+    )
+    e.add_argument(
+        "--define",
+        action="append",
+        default=None,
+        metavar="'NAME = EXPRESSION'",
+        help="a defined name the steps may use (repeatable), e.g. 'h = tanh(z)'",
+    )
 
     h = sub.add_parser("handout", help="the student bundle of an assignment")
     h.add_argument("assignment", help="a1 … a6 or a full id")

@@ -7,7 +7,11 @@ import sys
 
 from grader.written.expr.judge import DEFAULT_TIMEOUT, check_equivalent
 
-_USAGE = "usage: seqgrade expr-equal ANSWER EXPECTED [--symbols a,b,c] [--timeout SECONDS]"
+_USAGE = (
+    "usage: seqgrade expr-equal ANSWER EXPECTED [--symbols a,b,c] [--timeout SECONDS]\n"
+    "       seqgrade expr-equal --steps DERIVATION EXPECTED [--symbols a,b,c] "
+    '[--define "h = tanh(z)"]... [--timeout SECONDS]'
+)
 
 
 def expr_equal_cli(argv: list[str]) -> int:
@@ -18,6 +22,8 @@ def expr_equal_cli(argv: list[str]) -> int:
     """
     positional: list[str] = []
     symbols: list[str] | None = None
+    defines: list[str] = []
+    steps = False
     timeout = DEFAULT_TIMEOUT
     i = 0
     only_positional = False
@@ -28,8 +34,11 @@ def expr_equal_cli(argv: list[str]) -> int:
         elif not only_positional and arg in ("-h", "--help"):
             print(_USAGE)
             return 0
+        elif not only_positional and arg == "--steps":
+            steps = True
         elif not only_positional and (
-            arg in ("--symbols", "--timeout") or arg.startswith(("--symbols=", "--timeout="))
+            arg in ("--symbols", "--timeout", "--define")
+            or arg.startswith(("--symbols=", "--timeout=", "--define="))
         ):
             name, eq, value = arg.partition("=")
             if not eq:
@@ -40,6 +49,12 @@ def expr_equal_cli(argv: list[str]) -> int:
                 value = argv[i]
             if name == "--symbols":
                 symbols = [s.strip() for s in value.split(",") if s.strip()]
+            elif name == "--define":
+                if "=" not in value:
+                    print(f"{_USAGE}\nerror: --define wants NAME = EXPRESSION, got {value!r}",
+                          file=sys.stderr)  # fmt: skip
+                    return 2
+                defines.append(value.strip())
             else:
                 try:
                     timeout = float(value)
@@ -63,6 +78,8 @@ def expr_equal_cli(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
+    if steps or defines:
+        return _steps_cli(positional[0], positional[1], symbols, defines, timeout)
     verdict = check_equivalent(positional[0], positional[1], symbols, timeout=timeout)
     print(
         json.dumps(
@@ -74,3 +91,74 @@ def expr_equal_cli(argv: list[str]) -> int:
         )
     )
     return 2 if verdict.internal else 0
+
+
+def _steps_cli(
+    derivation: str, expected: str, symbols: list[str] | None, defines: list[str], timeout: float
+) -> int:
+    """`--steps`: a derivation checked step by step, as a derivation question grades it.
+
+    DERIVATION is one string of steps joined by `=`, or a JSON array of steps. Prints one JSON
+    line: the final verdict, the share of the points the question's default rule gives, and
+    every step with its state ("first", "follows", "broken", "unreadable", …).
+    """
+    from grader.written.answers import AnswerFormatError
+    from grader.written.derivation import chain_of, check_chain
+    from grader.written.expr.judge import ExprJudge
+    from grader.written.expr.parser import ExprError, read
+    from grader.written.expr.relations import declarations
+    from grader.written.question import DEFAULT_STEP_SHARE, Written
+
+    value: str | list[str] = derivation
+    if derivation.lstrip().startswith("["):
+        try:
+            value = json.loads(derivation)
+        except json.JSONDecodeError as err:
+            print(f"{_USAGE}\nerror: DERIVATION is not a JSON array: {err}", file=sys.stderr)
+            return 2
+    names = symbols
+    if names is None:
+        try:
+            names = sorted(read(expected, None).symbols)
+        except ExprError as err:
+            print(f"{_USAGE}\nerror: EXPECTED does not parse: {err}", file=sys.stderr)
+            return 2
+    defined, _ = declarations(defines)
+    plain = [n for n in names if n not in (defined or [])]
+    question = Written(id="expr-equal", title="derivation", points=1.0, key="derivation",
+                       answer_kind="expression", expected=lambda v: expected,
+                       symbols=(*plain, *(defined or [])), relations=tuple(defines),
+                       steps=True)  # fmt: skip
+    try:
+        chain = chain_of(value, question)
+    except AnswerFormatError as err:
+        print(json.dumps({"equivalent": False, "error": str(err), "steps": []}))
+        return 0
+    with ExprJudge(timeout=timeout) as judge:
+        checked = check_chain(question, chain, expected, [], judge)
+    share = 1.0 if checked.final_correct and checked.unbroken else (
+        DEFAULT_STEP_SHARE if checked.final_correct else 0.0)  # fmt: skip
+    problem = checked.first_problem
+    print(
+        json.dumps(
+            {
+                "equivalent": checked.final_correct,
+                "error": checked.final_error,
+                "share": share,
+                "first_problem": None if problem is None else problem.step.number,
+                "label": chain.label,
+                "steps": [
+                    {
+                        "step": r.step.number,
+                        "text": r.step.text,
+                        "defines": r.step.defines,
+                        "state": r.state,
+                        "interpreted": r.shown,
+                        "error": r.error,
+                    }  # fmt: skip
+                    for r in checked.steps
+                ],
+            }
+        )
+    )
+    return 0

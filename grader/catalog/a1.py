@@ -187,4 +187,16 @@ register(
         ),
         section="notes §1, 'Two families' (co-occurrence matrix + SVD)",
     ),
+    # broken steps of the centre-gradient derivation (written question a1.w_skipgram_grad)
+    Misconception(
+        id="skipgram-grad-unnormalized",
+        title="log Σ exp differentiated without dividing by the sum",
+        explanation=(
+            "A step of your derivation writes the derivative of log Σ_w exp(u_w v_c) as "
+            "Σ_w u_w exp(u_w v_c), the derivative of the sum alone. The chain rule through the log "
+            "divides by the sum: (Σ_w u_w exp(u_w v_c)) / Σ_w exp(u_w v_c) = Σ_w P(w|c) u_w, the "
+            "expectation the gradient needs."
+        ),
+        section="notes §1, 'The center-vector gradient — derive it' (second term)",
+    ),
 )

@@ -237,4 +237,35 @@ register(
         ),
         section="slides Week 06, 'Gradient clipping limits a large update direction' (notes §2)",
     ),
+    # broken steps of the BPTT-factor derivation (written question a2.w_bptt_factor)
+    Misconception(
+        id="bptt-tanh-prime-one-minus-tanh",
+        title="tanh' written as 1 − tanh instead of 1 − tanh²",
+        explanation=(
+            "A step of your derivation replaces tanh'(z) by 1 − tanh(z). The derivative of tanh is "
+            "1 − tanh(z)², so the local factor of h_t = tanh(z_t) is 1 − h_t², the square of the "
+            "state."
+        ),
+        section="slides Week 06, 'The activation supplies a local derivative' (notes §2)",
+    ),
+    Misconception(
+        id="bptt-tanh-prime-sigmoid-form",
+        title="the sigmoid's derivative h(1 − h) used for tanh",
+        explanation=(
+            "A step of your derivation uses h (1 − h), which is the derivative of the logistic "
+            "sigmoid written in its output. For h = tanh(z) the derivative is 1 − h²."
+        ),
+        section="slides Week 06, 'The activation supplies a local derivative' (notes §2)",
+    ),
+    Misconception(
+        id="bptt-factor-missing-recurrent-weight",
+        title="∂h_t/∂h_{t−1} without the recurrent weight",
+        explanation=(
+            "Your factor stops the chain rule at the preactivation: ∂h_t/∂z_t = 1 − h_t². The state "
+            "h_{t−1} enters z_t = w_h h_{t−1} + w_x x_t + b through w_h, so ∂z_t/∂h_{t−1} = w_h "
+            "multiplies it: the recurrent Jacobian is (1 − h_t²) w_h, the factor BPTT multiplies "
+            "once per step."
+        ),
+        section="notes §2, 'Vanishing / exploding through time'",
+    ),
 )

@@ -154,4 +154,35 @@ register(
         ),
         section="notes §4, 'Decoding the target'; the README's `greedy_decode`",
     ),
+    # broken steps of the cell-carry derivation (written question a3.w_lstm_carry)
+    Misconception(
+        id="lstm-carry-identity",
+        title="the cell carry taken as the identity",
+        explanation=(
+            "Your derivation ends at 1, as if c_t = c_{t−1} + i_t g_t. The LSTM's cell update is "
+            "c_t = f_t ⊙ c_{t−1} + i_t ⊙ g_t: the old cell is multiplied by the forget gate, so with "
+            "the gates held fixed ∂c_t/∂c_{t−1} = diag(f_t), which is 1 only where f_t ≈ 1."
+        ),
+        section="notes §3, 'The additive cell' (∂c^(t)/∂c^(t−1) ≈ diag(f^(t)))",
+    ),
+    Misconception(
+        id="lstm-carry-through-output",
+        title="the hidden state differentiated instead of the cell",
+        explanation=(
+            "Your result carries o_t and tanh'(c_t): that is ∂h_t/∂c_{t−1}, through the output "
+            "h_t = o_t ⊙ tanh(c_t). The cell-to-cell carry differentiates c_t = f_t ⊙ c_{t−1} + "
+            "i_t ⊙ g_t itself, which gives f_t."
+        ),
+        section="notes §3, 'The additive cell'",
+    ),
+    Misconception(
+        id="lstm-carry-gate-derivative",
+        title="the forget gate's sigmoid differentiated",
+        explanation=(
+            "Your result f_t (1 − f_t) is the derivative of the sigmoid inside the forget gate. "
+            "The carry asks for the derivative by c_{t−1}, which the gate multiplies: with the "
+            "gates held fixed it is f_t itself."
+        ),
+        section="notes §3, 'The additive cell'",
+    ),
 )

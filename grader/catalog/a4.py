@@ -433,4 +433,24 @@ register(
         ),
         section="slides 002, 'FFN variants' (Swish, SwiGLU)",
     ),
+    # broken steps of the softmax-Jacobian derivation (written question a4.w_softmax_derivation)
+    Misconception(
+        id="softmax-jacobian-delta-misplaced",
+        title="the diagonal entry's formula used off the diagonal",
+        explanation=(
+            "A step of your derivation gives p_a (1 − p_b) for a ≠ b, the diagonal formula with the "
+            "index changed. ∂p_i/∂s_j = p_i (δ_ij − p_j): off the diagonal δ_ij = 0, so the entry is "
+            "−p_i p_j."
+        ),
+        section="notes §5, 'Scaled dot product — derive the √d' (the Jacobian diag(p) − ppᵀ)",
+    ),
+    Misconception(
+        id="softmax-jacobian-quotient-denominator",
+        title="the quotient rule with S instead of S²",
+        explanation=(
+            "A step of your derivation divides by the normaliser S = Σ_k exp(s_k) once where the "
+            "quotient rule divides by S²: ∂/∂s_b (exp(s_a)/S) = −exp(s_a) exp(s_b)/S² = −p_a p_b."
+        ),
+        section="notes §5, 'Scaled dot product — derive the √d' (the Jacobian diag(p) − ppᵀ)",
+    ),
 )

@@ -47,6 +47,7 @@ from grader.questions import (
     WrongForm,
 )
 from grader.suites._kit import builder
+from grader.written.question import Written
 from reference.functional import sigmoid
 from reference.word_vectors import (
     analogy,
@@ -725,17 +726,23 @@ def noise_wrong_forms(numbers) -> list[WrongForm]:
     ]
 
 
-SKIPGRAM_SYMBOLS = ("u_a", "u_b", "u_c", "p_a", "p_b", "p_c")
+SKIPGRAM_SYMBOLS = ("u_a", "u_b", "u_c", "v_c", "p_a", "p_b", "p_c")
+# the softmax probabilities as defined names, so that a derivation may start from the loss
+# J = -log p_a and use p_w or exp(u_w v_c) / Σ interchangeably (1-D vectors: d = 1)
+_SOFTMAX_SUM = "exp(u_a v_c) + exp(u_b v_c) + exp(u_c v_c)"
+SKIPGRAM_DEFINED = tuple(f"p_{w} = exp(u_{w} v_c)/({_SOFTMAX_SUM})" for w in "abc")
 SGNS_SYMBOLS = ("u_o", "u_1", "u_2", "v_c")
 
 WRITTEN = (
-    WrittenQuestion(
+    Written(
         id="a1.w_skipgram_grad",
         title="Skip-gram center-vector gradient in symbols",
         points=6,
         key="skipgram_grad_symbolic",
         answer_kind="expression",
         symbols=SKIPGRAM_SYMBOLS,
+        relations=SKIPGRAM_DEFINED,
+        steps=True,
         expected=lambda n: "-u_a + p_a u_a + p_b u_b + p_c u_c",
         wrong_forms=lambda n: [
             WrongForm(
@@ -748,6 +755,11 @@ WRITTEN = (
                 "-u_a",
                 "skipgram-grad-no-expectation",
                 "the derivative of log Σ_w exp(u_w v_c), the expectation Σ_x p_x u_x, is missing.",
+            ),
+            WrongForm(
+                "-u_a + u_a exp(u_a v_c) + u_b exp(u_b v_c) + u_c exp(u_c v_c)",
+                "skipgram-grad-unnormalized",
+                "the derivative of log Σ_w exp(u_w v_c) divides by the sum, which this step dropped.",
             ),
         ],
     ),

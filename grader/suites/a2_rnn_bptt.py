@@ -24,6 +24,7 @@ import numpy as np
 from grader.mutants import AnyOf
 from grader.questions import Assignment, Case, Tolerance, WrittenQuestion, WrongForm
 from grader.suites._kit import builder
+from grader.written.question import Written
 from reference.bptt import (
     bptt_final_state,
     bptt_ledger,
@@ -461,6 +462,11 @@ def perplexity_of(numbers: Mapping[str, Any], base: float = np.e) -> float:
 
 _CHOICES = ("A", "B", "C", "D")
 
+# a scalar RNN step, z_t = w_h h_prev + w_x x_t + b and h_t = tanh(z_t), as defined names so
+# that a derivation of dh_t/dh_prev may write h_t, z_t or what they stand for
+BPTT_FACTOR_SYMBOLS = ("w_h", "w_x", "x_t", "b", "h_prev", "z_t", "h_t")
+BPTT_FACTOR_DEFINED = ("z_t = w_h h_prev + w_x x_t + b", "h_t = tanh(z_t)")
+
 QUESTIONS = (
     _question(
         id="a2.rnn_forward",
@@ -525,7 +531,7 @@ QUESTIONS = (
     WrittenQuestion(
         id="a2.w_tanh_derivative",
         title="tanh's derivative in terms of h",
-        points=4,
+        points=2,
         key="tanh_derivative",
         answer_kind="expression",
         symbols=("h", "z"),
@@ -541,6 +547,49 @@ QUESTIONS = (
                 "1",
                 "bptt-missing-tanh-derivative",
                 "tanh is not the identity: its local derivative is 1 - h^2, at most 1.",
+            ),
+            WrongForm(
+                "1 - h",
+                "bptt-tanh-prime-one-minus-tanh",
+                "1 - tanh(z) is not the derivative of tanh (differentiate sinh/cosh to check).",
+            ),
+        ],
+    ),
+    Written(
+        id="a2.w_bptt_factor",
+        title="Derive the BPTT factor ∂h_t/∂h_{t-1}",
+        points=3,
+        key="bptt_factor",
+        answer_kind="expression",
+        symbols=BPTT_FACTOR_SYMBOLS,
+        relations=BPTT_FACTOR_DEFINED,
+        steps=True,
+        expected=lambda v: "w_h (1 - h_t^2)",
+        wrong_forms=lambda v: [
+            WrongForm(
+                "w_h (1 - h_t)",
+                "bptt-tanh-prime-one-minus-tanh",
+                "1 - tanh(z) is not the derivative of tanh (differentiate sinh/cosh to check).",
+            ),
+            WrongForm(
+                "w_h h_t (1 - h_t)",
+                "bptt-tanh-prime-sigmoid-form",
+                "h (1 - h) is the derivative of the sigmoid, not of tanh.",
+            ),
+            WrongForm(
+                "w_h (1 - z_t^2)",
+                "bptt-derivative-of-preactivation",
+                "1 - z^2 squares the preactivation, not the state.",
+            ),
+            WrongForm(
+                "1 - h_t^2",
+                "bptt-factor-missing-recurrent-weight",
+                "the chain rule stops at z_t here, but h_prev enters z_t through a weight.",
+            ),
+            WrongForm(
+                "w_h",
+                "bptt-missing-tanh-derivative",
+                "tanh is not the identity: the factor keeps tanh's local derivative.",
             ),
         ],
     ),
@@ -640,7 +689,7 @@ QUESTIONS = (
     WrittenQuestion(
         id="a2.w_path_factors",
         title="Vanishing and exploding: |r|^n",
-        points=3,
+        points=2,
         key="path_factors",
         answer_kind="array",
         expected=path_factors,

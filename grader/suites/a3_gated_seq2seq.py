@@ -23,6 +23,7 @@ import numpy as np
 from grader.mutants import AnyOf
 from grader.questions import Assignment, Case, TableLM, WrittenQuestion, WrongForm
 from grader.suites._kit import builder
+from grader.written.question import Written
 from reference import bleu, gated, seq2seq
 from reference.functional import log_softmax
 
@@ -932,14 +933,35 @@ def _greedy_vs_best(v: dict[str, Any]) -> list[float]:
 
 
 WRITTEN = (
-    WrittenQuestion(
+    Written(
         id="a3.w_lstm_carry",
         title="LSTM: the cell-carry derivative",
         points=3,
         key="lstm_carry",
         answer_kind="expression",
         expected=lambda v: "f_t",
-        symbols=("f_t", "i_t", "o_t", "g_t", "c_prev"),
+        # the gates held fixed; c_t and h_t as defined names, so that a derivation may start
+        # from d/dc_prev c_t or from the cell update written out
+        symbols=("f_t", "i_t", "o_t", "g_t", "c_prev", "c_t", "h_t"),
+        relations=("c_t = f_t c_prev + i_t g_t", "h_t = o_t tanh(c_t)"),
+        steps=True,
+        wrong_forms=lambda v: [
+            WrongForm(
+                "1",
+                "lstm-carry-identity",
+                "the cell update does not pass the old cell on unchanged: look at what multiplies c_prev.",
+            ),
+            WrongForm(
+                "o_t (1 - tanh(c_t)^2) f_t",
+                "lstm-carry-through-output",
+                "this differentiates the hidden state h_t = o_t tanh(c_t), not the cell c_t.",
+            ),
+            WrongForm(
+                "f_t (1 - f_t)",
+                "lstm-carry-gate-derivative",
+                "this is the derivative of the gate's sigmoid, not the derivative by c_prev.",
+            ),
+        ],
     ),
     WrittenQuestion(
         id="a3.w_gru_merges",

@@ -34,6 +34,7 @@ from grader.suites._attention import (
     split_heads_mixed,
 )
 from grader.suites._kit import builder
+from grader.written.question import Written
 from reference import attention as att
 from reference import blocks, ffn, gpt, norms, positions
 from reference.functional import sigmoid
@@ -1255,6 +1256,15 @@ def _embedding_counts(
     return [base + tied_head * V * d, base + V * d]
 
 
+# three scores s_a, s_b, s_c and their softmax, as defined names: a derivation may write p_a,
+# exp(s_a)/S or exp(s_a)/(exp(s_a) + exp(s_b) + exp(s_c)) interchangeably
+SOFTMAX_SYMBOLS = ("s_a", "s_b", "s_c", "S", "p_a", "p_b", "p_c")
+SOFTMAX_DEFINED = (
+    "S = exp(s_a) + exp(s_b) + exp(s_c)",
+    *(f"p_{k} = exp(s_{k})/S" for k in "abc"),
+)
+
+
 WRITTEN_COVERAGE = (
     WrittenQuestion(
         id="a4.w_rope_offset",
@@ -1291,6 +1301,35 @@ WRITTEN_COVERAGE = (
                 _embedding_counts(v, positions_counted=False),
                 "params-missing-position-embedding",
                 "the learned position embeddings P (T_max × d) are parameters too.",
+            ),
+        ],
+    ),
+    Written(
+        id="a4.w_softmax_derivation",
+        title="Derive an off-diagonal entry of the softmax Jacobian",
+        points=2,
+        key="softmax_derivation",
+        answer_kind="expression",
+        symbols=SOFTMAX_SYMBOLS,
+        relations=SOFTMAX_DEFINED,
+        steps=True,
+        expected=lambda v: "-p_a p_b",
+        wrong_forms=lambda v: [
+            WrongForm("p_a p_b", "softmax-jacobian-sign", "the sign is flipped."),
+            WrongForm(
+                "0",
+                "softmax-jacobian-diagonal-only",
+                "p_a depends on s_b through the normaliser S, so the entry is not zero.",
+            ),
+            WrongForm(
+                "p_a (1 - p_b)",
+                "softmax-jacobian-delta-misplaced",
+                "off the diagonal the Kronecker delta is 0: the diagonal's formula does not apply.",
+            ),
+            WrongForm(
+                "-exp(s_a) exp(s_b)/S",
+                "softmax-jacobian-quotient-denominator",
+                "the quotient rule divides by the square of the normaliser.",
             ),
         ],
     ),
@@ -1382,7 +1421,7 @@ WRITTEN = (
     WrittenQuestion(
         id="a4.w_softmax_jacobian",
         title="The softmax Jacobian at your p",
-        points=3,
+        points=2,
         key="softmax_jacobian",
         answer_kind="array",
         expected=_jacobian,
@@ -1427,7 +1466,7 @@ WRITTEN = (
     WrittenQuestion(
         id="a4.w_cost_doubling",
         title="Doubling the sequence length",
-        points=2,
+        points=1,
         key="cost_doubling",
         answer_kind="number",
         expected=lambda v: (

@@ -552,10 +552,10 @@ def as_list(value: Any) -> list[str | float]:
     else:
         raise AnswerFormatError(f'expected a list such as ["a", "b"], got {_describe(value)}')
     out: list[str | float] = []
-    for item in items:
+    for i, item in enumerate(items, start=1):
         if isinstance(item, (bool, list, dict)):
             raise AnswerFormatError(
-                f"a list item must be a string or a number, got {_describe(item)}"
+                f"item {i} of your list must be a string or a number, got {_describe(item)}"
             )
         out.append(_to_float(item) if isinstance(item, (int, float)) else str(item).strip())
     return out

@@ -33,6 +33,17 @@ from grader.written.answers import (
     as_shape,
     as_text,
 )
+from grader.written.choices import read_choice
+from grader.written.equations import is_label, split_equals
+from grader.written.hints import (
+    example_number,
+    expects,
+    integer_question,
+    list_format,
+    malformed_item,
+)
+from grader.written.numbers import read_number, suffix_close
+from grader.written.question import option
 
 if TYPE_CHECKING:
     from grader.written.expr.judge import ExprJudge
@@ -69,6 +80,10 @@ class _Outcome:
     error: str | None = None  # unreadable: why
     internal: bool = False  # the error is the grader's
     near_figures: int | None = None  # a rounded number: the significant figures it needs
+    readings: tuple[str, ...] = ()  # how the answer was read beyond the plain form
+    exact_count: bool = False  # an exact-count question answered with a rounded SI count
+    right_items: str | None = None  # a long list: how many of its items are right
+    readings_replace_shown: bool = False  # a number's reading note already says what was read
 
 
 def grade_written(
@@ -94,7 +109,8 @@ def grade_written(
         )
         return result("not-attempted", f"**Not attempted.** {why}", not_attempted=True)
     if answer.status == "error":
-        return result("unreadable", f"**Could not read your answer.** {answer.message}")
+        return result("unreadable", f"**Could not read your answer.** {answer.message}\n\n"
+                      f"{_expects_safely(question, variant)}")  # fmt: skip
 
     if question.answer_kind == "text":
         try:
@@ -104,16 +120,21 @@ def grade_written(
         return result("manual", "Recorded; this answer is graded by hand.", answer_text=text[:2000])
 
     expected = question.expected(variant)
+    if question.answer_kind == "expression" and option(question, "steps"):
+        from grader.written.derivation_grading import grade_derivation
+
+        return grade_derivation(question, answer.value, expected, variant, judge, result)
     try:
         outcome = _CHECKS[question.answer_kind](question, answer.value, expected, judge, hidden)
     except AnswerFormatError as err:
-        return result("unreadable", f"**Could not read your answer.** {err}")
+        return result("unreadable", f"**Could not read your answer.** {err}\n\n"
+                      f"{expects(question, expected)}")  # fmt: skip
     if outcome.internal:
         return result("grader-error", "**This question could not be checked** (a grader error; "
                       "tell your instructor).", answer_text=outcome.answer_text)  # fmt: skip
     if outcome.error is not None:
-        return result("unreadable", f"**Could not check your answer** {_code(outcome.shown)}: {outcome.error}",
-                      answer_text=outcome.answer_text)  # fmt: skip
+        return result("unreadable", f"**Could not check your answer** {_code(outcome.shown)}: {outcome.error}"
+                      f"\n\n{expects(question, expected)}", answer_text=outcome.answer_text)  # fmt: skip
 
     if outcome.correct:
         lines = ["**Correct.**", *_reading(outcome, question.answer_kind == "expression")]
@@ -124,6 +145,11 @@ def grade_written(
     if outcome.detail:
         lines.append(outcome.detail)
     if not hidden:
+        if outcome.exact_count:
+            lines.append("Close: this is the count rounded; give the exact count, every digit "
+                         "(thousands separators are fine: 1,234,567).")  # fmt: skip
+        if outcome.right_items:
+            lines.append(outcome.right_items)
         if outcome.near_figures is not None:
             lines.append("Close, but not within the tolerance: give at least "
                          f"{outcome.near_figures} significant figures.")  # fmt: skip
@@ -132,16 +158,26 @@ def grade_written(
                   answer_text=outcome.answer_text, interpreted=outcome.interpreted)  # fmt: skip
 
 
+def _expects_safely(question: WrittenQuestion, variant: Mapping[str, Any]) -> str:
+    """The answer type's sentence; a key that cannot be computed costs only its example."""
+    try:
+        expected = question.expected(variant) if question.answer_kind != "text" else None
+    except Exception:  # noqa: BLE001 - the sentence is a hint; the key is checked elsewhere
+        expected = None
+    return expects(question, expected)
+
+
 def _reading(outcome: _Outcome, always: bool) -> list[str]:
     """How the answer was read (always for a wrong one), and the parser's note."""
     lines = []
     read = (
         outcome.interpreted
         if outcome.interpreted is not None
-        else (outcome.shown if always else None)
+        else (outcome.shown if always and not outcome.readings_replace_shown else None)
     )
     if read is not None:
         lines.append(f"Your answer was read as {_code(read)}.")
+    lines.extend(f"Note: {r}." for r in outcome.readings)
     if outcome.note:
         lines.append(f"Note: {outcome.note}.")
     return lines
@@ -194,14 +230,38 @@ def _check_expression(
     q: WrittenQuestion, value: Any, expected: Any, judge: ExprJudge | None, hidden: bool
 ) -> _Outcome:
     text = as_expression(value)
+    readings: tuple[str, ...] = ()
+    if "=" in text:
+        text, readings = _right_hand_side(text)
     if judge is None:
         raise RuntimeError(f"question {q.id}: an expression question needs an ExprJudge")
     v = judge.check(
         text, str(expected), [*q.symbols, *q.relations] or None
     )  # relations: "h = tanh(z)"
     if v.error is not None:
-        return _Outcome(False, text, text, error=v.error, internal=v.internal)
-    return _Outcome(v.equivalent, text, v.canonical or text, interpreted=v.interpreted, note=v.note)
+        return _Outcome(False, text, text, error=v.error, internal=v.internal, readings=readings)
+    return _Outcome(v.equivalent, text, v.canonical or text, interpreted=v.interpreted, note=v.note,
+                    readings=readings)  # fmt: skip
+
+
+def _right_hand_side(text: str) -> tuple[str, tuple[str, ...]]:
+    """`label = answer`: the answer, and a note saying the left side was read as the label."""
+    parts = split_equals(text)
+    if len(parts) == 2 and is_label(parts[0]):
+        return parts[1], (
+            f"`{parts[0].strip()}` was read as the quantity asked for, and the right-hand side "
+            "was graded",
+        )
+    if len(parts) == 2:
+        raise AnswerFormatError(
+            f"the left-hand side of `=`, `{parts[0].strip()}`, is not a name for the quantity "
+            "(a single symbol or a derivative such as dh/dz): write only the answer, or "
+            "`name = answer`"
+        )
+    raise AnswerFormatError(
+        f"this question asks for one expression, and yours has {len(parts) - 1} `=` signs: "
+        "write only the final expression (or `name = expression`)"
+    )
 
 
 def _close(got: Any, want: Any, tol: Tolerance) -> bool:
@@ -248,10 +308,28 @@ def _near_figures(got: np.ndarray, want: np.ndarray, tol: Tolerance) -> int | No
 def _check_number(
     q: WrittenQuestion, value: Any, expected: Any, judge: object, hidden: bool
 ) -> _Outcome:
-    got, want = as_number(value), float(expected)
+    want = float(expected)
+    integer = _integer_question(q, want)
+    reading = read_number(value, _example_number(q, want, integer))
+    got = reading.value
+    readings = (reading.note,) if reading.note else ()
+    if integer and reading.how == "suffix":
+        close = suffix_close(reading, want)
+        return _Outcome(False, _number(got), _number(got), readings=readings,
+                        exact_count=close and not hidden, readings_replace_shown=True)  # fmt: skip
     correct = _close(got, want, q.tolerance)
     near = None if correct else _near_figures(np.array([got]), np.array([want]), q.tolerance)
-    return _Outcome(correct, _number(got), _number(got), near_figures=near)
+    return _Outcome(correct, _number(got), _number(got), near_figures=near, readings=readings,
+                    readings_replace_shown=bool(readings))  # fmt: skip
+
+
+def _integer_question(q: WrittenQuestion, want: float) -> bool:
+    """An exact count: declared so, or an integer key whose tolerance is under one."""
+    return integer_question(q, want)
+
+
+def _example_number(q: WrittenQuestion, want: float, integer: bool) -> str:
+    return example_number(q, want, integer)
 
 
 def _check_array(
@@ -278,18 +356,52 @@ def _check_shape(
 def _check_choice(
     q: WrittenQuestion, value: Any, expected: Any, judge: object, hidden: bool
 ) -> _Outcome:
-    got = as_choice(value, q.choices)
+    got, rest = read_choice(value, q.choices)
     text = ",".join(sorted(got))
-    return _Outcome(got == _as_choice_trusted(expected), text, text)
+    readings = (f"the text after the letter (`{_clip(rest)}`) was not graded",) if rest else ()
+    return _Outcome(got == _as_choice_trusted(expected), text, text, readings=readings)
+
+
+def _clip(text: str, n: int = 60) -> str:
+    text = text.replace("`", "'")
+    return text if len(text) <= n else text[: n - 3] + "..."
 
 
 def _check_list(
     q: WrittenQuestion, value: Any, expected: Any, judge: object, hidden: bool
 ) -> _Outcome:
     got = as_list(value)
+    want = as_list(list(expected))
     ordered = bool(getattr(q, "ordered", False))
+    fmt = list_format(q, want)
+    bad = malformed_item(got, fmt)
+    if bad is not None and not hidden:
+        raise AnswerFormatError(bad)
     text = ", ".join(_item(x) for x in got)
-    return _Outcome(_lists_match(got, as_list(list(expected)), ordered, q.tolerance), text, text)
+    correct = _lists_match(got, want, ordered, q.tolerance)
+    right = None
+    threshold = int(option(q, "count_right_from"))
+    if not correct and threshold and len(want) >= threshold:
+        n = _items_right(got, want, ordered, q.tolerance)
+        where = " (each in its place)" if ordered else ""
+        right = f"{n} of the {len(want)} items asked for are right{where}."
+    return _Outcome(correct, text, text, right_items=right)
+
+
+def _items_right(
+    got: Sequence[str | float], want: Sequence[str | float], ordered: bool, tol: Tolerance
+) -> int:
+    if ordered:
+        return sum(_items_match(g, w, tol) for g, w in zip(got, want))
+    unused = list(got)
+    n = 0
+    for w in want:
+        for i, g in enumerate(unused):
+            if _items_match(g, w, tol):
+                del unused[i]
+                n += 1
+                break
+    return n
 
 
 _CHECKS: dict[str, Callable[..., _Outcome]] = {

@@ -40,7 +40,7 @@ def answers(student: str | None) -> str:
     p_word = float(p_n[n["noise_words"].index(n["noise_word"])])
     return "\n".join([
         f"# answer key for variant seed {variant.seed_for(student)}",
-        'skipgram_grad_symbolic = "-u_a + p_a u_a + p_b u_b + p_c u_c"',
+        'skipgram_grad_symbolic = ["d/dv_c (-log(p_a))", "-u_a + p_a u_a + p_b u_b + p_c u_c"]',
         'observed_minus_expected = "A"',
         f"skipgram_anchor_grad = [{grad[0]:.6f}, {grad[1]:.6f}]",
         'sgns_grad_symbolic = "(sigmoid(u_o v_c) - 1) u_o + sigmoid(u_1 v_c) u_1 + sigmoid(u_2 v_c) u_2"',

@@ -55,6 +55,7 @@ def answers(student: str | None) -> dict:
     n = v["n"]
     return {
         "tanh_derivative": "1 - h^2",
+        "bptt_factor": ["d/dh_prev h_t", "tanh'(z_t) w_h", "w_h (1 - h_t^2)"],
         "bptt_recurrence": "A",
         "g_matrix": g_matrix(v),
         "g0_zero": "C",

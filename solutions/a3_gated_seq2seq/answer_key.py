@@ -75,7 +75,7 @@ def _greedy_vs_best(sol, n) -> list[float]:
 
 def _written_round1(e, alpha, a, beam, bp) -> dict[str, object]:
     return {
-        "lstm_carry": "f_t",
+        "lstm_carry": "d/dc_prev c_t = f_t",
         "gru_merges": "A",
         "attn_scores": [float(x) for x in e],
         "attn_weights": [float(x) for x in alpha],

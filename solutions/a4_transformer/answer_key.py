@@ -81,6 +81,7 @@ def answers(student: str | None) -> str:
         'rope_depends_on = "B"',
         f"rope_attention = {_vector(_rope_attention(v))}",
         f"embedding_params = [{vd + td}, {2 * vd + td}]",
+        'softmax_derivation = ["d/ds_b p_a", "-p_a p_b"]',
         "",
     ])
 

@@ -10,8 +10,9 @@ context manager), and it is started lazily: importing this module does not impor
 a worker.
 
 Protocol: JSON lines over the worker's stdin/stdout, plain data both ways. Requests are
-`{"answer": str, "expected": str, "symbols": [str] | null}`; replies are a Verdict as a
-JSON object. The first line from a new worker is `{"ready": true}`.
+`{"answer": str, "expected": str, "symbols": [str] | null}` (with `"mode": "step"`, one step
+of a derivation against the step before, `expected` null to only read it:
+grader.written.expr.steps); replies are a Verdict as a JSON object. The first line from a new worker is `{"ready": true}`.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class ExprJudge:
         self._proc: subprocess.Popen[bytes] | None = None
         self._cwd: str | None = None  # the worker's private working directory
         self._ready = False
+        self._symbolic = False  # the worker has imported sympy (derivative steps need it)
         self._buffer = b""
         self._lock = threading.Lock()
         self._finalizer: weakref.finalize | None = None
@@ -112,6 +114,7 @@ class ExprJudge:
         )
         self._buffer = b""
         self._ready = False
+        self._symbolic = False
         self._finalizer = weakref.finalize(self, _kill, self._proc, self._cwd)
 
     def _kill(self) -> None:
@@ -199,6 +202,37 @@ class ExprJudge:
             return Verdict(False, _timeout_text(limit))
         return Verdict.from_json(reply)
 
+    def check_step(
+        self,
+        step: str,
+        previous: str | None,
+        symbols: Sequence[str] | None = None,
+        timeout: float | None = None,
+    ) -> Verdict:
+        """Does derivation step `step` follow from `previous` (None: can it be read)?
+
+        Errors, the previous step's included, are the student's (never `internal`)."""
+        limit = self.timeout if timeout is None else timeout
+        if not self._symbolic and _needs_sympy(step, previous):
+            # importing sympy takes seconds on a loaded machine: outside any step's limit
+            reply = self.request({"mode": "warm"}, self.startup_timeout)
+            self._symbolic = reply is not None and reply.get("ready") is True
+        payload = {"mode": "step", "answer": step, "expected": previous,
+                   "symbols": None if symbols is None else [str(s) for s in symbols]}  # fmt: skip
+        try:
+            reply = self.request(payload, limit)
+        except RuntimeError as err:
+            return Verdict(False, str(err), internal=True)
+        if reply is None:
+            return Verdict(False, _timeout_text(limit))
+        return Verdict.from_json(reply)
+
+
+def _needs_sympy(step: str, previous: str | None) -> bool:
+    from grader.written.expr.steps import has_operator
+
+    return has_operator(step) or (previous is not None and has_operator(previous))
+
 
 def _judge_env() -> dict[str, str]:
     """The worker's whole environment: nothing of the caller's beyond PATH (and a fixed hash seed)."""
@@ -245,6 +279,12 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
         request.get("expected"),
         request.get("symbols"),
     )
+    if request.get("mode") == "step":
+        return _step(answer, expected, symbols)
+    if request.get("mode") == "warm":
+        import sympy  # noqa: F401 - loaded once, before the derivative steps that need it
+
+        return {"ready": True}
     if not isinstance(answer, str) or not isinstance(expected, str):
         return Verdict(False, "bad request", internal=True).to_json()
     try:
@@ -258,6 +298,23 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
     except Exception as err:  # noqa: BLE001 - the worker must survive whatever sympy raises
         return Verdict(
             False, f"could not check this answer (the checker failed: {type(err).__name__})"
+        ).to_json()
+
+
+def _step(answer: Any, previous: Any, symbols: Any) -> dict[str, Any]:
+    from grader.written.expr.steps import check_step
+
+    if not isinstance(answer, str) or not (previous is None or isinstance(previous, str)):
+        return Verdict(False, "bad request", internal=True).to_json()
+    try:
+        return check_step(answer, previous, symbols).to_json()
+    except MemoryError:
+        return Verdict(False, "the step is too large to check").to_json()
+    except RecursionError:
+        return Verdict(False, "the step is nested too deeply to check").to_json()
+    except Exception as err:  # noqa: BLE001 - the worker must survive whatever sympy raises
+        return Verdict(
+            False, f"could not check this step (the checker failed: {type(err).__name__})"
         ).to_json()
 
 

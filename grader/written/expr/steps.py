@@ -1,0 +1,148 @@
+"""One step of a derivation, checked in the judge's worker: read it, take a derivative it
+asks for, and compare it with the step before.
+
+A step may start with a derivative operator applied to what follows: `d/dz tanh(z)`,
+`∂/∂z_b (exp(z_a)/S)`, `$\\frac{\\partial}{\\partial v_c} \\log(…)$`. The operand is read
+like any answer, every defined name replaced by its definition, differentiated by sympy
+(imported only then) and written back in the answer grammar; the judge's hard time limit
+bounds it as it bounds every check.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from grader.written.equations import OPERATOR
+from grader.written.expr.parser import ExprError, read, readable, to_sympy
+from grader.written.expr.relations import declarations, substitute
+from grader.written.expr.verdict import Verdict
+
+MAX_DERIVATIVE_CHARS = 4000  # a derivative written back longer than this is refused
+
+# f'(x) for the functions whose derivative the notes use, written out in the answer grammar
+# (plain text and LaTeX alike): tanh'(x) = 1 - tanh(x)^2, σ'(x) = σ(x)(1 - σ(x))
+PRIME = re.compile(r"(\\?)(tanh|sigmoid|sigma|σ|exp|log|ln)\s*(?:'|′|\^\{?\\prime\}?)\s*\(")
+_PRIMED = {
+    "tanh": "(1 - {f}tanh({x})^2)",
+    "sigmoid": "({s}({x})(1 - {s}({x})))",
+    "sigma": "({s}({x})(1 - {s}({x})))",
+    "σ": "({s}({x})(1 - {s}({x})))",
+    "exp": "{f}exp({x})",
+    "log": "(1/({x}))",
+    "ln": "(1/({x}))",
+}
+
+
+def uses_prime(text: str) -> bool:
+    return PRIME.search(text) is not None
+
+
+def write_primes(text: str) -> str:
+    """`tanh'(z)` and its kin written out; a bracket that never closes is left for the parser."""
+    latex = "$" in text
+    out = text
+    for _ in range(20):  # one rewrite per primed call, a bounded number of them
+        m = PRIME.search(out)
+        if m is None:
+            break
+        depth, end = 1, m.end()
+        while end < len(out) and depth:
+            depth += {"(": 1, ")": -1}.get(out[end], 0)
+            end += 1
+        if depth:
+            break
+        inner = out[m.end() : end - 1]
+        f = "\\" if latex else ""
+        sig = "\\sigma" if latex else "sigmoid"
+        out = out[: m.start()] + _PRIMED[m.group(2)].format(f=f, s=sig, x=inner) + out[end:]
+    return out
+
+
+def _unwrap(text: str) -> tuple[str, bool]:
+    s = text.strip()
+    if "$" not in s:
+        return s, False
+    return s.replace("$$", "$").replace("$", " ").strip(), True
+
+
+def has_operator(text: str) -> bool:
+    body, _ = _unwrap(text)
+    m = OPERATOR.match(body)
+    return bool(m) and m.end() < len(body)
+
+
+def expand(text: str, symbols: Sequence[str] | None) -> str:
+    """`text` with a leading derivative operator carried out (unchanged without one)."""
+    return _expand(text, symbols)[0]
+
+
+def _expand(text: str, symbols: Sequence[str] | None) -> tuple[str, str | None]:
+    """(the step with its derivative taken, the operator as read: `d/dz(tanh(z))`) or
+    (the step, None) when it holds no operator."""
+    body, latex = _unwrap(text)
+    m = OPERATOR.match(body)
+    if not m or m.end() >= len(body):
+        return text, None
+    import sympy
+
+    wrap = (lambda s: f"${s}$") if latex else (lambda s: s)
+    names, relations = declarations(symbols)
+    variable = read(wrap(m.group("a") or m.group("b")), names).tree
+    if variable[0] != "sym":
+        raise ExprError(f"`{m.group(0).strip()}` differentiates by something that is not a symbol")
+    if variable[1] in relations:
+        raise ExprError(
+            f"differentiate by a symbol, not by the defined name {variable[1]} "
+            f"({variable[1]} = {relations[variable[1]]})"
+        )
+    operand = body[m.end() :]
+    if has_operator(wrap(operand)):
+        raise ExprError("one derivative per step: take the inner derivative in a step of its own")
+    parsed = read(wrap(operand), names)
+    tree = parsed.tree
+    if relations:
+        defined = {
+            k: read(v, [n for n in names or () if n != k]).tree for k, v in relations.items()
+        }
+        for _ in relations:  # a definition may use another defined name
+            tree = substitute(tree, defined)
+    table = {n: sympy.Symbol(n, real=True) for n in names or ()}
+    derivative = sympy.diff(to_sympy(tree, table), table[variable[1]])
+    if derivative.has(sympy.Derivative, sympy.Subs):
+        raise ExprError("this derivative cannot be taken in closed form here")
+    shown = re.sub(r"\bE\b", "e", readable(derivative))  # sympy's Euler number
+    if len(shown) > MAX_DERIVATIVE_CHARS:
+        raise ExprError("the derivative is too large to check")
+    return shown, f"d/d{variable[1]}({parsed.shown})"
+
+
+def check_step(answer: str, previous: str | None, symbols: Sequence[str] | None) -> Verdict:
+    """Is step `answer` equal to `previous` (None: is it readable)? Errors are the step's own."""
+    from grader.written.expr.equivalence import equivalent
+
+    names, _ = declarations(symbols)
+    primed = answer.strip() if uses_prime(answer) else None  # shown as written, never expanded
+    answer = write_primes(answer)
+    previous = None if previous is None else write_primes(previous)
+    try:
+        expanded, operator = _expand(answer, symbols)
+        got = read(expanded, names)
+    except ExprError as err:
+        return Verdict(False, str(err))
+    shown = operator or primed or got.shown  # what was written, never a derivative it asks for
+    note = "; ".join(got.notes) or None
+    if previous is None:
+        return Verdict(True, None, shown, None, None, note)
+    try:
+        before = expand(previous, symbols)
+    except ExprError as err:
+        return Verdict(False, f"the step before could not be read: {err}")
+    try:
+        verdict = equivalent(expanded, before, symbols)
+    except ValueError as err:
+        return Verdict(False, f"the step before could not be read: {err}")
+    if verdict.error is not None:
+        return verdict
+    return Verdict(verdict.equivalent, None, shown, verdict.method, verdict.canonical,
+                   note or verdict.note)  # fmt: skip

@@ -1,0 +1,138 @@
+"""Reading a number answer as students write one, and saying how it was read.
+
+Beyond a plain number (`12.53`, `1e-3`, `"1/3"`), a number question reads:
+- thousands separators, one kind per number, in groups of three: `124,439,808`,
+  `124 439 808` (plain, thin or no-break spaces), `124_439_808`, `124'439'808`;
+- an SI-suffixed or worded count: `124.4M`, `1.5B`, `3k`, `2.5 million` (k, M, B or G, T);
+- arithmetic, read by the safe expression parser with no symbols: `12*8*1024^2`,
+  `$e^{2.45}$`, `exp(2.45)`, `2^20`.
+Anything else is refused with a message that says what a number looks like here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+from grader.written.answers import AnswerFormatError, _describe, as_number
+
+How = Literal["plain", "separators", "suffix", "arithmetic"]
+
+_SEPARATORS = ",_' \u00a0\u2009\u202f"
+_GROUPED = re.compile(
+    r"[+-]?\d{1,3}(?P<sep>[" + _SEPARATORS + r"])\d{3}(?:(?P=sep)\d{3})*(?:\.\d+)?"
+)  # linear: fixed groups
+_SUFFIXES = {"k": 3, "K": 3, "M": 6, "B": 9, "G": 9, "T": 12}
+_WORDS = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12}
+_SUFFIXED = re.compile(
+    r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?P<suffix>[kKMBGT]|thousand|million|billion|trillion)"
+)
+_PLAIN = re.compile(
+    r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?(?:\s*/\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)?"
+)
+_DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
+MAX_TEXT = 200  # characters of a number answer read as arithmetic
+
+
+@dataclass(frozen=True)
+class NumberReading:
+    """A number answer, read."""
+
+    value: float
+    how: How  # plain | separators | suffix (an SI or worded count) | arithmetic
+    written: str  # the text as written (for feedback)
+    unit: float | None = None  # suffix: the place value of the last digit written (1e5 for 124.4M)
+
+    @property
+    def note(self) -> str | None:
+        """How the answer was read, when it was not a plain number."""
+        if self.how == "plain":
+            return None
+        what = {
+            "separators": "thousands separators dropped",
+            "suffix": "the suffix read as a power of ten",
+            "arithmetic": "the arithmetic evaluated",
+        }[self.how]
+        return f"`{self.written}` was read as {show_number(self.value)} ({what})"
+
+
+def show_number(x: float) -> str:
+    """A number as it can be typed back: integers as integers, others in their shortest form."""
+    x = float(x)
+    if x.is_integer() and abs(x) < 1e16:
+        return str(int(x))
+    return repr(x)
+
+
+def read_number(value: Any, example: str = "0.25") -> NumberReading:
+    """A number answer, read as docs/answers.md says; AnswerFormatError (teaching) otherwise."""
+    if not isinstance(value, str) or isinstance(value, bool):
+        return NumberReading(as_number(value), "plain", str(value))
+    text = value.strip().replace("\u2212", "-")
+    if _PLAIN.fullmatch(text):
+        return NumberReading(as_number(text), "plain", text)
+    grouped = _GROUPED.fullmatch(text)
+    if grouped:
+        plain = text.replace(grouped.group("sep"), "")
+        return NumberReading(as_number(plain), "separators", text)
+    suffixed = _SUFFIXED.fullmatch(text)
+    if suffixed:
+        num, suffix = suffixed.group("num"), suffixed.group("suffix")
+        power = _SUFFIXES.get(suffix) or _WORDS[suffix]
+        decimals = len(num.partition(".")[2])
+        exact = Fraction(num) * 10**power
+        return NumberReading(float(exact), "suffix", text, unit=10.0 ** (power - decimals))
+    if _DECIMAL_COMMA.fullmatch(text):
+        raise AnswerFormatError(
+            f"{_describe(value)}: a comma is read only between groups of three digits "
+            f"(124,439,808); write a decimal with a point, such as {example}"
+        )
+    return _arithmetic(value, text, example)
+
+
+def _arithmetic(value: Any, text: str, example: str) -> NumberReading:
+    from grader.written.expr.numeric import evaluate
+    from grader.written.expr.parser import ExprError, check_limits, read
+
+    teach = (
+        f"write a number such as {example}, with thousands separators if you like "
+        "(124,439,808), or arithmetic such as 12*8*1024^2"
+    )
+    if len(text) > MAX_TEXT:
+        raise AnswerFormatError(f"{_describe(value)} is too long to be a number: {teach}")
+    try:
+        parsed = read(text, [])
+        exact = check_limits(parsed.tree).get(id(parsed.tree))
+        result = exact if exact is not None else evaluate(parsed.tree, {})
+    except ExprError as err:
+        raise AnswerFormatError(
+            f"{_describe(value)} could not be read as a number ({err}): {teach}"
+        ) from err
+    except Exception as err:  # noqa: BLE001 - mpmath's own errors on a bounded constant
+        raise AnswerFormatError(f"{_describe(value)} could not be evaluated: {teach}") from err
+    if isinstance(result, Fraction):
+        x = _float(result)
+    else:
+        if abs(getattr(result, "imag", 0)) > 1e-12 * max(1.0, abs(result)):
+            raise AnswerFormatError(f"{_describe(value)} is not a real number: {teach}")
+        x = _float(getattr(result, "real", result))
+    if not math.isfinite(x):
+        raise AnswerFormatError(f"expected a finite number, got {_describe(value)}")
+    return NumberReading(x, "arithmetic", text)
+
+
+def _float(x: Any) -> float:
+    try:
+        return float(x)
+    except (OverflowError, ValueError):
+        return math.inf
+
+
+def suffix_close(reading: NumberReading, want: float) -> bool:
+    """An SI-suffixed count that is the expected count rounded at its last written digit."""
+    if reading.how != "suffix" or reading.unit is None:
+        return False
+    return abs(reading.value - want) <= reading.unit / 2 + 1e-9 * abs(want)

@@ -1,0 +1,302 @@
+"""How written answers are read as students write them, and what a refusal teaches.
+
+Expected values come from the notes (GPT-2 small's 124,439,808 parameters) or from Python's
+own arithmetic, never from the reader under test.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import pytest
+
+from grader.questions import Tolerance, WrittenQuestion, WrongForm
+from grader.suites import a2_rnn_bptt
+from grader.written.answers import parse_answers
+from grader.written.expr.judge import ExprJudge
+from grader.written.grading import WrittenResult, grade_written
+from grader.written.question import Written
+
+GPT2_SMALL = 124_439_808  # notes (slides 002, "Parameter Count: Total")
+EXACT = Tolerance(rtol=0.0, atol=0.5)
+
+
+def question(key: str, kind: str, expected, cls=WrittenQuestion, **kw) -> WrittenQuestion:
+    return cls(id=f"t.{key}", title=key, points=2.0, key=key, answer_kind=kind,
+               expected=lambda v, e=expected: e, **kw)  # fmt: skip
+
+
+def grade(q: WrittenQuestion, toml_value: str, judge: ExprJudge | None = None) -> WrittenResult:
+    return grade_written(q, parse_answers(f"{q.key} = {toml_value}\n"), {}, judge)
+
+
+@pytest.fixture(scope="module")
+def judge() -> Iterator[ExprJudge]:
+    with ExprJudge() as j:
+        yield j
+
+
+COUNT = question("total", "number", GPT2_SMALL, tolerance=EXACT)
+
+# ------------------------------------------------------------------ numbers
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        '"124,439,808"',
+        '"124 439 808"',
+        '"124\u2009439\u2009808"',
+        '"124\u202f439\u202f808"',
+        '"124\u00a0439\u00a0808"',
+        '"124_439_808"',
+        "\"124'439'808\"",
+    ],  # fmt: skip
+)
+def test_thousands_separators_are_read_and_said(typed: str) -> None:
+    r = grade(COUNT, typed)
+    assert r.status == "correct" and r.score == 2.0
+    assert "was read as 124439808 (thousands separators dropped)" in r.feedback
+
+
+@pytest.mark.parametrize("typed", ['"124,43,9808"', '"1,5"', '"124,439 808"'])
+def test_separators_out_of_groups_of_three_are_refused(typed: str) -> None:
+    r = grade(COUNT, typed)
+    assert r.status == "unreadable" and r.score == 0
+
+
+def test_a_decimal_comma_is_refused_with_the_point_form() -> None:
+    r = grade(question("x", "number", 0.3), '"1,5"')
+    assert r.status == "unreadable"
+    assert "write a decimal with a point" in r.feedback
+
+
+@pytest.mark.parametrize(
+    ("typed", "value", "shown"),
+    [
+        ('"12*8*1024^2"', 12 * 8 * 1024**2, "100663296"),
+        ('"2^20"', 2**20, "1048576"),
+        ('"3/4 * 1024"', 768, "768"),
+        ("'$e^{2.45}$'", math.exp(2.45), None),
+        ('"exp(2.45)"', math.exp(2.45), None),
+    ],
+)
+def test_arithmetic_in_a_number_question_is_evaluated(typed: str, value: float, shown) -> None:
+    r = grade(question("x", "number", value), typed)
+    assert r.status == "correct", r.feedback
+    assert "(the arithmetic evaluated)" in r.feedback
+    if shown:
+        assert f"was read as {shown}" in r.feedback
+
+
+def test_scientific_notation_is_a_plain_number() -> None:
+    r = grade(question("x", "number", 1.5e8), '"1.5e8"')
+    assert r.status == "correct" and "was read as" not in r.feedback
+
+
+@pytest.mark.parametrize("typed", ['"9^9^9"', '"10^100000"', '"1/0"', '"12 x 8"'])
+def test_hostile_or_foreign_arithmetic_is_refused_quickly(typed: str) -> None:
+    r = grade(question("x", "number", 1.0), typed)
+    assert r.status == "unreadable" and r.score == 0
+    assert "This question asks for a number" in r.feedback
+
+
+def test_an_si_count_for_an_exact_count_is_close_not_correct() -> None:
+    r = grade(COUNT, '"124.4M"')
+    assert r.status == "wrong" and r.score == 0
+    assert "`124.4M` was read as 124400000" in r.feedback
+    assert "Close: this is the count rounded; give the exact count" in r.feedback
+    assert "124439808" not in r.feedback and "124,439,808" not in r.feedback
+
+
+def test_an_si_count_that_is_not_the_count_rounded_is_just_wrong() -> None:
+    r = grade(COUNT, '"100.7M"')
+    assert r.status == "wrong" and "Close" not in r.feedback
+    assert "was read as 100700000" in r.feedback
+
+
+@pytest.mark.parametrize(
+    ("typed", "value"), [('"1.5B"', 1.5e9), ('"3k"', 3000.0), ('"2.5 million"', 2.5e6)]
+)
+def test_an_si_count_is_a_number_where_a_tolerance_is_given(typed: str, value: float) -> None:
+    r = grade(question("x", "number", value), typed)
+    assert r.status == "correct"
+    assert "(the suffix read as a power of ten)" in r.feedback
+
+
+def test_exact_count_is_inferred_from_an_integer_key_and_a_tolerance_under_one() -> None:
+    loose = question("x", "number", GPT2_SMALL)  # rtol 1e-3: 124.4M is within it
+    assert grade(loose, '"124.4M"').status == "correct"
+    declared = question("x", "number", GPT2_SMALL, cls=Written, integer=True)
+    assert "Close: this is the count rounded" in grade(declared, '"124.4M"').feedback
+
+
+# ------------------------------------------------------------------ equations
+
+
+TANH = a2_rnn_bptt.ASSIGNMENT.question("a2.w_tanh_derivative")
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "'$\\frac{dh}{dz} = 1 - h^2$'",
+        '"dh/dz = 1 - h^2"',
+        '"h\' = 1 - h^2"',
+        '"tanh\'(z) = 1 - h^2"',
+        '"∂h/∂z = 1 - h^2"',
+    ],  # fmt: skip
+)
+def test_a_labelled_answer_is_graded_on_its_right_hand_side(judge: ExprJudge, typed: str) -> None:
+    r = grade(TANH, typed, judge)
+    assert r.status == "correct", r.feedback
+    assert "was read as the quantity asked for, and the right-hand side was graded" in r.feedback
+
+
+def test_the_right_hand_side_shows_its_mistake(judge: ExprJudge) -> None:
+    r = grade(TANH, "'$\\frac{dh}{dz} = 1 - h$'", judge)
+    assert r.status == "wrong"
+    assert r.misconceptions == ["bptt-tanh-prime-one-minus-tanh"]
+    assert "Your answer was read as `1 - h`." in r.feedback
+    assert "1 - h^2" not in r.feedback and "1 - tanh(z)^2" not in r.feedback
+
+
+def test_a_single_symbol_on_the_left_is_a_label(judge: ExprJudge) -> None:
+    q = question("v", "expression", "d_k", symbols=("d_k",))
+    assert grade(q, '"Var = d_k"', judge).status == "correct"
+
+
+@pytest.mark.parametrize(
+    ("typed", "says"),
+    [
+        ('"x + 1 = 1 - h^2"', "is not a name for the quantity"),
+        ('"dh/dz = 1 - h^2 = 1 - tanh(z)^2"', "asks for one expression, and yours has 2 `=`"),
+    ],
+)
+def test_an_equation_that_is_not_label_and_answer_is_refused(
+    judge: ExprJudge, typed: str, says: str
+) -> None:
+    r = grade(TANH, typed, judge)
+    assert r.status == "unreadable" and says in r.feedback
+    assert "This question asks for one expression in h, z" in r.feedback
+
+
+# ------------------------------------------------------------------ choices
+
+CHOICE = question("norm", "choice", "C", choices=("A", "B", "C", "D"))
+
+
+@pytest.mark.parametrize(
+    ("typed", "rest"),
+    [
+        ('"C. RMSNorm drops the mean-centering"', "RMSNorm drops the mean-centering"),
+        ('"(C) because it does not centre"', "because it does not centre"),
+        ('"c - no mean"', "no mean"),
+        ('"C: the mean is not subtracted"', "the mean is not subtracted"),
+    ],
+)
+def test_a_letter_followed_by_a_reason_is_the_letter(typed: str, rest: str) -> None:
+    r = grade(CHOICE, typed)
+    assert r.status == "correct", r.feedback
+    assert f"the text after the letter (`{rest}`) was not graded" in r.feedback
+
+
+def test_several_letters_then_a_reason() -> None:
+    q = question("two", "choice", "A, C", choices=("A", "B", "C", "D"))
+    assert grade(q, '"A and C: both hold"').status == "correct"
+    assert grade(q, '"A because C is wrong"').status == "wrong"
+
+
+def test_a_reason_before_the_letter_is_refused_with_the_form(judge: ExprJudge) -> None:
+    r = grade(CHOICE, '"I think C"')
+    assert r.status == "unreadable"
+    assert "a choice is written as its letter first" in r.feedback
+    # the example letter is one of the choices, never the expected one
+    assert 'such as "A"' in r.feedback and '"C"' not in r.feedback.split("This question")[1]
+
+
+# ------------------------------------------------------------------ refusals teach
+
+
+def test_a_number_refusal_names_the_type_with_an_example_that_is_not_the_answer() -> None:
+    r = grade(question("x", "number", 0.25), '"twelve"')
+    assert "This question asks for a number, such as 0.75" in r.feedback
+    r = grade(COUNT, '"about a hundred million"')
+    assert "This question asks for an exact count: an integer such as 1024" in r.feedback
+
+
+def test_the_question_own_example_is_used() -> None:
+    q = question("x", "number", GPT2_SMALL, cls=Written, integer=True, example="4718592")
+    assert "an integer such as 4718592" in grade(q, "true").feedback
+
+
+def test_an_expression_refusal_names_the_symbols(judge: ExprJudge) -> None:
+    q = question("s", "expression", "1/sqrt(d_k)", symbols=("d_k", "d_model", "h"))
+    r = grade(q, '"1/sqrt(dk"', judge)
+    assert r.status == "unreadable"
+    assert "This question asks for one expression in d_k, d_model, h, in quotes, such as" in (
+        r.feedback
+    )
+
+
+def test_array_and_shape_refusals_teach() -> None:
+    r = grade(question("a", "array", [[1.0, 0.0]]), '"one, zero"')
+    assert "This question asks for an array of numbers, row by row" in r.feedback
+    r = grade(question("s", "shape", (2, 3)), '"two by three"')
+    assert 'This question asks for a shape: [2, 3] or "(2, 3)"' in r.feedback
+
+
+MERGES = ["s t", "e r", "st </w>", "l o", "lo w"]  # a BPE answer's form: two symbols, a space
+
+
+def test_a_malformed_list_item_is_named() -> None:
+    q = question("bpe", "list", MERGES, cls=Written, ordered=True)
+    r = grade(q, '["s t", "e r", "st</w>", "l o", "lo w"]')
+    assert r.status == "unreadable"
+    assert "item 3 of your list (`st</w>`) is not written as an item is here" in r.feedback
+    assert "two symbols separated by a space, such as `a b`" in r.feedback
+
+
+def test_a_long_wrong_list_says_how_many_items_are_right() -> None:
+    q = question("bpe", "list", MERGES, cls=Written, ordered=True)
+    r = grade(q, '["s t", "e r", "st </w>", "o w", "l o"]')
+    assert r.status == "wrong"
+    assert "3 of the 5 items asked for are right (each in its place)." in r.feedback
+    unordered = question("set", "list", MERGES)
+    r = grade(unordered, '["l o", "s t", "x y", "e r", "a b"]')
+    assert "3 of the 5 items asked for are right." in r.feedback
+
+
+def test_a_short_list_or_a_question_that_says_never_gives_no_count() -> None:
+    short = question("three", "list", ["a b", "c d", "e f"])
+    assert "items asked for are right" not in grade(short, '["a b", "c d", "x y"]').feedback
+    never = question("bpe", "list", MERGES, cls=Written, count_right_from=0)
+    assert "items asked for are right" not in grade(never, '["s t", "x y"]').feedback
+
+
+def test_hidden_lists_say_only_right_or_wrong() -> None:
+    q = question("bpe", "list", MERGES, visibility="hidden")
+    r = grade(q, '["s t", "e r", "st</w>", "l o", "lo w"]')
+    assert r.status == "wrong" and "item 3" not in r.feedback and "right" not in r.feedback
+
+
+def test_the_wrong_form_still_names_a_long_list_mistake() -> None:
+    wrong = ["s t", "e r", "l o", "st </w>", "lo w"]
+    q = question("bpe", "list", MERGES, cls=Written, ordered=True,
+                 wrong_forms=lambda v: [WrongForm(wrong, "bpe-x", "these are that mistake's.")])  # fmt: skip
+    r = grade(q, '["s t", "e r", "l o", "st </w>", "lo w"]')
+    assert r.misconceptions == ["bpe-x"]
+
+
+def test_a_toml_line_that_cannot_be_read_still_teaches_the_type() -> None:
+    sheet = parse_answers("total = 124,439,808\n")  # unquoted: not TOML
+    r = grade_written(COUNT, sheet, {}, None)
+    assert r.status == "unreadable" and "line 1" in r.feedback
+    assert "This question asks for an exact count: an integer such as 1024" in r.feedback
+
+
+def test_a_list_item_of_the_wrong_type_is_numbered() -> None:
+    r = grade(question("l", "list", ["a b", "c d"]), '["a b", true]')
+    assert r.status == "unreadable"
+    assert "item 2 of your list must be a string or a number, got the boolean true" in r.feedback
