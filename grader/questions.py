@@ -140,6 +140,13 @@ class WrittenQuestion:
     choices: tuple[str, ...] = ()  # allowed letters for choice answers
     ordered: bool = False  # list answers: does the order matter (BPE merges, beam outputs)?
     visibility: Visibility | None = None  # Gradescope's; None = the assignment's default
+    # Reading options (docs/answers.md):
+    example: str | None = None  # shown in refusals: "4718592", "s t</w>", "2 d_k + 1"
+    integer: bool | None = None  # an exact count; None: inferred from the key and tolerance
+    count_right_from: int = 4  # a wrong list this long says how many items are right; 0: never
+    steps: bool = False  # the answer may be a derivation: steps checked one by one
+    step_share: float = 0.5  # right result through a broken step: this share of the points
+    max_steps: int = 30  # steps of one derivation that are checked
     kind: Literal["written"] = "written"
 
 

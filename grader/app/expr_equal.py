@@ -102,12 +102,13 @@ def _steps_cli(
     line: the final verdict, the share of the points the question's default rule gives, and
     every step with its state ("first", "follows", "broken", "unreadable", …).
     """
+    from grader.questions import WrittenQuestion
     from grader.written.answers import AnswerFormatError
     from grader.written.derivation import chain_of, check_chain
     from grader.written.expr.judge import ExprJudge
     from grader.written.expr.parser import ExprError, read
     from grader.written.expr.relations import declarations
-    from grader.written.question import DEFAULT_STEP_SHARE, Written
+    from grader.written.question import DEFAULT_STEP_SHARE
 
     value: str | list[str] = derivation
     if derivation.lstrip().startswith("["):
@@ -125,7 +126,7 @@ def _steps_cli(
             return 2
     defined, _ = declarations(defines)
     plain = [n for n in names if n not in (defined or [])]
-    question = Written(id="expr-equal", title="derivation", points=1.0, key="derivation",
+    question = WrittenQuestion(id="expr-equal", title="derivation", points=1.0, key="derivation",
                        answer_kind="expression", expected=lambda v: expected,
                        symbols=(*plain, *(defined or [])), relations=tuple(defines),
                        steps=True)  # fmt: skip

@@ -47,7 +47,6 @@ from grader.questions import (
     WrongForm,
 )
 from grader.suites._kit import builder
-from grader.written.question import Written
 from reference.functional import sigmoid
 from reference.word_vectors import (
     analogy,
@@ -734,7 +733,7 @@ SKIPGRAM_DEFINED = tuple(f"p_{w} = exp(u_{w} v_c)/({_SOFTMAX_SUM})" for w in "ab
 SGNS_SYMBOLS = ("u_o", "u_1", "u_2", "v_c")
 
 WRITTEN = (
-    Written(
+    WrittenQuestion(
         id="a1.w_skipgram_grad",
         title="Skip-gram center-vector gradient in symbols",
         points=6,

@@ -24,7 +24,6 @@ import numpy as np
 from grader.mutants import AnyOf
 from grader.questions import Assignment, Case, Tolerance, WrittenQuestion, WrongForm
 from grader.suites._kit import builder
-from grader.written.question import Written
 from reference.bptt import (
     bptt_final_state,
     bptt_ledger,
@@ -555,7 +554,7 @@ QUESTIONS = (
             ),
         ],
     ),
-    Written(
+    WrittenQuestion(
         id="a2.w_bptt_factor",
         title="Derive the BPTT factor ∂h_t/∂h_{t-1}",
         points=3,

@@ -23,7 +23,6 @@ import numpy as np
 from grader.mutants import AnyOf
 from grader.questions import Assignment, Case, TableLM, WrittenQuestion, WrongForm
 from grader.suites._kit import builder
-from grader.written.question import Written
 from reference import bleu, gated, seq2seq
 from reference.functional import log_softmax
 
@@ -933,7 +932,7 @@ def _greedy_vs_best(v: dict[str, Any]) -> list[float]:
 
 
 WRITTEN = (
-    Written(
+    WrittenQuestion(
         id="a3.w_lstm_carry",
         title="LSTM: the cell-carry derivative",
         points=3,

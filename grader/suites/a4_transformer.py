@@ -34,7 +34,6 @@ from grader.suites._attention import (
     split_heads_mixed,
 )
 from grader.suites._kit import builder
-from grader.written.question import Written
 from reference import attention as att
 from reference import blocks, ffn, gpt, norms, positions
 from reference.functional import sigmoid
@@ -1304,7 +1303,7 @@ WRITTEN_COVERAGE = (
             ),
         ],
     ),
-    Written(
+    WrittenQuestion(
         id="a4.w_softmax_derivation",
         title="Derive an off-diagonal entry of the softmax Jacobian",
         points=2,

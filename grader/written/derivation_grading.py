@@ -11,10 +11,10 @@ from grader.written.answers import AnswerFormatError
 from grader.written.derivation import ChainResult, StepResult, chain_of, check_chain
 from grader.written.hints import expects
 from grader.written.question import option
+from grader.written.result import WrittenResult
 
 if TYPE_CHECKING:
     from grader.written.expr.judge import ExprJudge
-    from grader.written.grading import WrittenResult
 
 MAX_LISTED = 12  # steps listed one by one in the feedback
 

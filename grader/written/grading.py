@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,27 +44,10 @@ from grader.written.hints import (
 )
 from grader.written.numbers import read_number, suffix_close
 from grader.written.question import option
+from grader.written.result import Status, WrittenResult
 
 if TYPE_CHECKING:
     from grader.written.expr.judge import ExprJudge
-
-Status = Literal["correct", "wrong", "not-attempted", "unreadable", "manual", "grader-error"]
-
-
-@dataclass(frozen=True)
-class WrittenResult:
-    """The outcome of one written question."""
-
-    question_id: str
-    score: float  # points earned
-    max_score: float  # the question's points
-    passed: bool  # full marks
-    feedback: str  # markdown for the student
-    misconceptions: list[str] = field(default_factory=list)  # catalog ids recognised
-    answer_text: str | None = None  # the answer normalised for class statistics; None if absent
-    status: Status = "wrong"
-    not_attempted: bool = False  # no file, no key, or the template's blank left as is
-    interpreted: str | None = None  # how an expression answer was read
 
 
 @dataclass(frozen=True)
