@@ -60,6 +60,9 @@ class AnswersCell:
     form: AnswersForm  # how it is marked: `%%writefile answers.toml`, `# answers.toml`, …
     toml: str  # its TOML, other lines blank so that "line 3" is the cell's line 3
     where: str  # how the student finds it: "code cell 9 (`%%writefile answers.toml`)"
+    # the same without quoting the mark ("code cell 9", "the markdown cell"): feedback names the
+    # answers file where this is substituted
+    short: str
 
 
 @dataclass
@@ -314,10 +317,11 @@ def answers_cell(cell: dict, code_number: int | None = None) -> AnswersCell | No
     else:
         body = ["" if i <= row else line for i, line in enumerate(lines)]
     if cell.get("cell_type") == "code" and code_number is not None:
-        where = cell_label(code_number, lines[row])
+        where, short = cell_label(code_number, lines[row]), f"code cell {code_number}"
     else:
         where = f"the {cell.get('cell_type')} cell that starts `{lines[row].strip()[:40]}`"
-    return AnswersCell(form, "\n".join(body) + "\n", where)
+        short = f"the {cell.get('cell_type')} cell"
+    return AnswersCell(form, "\n".join(body) + "\n", where, short)
 
 
 def read_notebook(data: bytes, name: str) -> Notebook:
@@ -420,7 +424,7 @@ def _take_answers(located: Located, book: Notebook, run: NotebookRun) -> None:
         return
     run.answers_from = book.answers.form
     located.files[ANSWERS_FILE] = book.answers.toml.encode()
-    located.sources[ANSWERS_FILE] = f"the answers cell, {book.answers.where}"
+    located.sources[ANSWERS_FILE] = f"the answers cell ({book.answers.short})"
 
 
 def use_notebook(located: Located, code_file: str | None, import_seconds: float) -> None:

@@ -432,7 +432,7 @@ def build_module(cells: list[tuple[int, str]], notebook: str, shares: TimeShares
     for number, raw in cells:
         code, magics = drop_magics(raw.replace("\r\n", "\n").replace("\r", "\n"))
         label = cell_label(number, heads[number])
-        dropped += [f"`{m[:60]}` ({label})" for m in magics]
+        dropped += [f"`{m[:60]}` in {label}" for m in magics]
         if code is None:
             skipped.append(
                 SkippedCell(
