@@ -157,12 +157,16 @@ def variant_cell(variant_source: str) -> str:
         raise ValueError('variant.py has no `if __name__ == "__main__":` block to run')
     body = lines[main.body[0].lineno - 1 : (main.body[-1].end_lineno or main.lineno)]
     kept = lines[: main.lineno - 1]
+    # `from __future__` must come before any statement of the cell (the key's line included).
+    future = [ln for ln in kept if ln.startswith("from __future__ import")]
+    kept = [ln for ln in kept if not ln.startswith("from __future__ import")]
     run = "\n".join("        " + line.strip() for line in body)
     return "\n".join(
         [
             "# Your numbers for the written questions: put your key below (the email of your",
             "# Gradescope account unless your instructor says otherwise) and run this cell. Its",
             "# code is variant.py's, the code the grader uses for your numbers.",
+            *future,
             'YOUR_KEY = ""  # e.g. "ada.lovelace@uni.edu"',
             "",
             *kept,
