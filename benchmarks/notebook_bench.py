@@ -7,10 +7,10 @@ Run by hand, from the repository:
 
 For each assignment the solution is graded twice through the CLI (`python -m grader grade`):
 as `<stem>.py` with `answers.toml`, and as `<stem>.ipynb` (one cell per function, the answers
-in a `# answers.toml` cell). Runs alternate so that machine noise hits both alike; the figure
+in a `%%writefile answers.toml` cell, as the handout notebook has them). Runs alternate so that machine noise hits both alike; the figure
 is the median. Target: the notebook costs at most 1.2x the .py.
 
-When Jupyter is installed (`pip install nbconvert ipykernel`: for this benchmark only), the
+When Jupyter is installed (`pip install nbconvert ipykernel`), the
 same notebook is also run by `jupyter nbconvert --to notebook --execute` alone, the way
 nbgrader and Otter-Grader run notebooks (a kernel start plus every cell, no grading at all).
 """
@@ -35,7 +35,7 @@ from nbformat import v4  # noqa: E402
 from grader.app.notebook_handout import split_cells  # noqa: E402
 from grader.course import registry  # noqa: E402
 from grader.course.content import solution_dir  # noqa: E402
-from grader.engine.notebook import ANSWERS_MARK, read_notebook  # noqa: E402
+from grader.engine.notebook import read_notebook  # noqa: E402
 from grader.engine.notebook_source import TimeShares, build_module  # noqa: E402
 
 
@@ -57,7 +57,7 @@ def prepare(aid: str, root: Path) -> tuple[Path, Path]:
     (py / a.code_file).write_text(source)
     (py / "answers.toml").write_text(answers)
     cells = [v4.new_markdown_cell(f"# {aid}")] + [v4.new_code_cell(c) for c in split_cells(source)]
-    cells.append(v4.new_raw_cell(f"{ANSWERS_MARK}\n{answers}"))
+    cells.append(v4.new_code_cell(f"%%writefile answers.toml\n{answers}"))
     notebook = v4.new_notebook(
         cells=cells,
         metadata={
@@ -89,14 +89,22 @@ def grade_times(aid: str, py: Path, nb: Path, n: int) -> tuple[float, float]:
     return statistics.median(py_t), statistics.median(nb_t)
 
 
-def nbconvert_time(nb: Path, n: int) -> float | None:
+def _nbconvert() -> list[str] | None:
+    """`jupyter nbconvert`, from PATH or beside this interpreter (a venv not activated)."""
+    here = Path(sys.executable).parent / "jupyter-nbconvert"
+    if here.exists():
+        return [str(here)]
     jupyter = shutil.which("jupyter")
-    if jupyter is None:
+    return [jupyter, "nbconvert"] if jupyter else None
+
+
+def nbconvert_time(nb: Path, n: int) -> float | None:
+    nbconvert = _nbconvert()
+    if nbconvert is None:
         return None
     path = next(nb.glob("*.ipynb"))
     cmd = [
-        jupyter,
-        "nbconvert",
+        *nbconvert,
         "--to",
         "notebook",
         "--execute",
@@ -138,7 +146,7 @@ def main() -> None:
                 f"{aid:<22} {py_s:6.2f}s {nb_s:6.2f}s {nb_s / py_s:5.2f}x {conversion_ms(nb):6.1f}ms {shown}"
             )
     print(f"median ratio notebook / .py: {statistics.median(ratios):.2f}x (target <= 1.2x)")
-    if shutil.which("jupyter") is None:
+    if _nbconvert() is None:
         print("nbconvert: not installed (pip install nbconvert ipykernel to compare)")
 
 
