@@ -359,3 +359,21 @@ def test_the_handout_notebook_checks_itself_in_a_real_kernel(planted: bool, tmp_
         # them follow-through credit instead of a second charge).
         assert wrong <= {"layer_norm", "encoder_block", "decoder_block", "gpt_forward"}
         assert report.score < 100
+
+
+def test_the_handout_notebook_without_its_tags_grades_the_same(tmp_path: Path):
+    """An editor that drops cell tags: the check, numbers and tests cells then run when grading,
+    and cost nothing (check() does nothing while grading; their errors are named)."""
+    nb = _filled_handout(tmp_path, planted=False)
+    for cell in nb.cells:
+        cell.metadata.pop("tags", None)
+    folder = tmp_path / "untagged"
+    folder.mkdir()
+    (folder / "transformer.ipynb").write_text(nbformat.writes(nb))
+    report = grade_submission(folder, registry.load(A4), limits=FAST)
+    assert report.score == 100, [
+        (q.question_id, q.feedback) for q in report.questions if q.score < q.max_score
+    ]
+    notes = " ".join(report.warnings)
+    assert "(`%%writefile check.py`) was skipped" in notes
+    assert "raised `ModuleNotFoundError: No module named 'check'`" in notes

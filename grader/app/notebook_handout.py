@@ -47,11 +47,18 @@ import pytest
 
 _public = types.ModuleType({stem!r})
 _public.__dict__.update({{k: v for k, v in globals().items() if not k.startswith("_")}})
+_saved = sys.modules.get({stem!r})
 sys.modules[{stem!r}] = _public  # `import {stem}` in the tests finds this notebook's functions
 _TESTS = {tests}
-with tempfile.TemporaryDirectory() as _folder:
-    pathlib.Path(_folder, "test_public.py").write_text(_TESTS)
-    _status = pytest.main([_folder, "-q", "-p", "no:cacheprovider"])
+try:
+    with tempfile.TemporaryDirectory() as _folder:
+        pathlib.Path(_folder, "test_public.py").write_text(_TESTS)
+        _status = pytest.main([_folder, "-q", "-p", "no:cacheprovider"])
+finally:  # the module as it was (a grader importing this notebook keeps its own)
+    if _saved is None:
+        del sys.modules[{stem!r}]
+    else:
+        sys.modules[{stem!r}] = _saved
 assert _status == 0, "some public tests failed: see above"
 """
 

@@ -357,7 +357,7 @@ def read_notebook(data: bytes, name: str) -> Notebook:
             notes.append(f"{label} is tagged `{SKIP_TAG}` and was not run")
         elif kind == "code" and number is not None:
             code.append((number, _text(cell.get("source"))))
-        if ANSWERS_FILE in _text(cell.get("source")).lower() and kind in counts:
+        if _near_miss(cell, kind):
             mentions.append(_mention(cell, number))
     size = sum(len(text) for _, text in code)
     if size > MAX_CODE_CHARS:
@@ -366,6 +366,17 @@ def read_notebook(data: bytes, name: str) -> Notebook:
             f"({MAX_CODE_CHARS:,})"
         )
     return Notebook(name, code, answers, notes, checked, counts, mentions[:3])
+
+
+def _near_miss(cell: dict, kind: Any) -> bool:
+    """A cell that looks meant as the answers cell: it names the file and holds TOML-like lines
+    (a code or raw cell, or a markdown cell with a ```toml block), but not under its mark."""
+    text = _text(cell.get("source"))
+    if ANSWERS_FILE not in text.lower():
+        return False
+    if kind == "markdown":
+        return "```toml" in text.lower()
+    return kind in ("code", "raw")
 
 
 def _mention(cell: dict, number: int | None) -> str:
