@@ -55,10 +55,14 @@ def _wire(value: Any) -> Any:
 
 
 def _visible(q: CodeQuestion) -> list[Case]:
-    """The question's visible cases: the same for every variant (checked on two seeds)."""
-    first = [c for c in q.cases(0) if c.visible]
-    other = {c.name for c in q.cases(0x5EED) if c.visible}
-    return [c for c in first if c.name in other]
+    """The question's visible cases that are the same for every variant (compared on another
+    seed, inputs included): what the tool checks is what every student's grading runs."""
+
+    def key(c: Case) -> str:
+        return json.dumps([c.name, _wire(tuple(c.args)), _wire(dict(c.kwargs))], sort_keys=True)
+
+    other = {key(c) for c in q.cases(0x5EED) if c.visible}
+    return [c for c in q.cases(0) if c.visible and key(c) in other]
 
 
 def cases_payload(assignment_id: str) -> list[dict[str, Any]]:
