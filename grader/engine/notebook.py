@@ -94,6 +94,11 @@ class NotebookRun:
     outcomes: list[CellOutcome] = field(default_factory=list)  # filled by use_notebook, cell_notes
     answers_from: str = ""  # "file", an AnswersForm, or "" (not found)
 
+    @property
+    def limit(self) -> float:
+        """The CPU seconds a cell that runs code may use."""
+        return self.shares.cell_seconds
+
     def summary(self) -> dict[str, object]:
         """What the class report reads: where the answers came from and each cell that did not
         run as written (`results.json`'s `extra_data.notebook`)."""
