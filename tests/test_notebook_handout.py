@@ -377,3 +377,31 @@ def test_the_handout_notebook_without_its_tags_grades_the_same(tmp_path: Path):
     notes = " ".join(report.warnings)
     assert "(`%%writefile check.py`) was skipped" in notes
     assert "raised `ModuleNotFoundError: No module named 'check'`" in notes
+
+
+def test_the_run_summary_holds_what_the_class_report_needs():
+    """Where the answers came from and each cell that did not run as written, as records."""
+    from grader.engine import notebook
+    from grader.engine.locate import Located
+
+    cells = [v4.new_code_cell("def broken(:\n    pass"), *_cells(A1), FORMS["comment"]]
+    located = Located(
+        files={"word_vectors.ipynb": nbformat.writes(v4.new_notebook(cells=cells)).encode()}
+    )
+    notebook.use_notebook(located, "word_vectors.py", FAST.call_seconds)
+    summary = located.notebook.summary()
+    assert summary["answers"] == "comment" and summary["file"] == "word_vectors.ipynb"
+    assert summary["cells"] == [
+        {
+            "cell": 1,
+            "label": "code cell 1 (`def broken(…)`)",
+            "what": "skipped",
+            "detail": "line 1: `def broken(:` has a `SyntaxError` (invalid syntax), so it was not run",
+        }
+    ]
+    missing = Located(
+        files={"word_vectors.ipynb": nbformat.writes(v4.new_notebook(cells=_cells(A1))).encode()}
+    )
+    notebook.use_notebook(missing, "word_vectors.py", FAST.call_seconds)
+    assert missing.notebook.summary()["answers"] == "not found"
+    assert "none of its" in missing.problems["answers.toml"]
