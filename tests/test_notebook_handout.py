@@ -405,3 +405,12 @@ def test_the_run_summary_holds_what_the_class_report_needs():
     notebook.use_notebook(missing, "word_vectors.py", FAST.call_seconds)
     assert missing.notebook.summary()["answers"] == "not found"
     assert "none of its" in missing.problems["answers.toml"]
+
+
+def test_check_py_beside_a_submission_does_not_make_it_a_torch_submission():
+    """Students submit the folder they worked in, check.py included: the grader preloads torch
+    only for code that imports it, and check.py's torch is looked up by name."""
+    from grader.engine import grade
+
+    for aid in ASSIGNMENTS:
+        assert grade._TORCH_IMPORT.search(check_tool.source(aid)) is None
