@@ -7,10 +7,10 @@ Run by hand, from the repository:
 
 For each assignment the solution is graded twice through the CLI (`python -m grader grade`):
 as `<stem>.py` with `answers.toml`, and as `<stem>.ipynb` (one cell per function, the answers
-in a `# answers.toml` cell). Runs alternate so that machine noise hits both alike; the figure
+in a `%%writefile answers.toml` cell, as the handout notebook has them). Runs alternate so that machine noise hits both alike; the figure
 is the median. Target: the notebook costs at most 1.2x the .py.
 
-When Jupyter is installed (`pip install nbconvert ipykernel`: for this benchmark only), the
+When Jupyter is installed (`pip install nbconvert ipykernel`), the
 same notebook is also run by `jupyter nbconvert --to notebook --execute` alone, the way
 nbgrader and Otter-Grader run notebooks (a kernel start plus every cell, no grading at all).
 """
@@ -18,6 +18,7 @@ nbgrader and Otter-Grader run notebooks (a kernel start plus every cell, no grad
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
 import statistics
 import subprocess
@@ -35,14 +36,24 @@ from nbformat import v4  # noqa: E402
 from grader.app.notebook_handout import split_cells  # noqa: E402
 from grader.course import registry  # noqa: E402
 from grader.course.content import solution_dir  # noqa: E402
-from grader.engine.notebook import ANSWERS_MARK, read_notebook  # noqa: E402
+from grader.engine.notebook import read_notebook  # noqa: E402
 from grader.engine.notebook_source import TimeShares, build_module  # noqa: E402
 
 
 def wall(cmd: list[str], cwd: Path | None = None) -> float:
+    return timed(cmd, cwd)[0]
+
+
+def timed(cmd: list[str], cwd: Path | None = None) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system, the command and the children it waited for):
+    on a machine others load, the CPU figure is the steadier one."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - t
+    elapsed = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def prepare(aid: str, root: Path) -> tuple[Path, Path]:
@@ -57,7 +68,7 @@ def prepare(aid: str, root: Path) -> tuple[Path, Path]:
     (py / a.code_file).write_text(source)
     (py / "answers.toml").write_text(answers)
     cells = [v4.new_markdown_cell(f"# {aid}")] + [v4.new_code_cell(c) for c in split_cells(source)]
-    cells.append(v4.new_raw_cell(f"{ANSWERS_MARK}\n{answers}"))
+    cells.append(v4.new_code_cell(f"%%writefile answers.toml\n{answers}"))
     notebook = v4.new_notebook(
         cells=cells,
         metadata={
@@ -78,25 +89,40 @@ def conversion_ms(nb_folder: Path) -> float:
     return 1000 * (time.perf_counter() - t)
 
 
-def grade_times(aid: str, py: Path, nb: Path, n: int) -> tuple[float, float]:
+def grade_times(aid: str, py: Path, nb: Path, n: int) -> tuple[float, float, float, float]:
+    """Median wall and CPU seconds of grading the .py and the notebook: (py, nb, py_cpu, nb_cpu)."""
     cmd = [sys.executable, "-m", "grader", "grade"]
     wall([*cmd, str(py), "-a", aid])  # warm the page cache
     wall([*cmd, str(nb), "-a", aid])
     py_t, nb_t = [], []
     for _ in range(n):
-        py_t.append(wall([*cmd, str(py), "-a", aid, "--format", "json"]))
-        nb_t.append(wall([*cmd, str(nb), "-a", aid, "--format", "json"]))
-    return statistics.median(py_t), statistics.median(nb_t)
+        py_t.append(timed([*cmd, str(py), "-a", aid, "--format", "json"]))
+        nb_t.append(timed([*cmd, str(nb), "-a", aid, "--format", "json"]))
+    med = statistics.median
+    return (
+        med(t[0] for t in py_t),
+        med(t[0] for t in nb_t),
+        med(t[1] for t in py_t),
+        med(t[1] for t in nb_t),
+    )
+
+
+def _nbconvert() -> list[str] | None:
+    """`jupyter nbconvert`, from PATH or beside this interpreter (a venv not activated)."""
+    here = Path(sys.executable).parent / "jupyter-nbconvert"
+    if here.exists():
+        return [str(here)]
+    jupyter = shutil.which("jupyter")
+    return [jupyter, "nbconvert"] if jupyter else None
 
 
 def nbconvert_time(nb: Path, n: int) -> float | None:
-    jupyter = shutil.which("jupyter")
-    if jupyter is None:
+    nbconvert = _nbconvert()
+    if nbconvert is None:
         return None
     path = next(nb.glob("*.ipynb"))
     cmd = [
-        jupyter,
-        "nbconvert",
+        *nbconvert,
         "--to",
         "notebook",
         "--execute",
@@ -124,21 +150,27 @@ def main() -> None:
         else registry.available()
     )
     print(
-        f"{'assignment':<22} {'.py':>7} {'.ipynb':>7} {'ratio':>6} {'convert':>8} {'nbconvert':>10}"
+        f"{'assignment':<22} {'.py':>7} {'.ipynb':>7} {'ratio':>6} {'cpu ratio':>9} "
+        f"{'convert':>8} {'nbconvert':>10}"
     )
-    ratios = []
+    ratios, cpu_ratios = [], []
     with tempfile.TemporaryDirectory(prefix="seqgrade-nbbench-") as tmp:
         for aid in ids:
             py, nb = prepare(aid, Path(tmp))
-            py_s, nb_s = grade_times(aid, py, nb, args.n)
+            py_s, nb_s, py_cpu, nb_cpu = grade_times(aid, py, nb, args.n)
             jupyter = nbconvert_time(nb, args.n)
             ratios.append(nb_s / py_s)
+            cpu_ratios.append(nb_cpu / py_cpu)
             shown = f"{jupyter:9.2f}s" if jupyter is not None else "     n/a"
             print(
-                f"{aid:<22} {py_s:6.2f}s {nb_s:6.2f}s {nb_s / py_s:5.2f}x {conversion_ms(nb):6.1f}ms {shown}"
+                f"{aid:<22} {py_s:6.2f}s {nb_s:6.2f}s {nb_s / py_s:5.2f}x {nb_cpu / py_cpu:8.2f}x "
+                f"{conversion_ms(nb):6.1f}ms {shown}"
             )
-    print(f"median ratio notebook / .py: {statistics.median(ratios):.2f}x (target <= 1.2x)")
-    if shutil.which("jupyter") is None:
+    print(
+        f"median ratio notebook / .py: {statistics.median(ratios):.2f}x wall, "
+        f"{statistics.median(cpu_ratios):.2f}x CPU (target <= 1.2x)"
+    )
+    if _nbconvert() is None:
         print("nbconvert: not installed (pip install nbconvert ipykernel to compare)")
 
 

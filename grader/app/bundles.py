@@ -143,7 +143,10 @@ def build_autograder(assignment_id: str, out: Path) -> Path:
 
 
 def build_handout(assignment_id: str, out: Path) -> Path:
-    """The student bundle: the assignment's folder only (README, stub, answers template, public tests, variant tool)."""
+    """The student bundle: the assignment's folder (README, stub, answers template, public tests,
+    variant tool) and `check.py`, the check-as-you-go tool (grader.app.check_tool)."""
+    from grader.app import check_tool
+
     folder = assignment_dir(assignment_id)
     if not folder.is_dir():
         raise FileNotFoundError(f"no handout folder for {assignment_id}")
@@ -151,4 +154,5 @@ def build_handout(assignment_id: str, out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         _add_tree(zf, folder, assignment_id)
+        _add_text(zf, f"{assignment_id}/{check_tool.CHECK_FILE}", check_tool.source(assignment_id))
     return out

@@ -4,9 +4,11 @@ The trusted side reads the notebook (plain JSON, outputs never looked at; nbform
 check when a quick check of keys and types has doubts, nbformat's upgrade for version 3), turns
 its code cells into the source of `<stem>.py` (`notebook_source`), and
 the worker imports that like any submission: no Jupyter kernel is started. Written answers come
-from `answers.toml` beside the notebook or from a raw/markdown cell whose first line is
-`# answers.toml`. Lines of the code are put in the notebook's terms as they are recorded
-(`place`: "code cell 4 (`def f(…)`), line 3").
+from `answers.toml` beside the notebook or from an answers cell (`find_answers`): a code cell
+whose first line is `%%writefile answers.toml` or `# answers.toml`, a markdown cell with a
+```toml block under that first line, or a raw cell. Lines of the code are put in the
+notebook's terms as they are recorded (`place`: "code cell 4 (`def layer_norm(…)`), line 3",
+code cells counted from 1).
 
 The hooks, called by `grader.engine.grade`: `use_notebook` (after locating the files), `place`
 and `line_words` (for the code questions' records), `cell_notes` (once the worker is started:
@@ -20,10 +22,17 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from grader.engine.locate import Located
-from grader.engine.notebook_source import ModuleSource, TimeShares, build_module
+from grader.engine.notebook_source import (
+    ModuleSource,
+    TimeShares,
+    build_module,
+    cell_label,
+    first_line,
+    quote_head,
+)
 from grader.report import GradeReport, QuestionResult, SourceSpot
 from grader.sandbox.session import Spot, WorkerSession
 
@@ -35,11 +44,28 @@ MAX_CODE_CHARS = (
     2 << 20
 )  # all code cells together: as much as a .py may hold (locate.MAX_FILE_BYTES)
 REPORT_FUNCTION = "_seqgrade_notebook_cells"  # defined by the generated module
-_FENCE = re.compile(r"^\s*```[\w-]*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)\s*([\w-]*)\s*$")
+# First lines that make a cell the answers cell, by the cell's type.
+_WRITEFILE = re.compile(r"^%%writefile(\s+-a|\s+--append)?\s+(\./)?answers\.toml\s*$", re.I)
+_COMMENT_MARK = re.compile(r"^#\s*answers\.toml\s*$", re.I)
+_MARKDOWN_MARK = re.compile(r"^(#{1,6}\s*)?[*_`]*answers\.toml[*_`]*\s*:?\s*$", re.I)
+AnswersForm = Literal["writefile", "comment", "markdown", "raw"]
 
 
 class NotebookError(Exception):
     """The notebook cannot be read at all (not JSON, not a notebook); costs its code questions."""
+
+
+@dataclass(frozen=True)
+class AnswersCell:
+    """The cell a notebook's written answers come from."""
+
+    form: AnswersForm  # how it is marked: `%%writefile answers.toml`, `# answers.toml`, …
+    toml: str  # its TOML, other lines blank so that "line 3" is the cell's line 3
+    where: str  # how the student finds it: "code cell 9 (`%%writefile answers.toml`)"
+    # the same without quoting the mark ("code cell 9", "the markdown cell"): feedback names the
+    # answers file where this is substituted
+    short: str
 
 
 @dataclass
@@ -47,11 +73,12 @@ class Notebook:
     """The parts of a notebook that grading reads."""
 
     name: str
-    code_cells: list[tuple[int, str]]  # (cell number, 1-based among all cells; source)
-    answers: str | None  # the body of the `# answers.toml` cell, if any
-    answers_cell: int | None
+    code_cells: list[tuple[int, str]]  # (code cell number, counted from 1; source) to run
+    answers: AnswersCell | None  # the first answers cell, if any
     notes: list[str] = field(default_factory=list)  # kernel, size
     validation: _Validation | None = None  # nbformat's schema check (when the quick one has doubts)
+    counts: dict[str, int] = field(default_factory=dict)  # cells by type, for "looked in …"
+    mentions: list[str] = field(default_factory=list)  # cells naming answers.toml, not as a mark
 
 
 @dataclass
@@ -61,12 +88,45 @@ class NotebookRun:
     notebook: str  # "transformer.ipynb"
     code_file: str  # "transformer.py", the name the worker imports
     source: ModuleSource
-    limit: float  # the per-cell time limit, for the feedback
+    shares: TimeShares  # the cells' time limits, for the feedback
     validation: _Validation | None = None
     cell_problems: list[str] = field(default_factory=list)  # filled by cell_notes
     failed_cells: list[int] = field(
         default_factory=list
-    )  # cells that raised, overran or did not run
+    )  # code cells that raised, overran or did not run
+    outcomes: list[CellOutcome] = field(default_factory=list)  # filled by use_notebook, cell_notes
+    answers_from: str = ""  # "file", an AnswersForm, or "" (not found)
+
+    @property
+    def limit(self) -> float:
+        """The CPU seconds a cell that runs code may use."""
+        return self.shares.cell_seconds
+
+    def summary(self) -> dict[str, object]:
+        """What the class report reads: where the answers came from and each cell that did not
+        run as written (`results.json`'s `extra_data.notebook`)."""
+        return {
+            "file": self.notebook,
+            "answers": self.answers_from or "not found",
+            "failed_cells": list(self.failed_cells),
+            "cells": [
+                {"cell": o.cell, "label": o.label, "what": o.what, "detail": o.detail}
+                for o in self.outcomes
+            ],
+        }
+
+
+CellWhat = Literal["raised", "stopped", "not run", "skipped"]
+
+
+@dataclass(frozen=True)
+class CellOutcome:
+    """A code cell that did not run as written, as a record (the words come from it)."""
+
+    cell: int  # code cell number
+    label: str  # "code cell 4 (`def layer_norm(…)`)"
+    what: CellWhat
+    detail: str  # the exception's type, the limit's kind ("cpu", "wall"), the skip's reason
 
 
 # --------------------------------------------------------------------------- reading
@@ -216,16 +276,60 @@ def _tags(cell: dict) -> list[str]:
     return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
 
 
-def answers_cell(cell: dict) -> str | None:
-    """The TOML in a raw or markdown cell whose first line is `# answers.toml`, else None."""
-    if cell.get("cell_type") not in ("raw", "markdown"):
+def _lines(cell: dict) -> list[str]:
+    return _text(cell.get("source")).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def _mark_row(cell: dict, lines: list[str]) -> tuple[int, AnswersForm] | None:
+    """The row of the cell's answers mark (its first line that is not blank), and its form."""
+    row = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if row is None:
         return None
-    lines = _text(cell.get("source")).replace("\r\n", "\n").split("\n")
-    if not lines or lines[0].strip().lower() != ANSWERS_MARK:
+    head = lines[row].strip()
+    kind = cell.get("cell_type")
+    if kind == "code" and _WRITEFILE.match(head):
+        return row, "writefile"
+    if kind in ("code", "raw") and _COMMENT_MARK.match(head):
+        return row, "comment" if kind == "code" else "raw"
+    if kind == "raw" and head.lower() == ANSWERS_FILE:
+        return row, "raw"
+    if kind == "markdown" and _MARKDOWN_MARK.match(head):
+        return row, "markdown"
+    return None
+
+
+def _markdown_toml(lines: list[str], after: int) -> list[str]:
+    """A markdown cell's TOML: the first fenced block (```toml or plain) after the mark, or,
+    without a fence, everything after it. Every other line is blanked (line numbers kept)."""
+    fences = [i for i in range(after + 1, len(lines)) if _FENCE.match(lines[i])]
+    if not fences:
+        return ["" if i <= after else line for i, line in enumerate(lines)]
+    start = next(
+        (i for i in fences if (m := _FENCE.match(lines[i])) and m.group(2).lower() == "toml"),
+        fences[0],
+    )
+    end = next((i for i in fences if i > start), len(lines))
+    return [line if start < i < end else "" for i, line in enumerate(lines)]
+
+
+def answers_cell(cell: dict, code_number: int | None = None) -> AnswersCell | None:
+    """The answers in `cell`, if it is an answers cell (`code_number`: its number among the
+    code cells, for a code cell)."""
+    lines = _lines(cell)
+    found = _mark_row(cell, lines)
+    if found is None:
         return None
-    # Blank lines for the mark and a markdown cell's fences: "line 3" in feedback is the cell's line 3.
-    body = ["" if i == 0 or _FENCE.match(line) else line for i, line in enumerate(lines)]
-    return "\n".join(body) + "\n"
+    row, form = found
+    if form == "markdown":
+        body = _markdown_toml(lines, row)
+    else:
+        body = ["" if i <= row else line for i, line in enumerate(lines)]
+    if cell.get("cell_type") == "code" and code_number is not None:
+        where, short = cell_label(code_number, lines[row]), f"code cell {code_number}"
+    else:
+        where = f"the {cell.get('cell_type')} cell that starts `{lines[row].strip()[:40]}`"
+        short = f"the {cell.get('cell_type')} cell"
+    return AnswersCell(form, "\n".join(body) + "\n", where, short)
 
 
 def read_notebook(data: bytes, name: str) -> Notebook:
@@ -242,23 +346,52 @@ def read_notebook(data: bytes, name: str) -> Notebook:
     cells = [c for c in raw_cells[:MAX_CELLS] if isinstance(c, dict)]
     checked = None if _plainly_valid(doc, raw_cells) else _Validation(cells, doc, name)
     code: list[tuple[int, str]] = []
-    answers, answers_at = None, None
-    for number, cell in enumerate(raw_cells[:MAX_CELLS], start=1):
-        if not isinstance(cell, dict):
+    answers: AnswersCell | None = None
+    counts = {"code": 0, "markdown": 0, "raw": 0}
+    mentions: list[str] = []
+    for cell in cells:
+        kind = cell.get("cell_type")
+        if kind in counts:
+            counts[kind] += 1
+        number = counts["code"] if kind == "code" else None
+        found = answers_cell(cell, number) if answers is None else None
+        if found is not None:
+            answers = found
+            if kind == "code":
+                notes.append(f"{found.where} holds your written answers: it was read, not run")
             continue
-        if cell.get("cell_type") == "code" and SKIP_TAG in _tags(cell):
-            notes.append(f"cell {number} is tagged `{SKIP_TAG}` and was not run")
-        elif cell.get("cell_type") == "code":
+        if kind == "code" and number is not None and SKIP_TAG in _tags(cell):
+            label = cell_label(number, first_line(_text(cell.get("source"))))
+            notes.append(f"{label} is tagged `{SKIP_TAG}` and was not run")
+        elif kind == "code" and number is not None:
             code.append((number, _text(cell.get("source"))))
-        elif answers is None and (found := answers_cell(cell)) is not None:
-            answers, answers_at = found, number
+        if _near_miss(cell, kind):
+            mentions.append(_mention(cell, number))
     size = sum(len(text) for _, text in code)
     if size > MAX_CODE_CHARS:
         raise NotebookError(
             f"`{name}` holds {size:,} characters of code, more than a submission may "
             f"({MAX_CODE_CHARS:,})"
         )
-    return Notebook(name, code, answers, answers_at, notes, checked)
+    return Notebook(name, code, answers, notes, checked, counts, mentions[:3])
+
+
+def _near_miss(cell: dict, kind: Any) -> bool:
+    """A cell that looks meant as the answers cell: it names the file and holds TOML-like lines
+    (a code or raw cell, or a markdown cell with a ```toml block), but not under its mark."""
+    text = _text(cell.get("source"))
+    if ANSWERS_FILE not in text.lower():
+        return False
+    if kind == "markdown":
+        return "```toml" in text.lower()
+    return kind in ("code", "raw")
+
+
+def _mention(cell: dict, number: int | None) -> str:
+    head = first_line(_text(cell.get("source")))
+    if number is not None:
+        return cell_label(number, head)
+    return f"the {cell.get('cell_type')} cell that starts `{head.strip()[:40]}`"
 
 
 # --------------------------------------------------------------------------- hooks
@@ -269,24 +402,48 @@ def notebook_name(code_file: str) -> str:
     return code_file.removesuffix(".py") + ".ipynb"
 
 
-def _take_answers(located: Located, book: Notebook) -> None:
-    if book.answers is None:
-        located.problems.setdefault(
-            ANSWERS_FILE,
-            (
-                f"`{ANSWERS_FILE}` was not found: put it beside `{book.name}`, or add a raw cell to the notebook "
-                f"whose first line is `{ANSWERS_MARK}` followed by your answers"
-            ),
+ANSWERS_FORMS = (
+    "a code cell whose first line is `%%writefile answers.toml` (the handout's form) or "
+    "`# answers.toml`, a markdown cell that starts `# answers.toml` over a ```toml block, or a "
+    "raw cell that starts `# answers.toml`"
+)
+
+
+def answers_not_found(book: Notebook) -> str:
+    """Where the written answers were looked for, for a notebook that has none."""
+    counts = book.counts
+    looked = (
+        f"its {counts.get('code', 0)} code, {counts.get('markdown', 0)} markdown and "
+        f"{counts.get('raw', 0)} raw cells"
+    )
+    near = ""
+    if book.mentions:
+        near = (
+            f" ({', '.join(book.mentions)} names `{ANSWERS_FILE}`, but not as its first line, so it "
+            "was not read as your answers)"
         )
-        return
+    return (
+        f"`{ANSWERS_FILE}` was not found: it is not beside `{book.name}`, and none of {looked} is "
+        f"an answers cell{near}. Put your answers in {ANSWERS_FORMS}, or submit `{ANSWERS_FILE}` "
+        "beside the notebook"
+    )
+
+
+def _take_answers(located: Located, book: Notebook, run: NotebookRun) -> None:
     if ANSWERS_FILE in located.files:
-        located.notes.append(
-            f"the `{ANSWERS_MARK}` cell (cell {book.answers_cell}) of `{book.name}` was "
-            f"ignored: `{ANSWERS_FILE}` beside the notebook is graded"
-        )
+        run.answers_from = "file"
+        if book.answers is not None:
+            located.notes.append(
+                f"the answers cell of `{book.name}` ({book.answers.where}) was ignored: "
+                f"`{ANSWERS_FILE}` beside the notebook is graded"
+            )
         return
-    located.files[ANSWERS_FILE] = book.answers.encode()
-    located.sources[ANSWERS_FILE] = f"the answers cell (cell {book.answers_cell})"
+    if book.answers is None:
+        located.problems[ANSWERS_FILE] = answers_not_found(book)
+        return
+    run.answers_from = book.answers.form
+    located.files[ANSWERS_FILE] = book.answers.toml.encode()
+    located.sources[ANSWERS_FILE] = f"the answers cell ({book.answers.short})"
 
 
 def use_notebook(located: Located, code_file: str | None, import_seconds: float) -> None:
@@ -324,14 +481,19 @@ def use_notebook(located: Located, code_file: str | None, import_seconds: float)
     located.notes += book.notes
     located.files[code_file] = source.module.encode()
     located.read_as[code_file] = source.scan
-    located.notebook = NotebookRun(name, code_file, source, shares.cell_seconds, book.validation)
+    run = NotebookRun(name, code_file, source, shares, book.validation)
+    run.outcomes = [
+        CellOutcome(c.number, source.label(c.number), "skipped", c.reason) for c in source.skipped
+    ]
+    located.notebook = run
     located.notes += _skipped_notes(source)
-    _take_answers(located, book)
+    _take_answers(located, book, run)
 
 
 def _skipped_notes(source: ModuleSource) -> list[str]:
     notes = [
-        f"cell {s.number} was skipped: {s.reason}; the functions defined before and after it were graded"
+        f"{source.label(s.number)} was skipped: {s.reason}; the functions defined before and after "
+        "it were graded"
         for s in source.skipped[:20]
     ]
     if len(source.skipped) > 20:
@@ -344,28 +506,47 @@ def _skipped_notes(source: ModuleSource) -> list[str]:
     return notes
 
 
-def _failure_words(run: NotebookRun, failure: dict) -> str | None:
+def _failure_words(run: NotebookRun, failure: dict) -> tuple[CellOutcome, str] | None:
     cell = failure.get("cell")
     kind = str(failure.get("type", ""))[:80]
-    if not isinstance(cell, int):
+    if not isinstance(cell, int) or isinstance(cell, bool):
         return None
+    label = run.source.label(cell)
+    seconds = failure.get("seconds")
+    took = f"{seconds:g} s" if isinstance(seconds, (int, float)) else "its time"
     if kind == "NotRun":
-        return f"cell {cell} was not run: the notebook's cells used up their time"
+        outcome = CellOutcome(cell, label, "not run", "budget")
+        return outcome, (
+            f"{label} was not run: the cells before it had used {took} of the "
+            f"{run.shares.budget:g} s after which a cell that runs code is no longer started"
+        )
     lines = [n for n in failure.get("lines", []) if isinstance(n, int)]
     spots = [run.source.where(n) for n in lines]
     spot = next((s for s in reversed(spots) if s is not None), None)
     at = ""
     if spot is not None:
         text = _cell_line(run, *spot)
-        at = f" at cell {spot[0]}, line {spot[1]}" + (f": `{text[:160]}`" if text else "")
+        where = "" if spot[0] == cell else f"{run.source.label(spot[0])}, "
+        at = f" at {where}line {spot[1]}" + (f": `{text[:160]}`" if text else "")
+    graded = "the functions defined before and after it were graded"
     if kind == "TimeLimit":
-        return (
-            f"cell {cell} ran past its time limit ({run.limit:g} s) and was stopped{at}; "
-            "the functions defined before and after it were graded"
+        limit = str(failure.get("limit", ""))
+        if limit == "cpu":
+            why = (
+                f"it computed for {run.shares.cell_seconds:g} s of CPU time, the most a cell that "
+                "runs code may take (cells that only import and define have no limit of their own)"
+            )
+        else:
+            why = (
+                f"all the cells together may take {run.shares.hard_stop:g} s, the time a `.py` gets "
+                "to import"
+            )
+        return CellOutcome(cell, label, "stopped", limit or "wall"), (
+            f"{label} was stopped after {took}{at}: {why}; {graded}"
         )
     message = str(failure.get("message", ""))[:300]
     raised = f"`{kind}: {message}`" if message else f"`{kind}`"
-    return f"cell {cell} raised {raised}{at}; the functions defined before and after it were graded"
+    return CellOutcome(cell, label, "raised", kind), f"{label} raised {raised}{at}; {graded}"
 
 
 def _cell_line(run: NotebookRun, cell: int, line: int) -> str:
@@ -384,9 +565,10 @@ def cell_notes(session: WorkerSession | None, located: Located) -> list[str]:
     if not outcome.ok or not isinstance(outcome.value, list):
         return []
     failures = [f for f in outcome.value[:50] if isinstance(f, dict)]
-    run.failed_cells = sorted({f["cell"] for f in failures if isinstance(f.get("cell"), int)})
-    words = [_failure_words(run, f) for f in failures]
-    run.cell_problems = [w for w in words if w]
+    found = [w for w in (_failure_words(run, f) for f in failures) if w is not None]
+    run.failed_cells = sorted({o.cell for o, _ in found})
+    run.outcomes += [o for o, _ in found]
+    run.cell_problems = [words for _, words in found]
     return list(run.cell_problems)
 
 
@@ -406,16 +588,8 @@ def place(located: Located) -> Callable[[Spot], SourceSpot]:
         if where is None:
             return plain(spot)
         cell, line = where
-        head = next(
-            (s.lines[0].strip() for s in run.source.spans if s.number == cell and s.lines), ""
-        )
-        return SourceSpot(
-            file=run.notebook,
-            line=line,
-            text=spot.text,
-            cell=cell,
-            cell_head=head[:60] + ("…" if len(head) > 60 else ""),
-        )
+        head = quote_head(run.source.heads.get(cell, "")).replace("`", "'")
+        return SourceSpot(file=run.notebook, line=line, text=spot.text, cell=cell, cell_head=head)
 
     return in_cells
 
@@ -460,5 +634,5 @@ def relabel(report: GradeReport, located: Located) -> GradeReport:
             q.notes.append(f"**Your notebook:** {shown}.")
     if run.validation is not None:
         report.warnings += run.validation.result()
-    report.notebook = {"file": run.notebook, "failed_cells": list(run.failed_cells)}
+    report.notebook = run.summary()
     return report  # the warnings are already in the notebook's terms (use_notebook, cell_notes)
