@@ -315,9 +315,15 @@ def test_tmp_and_dev_shm_are_private(spawn):
         w = spawn()
         listing = w.value("import os; result = os.listdir('/tmp') + os.listdir('/dev/shm')")
         assert marker.name not in listing
-        assert all(
-            name.startswith("seqgrade-") for name in listing
-        )  # only the path to its own scratch
+        # only the way to what the worker needs: its own scratch, the interpreter, its venv, numpy
+        needed = [w.proc.scratch, *python_paths()]
+        ways = {
+            p.relative_to(top).parts[0]
+            for p in needed
+            for top in (Path("/tmp"), Path("/dev/shm"))
+            if p.is_relative_to(top) and p != top
+        }
+        assert set(listing) <= ways, (listing, ways)
         name = f"seqgrade-worker-{uuid.uuid4().hex}"
         w.ask(f"open('/tmp/{name}', 'w').write('x'); open('/dev/shm/{name}', 'w').write('x')")
         assert not (Path("/tmp") / name).exists() and not (Path("/dev/shm") / name).exists()
@@ -645,6 +651,7 @@ PERMS_SCRIPT = textwrap.dedent("""
         return json.loads(proc.readline(20))
     token = uuid.uuid4().hex
     out = {"mode": proc.mode, "warning": proc.warning, "uid": proc.uid}
+    out["checkout_hidden"] = sandbox.modes.unreachable_for_others(sys.argv[1]) is not None
     out["getuid"] = ask("import os; result = os.getuid()")["result"]
     out["grader"] = ask(f"result = len(open({os.path.join(sys.argv[1], 'grader', '__init__.py')!r}).read())")
     out["scratch_listing"] = ask(f"import os; result = os.listdir({str(proc.scratch.parent)!r})")
@@ -667,6 +674,26 @@ PERMS_SCRIPT = textwrap.dedent("""
 """)
 
 
+def python_paths() -> list[Path]:
+    """What running this interpreter reads, as typed and as resolved: a venv's `python` is a
+    link to its base interpreter, which may sit elsewhere (under /root, or another 0700 folder)."""
+    import numpy
+
+    found = [Path(sys.executable), Path(sys.prefix), Path(sys.base_prefix), Path(numpy.__file__)]
+    return [q for p in found for q in {Path(os.path.abspath(p)), Path(os.path.realpath(p))}]
+
+
+def blocked_folders(paths: list[Path]) -> dict[Path, set[str]]:
+    """Each folder on the way to `paths` that others cannot search, with the names under it
+    that lead to one of them."""
+    out: dict[Path, set[str]] = {}
+    for path in paths:
+        for folder in reversed(path.parents):
+            if os.path.isdir(folder) and not os.stat(folder).st_mode & 0o001:
+                out.setdefault(folder, set()).add(path.relative_to(folder).parts[0])
+    return out
+
+
 def run_where_python_is_reachable(
     tmp_path: Path,
     script: Path,
@@ -677,30 +704,46 @@ def run_where_python_is_reachable(
 ) -> dict:
     """Run `script` as root (or `as_uid`) in a mount namespace where other users can reach Python.
 
-    Stands in for a container whose interpreter is world-readable (here it lives under
-    /root, mode 700). The sandbox inside does not get namespaces of its own from this.
+    Stands in for a container whose interpreter is world-readable. Every folder others cannot
+    search on the way to the interpreter, its venv, its base installation or numpy (a home at
+    mode 700, a `mktemp -d` folder) is covered by a searchable tmpfs that holds only the way on;
+    a checkout that the covering hides is bound where the script can import it (for root, under
+    `tmp_path`, itself out of others' reach; for `as_uid`, on this namespace's /dev/shm). The
+    sandbox inside does not get namespaces of its own from this.
     """
-    blocked = modes.unreachable_for_others(Path(sys.executable))
+    covered = blocked_folders(python_paths())
+    repo = REPO
     setup = ""
-    if blocked is not None:
-        keep = Path(sys.executable).resolve().relative_to(blocked).parts[0]
-        stage = tmp_path / "stage"
-        stage.mkdir()
-        setup = (
-            f"mount --bind {blocked / keep} {stage} && mount -t tmpfs -o mode=755 tmpfs {blocked} && "
-            f"mkdir -p {blocked / keep} && mount --move {stage} {blocked / keep} && "
-        )
-    run = " ".join([sys.executable, str(script), str(REPO), str(worker), *extra])
-    if (
-        as_uid is not None
-    ):  # the scripts move to a fresh tmpfs (on /dev/shm, in this namespace only)
-        setup += (
-            f"mount -t tmpfs -o mode=1777 tmpfs /dev/shm && cp {script} {worker} /dev/shm/ && "
-            "chmod 644 /dev/shm/*.py && "
-        )
+    hidden_repo = any(
+        REPO.is_relative_to(b) and REPO.relative_to(b).parts[0] not in keep
+        for b, keep in covered.items()
+    )
+    if as_uid is not None:  # the scripts and the checkout move to a fresh tmpfs on /dev/shm
+        setup += "mount -t tmpfs -o mode=1777 tmpfs /dev/shm && "
+        setup += f"cp {script} {worker} /dev/shm/ && chmod 644 /dev/shm/*.py && "
+        if hidden_repo or modes.unreachable_for_others(REPO) is not None:
+            repo = Path("/dev/shm/checkout")
+            setup += f"mkdir {repo} && mount --bind {REPO} {repo} && "
+    elif hidden_repo:
+        repo = tmp_path / "checkout"
+        repo.mkdir()
+        setup += f"mount --bind {REPO} {repo} && "
+    for n, (folder, keep) in enumerate(sorted(covered.items())):  # outermost first
+        stages = []
+        for i, name in enumerate(sorted(keep)):
+            stage = tmp_path / f"stage-{n}-{i}"
+            stage.mkdir()
+            setup += f"mount --bind {folder / name} {stage} && "
+            stages.append((stage, folder / name))
+        setup += f"mount -t tmpfs -o mode=755 tmpfs {folder} && "
+        for stage, target in stages:
+            make = "mkdir -p" if target.is_dir() else "touch"
+            setup += f"{make} {target} && mount --move {stage} {target} && "
+    run = " ".join([sys.executable, str(script), str(repo), str(worker), *extra])
+    if as_uid is not None:
         run = (
             f"setpriv --reuid={as_uid} --regid={as_uid} --clear-groups "
-            f"{sys.executable} /dev/shm/{script.name} {REPO} /dev/shm/{worker.name}"
+            f"{sys.executable} /dev/shm/{script.name} {repo} /dev/shm/{worker.name}"
         )
     done = subprocess.run(
         ["unshare", "--mount", "--propagation", "private", "sh", "-c", f"{setup}exec {run}"],
@@ -727,9 +770,7 @@ def test_perms_mode_in_a_container_like_root_without_namespaces(tmp_path, worker
     script.write_text(PERMS_SCRIPT)
     out = run_where_python_is_reachable(tmp_path, script, worker_program)
     assert out["mode"] == "perms" and out["getuid"] == str(out["uid"]) and out["uid"] != 0
-    if (
-        modes.unreachable_for_others(REPO) is None
-    ):  # a world-readable checkout: the setup must fix that
+    if not out["checkout_hidden"]:  # a world-readable checkout: the setup must fix that
         assert "readable by the worker" in out["warning"]
         assert out["grader"]["ok"]  # ... and indeed it is readable in this mode
     else:  # a clone inside a 0700 folder (mktemp -d): permissions hide it
