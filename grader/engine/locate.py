@@ -123,7 +123,7 @@ def _entries_from_dir(root: Path, notes: list[str]) -> dict[str, Path]:
             return
         for entry in sorted(names, key=lambda e: e.name):
             rel = (*parts, entry.name)
-            if _skipped_path(rel) or len(out) >= MAX_MEMBERS:
+            if _skipped_path(rel) or len(out) > MAX_MEMBERS:
                 continue
             if entry.is_dir(follow_symlinks=False):
                 if len(rel) < MAX_DEPTH:
@@ -132,12 +132,19 @@ def _entries_from_dir(root: Path, notes: list[str]) -> dict[str, Path]:
                 out["/".join(rel)] = Path(entry.path)
 
     walk(root, ())
+    if len(out) > MAX_MEMBERS:
+        notes.append(_too_many_files())
+        out = dict(list(out.items())[:MAX_MEMBERS])
     if scanned > MAX_SCANNED_ENTRIES:
         notes.append(
             f"the submission holds more than {MAX_SCANNED_ENTRIES:,} files and folders: only the "
             "first were looked at"
         )
     return out
+
+
+def _too_many_files() -> str:
+    return f"the submission holds more than {MAX_MEMBERS:,} files: only the first were looked at"
 
 
 # --------------------------------------------------------------------------- zip files
@@ -181,9 +188,9 @@ def _zip64_fields(extra: bytes, wanted: list[str]) -> dict[str, int]:
     return {}
 
 
-def _zip_directory(fh: BinaryIO, notes: list[str]) -> list[ZipEntry]:
-    """The central directory's records, read from the end records without decompressing
-    anything: at most MAX_SCANNED_ENTRIES records and MAX_CENTRAL_DIRECTORY_BYTES."""
+def _zip_directory(fh: BinaryIO, notes: list[str]) -> Iterator[ZipEntry]:
+    """The central directory's records, found from the end records without decompressing
+    anything: at most MAX_SCANNED_ENTRIES records within MAX_CENTRAL_DIRECTORY_BYTES."""
     size = fh.seek(0, os.SEEK_END)
     tail_len = min(size, _EOCD.size + 0xFFFF)
     fh.seek(size - tail_len)
@@ -205,16 +212,10 @@ def _zip_directory(fh: BinaryIO, notes: list[str]) -> list[ZipEntry]:
     if cd_start < 0:
         raise SubmissionError("the zip file could not be read: its central directory is damaged")
     prefix = cd_start - cd_offset  # bytes before the archive (a self-extracting stub)
-    if declared > MAX_SCANNED_ENTRIES or cd_size > MAX_CENTRAL_DIRECTORY_BYTES:
-        notes.append(
-            f"the zip declares {declared:,} entries ({cd_size:,} bytes of directory): only the "
-            f"first entries, up to {MAX_SCANNED_ENTRIES:,}, were looked at"
-        )
     fh.seek(cd_start)
     directory = fh.read(min(cd_size, MAX_CENTRAL_DIRECTORY_BYTES))
-    entries: list[ZipEntry] = []
-    pos = 0
-    while pos + _CENTRAL.size <= len(directory) and len(entries) < MAX_SCANNED_ENTRIES:
+    pos = walked = 0
+    while pos + _CENTRAL.size <= len(directory) and walked < MAX_SCANNED_ENTRIES:
         fields = _CENTRAL.unpack_from(directory, pos)
         if fields[0] != b"PK\x01\x02":
             raise SubmissionError(
@@ -242,17 +243,24 @@ def _zip_directory(fh: BinaryIO, notes: list[str]) -> list[ZipEntry]:
             declared_size = big.get("size", declared_size)
             compressed = big.get("compressed", compressed)
             offset = big.get("offset", offset)
-        entries.append(
-            ZipEntry(name, flags, method, crc, compressed, declared_size, offset + prefix)
-        )
+        yield ZipEntry(name, flags, method, crc, compressed, declared_size, offset + prefix)
+        walked += 1
         pos = end
-    return entries
+    if pos < cd_size:
+        notes.append(
+            f"the zip declares {declared:,} entries in {cd_size:,} bytes of directory: only the "
+            f"first {walked:,} were looked at"
+        )
 
 
-def _entries_from_zip(entries: list[ZipEntry]) -> dict[str, ZipEntry]:
+def _entries_from_zip(entries: Iterator[ZipEntry], notes: list[str]) -> dict[str, ZipEntry]:
+    """The first MAX_MEMBERS files of the directory, as a folder's would be kept."""
     out: dict[str, ZipEntry] = {}
     for entry in entries:
-        if entry.name.endswith("/") or len(out) >= MAX_MEMBERS:
+        if len(out) >= MAX_MEMBERS:
+            notes.append(_too_many_files())
+            break
+        if entry.name.endswith("/"):
             continue
         rel = PurePosixPath(entry.name.replace("\\", "/"))
         if rel.is_absolute() or ".." in rel.parts:
@@ -400,7 +408,7 @@ def locate(submission: Path, wanted: tuple[str, ...]) -> Located:
     if zipfile.is_zipfile(submission):
         try:
             with open(submission, "rb") as fh:
-                members = _entries_from_zip(_zip_directory(fh, located.notes))
+                members = _entries_from_zip(_zip_directory(fh, located.notes), located.notes)
                 located.listing = sorted(members)
                 located.folder = _choose_folder(located.listing, wanted)
                 sizes = {rel: e.size for rel, e in members.items()}
