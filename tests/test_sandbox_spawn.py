@@ -858,3 +858,61 @@ def test_isolation_costs_well_under_half_a_second(tmp_path, capsys):
             f"sandboxed {statistics.median(isolated_times):.3f} s (medians of 5)"
         )
     assert min(isolated_times) - min(bare_times) < 0.5
+
+
+BASE_SITE_SCRIPT = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    from grader import sandbox
+    from grader.sandbox import runtime
+    if sys.argv[4] == "control":  # every site directory left as bound
+        sys.modules["grader.sandbox.spawn"].unused_site_dirs = lambda: []
+    proc = sandbox.spawn(sys.argv[2], {"student.py": b"x = 1\\n"})
+    proc.stdin.write(json.dumps({"code": f"import os; result = os.listdir({sys.argv[3]!r})"}).encode() + b"\\n")
+    proc.stdin.flush()
+    reply = json.loads(proc.readline(20))
+    proc.kill()
+    print(json.dumps({"mode": proc.mode, "unused": [str(p) for p in runtime.unused_site_dirs()], "reply": reply}))
+""")
+
+
+@needs_isolation
+def test_a_venv_without_system_site_packages_does_not_show_the_base_ones(tmp_path, worker_program):
+    """A newcomer's `python -m venv` (no --system-site-packages): the base installation's
+    site-packages is bound with its prefix but off the import path; whatever was installed
+    there (another copy of the grader, say) is covered. The control leaves it showing."""
+    import site
+
+    base = [
+        p
+        for p in site.getsitepackages([sys.base_prefix])
+        if os.path.isdir(p) and os.listdir(p) and p.startswith(sys.base_prefix)
+    ]
+    if not base:
+        pytest.skip("the base installation has no site-packages with anything in it")
+    venv = tmp_path / "bare-venv"
+    subprocess.run(
+        [sys.base_prefix + "/bin/python3", "-m", "venv", "--without-pip", str(venv)], check=True
+    )
+    script = tmp_path / "base_site.py"
+    script.write_text(BASE_SITE_SCRIPT)
+    out = {}
+    for kind in ("covered", "control"):
+        done = subprocess.run(
+            [
+                str(venv / "bin" / "python"),
+                str(script),
+                str(REPO),
+                str(worker_program),
+                base[0],
+                kind,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        out[kind] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["covered"]["mode"] == "namespaces" and base[0] in out["covered"]["unused"]
+    assert out["covered"]["reply"] == {"ok": True, "result": "[]"}  # the echo worker's repr
+    assert out["control"]["reply"]["ok"] and out["control"]["reply"]["result"] != "[]"
