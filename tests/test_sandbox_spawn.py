@@ -29,6 +29,7 @@ import pytest
 from grader import sandbox
 from grader.course import content
 from grader.sandbox import modes, uids
+from grader.sandbox import runtime as sandbox_runtime
 
 ECHO_WORKER = textwrap.dedent("""
     import json, os, sys
@@ -218,9 +219,10 @@ def test_grader_files_are_invisible_and_unimportable(spawn):
         reply = w.ask(f"import {name}")
         assert not reply["ok"] and "ModuleNotFoundError" in reply["error"], reply
     for path in [REPO, *content.grader_trees()]:
-        assert w.value(
+        listing = w.value(
             f"import os; result = os.path.exists({str(path)!r}) and os.listdir({str(path)!r})"
-        ) in (False, []), path
+        )
+        assert listing in (False, []) or set(listing) <= ways_to_runtime(path), (path, listing)
 
 
 @needs_isolation
@@ -228,16 +230,24 @@ def test_walking_the_file_system_finds_no_grader_file(spawn):
     """No file anywhere in the worker's view has the content of one of the grader's files."""
     digests: dict[str, list[str]] = {}
     for tree in content.grader_trees():
-        for path in tree.rglob("*"):
+        # a venv inside the checkout is the worker's own interpreter, bound on purpose
+        runtime = {
+            p for p in sandbox_runtime.runtime_paths() if p.is_relative_to(tree) and p != tree
+        }
+        for top, dirs, files in os.walk(tree):
             # .git holds copies of git's own templates (hooks/*.sample), which /usr/share has too
-            if (
-                path.is_file()
-                and path.stat().st_size > 0
-                and not {"__pycache__", ".git"} & set(path.parts)
-            ):
-                digests.setdefault(path.name, []).append(
-                    hashlib.sha256(path.read_bytes()).hexdigest()
-                )
+            dirs[:] = [
+                d
+                for d in dirs
+                if d not in ("__pycache__", ".git")
+                and not any(r.is_relative_to(Path(top) / d) for r in runtime)
+            ]
+            for name in files:
+                path = Path(top) / name
+                if path.is_file() and not path.is_symlink() and path.stat().st_size > 0:
+                    digests.setdefault(name, []).append(
+                        hashlib.sha256(path.read_bytes()).hexdigest()
+                    )
     assert len(digests) > 20
     w = spawn()
     hits, seen = w.value(
@@ -672,6 +682,16 @@ PERMS_SCRIPT = textwrap.dedent("""
     out["after"] = len(alive())
     print(json.dumps(out))
 """)
+
+
+def ways_to_runtime(folder: Path) -> set[str]:
+    """The names in `folder` that lead to what the worker's Python needs (a venv inside the
+    checkout: its `.venv`)."""
+    return {
+        p.relative_to(folder).parts[0]
+        for p in sandbox_runtime.runtime_paths()
+        if p.is_relative_to(folder) and p != folder
+    }
 
 
 def python_paths() -> list[Path]:
