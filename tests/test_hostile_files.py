@@ -195,6 +195,7 @@ def full_marks(assignment_id: str = A1) -> dict[str, float]:
 # --------------------------------------------------------------------------- one read budget
 
 
+@pytest.mark.slow  # grades or measures in processes of their own
 @needs_isolation
 def test_decoy_notebooks_cost_the_grader_no_memory_and_the_code_keeps_its_marks(tmp_path):
     """Four 150 MiB notebooks (150 KiB each in the zip) beside the right code: the grader reads
@@ -216,6 +217,7 @@ def test_decoy_notebooks_cost_the_grader_no_memory_and_the_code_keeps_its_marks(
     assert control_peak > peak + 4 * 150 * MiB, (peak / MiB, control_peak / MiB)
 
 
+@pytest.mark.slow  # grades or measures in processes of their own
 @needs_isolation
 def test_a_code_file_that_lies_about_its_size_costs_only_the_code_questions(tmp_path):
     """`word_vectors.py` declares 40 bytes and holds 512 MiB of bzip2'd zeros (402 bytes): it is
@@ -246,6 +248,7 @@ def test_a_code_file_that_lies_about_its_size_costs_only_the_code_questions(tmp_
     assert control_peak > peak + 500 * MiB  # ... after expanding the 512 MiB in one step
 
 
+@pytest.mark.slow  # grades or measures in processes of their own
 def test_a_member_is_decompressed_in_bounded_steps(tmp_path):
     """The same lying member read alone: locate's peak stays within 64 MiB of a bare
     interpreter's; zipfile's own reader, asked for a single byte, expands all 512 MiB."""
@@ -268,6 +271,7 @@ def test_a_member_is_decompressed_in_bounded_steps(tmp_path):
     assert locate_measured(zipfile_reader, submission) > baseline + 500 * MiB  # the control
 
 
+@pytest.mark.slow  # grades or measures in processes of their own
 def test_many_entries_are_not_parsed_past_the_caps(tmp_path):
     """200,000 empty entries after the solution's files (11 MB of zip): the walk stops at the
     member cap, the files are found, and a note says so; the control parses every entry first."""
@@ -409,6 +413,7 @@ def alias_bomb(levels: int = 9) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow  # grades or measures in processes of their own
 def test_an_alias_bomb_in_the_metadata_is_reported_and_the_batch_writes_its_gradebook(
     tmp_path, quick, capsys
 ):
@@ -436,7 +441,7 @@ def test_an_alias_bomb_in_the_metadata_is_reported_and_the_batch_writes_its_grad
         ],
         capture_output=True,
         timeout=120,
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20)),
     )
     assert control.returncode != 0 and b"MemoryError" in control.stderr
 
