@@ -12,11 +12,14 @@ from conftest import FAST
 from grader import sandbox
 from grader.course import content, registry
 from grader.engine.grade import grade_submission
+from grader.sandbox.runtime import runtime_paths
 
 SPY = """
 import os, numpy as np
-_SEEN = [p for p in {paths!r}
-         if os.path.exists(p) and (not os.path.isdir(p) or os.listdir(p))]  # an empty mount point shows nothing
+# an empty mount point shows nothing; a folder holding the interpreter (a venv inside the
+# checkout) shows only the way to it
+_SEEN = [p for p, way in {paths!r}.items()
+         if os.path.exists(p) and (not os.path.isdir(p) or set(os.listdir(p)) - set(way))]
 
 def softmax(x, axis=-1):
     x = np.asarray(x, dtype=float)
@@ -27,12 +30,19 @@ def softmax(x, axis=-1):
 """
 
 
-def _paths() -> list[str]:
+def _paths() -> dict[str, list[str]]:
+    """Each path the student must not see, with the names in it that lead to what the
+    worker's Python needs (bound on purpose)."""
     trees = [str(p) for p in content.grader_trees()]
     solutions = [os.path.join(t, "_content", "solutions") for t in trees if t.endswith("grader")]
-    return sorted(
-        {*trees, *solutions, str(content.content_root() / "solutions" / "a1_word_vectors")}
-    )
+    paths = {*trees, *solutions, str(content.content_root() / "solutions" / "a1_word_vectors")}
+    runtime = runtime_paths()
+    return {
+        p: sorted(
+            {r.relative_to(p).parts[0] for r in runtime if r.is_relative_to(p) and r != Path(p)}
+        )
+        for p in sorted(paths)
+    }
 
 
 def _grade(tmp_path: Path):

@@ -21,7 +21,7 @@ import toy_assignment as toy
 from grader import sandbox
 from grader.app import batch, cli, regrade
 from grader.app.batch import grade_all, summary, write_csv
-from grader.course import fingerprint
+from grader.course import fingerprint, variants
 from grader.questions import Case, CodeQuestion
 from grader.reports.render import points
 from grader.reports.results_json import SCHEMA
@@ -112,13 +112,15 @@ def test_a_rerun_with_nothing_changed_reuses_every_result(root):
     assert summary(graded) == "3 reused, 0 regraded"
 
 
-def test_every_result_records_its_five_fingerprints(root):
+def test_every_result_records_its_six_fingerprints(root):
     _run(root)
     shared = fingerprint.assignment_fingerprints(toy.ASSIGNMENT)
     for name, data in _stored(root).items():
         fps = data["extra_data"]["fingerprints"]
-        assert set(fps) == {"submission", "suite", "catalog", "reference", "grader"}
+        assert set(fps) == {"submission", "owner", "suite", "catalog", "reference", "grader"}
         assert fps["submission"] == fingerprint.submission_fingerprint(root / name)
+        key = variants.variant_key(path=root / name)  # no metadata: the folder's name
+        assert fps["owner"] == fingerprint.owner_fingerprint(key)
         assert {k: fps[k] for k in ("suite", "catalog", "reference", "grader")} == {
             k: getattr(shared, k) for k in ("suite", "catalog", "reference", "grader")
         }

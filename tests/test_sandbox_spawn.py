@@ -29,6 +29,7 @@ import pytest
 from grader import sandbox
 from grader.course import content
 from grader.sandbox import modes, uids
+from grader.sandbox import runtime as sandbox_runtime
 
 ECHO_WORKER = textwrap.dedent("""
     import json, os, sys
@@ -218,9 +219,10 @@ def test_grader_files_are_invisible_and_unimportable(spawn):
         reply = w.ask(f"import {name}")
         assert not reply["ok"] and "ModuleNotFoundError" in reply["error"], reply
     for path in [REPO, *content.grader_trees()]:
-        assert w.value(
+        listing = w.value(
             f"import os; result = os.path.exists({str(path)!r}) and os.listdir({str(path)!r})"
-        ) in (False, []), path
+        )
+        assert listing in (False, []) or set(listing) <= ways_to_runtime(path), (path, listing)
 
 
 @needs_isolation
@@ -228,16 +230,24 @@ def test_walking_the_file_system_finds_no_grader_file(spawn):
     """No file anywhere in the worker's view has the content of one of the grader's files."""
     digests: dict[str, list[str]] = {}
     for tree in content.grader_trees():
-        for path in tree.rglob("*"):
+        # a venv inside the checkout is the worker's own interpreter, bound on purpose
+        runtime = {
+            p for p in sandbox_runtime.runtime_paths() if p.is_relative_to(tree) and p != tree
+        }
+        for top, dirs, files in os.walk(tree):
             # .git holds copies of git's own templates (hooks/*.sample), which /usr/share has too
-            if (
-                path.is_file()
-                and path.stat().st_size > 0
-                and not {"__pycache__", ".git"} & set(path.parts)
-            ):
-                digests.setdefault(path.name, []).append(
-                    hashlib.sha256(path.read_bytes()).hexdigest()
-                )
+            dirs[:] = [
+                d
+                for d in dirs
+                if d not in ("__pycache__", ".git")
+                and not any(r.is_relative_to(Path(top) / d) for r in runtime)
+            ]
+            for name in files:
+                path = Path(top) / name
+                if path.is_file() and not path.is_symlink() and path.stat().st_size > 0:
+                    digests.setdefault(name, []).append(
+                        hashlib.sha256(path.read_bytes()).hexdigest()
+                    )
     assert len(digests) > 20
     w = spawn()
     hits, seen = w.value(
@@ -315,9 +325,15 @@ def test_tmp_and_dev_shm_are_private(spawn):
         w = spawn()
         listing = w.value("import os; result = os.listdir('/tmp') + os.listdir('/dev/shm')")
         assert marker.name not in listing
-        assert all(
-            name.startswith("seqgrade-") for name in listing
-        )  # only the path to its own scratch
+        # only the way to what the worker needs: its own scratch, the interpreter, its venv, numpy
+        needed = [w.proc.scratch, *python_paths()]
+        ways = {
+            p.relative_to(top).parts[0]
+            for p in needed
+            for top in (Path("/tmp"), Path("/dev/shm"))
+            if p.is_relative_to(top) and p != top
+        }
+        assert set(listing) <= ways, (listing, ways)
         name = f"seqgrade-worker-{uuid.uuid4().hex}"
         w.ask(f"open('/tmp/{name}', 'w').write('x'); open('/dev/shm/{name}', 'w').write('x')")
         assert not (Path("/tmp") / name).exists() and not (Path("/dev/shm") / name).exists()
@@ -645,6 +661,7 @@ PERMS_SCRIPT = textwrap.dedent("""
         return json.loads(proc.readline(20))
     token = uuid.uuid4().hex
     out = {"mode": proc.mode, "warning": proc.warning, "uid": proc.uid}
+    out["checkout_hidden"] = sandbox.modes.unreachable_for_others(sys.argv[1]) is not None
     out["getuid"] = ask("import os; result = os.getuid()")["result"]
     out["grader"] = ask(f"result = len(open({os.path.join(sys.argv[1], 'grader', '__init__.py')!r}).read())")
     out["scratch_listing"] = ask(f"import os; result = os.listdir({str(proc.scratch.parent)!r})")
@@ -667,6 +684,36 @@ PERMS_SCRIPT = textwrap.dedent("""
 """)
 
 
+def ways_to_runtime(folder: Path) -> set[str]:
+    """The names in `folder` that lead to what the worker's Python needs (a venv inside the
+    checkout: its `.venv`)."""
+    return {
+        p.relative_to(folder).parts[0]
+        for p in sandbox_runtime.runtime_paths()
+        if p.is_relative_to(folder) and p != folder
+    }
+
+
+def python_paths() -> list[Path]:
+    """What running this interpreter reads, as typed and as resolved: a venv's `python` is a
+    link to its base interpreter, which may sit elsewhere (under /root, or another 0700 folder)."""
+    import numpy
+
+    found = [Path(sys.executable), Path(sys.prefix), Path(sys.base_prefix), Path(numpy.__file__)]
+    return [q for p in found for q in {Path(os.path.abspath(p)), Path(os.path.realpath(p))}]
+
+
+def blocked_folders(paths: list[Path]) -> dict[Path, set[str]]:
+    """Each folder on the way to `paths` that others cannot search, with the names under it
+    that lead to one of them."""
+    out: dict[Path, set[str]] = {}
+    for path in paths:
+        for folder in reversed(path.parents):
+            if os.path.isdir(folder) and not os.stat(folder).st_mode & 0o001:
+                out.setdefault(folder, set()).add(path.relative_to(folder).parts[0])
+    return out
+
+
 def run_where_python_is_reachable(
     tmp_path: Path,
     script: Path,
@@ -677,30 +724,46 @@ def run_where_python_is_reachable(
 ) -> dict:
     """Run `script` as root (or `as_uid`) in a mount namespace where other users can reach Python.
 
-    Stands in for a container whose interpreter is world-readable (here it lives under
-    /root, mode 700). The sandbox inside does not get namespaces of its own from this.
+    Stands in for a container whose interpreter is world-readable. Every folder others cannot
+    search on the way to the interpreter, its venv, its base installation or numpy (a home at
+    mode 700, a `mktemp -d` folder) is covered by a searchable tmpfs that holds only the way on;
+    a checkout that the covering hides is bound where the script can import it (for root, under
+    `tmp_path`, itself out of others' reach; for `as_uid`, on this namespace's /dev/shm). The
+    sandbox inside does not get namespaces of its own from this.
     """
-    blocked = modes.unreachable_for_others(Path(sys.executable))
+    covered = blocked_folders(python_paths())
+    repo = REPO
     setup = ""
-    if blocked is not None:
-        keep = Path(sys.executable).resolve().relative_to(blocked).parts[0]
-        stage = tmp_path / "stage"
-        stage.mkdir()
-        setup = (
-            f"mount --bind {blocked / keep} {stage} && mount -t tmpfs -o mode=755 tmpfs {blocked} && "
-            f"mkdir -p {blocked / keep} && mount --move {stage} {blocked / keep} && "
-        )
-    run = " ".join([sys.executable, str(script), str(REPO), str(worker), *extra])
-    if (
-        as_uid is not None
-    ):  # the scripts move to a fresh tmpfs (on /dev/shm, in this namespace only)
-        setup += (
-            f"mount -t tmpfs -o mode=1777 tmpfs /dev/shm && cp {script} {worker} /dev/shm/ && "
-            "chmod 644 /dev/shm/*.py && "
-        )
+    hidden_repo = any(
+        REPO.is_relative_to(b) and REPO.relative_to(b).parts[0] not in keep
+        for b, keep in covered.items()
+    )
+    if as_uid is not None:  # the scripts and the checkout move to a fresh tmpfs on /dev/shm
+        setup += "mount -t tmpfs -o mode=1777 tmpfs /dev/shm && "
+        setup += f"cp {script} {worker} /dev/shm/ && chmod 644 /dev/shm/*.py && "
+        if hidden_repo or modes.unreachable_for_others(REPO) is not None:
+            repo = Path("/dev/shm/checkout")
+            setup += f"mkdir {repo} && mount --bind {REPO} {repo} && "
+    elif hidden_repo:
+        repo = tmp_path / "checkout"
+        repo.mkdir()
+        setup += f"mount --bind {REPO} {repo} && "
+    for n, (folder, keep) in enumerate(sorted(covered.items())):  # outermost first
+        stages = []
+        for i, name in enumerate(sorted(keep)):
+            stage = tmp_path / f"stage-{n}-{i}"
+            stage.mkdir()
+            setup += f"mount --bind {folder / name} {stage} && "
+            stages.append((stage, folder / name))
+        setup += f"mount -t tmpfs -o mode=755 tmpfs {folder} && "
+        for stage, target in stages:
+            make = "mkdir -p" if target.is_dir() else "touch"
+            setup += f"{make} {target} && mount --move {stage} {target} && "
+    run = " ".join([sys.executable, str(script), str(repo), str(worker), *extra])
+    if as_uid is not None:
         run = (
             f"setpriv --reuid={as_uid} --regid={as_uid} --clear-groups "
-            f"{sys.executable} /dev/shm/{script.name} {REPO} /dev/shm/{worker.name}"
+            f"{sys.executable} /dev/shm/{script.name} {repo} /dev/shm/{worker.name}"
         )
     done = subprocess.run(
         ["unshare", "--mount", "--propagation", "private", "sh", "-c", f"{setup}exec {run}"],
@@ -727,9 +790,7 @@ def test_perms_mode_in_a_container_like_root_without_namespaces(tmp_path, worker
     script.write_text(PERMS_SCRIPT)
     out = run_where_python_is_reachable(tmp_path, script, worker_program)
     assert out["mode"] == "perms" and out["getuid"] == str(out["uid"]) and out["uid"] != 0
-    if (
-        modes.unreachable_for_others(REPO) is None
-    ):  # a world-readable checkout: the setup must fix that
+    if not out["checkout_hidden"]:  # a world-readable checkout: the setup must fix that
         assert "readable by the worker" in out["warning"]
         assert out["grader"]["ok"]  # ... and indeed it is readable in this mode
     else:  # a clone inside a 0700 folder (mktemp -d): permissions hide it
@@ -817,3 +878,61 @@ def test_isolation_costs_well_under_half_a_second(tmp_path, capsys):
             f"sandboxed {statistics.median(isolated_times):.3f} s (medians of 5)"
         )
     assert min(isolated_times) - min(bare_times) < 0.5
+
+
+BASE_SITE_SCRIPT = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    from grader import sandbox
+    from grader.sandbox import runtime
+    if sys.argv[4] == "control":  # every site directory left as bound
+        sys.modules["grader.sandbox.spawn"].unused_site_dirs = lambda: []
+    proc = sandbox.spawn(sys.argv[2], {"student.py": b"x = 1\\n"})
+    proc.stdin.write(json.dumps({"code": f"import os; result = os.listdir({sys.argv[3]!r})"}).encode() + b"\\n")
+    proc.stdin.flush()
+    reply = json.loads(proc.readline(20))
+    proc.kill()
+    print(json.dumps({"mode": proc.mode, "unused": [str(p) for p in runtime.unused_site_dirs()], "reply": reply}))
+""")
+
+
+@needs_isolation
+def test_a_venv_without_system_site_packages_does_not_show_the_base_ones(tmp_path, worker_program):
+    """A newcomer's `python -m venv` (no --system-site-packages): the base installation's
+    site-packages is bound with its prefix but off the import path; whatever was installed
+    there (another copy of the grader, say) is covered. The control leaves it showing."""
+    import site
+
+    base = [
+        p
+        for p in site.getsitepackages([sys.base_prefix])
+        if os.path.isdir(p) and os.listdir(p) and p.startswith(sys.base_prefix)
+    ]
+    if not base:
+        pytest.skip("the base installation has no site-packages with anything in it")
+    venv = tmp_path / "bare-venv"
+    subprocess.run(
+        [sys.base_prefix + "/bin/python3", "-m", "venv", "--without-pip", str(venv)], check=True
+    )
+    script = tmp_path / "base_site.py"
+    script.write_text(BASE_SITE_SCRIPT)
+    out = {}
+    for kind in ("covered", "control"):
+        done = subprocess.run(
+            [
+                str(venv / "bin" / "python"),
+                str(script),
+                str(REPO),
+                str(worker_program),
+                base[0],
+                kind,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        out[kind] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["covered"]["mode"] == "namespaces" and base[0] in out["covered"]["unused"]
+    assert out["covered"]["reply"] == {"ok": True, "result": "[]"}  # the echo worker's repr
+    assert out["control"]["reply"]["ok"] and out["control"]["reply"]["result"] != "[]"

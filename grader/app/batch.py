@@ -51,16 +51,76 @@ class Submission:
     outcome: Outcome | None = None  # what this batch run did with it (set once it is done)
 
 
+MAX_METADATA_BYTES = 32 << 20  # an export's submission_metadata.yml (a large class: a few MB)
+MAX_METADATA_NODES = 1_000_000  # its values counted as read, every alias (*name) expanded
+
+
+class MetadataError(ValueError):
+    """submission_metadata.yml cannot be used (too large, aliases expanding past the cap)."""
+
+
+def _expanded_nodes(root: Any) -> int:
+    """How many values a YAML node stands for once every alias is expanded (an alias bomb's
+    nine anchors of nine aliases each stand for 9**9); past the cap, or in a cycle, the cap + 1."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    over = MAX_METADATA_NODES + 1
+
+    def size(node: Any) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        sizes[key] = over  # a node inside itself (`&a [*a]`) never ends
+        if isinstance(node, yaml.SequenceNode):
+            total = 1 + sum(size(child) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            total = 1 + sum(size(k) + size(v) for k, v in node.value)
+        else:
+            total = 1
+        sizes[key] = min(total, over)
+        return sizes[key]
+
+    return size(root) if root is not None else 0
+
+
+def read_metadata_yaml(path: Path) -> Any:
+    """The parsed file, read safely (no Python objects) and refused when it is larger than
+    MAX_METADATA_BYTES or its aliases expand to more than MAX_METADATA_NODES values."""
+    import yaml
+
+    if path.stat().st_size > MAX_METADATA_BYTES:
+        raise MetadataError(f"larger than {MAX_METADATA_BYTES >> 20} MiB")
+    loader = yaml.SafeLoader(path.read_text(encoding="utf-8"))
+    try:
+        node = loader.get_single_node()
+        if _expanded_nodes(node) > MAX_METADATA_NODES:
+            raise MetadataError(
+                f"its aliases (*name) expand to more than {MAX_METADATA_NODES:,} values"
+            )
+        return loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
 def _gradescope_metadata(root: Path) -> dict[str, dict[str, Any]]:
-    """Gradescope's "Export Submissions": submission_metadata.yml maps folders to submitters."""
+    """Gradescope's "Export Submissions": submission_metadata.yml maps folders to submitters.
+
+    A file that cannot be used is reported and skipped: every submission's variant then comes
+    from its folder or zip name. Of each submitter only plain values (text, numbers) are kept.
+    """
     import yaml
 
     path = root / "submission_metadata.yml"
     if not path.is_file():
         return {}
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:  # the batch goes on without it
+        data = read_metadata_yaml(path) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, MetadataError, RecursionError) as err:
         print(
             f"seqgrade: warning: {path.name} could not be read ({type(err).__name__}: {str(err)[:200]}); "
             "every submission's variant comes from its folder or zip name",
@@ -71,8 +131,13 @@ def _gradescope_metadata(root: Path) -> dict[str, dict[str, Any]]:
     for folder, meta in data.items() if isinstance(data, dict) else []:
         if not isinstance(meta, dict):
             continue
-        subs = meta.get(":submitters") or meta.get("submitters") or []
-        first = subs[0] if subs and isinstance(subs[0], dict) else {}
+        listed = meta.get(":submitters") or meta.get("submitters") or []
+        subs = tuple(
+            {k: v for k, v in s.items() if isinstance(k, str) and _scalar(v)}
+            for s in (listed if isinstance(listed, list) else [])
+            if isinstance(s, dict)
+        )
+        first = subs[0] if subs else {}
 
         def pick(d: dict, *keys: str) -> str | None:
             for k in keys:
@@ -83,7 +148,7 @@ def _gradescope_metadata(root: Path) -> dict[str, dict[str, Any]]:
         out[str(folder)] = {
             "id": pick(first, ":sid", "sid", ":email", "email", ":id", "id"),
             "name": pick(first, ":name", "name"),
-            "submitters": tuple(s for s in subs if isinstance(s, dict)),
+            "submitters": subs,
         }
     return out
 
@@ -155,11 +220,13 @@ def _grade_one(
     """Reuse the stored result while every fingerprint matches; else grade (or, with `--only`,
     regrade the named questions of the stored result)."""
     target = results_dir / f"{sub.name}.json"
-    now = fingerprint.with_submission(plan.shared, sub.path)
+    now = fingerprint.with_submission(plan.shared, sub.path, _key(sub, assignment), sub.submitters)
     stored = None if plan.force else _stored(target, assignment)
-    if stored is not None and plan.only and regrade.stored_question_ids(stored):
-        return _update(sub, assignment, stored, plan.only, now, judge, target)
     stale = _stale(stored, now, assignment) if stored is not None else []
+    # A change of owner regrades the whole result: every question used the old owner's numbers.
+    partial = plan.only and "owner" not in stale
+    if stored is not None and partial and regrade.stored_question_ids(stored):
+        return _update(sub, assignment, stored, plan.only, now, judge, target)
     if stored is not None and not stale:
         return stored, Outcome("reused")
     kind = "regraded" if target.is_file() else "graded"

@@ -1,9 +1,10 @@
 """Fingerprints of what a grade depends on, so that a batch re-run reuses a result only while it is true.
 
-A stored result stays valid while five things are unchanged: the submission's bytes, the
-assignment's suite (its hidden suite file, instructor tests, the handout's `variant.py`, and
-the questions as data: ids, points, titles, functions), the misconception catalog, the
-trusted reference, and the grader's version. Each is one SHA-256 digest.
+A stored result stays valid while six things are unchanged: the submission's bytes, its owner
+(the variant key its numbers come from, the roster field that key was taken from, the group's
+members), the assignment's suite (its hidden suite file, instructor tests, the handout's
+`variant.py`, and the questions as data: ids, points, titles, functions), the misconception
+catalog, the trusted reference, and the grader's version. Each is one SHA-256 digest.
 """
 
 from __future__ import annotations
@@ -13,16 +14,18 @@ import hashlib
 import importlib.util
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from grader import __version__
+from grader.course import variants
 from grader.course.content import assignment_dir
 from grader.questions import Assignment
 
-KINDS = ("submission", "suite", "catalog", "reference", "grader")  # the fields of a Fingerprints
+KINDS = ("submission", "owner", "suite", "catalog", "reference", "grader")  # a Fingerprints' fields
+_CHUNK = 1 << 20  # bytes hashed at a time
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,7 @@ class Fingerprints:
     """One digest per thing a grade depends on."""
 
     submission: str  # the submission's files: relative names and bytes
+    owner: str  # whose numbers: the variant key, its field, the group's members (owner_fingerprint)
     suite: str  # the assignment: suite source, instructor tests, variant.py, questions as data
     catalog: str  # grader/catalog/*.py
     reference: str  # reference/*.py
@@ -78,10 +82,52 @@ def _files(paths: Iterable[Path], base: Path | None = None) -> list[bytes]:
 
 
 def submission_fingerprint(path: Path) -> str:
-    """The submission folder's files (names and bytes), or the zip's bytes."""
+    """The submission folder's files (names and bytes; links are not followed, as the grader
+    never follows them), or the zip's bytes; hashed in steps, never read whole."""
     path = Path(path)
-    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
-    return _digest(_files(files, path if path.is_dir() else path.parent))
+    base = path if path.is_dir() else path.parent
+    files = [path] if path.is_file() else list(_regular_files(path))
+    h = hashlib.sha256()
+    for name, p in sorted((os.fsencode(p.relative_to(base)), p) for p in files):
+        h.update(len(name).to_bytes(8, "little"))
+        h.update(name)
+        _hash_file(h, p)
+    return h.hexdigest()
+
+
+def _regular_files(folder: Path) -> Iterable[Path]:
+    for top, dirs, names in os.walk(folder):  # symlinked folders are not entered
+        dirs.sort()
+        for name in names:
+            p = Path(top) / name
+            if p.is_file() and not p.is_symlink():
+                yield p
+
+
+def _hash_file(h: Any, path: Path) -> None:
+    """As `_digest` hashes one part (its length, then its bytes), the bytes read in steps."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            h.update(size.to_bytes(8, "little"))
+            left = size
+            while left > 0:
+                piece = fh.read(min(_CHUNK, left))
+                if not piece:
+                    break
+                h.update(piece)
+                left -= len(piece)
+    except OSError:
+        h.update(len(b"<unreadable>").to_bytes(8, "little"))
+        h.update(b"<unreadable>")
+
+
+def owner_fingerprint(key: variants.VariantKey, members: Sequence[Mapping[str, Any]] = ()) -> str:
+    """Whose grade it is: the variant key and the roster field it was taken from (email or SID),
+    and every member's key in order (a group's first member decides its numbers, and the
+    feedback counts its members)."""
+    keys = [variants.variant_key(key.field, users=[m]).value or "" for m in members]
+    return _digest([key.field.encode(), (key.value or "").encode(), *(k.encode() for k in keys)])
 
 
 def _package_dir(name: str) -> Path | None:
@@ -186,15 +232,24 @@ def current(assignment: Assignment, submission: Path) -> Fingerprints:
 
 
 def assignment_fingerprints(assignment: Assignment) -> Fingerprints:
-    """The fingerprints shared by every submission of a batch (the submission's left empty)."""
+    """The fingerprints shared by every submission of a batch (the submission's and owner's
+    left empty)."""
     return Fingerprints(
-        "",
-        suite_fingerprint(assignment),
-        catalog_fingerprint(),
-        reference_fingerprint(),
-        grader_fingerprint(),
+        submission="",
+        owner="",
+        suite=suite_fingerprint(assignment),
+        catalog=catalog_fingerprint(),
+        reference=reference_fingerprint(),
+        grader=grader_fingerprint(),
     )
 
 
-def with_submission(shared: Fingerprints, submission: Path) -> Fingerprints:
-    return dataclasses.replace(shared, submission=submission_fingerprint(submission))
+def with_submission(
+    shared: Fingerprints,
+    submission: Path,
+    key: variants.VariantKey | None = None,
+    members: Sequence[Mapping[str, Any]] = (),
+) -> Fingerprints:
+    """The shared fingerprints with this submission's own: its files and, given its key, its owner."""
+    owner = owner_fingerprint(key, members) if key is not None else ""
+    return dataclasses.replace(shared, submission=submission_fingerprint(submission), owner=owner)

@@ -6,12 +6,17 @@
 - `canvas`: Canvas's gradebook import columns `Student, ID, SIS User ID, SIS Login ID, Section`
   and one assignment column; Canvas matches a row by its SIS User ID or SIS Login ID (the email).
 - `gradescope`: `Email, Score`, for an assignment's "upload scores" (rows matched by email).
+
+Every cell that a spreadsheet would read as a formula (it begins with `=`, `+`, `-`, `@`, a tab or
+a carriage return, after any spaces: OWASP's CSV injection rule) gets a leading `'`, in every
+format; numbers stay numbers. Names, emails, SIDs and folder names come from students.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +32,8 @@ DEFAULT_DIGITS = 2
 SEQGRADE_COLUMNS = ("submission", "variant_key", "student_name", "email", "sid", "total")
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 GRADESCOPE_COLUMNS = ("Email", "Score")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,14 @@ def rounded(value: float, digits: int = DEFAULT_DIGITS) -> str:
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
+
+
+def neutralised(cell: str) -> str:
+    """The cell as a spreadsheet shows it as text: a leading `'` when it would start a formula
+    (`=HYPERLINK(…)`, `+1`, `@SUM(…)`, full-width `＝` too), unchanged when it is a number."""
+    if cell.lstrip(" ").startswith(FORMULA_STARTS) and not _NUMBER.fullmatch(cell):
+        return "'" + cell
+    return cell
 
 
 def _text(value: Any) -> str | None:
@@ -112,7 +127,13 @@ def rows_of(
 def table(
     fmt: Format, assignment: Assignment, rows: Sequence[Row], digits: int = DEFAULT_DIGITS
 ) -> list[list[str]]:
-    """The export as rows of cells, header first."""
+    """The export as rows of cells, header first, each cell safe to open in a spreadsheet."""
+    return [[neutralised(cell) for cell in row] for row in _cells(fmt, assignment, rows, digits)]
+
+
+def _cells(
+    fmt: Format, assignment: Assignment, rows: Sequence[Row], digits: int = DEFAULT_DIGITS
+) -> list[list[str]]:
     if fmt == "seqgrade":
         qids = [q.id for q in assignment.questions]
         body = [

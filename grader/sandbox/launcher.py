@@ -186,12 +186,15 @@ def _launch_with(config: dict, status_fd: int) -> None:
         _status(status_fd, f"error {exc}")
         os._exit(1)
     from_init_r, from_init_w = os.pipe()
+    alive_r, alive_w = os.pipe()  # only the launcher holds the write end: its end of file = gone
     init = os.fork()
     if init == 0:
         os.close(from_init_r)
         os.close(status_fd)
-        _init(config, libc, from_init_w)  # never returns
+        os.close(alive_w)
+        _init(config, libc, from_init_w, alive_r)  # never returns
     os.close(from_init_w)
+    os.close(alive_r)
     _status(status_fd, f"init {init}")
     _quiet_stdio()
     _relay(init, from_init_r, status_fd)
@@ -242,7 +245,16 @@ def _quiet_stdio() -> None:
 # --------------------------------------------------------------------------- init
 
 
-def _init(config: dict, libc: _Libc, report_fd: int) -> None:
+def _gone(alive_r: int) -> bool:
+    """Whether the process holding the pipe's only write end has died (end of file)."""
+    os.set_blocking(alive_r, False)
+    try:
+        return os.read(alive_r, 1) == b""
+    except BlockingIOError:
+        return False
+
+
+def _init(config: dict, libc: _Libc, report_fd: int, alive_r: int) -> None:
     """PID 1 of the new namespace: build the root, start the worker, reap, report its status."""
     sig = _signals()
 
@@ -251,9 +263,11 @@ def _init(config: dict, libc: _Libc, report_fd: int) -> None:
         os._exit(1)  # the kernel now kills everything in the namespace
 
     try:
-        # init's parent lives outside the namespace (getppid() reads 0 here), so the
-        # launcher's pid cannot be checked; the deadline below bounds that window too.
+        # init's parent lives outside the namespace (getppid() reads 0 here): a launcher that
+        # died before the prctl took hold shows as the end of file of `alive_r` instead.
         libc.prctl(_PR_SET_PDEATHSIG, _SIGKILL)
+        if _gone(alive_r):
+            os._exit(1)
         if config["deadline"]:
             sig.signal(sig.SIGALRM, deadline)  # a handler: PID 1 ignores a default-action signal
             sig.alarm(config["deadline"])
@@ -494,17 +508,22 @@ def _check_reach(config: dict) -> None:
     for path, mode in config["reach"]:
         if os.access(path, mode):
             continue
-        blocked = path
-        parts = path.split("/")
-        for i in range(2, len(parts) + 1):
-            prefix = "/".join(parts[:i])
-            if not os.access(prefix, os.X_OK):
-                blocked = prefix
-                break
         raise PermissionError(
             f"{path} is not reachable by an unprivileged user (uid "
-            f"{os.getuid()}: {blocked} is not searchable)"
+            f"{os.getuid()}: {_blocking(path)} is not searchable)"
         )
+
+
+def _blocking(path: str) -> str:
+    """The first folder this uid cannot search on the way to `path`, through its links too (a
+    venv's `python` is a link to its base interpreter, which may sit under a 0700 home)."""
+    for candidate in (path, os.path.realpath(path)):
+        parts = candidate.split("/")
+        for i in range(2, len(parts) + 1):
+            prefix = "/".join(parts[:i])
+            if not os.access(prefix, os.X_OK) and not os.path.islink(prefix):
+                return prefix
+    return path
 
 
 # --------------------------------------------------------------------------- the warm template

@@ -40,6 +40,20 @@ def runtime_paths() -> list[Path]:
     return sorted(resolved)
 
 
+def unused_site_dirs() -> list[Path]:
+    """The base installation's site directories that are not on this interpreter's import path
+    (a venv made without `--system-site-packages`): bound with the base prefix, never needed
+    by the worker, and covered in its new root, since what was installed there (another copy
+    of the grader, say) is not the caller's to know about."""
+    import site
+
+    on_path = {Path(os.path.abspath(p or ".")).resolve() for p in sys.path}
+    found = site.getsitepackages([sys.base_prefix, sys.base_exec_prefix])
+    return sorted(
+        {Path(p).resolve() for p in found if os.path.isdir(p) and Path(p).resolve() not in on_path}
+    )
+
+
 def launcher_env() -> dict[str, str]:
     return {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
 

@@ -17,7 +17,7 @@ from grader.sandbox.cgroup import MemoryCgroup
 from grader.sandbox.limits import Limits
 from grader.sandbox.pipes import DeadlineReader
 from grader.sandbox.process import SandboxProcess
-from grader.sandbox.runtime import launcher_env, runtime_paths, worker_env
+from grader.sandbox.runtime import launcher_env, runtime_paths, unused_site_dirs, worker_env
 
 _CGROUP_MARGIN = 64 << 20  # the launcher's and init's share of the sandbox's memory cgroup
 _DEFAULT_LIMITS = Limits()
@@ -180,7 +180,7 @@ def _config(
         "scratch": str(base.scratch),
         "newroot": str(base.newroot),
         "binds": binds,
-        "hide": [str(p) for p in hidden],
+        "hide": [str(p) for p in (*hidden, *(unused_site_dirs() if mode == "namespaces" else ()))],
         "reach": _reach(binds, base.scratch / program_name) if uid is not None else [],
         "rlimits": _rlimits(limits, dedicated_uid=uid is not None),
         "tmpfs_bytes": max(limits.file_bytes, 16 << 20),
