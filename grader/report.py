@@ -315,6 +315,11 @@ def _full_line(record: CaseRecord, function: str | None, marker: str = "") -> st
     return "\n".join(lines)
 
 
+def case_text(record: CaseRecord, function: str | None = None) -> str:
+    """One case with everything known about it, as a visible case reads."""
+    return _full_line(record, function)
+
+
 def case_lines(q: QuestionResult, *, instructor: bool = False) -> list[str]:
     """One line (or a few) per case, as the viewer may see it."""
     if instructor:

@@ -16,7 +16,6 @@ from grader.suites import a2_rnn_bptt
 from grader.written.answers import parse_answers
 from grader.written.expr.judge import ExprJudge
 from grader.written.grading import WrittenResult, grade_written
-from grader.written.question import Written
 
 GPT2_SMALL = 124_439_808  # notes (slides 002, "Parameter Count: Total")
 EXACT = Tolerance(rtol=0.0, atol=0.5)
@@ -128,7 +127,7 @@ def test_an_si_count_is_a_number_where_a_tolerance_is_given(typed: str, value: f
 def test_exact_count_is_inferred_from_an_integer_key_and_a_tolerance_under_one() -> None:
     loose = question("x", "number", GPT2_SMALL)  # rtol 1e-3: 124.4M is within it
     assert grade(loose, '"124.4M"').status == "correct"
-    declared = question("x", "number", GPT2_SMALL, cls=Written, integer=True)
+    declared = question("x", "number", GPT2_SMALL, cls=WrittenQuestion, integer=True)
     assert "Close: this is the count rounded" in grade(declared, '"124.4M"').feedback
 
 
@@ -227,7 +226,7 @@ def test_a_number_refusal_names_the_type_with_an_example_that_is_not_the_answer(
 
 
 def test_the_question_own_example_is_used() -> None:
-    q = question("x", "number", GPT2_SMALL, cls=Written, integer=True, example="4718592")
+    q = question("x", "number", GPT2_SMALL, cls=WrittenQuestion, integer=True, example="4718592")
     assert "an integer such as 4718592" in grade(q, "true").feedback
 
 
@@ -251,7 +250,7 @@ MERGES = ["s t", "e r", "st </w>", "l o", "lo w"]  # a BPE answer's form: two sy
 
 
 def test_a_malformed_list_item_is_named() -> None:
-    q = question("bpe", "list", MERGES, cls=Written, ordered=True)
+    q = question("bpe", "list", MERGES, cls=WrittenQuestion, ordered=True)
     r = grade(q, '["s t", "e r", "st</w>", "l o", "lo w"]')
     assert r.status == "unreadable"
     assert "item 3 of your list (`st</w>`) is not written as an item is here" in r.feedback
@@ -259,7 +258,7 @@ def test_a_malformed_list_item_is_named() -> None:
 
 
 def test_a_long_wrong_list_says_how_many_items_are_right() -> None:
-    q = question("bpe", "list", MERGES, cls=Written, ordered=True)
+    q = question("bpe", "list", MERGES, cls=WrittenQuestion, ordered=True)
     r = grade(q, '["s t", "e r", "st </w>", "o w", "l o"]')
     assert r.status == "wrong"
     assert "3 of the 5 items asked for are right (each in its place)." in r.feedback
@@ -271,7 +270,7 @@ def test_a_long_wrong_list_says_how_many_items_are_right() -> None:
 def test_a_short_list_or_a_question_that_says_never_gives_no_count() -> None:
     short = question("three", "list", ["a b", "c d", "e f"])
     assert "items asked for are right" not in grade(short, '["a b", "c d", "x y"]').feedback
-    never = question("bpe", "list", MERGES, cls=Written, count_right_from=0)
+    never = question("bpe", "list", MERGES, cls=WrittenQuestion, count_right_from=0)
     assert "items asked for are right" not in grade(never, '["s t", "x y"]').feedback
 
 
@@ -283,7 +282,7 @@ def test_hidden_lists_say_only_right_or_wrong() -> None:
 
 def test_the_wrong_form_still_names_a_long_list_mistake() -> None:
     wrong = ["s t", "e r", "l o", "st </w>", "lo w"]
-    q = question("bpe", "list", MERGES, cls=Written, ordered=True,
+    q = question("bpe", "list", MERGES, cls=WrittenQuestion, ordered=True,
                  wrong_forms=lambda v: [WrongForm(wrong, "bpe-x", "these are that mistake's.")])  # fmt: skip
     r = grade(q, '["s t", "e r", "l o", "st </w>", "lo w"]')
     assert r.misconceptions == ["bpe-x"]

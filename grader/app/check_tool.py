@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from grader import report
 from grader.course import registry
 from grader.engine import checks, code
 from grader.engine.trusted import run_trusted
@@ -97,23 +98,40 @@ def cases_payload(assignment_id: str) -> list[dict[str, Any]]:
 
 
 def _grader_code() -> str:
-    """The grader's comparison code as one block: `Tolerance`, `checks` and `case_line`."""
+    """The grader's comparison and feedback code as one block: `Tolerance`, `checks`, the
+    feedback records and their rendering (`grader.report`), and how a visible wrong case is
+    told (`grader.engine.code.case_line` and what it calls)."""
     body = inspect.getsource(checks)
     body = body.replace("from __future__ import annotations\n", "")
     body = body.replace("from grader.questions import Tolerance\n", "")
     head, _, rest = body.partition('"""\n\n')  # checks' docstring, then its code
     tolerance = inspect.getsource(Tolerance)
+    records = inspect.getsource(report).replace("from __future__ import annotations\n", "")
+    told = [
+        inspect.getsource(f)
+        for f in (
+            code._reason_category,
+            code._output_name,
+            code._inputs,
+            code._mismatch_record,
+            code.case_line,
+        )
+    ]
     return "\n".join(
         [
             f"# ---- grader.engine.checks (seqgrade {_version()}), copied verbatim ----",
-            "from dataclasses import dataclass",
+            "from dataclasses import dataclass, replace",
             "",
             "",
             tolerance,
             rest if rest else body,
             "",
-            "# ---- grader.engine.code.case_line, copied verbatim ----",
-            inspect.getsource(code.case_line),
+            "# ---- grader.report, copied verbatim ----",
+            records,
+            "",
+            "# ---- grader.engine.code's words for a visible case, copied verbatim ----",
+            "Case = object  # the copied functions name it in annotations",
+            *told,
         ]
     )
 
@@ -198,10 +216,10 @@ def _find(question):
 
 
 class _Case:
-    """What case_line reads of a case: its name, and that it is visible."""
+    """What case_line reads of a case: its name, its arguments, and that it is visible."""
 
-    def __init__(self, name):
-        self.name, self.visible = name, True
+    def __init__(self, name, args=(), kwargs=None):
+        self.name, self.args, self.kwargs, self.visible = name, args, kwargs or {}, True
 
 
 def _raised(exc):
@@ -243,7 +261,8 @@ def _run_question(q, functions):
         mismatches = compare(got, want, tol, exact=q["exact"], names=tuple(q["names"]))
         if mismatches:
             passed = False
-            lines.append(case_line(_Case(case["name"]), mismatches, got, want))
+            line = case_line(_Case(case["name"], args, kwargs), mismatches, got, want, tuple(q["names"]))
+            lines.append(line)
         else:
             lines.append(f"- ✔ {case['name']}")
     return passed, lines

@@ -30,6 +30,7 @@ from grader.report import (
     HiddenFeedback,
     QuestionResult,
     SourceSpot,
+    case_text,
 )
 from grader.sandbox.session import CallOutcome, Failure, Spot, WorkerSession
 
@@ -322,14 +323,17 @@ def _stopped(
 
 # ---------------------------------------------------------------------------- case records
 
-_REASONS: dict[str, Category] = {
-    "structure": Category.STRUCTURE,
-    "type": Category.STRUCTURE,
-    "shape": Category.SHAPE,
-    "nonfinite": Category.NONFINITE,
-    "values": Category.VALUES,
-    "exact": Category.VALUES,
-}
+
+def _reason_category(reason: str) -> Category:
+    """A mismatch's reason (grader/engine/checks.py) as a case's category."""
+    return {
+        "structure": Category.STRUCTURE,
+        "type": Category.STRUCTURE,
+        "shape": Category.SHAPE,
+        "nonfinite": Category.NONFINITE,
+    }.get(reason, Category.VALUES)
+
+
 _FAILURES: dict[str, Category] = {
     "exception": Category.RAISED,
     "not-attempted": Category.RAISED,  # NotImplementedError raised on a later case
@@ -395,17 +399,15 @@ def _failure_record(
 
 
 def _mismatch_record(
-    q: CodeQuestion, case: Case, mismatches: list[Mismatch], got: Any, want: Any
+    names: tuple[str, ...], case: Case, mismatches: list[Mismatch], got: Any, want: Any
 ) -> CaseRecord:
     """A wrong case: which outputs differ and how (the summary), and everything else (detail)."""
     outputs: dict[str, Category] = {}
     for m in mismatches:
-        outputs.setdefault(
-            _output_name(m.where, q.output_names), _REASONS.get(m.reason, Category.VALUES)
-        )
+        outputs.setdefault(_output_name(m.where, names), _reason_category(m.reason))
     summary = CaseSummary(
         label=case.name,
-        category=_REASONS.get(mismatches[0].reason, Category.VALUES),
+        category=_reason_category(mismatches[0].reason),
         outputs=tuple((n, c) for n, c in outputs.items() if n),
     )
     detail = CaseDetail(
@@ -415,6 +417,15 @@ def _mismatch_record(
         expected=preview(want),
     )
     return CaseRecord(visible=case.visible, summary=summary, detail=detail)
+
+
+def case_line(
+    case: Case, mismatches: list[Mismatch], got: Any, want: Any, names: tuple[str, ...] = ()
+) -> str:
+    """A wrong visible case as the student reads it in the feedback (the handouts' check tool
+    copies this, so it says the same)."""
+    record = _mismatch_record(names, case, mismatches, got, want)
+    return case_text(replace(record, visible=True))
 
 
 def _passed_record(case: Case) -> CaseRecord:
@@ -483,7 +494,7 @@ def _judge_case(
         if explanations
         else 0.0
     )
-    record = _mismatch_record(q, case, mismatches, outcome.value, want)
+    record = _mismatch_record(q.output_names, case, mismatches, outcome.value, want)
     return _CaseVerdict(credit, record, explanations, want=want, got=outcome.value)
 
 

@@ -4,6 +4,7 @@ the question's rule and told back step by step, never showing the expected resul
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from grader.questions import WrittenQuestion, WrongForm
@@ -16,6 +17,15 @@ from grader.written.result import WrittenResult
 if TYPE_CHECKING:
     from grader.written.expr.judge import ExprJudge
 
+
+@dataclass(frozen=True)
+class Words:
+    """The written feedback's own ways of quoting an answer and telling a known mistake."""
+
+    code: Callable[[str], str]
+    mistake_line: Callable[[WrongForm, str, Any], str]
+
+
 MAX_LISTED = 12  # steps listed one by one in the feedback
 
 
@@ -26,9 +36,11 @@ def grade_derivation(
     variant: Mapping[str, Any],
     judge: ExprJudge | None,
     result: Callable[..., WrittenResult],
+    words: Words,
 ) -> WrittenResult:
-    """Score a derivation answer: full, `step_share` of the points, or nothing."""
-    from grader.written.grading import _code, _mistake_line
+    """Score a derivation answer: full, `step_share` of the points, or nothing (`words`: how
+    the written answers' feedback quotes an answer and tells a known mistake)."""
+    _code, _mistake_line = words.code, words.mistake_line
 
     if judge is None:
         raise RuntimeError(f"question {question.id}: a derivation question needs an ExprJudge")

@@ -104,9 +104,11 @@ def grade_written(
 
     expected = question.expected(variant)
     if question.answer_kind == "expression" and option(question, "steps"):
-        from grader.written.derivation_grading import grade_derivation
+        from grader.written.derivation_grading import Words, grade_derivation
 
-        return grade_derivation(question, answer.value, expected, variant, judge, result)
+        return grade_derivation(
+            question, answer.value, expected, variant, judge, result, Words(_code, _mistake_line)
+        )
     try:
         outcome = _CHECKS[question.answer_kind](question, answer.value, expected, judge, hidden)
     except AnswerFormatError as err:
