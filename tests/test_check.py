@@ -38,7 +38,7 @@ def test_the_course_assignment_passes_every_check():
     text = out.getvalue()
     for name in ("catalog", "mutants", "grades", "handout", "public tests"):
         assert f"ok     {name}:" in text
-    assert "5 of 5 checks passed" in text
+    assert "6 of 6 checks passed" in text
 
 
 def test_unknown_id_and_twin_mutants_are_reported():
@@ -118,7 +118,16 @@ def test_broken_solution_stub_and_handout_are_reported(broken_files):
     assert findings["public tests"].problems[0].startswith("fail on the solution:")
     out = io.StringIO()
     check.report(A, list(findings.values()), out)
-    assert "FAILED grades:" in out.getvalue() and "2 of 5 checks passed" in out.getvalue()
+    assert "FAILED grades:" in out.getvalue() and "3 of 6 checks passed" in out.getvalue()
+
+
+def test_a_code_question_without_a_visible_case_fails_the_check():
+    import toy_assignment as toy
+
+    finding = check.check_visible_cases(toy.ASSIGNMENT, keys=(None,))
+    (problem,) = finding.problems  # toy.linear's cases are all hidden
+    assert problem.startswith("toy.linear has no visible case")
+    assert check.check_visible_cases(A).ok
 
 
 def test_a_stub_line_of_the_suites_case_generation_is_a_leak(tmp_path: Path):
@@ -133,7 +142,7 @@ def test_a_stub_line_of_the_suites_case_generation_is_a_leak(tmp_path: Path):
 
 def test_cli_check_exit_status(capsys):
     assert main(["check", "a4"]) == 0
-    assert "5 of 5 checks passed" in capsys.readouterr().out
+    assert "6 of 6 checks passed" in capsys.readouterr().out
     assert main(["check", "a9"]) == 2
 
 

@@ -269,7 +269,8 @@ def test_a_call_time_error_points_at_the_cell_and_line(tmp_path: Path):
     cell = len(_code_cells(A1_SOLUTION)) + 1
     q = report.questions[0]
     assert q.function == "softmax" and q.score == 0
-    assert f"at cell {cell}, line 5: `return z / undefined_scale`" in q.feedback, q.feedback
+    assert f"raised at code cell {cell} (`" in q.feedback, q.feedback
+    assert "), line 5: `return z / undefined_scale`" in q.feedback, q.feedback
     assert "word_vectors.py" not in q.feedback
 
 
@@ -374,9 +375,10 @@ def test_library_shortcut_findings_name_the_cell(tmp_path: Path):
     report = _grade(_write(tmp_path / "a4", {"transformer.ipynb": text}), aid)
     flagged = [q for q in report.questions if "uses-library-shortcut" in q.misconceptions]
     assert flagged
-    assert all(f"cell {len(solution) + 1}, line 4" in q.feedback for q in flagged), flagged[
+    assert all(f"code cell {len(solution) + 1} (" in q.feedback for q in flagged), flagged[
         0
     ].feedback
+    assert all("), line 4)" in q.feedback for q in flagged), flagged[0].feedback
 
 
 # --------------------------------------------------------------------------- hostile notebooks

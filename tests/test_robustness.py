@@ -501,8 +501,8 @@ def test_a_call_failure_is_not_a_grader_failure():
 def test_exact_comparisons_of_odd_returns_are_mismatches_not_errors():
     assert compare(np.array(3), [1, 2])[0].message == "differs (got 3)"
     assert (
-        compare(np.arange(10_000_000), [1, 2])[0].reason == "exact"
-    )  # longer than expected: not converted
+        compare(np.arange(10_000_000), [1, 2])[0].reason == "structure"
+    )  # far longer than expected: not converted
     assert compare(10**400, 3.0)[0].message == "value differs (got an integer of 401 digits)"
     assert compare(np.array([1, 2]), [1, 2]) == []
 
@@ -593,3 +593,44 @@ def test_with_no_restart_left_threads_never_turn_later_questions_into_not_run(
     source = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text() + MEMORY_HOG
     report = grade_submission(submit(tmp_path, {"word_vectors.py": source}), code_only, limits=FAST)
     assert not any("restarted too many times" in q.feedback for q in report.questions)
+
+
+# ---------------------------------------------------------------------------- outputs far too large
+
+
+class _Untouchable(np.ndarray):
+    """An array that fails if anything converts, copies or iterates over it."""
+
+    def tolist(self):  # noqa: D102
+        raise AssertionError("converted")
+
+    def __iter__(self):
+        raise AssertionError("iterated")
+
+
+def test_an_output_far_larger_than_expected_is_rejected_before_anything_reads_it():
+    huge = np.zeros(10_000_000, dtype=bool).view(_Untouchable)
+    for want in ("king", ["king", "queen"], (np.zeros(3), 1.0), {"a": np.zeros(2)}, 3.5):
+        (m,) = compare(huge, want)
+        assert m.reason == "structure" and "10000000 values" in m.message
+    (m,) = compare(huge, np.zeros((3, 4)))
+    assert m.reason == "shape" and m.message == "expected shape (3, 4), got (10000000,)"
+    assert compare([0.0] * 200_000, [1.0, 2.0])[0].reason == "structure"
+    assert compare(np.zeros(5), np.zeros(5)) == []  # an output of the right size is compared
+
+
+def test_a_huge_legal_return_costs_only_its_question(tmp_path):
+    assignment = registry.load("a1_word_vectors")
+    only = dataclasses.replace(
+        assignment, questions=tuple(q for q in assignment.questions if q.id == "a1.analogy")
+    )
+    source = (ROOT / "solutions" / assignment.id / assignment.code_file).read_text()
+    source += (
+        "\n\ndef analogy(*args, **kwargs):\n"
+        "    import numpy\n    return numpy.zeros(10_000_000, dtype=bool)\n"
+    )
+    report = grade_submission(submit(tmp_path, {assignment.code_file: source}), only)
+    (q,) = report.questions
+    assert q.score == 0 and not report.grader_error and q.misconceptions == []
+    assert "returned 10000000 values where" in q.feedback  # the visible case says so
+    assert ": wrong type or structure" in q.feedback

@@ -90,6 +90,24 @@ def check_catalog(assignment: Assignment, keys: Sequence[str | None] = KEYS) -> 
     return Finding("catalog", f"{len(named)} misconception ids named", problems)
 
 
+def check_visible_cases(assignment: Assignment, keys: Sequence[str | None] = KEYS) -> Finding:
+    """Every code question has a visible case for every key: a hidden case shows only its
+    category (docs/feedback.md), so the student must be able to reproduce a failure somewhere."""
+    problems = []
+    code = [q for q in assignment.questions if isinstance(q, CodeQuestion)]
+    for q in code:
+        for key in keys:
+            if not any(c.visible for c in q.cases(variants.seed_for(assignment.id, key))):
+                problems.append(
+                    f"{q.id} has no visible case (key {key or 'default'}): mark a worked "
+                    "example `visible=True`, so a student can see what a failure looks like"
+                )
+                break
+    return Finding(
+        "visible cases", f"{len(code)} code questions, each with a visible case", problems
+    )
+
+
 # --------------------------------------------------------------------------- 2. mutants
 
 
@@ -402,6 +420,7 @@ def check_assignment(
     handout = handout or assignment_dir(assignment.id)
     return [
         check_catalog(assignment, keys),
+        check_visible_cases(assignment, keys),
         check_mutants(assignment, keys),
         check_grades(assignment, solution, handout, keys),
         check_handout(assignment, handout, solution),

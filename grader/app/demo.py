@@ -96,8 +96,8 @@ def run(assignment_id: str | None = None) -> int:
             line = f"{kind}: {render.points(rep.score)}/{render.points(rep.max_score)} in {rep.execution_time:.1f} s"
             if named:
                 line += f"; mistakes named: {', '.join(named)}"
-            if rep.events:
-                line += f"; the sandbox stopped: {'; '.join(dict.fromkeys(rep.events))}"
+            if rep.event_details:
+                line += f"; the sandbox stopped: {'; '.join(dict.fromkeys(rep.event_details))}"
             if not rep.isolated:
                 line += " (" + ("; ".join(rep.warnings) or "this run was not isolated") + ")"
             print(line)

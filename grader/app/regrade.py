@@ -16,6 +16,7 @@ from typing import Any
 from grader.questions import Assignment, CodeQuestion
 from grader.report import GradeReport
 from grader.reports.render import points
+from grader.reports.results_json import detail_test
 
 _SCORE_LINE = re.compile(r"^\*\*Score: [^*\n]* / [^*\n]*\*\*")
 
@@ -61,6 +62,11 @@ def _qid(test: Any) -> str | None:
     return extra.get("question") if isinstance(extra.get("question"), str) else None
 
 
+def _kind(test: Any) -> Any:
+    extra = test.get("extra_data") if isinstance(test, dict) else None
+    return extra.get("kind") if isinstance(extra, dict) else None
+
+
 def partial_assignment(assignment: Assignment, qids: Collection[str]) -> Assignment:
     """The questions to grade for `qids`: every question up to the last named code question (their
     numbers stay those of the whole assignment), then the named written questions after it."""
@@ -104,9 +110,19 @@ def merge(
     new = {_qid(t): t for t in fresh.get("tests", []) if _qid(t) in qids}
     old = {_qid(t): t for t in stored.get("tests", []) if _qid(t)}
     questions = [new.get(q.id) or old.get(q.id) for q in assignment.questions]
-    others = [t for t in stored.get("tests", []) if isinstance(t, dict) and _qid(t) is None]
-    others += [t for t in fresh.get("tests", []) if t.get("extra_data", {}).get("kind") == "error"]
+    others = [
+        t
+        for t in stored.get("tests", [])
+        if isinstance(t, dict) and _qid(t) is None and _kind(t) != "detail"
+    ]
+    others += [t for t in fresh.get("tests", []) if _kind(t) == "error"]
     tests = [t for t in questions if t is not None] + others
+    events = (
+        stored.get("extra_data", {}).get("events")
+        if isinstance(stored.get("extra_data"), dict)
+        else None
+    )
+    tests += detail_test(tests, events if isinstance(events, list) else None)
     data = dict(stored, tests=tests)
     data["score"] = round(sum(float(t.get("score", 0.0)) for t in tests), 6)
     top = sum(float(t.get("max_score", 0.0)) for t in tests)

@@ -63,6 +63,15 @@ def compare(
     where: str = "",
 ) -> list[Mismatch]:
     """Every mismatch between `got` and `want` (empty when they match)."""
+    n = _cheap_size(got)  # (an expected array has its own shape check, as cheap)
+    if not isinstance(want, np.ndarray) and n > MAX_EXTRA_VALUES and n > OVERSIZE * _leaves(want):
+        return [
+            Mismatch(
+                where,
+                "structure",
+                f"{_label(where)}returned {n} values where {_leaves(want)} were expected",
+            )
+        ]
     if isinstance(want, dict):
         return _compare_dict(got, want, tol, exact, where)
     if isinstance(want, tuple) and not _is_plain_sequence(want):
@@ -82,6 +91,32 @@ def compare(
     if isinstance(want, (list, tuple, str)) or want is None:
         return _compare_exact(got, want, where)
     raise TypeError(f"cannot compare with a {type(want).__name__}")
+
+
+OVERSIZE = 8  # an output this many times larger than the expected one is not looked at
+MAX_EXTRA_VALUES = 10_000  # ... once it holds more values than this
+
+
+def _cheap_size(x: Any) -> int:
+    """How many values an output holds, read without converting it (a list: its length)."""
+    if isinstance(x, np.ndarray):
+        return int(x.size)
+    if isinstance(x, (list, tuple, dict, str, bytes)):
+        return len(x)
+    return 1
+
+
+def _leaves(want: Any) -> int:
+    """How many values the expected output holds (it is the reference's: small)."""
+    if isinstance(want, np.ndarray):
+        return int(want.size)
+    if isinstance(want, dict):
+        return sum(_leaves(v) for v in want.values()) + len(want)
+    if isinstance(want, (list, tuple)):
+        return sum(_leaves(v) for v in want) + 1
+    if isinstance(want, str):
+        return len(want) + 1
+    return 1
 
 
 def _kind(x: Any) -> str:

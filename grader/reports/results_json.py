@@ -20,7 +20,7 @@ from grader import __version__
 from grader.course.fingerprint import KINDS, Fingerprints
 from grader.course.variants import VariantKey
 from grader.questions import VISIBILITIES, Assignment
-from grader.report import GradeReport, QuestionResult, case_data, case_lines, question_markdown
+from grader.report import GradeReport, QuestionResult, case_data, question_markdown
 from grader.reports.render import points
 
 MAX_OUTPUT_CHARS = 4000  # of the student's printed output kept (extra_data; the output if shown)
@@ -166,7 +166,7 @@ def to_gradescope(
     ]
     if assignment is not None:
         tests.extend(_answer_key_test(assignment, report, len(tests) + 1))
-    tests.extend(_detail_test(report, len(tests) + 1))
+    tests.extend(detail_test(tests, list(dict.fromkeys(report.event_details))))
     if report.grader_error:
         tests.append(_error_test(report.grader_error))
     extra: dict[str, Any] = {
@@ -266,25 +266,43 @@ def _answer_key_test(
     ]
 
 
-def _detail_test(report: GradeReport, number: int) -> list[dict[str, Any]]:
+def _case_words(case: dict[str, Any]) -> str:
+    """One case of `extra_data.cases` in full, for the instructor view."""
+    mark = "✔" if case.get("category") in ("passed", "carried") else "✘"
+    said = "; ".join(str(m) for m in case.get("messages", [])) or str(case.get("category", ""))
+    lines = [f"- {mark} {case.get('label', '')}" + ("" if case.get("visible") else " (hidden)")]
+    if mark == "✘":
+        lines[0] += f": {said}"
+        for key in ("line", "inputs", "got", "expected"):
+            if case.get(key):
+                lines.append(f"  - {key}: {case[key]}")
+    return "\n".join(lines)
+
+
+def detail_test(
+    tests: list[dict[str, Any]], events: list[str] | None = None
+) -> list[dict[str, Any]]:
     """One 0-point test only instructors see (visibility "hidden"): every hidden case that did
-    not pass, in full, and what the sandbox stopped, in full."""
+    not pass, in full (from the tests' `extra_data.cases`), and what the sandbox stopped. Built
+    from the tests themselves, so a result merged after `--only` gets it anew."""
     parts = []
-    for q in report.questions:
-        if any(not r.visible and not r.passed for r in q.cases):
-            parts.append(
-                f"### {q.number}. {q.title}\n\n" + "\n".join(case_lines(q, instructor=True))
-            )
-    if report.event_details:
-        parts.append(
-            "### The sandbox\n\n" + "\n".join(f"- {e}" for e in dict.fromkeys(report.event_details))
-        )
+    for t in tests:
+        cases = t.get("extra_data", {}).get("cases") or []
+        failed = [
+            c
+            for c in cases
+            if not c.get("visible") and c.get("category") not in ("passed", "carried")
+        ]
+        if failed:
+            parts.append(f"### {t.get('name', '')}\n\n" + "\n".join(_case_words(c) for c in cases))
+    if events:
+        parts.append("### The sandbox\n\n" + "\n".join(f"- {e}" for e in events))
     if not parts:
         return []
     return [
         {
-            "name": f"{number}. Instructor view: hidden cases in full",
-            "number": str(number),
+            "name": "Instructor view: hidden cases in full",
+            "number": str(len(tests) + 1),
             "score": 0.0,
             "max_score": 0.0,
             "status": "passed",

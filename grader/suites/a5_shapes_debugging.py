@@ -405,11 +405,15 @@ def _task_cases(salt: int) -> Callable[[int], list[Case]]:
                 visible=True,
             )
         ]
-        for task in ("tagging", "next_token", "classification", "next_token", "tagging"):
+        tasks = ("tagging", "next_token", "classification", "next_token", "tagging")
+        for i, task in enumerate(tasks):
             B, T = int(rng.integers(3, 5)), int(rng.integers(5, 8))
             lengths = _lengths(rng, B, T, low=2)
             out.append(
-                Case(f"hidden case: {task}, B = {B}, T = {T}, padded rows", (task, lengths, T))
+                Case(
+                    f"hidden case {i + 1}: {task}, B = {B}, T = {T}, padded rows",
+                    (task, lengths, T),
+                )
             )
         return out
 
