@@ -74,13 +74,13 @@ class CustomJudge(Protocol):
 
 @dataclass(frozen=True)
 class CodeQuestion:
-    """A question graded by calling one contract function of the student's file."""
+    """A question graded by calling one graded function of the student's file."""
 
     id: str  # "a1.softmax"
     title: str
     points: float
     file: str  # the student's file, e.g. "word_vectors.py"
-    function: str  # the contract function it calls
+    function: str  # the graded function it calls
     reference: Callable[..., Any]  # the trusted function with the same signature
     cases: Callable[[int], Sequence[Case]]  # variant seed -> cases
     mutants: Mapping[str, Callable[..., Any]] = field(
@@ -100,7 +100,7 @@ class CodeQuestion:
     # procedures graded by distribution): the engine calls every case (and handles failures,
     # timeouts, shortcuts), then the judge reads all the outputs together.
     custom: CustomJudge | None = None
-    # Follow-through credit (contract §8): the earlier questions whose student functions this one
+    # Follow-through credit: the earlier questions whose student functions this one
     # builds on (MHA on scaled dot-product attention). When this question is wrong and a
     # dependency was docked with a named mistake, the question is judged again against its
     # mutant for that mistake (the mistake lifted to the composite); a match earns
@@ -163,7 +163,7 @@ class Assignment:
     questions: tuple[Question, ...]
     preload_torch: bool = False  # a5: inputs are torch tensors, the worker needs torch
     visibility: Visibility = "visible"  # default for questions that do not set one
-    # Contract §4-§5: when the answer-key test (the student's own expected written answers)
+    # When the answer-key test (the student's own expected written answers)
     # becomes visible ("never" keeps it hidden); whether the student sees what their code
     # printed; which field of the submitter is the variant key ("email" or "sid").
     reveal_answers: Literal["after_due_date", "after_published", "visible", "never"] = (

@@ -145,7 +145,7 @@ class QuestionResult:
     number: str
     kind: QuestionKind
     function: str | None
-    """The contract function a code question calls (None for written questions)."""
+    """The graded function a code question calls (None for written questions)."""
     score: float
     max_score: float
     visibility: str

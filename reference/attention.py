@@ -1,6 +1,6 @@
 """Scaled dot-product and multi-head attention, masks, heads, cost (notes §5, slides Part 3).
 
-Conventions (CONTRACT a4): a boolean mask is True where a query may attend to a key (torch's
+Conventions (docs/conventions.md): a boolean mask is True where a query may attend to a key (torch's
 boolean `attn_mask` for `scaled_dot_product_attention`); masked weights are exactly 0.
 A row with no allowed key (fully masked) is defined here to get all-zero weights and hence
 an all-zero output row (softmax over an empty set has no value; torch returns NaN there).

@@ -1,4 +1,4 @@
-"""Corpus BLEU exactly as the contract defines it (notes §4: n-gram precision + brevity penalty).
+"""Corpus BLEU exactly as the handout defines it (notes §4: n-gram precision + brevity penalty).
 
 BLEU = BP · exp((1/N) Σ_{n=1}^{N} log p_n), p_n = Σ_sentences clipped matches / Σ_sentences
 candidate n-grams; no smoothing (0.0 when any p_n is 0); BP = exp(1 - r/c) when c <= r,

@@ -1,6 +1,6 @@
 """Byte-pair encoding: learn merges from word counts, segment a word (notes §7; Sennrich et al. 2016).
 
-The reading of CONTRACT a6, fixed here:
+The reading of the a6 handout, fixed here:
 - A word starts as its characters followed by one extra symbol "</w>" (its own initial
   symbol, as in Sennrich et al.'s Algorithm 1: "l o w </w>"). "</w>" merges like any other
   symbol, so ("t", "</w>") -> "t</w>" is a possible merge and "est</w>" a possible symbol.

@@ -1,8 +1,8 @@
 """LayerNorm, RMSNorm and the statistics that tell LayerNorm from BatchNorm (notes §6, slides 7).
 
-CONTRACT: population variance (divide by d), epsilon inside the square root, as
+The handout's rule: population variance (divide by d), epsilon inside the square root, as
 torch.nn.LayerNorm. The notes (§5, §6) and the Lecture-7 slides write the denominator
-σ + ε with ε outside the root; the contract fixes the torch convention and the grader names
+σ + ε with ε outside the root; the handout fixes the torch convention and the grader names
 the other as `layernorm-eps-outside-sqrt`.
 
 Hooks for mutants: `layer_norm(..., axis=..., variance=..., denominator=...)`:
@@ -24,7 +24,7 @@ def population_variance(x: np.ndarray, axis: int | tuple[int, ...] = -1) -> np.n
 
 
 def std_eps_inside(var: np.ndarray, eps: float) -> np.ndarray:
-    """The contract's denominator sqrt(σ² + ε) (torch.nn.LayerNorm)."""
+    """The handout's denominator sqrt(σ² + ε) (torch.nn.LayerNorm)."""
     return np.sqrt(var + eps)
 
 

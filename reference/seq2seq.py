@@ -1,7 +1,7 @@
 """Seq2seq attention and decoding (notes §4): score functions, attend, greedy and beam search.
 
 Attention is score -> softmax -> weighted sum; only the score function varies. Decoding
-follows the contract's exact beam search.
+follows the handout's exact beam search.
 
 Hooks for the grader's mutants: `attend(..., normalize=lambda e: e)` skips the softmax
 (`attention-no-softmax`); `additive_scores(..., activation=lambda u: u)` drops the tanh
@@ -149,7 +149,7 @@ def beam_search(
     rank: Callable[[list[int], float], float] | None = None,
     keep: int | None = None,
 ) -> list[int]:
-    """The contract's beam search: score = Σ log P(y_i | y_<i) over tokens after bos.
+    """The handout's beam search: score = Σ log P(y_i | y_<i) over tokens after bos.
 
     Each of at most `max_len` steps expands every live hypothesis by every token and keeps
     the `beam_size` best candidates; kept candidates ending in eos are finished. Stops once

@@ -42,7 +42,7 @@ A1_IDS = {
     "glove-weight-uncapped",
     "glove-zero-counts-included",
     "analogy-inputs-not-excluded",
-    # round 2 (contract §9): count-based vectors
+    # count-based vectors
     "cooccurrence-counts-self",
     "cooccurrence-one-sided-window",
     "svd-missing-singular-values",

@@ -88,7 +88,7 @@ def _code_questions() -> list[CodeQuestion]:
 # ------------------------------------------------------------------ whole submissions
 
 
-def test_a2_has_100_points_and_every_contract_function():
+def test_a2_has_100_points_and_every_graded_function():
     assert A2.total_points == 100
     assert {q.function for q in _code_questions()} == {
         "rnn_forward",

@@ -41,7 +41,7 @@ A3_IDS = (
     "bleu-shortest-reference",
     "bleu-unclipped-counts",
     "bleu-arithmetic-mean",
-    # round 2 (contract §9): greedy decoding
+    # greedy decoding
     "greedy-returns-bos",
     "greedy-ignores-eos",
     "greedy-ties-to-larger-id",
@@ -90,7 +90,7 @@ def run_trusted(fn, case):
 # ------------------------------------------------------------------ whole submissions
 
 
-def test_a3_has_100_points_and_every_contract_function():
+def test_a3_has_100_points_and_every_graded_function():
     assert A3.total_points == 100
     assert [q.function for q in _code_questions()] == [
         "lstm_cell",

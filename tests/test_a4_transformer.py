@@ -249,7 +249,7 @@ def _unused(q, k, v):
 
 
 def test_a4_library_shortcut_costs_only_the_questions_whose_function_reaches_it(tmp_path):
-    """Contract §2: a forbidden call costs the questions whose function can reach it, directly or
+    """a forbidden call costs the questions whose function can reach it, directly or
     through the student's helpers; a helper no question reaches costs nothing."""
     src = (
         SOLUTION_SRC.replace(
@@ -527,7 +527,7 @@ MISTAKES: dict[str, tuple[str, Edit | tuple[Edit, ...]]] = {
             "return x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + eps) * gamma",
         ),
     ),
-    # round 2 (contract §9): RoPE and the complete forward pass
+    # RoPE and the complete forward pass
     "rope-halves-not-interleaved": (
         "a4.rope",
         R(

@@ -83,7 +83,7 @@ def _by_function(report) -> dict:
 # ---------------------------------------------------------------- the assignment's shape
 
 
-def test_a5_assignment_has_100_points_every_contract_function_and_torch_inputs():
+def test_a5_assignment_has_100_points_every_graded_function_and_torch_inputs():
     assert A.total_points == 100 and A.preload_torch and A.code_file == "fixed.py"
     code = [q for q in A.questions if isinstance(q, CodeQuestion)]
     assert [q.function for q in code] == [

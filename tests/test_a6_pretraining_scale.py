@@ -289,7 +289,7 @@ MISTAKES = {
         "feed_forward = 2 * linear(d, d_ff) + linear(d_ff, d)",
         "feed_forward = linear(d, d_ff) + linear(d_ff, d)",
     ),
-    # round 2 (contract §9): T5 span corruption
+    # T5 span corruption
     "span-no-final-sentinel": (
         "a6.span_corruption",
         "span-no-final-sentinel",

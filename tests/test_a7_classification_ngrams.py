@@ -80,7 +80,7 @@ def _lost(report) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------- whole submissions
 
 
-def test_a7_has_100_points_and_every_contract_function():
+def test_a7_has_100_points_and_every_graded_function():
     assert A7.total_points == 100
     assert {q.function for q in CODE} == {
         "cosine_similarity",

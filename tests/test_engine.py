@@ -49,7 +49,7 @@ def test_correct_submission_in_three_styles_gets_full_marks(tmp_path, source):
     assert all(not q.misconceptions for q in report.questions)
 
 
-def test_results_json_validates_and_has_contract_fields(tmp_path):
+def test_results_json_validates_and_has_gradescopes_fields(tmp_path):
     data = to_gradescope(grade(submit(tmp_path, toy.NUMPY_SOLUTION)))
     jsonschema.validate(data, SCHEMA)
     json.dumps(data, allow_nan=False)

@@ -2,7 +2,7 @@
 terminal table's reasons and rounded scores.
 
 The texts asserted here are the ones a student reads; where a figure is asserted it comes from
-the contract or the points of the question (never from the code under test).
+the handout or the points of the question (never from the code under test).
 """
 
 from __future__ import annotations

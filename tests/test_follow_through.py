@@ -1,4 +1,4 @@
-"""Follow-through credit (contract §8): a mistake is charged once, where it is made.
+"""Follow-through credit: a mistake is charged once, where it is made.
 
 A two-question assignment of the tests' own: `softmax`, and `attend(S, V) = softmax(S) @ V`
 built on the student's own softmax. Expected values are by hand (numpy's own softmax and

@@ -1,6 +1,6 @@
 """Hidden means hidden: nothing the student's process produced on a hidden case reaches them.
 
-Every contract function of every assignment is replaced by a probe that tries to spell its
+Every graded function of every assignment is replaced by a probe that tries to spell its
 inputs through a channel the feedback might carry: its return value (the inputs themselves), an
 exception's message, an exception's class name, a returned object's type name, the shape of a
 returned array, the line number it raises from. The submissions are graded for two variant keys,

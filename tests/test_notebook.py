@@ -1,4 +1,4 @@
-"""Notebook submissions (contract §7): `<stem>.ipynb` graded as `<stem>.py` would be.
+"""Notebook submissions: `<stem>.ipynb` graded as `<stem>.py` would be.
 
 Every expected figure here comes from the .py grading of the same code (the solutions score
 full marks, the bundled buggy samples get their misconception ids), from nbformat (the

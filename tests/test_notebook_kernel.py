@@ -2,7 +2,7 @@
 
 The authority is nbclient + ipykernel, the libraries `jupyter nbconvert --execute` uses: each
 notebook of the corpus runs top to bottom in a fresh kernel, then a probe cell calls every
-contract function on its question's visible cases. seqgrade runs the same notebook as it grades
+graded function on its question's visible cases. seqgrade runs the same notebook as it grades
 it (`use_notebook`: the generated module, in the sandbox's worker) and makes the same calls.
 Which functions are defined and what they return must agree exactly; the differences that remain
 by design (docs/notebooks.md, "What differs from a real kernel") are asserted as such.
@@ -120,7 +120,7 @@ CORPUS = corpus()
 
 
 def _probe(aid: str) -> str:
-    """The kernel's last cell: each contract function on its visible cases, as the grader
+    """The kernel's last cell: each graded function on its visible cases, as the grader
     receives the return values (check.py's own decoding and conversion)."""
     return (
         "import json as _j, check as _c\n"
@@ -168,7 +168,7 @@ def _kernel_run(aid: str, nb: nbformat.NotebookNode, folder: Path) -> tuple[dict
 
 def _seqgrade_run(aid: str, nb: nbformat.NotebookNode) -> tuple[dict, Located]:
     """The same notebook as seqgrade grades it: the generated module in the sandbox's worker,
-    each contract function called on the same visible cases."""
+    each graded function called on the same visible cases."""
     a = registry.load(aid)
     located = Located(files={notebook.notebook_name(a.code_file): nbformat.writes(nb).encode()})
     notebook.use_notebook(located, a.code_file, FAST.call_seconds)

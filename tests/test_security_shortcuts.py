@@ -210,7 +210,7 @@ def grade(tmp_path, aid: str, extra: str, *, lift_bans: bool = False):
 
 
 # The a4 questions whose solution calls the student's own `layer_norm` (the blocks, and the
-# GPT forward pass of contract §9, x = x + attn(ln_1(x)) ...).
+# GPT forward pass of a4, x = x + attn(ln_1(x)) ...).
 LAYER_NORM_USERS = {"a4.layer_norm", "a4.encoder_block", "a4.decoder_block", "a4.gpt_forward"}
 
 

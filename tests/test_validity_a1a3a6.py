@@ -267,7 +267,7 @@ def _ngrams(tokens, n):
 
 
 def bleu_with(closest, penalty, zero=lambda: 0.0):
-    """Corpus BLEU from the contract's definition, with the reference-length choice, the
+    """Corpus BLEU from the handout's definition, with the reference-length choice, the
     penalty and the zero-precision branch given."""
 
     def student(cands, refs, max_n=4):
@@ -324,7 +324,7 @@ BEAM = _q(a3.ASSIGNMENT, "a3.beam_search")
 
 
 def beam_with(length=lambda t: len(t) - 1, start=0.0, steps=lambda n: n):
-    """Beam search from the contract's text, with the normaliser, the start score and the
+    """Beam search from the handout's text, with the normaliser, the start score and the
     number of steps given."""
 
     def student(lm, bos, eos, k, max_len, length_normalize=True):
@@ -370,7 +370,7 @@ def test_a3_beam_max_len_zero_is_the_empty_answer():
 
 
 def test_a3_declares_no_follow_through_dependency():
-    """`attend(scores, H)` takes the scores; no a3 function calls an earlier contract function."""
+    """`attend(scores, H)` takes the scores; no a3 function calls an earlier graded function."""
     assert all(not q.depends_on for q in a3.ASSIGNMENT.questions if isinstance(q, CodeQuestion))
 
 

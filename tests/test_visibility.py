@@ -1,7 +1,7 @@
-"""What a student may see (contract §4): no expected written answer, no printed line.
+"""What a student may see: no expected written answer, no printed line.
 
 For every assignment, a submission whose code prints (hidden inputs included) in every
-contract function and whose written answers are all wrong (a known wrong form where the
+graded function and whose written answers are all wrong (a known wrong form where the
 suite has one, so the misconception texts are exercised) is graded; every field a
 student can see is searched for the expected answers and the printed lines. The
 answer-key test alone holds the answers, with the assignment's `reveal_answers`.
@@ -30,7 +30,7 @@ MARK = "PRINTED-BY-STUDENT"
 
 
 def loud_code(assignment: Assignment) -> str:
-    """The solution, each contract function wrapped to print its name and its (hidden) inputs."""
+    """The solution, each graded function wrapped to print its name and its (hidden) inputs."""
     names = sorted({q.function for q in assignment.questions if isinstance(q, CodeQuestion)})
     source = (solution_dir(assignment.id) / assignment.code_file).read_text()
     return (
@@ -242,7 +242,7 @@ def test_without_a_key_the_default_variant_is_said(tmp_path: Path) -> None:
     assert data["score"] == 100 and "the default variant was used" in data["output"]
 
 
-# ------------------------------------------------------------- the one variant key (contract §5)
+# ------------------------------------------------------------- the one variant key
 
 
 def test_the_key_is_the_trimmed_lower_cased_email_never_the_internal_id() -> None:

@@ -78,7 +78,7 @@ def test_expression_wrong_names_the_misconception(judge: ExprJudge) -> None:
     assert not r.passed and r.score == 0.0 and r.status == "wrong"
     assert r.misconceptions == ["params-missing-biases"]
     assert "The biases are parameters too." in r.feedback
-    # Contract §4: how the answer was read, the mistake, never the expected expression.
+    # how the answer was read, the mistake, never the expected expression.
     assert "read as `12*d^2`" in r.feedback
     assert "13" not in r.feedback and "Expected" not in r.feedback
 

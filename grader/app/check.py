@@ -159,7 +159,7 @@ def _same_written(q: WrittenQuestion, got: Any, want: Any) -> bool:
 
 
 def _lifted(assignment: Assignment, q: CodeQuestion) -> set[str]:
-    """The mutants of `q` that lift a dependency's mistakes (follow-through, contract §8): one
+    """The mutants of `q` that lift a dependency's mistakes (follow-through, docs/conventions.md): one
     that the composite's cases cannot show, or that coincides with the composite's own mistake,
     is named at its root, never here, so it need not be told apart."""
     deps = [d for d in assignment.questions if isinstance(d, CodeQuestion) and d.id in q.depends_on]

@@ -28,7 +28,7 @@ def _parser() -> (
     g = sub.add_parser("grade", help="grade one submission folder or zip")
     g.add_argument("submission", type=Path, help="a folder or a .zip holding the student's files")
     g.add_argument(
-        "-a", "--assignment", required=True, help="a1 … a6 or a full id such as a1_word_vectors"
+        "-a", "--assignment", required=True, help="a1 … a7 or a full id such as a1_word_vectors"
     )
     g.add_argument(
         "--results",
@@ -56,7 +56,7 @@ def _parser() -> (
         "root", type=Path, help="a folder of submission folders or zips (or a Gradescope export)"
     )
     b.add_argument(
-        "-a", "--assignment", required=True, help="a1 … a6 or a full id such as a1_word_vectors"
+        "-a", "--assignment", required=True, help="a1 … a7 or a full id such as a1_word_vectors"
     )
     b.add_argument(
         "--jobs", type=int, default=None, help="parallel workers (default: the number of cores)"

@@ -18,14 +18,14 @@ class Form:
 
     explanation: str  # replaces the entry's explanation there
     function: str | None = (
-        None  # the contract function this wording is for ("padding_mask"); None = any
+        None  # the graded function this wording is for ("padding_mask"); None = any
     )
     right: tuple[str, ...] = ()  # outputs the student got right for this wording to apply ("loss",)
 
 
 @dataclass(frozen=True)
 class Misconception:
-    id: str  # stable id, as in the contract ("softmax-wrong-axis")
+    id: str  # stable id, as the handouts and results.json use it ("softmax-wrong-axis")
     title: str  # one line: "softmax over the wrong axis"
     explanation: str  # what the student's answer shows, in the notes' vocabulary (markdown)
     section: str  # where to read: "notes §5, 'Which axis sums to one'"

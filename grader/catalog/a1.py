@@ -132,7 +132,7 @@ register(
         ),
         section="notes §1, 'Evaluation' (exclude the input words, which otherwise win)",
     ),
-    # Count-based vectors (round 2, contract §9)
+    # Count-based vectors
     Misconception(
         id="cooccurrence-counts-self",
         title="a word counted as its own neighbour",

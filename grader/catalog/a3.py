@@ -124,13 +124,13 @@ register(
         ),
         section="notes §4 (BLEU); the assignment README, 'BLEU, exactly'",
     ),
-    # Greedy decoding (round 2, contract §9)
+    # Greedy decoding
     Misconception(
         id="greedy-ties-to-larger-id",
         title="greedy ties broken towards the larger token id",
         explanation=(
             "When two tokens are equally likely your decoder takes the later one (a running maximum "
-            "with `>=`, or a sort that puts larger ids first). The contract breaks ties towards the "
+            "with `>=`, or a sort that puts larger ids first). The handout breaks ties towards the "
             "smaller id, as `np.argmax` / `torch.argmax` do (the first maximum)."
         ),
         section="notes §4, 'Decoding the target' (greedy: take the argmax each step); the README's "

@@ -150,7 +150,7 @@ register(
         id="pe-halves-not-interleaved",
         title="sines and cosines in two halves",
         explanation=(
-            "You put all sines in the first d/2 features and all cosines in the last d/2. The contract "
+            "You put all sines in the first d/2 features and all cosines in the last d/2. The handout "
             "(Vaswani et al.) interleaves them: features 0, 2, 4, … are sines and 1, 3, 5, … cosines."
         ),
         section="slides 002, 'Sinusoidal Positional Encodings'",
@@ -244,13 +244,13 @@ register(
         explanation="All-pairs attention is O(T² d): the score matrix has T × T entries, so doubling T quadruples it.",
         section="notes §5, 'Cost and variants'",
     ),
-    # RoPE and the complete forward pass (round 2, contract §9)
+    # RoPE and the complete forward pass
     Misconception(
         id="rope-halves-not-interleaved",
         title="RoPE pairs across the two halves",
         explanation=(
             "You rotated feature i with feature i + d/2 (the `rotate_half` layout of GPT-NeoX and "
-            "LLaMA's code). The contract follows RoFormer: the pairs are neighbours, (2i, 2i+1), "
+            "LLaMA's code). The handout follows RoFormer: the pairs are neighbours, (2i, 2i+1), "
             "each turned by t·base^(-2i/d). Both are rotations, but of different pairs."
         ),
         section="slides 002, 'Rotary Position Embeddings (RoPE)' (RoFormer, Su et al. 2021, eq. 34)",

@@ -134,7 +134,7 @@ register(
         ),
         section="Lecture 7 slides, 'SwiGLU: Swish + Gated Linear Unit'",
     ),
-    # T5 span corruption (round 2, contract §9)
+    # T5 span corruption
     Misconception(
         id="span-no-final-sentinel",
         title="targets without the final sentinel",

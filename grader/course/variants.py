@@ -1,6 +1,6 @@
 """Per-student variants: the one variant key of a submission, its seed, the student's numbers.
 
-The variant key (contract §5) is one string the student knows and Gradescope records:
+The variant key is one string the student knows and Gradescope records:
 by default the submitter's email, trimmed and lower-cased; `sid` (the roster's student id)
 when the assignment chooses it; never Gradescope's internal user id. `variant_key` is the
 only place that decides it, for the container, `seqgrade batch`, `seqgrade grade

@@ -137,7 +137,7 @@ def run(
 ) -> list[QuestionResult]:
     """Run each module; one QuestionResult per test entry, checked against its declared weights.
 
-    `bans`: contract function -> the library entry points its question forbids (refused in
+    `bans`: graded function -> the library entry points its question forbids (refused in
     the worker while the instructor's tests call it too; by default every ban of the
     assignment holds for every function). `timeout` is kept for callers; every
     call into the worker has the session's own per-call and per-submission limits.

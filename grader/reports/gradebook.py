@@ -96,7 +96,7 @@ def person_of(submission: Any, data: Mapping[str, Any], people: Mapping[str, Per
     email = known.email or export.email
     sid = known.sid or export.sid
     key = _text(data.get("extra_data", {}).get("student"))
-    if email is None and key and "@" in key:  # the default variant key is the email (contract §5)
+    if email is None and key and "@" in key:  # the default variant key is the email
         email = key
     return Person(name, email, sid)
 

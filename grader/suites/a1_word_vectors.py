@@ -939,7 +939,7 @@ QUESTIONS = (
     ),
 )
 
-# Round 2 (contract §9), after the original questions so that their numbers stay as they were.
+# Added after the original questions so that their numbers stay as they were.
 COUNT_BASED = (
     _question(
         id="a1.cooccurrence",

@@ -1130,7 +1130,7 @@ CODE = (
     ),
     # No follow-through dependency (issue 19, FT.md): `attend(scores, H)` receives the scores as an
     # argument and calls none of the score functions, and no other a3 function calls an earlier
-    # contract function (greedy decoding does not call beam search), so nothing is declared.
+    # graded function (greedy decoding does not call beam search), so nothing is declared.
     _q(
         "attend",
         "Attention: softmax and weighted sum",
@@ -1162,7 +1162,7 @@ CODE = (
     ),
 )
 
-# Round 2 (contract §9), after the original questions so that their numbers stay as they were.
+# Added after the original questions so that their numbers stay as they were.
 GREEDY = (
     _q(
         "greedy",

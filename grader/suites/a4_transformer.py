@@ -934,7 +934,7 @@ def _pe_cases(seed: int) -> list[Case]:
 
 
 def _pe_exponent(k: float) -> Callable[[int, int], Array]:
-    """Frequencies 10000^(-k·r/d) for pair r (the contract's k = 2)."""
+    """Frequencies 10000^(-k·r/d) for pair r (the handout's k = 2)."""
     return lambda T, d: positions.sinusoidal_positions(
         T, d, frequencies=lambda dd: 1.0 / 10000.0 ** (k * np.arange(dd // 2) / dd)
     )
@@ -1095,7 +1095,7 @@ def _rope_cases(seed: int) -> list[Case]:
 
 
 def _rope_exponent(k: float) -> Callable[..., Array]:
-    """Frequencies base^(-k·i/d) for pair i (the contract's k = 2)."""
+    """Frequencies base^(-k·i/d) for pair i (the handout's k = 2)."""
     return lambda X, base=10000.0: positions.apply_rope(
         X, base, frequencies=lambda d, b: b ** (-k * np.arange(d // 2) / d)
     )
@@ -1505,7 +1505,7 @@ WRITTEN = (
 _q = builder("a4", FILE, forbidden=SHORTCUTS)  # every code question of a4 (grader/suites/_kit.py)
 
 
-# Follow-through (contract §8): the earlier questions whose student functions a composite builds
+# Follow-through: the earlier questions whose student functions a composite builds
 # on. Every mistake of a dependency that can reach the composite is a key of its mutants.
 BLOCK_DEPENDS = ("a4.sdpa", "a4.causal_mask", "a4.mha", "a4.layer_norm", "a4.feed_forward")
 
@@ -1611,7 +1611,7 @@ CODE = (
     ),
 )
 
-# Round 2 (contract §9), after the original questions so that their numbers stay as they were.
+# Added after the original questions so that their numbers stay as they were.
 CODE_COVERAGE = (
     _q(
         "a4.rope",

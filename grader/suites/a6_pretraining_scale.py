@@ -921,7 +921,7 @@ ASSIGNMENT = Assignment(
             mutants=PARAMS_MUTANTS,
         ),
         *WRITTEN,
-        # round 2 (contract §9), after the original questions so that their numbers stay as they were
+        # Added after the original questions so that their numbers stay as they were
         _question(
             id="a6.span_corruption",
             title="T5 span corruption",

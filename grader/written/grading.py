@@ -6,7 +6,7 @@ through the judge (a separate process with a hard time limit); numbers, arrays, 
 choices and lists are compared here. Feedback on a wrong answer says how it was read,
 names the misconception when one is recognised and says "close, but not within the
 tolerance" for a rounded number; it never shows the expected value, expression or letter
-(contract §4): those go only into `answer_key`, the answer-key test whose visibility the
+(docs/feedback.md): those go only into `answer_key`, the answer-key test whose visibility the
 instructor chooses. A hidden question's feedback says only right or wrong.
 """
 

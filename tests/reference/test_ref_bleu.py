@@ -1,6 +1,6 @@
 """reference.bleu against nltk's corpus_bleu (no smoothing) and Papineni et al.'s examples.
 
-nltk.translate.bleu_score.corpus_bleu matches the contract where every modified precision is
+nltk.translate.bleu_score.corpus_bleu matches the handout's definition where every modified precision is
 positive: clipped counts summed over the corpus, uniform weights, geometric mean, and the
 brevity penalty exp(1 - r/c) for c <= r with r the sum of the closest reference lengths, ties to
 the shorter (its closest_ref_length keys on (|r - c|, r)). Where some precision is 0 nltk warns

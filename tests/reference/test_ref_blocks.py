@@ -140,7 +140,7 @@ def _random_encoder_params(rng, d=8, d_ff=16):
 
 def _load_mha(mha, W_Q, W_K, W_V, W_O):
     mha.in_proj_weight.copy_(t64(np.vstack([W_Q, W_K, W_V])))
-    mha.in_proj_bias.zero_()  # the contract's attention has no biases
+    mha.in_proj_bias.zero_()  # the handout's attention has no biases
     mha.out_proj.weight.copy_(t64(W_O))
     mha.out_proj.bias.zero_()
 

@@ -1,4 +1,4 @@
-"""The round-2 course coverage (contract §9) against outside authorities: co-occurrence counts by
+"""The course coverage of co-occurrence vectors, greedy decoding, RoPE and span corruption against outside authorities: co-occurrence counts by
 hand, numpy.linalg.svd up to column signs, RoPE's defining property and a 2-D rotation by hand,
 a torch-built decoder-only model for gpt_forward, T5's own span-corruption example, greedy
 decoding on hand-built trees. Each mutant hook is checked to compute the mistake it names."""

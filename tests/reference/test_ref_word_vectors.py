@@ -60,7 +60,7 @@ def test_softmax_matches_torch_on_every_axis(axis):
 def test_skipgram_notes_numeric_anchor():
     # Notes §1 "Numeric anchor": v_c = (1,0), u_a = (2,0), u_b = (0,1), u_c = (1,0);
     # P = (0.67, 0.09, 0.24); true context a: u_a - E[u] = (2,0) - (1.58, 0.09) = (0.42, -0.09).
-    # The notes give the gradient of log P(o|c); the contract's grad_v_c is the gradient of the
+    # The notes give the gradient of log P(o|c); the handout's grad_v_c is the gradient of the
     # loss -log P(o|c), the same vector with the opposite sign.
     v_c = np.array([1.0, 0.0])
     U = np.array([[2.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
