@@ -250,6 +250,35 @@ def test_the_report_shows_which_submissions_were_notebooks_and_which_cells_faile
     assert cells.most_common(1) == [(7, 2)] and cells[4] == 1
 
 
+def test_the_report_says_what_notebook_submissions_lost_and_why(tmp_path):
+    from grader.reports.class_report import _notebooks_html, notebook_losses, notebook_summary
+
+    def written(score, max_score):
+        return {"score": score, "max_score": max_score, "extra_data": {"kind": "written"}}
+
+    def code(score, max_score):
+        return {"score": score, "max_score": max_score, "extra_data": {"kind": "code"}}
+
+    nb = {"file": "transformer.ipynb", "failed_cells": [3], "answers": "not found"}
+    nb["cells"] = [
+        {"cell": 3, "label": "code cell 3 (`import torch`)", "what": "stopped", "detail": "cpu"}
+    ]
+    graded = [
+        (
+            "ann",
+            {"score": 70, "tests": [code(70, 70), written(0, 30)], "extra_data": {"notebook": nb}},
+        ),
+        ("bob", {"score": 100, "tests": [code(70, 70), written(30, 30)], "extra_data": {}}),
+    ]
+    (loss,) = notebook_losses(graded)
+    assert loss.student == "ann" and loss.written_lost == 30 and loss.answers == "not found"
+    assert loss.cells == ("code cell 3 (`import torch`): stopped (cpu)",)
+    text = "\n".join(_notebooks_html(notebook_summary(graded), [loss], 100.0))
+    assert "1 had no answers cell and no answers.toml" in text
+    assert "Mean score of the notebooks: 70.00; the .py submissions' mean: 100.00" in text
+    assert "stopped (cpu)" in text
+
+
 def test_the_report_lists_what_needs_review():
     from grader.reports.class_report import needs_review
 

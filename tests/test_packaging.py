@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import site
 import subprocess
 import sys
 import zipfile
@@ -12,6 +13,20 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def see_this_venv(py: Path) -> None:
+    """A venv made from inside this one sees the base installation's packages, not ours: add
+    ours (numpy, torch), whatever layout a newcomer chose."""
+    if sys.prefix == sys.base_prefix:
+        return
+    purelib = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    Path(purelib, "_outer_venv.pth").write_text("\n".join(site.getsitepackages()) + "\n")
 
 
 def test_wheel_carries_content_and_grades_from_another_directory(tmp_path):
@@ -44,6 +59,7 @@ def test_wheel_carries_content_and_grades_from_another_directory(tmp_path):
         [sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120
     )
     py = venv / "bin" / "python"
+    see_this_venv(py)
     subprocess.run(
         [str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, timeout=300
     )

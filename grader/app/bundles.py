@@ -53,6 +53,11 @@ if ! { "$PY" -m venv --system-site-packages --without-pip "$VENV" >/dev/null 2>&
     fi
 fi
 VPY="$VENV/bin/python"
+# An interpreter that is itself a venv's (an instructor trying the bundle locally) would give
+# the new venv the base installation's packages, not its own: add its own, so a torch already
+# installed there is reused too.
+"$PY" -c "import site, sys; sys.prefix != sys.base_prefix and print(*site.getsitepackages(), sep=chr(10))" \
+    > "$("$VPY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/_outer_venv.pth" || true
 # The CPU-only torch build (about 0.2 GB instead of 3-4 GB of CUDA libraries), pinned; the
 # plain index only if PyTorch's CPU index cannot be reached. Skipped when torch is there
 # (found, not imported: an import takes seconds).

@@ -133,7 +133,7 @@ def _parser() -> (
     )
 
     h = sub.add_parser("handout", help="the student bundle of an assignment")
-    h.add_argument("assignment", help="a1 … a6 or a full id")
+    h.add_argument("assignment", help="a1 … a7 or a full id")
     h.add_argument(
         "--out",
         type=Path,
@@ -145,7 +145,7 @@ def _parser() -> (
     )
 
     a = sub.add_parser("autograder", help="the Gradescope autograder bundle of an assignment")
-    a.add_argument("assignment", help="a1 … a6 or a full id")
+    a.add_argument("assignment", help="a1 … a7 or a full id")
     a.add_argument("--out", type=Path, required=True, help="the zip to write (- for stdout)")
 
     c = sub.add_parser(
@@ -153,7 +153,7 @@ def _parser() -> (
         help="validate an assignment as authored (catalog ids, mutants told apart, "
         "solution full and stub zero, nothing hidden in the handout, public tests pass)",
     )
-    c.add_argument("assignment", help="a1 … a6 or a full id")
+    c.add_argument("assignment", help="a1 … a7 or a full id")
 
     d = sub.add_parser(
         "demo", help="grade the bundled samples (a solution, a buggy and a hostile submission)"
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     if args.command == "grade":
         _prestart_worker()
-    if getattr(args, "assignment", None):  # every command takes a1 … a6 or a full id
+    if getattr(args, "assignment", None):  # every command takes a1 … a7 or a full id
         from grader.course import registry
 
         try:

@@ -456,7 +456,13 @@ def write_report(path: Path, assignment: Assignment, graded: Graded) -> None:
     parts += ["<h2>Signals of copying</h2>", *_copies_html(borrowed, same_code, titles)]
     parts += ["<h2>Submissions that failed to run</h2>", *_failures_html(_failures(graded, titles))]
     parts += _review_html(needs_review(graded), titles)
-    parts += _notebooks_html(notebook_summary(graded))
+    py_scores = [
+        float(d.get("score", 0))
+        for _, d in graded
+        if not isinstance(d.get("extra_data", {}).get("notebook"), dict)
+    ]
+    py_mean = sum(py_scores) / len(py_scores) if py_scores else None
+    parts += _notebooks_html(notebook_summary(graded), notebook_losses(graded), py_mean)
     parts.append("</body></html>")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text("\n".join(parts), encoding="utf-8")
@@ -473,18 +479,79 @@ def notebook_summary(graded: Graded) -> tuple[list[str], Counter]:
     return names, cells
 
 
-def _notebooks_html(summary: tuple[list[str], Counter]) -> list[str]:
+@dataclass(frozen=True)
+class NotebookLoss:
+    """What one notebook submission lost, and why, as the report tells it."""
+
+    student: str
+    score: float
+    written_lost: float  # points of written questions not earned
+    answers: str  # where its written answers came from ("not found" when nowhere)
+    cells: tuple[str, ...]  # "code cell 4 (`import torch`): stopped (cpu)"
+
+
+def notebook_losses(graded: Graded) -> list[NotebookLoss]:
+    """Each notebook submission: its score, its written points lost, where its answers were
+    read from and the cells that did not run as written."""
+    out = []
+    for sub, data in graded:
+        nb = data.get("extra_data", {}).get("notebook")
+        if not isinstance(nb, dict):
+            continue
+        written = [t for t in _scored_tests(data) if t["extra_data"].get("kind") == "written"]
+        lost = sum(float(t.get("max_score", 0)) - float(t.get("score", 0)) for t in written)
+        cells = tuple(
+            f"{c.get('label', c.get('cell'))}: {c.get('what', '')}"
+            + (f" ({c['detail']})" if c.get("detail") else "")
+            for c in nb.get("cells", [])
+            if isinstance(c, dict)
+        )
+        out.append(
+            NotebookLoss(
+                _name(sub), float(data.get("score", 0)), lost, str(nb.get("answers", "?")), cells
+            )
+        )
+    return out
+
+
+def _notebooks_html(
+    summary: tuple[list[str], Counter],
+    losses: Sequence[NotebookLoss] = (),
+    py_mean: float | None = None,
+) -> list[str]:
     names, cells = summary
     if not names:
         return []
+    esc = html.escape
     worst = ", ".join(f"cell {c} ({n})" for c, n in cells.most_common(8)) or "none"
-    return [
+    parts = [
         "<h2>Notebooks</h2>",
         f"<p>{len(names)} submission{'s' if len(names) != 1 else ''} were notebooks "
         f"{_students(sorted(names))}</p>",
         f"<p>Cells that failed (raised, ran out of time or were not run) most often, with the number of "
-        f"notebooks: {html.escape(worst)}.</p>",
+        f"notebooks: {esc(worst)}.</p>",
     ]
+    if losses:
+        mean = sum(n.score for n in losses) / len(losses)
+        beside = f"; the .py submissions' mean: {py_mean:.2f}" if py_mean is not None else ""
+        missing = [n for n in losses if n.answers == "not found"]
+        parts.append(f"<p>Mean score of the notebooks: {mean:.2f}{beside}.")
+        if missing:
+            parts.append(
+                f" {len(missing)} had no answers cell and no answers.toml: every written point "
+                "lost for that alone."
+            )
+        parts.append("</p>")
+        rows = "".join(
+            f"<tr><td>{esc(n.student)}</td><td>{n.score:g}</td><td>{n.written_lost:g}</td>"
+            f"<td>{esc(n.answers)}</td><td>{esc('; '.join(n.cells) or '-')}</td></tr>"
+            for n in sorted(losses, key=lambda n: n.score)
+        )
+        parts.append(
+            "<table><tr><th>student</th><th>score</th><th>written points lost</th>"
+            f"<th>answers read from</th><th>cells that did not run as written</th></tr>{rows}</table>"
+        )
+    return parts
 
 
 def needs_review(graded: Graded) -> list[tuple[str, str, tuple[str, ...]]]:

@@ -787,6 +787,7 @@ WRITTEN: tuple[WrittenQuestion, ...] = (
         tolerance=Tolerance(rtol=0.0, atol=0.5),
         expected=lambda n: _gpt2(),
         wrong_forms=_gpt2_wrong,
+        example="4718592",  # one block's MLP weights (768 · 3072 · 2): a count, not the answer
     ),
     WrittenQuestion(
         id="a6.estimate_12nd2",
