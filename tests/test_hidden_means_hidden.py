@@ -159,6 +159,22 @@ def catalog_text() -> str:
     return json.dumps([vars(catalog.get(m)) for m in catalog.all_ids()], default=str)
 
 
+def words(text: str) -> set[str]:
+    """The text's numbers and words as they stand alone (a set: tens of thousands of secrets)."""
+    out: set[str] = set()
+    for token in re.findall(r"-?[\w.]+", text):
+        token = token.rstrip(".")
+        out |= {token, token.lstrip("-")}
+    return out
+
+
+def shown_in(secret: str, text: str, tokens: set[str]) -> bool:
+    """Does `secret` stand alone in `text` (not inside a longer number or word)?"""
+    if re.fullmatch(r"-?[\w.]+", secret):
+        return secret in tokens
+    return re.search(rf"(?<![\w.]){re.escape(secret)}(?![\w])", text) is not None
+
+
 def _grade(folder: Path, assignment: Assignment, key: str):
     return grade_submission(folder, assignment, student=key)
 
@@ -191,7 +207,8 @@ def _check(aid: str, key: str, offset: int, tmp_path: Path, catalog_text: str, n
     leaked = {kind: m.findall(rest)[:3] for kind, m in MARKERS.items() if m.search(rest)}
     assert not leaked, (aid, key, leaked)
     secrets = hidden_secrets(assignment, key, shown_anyway)
-    found = [s for s in secrets if re.search(rf"(?<![\w.]){re.escape(s)}(?![\w])", rest)]
+    tokens = words(rest)
+    found = [s for s in secrets if shown_in(s, rest, tokens)]
     assert not found, (aid, key, found[:10])
     whole = "\n".join(texts)
     return {kind for kind, m in MARKERS.items() if m.search(whole)}
