@@ -112,7 +112,7 @@ def _hidden_records(aid: str):
                     yield (
                         q,
                         case,
-                        engine_code._mismatch_record(q.output_names, case, mismatches, got, want),
+                        engine_code._mismatch_record(case, mismatches, got, want),
                     )
 
 
@@ -512,7 +512,7 @@ def test_a_hidden_case_with_nan_says_nan_and_shows_the_output_to_instructors_onl
     got = np.array([np.nan, 0.3, np.inf])
     q = toy.ASSIGNMENT.question("toy.softmax")
     case = Case("hidden case 1", (want,))
-    record = engine_code._mismatch_record(q.output_names, case, compare(got, want), got, want)
+    record = engine_code._mismatch_record(case, compare(got, want), got, want)
     result = QuestionResult(
         question_id=q.id,
         title=q.title,

@@ -261,7 +261,7 @@ def _run_question(q, functions):
         mismatches = compare(got, want, tol, exact=q["exact"], names=tuple(q["names"]))
         if mismatches:
             passed = False
-            line = case_line(_Case(case["name"], args, kwargs), mismatches, got, want, tuple(q["names"]))
+            line = case_line(_Case(case["name"], args, kwargs), mismatches, got, want)
             lines.append(line)
         else:
             lines.append(f"- ✔ {case['name']}")

@@ -64,14 +64,16 @@ def compare(
 ) -> list[Mismatch]:
     """Every mismatch between `got` and `want` (empty when they match)."""
     n = _cheap_size(got)  # (an expected array has its own shape check, as cheap)
-    if not isinstance(want, np.ndarray) and n > MAX_EXTRA_VALUES and n > OVERSIZE * _leaves(want):
-        return [
-            Mismatch(
-                where,
-                "structure",
-                f"{_label(where)}returned {n} values where {_leaves(want)} were expected",
-            )
-        ]
+    if not isinstance(want, np.ndarray) and n > MAX_EXTRA_VALUES:
+        m = _leaves(want)
+        if n > OVERSIZE * m:
+            return [
+                Mismatch(
+                    where,
+                    "structure",
+                    f"{_label(where)}returned {n} values where {m} were expected",
+                )
+            ]
     if isinstance(want, dict):
         return _compare_dict(got, want, tol, exact, where)
     if isinstance(want, tuple) and not _is_plain_sequence(want):

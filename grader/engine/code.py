@@ -39,7 +39,8 @@ LOOSE = 10.0  # a wrong case a half-explained mistake does not reproduce even at
 BUDGET_MARGIN = 1.0  # seconds: a call that fails with less budget left failed for the budget
 
 
-def _identity_place(spot: Spot) -> SourceSpot:
+def as_source_spot(spot: Spot) -> SourceSpot:
+    """A line the worker reported, as it stands in the student's file."""
     return SourceSpot(file=spot.file, line=spot.line, text=spot.text)
 
 
@@ -118,7 +119,7 @@ class CodeContext:
     hidden_feedback: HiddenFeedback = "category"
     shown_file: str = ""
     """The code file as the student knows it (the notebook's name for a notebook)."""
-    place: Callable[[Spot], SourceSpot] = _identity_place
+    place: Callable[[Spot], SourceSpot] = as_source_spot
     """A line the worker reported, in the student's terms (a notebook maps it to its cell)."""
     docked: dict[str, list[Carried]] = field(default_factory=dict)
     """Questions graded so far with named mistakes: id -> what a question built on it may carry."""
@@ -347,7 +348,7 @@ _FAILURES: dict[str, Category] = {
 }
 
 
-def _output_name(where: str, names: tuple[str, ...]) -> str:
+def _output_name(where: str) -> str:
     """The output a mismatch is about, by its first component: a declared name, a position or a
     key of the reference's output (never anything of the student's)."""
     if where.startswith("["):
@@ -398,13 +399,11 @@ def _failure_record(
     return CaseRecord(visible=case.visible, summary=summary, detail=detail)
 
 
-def _mismatch_record(
-    names: tuple[str, ...], case: Case, mismatches: list[Mismatch], got: Any, want: Any
-) -> CaseRecord:
+def _mismatch_record(case: Case, mismatches: list[Mismatch], got: Any, want: Any) -> CaseRecord:
     """A wrong case: which outputs differ and how (the summary), and everything else (detail)."""
     outputs: dict[str, Category] = {}
     for m in mismatches:
-        outputs.setdefault(_output_name(m.where, names), _reason_category(m.reason))
+        outputs.setdefault(_output_name(m.where), _reason_category(m.reason))
     summary = CaseSummary(
         label=case.name,
         category=_reason_category(mismatches[0].reason),
@@ -419,12 +418,10 @@ def _mismatch_record(
     return CaseRecord(visible=case.visible, summary=summary, detail=detail)
 
 
-def case_line(
-    case: Case, mismatches: list[Mismatch], got: Any, want: Any, names: tuple[str, ...] = ()
-) -> str:
+def case_line(case: Case, mismatches: list[Mismatch], got: Any, want: Any) -> str:
     """A wrong visible case as the student reads it in the feedback (the handouts' check tool
     copies this, so it says the same)."""
-    record = _mismatch_record(names, case, mismatches, got, want)
+    record = _mismatch_record(case, mismatches, got, want)
     return case_text(replace(record, visible=True))
 
 
@@ -494,7 +491,7 @@ def _judge_case(
         if explanations
         else 0.0
     )
-    record = _mismatch_record(q.output_names, case, mismatches, outcome.value, want)
+    record = _mismatch_record(case, mismatches, outcome.value, want)
     return _CaseVerdict(credit, record, explanations, want=want, got=outcome.value)
 
 

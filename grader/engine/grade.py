@@ -219,7 +219,7 @@ def grade_submission(
         if own_judge:
             judge.close()
         output, events, isolated = _close_session(run)
-    shown = located.notebook.notebook if located.notebook is not None else assignment.code_file
+    shown = _shown_file(located, assignment.code_file)
     ordered = [_finite(run.results[q.id]) for q in assignment.questions if q.id in run.results]
     ordered += [_finite(r) for r in run.extra]
     report = GradeReport(
@@ -348,6 +348,11 @@ def _unscored(
     )
 
 
+def _shown_file(located: Located, code_file: str | None) -> str | None:
+    """The code file as the student knows it: the notebook's name when a notebook is graded."""
+    return located.notebook.notebook if located.notebook is not None else code_file
+
+
 def _code_context(
     assignment: Assignment,
     located: Located,
@@ -361,7 +366,7 @@ def _code_context(
         "seed": seed,
         "follow_through": assignment.follow_through,
         "hidden_feedback": assignment.hidden_feedback,
-        "shown_file": located.notebook.notebook if located.notebook is not None else name,
+        "shown_file": _shown_file(located, name),
         "place": notebook.place(located),
         "code_file": name,
         "call_seconds": limits.call_seconds,

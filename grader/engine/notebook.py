@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from grader.engine.code import as_source_spot
 from grader.engine.locate import Located
 from grader.engine.notebook_source import (
     ModuleSource,
@@ -576,17 +577,13 @@ def place(located: Located) -> Callable[[Spot], SourceSpot]:
     """A line the worker reported, in the student's terms: the notebook's code cell and its line
     there (with the cell's first line quoted) for a notebook, the file and line otherwise."""
     run = located.notebook
-
-    def plain(spot: Spot) -> SourceSpot:
-        return SourceSpot(file=spot.file, line=spot.line, text=spot.text)
-
     if not isinstance(run, NotebookRun):
-        return plain
+        return as_source_spot
 
     def in_cells(spot: Spot) -> SourceSpot:
         where = run.source.where(spot.line) if spot.file == run.code_file else None
         if where is None:
-            return plain(spot)
+            return as_source_spot(spot)
         cell, line = where
         head = quote_head(run.source.heads.get(cell, "")).replace("`", "'")
         return SourceSpot(file=run.notebook, line=line, text=spot.text, cell=cell, cell_head=head)
