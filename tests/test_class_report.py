@@ -1,6 +1,9 @@
-"""The class report on a built a4 class: what to reteach, grouped written answers, copy signals.
+"""The class report on a built a4 class: what to reteach, grouped written answers, copy signals,
+people named from the metadata with links to their feedback, sorting, the statistics CSV.
 
-The class is graded for real (the batch, the sandbox, the judge). Its students:
+The class is laid out as Gradescope exports it (one folder per submission, submission_900010 …,
+and submission_metadata.yml naming each submitter; the variant key is the email) and graded
+for real (the batch, the sandbox, the judge). Its students, by first name:
 - ada: the solution, her own answers;
 - bob: softmax over the wrong axis (one line, dragging down every attention-based question), and
   `1/d_k` as the attention scale (a known wrong form);
@@ -9,19 +12,24 @@ The class is graded for real (the batch, the sandbox, the judge). Its students:
   are dee's variant's, not her own (a copy signal);
 - dee's code is cyd's with other comments and blank lines (identical once normalised); eve wrote
   the same tanh GELU her own way (not identical);
-- gus and hal: the untouched stub (identical, but to the handout: not a signal).
+- gus and hal: the untouched stub (identical, but to the handout: not a signal);
+- ivy: a correct solution written apart (a held-out file); jon: ivy's code with every local
+  name changed, its functions reordered and its comments replaced (similar code, not identical).
 Expected answers come from the suite's trusted formulas for each student's variant.
 """
 
 from __future__ import annotations
 
+import csv
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+import similarity_class
 
 from grader import sandbox
 from grader.app.batch import grade_all
@@ -36,6 +44,7 @@ from grader.reports.class_report import (
     rank_mistakes,
 )
 from grader.reports.copy_signals import Expected, borrowed_answers, identical_code, normalised
+from grader.reports.similarity import THRESHOLD, similar_pairs
 
 A = registry.load("a4")
 SOLUTION = (solution_dir(A.id) / "transformer.py").read_text()
@@ -54,6 +63,50 @@ WRONG_AXIS = SOLUTION.replace(
     "e / np.sum(e, axis=-1, keepdims=True)", "e / np.sum(e, axis=-2, keepdims=True)"
 ).replace("x - np.max(x, axis=-1, keepdims=True)", "x - np.max(x, axis=-2, keepdims=True)")
 LIMITS = sandbox.Limits(call_seconds=5.0, submission_seconds=60.0)
+IVY = (
+    Path(__file__).parent / "heldout" / "a4_transformer" / "correct__einsum_float32.py"
+).read_text()
+FIRST = ["ada", "bob", "cyd", "dee", "eve", "gus", "hal", "ivy", "jon"]
+FOLDER = {n: f"submission_9000{i + 10}" for i, n in enumerate(FIRST)}  # submission_900010 …
+NAME = {
+    "ada": "Ada Lovelace",
+    "bob": "Bob Kahn",
+    "cyd": "Cyd Charisse",
+    "dee": "Dee Snider",
+    "eve": "Eve Curie",
+    "gus": "Gus Grissom",
+    "hal": "Hal Abelson",
+    "ivy": "Ivy Ng",
+    "jon": "Jon Postel",
+}
+
+
+def email(first: str) -> str:
+    return f"{first}@uni.edu"
+
+
+def label(first: str) -> str:
+    return f"{NAME[first]} <{email(first)}>"
+
+
+def folders(*firsts: str) -> tuple[str, ...]:
+    return tuple(FOLDER[f] for f in firsts)
+
+
+def _metadata() -> str:
+    """submission_metadata.yml as Gradescope's export writes it."""
+    lines = []
+    for i, first in enumerate(FIRST):
+        lines += [
+            f"{FOLDER[first]}:",
+            "  :submitters:",
+            f"  - :name: {NAME[first]}",
+            f"    :sid: '{1000 + i}'",
+            f"    :email: {email(first)}",
+            "  :created_at: 2026-11-20 10:00:00.000000000 -08:00",
+            "  :score: 0.0",
+        ]
+    return "\n".join(lines) + "\n"
 
 
 def _toml(value) -> str:
@@ -66,8 +119,8 @@ def _toml(value) -> str:
     return str(value) if isinstance(value, int) else repr(float(value))
 
 
-def _answers(key: str | None, **overrides) -> str:
-    numbers = variants.numbers(A.id, key)
+def _answers(first: str | None, **overrides) -> str:
+    numbers = variants.numbers(A.id, email(first) if first else None)
     lines = []
     for q in A.questions:
         if isinstance(q, WrittenQuestion):
@@ -78,7 +131,8 @@ def _answers(key: str | None, **overrides) -> str:
 
 def _expected(qkey: str, student: str | None):
     q = next(q for q in A.questions if isinstance(q, WrittenQuestion) and q.key == qkey)
-    return np.asarray(q.expected(variants.numbers(A.id, student))).tolist()
+    key = email(student) if student else None
+    return np.asarray(q.expected(variants.numbers(A.id, key))).tolist()
 
 
 @pytest.fixture(scope="module")
@@ -103,18 +157,21 @@ def built_class(tmp_path_factory):
         ),
         "gus": (STUB, ""),
         "hal": (STUB, ""),
+        "ivy": (IVY, _answers("ivy")),
+        "jon": (similarity_class.disguised(IVY)["all"], _answers("jon")),
     }
     root = tmp_path_factory.mktemp("a4class")
+    (root / "submission_metadata.yml").write_text(_metadata())
     for name, (code, answers) in students.items():
-        (root / name).mkdir()
-        (root / name / "transformer.py").write_text(code)
-        (root / name / "answers.toml").write_text(answers)
+        (root / FOLDER[name]).mkdir()
+        (root / FOLDER[name] / "transformer.py").write_text(code)
+        (root / FOLDER[name] / "answers.toml").write_text(answers)
     graded = grade_all(root, A, jobs=2, results_dir=tmp_path_factory.mktemp("res"), progress=False)
     return root, graded
 
 
-def _by(graded, name):
-    return next(d for s, d in graded if s.name == name)
+def _by(graded, first):
+    return next(d for s, d in graded if s.name == FOLDER.get(first, first))
 
 
 def _lost(data, qid):
@@ -130,8 +187,8 @@ def test_mistakes_ranked_by_points_lost_and_counted_at_their_root(built_class):
     order = [m.id for m in rank_mistakes(A, graded)]
     assert order.index("softmax-wrong-axis") < order.index("gelu-tanh-approximation")
     assert len(axis.students) < len(gelu.students)  # ranked by points, not by head count
-    assert axis.students == ("bob",) and gelu.students == ("cyd", "dee", "eve")
-    assert axis.share == pytest.approx(1 / 7) and gelu.share == pytest.approx(3 / 7)
+    assert axis.students == folders("bob") and gelu.students == folders("cyd", "dee", "eve")
+    assert axis.share == pytest.approx(1 / 9) and gelu.share == pytest.approx(3 / 9)
     bob = _by(graded, "bob")
     assert axis.root == "a4.sdpa" and axis.root_points == pytest.approx(_lost(bob, "a4.sdpa"))
     # Follow-through: the questions built on bob's attention are right given it, so the mistake
@@ -157,22 +214,37 @@ def test_wrong_written_answers_grouped_by_what_they_show(built_class):
         (g.question, g.form): g.students
         for g in class_report.group_wrong_answers(A, graded, borrowed, expected)
     }
-    assert groups[("a4.w_scale", "attention-scale-by-dk")] == ("bob",)
-    assert groups[("a4.w_softmax_jacobian", FORM_DEFAULT_VARIANT)] == ("cyd",)
-    assert groups[("a4.w_cost_doubling", FORM_UNRECOGNISED)] == ("dee",)
-    assert groups[("a4.w_attention_weights", FORM_OTHER_VARIANT)] == ("eve",)
-    assert groups[("a4.w_attention_output", FORM_OTHER_VARIANT)] == ("eve",)
-    assert not any(
-        "gus" in who or "hal" in who or "ada" in who for who in groups.values()
-    )  # blank / right
+    assert groups[("a4.w_scale", "attention-scale-by-dk")] == folders("bob")
+    assert groups[("a4.w_softmax_jacobian", FORM_DEFAULT_VARIANT)] == folders("cyd")
+    assert groups[("a4.w_cost_doubling", FORM_UNRECOGNISED)] == folders("dee")
+    assert groups[("a4.w_attention_weights", FORM_OTHER_VARIANT)] == folders("eve")
+    assert groups[("a4.w_attention_output", FORM_OTHER_VARIANT)] == folders("eve")
+    blank_or_right = set(folders("gus", "hal", "ada", "ivy", "jon"))
+    assert not any(blank_or_right & set(who) for who in groups.values())
 
 
 def test_copy_signals_name_the_answers_and_whose_variant(built_class):
     root, graded = built_class
     (pair,) = borrowed_answers(A, graded)
-    assert (pair.student, pair.other) == ("eve", "dee")
+    assert (pair.student, pair.other) == folders("eve", "dee")
     assert set(pair.questions) == {"a4.w_attention_weights", "a4.w_attention_output"}
-    assert identical_code(A, [s for s, _ in graded]) == [("cyd", "dee")]
+    assert identical_code(A, [s for s, _ in graded]) == [folders("cyd", "dee")]
+
+
+def test_similar_code_pairs_a_disguised_copy_and_not_the_stub_or_an_independent_solution(
+    built_class,
+):
+    _, graded = built_class
+    pairs = {frozenset((p.left, p.right)): p for p in similar_pairs(A, [s for s, _ in graded])}
+    ivy_jon = pairs[frozenset(folders("ivy", "jon"))]
+    assert ivy_jon.overlap >= THRESHOLD and ivy_jon.passages
+    assert pairs[frozenset(folders("cyd", "dee"))].overlap == pytest.approx(1.0)
+    for first in ("gus", "hal"):  # the stub, whole: boilerplate, paired with no one
+        assert not any(FOLDER[first] in pair for pair in pairs)
+    for first in ("ada", "bob", "cyd", "dee", "eve"):  # the solution and its edits, written apart
+        assert frozenset((FOLDER["ivy"], FOLDER[first])) not in pairs
+    ranked = [p.overlap for p in similar_pairs(A, [s for s, _ in graded])]
+    assert ranked == sorted(ranked, reverse=True)
 
 
 def test_normalised_ignores_comments_and_whitespace_only():
@@ -182,20 +254,11 @@ def test_normalised_ignores_comments_and_whitespace_only():
     assert normalised("def f(:\n  'unterminated") == "deff(:'unterminated"
 
 
-def test_report_html_shows_ranking_students_and_signals(built_class, tmp_path):
-    _, graded = built_class
-    path = tmp_path / "report.html"
-    class_report.write_report(path, A, graded)
-    text = path.read_text()
-    assert text.index("softmax-wrong-axis") < text.index("gelu-tanh-approximation")
-    assert "<details><summary>3 students</summary>cyd, dee, eve</details>" in text
-    assert "id='copy-written'" in text and "id='copy-code'" in text and "<td>cyd, dee</td>" in text
-    assert "±" not in text and text.count("data:image/png;base64,") == 2
+def _chromium(*args: str, profile: Path, timeout: int = 120) -> subprocess.CompletedProcess:
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         pytest.skip("headless Chromium is not installed (apt-get install chromium)")
-    shot = Path("/tmp") / "seqgrade_class_report.png"  # kept for a person to read in the review
-    subprocess.run(
+    return subprocess.run(
         [
             chromium,
             "--headless",
@@ -205,13 +268,114 @@ def test_report_html_shows_ranking_students_and_signals(built_class, tmp_path):
             "--disable-component-update",
             "--disable-sync",
             "--no-first-run",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            f"--screenshot={shot}",
-            "--window-size=1100,3000",
-            path.as_uri(),
+            f"--user-data-dir={profile}",
+            *args,
         ],
         capture_output=True,
-        timeout=120,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture(scope="module")
+def written_report(built_class, tmp_path_factory):
+    _, graded = built_class
+    path = tmp_path_factory.mktemp("report") / "report.html"
+    class_report.write_report(path, A, graded)
+    return path
+
+
+def test_report_html_shows_ranking_people_and_signals(written_report):
+    text = written_report.read_text()
+    assert text.index("softmax-wrong-axis") < text.index("gelu-tanh-approximation")
+    assert "id='copy-written'" in text and "id='similar-code'" in text
+    assert "±" not in text and text.count("data:image/png;base64,") == 2
+    for first in FIRST:  # every person by name and email, linked to their page
+        link = re.search(
+            rf"<a class=student href='([^']+)'>{re.escape(label(first).replace('<', '&lt;').replace('>', '&gt;'))}</a>",
+            text,
+        )
+        assert link is not None, first
+    assert not re.search(r">submission_9000\d\d</a>", text)  # no folder name as a person
+    gelu_row = re.search(r"<tr data-id='gelu-tanh-approximation'.*?</tr>", text, re.S).group(0)
+    assert all(NAME[f] in gelu_row for f in ("cyd", "dee", "eve")) and NAME["bob"] not in gelu_row
+
+
+def test_each_students_page_shows_their_own_full_feedback(written_report, built_class):
+    _, graded = built_class
+    text = written_report.read_text()
+    bob = _by(graded, "bob")
+    href = re.search(rf"<a class=student href='([^']+)'>{re.escape(NAME['bob'])} &lt;", text).group(
+        1
+    )
+    page = (written_report.parent / href).read_text()
+    assert f"<h1 id='student'>{NAME['bob']} &lt;{email('bob')}&gt;</h1>" in page
+    assert f"<b>{bob['score']:g} / {A.total_points:g}</b>" in page.replace(".0 /", " /")
+    assert "Every case in full" in page and "(hidden)" in page  # the instructor view
+    assert "softmax-wrong-axis" in page and NAME["ada"] not in page
+    assert "href='../report.html'" in page
+
+
+def test_the_statistics_csv_beside_the_report(written_report, built_class):
+    _, graded = built_class
+    rows = list(csv.DictReader(class_report.stats_path(written_report).open()))
+    assert [r["question"] for r in rows] == [q.id for q in A.questions]
+    sdpa = next(r for r in rows if r["question"] == "a4.sdpa")
+    scores = [
+        next(t["score"] for t in d["tests"] if t["extra_data"]["question"] == "a4.sdpa")
+        for _, d in graded
+    ]
+    q = next(q for q in A.questions if q.id == "a4.sdpa")
+    assert float(sdpa["mean"]) == pytest.approx(sum(scores) / 9, abs=1e-4)
+    assert float(sdpa["share_full_marks"]) == pytest.approx(
+        sum(s >= q.points for s in scores) / 9, abs=1e-4
+    )
+    # gus and hal left the stub: 7 of 9 attempted; bob's mistake is the question's top one
+    assert float(sdpa["share_attempted"]) == pytest.approx(7 / 9, abs=1e-4)
+    assert sdpa["top_misconceptions"] == "softmax-wrong-axis (1)"
+    ff = next(r for r in rows if r["question"] == "a4.feed_forward")
+    assert ff["top_misconceptions"].startswith("gelu-tanh-approximation (3)")
+
+
+def _mistake_order(dom: str) -> list[str]:
+    table = re.search(r"<table id=\"misconceptions\".*?</table>", dom, re.S).group(0)
+    return re.findall(r"data-id=\"([^\"]+)\"", table)
+
+
+def test_the_report_in_chromium_names_links_and_sorts(written_report, tmp_path):
+    by_points = _chromium(
+        "--dump-dom",
+        "--virtual-time-budget=5000",
+        written_report.as_uri(),
+        profile=tmp_path / "p1",
+    ).stdout
+    by_students = _chromium(
+        "--dump-dom",
+        "--virtual-time-budget=5000",
+        written_report.as_uri() + "#sort=students",
+        profile=tmp_path / "p2",
+    ).stdout
+    points_order, students_order = _mistake_order(by_points), _mistake_order(by_students)
+    assert 'data-sorted="students"' in by_students and 'data-sorted="points"' in by_points
+    assert points_order.index("softmax-wrong-axis") < points_order.index("gelu-tanh-approximation")
+    assert students_order.index("gelu-tanh-approximation") < students_order.index(
+        "softmax-wrong-axis"
+    )
+    assert sorted(points_order) == sorted(students_order)
+    for first in FIRST:  # the names as the browser shows them, and each link's page
+        shown = label(first).replace("<", "&lt;").replace(">", "&gt;")
+        hrefs = re.findall(rf'<a class="student" href="([^"]+)">{re.escape(shown)}</a>', by_points)
+        assert hrefs, first
+        page = _chromium(
+            "--dump-dom", (written_report.parent / hrefs[0]).as_uri(), profile=tmp_path / "p3"
+        ).stdout
+        assert f'<h1 id="student">{shown}</h1>' in page
+    shot = Path("/tmp") / "seqgrade_class_report.png"  # kept for a person to read in the review
+    _chromium(
+        f"--screenshot={shot}",
+        "--window-size=1280,2000",
+        written_report.as_uri(),
+        profile=tmp_path / "p4",
     )
     assert shot.is_file() and shot.stat().st_size > 10_000
 

@@ -37,7 +37,12 @@ def test_every_disguised_copy_is_found(measured):
     _, copies, _, overlap = measured
     assert len(copies) == 115  # 28 whole solutions x 4 disguises, and 3 built from the solution
     assert {c.disguise for _, c in copies} == {
-        "renamed", "reordered", "recommented", "all", "wrapped", "edited"
+        "renamed",
+        "reordered",
+        "recommented",
+        "all",
+        "wrapped",
+        "edited",
     }
     missed = [c.name for o, c in copies if overlap.get(frozenset((o.name, c.name)), 0) < THRESHOLD]
     assert missed == []

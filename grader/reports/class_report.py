@@ -3,7 +3,15 @@
 Mistakes are ranked by the points they cost the class (not by how many students hold them),
 each counted once at its root: the question where a student first makes it, apart from the
 later questions it dragged down. Wrong written answers are grouped by the mistake or form they
-show, never by raw per-student values. Copy signals are listed for a person to look at.
+show, never by raw per-student values. Copy signals are listed for a person to look at, code
+similarity ranked by overlap with the matching passages side by side (grader/reports/similarity.py).
+
+Every table names people as the export does (name and email, not the folder's name) and links
+each to the student's full feedback, instructor view, a static page beside the report
+(grader/reports/student_pages.py); the per-question statistics go to a CSV beside it
+(grader/reports/question_stats.py). The mistakes table sorts by points lost or by students
+affected with a few lines of inline script (no network); `#sort=students` in the address sorts
+it on load.
 
 Plots are drawn with matplotlib (Agg) and embedded as PNG data; they use hatching and grey
 levels, not colour, so they read in print, and they stay within their scales (shares of the
@@ -25,8 +33,9 @@ from typing import Any
 
 from grader import catalog
 from grader.questions import Assignment, WrittenQuestion
-from grader.reports import copy_signals
+from grader.reports import copy_signals, question_stats, similarity, student_pages
 from grader.reports.copy_signals import BorrowedAnswers, Expected
+from grader.reports.similarity import SimilarPair
 
 Graded = Sequence[tuple[Any, Mapping[str, Any]]]
 
@@ -37,7 +46,50 @@ th,td{border:1px solid #999;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#eee}td.num{text-align:right}img{max-width:100%;border:1px solid #ccc}
 code{background:#f4f4f4;padding:0 3px}details summary{cursor:pointer}
 p.note{color:#444;font-size:0.95em}
+.sbs{display:grid;grid-template-columns:1fr 1fr;gap:8px}
+.sbs pre{background:#fff6d5;margin:0 0 6px;padding:4px;overflow-x:auto;font-size:0.85em}
+button{margin-right:6px}
 """
+
+_SORT_JS = """
+function sortMistakes(by){
+  var t=document.getElementById('misconceptions');if(!t)return;
+  var rows=Array.prototype.slice.call(t.querySelectorAll('tr[data-points]'));
+  rows.sort(function(a,b){
+    var k=by==='students'?['data-students','data-points']:['data-points','data-students'];
+    return (parseFloat(b.getAttribute(k[0]))-parseFloat(a.getAttribute(k[0])))||
+           (parseFloat(b.getAttribute(k[1]))-parseFloat(a.getAttribute(k[1])))||
+           a.getAttribute('data-id').localeCompare(b.getAttribute('data-id'));});
+  rows.forEach(function(r){t.tBodies[0].appendChild(r);});
+  t.setAttribute('data-sorted',by);
+}
+window.addEventListener('DOMContentLoaded',function(){
+  var m=/sort=(students|points)/.exec(location.hash);if(m)sortMistakes(m[1]);});
+"""
+
+
+class People:
+    """How the report names each submission (its people) and where its feedback page is."""
+
+    def __init__(
+        self,
+        labels: Mapping[str, str] | None = None,
+        links: Mapping[str, str] | None = None,
+    ) -> None:
+        self.labels = dict(labels or {})
+        self.links = dict(links or {})
+
+    def label(self, name: str) -> str:
+        return self.labels.get(name, name)
+
+    def cell(self, name: str) -> str:
+        """The submission's people as HTML, linked to its feedback page when there is one."""
+        text = html.escape(self.label(name))
+        href = self.links.get(name)
+        if href is None:
+            return text
+        return f"<a class=student href='{html.escape(href, quote=True)}'>{text}</a>"
+
 
 FORM_OTHER_VARIANT = "right for another student's variant"
 FORM_DEFAULT_VARIANT = "right for the default variant (no key)"
@@ -286,12 +338,15 @@ def _plots_html(
 # ----------------------------------------------------------------------------- HTML
 
 
-def _students(names: Sequence[str]) -> str:
-    listed = ", ".join(html.escape(n) for n in names)
+def _students(names: Sequence[str], people: People | None = None) -> str:
+    people = people or People()
+    listed = ", ".join(people.cell(n) for n in sorted(names, key=people.label))
     return f"<details><summary>{len(names)} student{'s' if len(names) != 1 else ''}</summary>{listed}</details>"
 
 
-def _mistakes_html(mistakes: Sequence[Mistake], titles: Mapping[str, str]) -> list[str]:
+def _mistakes_html(
+    mistakes: Sequence[Mistake], titles: Mapping[str, str], people: People | None = None
+) -> list[str]:
     esc = html.escape
     if not mistakes:
         return ["<p>No misconception was recognised.</p>"]
@@ -301,9 +356,11 @@ def _mistakes_html(mistakes: Sequence[Mistake], titles: Mapping[str, str]) -> li
         "makes it); the points it cost in later questions built on that one are listed apart. "
         f"Follow-through credit (a later question right given the student's own earlier function) "
         f"returned {given_back:.1f} points to the class.</p>",
-        "<table id='misconceptions'><tr><th>misconception</th><th>points lost</th><th>share of the class"
-        "</th><th>made in</th><th>questions it dragged down</th><th>returned by follow-through</th>"
-        "<th>what it means</th></tr>",
+        "<p>Sort by <button id='sort-points' onclick=\"sortMistakes('points')\">points lost</button>"
+        "<button id='sort-students' onclick=\"sortMistakes('students')\">students affected</button></p>",
+        "<table id='misconceptions' data-sorted='points'><thead><tr><th>misconception</th>"
+        "<th>points lost</th><th>students affected</th><th>made in</th><th>questions it dragged down"
+        "</th><th>returned by follow-through</th><th>what it means</th></tr></thead><tbody>",
     ]
     for m in mistakes:
         try:
@@ -315,16 +372,20 @@ def _mistakes_html(mistakes: Sequence[Mistake], titles: Mapping[str, str]) -> li
             text = ""
         dragged = "; ".join(f"{esc(titles.get(q, q))} ({p:.1f})" for q, p in m.dragged) or "—"
         parts.append(
-            f"<tr><td><code>{esc(m.id)}</code></td><td class=num>{m.points_lost:.1f}</td>"
-            f"<td>{100 * m.share:.0f}% {_students(m.students)}</td>"
+            f"<tr data-id='{esc(m.id)}' data-points='{m.points_lost:.6f}' "
+            f"data-students='{len(m.students)}'><td><code>{esc(m.id)}</code></td>"
+            f"<td class=num>{m.points_lost:.1f}</td>"
+            f"<td>{len(m.students)} ({100 * m.share:.0f}%) {_students(m.students, people)}</td>"
             f"<td>{esc(titles.get(m.root, m.root))} ({m.root_points:.1f})</td><td>{dragged}</td>"
             f"<td class=num>{m.returned:.1f}</td><td>{text}</td></tr>"
         )
-    parts.append("</table>")
+    parts.append("</tbody></table>")
     return parts
 
 
-def _answers_html(groups: Sequence[AnswerGroup], titles: Mapping[str, str]) -> list[str]:
+def _answers_html(
+    groups: Sequence[AnswerGroup], titles: Mapping[str, str], people: People | None = None
+) -> list[str]:
     esc = html.escape
     if not groups:
         return ["<p>No wrong written answers.</p>"]
@@ -335,7 +396,7 @@ def _answers_html(groups: Sequence[AnswerGroup], titles: Mapping[str, str]) -> l
         form = f"<code>{esc(g.form)}</code>" if g.form not in _FORMS else esc(g.form)
         parts.append(
             f"<tr><td>{esc(titles.get(g.question, g.question))}</td><td>{form}</td>"
-            f"<td>{_students(g.students)}</td></tr>"
+            f"<td>{_students(g.students, people)}</td></tr>"
         )
     parts.append("</table>")
     return parts
@@ -346,14 +407,18 @@ _FORMS = (FORM_OTHER_VARIANT, FORM_DEFAULT_VARIANT, FORM_UNRECOGNISED)
 
 def _copies_html(
     borrowed: Sequence[BorrowedAnswers],
-    same_code: Sequence[tuple[str, ...]],
+    pairs: Sequence[SimilarPair],
     titles: Mapping[str, str],
+    people: People | None = None,
 ) -> list[str]:
+    people = people or People()
     esc = html.escape
     parts = [
-        "<p class=note>Signals for a person to look at, never a penalty: written numbers that are "
-        "right for another student's variant and not for the student's own, and code files identical "
-        "once comments and whitespace are removed.</p>"
+        "<p class=note>Signals for a person to look at, never a penalty, and never shown to students: "
+        "written numbers that are right for another student's variant and not for the student's own, "
+        "and code whose normalised text (names, strings, comments and layout aside, the handout's stub "
+        f"excluded) largely overlaps another's: pairs at {100 * similarity.THRESHOLD:.0f}% or more of "
+        "either file, most overlapping first (docs/similarity.md says what the figures mean).</p>"
     ]
     if borrowed:
         parts.append(
@@ -362,35 +427,74 @@ def _copies_html(
         )
         for b in borrowed:
             qs = "; ".join(esc(titles.get(q, q)) for q in b.questions)
-            parts.append(f"<tr><td>{esc(b.student)}</td><td>{esc(b.other)}</td><td>{qs}</td></tr>")
+            parts.append(
+                f"<tr><td>{people.cell(b.student)}</td><td>{people.cell(b.other)}</td><td>{qs}</td></tr>"
+            )
         parts.append("</table>")
     else:
         parts.append("<p>No written answers match another student's variant.</p>")
-    if same_code:
-        parts.append("<table id='copy-code'><tr><th>identical code files</th></tr>")
-        parts.extend(f"<tr><td>{esc(', '.join(group))}</td></tr>" for group in same_code)
+    if pairs:
+        parts.append(
+            "<table id='similar-code'><tr><th>#</th><th>student</th><th>student</th>"
+            "<th>overlap</th><th>of the first's code</th><th>of the second's code</th>"
+            "<th>matching passages</th></tr>"
+        )
+        for i, p in enumerate(pairs, 1):
+            parts.append(
+                f"<tr data-overlap='{p.overlap:.4f}'><td class=num>{i}</td><td>{people.cell(p.left)}</td>"
+                f"<td>{people.cell(p.right)}</td><td class=num>{100 * p.overlap:.0f}%</td>"
+                f"<td class=num>{100 * p.left_share:.0f}%</td>"
+                f"<td class=num>{100 * p.right_share:.0f}%</td><td>{_side_by_side(p, people)}</td></tr>"
+            )
         parts.append("</table>")
     else:
-        parts.append("<p>No two code files are identical.</p>")
+        parts.append("<p>No two submissions' code overlaps past the threshold.</p>")
     return parts
 
 
+MAX_PASSAGES = 12  # side by side per pair; the rest counted
+
+
+def _side_by_side(p: SimilarPair, people: People) -> str:
+    esc = html.escape
+    shown = p.passages[:MAX_PASSAGES]
+    cells = "".join(f"<pre>{esc(x.left)}</pre><pre>{esc(x.right)}</pre>" for x in shown)
+    more = (
+        f"<p class=note>{len(p.passages) - len(shown)} more passages.</p>"
+        if len(p.passages) > len(shown)
+        else ""
+    )
+    return (
+        f"<details><summary>{len(p.passages)} passages</summary><div class=sbs>"
+        f"<b>{esc(people.label(p.left))}</b><b>{esc(people.label(p.right))}</b>{cells}</div>{more}</details>"
+    )
+
+
 def _questions_html(
-    assignment: Assignment, per_q: Mapping[str, list[float]], titles: Mapping[str, str]
+    assignment: Assignment,
+    per_q: Mapping[str, list[float]],
+    titles: Mapping[str, str],
+    stats: Sequence[question_stats.QuestionStats] = (),
 ) -> list[str]:
+    by_id = {st.question: st for st in stats}
     parts = [
-        "<table id='questions'><tr><th>question</th><th>points</th><th>mean</th><th>std</th>"
-        "<th>full marks</th></tr>"
+        "<table id='questions'><tr><th>question</th><th>points</th><th>mean</th><th>median</th>"
+        "<th>std</th><th>full marks</th><th>attempted</th><th>most common mistakes</th></tr>"
     ]
     for q in assignment.questions:
         s = per_q.get(q.id, [])
         mean = statistics.mean(s) if s else 0.0
+        median = statistics.median(s) if s else 0.0
         std = statistics.pstdev(s) if len(s) > 1 else 0.0
         full = sum(1 for v in s if v >= q.points - 1e-9)
+        st = by_id.get(q.id)
+        tried = f"{100 * st.share_attempted:.0f}%" if st else "—"
+        top = ", ".join(f"<code>{html.escape(m)}</code> ({n})" for m, n in st.top) if st else ""
         parts.append(
             f"<tr><td>{html.escape(titles[q.id])}</td><td class=num>{q.points:g}</td>"
-            f"<td class=num>{mean:.2f}</td><td class=num>{std:.2f}</td>"
-            f"<td class=num>{full}/{len(s)}</td></tr>"
+            f"<td class=num>{mean:.2f}</td><td class=num>{median:.2f}</td>"
+            f"<td class=num>{std:.2f}</td><td class=num>{full}/{len(s)}</td>"
+            f"<td class=num>{tried}</td><td>{top or '—'}</td></tr>"
         )
     parts.append("</table>")
     return parts
@@ -414,58 +518,99 @@ def _failures(graded: Graded, titles: Mapping[str, str]) -> list[tuple[str, str]
     return failures
 
 
-def _failures_html(failures: Sequence[tuple[str, str]]) -> list[str]:
+def _failures_html(failures: Sequence[tuple[str, str]], people: People | None = None) -> list[str]:
+    people = people or People()
     if not failures:
         return ["<p>Every submission ran.</p>"]
     rows = "".join(
-        f"<tr><td>{html.escape(n)}</td><td>{html.escape(w[:400])}</td></tr>" for n, w in failures
+        f"<tr><td>{people.cell(n)}</td><td>{html.escape(w[:400])}</td></tr>" for n, w in failures
     )
     return [f"<table id='failures'><tr><th>submission</th><th>why</th></tr>{rows}</table>"]
 
 
+def stats_path(report: Path) -> Path:
+    """Where the per-question statistics CSV goes: beside the report."""
+    return report.with_name(report.stem + "_questions.csv")
+
+
+def pages_dir(report: Path) -> Path:
+    """Where the students' feedback pages go: a folder beside the report."""
+    return report.with_name(report.stem + "_students")
+
+
 def write_report(path: Path, assignment: Assignment, graded: Graded) -> None:
-    """Write the class report for graded (submission, results.json) pairs."""
+    """Write the class report for graded (submission, results.json) pairs, the students'
+    feedback pages and the per-question statistics beside it."""
+    path = Path(path)
     totals = [float(d.get("score", 0.0)) for _, d in graded]
     per_q: dict[str, list[float]] = defaultdict(list)
     for _, data in graded:
         for t in _scored_tests(data):
             per_q[t["extra_data"]["question"]].append(float(t["score"]))
     titles = {q.id: f"{i + 1}. {q.title}" for i, q in enumerate(assignment.questions)}
+    links = student_pages.write_pages(pages_dir(path), path.name, assignment.title, graded)
+    people = People({_name(s): student_pages.person(s).label for s, _ in graded}, links)
+    stats = question_stats.question_stats(assignment, graded)
+    question_stats.write_stats_csv(stats_path(path), stats)
     expected = Expected(assignment)
     borrowed = copy_signals.borrowed_answers(assignment, graded, expected)
-    same_code = copy_signals.identical_code(assignment, [s for s, _ in graded])
+    pairs = similarity.similar_pairs(assignment, [s for s, _ in graded])
     esc = html.escape
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(assignment.id)} class report</title>"
-        f"<style>{_CSS}</style></head><body>",
+        f"<style>{_CSS}</style><script>{_SORT_JS}</script></head><body>",
         f"<h1>{esc(assignment.title)} — class report</h1>",
         f"<p>{len(graded)} submissions; mean {statistics.mean(totals) if totals else 0:.1f}, "
-        f"median {statistics.median(totals) if totals else 0:.1f} of {assignment.total_points:g} points.</p>",
+        f"median {statistics.median(totals) if totals else 0:.1f} of {assignment.total_points:g} points. "
+        f"Per-question statistics: <a id='stats-csv' href='{esc(stats_path(path).name, quote=True)}'>"
+        f"{esc(stats_path(path).name)}</a>.</p>",
     ]
     if graded:
         parts += _plots_html(assignment, totals, per_q)
-    parts += _questions_html(assignment, per_q, titles)
+    parts += _questions_html(assignment, per_q, titles, stats)
     parts += [
         "<h2>What to reteach: mistakes by the points they cost</h2>",
-        *_mistakes_html(rank_mistakes(assignment, graded), titles),
+        *_mistakes_html(rank_mistakes(assignment, graded), titles, people),
     ]
     parts += [
         "<h2>Wrong written answers, by the mistake they show</h2>",
-        *_answers_html(group_wrong_answers(assignment, graded, borrowed, expected), titles),
+        *_answers_html(group_wrong_answers(assignment, graded, borrowed, expected), titles, people),
     ]
-    parts += ["<h2>Signals of copying</h2>", *_copies_html(borrowed, same_code, titles)]
-    parts += ["<h2>Submissions that failed to run</h2>", *_failures_html(_failures(graded, titles))]
-    parts += _review_html(needs_review(graded), titles)
+    parts += ["<h2>Signals of copying</h2>", *_copies_html(borrowed, pairs, titles, people)]
+    parts += [
+        "<h2>Submissions that failed to run</h2>",
+        *_failures_html(_failures(graded, titles), people),
+    ]
+    parts += _review_html(needs_review(graded), titles, people)
     py_scores = [
         float(d.get("score", 0))
         for _, d in graded
         if not isinstance(d.get("extra_data", {}).get("notebook"), dict)
     ]
     py_mean = sum(py_scores) / len(py_scores) if py_scores else None
-    parts += _notebooks_html(notebook_summary(graded), notebook_losses(graded), py_mean)
+    parts += _notebooks_html(notebook_summary(graded), notebook_losses(graded), py_mean, people)
+    parts += _everyone_html(graded, people)
     parts.append("</body></html>")
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text("\n".join(parts), encoding="utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(parts), encoding="utf-8")
+
+
+def _everyone_html(graded: Graded, people: People) -> list[str]:
+    """Every submission with its score and a link to its feedback, by name."""
+    rows = sorted(
+        ((people.label(_name(s)), _name(s), float(d.get("score", 0))) for s, d in graded),
+        key=lambda r: r[0].lower(),
+    )
+    body = "".join(
+        f"<tr><td>{people.cell(n)}</td><td><code>{html.escape(n)}</code></td>"
+        f"<td class=num>{score:g}</td></tr>"
+        for _, n, score in rows
+    )
+    return [
+        "<h2>Every submission</h2>",
+        "<table id='students'><tr><th>student</th><th>submission</th><th>score</th></tr>"
+        f"{body}</table>",
+    ]
 
 
 def notebook_summary(graded: Graded) -> tuple[list[str], Counter]:
@@ -518,7 +663,9 @@ def _notebooks_html(
     summary: tuple[list[str], Counter],
     losses: Sequence[NotebookLoss] = (),
     py_mean: float | None = None,
+    people: People | None = None,
 ) -> list[str]:
+    people = people or People()
     names, cells = summary
     if not names:
         return []
@@ -527,7 +674,7 @@ def _notebooks_html(
     parts = [
         "<h2>Notebooks</h2>",
         f"<p>{len(names)} submission{'s' if len(names) != 1 else ''} were notebooks "
-        f"{_students(sorted(names))}</p>",
+        f"{_students(names, people)}</p>",
         f"<p>Cells that failed (raised, ran out of time or were not run) most often, with the number of "
         f"notebooks: {esc(worst)}.</p>",
     ]
@@ -543,12 +690,12 @@ def _notebooks_html(
             )
         parts.append("</p>")
         rows = "".join(
-            f"<tr><td>{esc(n.student)}</td><td>{n.score:g}</td><td>{n.written_lost:g}</td>"
+            f"<tr><td>{people.cell(n.student)}</td><td>{n.score:g}</td><td>{n.written_lost:g}</td>"
             f"<td>{esc(n.answers)}</td><td>{esc('; '.join(n.cells) or '-')}</td></tr>"
             for n in sorted(losses, key=lambda n: n.score)
         )
         parts.append(
-            "<table><tr><th>student</th><th>score</th><th>written points lost</th>"
+            "<table id='notebooks'><tr><th>student</th><th>score</th><th>written points lost</th>"
             f"<th>answers read from</th><th>cells that did not run as written</th></tr>{rows}</table>"
         )
     return parts
@@ -567,8 +714,11 @@ def needs_review(graded: Graded) -> list[tuple[str, str, tuple[str, ...]]]:
 
 
 def _review_html(
-    rows: list[tuple[str, str, tuple[str, ...]]], titles: Mapping[str, str]
+    rows: list[tuple[str, str, tuple[str, ...]]],
+    titles: Mapping[str, str],
+    people: People | None = None,
 ) -> list[str]:
+    people = people or People()
     if not rows:
         return []
     esc = html.escape
@@ -579,7 +729,7 @@ def _review_html(
         "<table id='needs-review'><tr><th>student</th><th>question</th><th>what</th></tr>",
     ]
     parts += [
-        f"<tr><td>{esc(who)}</td><td>{esc(titles.get(q, q))}</td><td>{esc('; '.join(what))}</td></tr>"
+        f"<tr><td>{people.cell(who)}</td><td>{esc(titles.get(q, q))}</td><td>{esc('; '.join(what))}</td></tr>"
         for who, q, what in rows
     ]
     parts.append("</table>")

@@ -132,9 +132,7 @@ def compare_codes(
         _, (sx, sy), slices = compare_files(prints[x], prints[y])
         if max(sx, sy) >= threshold:
             pairs.append(
-                SimilarPair(
-                    x, y, float(sx), float(sy), _passages(prints[x], prints[y], slices)
-                )
+                SimilarPair(x, y, float(sx), float(sy), _passages(prints[x], prints[y], slices))
             )
     return sorted(pairs, key=lambda p: (-p.overlap, p.left, p.right))
 
