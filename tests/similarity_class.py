@@ -54,9 +54,13 @@ def independent(assignment: str) -> dict[str, str]:
 
 
 def _local_names(tree: ast.Module) -> set[str]:
-    """Parameters and names assigned inside functions (the graded functions keep their names)."""
+    """Names assigned inside functions and the parameters of helpers (the graded functions keep
+    their names and signatures)."""
     names: set[str] = set()
+    graded = {n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
     for node in ast.walk(tree):
+        if node in graded:  # the grader may pass these by keyword: the signature stays
+            continue
         if isinstance(node, (ast.FunctionDef, ast.Lambda)):
             args = node.args
             for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
@@ -71,7 +75,7 @@ def _local_names(tree: ast.Module) -> set[str]:
 
 
 def renamed(code: str, seed: int = 0) -> str:
-    """Every parameter and local variable given another name (keyword arguments follow)."""
+    """Every local variable and helper parameter given another name (keyword arguments follow)."""
     rng = random.Random(seed)
     names = sorted(_local_names(ast.parse(code)))
     words = ["alpha", "beta", "gamma", "delta", "val", "tmp", "acc", "res", "buf", "item"]

@@ -74,7 +74,8 @@ def test_the_disguises_really_change_the_text():
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
         a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)
     }
-    assert not names & {"x", "y", "z", "total"} and "np" in renamed
+    assert "total" not in names and {"x", "y", "z"} <= names  # the graded signatures kept
+    assert "np" in renamed
     reordered = sc.reordered(code)
     assert reordered.index("def g(") < reordered.index("def f(")
     recommented = sc.recommented(code)
