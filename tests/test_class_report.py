@@ -45,6 +45,7 @@ from grader.reports.class_report import (
 )
 from grader.reports.copy_signals import Expected, borrowed_answers, identical_code, normalised
 from grader.reports.similarity import THRESHOLD, similar_pairs
+from grader.reports.student_pages import markdown_html, page_name, person
 
 A = registry.load("a4")
 SOLUTION = (solution_dir(A.id) / "transformer.py").read_text()
@@ -462,3 +463,27 @@ def test_the_report_lists_what_needs_review():
     assert needs_review(graded) == [
         ("ann", "a2.bptt_final_state", ("importlib.import_module (line 3)",))
     ]
+
+
+def test_feedback_markdown_becomes_html_with_a_students_text_kept_as_text():
+    text = "## 1. Q — 0/2\n\n**0/1 cases passed**.\n\n- ✘ case: `<script>alert(1)</script>`\n  - got: *x*\n"
+    out = markdown_html(text)
+    assert "<script>" not in out and "&lt;script&gt;" in out
+    assert "<h3>1. Q — 0/2</h3>" in out and "<b>0/1 cases passed</b>" in out
+    assert out.count("<ul>") == 2 and "<i>x</i>" in out
+
+
+def test_a_person_is_named_by_the_metadata_and_a_group_by_all_its_members():
+    from grader.app.batch import Submission
+
+    group = Submission(
+        "submission_1",
+        Path("x"),
+        submitters=(
+            {":name": "Ada Lovelace", ":email": "ada@uni.edu"},
+            {":name": "Bob Kahn", ":email": "bob@uni.edu"},
+        ),
+    )
+    assert person(group).label == "Ada Lovelace <ada@uni.edu>, Bob Kahn <bob@uni.edu>"
+    assert person(Submission("alice@uni.edu", Path("x"))).label == "alice@uni.edu"
+    assert page_name("../../etc/passwd") == "_.._etc_passwd.html"

@@ -614,5 +614,11 @@ def run(
 
         write_report(report, assignment, graded)
         if not quiet:
-            print(f"class report: {report}", file=say)
+            from grader.reports.class_report import pages_dir, stats_path
+
+            print(
+                f"class report: {report} (students' feedback pages in {pages_dir(report)}/, "
+                f"per-question statistics in {stats_path(report)})",
+                file=say,
+            )
     return 0

@@ -70,13 +70,14 @@ def page_name(submission: str) -> str:
 
 
 def _inline(text: str) -> str:
-    """Escape, then `code` and **bold** (the only inline forms the feedback uses)."""
+    """Escape, then `code`, **bold** and *italics* (the inline forms the feedback uses)."""
     out = []
     for k, piece in enumerate(re.split(r"(`[^`]*`)", text)):
         if k % 2:
             out.append(f"<code>{html.escape(piece[1:-1])}</code>")
         else:
-            out.append(re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", html.escape(piece)))
+            bold = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", html.escape(piece))
+            out.append(re.sub(r"(?<![*\w])\*([^*\s][^*]*?)\*(?![*\w])", r"<i>\1</i>", bold))
     return "".join(out)
 
 
