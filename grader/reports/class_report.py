@@ -439,7 +439,7 @@ def _copies_html(
             "<th>overlap</th><th>of the first's code</th><th>of the second's code</th>"
             "<th>matching passages</th></tr>"
         )
-        for i, p in enumerate(pairs, 1):
+        for i, p in enumerate(pairs[:MAX_PAIRS], 1):
             parts.append(
                 f"<tr data-overlap='{p.overlap:.4f}'><td class=num>{i}</td><td>{people.cell(p.left)}</td>"
                 f"<td>{people.cell(p.right)}</td><td class=num>{100 * p.overlap:.0f}%</td>"
@@ -447,12 +447,18 @@ def _copies_html(
                 f"<td class=num>{100 * p.right_share:.0f}%</td><td>{_side_by_side(p, people)}</td></tr>"
             )
         parts.append("</table>")
+        if len(pairs) > MAX_PAIRS:
+            parts.append(
+                f"<p class=note>{len(pairs) - MAX_PAIRS} more pairs past the threshold, less "
+                "overlapping than these, are not listed.</p>"
+            )
     else:
         parts.append("<p>No two submissions' code overlaps past the threshold.</p>")
     return parts
 
 
 MAX_PASSAGES = 12  # side by side per pair; the rest counted
+MAX_PAIRS = 100  # similar pairs listed, most overlapping first; the rest counted
 
 
 def _side_by_side(p: SimilarPair, people: People) -> str:
