@@ -122,10 +122,11 @@ def test_a_notebook_is_read_by_its_code_cells(tmp_path):
         {"cell_type": "markdown", "source": "def not_code(): pass"},
         {"cell_type": "code", "source": ["%matplotlib inline\n", "import numpy as np\n"]},
         {"cell_type": "code", "source": "def f(x):\n    return np.tanh(x) * 2\n"},
+        {"cell_type": "code", "source": "%%bash\nls -l\n"},
     ]
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / "rnn.ipynb").write_text(json.dumps({"cells": cells, "nbformat": 4}))
     text = similarity.submission_code(sub, "rnn.py")
-    assert text == "pass\nimport numpy as np\n\n\ndef f(x):\n    return np.tanh(x) * 2\n"
-    assert "not_code" not in text and "%matplotlib" not in text  # the magic's line kept as pass
+    assert text == "import numpy as np\n\n\ndef f(x):\n    return np.tanh(x) * 2\n"
+    assert "not_code" not in text and "%matplotlib" not in text

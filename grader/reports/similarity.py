@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from grader.course.content import assignment_dir
-from grader.engine.notebook_source import drop_magics
 from grader.questions import Assignment
 from grader.reports.copy_signals import MAX_CODE_BYTES, code_text
 
@@ -74,10 +73,20 @@ def notebook_code(text: str) -> str | None:
             continue
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) else str(source)
-        python, _ = drop_magics(source)
+        python = _without_magics(source)
         if python:
             parts.append(python)
     return "\n\n".join(parts)
+
+
+def _without_magics(source: str) -> str | None:
+    """A cell's Python for fingerprinting: a cell magic's cell (`%%bash`) is none, a line
+    magic or shell escape (`%time`, `!pip`) is dropped (the grader runs cells by the same rule,
+    grader/engine/notebook_source.py, which reports may not import)."""
+    if source.lstrip().startswith("%%"):
+        return None
+    lines = [line for line in source.split("\n") if not line.lstrip().startswith(("%", "!"))]
+    return "\n".join(lines)
 
 
 def submission_code(path: Path, code_file: str) -> str | None:
