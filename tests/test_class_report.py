@@ -381,22 +381,25 @@ def test_the_report_in_chromium_names_links_and_sorts(written_report, tmp_path):
     assert shot.is_file() and shot.stat().st_size > 10_000
 
 
-def test_report_without_matplotlib_keeps_its_tables(built_class, tmp_path, monkeypatch):
+def test_report_without_matplotlib_or_copydetect_keeps_its_tables(
+    built_class, tmp_path, monkeypatch
+):
     import builtins
 
     real_import = builtins.__import__
 
-    def no_matplotlib(name, *args, **kwargs):
-        if name.startswith("matplotlib"):
+    def no_libraries(name, *args, **kwargs):
+        if name.startswith(("matplotlib", "copydetect")):
             raise ImportError("No module named 'matplotlib'")
         return real_import(name, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    monkeypatch.setattr(builtins, "__import__", no_libraries)
     _, graded = built_class
     path = tmp_path / "report.html"
     class_report.write_report(path, A, graded)
     text = path.read_text()
     assert "The charts need matplotlib" in text and "id='misconceptions'" in text
+    assert "Code similarity needs copydetect" in text and "id='copy-written'" in text
 
 
 def test_the_report_shows_which_submissions_were_notebooks_and_which_cells_failed():

@@ -560,7 +560,17 @@ def write_report(path: Path, assignment: Assignment, graded: Graded) -> None:
     question_stats.write_stats_csv(stats_path(path), stats)
     expected = Expected(assignment)
     borrowed = copy_signals.borrowed_answers(assignment, graded, expected)
-    pairs = similarity.similar_pairs(assignment, [s for s, _ in graded])
+    try:
+        pairs = similarity.similar_pairs(assignment, [s for s, _ in graded])
+        no_similarity = []
+    except ImportError:  # copydetect is a dependency; a broken install still gets the rest
+        pairs, no_similarity = (
+            [],
+            [
+                "<p class=note>Code similarity needs copydetect (<code>pip install copydetect</code>)."
+                "</p>"
+            ],
+        )
     esc = html.escape
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(assignment.id)} class report</title>"
@@ -583,6 +593,7 @@ def write_report(path: Path, assignment: Assignment, graded: Graded) -> None:
         *_answers_html(group_wrong_answers(assignment, graded, borrowed, expected), titles, people),
     ]
     parts += ["<h2>Signals of copying</h2>", *_copies_html(borrowed, pairs, titles, people)]
+    parts += no_similarity
     parts += [
         "<h2>Submissions that failed to run</h2>",
         *_failures_html(_failures(graded, titles), people),
