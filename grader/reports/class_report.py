@@ -80,6 +80,7 @@ class People:
         self.links = dict(links or {})
 
     def label(self, name: str) -> str:
+        """The submission's people as text ("Ada Lovelace <ada@uni.edu>"), else its name."""
         return self.labels.get(name, name)
 
     def cell(self, name: str) -> str:
