@@ -49,6 +49,7 @@ class Submission:
     student_name: str | None = None
     submitters: tuple[dict[str, Any], ...] = ()  # the export's :submitters, for the variant key
     outcome: Outcome | None = None  # what this batch run did with it (set once it is done)
+    created_at: str | None = None  # when it was submitted (the export's :created_at), ISO 8601
 
 
 MAX_METADATA_BYTES = 32 << 20  # an export's submission_metadata.yml (a large class: a few MB)
@@ -145,10 +146,14 @@ def _gradescope_metadata(root: Path) -> dict[str, dict[str, Any]]:
                     return str(d[k])
             return None
 
+        created = meta.get(":created_at") or meta.get("created_at")
+        if hasattr(created, "isoformat"):  # YAML reads `2026-09-18 23:59:00 -04:00` as a datetime
+            created = created.isoformat()
         out[str(folder)] = {
             "id": pick(first, ":sid", "sid", ":email", "email", ":id", "id"),
             "name": pick(first, ":name", "name"),
             "submitters": subs,
+            "created_at": str(created) if _scalar(created) else None,
         }
     return out
 
@@ -165,7 +170,12 @@ def find_submissions(root: Path) -> list[Submission]:
             m = meta.get(key) or meta.get(path.name) or {}
             subs.append(
                 Submission(
-                    printable(path.name), path, m.get("id"), m.get("name"), m.get("submitters", ())
+                    printable(path.name),
+                    path,
+                    m.get("id"),
+                    m.get("name"),
+                    m.get("submitters", ()),
+                    created_at=m.get("created_at"),
                 )
             )
     return subs
