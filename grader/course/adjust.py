@@ -46,8 +46,12 @@ def decide(
     if term is None:
         return Decision(mine)
     student = term.roster.find(keys)
-    deadline = dates if dates is not None and dates.due is not None else term.dates.get(assignment_id)
-    if deadline is None or (term.policy.kind == "none" and not term.policy.late_days and deadline.late_due is None):
+    deadline = (
+        dates if dates is not None and dates.due is not None else term.dates.get(assignment_id)
+    )
+    if deadline is None or (
+        term.policy.kind == "none" and not term.policy.late_days and deadline.late_due is None
+    ):
         return Decision(mine)
     who = student.email if student else next(iter(sorted(k for k in keys if "@" in k)), None)
     allowance = term.policy.late_days
@@ -93,7 +97,9 @@ def apply(data: Mapping[str, Any], decision: Decision) -> dict[str, Any]:
         test["score"] = after
         test["status"] = "passed" if after >= top else "failed"
         note = f"**Adjusted by the course staff:** {_points(before)} → {_points(after)} points."
-        test["output"] = f"{test.get('output', '')}\n\n{note}" + (f" {o.comment}" if o.comment else "")
+        test["output"] = f"{test.get('output', '')}\n\n{note}" + (
+            f" {o.comment}" if o.comment else ""
+        )
         record = {
             "question": o.question,
             "before": before,
@@ -119,7 +125,11 @@ def apply(data: Mapping[str, Any], decision: Decision) -> dict[str, Any]:
     text = str(out.get("output", ""))
     if final != raw:
         line = f"**Score: {_points(final)} / {_points(top)}** (graded {_points(raw)}; adjusted as below)"
-        text = _SCORE_LINE.sub(line, text, count=1) if _SCORE_LINE.search(text) else f"{line}\n\n{text}"
+        text = (
+            _SCORE_LINE.sub(line, text, count=1)
+            if _SCORE_LINE.search(text)
+            else f"{line}\n\n{text}"
+        )
     if message:
         text = f"**Late submission.** {message}\n\n{text}"
     out["output"] = text

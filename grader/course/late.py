@@ -55,8 +55,7 @@ class Verdict:
     def message(self, lost_points: float) -> str:
         """What the student reads: "Submitted 1 day 3 h late: −10% (−8.5 points)."."""
         if self.late_by <= timedelta(0):
-            if self.late_days_used == 0:
-                return ""
+            return ""
         when = f"Submitted {span(self.late_by)} late"
         if self.after_late_due:
             return f"{when}, after the late due date: the score counts as 0 (−{_pts(lost_points)})."
@@ -108,7 +107,7 @@ def parse_date(value: Any, what: str) -> datetime | None:
         date, dot, frac = text.partition(".")
         if dot:  # at most 6 fraction digits for fromisoformat (exports give 9)
             digits = "".join(c for c in frac if c.isdigit())
-            text = f"{date}.{digits[:6].ljust(6, '0')}{frac[len(digits):]}"
+            text = f"{date}.{digits[:6].ljust(6, '0')}{frac[len(digits) :]}"
         try:
             stamp = datetime.fromisoformat(text.replace(" ", "T", 1))
         except ValueError:
@@ -144,7 +143,9 @@ def policy_from(table: Mapping[str, Any], where: str = "late policy") -> Policy:
         raise LateError(f"{where}: kind {kind} needs a percent (per day or hour)")
     if numbers["cap"] > 100 or int(numbers["late_days"]) != numbers["late_days"]:
         raise LateError(f"{where}: cap is at most 100 and late_days a whole number")
-    return Policy(kind, float(numbers["percent"]), float(numbers["cap"]), grace, int(numbers["late_days"]))  # type: ignore[arg-type]
+    return Policy(
+        kind, float(numbers["percent"]), float(numbers["cap"]), grace, int(numbers["late_days"])
+    )  # type: ignore[arg-type]
 
 
 def judge(
@@ -187,7 +188,9 @@ def read_ledger(path: Path) -> dict[tuple[str, str], int]:
     if not Path(path).is_file():
         return {}
     out: dict[tuple[str, str], int] = {}
-    for line, row in enumerate(csv.DictReader(Path(path).read_text(encoding="utf-8").splitlines()), 2):
+    for line, row in enumerate(
+        csv.DictReader(Path(path).read_text(encoding="utf-8").splitlines()), 2
+    ):
         try:
             out[(row["student"].strip().lower(), row["assignment"].strip())] = int(row["days"])
         except (KeyError, ValueError, AttributeError, TypeError):

@@ -80,9 +80,14 @@ def _entry(raw: Any, assignment: Assignment, where: str) -> Override:
     if not str(raw.get("question") or "").strip():
         raise OverrideError(f"{where}: `question` is missing (a question id or number)")
     qid = _resolve_question(assignment, str(raw["question"]), where)
-    score, delta = _number(raw.get("score"), "score", where), _number(raw.get("delta"), "delta", where)
+    score, delta = (
+        _number(raw.get("score"), "score", where),
+        _number(raw.get("delta"), "delta", where),
+    )
     if (score is None) == (delta is None):
-        raise OverrideError(f"{where}: give exactly one of `score` (the points) and `delta` (points added)")
+        raise OverrideError(
+            f"{where}: give exactly one of `score` (the points) and `delta` (points added)"
+        )
     top = next(q.points for q in assignment.questions if q.id == qid)
     if score is not None and not 0 <= score <= top:
         raise OverrideError(f"{where}: score {score:g} is outside 0–{top:g}, the points of {qid}")

@@ -42,7 +42,9 @@ class Student:
     sid: str = ""  # the institution's student id (Canvas's SIS User ID)
     canvas_id: str = ""  # Canvas's own user id (its gradebook's `ID` column)
     section: str = ""
-    late_days: int | None = None  # this student's late-day allowance, when it differs from the term's
+    late_days: int | None = (
+        None  # this student's late-day allowance, when it differs from the term's
+    )
     extensions: Mapping[str, timedelta] = field(default_factory=dict)  # short id (a1) -> extension
 
     def keys(self) -> set[str]:
@@ -72,7 +74,9 @@ def load(path: Path) -> Roster:
     reader = csv.DictReader(text.splitlines())
     columns = [c.strip().lower() for c in reader.fieldnames or []]
     if "email" not in columns:
-        raise RosterError(f"roster {path}: no `email` column (found: {', '.join(columns) or 'none'})")
+        raise RosterError(
+            f"roster {path}: no `email` column (found: {', '.join(columns) or 'none'})"
+        )
     students: list[Student] = []
     seen: dict[str, int] = {}
     for line, raw in enumerate(reader, start=2):

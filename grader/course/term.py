@@ -28,7 +28,9 @@ class Term:
     dates: Mapping[str, late.Dates] = field(default_factory=dict)  # full assignment id -> deadlines
     roster: roster.Roster = roster.Roster()
     roster_path: Path | None = None
-    ledger_path: Path | None = None  # late days spent, across assignments (read and written by batch)
+    ledger_path: Path | None = (
+        None  # late days spent, across assignments (read and written by batch)
+    )
     overrides_dir: Path | None = None  # holds <a1 … a7>.toml or .csv
 
     def overrides_file(self, assignment_id: str) -> Path | None:
@@ -36,7 +38,12 @@ class Term:
         if self.overrides_dir is None:
             return None
         short = assignment_id.split("_", 1)[0]
-        for name in (f"{short}.toml", f"{short}.csv", f"{assignment_id}.toml", f"{assignment_id}.csv"):
+        for name in (
+            f"{short}.toml",
+            f"{short}.csv",
+            f"{assignment_id}.toml",
+            f"{assignment_id}.csv",
+        ):
             if (self.overrides_dir / name).is_file():
                 return self.overrides_dir / name
         return None
@@ -72,7 +79,9 @@ def load(path: Path) -> Term:
             except UnknownAssignment as err:
                 raise TermError(f"{path.name} [assignments.{name}]: {err}") from None
             if not isinstance(table, dict) or set(table) - {"due", "late_due"}:
-                raise TermError(f"{path.name} [assignments.{name}]: give `due` and optionally `late_due`")
+                raise TermError(
+                    f"{path.name} [assignments.{name}]: give `due` and optionally `late_due`"
+                )
             where = f"{path.name} [assignments.{name}]"
             dates[aid] = late.Dates(
                 late.parse_date(table.get("due"), f"{where} due"),
@@ -95,9 +104,17 @@ def load(path: Path) -> Term:
 def bundle_files(term_path: Path, assignment_id: str) -> dict[str, Path]:
     """The files `seqgrade autograder --term` copies into the bundle (under BUNDLE_DIR), by the
     names the container reads: the term file, its roster, ledger, and this assignment's overrides."""
+    from grader.course import overrides
+    from grader.course.registry import load as load_assignment
+
     term = load(term_path)
     base = Path(term_path).parent
     found = term.overrides_file(assignment_id)
+    if found is not None:
+        try:  # a bad entry is refused now, not in every student's grading
+            overrides.load(found, load_assignment(assignment_id))
+        except overrides.OverrideError as err:
+            raise TermError(str(err)) from None
     files = [p for p in (term.roster_path, term.ledger_path, found) if p and p.is_file()]
     out = {f"{BUNDLE_DIR}/{TERM_FILE}": Path(term_path)}
     for p in files:
