@@ -681,7 +681,7 @@ def anonymised(
         )
         out.append((blind, pseudonyms.scrub(data, swap)))
     pseudonyms.write_mapping(mapping_path, rows)
-    return out
+    return sorted(out, key=lambda row: row[0].name)  # by pseudonym: the order says nothing either
 
 
 def run(
@@ -769,6 +769,9 @@ def run(
         for line in shown:
             print(f"  {line}", file=say)
     graded = adjusted(graded, assignment, adj)
+    if adj.term is not None or adj.overrides:  # the final results beside the raw ones
+        for sub, data in graded:
+            write_results(results_dir / "adjusted" / f"{sub.name}.json", data)
     if anonymise:
         graded = anonymised(graded, Path(f"{beside}_pseudonyms.csv"))
     people = None if anonymise else roster_people(graded, adj)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -104,10 +105,8 @@ def parse_date(value: Any, what: str) -> datetime | None:
         head, _, zone = text.rpartition(" ")
         if head and zone[:1] in "+-" and ":" in zone:  # "… 23:59:00.5 -04:00"
             text = f"{head}{zone}"
-        date, dot, frac = text.partition(".")
-        if dot:  # at most 6 fraction digits for fromisoformat (exports give 9)
-            digits = "".join(c for c in frac if c.isdigit())
-            text = f"{date}.{digits[:6].ljust(6, '0')}{frac[len(digits) :]}"
+        # at most 6 fraction digits for fromisoformat (an export gives 9)
+        text = re.sub(r"\.(\d{1,6})\d*", lambda m: "." + m.group(1).ljust(6, "0"), text, count=1)
         try:
             stamp = datetime.fromisoformat(text.replace(" ", "T", 1))
         except ValueError:
