@@ -43,9 +43,12 @@ def _limits(monkeypatch):
 def steady(monkeypatch):
     """The catalog's and reference's fingerprints as they are when the test starts: in a shared
     checkout, someone else's edit between two runs would (rightly) regrade everything."""
-    for name in ("catalog_fingerprint", "reference_fingerprint"):
-        value = getattr(fingerprint, name)()
-        monkeypatch.setattr(fingerprint, name, lambda value=value: value)
+    for name in ("catalog_fingerprint_of", "reference_fingerprint_of"):
+        real = getattr(fingerprint, name)
+        seen: dict[str, str] = {}
+        monkeypatch.setattr(
+            fingerprint, name, lambda a, real=real, seen=seen: seen.setdefault(a.id, real(a))
+        )
 
 
 @pytest.fixture
