@@ -208,9 +208,22 @@ def _registered_ids(path: Path) -> set[str]:
 def reference_fingerprint_of(assignment: Assignment) -> str:
     """The reference modules this assignment's suite reaches (its imports, followed through
     `reference/`): an edit to a formula another assignment uses alone leaves this one unchanged."""
-    files = [p for p in _reached(assignment) if _is_under(p, _package_dir("reference"))]
-    folder = _package_dir("reference")
+    imported = _imported_package("reference")  # where the modules were found
+    folder = _package_dir(
+        "reference"
+    )  # where they are read from (the same, unless a test moves it)
+    if imported is None or folder is None:
+        return _digest([b"<none>"])
+    names = [
+        p.resolve().relative_to(imported) for p in _reached(assignment) if _is_under(p, imported)
+    ]
+    files = [folder / name for name in names]
     return _digest(_files(files, folder) if files else [b"<none>"])
+
+
+def _imported_package(name: str) -> Path | None:
+    spec = importlib.util.find_spec(name)
+    return Path(spec.origin).resolve().parent if spec is not None and spec.origin else None
 
 
 _FOLLOWED = ("reference", "grader.suites", "grader.mutants")  # imports followed for the closure
@@ -288,7 +301,7 @@ def suite_fingerprint(assignment: Assignment) -> str:
     variant = assignment_dir(assignment.id) / "variant.py"
     if variant.is_file():
         files.append(variant)
-    reference = _package_dir("reference")
+    reference = _imported_package("reference")
     shared = {p for p in _reached(assignment) if not _is_under(p, reference)}
     files += sorted((_defining_files(assignment) | shared) - set(files))
     return _digest([*_files(files), _describe(assignment).encode()])
