@@ -23,7 +23,9 @@ def at(text: str):
 def test_dates_as_gradescope_and_its_export_write_them():
     # submission_metadata.json (Gradescope's docs) and the export's YAML (nine fraction digits)
     assert at("2018-07-01T14:22:32.365935-07:00").isoformat() == "2018-07-01T14:22:32.365935-07:00"
-    assert at("2026-09-18 20:00:00.123456789 -04:00").isoformat() == "2026-09-18T20:00:00.123456-04:00"
+    assert (
+        at("2026-09-18 20:00:00.123456789 -04:00").isoformat() == "2026-09-18T20:00:00.123456-04:00"
+    )
     assert at("2026-09-19T03:59:00Z") == DUE  # the same instant in UTC
     assert parse_date(None, "x") is None and parse_date("", "x") is None
 
@@ -75,7 +77,9 @@ def test_a_late_day_forgives_a_started_day_before_any_percent():
     v = judge(with_days, DATES, at("2026-09-20T03:00:00-04:00"))
     # 27 h 1 min: the late day covers 24 h, the 3 h 1 min left start one day: 10 %
     assert (v.late_days_used, v.late_days_left, v.percent) == (1, 0, 10)
-    assert v.message(0.4) == "Submitted 1 day 3 h late (1 late day used, 0 left): −10% (−0.4 points)."
+    assert (
+        v.message(0.4) == "Submitted 1 day 3 h late (1 late day used, 0 left): −10% (−0.4 points)."
+    )
     none_left = judge(with_days, DATES, at("2026-09-20T03:00:00-04:00"), late_days_available=0)
     assert (none_left.late_days_used, none_left.percent) == (0, 20)
 
@@ -87,8 +91,12 @@ def test_an_extension_moves_the_due_date_and_the_late_due_date():
     past = judge(PER_DAY, DATES, at("2026-09-21T12:00:00-04:00"), extension=timedelta(days=2))
     assert past.percent == 10 and not past.after_late_due
     # the late due date moves too: 23:59 on the 24th; the 23rd is before it, the 25th after
-    assert not judge(PER_DAY, DATES, at("2026-09-23T08:00:00-04:00"), extension=timedelta(days=2)).after_late_due
-    assert judge(PER_DAY, DATES, at("2026-09-25T08:00:00-04:00"), extension=timedelta(days=2)).after_late_due
+    assert not judge(
+        PER_DAY, DATES, at("2026-09-23T08:00:00-04:00"), extension=timedelta(days=2)
+    ).after_late_due
+    assert judge(
+        PER_DAY, DATES, at("2026-09-25T08:00:00-04:00"), extension=timedelta(days=2)
+    ).after_late_due
 
 
 def test_after_the_late_due_date_the_score_counts_as_zero():

@@ -57,10 +57,8 @@ def decide(
     allowance = term.policy.late_days
     if student is not None and student.late_days is not None:
         allowance = student.late_days
-    available = None
-    if allowance:
-        spent = late.spent_before(ledger or {}, who or "", assignment_id) if who else 0
-        available = max(allowance - spent, 0)
+    spent = late.spent_before(ledger or {}, who, assignment_id) if who and allowance else 0
+    available = max(allowance - spent, 0)
     short = assignment_id.split("_", 1)[0]
     extension = student.extensions.get(short, timedelta(0)) if student else timedelta(0)
     verdict = late.judge(

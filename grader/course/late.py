@@ -114,7 +114,8 @@ def parse_date(value: Any, what: str) -> datetime | None:
                 f"{what}: {value!r} is not a date; write it as 2026-09-18T23:59:00-04:00"
             ) from None
     if stamp.tzinfo is None:
-        raise LateError(f"{what}: {value!r} has no time zone; add one, e.g. -04:00 or Z")
+        shown = value.isoformat() if isinstance(value, datetime) else value
+        raise LateError(f"{what}: {shown!r} has no time zone; add one, e.g. -04:00 or Z")
     return stamp
 
 
@@ -175,7 +176,7 @@ def judge(
     else:
         units = math.ceil(charged / _UNIT[policy.kind])
         percent = min(units * policy.percent, policy.cap)
-    left = allowance - used if policy.late_days or late_days_available is not None else None
+    left = allowance - used if allowance or policy.late_days else None
     return Verdict(late_by, used, left, percent, after, extension)
 
 
