@@ -343,6 +343,8 @@ def test_check_says_when_pytest_is_missing(monkeypatch):
     from grader.app import check
 
     monkeypatch.setattr(check, "pytest_available", lambda: False)
-    found = check.check_public_tests(assignment_dir("a1_word_vectors"), solution_dir("a1_word_vectors"))
+    found = check.check_public_tests(
+        assignment_dir("a1_word_vectors"), solution_dir("a1_word_vectors")
+    )
     assert not found.ok and found.summary == "test_public.py not run"
     assert "pytest is not installed" in found.problems[0]
