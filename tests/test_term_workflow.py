@@ -248,8 +248,12 @@ def test_anonymise_gives_stable_pseudonyms_and_a_private_mapping(term, capsys):
     rows = _rows(term["out"])
     assert rows[by_person["alan@uni.edu"]]["total"] == "3.6"  # the adjustments still apply
     assert (term["out"].with_name("grades_pseudonyms.csv").stat().st_mode & 0o077) == 0
-    assert _batch(term, "--anonymise") == 0  # a second run: the same pseudonyms
+    capsys.readouterr()
+    assert _batch(term, "--anonymise", "--diff") == 0  # a second run: the same pseudonyms
     assert set(_rows(term["out"])) == set(by_person.values())
+    said = capsys.readouterr().out + term["out"].with_name("grades_diff.csv").read_text()
+    assert "scores changed for 0 submissions" in said
+    assert not any(real in said for real in ("Ada", "Turing", "submission_100", "uni.edu"))
     capsys.readouterr()
     assert _batch(term, "--anonymise", "--gradebook", "gradescope") == 2
     assert "--anonymise is for blind review" in capsys.readouterr().err

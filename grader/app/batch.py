@@ -646,9 +646,10 @@ def roster_people(graded: list[tuple[Submission, dict[str, Any]]], adj: Adjustme
 
 def anonymised(
     graded: list[tuple[Submission, dict[str, Any]]], mapping_path: Path
-) -> list[tuple[Submission, dict[str, Any]]]:
+) -> tuple[list[tuple[Submission, dict[str, Any]]], dict[str, str]]:
     """The rows with every student's name, email, SID, key and folder replaced by their stable
-    pseudonym; the private mapping written to `mapping_path`."""
+    pseudonym, and each submission's pseudonym by its name; the private mapping written to
+    `mapping_path`."""
     from grader.course import pseudonyms
 
     def identity(sub: Submission, data: dict[str, Any]) -> str:
@@ -681,7 +682,8 @@ def anonymised(
         )
         out.append((blind, pseudonyms.scrub(data, swap)))
     pseudonyms.write_mapping(mapping_path, rows)
-    return sorted(out, key=lambda row: row[0].name)  # by pseudonym: the order says nothing either
+    aliases = {r["submission"]: r["pseudonym"] for r in rows}
+    return sorted(out, key=lambda row: row[0].name), aliases  # by pseudonym: the order says nothing
 
 
 def run(
@@ -753,11 +755,23 @@ def run(
         print(f"seqgrade: {err}", file=sys.stderr)
         return 2
     say = sys.stderr if to_stdout else sys.stdout
-    if diff:
-        moved = changes.compare(
-            before,
-            [(s.name, s.student_name or "", changes.scores_of(d)) for s, d in graded],
+    moved = (
+        changes.compare(
+            before, [(s.name, s.student_name or "", changes.scores_of(d)) for s, d in graded]
         )
+        if diff
+        else []
+    )
+    graded = adjusted(graded, assignment, adj)
+    if adj.term is not None or adj.overrides:  # the final results beside the raw ones
+        for sub, data in graded:
+            write_results(results_dir / "adjusted" / f"{sub.name}.json", data)
+    if anonymise:
+        graded, aliases = anonymised(graded, Path(f"{beside}_pseudonyms.csv"))
+        moved = [
+            dataclasses.replace(c, submission=aliases[c.submission], who="") for c in moved
+        ]  # blind review: what moved, by pseudonym
+    if diff:
         diff_path = Path(f"{beside}_diff.csv")
         changes.write(diff_path, moved)
         shown = changes.lines(moved)
@@ -768,12 +782,6 @@ def run(
         )
         for line in shown:
             print(f"  {line}", file=say)
-    graded = adjusted(graded, assignment, adj)
-    if adj.term is not None or adj.overrides:  # the final results beside the raw ones
-        for sub, data in graded:
-            write_results(results_dir / "adjusted" / f"{sub.name}.json", data)
-    if anonymise:
-        graded = anonymised(graded, Path(f"{beside}_pseudonyms.csv"))
     people = None if anonymise else roster_people(graded, adj)
     lost = write_csv(out, assignment, graded, fmt=gradebook, digits=digits, people=people)
     if lost:
