@@ -352,3 +352,43 @@ def test_one_key_everywhere_container_batch_grade_and_variant_py(
     )
     scores["grade --student"] = json.loads(grade.stdout)["score"]
     assert scores == {"container": 100, "batch": 100, "grade --student": 100}
+
+
+@pytest.mark.parametrize("container", FIRST, indirect=True)
+def test_the_bundled_term_is_applied_in_the_container(container: Container, tmp_path) -> None:
+    """The term's files where `seqgrade autograder --term` puts them: a late submission loses
+    its share by Gradescope's own dates, and an override shows under its question."""
+    from grader.course.term import BUNDLE_DIR
+
+    folder = container.root / "source" / BUNDLE_DIR
+    (folder / "overrides").mkdir(parents=True)
+    (folder / "term.toml").write_text(
+        'roster = "roster.csv"\noverrides = "overrides"\n'
+        '[late]\nkind = "percent_per_day"\npercent = 10\n'
+    )
+    (folder / "roster.csv").write_text("email,extension:a1\nbob@example.edu,2d\n")
+    short = container.aid.split("_")[0]
+    question = registry.load(container.aid).questions[0]
+    (folder / "overrides" / f"{short}.toml").write_text(
+        f'[[override]]\nstudent = "{KEY}"\nquestion = "{question.id}"\ndelta = -1\n'
+        'comment = "Checked by hand."\n'
+    )
+    late = {
+        **META,
+        "created_at": "2026-12-02T10:00:00.000000-05:00",  # 10 h 1 min after the due date
+        "assignment": {"due_date": "2026-12-01T23:59:00.000000-05:00", "late_due_date": None},
+    }
+    try:
+        data, _ = container.run(solution_files(container.aid, KEY), late)
+        top = sum(q.points for q in registry.load(container.aid).questions)
+        # full marks, one point taken by the override, then −10 % for one started day
+        assert data["score"] == pytest.approx((top - 1) * 0.9)
+        assert data["output"].startswith("**Late submission.** Submitted 10 h 1 min late: −10%")
+        first = next(t for t in data["tests"] if t["extra_data"].get("question") == question.id)
+        assert first["output"].endswith(
+            f"**Adjusted by the course staff:** {question.points:g} → {question.points - 1:g} points. "
+            "Checked by hand."
+        )
+        assert data["extra_data"]["adjustments"]["raw_score"] == top
+    finally:
+        shutil.rmtree(folder)

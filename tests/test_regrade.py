@@ -43,9 +43,12 @@ def _limits(monkeypatch):
 def steady(monkeypatch):
     """The catalog's and reference's fingerprints as they are when the test starts: in a shared
     checkout, someone else's edit between two runs would (rightly) regrade everything."""
-    for name in ("catalog_fingerprint", "reference_fingerprint"):
-        value = getattr(fingerprint, name)()
-        monkeypatch.setattr(fingerprint, name, lambda value=value: value)
+    for name in ("catalog_fingerprint_of", "reference_fingerprint_of"):
+        real = getattr(fingerprint, name)
+        seen: dict[str, str] = {}
+        monkeypatch.setattr(
+            fingerprint, name, lambda a, real=real, seen=seen: seen.setdefault(a.id, real(a))
+        )
 
 
 @pytest.fixture
@@ -528,3 +531,29 @@ def test_only_a_failure_of_ours_keeps_the_stored_result_and_says_so(root, monkey
         assert [t for t in data["tests"] if t["extra_data"]["kind"] == "code"] == code
         assert "RuntimeError: a bug of ours" in _tests(data)["grader-error"]["output"]
         assert data["score"] == before[name]["score"]
+
+
+@pytest.mark.parametrize(
+    ("package", "file", "kind"),
+    [
+        ("grader.catalog", "a2.py", "catalog"),
+        ("reference", "rnn.py", "reference"),  # a2's formulas; a1 never imports them
+    ],
+)
+def test_an_edit_to_another_assignment_leaves_this_ones_fingerprints(
+    monkeypatch, tmp_path, package, file, kind
+):
+    """An edit to a2's catalog entries or a2's own reference module regrades a2, never a1."""
+    from grader.course import registry
+
+    a1, a2 = registry.load("a1"), registry.load("a2")
+    base1, base2 = (fingerprint.assignment_fingerprints(a) for a in (a1, a2))
+    real = fingerprint._package_dir
+    copy = tmp_path / real(package).name
+    shutil.copytree(real(package), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(
+        fingerprint, "_package_dir", lambda name: copy if name == package else real(name)
+    )
+    (copy / file).write_text((copy / file).read_text() + "\n# edited\n")
+    assert base1.changed(fingerprint.assignment_fingerprints(a1)) == []
+    assert base2.changed(fingerprint.assignment_fingerprints(a2)) == [kind]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import multiprocessing
@@ -49,6 +50,7 @@ class Submission:
     student_name: str | None = None
     submitters: tuple[dict[str, Any], ...] = ()  # the export's :submitters, for the variant key
     outcome: Outcome | None = None  # what this batch run did with it (set once it is done)
+    created_at: str | None = None  # when it was submitted (the export's :created_at), ISO 8601
 
 
 MAX_METADATA_BYTES = 32 << 20  # an export's submission_metadata.yml (a large class: a few MB)
@@ -145,10 +147,14 @@ def _gradescope_metadata(root: Path) -> dict[str, dict[str, Any]]:
                     return str(d[k])
             return None
 
+        created = meta.get(":created_at") or meta.get("created_at")
+        if hasattr(created, "isoformat"):  # YAML reads `2026-09-18 23:59:00 -04:00` as a datetime
+            created = created.isoformat()
         out[str(folder)] = {
             "id": pick(first, ":sid", "sid", ":email", "email", ":id", "id"),
             "name": pick(first, ":name", "name"),
             "submitters": subs,
+            "created_at": str(created) if _scalar(created) else None,
         }
     return out
 
@@ -165,7 +171,12 @@ def find_submissions(root: Path) -> list[Submission]:
             m = meta.get(key) or meta.get(path.name) or {}
             subs.append(
                 Submission(
-                    printable(path.name), path, m.get("id"), m.get("name"), m.get("submitters", ())
+                    printable(path.name),
+                    path,
+                    m.get("id"),
+                    m.get("name"),
+                    m.get("submitters", ()),
+                    created_at=m.get("created_at"),
                 )
             )
     return subs
@@ -548,6 +559,133 @@ def summary(graded: list[tuple[Submission, dict[str, Any]]]) -> str:
     return ", ".join(parts)
 
 
+def identities(sub: Submission, data: dict[str, Any] | None = None) -> set[str]:
+    """Every key an overrides file or the roster may name this submission's student by: the
+    folder or zip name, the variant key, each submitter's email and SID (lower-cased)."""
+    keys = {sub.name, sub.path.stem if sub.path.suffix == ".zip" else sub.name}
+    if data is not None:
+        keys.add(str(data.get("extra_data", {}).get("student") or ""))
+    for s in sub.submitters:
+        keys.update(str(s.get(k) or "") for k in (":email", "email", ":sid", "sid"))
+    return {k.strip().lower() for k in keys if k and k.strip()}
+
+
+@dataclass(frozen=True)
+class Adjustments:
+    """What the staff declared for this batch: the term (late policy, roster) and the overrides."""
+
+    term: Any = None  # grader.course.term.Term, or None
+    overrides: tuple[Any, ...] = ()  # grader.course.overrides.Override entries
+    ledger: dict[tuple[str, str], int] | None = None  # late days spent so far
+
+
+def load_adjustments(
+    assignment: Assignment,
+    subs: list[Submission],
+    term_path: Path | None,
+    overrides_path: Path | None,
+) -> Adjustments:
+    """Read and check the term file and the overrides (an unknown student or question is an
+    error); raises ValueError with a message for the staff."""
+    from grader.course import late, overrides, term
+
+    known = term.load(term_path) if term_path is not None else None
+    path = overrides_path or (known.overrides_file(assignment.id) if known else None)
+    found = overrides.load(path, assignment) if path is not None else ()
+    if found:
+        overrides.check_students(
+            found, [identities(s) | {(_key(s, assignment).value or "").lower()} for s in subs]
+        )
+    ledger = late.read_ledger(known.ledger_path) if known and known.ledger_path else None
+    return Adjustments(known, found, ledger)
+
+
+def adjusted(
+    graded: list[tuple[Submission, dict[str, Any]]], assignment: Assignment, adj: Adjustments
+) -> list[tuple[Submission, dict[str, Any]]]:
+    """Each result with its overrides and late penalty applied (a copy: the stored results stay
+    raw); the late days each spends recorded in the term's ledger."""
+    from grader.course import adjust, late
+
+    if adj.term is None and not adj.overrides:
+        return graded
+    ledger = dict(adj.ledger or {})
+    out = []
+    for sub, data in graded:
+        try:
+            submitted = late.parse_date(sub.created_at, f"{sub.name}: :created_at")
+        except late.LateError as err:
+            print(f"seqgrade: warning: {err}; its lateness is not judged", file=sys.stderr)
+            submitted = None
+        decision = adjust.decide(
+            adj.term, adj.overrides, assignment.id, identities(sub, data), submitted, ledger=ledger
+        )
+        if decision.verdict is not None and decision.ledger_key and adj.term.policy.late_days:
+            ledger[(decision.ledger_key, assignment.id)] = decision.verdict.late_days_used
+        out.append((sub, adjust.apply(data, decision)))
+    if adj.term is not None and adj.term.ledger_path is not None and adj.term.policy.late_days:
+        late.write_ledger(adj.term.ledger_path, ledger)
+    return out
+
+
+def roster_people(graded: list[tuple[Submission, dict[str, Any]]], adj: Adjustments) -> dict | None:
+    """The roster's entry for each submission (name, email, SID, Canvas id, section), by name."""
+    from grader.reports.gradebook import Person
+
+    if adj.term is None or not adj.term.roster.students:
+        return None
+    out = {}
+    for sub, data in graded:
+        st = adj.term.roster.find(identities(sub, data))
+        if st is not None:
+            out[sub.name] = Person(
+                st.name or None, st.email, st.sid or None, st.canvas_id or None, st.section or None
+            )
+    return out
+
+
+def anonymised(
+    graded: list[tuple[Submission, dict[str, Any]]], mapping_path: Path
+) -> tuple[list[tuple[Submission, dict[str, Any]]], dict[str, str]]:
+    """The rows with every student's name, email, SID, key and folder replaced by their stable
+    pseudonym, and each submission's pseudonym by its name; the private mapping written to
+    `mapping_path`."""
+    from grader.course import pseudonyms
+
+    def identity(sub: Submission, data: dict[str, Any]) -> str:
+        return str(data.get("extra_data", {}).get("student") or sub.name)
+
+    names = pseudonyms.assign(
+        [identity(s, d) for s, d in graded], pseudonyms.read_mapping(mapping_path)
+    )
+    out, rows = [], []
+    for sub, data in graded:
+        alias = names[identity(sub, data)]
+        first = sub.submitters[0] if sub.submitters else {}
+        email = str(first.get(":email") or first.get("email") or "")
+        sid = str(first.get(":sid") or first.get("sid") or sub.student_id or "")
+        real = {sub.name, sub.path.stem, identity(sub, data), sub.student_name or "", email, sid}
+        real |= {str(m.get(k) or "") for m in sub.submitters for k in (":name", ":email", ":sid")}
+        swap = {r: alias for r in real if len(r) >= 3}
+        rows.append(
+            {
+                "pseudonym": alias,
+                "identity": identity(sub, data),
+                "submission": sub.name,
+                "name": sub.student_name or "",
+                "email": email,
+                "sid": sid,
+            }
+        )
+        blind = dataclasses.replace(
+            sub, name=alias, student_id=alias, student_name=alias, submitters=({":name": alias},)
+        )
+        out.append((blind, pseudonyms.scrub(data, swap)))
+    pseudonyms.write_mapping(mapping_path, rows)
+    aliases = {r["submission"]: r["pseudonym"] for r in rows}
+    return sorted(out, key=lambda row: row[0].name), aliases  # by pseudonym: the order says nothing
+
+
 def run(
     root: Path,
     assignment_id: str,
@@ -561,7 +699,15 @@ def run(
     quiet: bool = False,
     only: str | None = None,
     cluster: str | None = None,
+    term: Path | None = None,
+    overrides: Path | None = None,
+    diff: bool = False,
+    anonymise: bool = False,
 ) -> int:
+    from grader.course import changes, late
+    from grader.course.overrides import OverrideError
+    from grader.course.term import TermError
+
     assignment = registry.load(assignment_id)
     try:
         questions = (
@@ -576,8 +722,22 @@ def run(
             file=sys.stderr,
         )
         return 2
+    if anonymise and gradebook != "seqgrade":
+        print(
+            f"seqgrade: --anonymise is for blind review; a {gradebook} gradebook needs the real "
+            "students to import: use --gradebook seqgrade",
+            file=sys.stderr,
+        )
+        return 2
     to_stdout = str(out) == "-"  # `--out -`: the gradebook on stdout, messages on stderr
     results_dir = Path("grades_results") if to_stdout else out.with_name(out.stem + "_results")
+    beside = results_dir.parent / ("grades" if to_stdout else out.stem)
+    try:
+        adj = load_adjustments(assignment, find_submissions(root), term, overrides)
+    except (TermError, OverrideError, late.LateError) as err:
+        print(f"seqgrade: {err}", file=sys.stderr)
+        return 2
+    before = changes.snapshot(results_dir) if diff else {}
     from grader.app.cluster import ClusterError
 
     try:
@@ -594,21 +754,64 @@ def run(
     except ClusterError as err:
         print(f"seqgrade: {err}", file=sys.stderr)
         return 2
-    lost = write_csv(out, assignment, graded, fmt=gradebook, digits=digits)
+    say = sys.stderr if to_stdout else sys.stdout
+    moved = (
+        changes.compare(
+            before, [(s.name, s.student_name or "", changes.scores_of(d)) for s, d in graded]
+        )
+        if diff
+        else []
+    )
+    graded = adjusted(graded, assignment, adj)
+    if adj.term is not None or adj.overrides:  # the final results beside the raw ones
+        for sub, data in graded:
+            write_results(results_dir / "adjusted" / f"{sub.name}.json", data)
+    if anonymise:
+        graded, aliases = anonymised(graded, Path(f"{beside}_pseudonyms.csv"))
+        moved = [
+            dataclasses.replace(c, submission=aliases[c.submission], who="") for c in moved
+        ]  # blind review: what moved, by pseudonym
+    if diff:
+        diff_path = Path(f"{beside}_diff.csv")
+        changes.write(diff_path, moved)
+        shown = changes.lines(moved)
+        print(
+            f"scores changed for {len(shown)} submission{'' if len(shown) == 1 else 's'} "
+            f"(old → new; {diff_path}):",
+            file=say,
+        )
+        for line in shown:
+            print(f"  {line}", file=say)
+    people = None if anonymise else roster_people(graded, adj)
+    lost = write_csv(out, assignment, graded, fmt=gradebook, digits=digits, people=people)
     if lost:
         print(
             f"seqgrade: {len(lost)} submissions have no email or SIS id for the {gradebook} gradebook: "
             f"{', '.join(lost[:10])}{' …' if len(lost) > 10 else ''}",
             file=sys.stderr,
         )
-    say = sys.stderr if to_stdout else sys.stdout
-    if not quiet:
-        n = len(graded)
+    n = len(graded)
+    print(  # --quiet hides the progress bar only: this line is what a log needs
+        f"graded {n} submission{'' if n == 1 else 's'} ({summary(graded)}): {out} (results.json files in "
+        f"{results_dir}/)",
+        file=say,
+    )
+    if adj.overrides or adj.term is not None:
+        applied = sum(
+            len(d["extra_data"].get("adjustments", {}).get("overrides", [])) for _, d in graded
+        )
+        late_n = sum(
+            1
+            for _, d in graded
+            if ((d["extra_data"].get("adjustments") or {}).get("late") or {}).get("percent")
+        )
         print(
-            f"graded {n} submission{'' if n == 1 else 's'} ({summary(graded)}): {out} (results.json files in "
-            f"{results_dir}/)",
+            f"adjusted: {applied} override{'' if applied == 1 else 's'} applied, "
+            f"{late_n} late penalt{'y' if late_n == 1 else 'ies'}",
             file=say,
         )
+    if anonymise:
+        print(f"pseudonyms: {beside}_pseudonyms.csv (private: it names every student)", file=say)
     if report is not None:
         from grader.reports.class_report import write_report
 

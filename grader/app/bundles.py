@@ -121,8 +121,9 @@ def _add_text(zf: zipfile.ZipFile, name: str, text: str, executable: bool = Fals
     zf.writestr(info, text)
 
 
-def build_autograder(assignment_id: str, out: Path) -> Path:
-    """setup.sh and run_autograder at the root, the grader with only this assignment's suite."""
+def build_autograder(assignment_id: str, out: Path, extra: dict[str, Path] | None = None) -> Path:
+    """setup.sh and run_autograder at the root, the grader with only this assignment's suite;
+    `extra`: more files by their name in the bundle (the term's files, grader/course/term.py)."""
     others = {aid for aid in ASSIGNMENT_IDS if aid != assignment_id}
 
     def keep_grader(rel: Path) -> bool:
@@ -144,6 +145,8 @@ def build_autograder(assignment_id: str, out: Path) -> Path:
         _add_tree(zf, Path(importlib.import_module("reference").__file__).parent, "reference")
         # The handout travels too: the grader loads its variant tool to recompute student numbers.
         _add_tree(zf, assignment_dir(assignment_id), f"grader/_content/assignments/{assignment_id}")
+        for name, path in sorted((extra or {}).items()):
+            zf.write(path, name)
     return out
 
 

@@ -362,10 +362,24 @@ def check_handout(assignment: Assignment, handout: Path, solution: Path) -> Find
 # --------------------------------------------------------------------------- 5. public tests
 
 
+def pytest_available() -> bool:
+    """Whether this interpreter can run `python -m pytest` (found, not imported)."""
+    return importlib.util.find_spec("pytest") is not None
+
+
 def check_public_tests(handout: Path, solution: Path) -> Finding:
     tests = sorted(handout.glob("test_*.py"))
     if not tests:
         return Finding("public tests", "none in the handout")
+    if not pytest_available():
+        return Finding(
+            "public tests",
+            f"{', '.join(t.name for t in tests)} not run",
+            [
+                f"pytest is not installed for {sys.executable}, so the public tests could not run "
+                "on the solution: python -m pip install pytest (or seqgrade[dev]), then check again"
+            ],
+        )
     with tempfile.TemporaryDirectory(prefix="seqgrade-public-") as tmp:
         work = Path(tmp) / handout.name
         shutil.copytree(handout, work, ignore=shutil.ignore_patterns("__pycache__"))
@@ -395,6 +409,8 @@ def check_public_tests(handout: Path, solution: Path) -> Finding:
                 [f"did not finish within {PUBLIC_TESTS_SECONDS} s on the solution"],
             )
     last = (done.stdout.strip().splitlines() or [""])[-1]
+    if done.returncode != 0 and not last:  # pytest said nothing: its error is on stderr
+        last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
     problems = (
         []
         if done.returncode == 0

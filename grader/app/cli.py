@@ -45,6 +45,25 @@ def _parser() -> (
         "--format", choices=("table", "md", "json"), default="table", help="what to print"
     )
     g.add_argument(
+        "--overrides",
+        type=Path,
+        metavar="FILE",
+        help="the assignment's overrides (TOML or CSV, docs/term.md): those naming this student "
+        "(--student KEY or the submission's name) are applied after grading",
+    )
+    g.add_argument(
+        "--term",
+        type=Path,
+        metavar="FILE",
+        help="the term file (term.toml: late policy, due dates, roster, overrides folder)",
+    )
+    g.add_argument(
+        "--submitted",
+        metavar="DATE",
+        help="when the submission was made (ISO 8601 with a time zone, 2026-09-19T10:00:00-04:00), "
+        "for the term's late policy",
+    )
+    g.add_argument(
         "--instructor",
         action="store_true",
         help="show every hidden case in full (the inputs, what came back, the student's line) "
@@ -108,7 +127,36 @@ def _parser() -> (
         "without a stored result is graded whole",
     )
     b.add_argument(
-        "--quiet", action="store_true", help="no progress bar and no summary (errors still shown)"
+        "--term",
+        type=Path,
+        metavar="FILE",
+        help="the term file (term.toml): late policy, due dates, roster with extensions, late-day "
+        "ledger, overrides folder (docs/term.md)",
+    )
+    b.add_argument(
+        "--overrides",
+        type=Path,
+        metavar="FILE",
+        help="this assignment's overrides (TOML or CSV: student, question, score or delta, comment, "
+        "who, when); default: <a1 … a7>.toml in the term's overrides folder",
+    )
+    b.add_argument(
+        "--diff",
+        action="store_true",
+        help="print whose scores changed since the stored results, per question (old → new), and "
+        "write them to <out>_diff.csv",
+    )
+    b.add_argument(
+        "--anonymise",
+        "--anonymize",
+        action="store_true",
+        help="blind review: stable pseudonyms instead of names, emails, SIDs and folders in the CSV "
+        "and the report; the private mapping goes to <out>_pseudonyms.csv",
+    )
+    b.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bar and no 'class report:' line; the summary line and errors are still shown",
     )
 
     e = sub.add_parser("expr-equal", help="are two expressions equal? prints one JSON line")
@@ -147,6 +195,13 @@ def _parser() -> (
     a = sub.add_parser("autograder", help="the Gradescope autograder bundle of an assignment")
     a.add_argument("assignment", help="a1 … a7 or a full id")
     a.add_argument("--out", type=Path, required=True, help="the zip to write (- for stdout)")
+    a.add_argument(
+        "--term",
+        type=Path,
+        metavar="FILE",
+        help="carry the term file, its roster and ledger and this assignment's overrides in the "
+        "bundle: the container then applies the same late policy and overrides as a batch",
+    )
 
     c = sub.add_parser(
         "check",
@@ -175,6 +230,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         _parser().print_help()
         return EXIT_USAGE
+    mixed = mixed_install()
+    if mixed:
+        print(f"seqgrade: {mixed}", file=sys.stderr)
+        return EXIT_USAGE
     if args.command == "grade":
         _prestart_worker()
     if getattr(args, "assignment", None):  # every command takes a1 … a7 or a full id
@@ -198,6 +257,25 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
 
 
+def mixed_install() -> str | None:
+    """Why this run would mix two copies of seqgrade (the grader from one checkout, `reference/`
+    from another installed copy), or None. Found without importing either (no cost to --help)."""
+    import importlib.util
+
+    here = Path(__file__).resolve().parents[2]  # the folder holding this grader package
+    spec = importlib.util.find_spec("reference")
+    if spec is None or not spec.origin:
+        return None
+    theirs = Path(spec.origin).resolve().parents[1]
+    if theirs == here:
+        return None
+    return (
+        f"this grader ({here / 'grader'}) would use the trusted reference of another copy "
+        f"({theirs / 'reference'}); install this copy editable (python -m pip install -e .) or "
+        "run the other copy's seqgrade (docs/authoring.md, 'Working in a clone')"
+    )
+
+
 def _prestart_worker() -> None:
     """A single grade: the sandbox's warm template starts importing numpy now, on another core,
     while this process imports the grader and the suite (SEQGRADE_WARM=0: a fresh worker)."""
@@ -215,7 +293,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{aid} ({aid.split('_')[0]}): {a.title} — {a.total_points:g} points")
         for i, q in enumerate(a.questions, 1):
             target = f"{q.function}()" if q.kind == "code" else f"answers.toml: {q.key}"
-            print(f"  {i:>2}. {q.title:<52} {q.points:>5g}  [{target}]")
+            print(f"  {i:>2}. {q.id:<30} {q.title:<52} {q.points:>5g}  [{target}]")
     missing = [aid for aid in registry.ASSIGNMENT_IDS if aid not in registry.available()]
     if missing:
         print(f"(not installed: {', '.join(missing)})")
@@ -249,10 +327,18 @@ def cmd_grade(args: argparse.Namespace) -> int:
             print(
                 "seqgrade: no --student KEY given: graded with the default variant", file=sys.stderr
             )
+        decision = _staff_decision(args, assignment.id, key.value)
         report = grade_submission(args.submission, assignment, student=key.value, hide=hide)
         data = to_gradescope(report, key)
+        if decision is not None:
+            from grader.course import adjust
+
+            data = adjust.apply(data, decision)
         if args.results and not to_stdout:
             write_results(args.results, data)
+    except _BadStaffFile as err:
+        print(f"seqgrade: {err}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the grader itself failed: say so, write a valid file
         _write_error(args.results, aid, f"{type(exc).__name__}: {exc}")
         print(f"seqgrade: the grader failed: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -263,6 +349,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(render.markdown(report, instructor=args.instructor))
     else:
         print(render.table(report, colour=render.use_colour(), submission=str(args.submission)))
+    adjustments = data.get("extra_data", {}).get("adjustments")
+    if adjustments and args.format != "json" and not to_stdout:
+        print(_adjustment_note(adjustments))
     if report.grader_error:
         print(
             f"seqgrade: the grader failed on part of this submission: {report.grader_error}",
@@ -270,6 +359,41 @@ def cmd_grade(args: argparse.Namespace) -> int:
         )
         return EXIT_FAILED
     return EXIT_OK
+
+
+class _BadStaffFile(Exception):
+    """A term or overrides file given to `seqgrade grade` that cannot be used (message ready)."""
+
+
+def _staff_decision(args: argparse.Namespace, assignment_id: str, key: str | None):
+    """The overrides and late verdict `seqgrade grade` applies, or None when none was asked for."""
+    if args.overrides is None and args.term is None:
+        return None
+    from grader.course import adjust, late, overrides, term
+    from grader.course.registry import load
+
+    try:
+        known = term.load(args.term) if args.term else None
+        path = args.overrides or (known.overrides_file(assignment_id) if known else None)
+        found = overrides.load(path, load(assignment_id)) if path else ()
+        submitted = late.parse_date(args.submitted, "--submitted")
+        ledger = late.read_ledger(known.ledger_path) if known and known.ledger_path else None
+    except (term.TermError, overrides.OverrideError, late.LateError) as err:
+        raise _BadStaffFile(str(err)) from None
+    keys = {k.lower() for k in (key, args.submission.name, args.submission.stem) if k}
+    return adjust.decide(known, found, assignment_id, keys, submitted, ledger=ledger)
+
+
+def _adjustment_note(adjustments: dict) -> str:
+    lines = [f"adjusted score: {adjustments['score']:g} (graded {adjustments['raw_score']:g})"]
+    lines += [
+        f"  override {o['question']}: {o['before']:g} → {o['after']:g}"
+        + (f" ({o['comment']})" if o["comment"] else "")
+        for o in adjustments.get("overrides", [])
+    ]
+    if (adjustments.get("late") or {}).get("message"):
+        lines.append(f"  {adjustments['late']['message']}")
+    return "\n".join(lines)
 
 
 def _write_error(path: Path | None, aid: str | None, message: str) -> None:
@@ -305,6 +429,10 @@ def cmd_batch(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         only=args.only,
         cluster=args.cluster,
+        term=args.term,
+        overrides=args.overrides,
+        diff=args.diff,
+        anonymise=args.anonymise,
     )
 
 
@@ -323,9 +451,20 @@ def cmd_handout(args: argparse.Namespace) -> int:
 
 
 def cmd_autograder(args: argparse.Namespace) -> int:
+    from functools import partial
+
     from grader.app import bundles
 
-    return _bundle(bundles.build_autograder, args.assignment, args.out)
+    if args.term is None:
+        return _bundle(bundles.build_autograder, args.assignment, args.out)
+    from grader.course import term
+
+    try:
+        extra = term.bundle_files(args.term, args.assignment)
+    except (term.TermError, OSError) as err:
+        print(f"seqgrade: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    return _bundle(partial(bundles.build_autograder, extra=extra), args.assignment, args.out)
 
 
 def _bundle(build, assignment: str, out: Path) -> int:

@@ -56,6 +56,44 @@ def _instructor_notes(report: Any, data: dict[str, Any]) -> None:
         print(report.student_output)
 
 
+def staff_adjusted(
+    data: dict[str, Any], assignment: Any, metadata: dict[str, Any], source: Path, key: str | None
+) -> dict[str, Any]:
+    """The result with the bundled term's overrides and late policy applied (docs/term.md): the
+    due dates and the submission time from submission_metadata.json, the extension and late
+    days from the bundled roster and ledger. Without a bundled term file, `data` unchanged; a
+    term file that cannot be used leaves the raw grade and says why in the instructors' output."""
+    from grader.course import adjust, late, overrides, term
+
+    folder = source / term.BUNDLE_DIR
+    if not (folder / term.TERM_FILE).is_file():
+        return data
+    try:
+        known = term.load(folder / term.TERM_FILE)
+        path = known.overrides_file(assignment.id)
+        found = overrides.load(path, assignment) if path else ()
+        info = metadata.get("assignment") if isinstance(metadata.get("assignment"), dict) else {}
+        dates = late.Dates(
+            late.parse_date(info.get("due_date"), "submission_metadata.json assignment.due_date"),
+            late.parse_date(
+                info.get("late_due_date"), "submission_metadata.json assignment.late_due_date"
+            ),
+        )
+        submitted = late.parse_date(
+            metadata.get("created_at"), "submission_metadata.json created_at"
+        )
+        ledger = late.read_ledger(known.ledger_path) if known.ledger_path else None
+    except (term.TermError, overrides.OverrideError, late.LateError) as err:
+        print(f"seqgrade: the term's adjustments were not applied: {err}")
+        return data
+    keys = {str(u.get(k) or "").strip().lower() for u in _users(metadata) for k in ("email", "sid")}
+    keys = {k for k in keys | {(key or "").lower()} if k}
+    decision = adjust.decide(
+        known, found, assignment.id, keys, submitted, dates=dates, ledger=ledger
+    )
+    return adjust.apply(data, decision)
+
+
 def main() -> int:
     root = container_root()
     results_path = root / "results" / "results.json"
@@ -76,6 +114,7 @@ def main() -> int:
             hide=(results_path.parent, root / "source", root / "submission_metadata.json"),
         )
         data = to_gradescope(report, key)
+        data = staff_adjusted(data, assignment, read_metadata(root), source, key.value)
         write_results(results_path, data)
         _instructor_notes(report, data)
         return 0

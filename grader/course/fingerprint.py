@@ -4,11 +4,14 @@ A stored result stays valid while six things are unchanged: the submission's byt
 (the variant key its numbers come from, the roster field that key was taken from, the group's
 members), the assignment's suite (its hidden suite file, instructor tests, the handout's
 `variant.py`, and the questions as data: ids, points, titles, functions), the misconception
-catalog, the trusted reference, and the grader's version. Each is one SHA-256 digest.
+catalog, the trusted reference, and the grader's version. Each is one SHA-256 digest, and each
+is the assignment's own: the catalog modules whose ids it names, the reference modules its suite
+imports, so that an edit to a2 never makes a1's stored results stale.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import importlib.util
@@ -143,19 +146,153 @@ def _sources(package: str) -> str:
 
 
 def catalog_fingerprint() -> str:
-    """grader/catalog/*.py: the misconceptions' ids, words and advice."""
+    """grader/catalog/*.py, all of it: the misconceptions' ids, words and advice (a batch uses
+    catalog_fingerprint_of, the part one assignment sees)."""
     return _sources("grader.catalog")
 
 
 def reference_fingerprint() -> str:
-    """reference/*.py: the trusted formulas every expected value comes from."""
+    """reference/*.py, all of it: the trusted formulas every expected value comes from (a batch
+    uses reference_fingerprint_of, the part one assignment reaches)."""
     return _sources("reference")
+
+
+def catalog_fingerprint_of(assignment: Assignment) -> str:
+    """The catalog as this assignment sees it: the catalog's own code, the shared ids
+    (`common.py`), the assignment's own module, and any other module registering an id its
+    questions name. An edit to another assignment's entries leaves this one unchanged."""
+    folder = _package_dir("grader.catalog")
+    if folder is None:
+        return _digest([b"<missing>"])
+    named = _named_ids(assignment)
+    short = assignment.id.split("_", 1)[0]
+    files = [folder / "__init__.py", folder / "common.py", folder / f"{short}.py"]
+    for path in sorted(folder.glob("*.py")):
+        if path not in files and named & _registered_ids(path):
+            files.append(path)
+    return _digest(_files([p for p in files if p.is_file()], folder))
+
+
+def _named_ids(assignment: Assignment) -> set[str]:
+    from grader.questions import CodeQuestion, WrittenQuestion
+
+    ids: set[str] = set()
+    for q in assignment.questions:
+        if isinstance(q, CodeQuestion):
+            ids.update(q.mutants)
+        elif isinstance(q, WrittenQuestion) and q.wrong_forms is not None:
+            try:
+                ids.update(
+                    f.misconception for f in q.wrong_forms(variants.numbers(assignment.id, None))
+                )
+            except Exception:  # noqa: BLE001 - an assignment defined in code without a variant tool
+                continue
+    return ids
+
+
+def _registered_ids(path: Path) -> set[str]:
+    """The `id="…"` strings a catalog module's entries declare (read from its source)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return set()
+    return {
+        kw.value.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        for kw in node.keywords
+        if kw.arg == "id" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)
+    }
+
+
+def reference_fingerprint_of(assignment: Assignment) -> str:
+    """The reference modules this assignment's suite reaches (its imports, followed through
+    `reference/`): an edit to a formula another assignment uses alone leaves this one unchanged."""
+    imported = _imported_package("reference")  # where the modules were found
+    folder = _package_dir(
+        "reference"
+    )  # where they are read from (the same, unless a test moves it)
+    if imported is None or folder is None:
+        return _digest([b"<none>"])
+    names = [
+        p.resolve().relative_to(imported) for p in _reached(assignment) if _is_under(p, imported)
+    ]
+    files = [folder / name for name in names]
+    return _digest(_files(files, folder) if files else [b"<none>"])
+
+
+def _imported_package(name: str) -> Path | None:
+    spec = importlib.util.find_spec(name)
+    return Path(spec.origin).resolve().parent if spec is not None and spec.origin else None
+
+
+_FOLLOWED = ("reference", "grader.suites", "grader.mutants")  # imports followed for the closure
+
+
+def _reached(assignment: Assignment) -> list[Path]:
+    """The source files the suite reaches: its own module, the modules defining its callables,
+    and what they import from reference/, grader/suites/ and grader/mutants.py, transitively."""
+    start = set(_defining_files(assignment)) | set(_reference_files(assignment))
+    suites = _package_dir("grader.suites")
+    if suites is not None and (suites / f"{assignment.id}.py").is_file():
+        start.add(suites / f"{assignment.id}.py")
+    seen: set[Path] = set()
+    todo = sorted(start)
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        todo += [p for p in _imports(path) if p not in seen]
+    return sorted(seen)
+
+
+def _reference_files(assignment: Assignment) -> set[Path]:
+    found = set()
+    for fn in _callables(assignment):
+        module = sys.modules.get(getattr(fn, "__module__", None) or type(fn).__module__)
+        if getattr(module, "__name__", "").startswith("reference") and getattr(
+            module, "__file__", None
+        ):
+            found.add(Path(module.__file__))
+    return found
+
+
+def _imports(path: Path) -> list[Path]:
+    """The files of the followed modules `path` imports (absolute imports only, as ours are)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return []
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    out = []
+    for name in sorted(names):
+        if not name.startswith(_FOLLOWED):
+            continue
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.origin and spec.origin.endswith(".py"):
+            out.append(Path(spec.origin))
+    return out
+
+
+def _is_under(path: Path, folder: Path | None) -> bool:
+    return folder is not None and path.resolve().is_relative_to(folder.resolve())
 
 
 def suite_fingerprint(assignment: Assignment) -> str:
     """The assignment as graded: its hidden suite's source, its instructor tests, the handout's
-    `variant.py`, the source of every module defining its cases or mutants outside reference/
-    and the catalog, and the questions as data (so an assignment changed in code counts too)."""
+    `variant.py`, the source of every module defining its cases or mutants or imported by the
+    suite from grader/suites/ (the question builder), outside reference/ and the catalog, and the
+    questions as data (so an assignment changed in code counts too)."""
     files: list[Path] = []
     suites = _package_dir("grader.suites")
     if suites is not None:
@@ -164,7 +301,9 @@ def suite_fingerprint(assignment: Assignment) -> str:
     variant = assignment_dir(assignment.id) / "variant.py"
     if variant.is_file():
         files.append(variant)
-    files += sorted(_defining_files(assignment) - set(files))
+    reference = _imported_package("reference")
+    shared = {p for p in _reached(assignment) if not _is_under(p, reference)}
+    files += sorted((_defining_files(assignment) | shared) - set(files))
     return _digest([*_files(files), _describe(assignment).encode()])
 
 
@@ -238,8 +377,8 @@ def assignment_fingerprints(assignment: Assignment) -> Fingerprints:
         submission="",
         owner="",
         suite=suite_fingerprint(assignment),
-        catalog=catalog_fingerprint(),
-        reference=reference_fingerprint(),
+        catalog=catalog_fingerprint_of(assignment),
+        reference=reference_fingerprint_of(assignment),
         grader=grader_fingerprint(),
     )
 

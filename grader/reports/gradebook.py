@@ -4,7 +4,11 @@
   SID where known), the total rounded as the instructor sets, every question's score and the
   misconceptions recognised.
 - `canvas`: Canvas's gradebook import columns `Student, ID, SIS User ID, SIS Login ID, Section`
-  and one assignment column; Canvas matches a row by its SIS User ID or SIS Login ID (the email).
+  and one assignment column; Canvas matches a row by its ID (Canvas's own user id) or, when
+  that is empty, by its SIS User ID or SIS Login ID (the email). `ID` and `Section` are filled
+  from the term roster's `canvas_id` and `section` columns when it has them, else left empty.
+- With overrides or a late policy declared, seqgrade's CSV also has `raw_total` (the grade
+  before them), `late`, `late_penalty_percent` and `overrides`; `total` is the final score.
 - `gradescope`: `Email, Score`, for an assignment's "upload scores" (rows matched by email).
 
 Every cell that a spreadsheet would read as a formula (it begins with `=`, `+`, `-`, `@`, a tab or
@@ -32,6 +36,7 @@ DEFAULT_DIGITS = 2
 SEQGRADE_COLUMNS = ("submission", "variant_key", "student_name", "email", "sid", "total")
 CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 GRADESCOPE_COLUMNS = ("Email", "Score")
+ADJUSTMENT_COLUMNS = ("raw_total", "late", "late_penalty_percent", "overrides")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
@@ -43,6 +48,8 @@ class Person:
     name: str | None = None  # the submitter's full name
     email: str | None = None  # their email (Gradescope's `:email`; Canvas's SIS login)
     sid: str | None = None  # the roster's student id (Gradescope's `:sid`; Canvas's SIS user id)
+    canvas_id: str | None = None  # Canvas's own user id (its `ID` column), from the term's roster
+    section: str | None = None  # the roster's section (Canvas's `Section` column)
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,7 @@ class Row:
     total: float
     scores: Mapping[str, float]  # question id -> points earned
     misconceptions: tuple[str, ...]
+    adjusted: Mapping[str, Any] | None = None  # results.json's extra_data.adjustments, when any
 
 
 def rounded(value: float, digits: int = DEFAULT_DIGITS) -> str:
@@ -98,7 +106,7 @@ def person_of(submission: Any, data: Mapping[str, Any], people: Mapping[str, Per
     key = _text(data.get("extra_data", {}).get("student"))
     if email is None and key and "@" in key:  # the default variant key is the email
         email = key
-    return Person(name, email, sid)
+    return Person(name, email, sid, known.canvas_id, known.section)
 
 
 def rows_of(
@@ -119,6 +127,7 @@ def rows_of(
                 float(data.get("score", 0.0)),
                 scores,
                 tuple(found),
+                data.get("extra_data", {}).get("adjustments"),
             )
         )
     return out
@@ -136,6 +145,7 @@ def _cells(
 ) -> list[list[str]]:
     if fmt == "seqgrade":
         qids = [q.id for q in assignment.questions]
+        extra = any(r.adjusted for r in rows)  # the adjustment columns only when some were declared
         body = [
             [
                 r.submission,
@@ -144,22 +154,24 @@ def _cells(
                 r.person.email or "",
                 r.person.sid or "",
                 rounded(r.total, digits),
+                *(_adjustment_cells(r, digits) if extra else ()),
                 *(rounded(r.scores[q], digits) if q in r.scores else "" for q in qids),
                 ";".join(r.misconceptions),
             ]
             for r in rows
         ]
-        return [[*SEQGRADE_COLUMNS, *qids, "misconceptions"], *body]
+        head = [*SEQGRADE_COLUMNS, *(ADJUSTMENT_COLUMNS if extra else ()), *qids, "misconceptions"]
+        return [head, *body]
     if fmt == "canvas":
         column = assignment.title
         points = ["    Points Possible", "", "", "", "", rounded(assignment.total_points, digits)]
         body = [
             [
                 r.person.name or r.submission,
-                "",
+                r.person.canvas_id or "",
                 r.person.sid or "",
                 r.person.email or "",
-                "",
+                r.person.section or "",
                 rounded(r.total, digits),
             ]
             for r in rows
@@ -171,6 +183,22 @@ def _cells(
             *([r.person.email or "", rounded(r.total, digits)] for r in rows),
         ]
     raise ValueError(f"unknown gradebook format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def _adjustment_cells(row: Row, digits: int) -> list[str]:
+    """raw_total, late (how late), late_penalty_percent, overrides ("a1.softmax 4→6; …")."""
+    adj = row.adjusted or {}
+    late = adj.get("late") or {}
+    moved = "; ".join(
+        f"{o['question']} {rounded(o['before'], digits)}→{rounded(o['after'], digits)}"
+        for o in adj.get("overrides", [])
+    )
+    return [
+        rounded(adj.get("raw_score", row.total), digits),
+        late.get("late", "") or ("on time" if late else ""),
+        rounded(late["percent"], digits) if late else "",
+        moved,
+    ]
 
 
 def unmatched(fmt: Format, rows: Sequence[Row]) -> list[str]:

@@ -1,0 +1,128 @@
+"""The term file (`term.toml`): the course's late policy, each assignment's due dates, and where
+the roster, the late-day ledger and the overrides files live; read once, checked whole."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from grader.course import late, roster
+from grader.course.registry import UnknownAssignment, resolve_id
+
+TERM_FILE = "term.toml"
+BUNDLE_DIR = "seqgrade_term"  # where `seqgrade autograder --term` puts these files in the bundle
+
+
+class TermError(ValueError):
+    """A term file that cannot be used."""
+
+
+@dataclass(frozen=True)
+class Term:
+    """Everything the course staff declare for a term."""
+
+    policy: late.Policy = late.Policy()
+    dates: Mapping[str, late.Dates] = field(default_factory=dict)  # full assignment id -> deadlines
+    roster: roster.Roster = roster.Roster()
+    roster_path: Path | None = None
+    ledger_path: Path | None = (
+        None  # late days spent, across assignments (read and written by batch)
+    )
+    overrides_dir: Path | None = None  # holds <a1 … a7>.toml or .csv
+
+    def overrides_file(self, assignment_id: str) -> Path | None:
+        """This assignment's overrides file in the term's overrides folder, if there is one."""
+        if self.overrides_dir is None:
+            return None
+        short = assignment_id.split("_", 1)[0]
+        for name in (
+            f"{short}.toml",
+            f"{short}.csv",
+            f"{assignment_id}.toml",
+            f"{assignment_id}.csv",
+        ):
+            if (self.overrides_dir / name).is_file():
+                return self.overrides_dir / name
+        return None
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as err:
+        raise TermError(f"{path}: cannot be read ({err})") from None
+    except tomllib.TOMLDecodeError as err:
+        raise TermError(f"{path}: not valid TOML ({err})") from None
+
+
+def load(path: Path) -> Term:
+    """Read `term.toml`; relative paths in it are relative to its folder."""
+    path = Path(path)
+    data = _toml(path)
+    base = path.parent
+    unknown = sorted(set(data) - {"late", "assignments", "roster", "late_days_ledger", "overrides"})
+    if unknown:
+        raise TermError(f"{path.name}: unknown setting {', '.join(map(repr, unknown))}")
+    try:
+        policy = late.policy_from(data.get("late", {}), f"{path.name} [late]")
+        dates = {}
+        for name, table in (data.get("assignments") or {}).items():
+            try:
+                aid = resolve_id(name)
+            except UnknownAssignment as err:
+                raise TermError(f"{path.name} [assignments.{name}]: {err}") from None
+            if not isinstance(table, dict) or set(table) - {"due", "late_due"}:
+                raise TermError(
+                    f"{path.name} [assignments.{name}]: give `due` and optionally `late_due`"
+                )
+            where = f"{path.name} [assignments.{name}]"
+            dates[aid] = late.Dates(
+                late.parse_date(table.get("due"), f"{where} due"),
+                late.parse_date(table.get("late_due"), f"{where} late_due"),
+            )
+        roster_path = base / data["roster"] if data.get("roster") else None
+        people = roster.load(roster_path) if roster_path else roster.Roster()
+    except (late.LateError, roster.RosterError) as err:
+        raise TermError(str(err)) from None
+    return Term(
+        policy,
+        dates,
+        people,
+        roster_path,
+        base / data["late_days_ledger"] if data.get("late_days_ledger") else None,
+        base / data["overrides"] if data.get("overrides") else None,
+    )
+
+
+def bundle_files(term_path: Path, assignment_id: str) -> dict[str, Path]:
+    """The files `seqgrade autograder --term` copies into the bundle (under BUNDLE_DIR), by the
+    names the container reads: the term file, its roster, ledger, and this assignment's overrides."""
+    from grader.course import overrides
+    from grader.course.registry import load as load_assignment
+
+    term = load(term_path)
+    base = Path(term_path).parent
+    found = term.overrides_file(assignment_id)
+    if found is not None:
+        try:  # a bad entry is refused now, not in every student's grading
+            overrides.load(found, load_assignment(assignment_id))
+        except overrides.OverrideError as err:
+            raise TermError(str(err)) from None
+    files = [p for p in (term.roster_path, term.ledger_path, found) if p and p.is_file()]
+    out = {f"{BUNDLE_DIR}/{TERM_FILE}": Path(term_path)}
+    for p in files:
+        rel = os.path.relpath(p, base)
+        if rel.startswith(".."):
+            raise TermError(
+                f"{p} is outside {base}: keep the roster, ledger and overrides in the term file's "
+                "folder (or below it) so that the bundle can carry them"
+            )
+        out[f"{BUNDLE_DIR}/{Path(rel).as_posix()}"] = p
+    return out
