@@ -15,11 +15,11 @@ from typing import Any
 
 from grader import catalog
 from grader.engine import shortcuts
+from grader.engine.combos import MAX_FORMS, combine, forms, together
 from grader.engine.checks import Mismatch, compare, preview
 from grader.engine.diagnosis import Explanation, Mistake, explain, finite, shows, split, verdict
 from grader.engine.locate import Located
 from grader.engine.trusted import all_nan, run_trusted, trusted_mutants
-from grader.mutants import Forms, any_form
 from grader.questions import Case, CodeQuestion, Tolerance
 from grader.report import (
     BUILTIN_EXCEPTIONS,
@@ -483,9 +483,8 @@ def _judge_case(
     explanations: list[Explanation] = []
     if q.mutants:
         explanations = _explain(q, case, outcome.value, want, q.mutants)
-        if not explanations:  # no one mistake explains it: two at once, told apart?
-            explanations = _explain(q, case, outcome.value, want, _pairs(q.mutants))
-            explanations = [e for e in explanations if e.extra_wrong == 0]
+        if not explanations:  # no one mistake explains it: two (or three) at once?
+            explanations = _explain_together(q, case, outcome.value, want)
     credit = (
         min(catalog.get(m).credit for m in split(explanations[0].misconception))
         if explanations
@@ -493,6 +492,55 @@ def _judge_case(
     )
     record = _mismatch_record(case, mismatches, outcome.value, want)
     return _CaseVerdict(credit, record, explanations, want=want, got=outcome.value)
+
+
+def _explain_together(q: CodeQuestion, case: Case, got: Any, want: Any) -> list[Explanation]:
+    """The combinations of the question's own mistakes (two, then three: grader/engine/combos.py)
+    that reproduce `got` exactly, ordered after the single mistakes."""
+    for size in (2, 3):
+        combos = together(q.mutants, size)
+        found = [
+            replace(e, order=len(q.mutants) + e.order)
+            for e in _explain(q, case, got, want, combos)
+            if e.extra_wrong == 0
+        ]
+        if found:
+            return found
+    return []
+
+
+def _with_combinations(
+    q: CodeQuestion, cases: list[Case], verdicts: list[_CaseVerdict]
+) -> list[_CaseVerdict]:
+    """When no single mistake explains every failed case (two deviations in one function: each
+    alone is near the student's output on some cases), the combinations that reproduce a case
+    are added to its explanations, so that one that explains every case can be named."""
+    failed = [v for v in verdicts if not v.passed and not v.carried]
+    failed_ids = {id(v) for v in failed}
+    if not q.mutants or not failed or any(v.explanations is None for v in failed):
+        return verdicts
+    singles = {
+        e.misconception
+        for v in failed
+        for e in v.explanations or []
+        if isinstance(e.misconception, str)
+    }
+    if any(
+        all(any(e.misconception == m for e in v.explanations or []) for v in failed)
+        for m in singles
+    ):
+        return verdicts
+    out = []
+    for case, v in zip(cases, verdicts):
+        if (
+            v in failed
+            and v.got is not None
+            and not any(isinstance(e.misconception, tuple) for e in v.explanations or [])
+        ):
+            extra = _explain_together(q, case, v.got, v.want)
+            v = replace(v, explanations=[*(v.explanations or []), *extra])
+        out.append(v)
+    return out
 
 
 def _note_failure(failure: Failure, result: QuestionResult) -> None:
@@ -518,24 +566,6 @@ def _explain(
     )
 
 
-MAX_FORMS = 256  # bound on the forms of carried mistakes tried together on one case
-MAX_PAIRS = 120  # bound on the pairs tried on a case no single mistake explains
-
-
-def _pairs(mutants: dict[str, Any]) -> dict[Mistake, Callable[..., Any]]:
-    """Every two mistakes of a question that combine (hooks of one reference), as one mutant."""
-    ids = list(mutants)
-    out: dict[Mistake, Callable[..., Any]] = {}
-    for i, a in enumerate(ids):
-        for b in ids[i + 1 :]:
-            both = combine(mutants[a], mutants[b], deep=False)
-            if both is not None:
-                out[(a, b)] = both
-                if len(out) >= MAX_PAIRS:
-                    return out
-    return out
-
-
 def _judge_compared(
     q: CodeQuestion,
     cases: list[Case],
@@ -550,6 +580,7 @@ def _judge_compared(
         _carry(q, case, outcome, _judge_case(q, case, outcome, result, ctx), *carriable)
         for case, outcome in zip(cases, outcomes)
     ]
+    verdicts = _with_combinations(q, cases, verdicts)
     own = [v for v in verdicts if not v.carried]
     per_case = [v.explanations for v in own if v.explanations is not None]
     n_failed = sum(1 for v in own if not v.passed)
@@ -692,7 +723,7 @@ def _carried_together(
         groups.append(tuple(ids))
     combos: dict[Mistake, Callable[..., Any]] = {}
     for group in groups:
-        if math.prod(len(_forms(q.mutants[m])) for m in group) > MAX_FORMS:
+        if math.prod(len(forms(q.mutants[m])) for m in group) > MAX_FORMS:
             continue  # bounded work: a group whose forms multiply past the bound is not tried
         both: Any = q.mutants[group[0]]
         for mid in group[1:]:
@@ -727,39 +758,6 @@ def _on_top(
     if not combos:
         return []
     return _explain(q, case, outcome.value, want, combos)
-
-
-def _forms(m: Any) -> tuple[Any, ...]:
-    return m.forms if isinstance(m, Forms) else (m,)
-
-
-def combine(a: Any, b: Any, *, deep: bool = True) -> Callable[..., Any] | None:
-    """Two mistakes in one function, when both are hooks of the same reference (None otherwise).
-
-    Their hooks are merged. With `deep`, a hook both set is combined in turn (a block whose
-    attention holds a scale mistake and a softmax mistake), and a mistake with several forms is
-    combined form by form. Without it (a question's own pairs, tried on every case no single
-    mistake explains), only disjoint flat hooks combine: bounded work.
-    """
-    if deep and (isinstance(a, Forms) or isinstance(b, Forms)):
-        each = [c for x in _forms(a) for y in _forms(b) if (c := combine(x, y)) is not None]
-        return any_form(*each) if each else None
-    if (
-        not (isinstance(a, partial) and isinstance(b, partial))
-        or a.func is not b.func
-        or a.args
-        or b.args
-    ):
-        return None
-    hooks = dict(a.keywords)
-    for key, value in b.keywords.items():
-        if key in hooks and hooks[key] is not value:
-            inner = combine(hooks[key], value) if deep else None
-            if inner is None:
-                return None
-            value = inner
-        hooks[key] = value
-    return partial(a.func, **hooks)
 
 
 def _carried_note(c: Carried) -> str:

@@ -17,20 +17,8 @@ from typing import Any
 import numpy as np
 
 from grader.engine.checks import as_array, compare
-from grader.mutants import AnyOf, NonFinite
+from grader.mutants import NOT_APPLICABLE, AnyOf, NonFinite
 from grader.questions import Tolerance
-
-# What a mutant raises when its mistake does not apply to a case's inputs: shapes that do not
-# broadcast, an index or axis the arrays do not have (numpy's AxisError is both), arithmetic
-# that fails (overflow, division by zero), a type it cannot take. Anything else is a bug of
-# ours and reaches the engine's visible "the grader itself failed" path.
-NOT_APPLICABLE: tuple[type[BaseException], ...] = (
-    ValueError,
-    IndexError,
-    TypeError,
-    ArithmeticError,
-)
-
 
 def _matches(got: Any, predicted: Any, tol: Tolerance, exact: bool) -> bool:
     if isinstance(predicted, NonFinite):
