@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any
 
 from grader import catalog
-from grader.engine import shortcuts
+from grader.engine import calls, shortcuts
 from grader.engine.combos import MAX_FORMS, combine, forms, together
 from grader.engine.checks import Mismatch, compare, preview
 from grader.engine.diagnosis import Explanation, Mistake, explain, finite, shows, split, verdict
@@ -124,6 +124,9 @@ class CodeContext:
     docked: dict[str, list[Carried]] = field(default_factory=dict)
     """Questions graded so far with named mistakes: id -> what a question built on it may carry."""
 
+    graded: dict[str, Graded] = field(default_factory=dict)
+    """Code questions graded so far, by the student function they call."""
+
     code_file: str = ""
     """The module the worker imports ("transformer.py"), whose lines `place` maps."""
     call_seconds: float = 0.0
@@ -144,6 +147,18 @@ class Carried:
     root: str  # the question where it was charged
     number: str  # that question's number, for the feedback
     function: str  # the student's function it is in
+
+
+@dataclass(frozen=True)
+class Graded:
+    """A code question graded earlier in this submission, as a later one that calls its function
+    sees it."""
+
+    question: str  # its id
+    number: str  # its number, for the feedback
+    mistakes: frozenset[str]  # the catalog ids it can name
+    lost: bool  # it lost points
+    named: bool  # a mistake was named there
 
 
 def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult:
@@ -178,6 +193,13 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
     ):
         result.lead = import_words(ctx.session.import_failure, ctx)
     _record_docked(q, ctx, result, number)
+    ctx.graded[q.function] = Graded(
+        q.id,
+        number,
+        frozenset(q.mutants),
+        result.score < result.max_score - 1e-9,
+        bool(result.misconceptions),
+    )
     if q.forbidden:
         _flag_review(result, _review_items(q, ctx))
     return result
@@ -662,13 +684,22 @@ def _shows(
 # ---------------------------------------------------------------------------- follow-through
 
 
+def builds_on(q: CodeQuestion, ctx: CodeContext) -> tuple[str, ...]:
+    """The earlier questions `q` builds on: those it declares, and those whose function the
+    student's own `q.function` calls (directly or through their other functions)."""
+    called = calls.reached(ctx.source, q.function) if ctx.source else frozenset()
+    found = [g.question for f, g in ctx.graded.items() if f in called and g.question != q.id]
+    return tuple(dict.fromkeys((*q.depends_on, *found)))
+
+
 def _carriable(q: CodeQuestion, ctx: CodeContext) -> tuple[dict[str, Carried], float]:
     """The mistakes charged in the questions `q` builds on, by id, and the share they earn here."""
     share = ctx.follow_through if q.follow_through is None else q.follow_through
-    if share <= 0 or not q.depends_on:
+    deps = builds_on(q, ctx)
+    if share <= 0 or not deps:
         return {}, 0.0
     found: dict[str, Carried] = {}
-    for dep in q.depends_on:
+    for dep in deps:
         for c in ctx.docked.get(dep, []):
             if c.misconception in q.mutants:  # the mistake lifted to this question
                 found.setdefault(c.misconception, c)
@@ -778,7 +809,7 @@ def _record_docked(q: CodeQuestion, ctx: CodeContext, result: QuestionResult, nu
     ]
     through = [
         c
-        for dep in q.depends_on
+        for dep in builds_on(q, ctx)
         for c in ctx.docked.get(dep, [])
         if any(r["misconception"] == c.misconception for r in result.carried)
     ]

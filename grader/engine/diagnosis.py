@@ -20,6 +20,7 @@ from grader.engine.checks import as_array, compare
 from grader.mutants import NOT_APPLICABLE, AnyOf, NonFinite
 from grader.questions import Tolerance
 
+
 def _matches(got: Any, predicted: Any, tol: Tolerance, exact: bool) -> bool:
     if isinstance(predicted, NonFinite):
         return _nonfinite(got)
