@@ -10,13 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any
 
 from grader import catalog
 from grader.engine import calls, shortcuts
-from grader.engine.combos import MAX_FORMS, combine, forms, together
 from grader.engine.checks import Mismatch, compare, preview
+from grader.engine.combos import MAX_FORMS, combine, forms, together
 from grader.engine.diagnosis import Explanation, Mistake, explain, finite, shows, split, verdict
 from grader.engine.locate import Located
 from grader.engine.trusted import all_nan, run_trusted, trusted_mutants
@@ -538,8 +537,8 @@ def _with_combinations(
     alone is near the student's output on some cases), the combinations that reproduce a case
     are added to its explanations, so that one that explains every case can be named."""
     failed = [v for v in verdicts if not v.passed and not v.carried]
-    failed_ids = {id(v) for v in failed}
-    if not q.mutants or not failed or any(v.explanations is None for v in failed):
+    failed_ids = {id(v) for v in failed if v.got is not None and v.explanations is not None}
+    if not q.mutants or not failed_ids:
         return verdicts
     singles = {
         e.misconception
@@ -554,10 +553,8 @@ def _with_combinations(
         return verdicts
     out = []
     for case, v in zip(cases, verdicts):
-        if (
-            v in failed
-            and v.got is not None
-            and not any(isinstance(e.misconception, tuple) for e in v.explanations or [])
+        if id(v) in failed_ids and not any(
+            isinstance(e.misconception, tuple) for e in v.explanations or []
         ):
             extra = _explain_together(q, case, v.got, v.want)
             v = replace(v, explanations=[*(v.explanations or []), *extra])
@@ -624,8 +621,12 @@ def _judge_compared(
     roots = list(dict.fromkeys(r for _, v in carried for r in v.carried))
     result.carried = [{"from": r.root, "misconception": r.misconception} for r in roots]
     result.cases = [v.record for v in verdicts]
+    helpers = unnamed_helpers(q, ctx) if result.score < q.points - 1e-9 else []
+    if helpers:
+        result.misconceptions = []  # a helper's mistake is named at the helper, or not at all
     result.notes += [
         *(_carried_note(r) for r in roots),
+        *(_helper_note(q, f, g) for f, g in helpers),
         *(catalog.note(m, q.function, _right_outputs(q, verdicts)) for m in result.misconceptions),
     ]
 
@@ -690,6 +691,27 @@ def builds_on(q: CodeQuestion, ctx: CodeContext) -> tuple[str, ...]:
     called = calls.reached(ctx.source, q.function) if ctx.source else frozenset()
     found = [g.question for f, g in ctx.graded.items() if f in called and g.question != q.id]
     return tuple(dict.fromkeys((*q.depends_on, *found)))
+
+
+def unnamed_helpers(q: CodeQuestion, ctx: CodeContext) -> list[tuple[str, Graded]]:
+    """The student's earlier graded functions that `q.function` calls and that lost points in
+    their own question with no mistake named there: whatever they got wrong may be what is wrong
+    here, so no mistake of this question's own can be told from its outputs."""
+    called = calls.reached(ctx.source, q.function) if ctx.source else frozenset()
+    return [
+        (f, g)
+        for f, g in ctx.graded.items()
+        if f in called and g.question != q.id and g.lost and not g.named
+    ]
+
+
+def _helper_note(q: CodeQuestion, function: str, g: Graded) -> str:
+    return (
+        f"**Builds on your `{function}`:** your `{q.function}` calls your `{function}`, which "
+        f"lost points in question {g.number} with a mistake the grader could not name; it may be "
+        f"why cases fail here too, so no mistake is named for `{q.function}` itself. Correct "
+        f"`{function}` first."
+    )
 
 
 def _carriable(q: CodeQuestion, ctx: CodeContext) -> tuple[dict[str, Carried], float]:

@@ -33,6 +33,13 @@ def _nonfinite(leaf: Any) -> bool:
     return a is not None and a.dtype.kind in "fc" and not bool(np.isfinite(a).all())
 
 
+def _blank(leaf: Any) -> bool:
+    """Whether one output is NaN or inf in every entry: it then says only that something
+    overflowed or divided by zero somewhere, never which mistake."""
+    a = np.asarray(leaf) if isinstance(leaf, np.generic) else as_array(leaf)
+    return a is not None and a.size > 0 and a.dtype.kind in "fc" and not np.isfinite(a).any()
+
+
 def finite(value: Any) -> bool:
     """Whether no part of an output holds a NaN or an inf (tokens and other non-numbers count as
     finite; a ragged list is looked at element by element)."""
@@ -116,6 +123,10 @@ def explain(
     }
     if not wrong:
         return []
+    # Outputs NaN or inf everywhere support only a mistake marked as producing non-finite values
+    # there (NONFINITE: an overflow); a concrete output that happens to be NaN everywhere too
+    # (any NaN spreads through a forward pass) is no evidence of which mistake it was.
+    blank = all(k in got_parts and _blank(got_parts[k]) for k in wrong)
     found: list[tuple[int, int, Explanation]] = []
     for order, (mid, mutant) in enumerate(mutants.items()):
         try:
@@ -133,7 +144,9 @@ def explain(
             if set(mparts) != set(want_parts):
                 continue
             if any(
-                k not in got_parts or not _matches(got_parts[k], mparts[k], tol, exact)
+                k not in got_parts
+                or not _matches(got_parts[k], mparts[k], tol, exact)
+                or (blank and not isinstance(mparts[k], NonFinite))
                 for k in wrong
             ):
                 continue
