@@ -36,6 +36,12 @@ from grader.sandbox.session import CallOutcome, Failure, Spot, WorkerSession
 LOOSE = 10.0  # a wrong case a half-explained mistake does not reproduce even at this many
 # times the tolerance rules the mistake out (float32 noise is no evidence against it)
 BUDGET_MARGIN = 1.0  # seconds: a call that fails with less budget left failed for the budget
+REVIEW_SHOWN = 6  # constructs named in one needs-review note
+ARGS_SHOWN = 6  # positional (and keyword) arguments of a case shown to instructors
+ARG_ENTRIES = 4  # numbers shown of each argument
+MESSAGES_SHOWN = 4  # mismatch messages kept per case
+SOURCE_CHARS = 160  # characters of the student's line quoted in a syntax error
+SCORE_DIGITS = 4  # a question's score is rounded to this many decimals
 
 
 def as_source_spot(spot: Spot) -> SourceSpot:
@@ -78,7 +84,7 @@ def _flag_review(result: QuestionResult, what: list[str]) -> None:
     result.needs_review.extend(w for w in what if w not in result.needs_review)
     result.notes.append(
         "**Needs review:** this function (or code it reaches) uses "
-        + ", ".join(what[:6])
+        + ", ".join(what[:REVIEW_SHOWN])
         + ", which can reach a library or the grader's checks by a "
         "computed name; your instructor will look at it."
     )
@@ -378,8 +384,8 @@ def _output_name(where: str) -> str:
 
 
 def _inputs(case: Case) -> str:
-    parts = [preview(a, 4) for a in case.args[:6]]
-    parts += [f"{k}={preview(v, 4)}" for k, v in list(case.kwargs.items())[:6]]
+    parts = [preview(a, ARG_ENTRIES) for a in case.args[:ARGS_SHOWN]]
+    parts += [f"{k}={preview(v, ARG_ENTRIES)}" for k, v in list(case.kwargs.items())[:ARGS_SHOWN]]
     return ", ".join(parts)
 
 
@@ -431,7 +437,7 @@ def _mismatch_record(case: Case, mismatches: list[Mismatch], got: Any, want: Any
         outputs=tuple((n, c) for n, c in outputs.items() if n),
     )
     detail = CaseDetail(
-        messages=tuple(m.message for m in mismatches[:4]),
+        messages=tuple(m.message for m in mismatches[:MESSAGES_SHOWN]),
         inputs=_inputs(case),
         got=preview(got),
         expected=preview(want),
@@ -506,11 +512,7 @@ def _judge_case(
         explanations = _explain(q, case, outcome.value, want, q.mutants)
         if not explanations:  # no one mistake explains it: two (or three) at once?
             explanations = _explain_together(q, case, outcome.value, want)
-    credit = (
-        min(catalog.get(m).credit for m in split(explanations[0].misconception))
-        if explanations
-        else 0.0
-    )
+    credit = _credit(explanations)
     record = _mismatch_record(case, mismatches, outcome.value, want)
     return _CaseVerdict(credit, record, explanations, want=want, got=outcome.value)
 
@@ -531,7 +533,7 @@ def _explain_together(q: CodeQuestion, case: Case, got: Any, want: Any) -> list[
 
 
 def _with_combinations(
-    q: CodeQuestion, cases: list[Case], verdicts: list[_CaseVerdict]
+    q: CodeQuestion, cases: list[Case], verdicts: list[_CaseVerdict], strict: bool = False
 ) -> list[_CaseVerdict]:
     """When no single mistake explains every failed case (two deviations in one function: each
     alone is near the student's output on some cases), the combinations that reproduce a case
@@ -556,7 +558,9 @@ def _with_combinations(
         if id(v) in failed_ids and not any(
             isinstance(e.misconception, tuple) for e in v.explanations or []
         ):
-            extra = _explain_together(q, case, v.got, v.want)
+            extra = [
+                e for e in _explain_together(q, case, v.got, v.want) if not (strict and e.blank)
+            ]
             v = replace(v, explanations=[*(v.explanations or []), *extra])
         out.append(v)
     return out
@@ -595,11 +599,15 @@ def _judge_compared(
 ) -> None:
     """Each case compared with the reference; a wrong one explained by the mutants, or, when it
     is right given a mistake charged in a question it builds on, earning follow-through credit."""
-    verdicts = [
-        _carry(q, case, outcome, _judge_case(q, case, outcome, result, ctx), *carriable)
-        for case, outcome in zip(cases, outcomes)
+    judged_cases = [
+        _judge_case(q, case, outcome, result, ctx) for case, outcome in zip(cases, outcomes)
     ]
-    verdicts = _with_combinations(q, cases, verdicts)
+    strict = not any(v.passed or (v.got is not None and finite(v.got)) for v in judged_cases)
+    verdicts = [
+        _carry(q, case, outcome, _weighed(v, strict), *carriable, strict=strict)
+        for case, outcome, v in zip(cases, outcomes, judged_cases)
+    ]
+    verdicts = _with_combinations(q, cases, verdicts, strict)
     own = [v for v in verdicts if not v.carried]
     per_case = [v.explanations for v in own if v.explanations is not None]
     n_failed = sum(1 for v in own if not v.passed)
@@ -613,10 +621,10 @@ def _judge_compared(
         or not _contradicted(q, named, judged, carriable[0])
         for m in split(named)
     ]
-    result.score = round(q.points * earned / total_weight, 4)
+    result.score = round(q.points * earned / total_weight, SCORE_DIGITS)
     carried = [(c, v) for c, v in zip(cases, verdicts) if v.carried]
     result.carried_points = round(
-        q.points * sum(c.weight * v.credit for c, v in carried) / total_weight, 4
+        q.points * sum(c.weight * v.credit for c, v in carried) / total_weight, SCORE_DIGITS
     )
     roots = list(dict.fromkeys(r for _, v in carried for r in v.carried))
     result.carried = [{"from": r.root, "misconception": r.misconception} for r in roots]
@@ -629,6 +637,24 @@ def _judge_compared(
         *(_helper_note(q, f, g) for f, g in helpers),
         *(catalog.note(m, q.function, _right_outputs(q, verdicts)) for m in result.misconceptions),
     ]
+
+
+def _weighed(v: _CaseVerdict, strict: bool) -> _CaseVerdict:
+    """The case's explanations without those that match only because both outputs are NaN or
+    inf everywhere, when the student's code gave no finite output on any case: a mistake is
+    named on non-finite outputs only when it is non-finite where theirs is and their code is
+    finite elsewhere (or the mistake is marked as producing NaN or inf there: an overflow)."""
+    if not strict or not v.explanations or not any(e.blank for e in v.explanations):
+        return v
+    kept = [e for e in v.explanations if not e.blank]
+    return replace(v, explanations=kept, credit=_credit(kept))
+
+
+def _credit(explanations: list[Explanation]) -> float:
+    """The share of a wrong case's weight its diagnosis keeps (a convention's partial credit)."""
+    if not explanations:
+        return 0.0
+    return min(catalog.get(m).credit for m in split(explanations[0].misconception))
 
 
 def _explains_all(named: Mistake, per_case: list[list[Explanation]], n_failed: int) -> bool:
@@ -735,6 +761,8 @@ def _carry(
     v: _CaseVerdict,
     carriable: dict[str, Carried],
     share: float,
+    *,
+    strict: bool = False,
 ) -> _CaseVerdict:
     """A wrong case that the carried mistakes reproduce exactly (one of them, or several at once
     when the question builds on several docked functions) is right given the student's own
@@ -745,7 +773,7 @@ def _carry(
         return v
     exact = [e.misconception for e in v.explanations if e.extra_wrong == 0]
     found = next((m for m in exact if m in carriable), None)
-    together = None if found else _carried_together(q, case, outcome, v.want, carriable)
+    together = None if found else _carried_together(q, case, outcome, v.want, carriable, strict)
     if found or together:
         roots = (carriable[found],) if found else together
         summary = replace(
@@ -755,7 +783,7 @@ def _carry(
         )
         record = replace(v.record, summary=summary)
         return replace(v, credit=share, record=record, explanations=None, carried=roots)
-    on_top = _on_top(q, case, outcome, v.want, carriable)
+    on_top = [e for e in _on_top(q, case, outcome, v.want, carriable) if not (strict and e.blank)]
     return replace(v, explanations=on_top) if on_top else v
 
 
@@ -765,6 +793,7 @@ def _carried_together(
     outcome: CallOutcome | None,
     want: Any,
     carriable: dict[str, Carried],
+    strict: bool = False,
 ) -> tuple[Carried, ...] | None:
     """The carried mistakes (two, or all of them) that together reproduce the case exactly: a
     block built on a LayerNorm and a feed-forward network that were both docked."""
@@ -786,7 +815,7 @@ def _carried_together(
     if not combos:
         return None
     for e in _explain(q, case, outcome.value, want, combos):
-        if e.extra_wrong == 0:
+        if e.extra_wrong == 0 and not (strict and e.blank):
             return tuple(carriable[m] for m in split(e.misconception))
     return None
 
@@ -868,7 +897,7 @@ def _judge_custom(
     j = q.custom(cases, outputs)
     # a failed call costs the checks it could not feed: scale by the share of calls that ran
     share = sum(o is not None for o in outputs) / len(outputs) if records else 1.0
-    result.score = round(q.points * j.fraction * share, 4)
+    result.score = round(q.points * j.fraction * share, SCORE_DIGITS)
     visible = {c.name for c in cases if c.visible}
     all_visible = all(c.visible for c in cases)
     if j.fatal is not None:
@@ -906,7 +935,7 @@ def syntax_problem(
     except SyntaxError as err:
         text = (err.text or "").strip()
         where = f" at {line_words(err.lineno)}" if err.lineno else ""
-        where += f": `{text[:160]}`" if text else ""
+        where += f": `{text[:SOURCE_CHARS]}`" if text else ""
         return f"`{name}` has a syntax error{where} ({err.msg}); no function in it could be run."
     except ValueError as err:  # null bytes
         return f"`{name}` could not be parsed: {err}"

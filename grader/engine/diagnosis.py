@@ -66,6 +66,9 @@ class Explanation:
     misconception: Mistake
     extra_wrong: int  # outputs the mutant gets wrong that the student got right (0 = exact fit)
     order: int  # the mutant's position in the question's list (root causes first)
+    blank: bool = False
+    """Matched only on outputs NaN or inf everywhere, by a mutant not marked NONFINITE there:
+    evidence only when the student's code gives finite outputs elsewhere (grader/engine/code.py)."""
 
 
 def _is_container(value: Any) -> bool:
@@ -123,9 +126,8 @@ def explain(
     }
     if not wrong:
         return []
-    # Outputs NaN or inf everywhere support only a mistake marked as producing non-finite values
-    # there (NONFINITE: an overflow); a concrete output that happens to be NaN everywhere too
-    # (any NaN spreads through a forward pass) is no evidence of which mistake it was.
+    # Outputs NaN or inf everywhere match any mutant that is NaN everywhere too (any NaN spreads
+    # through a forward pass): such a match is marked, and the engine weighs it (Explanation).
     blank = all(k in got_parts and _blank(got_parts[k]) for k in wrong)
     found: list[tuple[int, int, Explanation]] = []
     for order, (mid, mutant) in enumerate(mutants.items()):
@@ -144,9 +146,7 @@ def explain(
             if set(mparts) != set(want_parts):
                 continue
             if any(
-                k not in got_parts
-                or not _matches(got_parts[k], mparts[k], tol, exact)
-                or (blank and not isinstance(mparts[k], NonFinite))
+                k not in got_parts or not _matches(got_parts[k], mparts[k], tol, exact)
                 for k in wrong
             ):
                 continue
@@ -155,11 +155,12 @@ def explain(
                 for k in want_parts
                 if k not in wrong and not _matches(want_parts[k], mparts[k], tol, exact)
             )
-            best = extra if best is None else min(best, extra)
+            weak = blank and not all(isinstance(mparts[k], NonFinite) for k in wrong)
+            best = (extra, weak) if best is None else min(best, (extra, weak))
         if best is None:
             continue
-        extra = best
-        found.append((extra, order, Explanation(mid, extra, order)))
+        extra, weak = best
+        found.append((extra, order, Explanation(mid, extra, order, blank=weak)))
     found.sort(key=lambda t: (t[0], t[1]))
     return [e for _, _, e in found]
 
