@@ -3,8 +3,21 @@
 from __future__ import annotations
 
 import copy
+import types
 from collections.abc import Callable
+from functools import partial
 from typing import Any
+
+# What a mutant raises when its mistake does not apply to a case's inputs: shapes that do not
+# broadcast, an index or axis the arrays do not have (numpy's AxisError is both), arithmetic
+# that fails (overflow, division by zero), a type it cannot take. Anything else is a bug of
+# ours and reaches the engine's visible "the grader itself failed" path.
+NOT_APPLICABLE: tuple[type[BaseException], ...] = (
+    ValueError,
+    IndexError,
+    TypeError,
+    ArithmeticError,
+)
 
 
 class NonFinite:
@@ -47,7 +60,7 @@ class Forms:
         for f in self.forms:
             try:
                 outs.append(f(*copy.deepcopy(args), **copy.deepcopy(kwargs)))
-            except Exception:  # noqa: BLE001 - this form does not apply to these inputs
+            except NOT_APPLICABLE:  # this form does not apply to these inputs
                 continue
         if not outs:
             raise ValueError("no form of this mistake applies to these inputs")
@@ -74,3 +87,46 @@ def concrete(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: concrete(v) for k, v in value.items()}
     return value
+
+
+class Hooked:
+    """A mutant read as one reference function with keyword hooks, so that two mistakes of one
+    function can be merged into one mutant (their hooks merged)."""
+
+    def __init__(self, base: Any, hooks: dict[str, Any], rebuild: Callable[..., Any]) -> None:
+        self.base = base  # what two mutants must share to combine (the function, or the maker)
+        self.hooks = hooks
+        self._rebuild = rebuild
+
+    def with_hooks(self, hooks: dict[str, Any]) -> Callable[..., Any]:
+        """The same reference with these hooks."""
+        return self._rebuild(hooks)
+
+
+def hooked(m: Any) -> Hooked | None:
+    """`m` as a reference with keyword hooks: `functools.partial(reference, **hooks)`, or a
+    closure made by a maker `lambda ...: reference(..., **hooks)` whose only free variable is
+    the hooks' dict (two closures of one maker share their code). None for anything else."""
+    if isinstance(m, partial):
+        if m.args:
+            return None
+        return Hooked(m.func, dict(m.keywords), lambda h, f=m.func: partial(f, **h))
+    if not isinstance(m, types.FunctionType) or m.__closure__ is None:
+        return None
+    if len(m.__code__.co_freevars) != 1:
+        return None
+    try:
+        hooks = m.__closure__[0].cell_contents
+    except ValueError:  # an empty cell
+        return None
+    if not isinstance(hooks, dict) or not all(isinstance(k, str) for k in hooks):
+        return None
+
+    def rebuild(h: dict[str, Any], f: types.FunctionType = m) -> Callable[..., Any]:
+        g = types.FunctionType(
+            f.__code__, f.__globals__, f.__name__, f.__defaults__, (types.CellType(dict(h)),)
+        )
+        g.__kwdefaults__ = f.__kwdefaults__
+        return g
+
+    return Hooked(m.__code__, dict(hooks), rebuild)

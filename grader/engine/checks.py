@@ -97,6 +97,11 @@ def compare(
 
 OVERSIZE = 8  # an output this many times larger than the expected one is not looked at
 MAX_EXTRA_VALUES = 10_000  # ... once it holds more values than this
+PREVIEW_ENTRIES = 6  # numbers a preview of one array shows
+PART_ENTRIES = 3  # numbers shown of each part of a tuple or dict
+PARTS_SHOWN = 6  # parts of a tuple or dict shown
+KEY_CHARS = 40  # characters of a dict key shown
+UNCONVERTED_LIST = 10_000  # a list with more values is shown as text, not converted
 
 
 def _cheap_size(x: Any) -> int:
@@ -403,18 +408,20 @@ def _head(x: Any, n: int) -> Any:
     return x
 
 
-def preview(value: Any, limit: int = 6) -> str:
+def preview(value: Any, limit: int = PREVIEW_ENTRIES) -> str:
     """What came back, briefly: a shape and a few numbers (for a visible case and instructors)."""
     if isinstance(value, dict):
+        items = islice(value.items(), PARTS_SHOWN)
         return (
             "{"
-            + ", ".join(f"{_short(k, 40)}: {preview(v, 3)}" for k, v in islice(value.items(), 6))
+            + ", ".join(f"{_short(k, KEY_CHARS)}: {preview(v, PART_ENTRIES)}" for k, v in items)
             + "}"
         )
     if isinstance(value, tuple):
-        return "(" + ", ".join(preview(v, 3) for v in value[:6]) + ")"
-    if isinstance(value, list) and len(list_shape(value)) > 0 and _size(list_shape(value)) > 10_000:
-        return f"a list of shape {list_shape(value)}: {_short(value)}"  # not converted: too large
+        return "(" + ", ".join(preview(v, PART_ENTRIES) for v in value[:PARTS_SHOWN]) + ")"
+    shape = list_shape(value) if isinstance(value, list) else ()
+    if len(shape) > 0 and _size(shape) > UNCONVERTED_LIST:
+        return f"a list of shape {shape}: {_short(value)}"  # not converted: too large
     a = as_array(value) if not isinstance(value, np.ndarray) else value
     if a is None or a.dtype.kind not in "biuf":
         return _short(value)

@@ -10,16 +10,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any
 
 from grader import catalog
-from grader.engine import shortcuts
+from grader.engine import calls, shortcuts
 from grader.engine.checks import Mismatch, compare, preview
+from grader.engine.combos import MAX_FORMS, combine, forms, together
 from grader.engine.diagnosis import Explanation, Mistake, explain, finite, shows, split, verdict
 from grader.engine.locate import Located
 from grader.engine.trusted import all_nan, run_trusted, trusted_mutants
-from grader.mutants import Forms, any_form
 from grader.questions import Case, CodeQuestion, Tolerance
 from grader.report import (
     BUILTIN_EXCEPTIONS,
@@ -37,6 +36,12 @@ from grader.sandbox.session import CallOutcome, Failure, Spot, WorkerSession
 LOOSE = 10.0  # a wrong case a half-explained mistake does not reproduce even at this many
 # times the tolerance rules the mistake out (float32 noise is no evidence against it)
 BUDGET_MARGIN = 1.0  # seconds: a call that fails with less budget left failed for the budget
+REVIEW_SHOWN = 6  # constructs named in one needs-review note
+ARGS_SHOWN = 6  # positional (and keyword) arguments of a case shown to instructors
+ARG_ENTRIES = 4  # numbers shown of each argument
+MESSAGES_SHOWN = 4  # mismatch messages kept per case
+SOURCE_CHARS = 160  # characters of the student's line quoted in a syntax error
+SCORE_DIGITS = 4  # a question's score is rounded to this many decimals
 
 
 def as_source_spot(spot: Spot) -> SourceSpot:
@@ -79,7 +84,7 @@ def _flag_review(result: QuestionResult, what: list[str]) -> None:
     result.needs_review.extend(w for w in what if w not in result.needs_review)
     result.notes.append(
         "**Needs review:** this function (or code it reaches) uses "
-        + ", ".join(what[:6])
+        + ", ".join(what[:REVIEW_SHOWN])
         + ", which can reach a library or the grader's checks by a "
         "computed name; your instructor will look at it."
     )
@@ -124,6 +129,9 @@ class CodeContext:
     docked: dict[str, list[Carried]] = field(default_factory=dict)
     """Questions graded so far with named mistakes: id -> what a question built on it may carry."""
 
+    graded: dict[str, Graded] = field(default_factory=dict)
+    """Code questions graded so far, by the student function they call."""
+
     code_file: str = ""
     """The module the worker imports ("transformer.py"), whose lines `place` maps."""
     call_seconds: float = 0.0
@@ -144,6 +152,18 @@ class Carried:
     root: str  # the question where it was charged
     number: str  # that question's number, for the feedback
     function: str  # the student's function it is in
+
+
+@dataclass(frozen=True)
+class Graded:
+    """A code question graded earlier in this submission, as a later one that calls its function
+    sees it."""
+
+    question: str  # its id
+    number: str  # its number, for the feedback
+    mistakes: frozenset[str]  # the catalog ids it can name
+    lost: bool  # it lost points
+    named: bool  # a mistake was named there
 
 
 def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult:
@@ -178,6 +198,13 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
     ):
         result.lead = import_words(ctx.session.import_failure, ctx)
     _record_docked(q, ctx, result, number)
+    ctx.graded[q.function] = Graded(
+        q.id,
+        number,
+        frozenset(q.mutants),
+        result.score < result.max_score - 1e-9,
+        bool(result.misconceptions),
+    )
     if q.forbidden:
         _flag_review(result, _review_items(q, ctx))
     return result
@@ -357,8 +384,8 @@ def _output_name(where: str) -> str:
 
 
 def _inputs(case: Case) -> str:
-    parts = [preview(a, 4) for a in case.args[:6]]
-    parts += [f"{k}={preview(v, 4)}" for k, v in list(case.kwargs.items())[:6]]
+    parts = [preview(a, ARG_ENTRIES) for a in case.args[:ARGS_SHOWN]]
+    parts += [f"{k}={preview(v, ARG_ENTRIES)}" for k, v in list(case.kwargs.items())[:ARGS_SHOWN]]
     return ", ".join(parts)
 
 
@@ -410,7 +437,7 @@ def _mismatch_record(case: Case, mismatches: list[Mismatch], got: Any, want: Any
         outputs=tuple((n, c) for n, c in outputs.items() if n),
     )
     detail = CaseDetail(
-        messages=tuple(m.message for m in mismatches[:4]),
+        messages=tuple(m.message for m in mismatches[:MESSAGES_SHOWN]),
         inputs=_inputs(case),
         got=preview(got),
         expected=preview(want),
@@ -483,16 +510,60 @@ def _judge_case(
     explanations: list[Explanation] = []
     if q.mutants:
         explanations = _explain(q, case, outcome.value, want, q.mutants)
-        if not explanations:  # no one mistake explains it: two at once, told apart?
-            explanations = _explain(q, case, outcome.value, want, _pairs(q.mutants))
-            explanations = [e for e in explanations if e.extra_wrong == 0]
-    credit = (
-        min(catalog.get(m).credit for m in split(explanations[0].misconception))
-        if explanations
-        else 0.0
-    )
+        if not explanations:  # no one mistake explains it: two (or three) at once?
+            explanations = _explain_together(q, case, outcome.value, want)
+    credit = _credit(explanations)
     record = _mismatch_record(case, mismatches, outcome.value, want)
     return _CaseVerdict(credit, record, explanations, want=want, got=outcome.value)
+
+
+def _explain_together(q: CodeQuestion, case: Case, got: Any, want: Any) -> list[Explanation]:
+    """The combinations of the question's own mistakes (two, then three: grader/engine/combos.py)
+    that reproduce `got` exactly, ordered after the single mistakes."""
+    for size in (2, 3):
+        combos = together(q.mutants, size)
+        found = [
+            replace(e, order=len(q.mutants) + e.order)
+            for e in _explain(q, case, got, want, combos)
+            if e.extra_wrong == 0
+        ]
+        if found:
+            return found
+    return []
+
+
+def _with_combinations(
+    q: CodeQuestion, cases: list[Case], verdicts: list[_CaseVerdict], strict: bool = False
+) -> list[_CaseVerdict]:
+    """When no single mistake explains every failed case (two deviations in one function: each
+    alone is near the student's output on some cases), the combinations that reproduce a case
+    are added to its explanations, so that one that explains every case can be named."""
+    failed = [v for v in verdicts if not v.passed and not v.carried]
+    failed_ids = {id(v) for v in failed if v.got is not None and v.explanations is not None}
+    if not q.mutants or not failed_ids:
+        return verdicts
+    singles = {
+        e.misconception
+        for v in failed
+        for e in v.explanations or []
+        if isinstance(e.misconception, str)
+    }
+    if any(
+        all(any(e.misconception == m for e in v.explanations or []) for v in failed)
+        for m in singles
+    ):
+        return verdicts
+    out = []
+    for case, v in zip(cases, verdicts):
+        if id(v) in failed_ids and not any(
+            isinstance(e.misconception, tuple) for e in v.explanations or []
+        ):
+            extra = [
+                e for e in _explain_together(q, case, v.got, v.want) if not (strict and e.blank)
+            ]
+            v = replace(v, explanations=[*(v.explanations or []), *extra])
+        out.append(v)
+    return out
 
 
 def _note_failure(failure: Failure, result: QuestionResult) -> None:
@@ -518,24 +589,6 @@ def _explain(
     )
 
 
-MAX_FORMS = 256  # bound on the forms of carried mistakes tried together on one case
-MAX_PAIRS = 120  # bound on the pairs tried on a case no single mistake explains
-
-
-def _pairs(mutants: dict[str, Any]) -> dict[Mistake, Callable[..., Any]]:
-    """Every two mistakes of a question that combine (hooks of one reference), as one mutant."""
-    ids = list(mutants)
-    out: dict[Mistake, Callable[..., Any]] = {}
-    for i, a in enumerate(ids):
-        for b in ids[i + 1 :]:
-            both = combine(mutants[a], mutants[b], deep=False)
-            if both is not None:
-                out[(a, b)] = both
-                if len(out) >= MAX_PAIRS:
-                    return out
-    return out
-
-
 def _judge_compared(
     q: CodeQuestion,
     cases: list[Case],
@@ -546,10 +599,15 @@ def _judge_compared(
 ) -> None:
     """Each case compared with the reference; a wrong one explained by the mutants, or, when it
     is right given a mistake charged in a question it builds on, earning follow-through credit."""
-    verdicts = [
-        _carry(q, case, outcome, _judge_case(q, case, outcome, result, ctx), *carriable)
-        for case, outcome in zip(cases, outcomes)
+    judged_cases = [
+        _judge_case(q, case, outcome, result, ctx) for case, outcome in zip(cases, outcomes)
     ]
+    strict = not any(v.passed or (v.got is not None and finite(v.got)) for v in judged_cases)
+    verdicts = [
+        _carry(q, case, outcome, _weighed(v, strict), *carriable, strict=strict)
+        for case, outcome, v in zip(cases, outcomes, judged_cases)
+    ]
+    verdicts = _with_combinations(q, cases, verdicts, strict)
     own = [v for v in verdicts if not v.carried]
     per_case = [v.explanations for v in own if v.explanations is not None]
     n_failed = sum(1 for v in own if not v.passed)
@@ -563,18 +621,40 @@ def _judge_compared(
         or not _contradicted(q, named, judged, carriable[0])
         for m in split(named)
     ]
-    result.score = round(q.points * earned / total_weight, 4)
+    result.score = round(q.points * earned / total_weight, SCORE_DIGITS)
     carried = [(c, v) for c, v in zip(cases, verdicts) if v.carried]
     result.carried_points = round(
-        q.points * sum(c.weight * v.credit for c, v in carried) / total_weight, 4
+        q.points * sum(c.weight * v.credit for c, v in carried) / total_weight, SCORE_DIGITS
     )
     roots = list(dict.fromkeys(r for _, v in carried for r in v.carried))
     result.carried = [{"from": r.root, "misconception": r.misconception} for r in roots]
     result.cases = [v.record for v in verdicts]
+    helpers = unnamed_helpers(q, ctx) if result.score < q.points - 1e-9 else []
+    if helpers:
+        result.misconceptions = []  # a helper's mistake is named at the helper, or not at all
     result.notes += [
         *(_carried_note(r) for r in roots),
+        *(_helper_note(q, f, g) for f, g in helpers),
         *(catalog.note(m, q.function, _right_outputs(q, verdicts)) for m in result.misconceptions),
     ]
+
+
+def _weighed(v: _CaseVerdict, strict: bool) -> _CaseVerdict:
+    """The case's explanations without those that match only because both outputs are NaN or
+    inf everywhere, when the student's code gave no finite output on any case: a mistake is
+    named on non-finite outputs only when it is non-finite where theirs is and their code is
+    finite elsewhere (or the mistake is marked as producing NaN or inf there: an overflow)."""
+    if not strict or not v.explanations or not any(e.blank for e in v.explanations):
+        return v
+    kept = [e for e in v.explanations if not e.blank]
+    return replace(v, explanations=kept, credit=_credit(kept))
+
+
+def _credit(explanations: list[Explanation]) -> float:
+    """The share of a wrong case's weight its diagnosis keeps (a convention's partial credit)."""
+    if not explanations:
+        return 0.0
+    return min(catalog.get(m).credit for m in split(explanations[0].misconception))
 
 
 def _explains_all(named: Mistake, per_case: list[list[Explanation]], n_failed: int) -> bool:
@@ -631,13 +711,43 @@ def _shows(
 # ---------------------------------------------------------------------------- follow-through
 
 
+def builds_on(q: CodeQuestion, ctx: CodeContext) -> tuple[str, ...]:
+    """The earlier questions `q` builds on: those it declares, and those whose function the
+    student's own `q.function` calls (directly or through their other functions)."""
+    called = calls.reached(ctx.source, q.function) if ctx.source else frozenset()
+    found = [g.question for f, g in ctx.graded.items() if f in called and g.question != q.id]
+    return tuple(dict.fromkeys((*q.depends_on, *found)))
+
+
+def unnamed_helpers(q: CodeQuestion, ctx: CodeContext) -> list[tuple[str, Graded]]:
+    """The student's earlier graded functions that `q.function` calls and that lost points in
+    their own question with no mistake named there: whatever they got wrong may be what is wrong
+    here, so no mistake of this question's own can be told from its outputs."""
+    called = calls.reached(ctx.source, q.function) if ctx.source else frozenset()
+    return [
+        (f, g)
+        for f, g in ctx.graded.items()
+        if f in called and g.question != q.id and g.lost and not g.named
+    ]
+
+
+def _helper_note(q: CodeQuestion, function: str, g: Graded) -> str:
+    return (
+        f"**Builds on your `{function}`:** your `{q.function}` calls your `{function}`, which "
+        f"lost points in question {g.number} with a mistake the grader could not name; it may be "
+        f"why cases fail here too, so no mistake is named for `{q.function}` itself. Correct "
+        f"`{function}` first."
+    )
+
+
 def _carriable(q: CodeQuestion, ctx: CodeContext) -> tuple[dict[str, Carried], float]:
     """The mistakes charged in the questions `q` builds on, by id, and the share they earn here."""
     share = ctx.follow_through if q.follow_through is None else q.follow_through
-    if share <= 0 or not q.depends_on:
+    deps = builds_on(q, ctx)
+    if share <= 0 or not deps:
         return {}, 0.0
     found: dict[str, Carried] = {}
-    for dep in q.depends_on:
+    for dep in deps:
         for c in ctx.docked.get(dep, []):
             if c.misconception in q.mutants:  # the mistake lifted to this question
                 found.setdefault(c.misconception, c)
@@ -651,6 +761,8 @@ def _carry(
     v: _CaseVerdict,
     carriable: dict[str, Carried],
     share: float,
+    *,
+    strict: bool = False,
 ) -> _CaseVerdict:
     """A wrong case that the carried mistakes reproduce exactly (one of them, or several at once
     when the question builds on several docked functions) is right given the student's own
@@ -661,7 +773,7 @@ def _carry(
         return v
     exact = [e.misconception for e in v.explanations if e.extra_wrong == 0]
     found = next((m for m in exact if m in carriable), None)
-    together = None if found else _carried_together(q, case, outcome, v.want, carriable)
+    together = None if found else _carried_together(q, case, outcome, v.want, carriable, strict)
     if found or together:
         roots = (carriable[found],) if found else together
         summary = replace(
@@ -671,7 +783,7 @@ def _carry(
         )
         record = replace(v.record, summary=summary)
         return replace(v, credit=share, record=record, explanations=None, carried=roots)
-    on_top = _on_top(q, case, outcome, v.want, carriable)
+    on_top = [e for e in _on_top(q, case, outcome, v.want, carriable) if not (strict and e.blank)]
     return replace(v, explanations=on_top) if on_top else v
 
 
@@ -681,6 +793,7 @@ def _carried_together(
     outcome: CallOutcome | None,
     want: Any,
     carriable: dict[str, Carried],
+    strict: bool = False,
 ) -> tuple[Carried, ...] | None:
     """The carried mistakes (two, or all of them) that together reproduce the case exactly: a
     block built on a LayerNorm and a feed-forward network that were both docked."""
@@ -692,7 +805,7 @@ def _carried_together(
         groups.append(tuple(ids))
     combos: dict[Mistake, Callable[..., Any]] = {}
     for group in groups:
-        if math.prod(len(_forms(q.mutants[m])) for m in group) > MAX_FORMS:
+        if math.prod(len(forms(q.mutants[m])) for m in group) > MAX_FORMS:
             continue  # bounded work: a group whose forms multiply past the bound is not tried
         both: Any = q.mutants[group[0]]
         for mid in group[1:]:
@@ -702,7 +815,7 @@ def _carried_together(
     if not combos:
         return None
     for e in _explain(q, case, outcome.value, want, combos):
-        if e.extra_wrong == 0:
+        if e.extra_wrong == 0 and not (strict and e.blank):
             return tuple(carriable[m] for m in split(e.misconception))
     return None
 
@@ -729,39 +842,6 @@ def _on_top(
     return _explain(q, case, outcome.value, want, combos)
 
 
-def _forms(m: Any) -> tuple[Any, ...]:
-    return m.forms if isinstance(m, Forms) else (m,)
-
-
-def combine(a: Any, b: Any, *, deep: bool = True) -> Callable[..., Any] | None:
-    """Two mistakes in one function, when both are hooks of the same reference (None otherwise).
-
-    Their hooks are merged. With `deep`, a hook both set is combined in turn (a block whose
-    attention holds a scale mistake and a softmax mistake), and a mistake with several forms is
-    combined form by form. Without it (a question's own pairs, tried on every case no single
-    mistake explains), only disjoint flat hooks combine: bounded work.
-    """
-    if deep and (isinstance(a, Forms) or isinstance(b, Forms)):
-        each = [c for x in _forms(a) for y in _forms(b) if (c := combine(x, y)) is not None]
-        return any_form(*each) if each else None
-    if (
-        not (isinstance(a, partial) and isinstance(b, partial))
-        or a.func is not b.func
-        or a.args
-        or b.args
-    ):
-        return None
-    hooks = dict(a.keywords)
-    for key, value in b.keywords.items():
-        if key in hooks and hooks[key] is not value:
-            inner = combine(hooks[key], value) if deep else None
-            if inner is None:
-                return None
-            value = inner
-        hooks[key] = value
-    return partial(a.func, **hooks)
-
-
 def _carried_note(c: Carried) -> str:
     m = catalog.get(c.misconception)
     return (
@@ -780,7 +860,7 @@ def _record_docked(q: CodeQuestion, ctx: CodeContext, result: QuestionResult, nu
     ]
     through = [
         c
-        for dep in q.depends_on
+        for dep in builds_on(q, ctx)
         for c in ctx.docked.get(dep, [])
         if any(r["misconception"] == c.misconception for r in result.carried)
     ]
@@ -817,7 +897,7 @@ def _judge_custom(
     j = q.custom(cases, outputs)
     # a failed call costs the checks it could not feed: scale by the share of calls that ran
     share = sum(o is not None for o in outputs) / len(outputs) if records else 1.0
-    result.score = round(q.points * j.fraction * share, 4)
+    result.score = round(q.points * j.fraction * share, SCORE_DIGITS)
     visible = {c.name for c in cases if c.visible}
     all_visible = all(c.visible for c in cases)
     if j.fatal is not None:
@@ -855,7 +935,7 @@ def syntax_problem(
     except SyntaxError as err:
         text = (err.text or "").strip()
         where = f" at {line_words(err.lineno)}" if err.lineno else ""
-        where += f": `{text[:160]}`" if text else ""
+        where += f": `{text[:SOURCE_CHARS]}`" if text else ""
         return f"`{name}` has a syntax error{where} ({err.msg}); no function in it could be run."
     except ValueError as err:  # null bytes
         return f"`{name}` could not be parsed: {err}"

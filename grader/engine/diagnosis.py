@@ -17,19 +17,8 @@ from typing import Any
 import numpy as np
 
 from grader.engine.checks import as_array, compare
-from grader.mutants import AnyOf, NonFinite
+from grader.mutants import NOT_APPLICABLE, AnyOf, NonFinite
 from grader.questions import Tolerance
-
-# What a mutant raises when its mistake does not apply to a case's inputs: shapes that do not
-# broadcast, an index or axis the arrays do not have (numpy's AxisError is both), arithmetic
-# that fails (overflow, division by zero), a type it cannot take. Anything else is a bug of
-# ours and reaches the engine's visible "the grader itself failed" path.
-NOT_APPLICABLE: tuple[type[BaseException], ...] = (
-    ValueError,
-    IndexError,
-    TypeError,
-    ArithmeticError,
-)
 
 
 def _matches(got: Any, predicted: Any, tol: Tolerance, exact: bool) -> bool:
@@ -42,6 +31,13 @@ def _nonfinite(leaf: Any) -> bool:
     """Whether one output (an array, a list or a number) holds a NaN or an inf."""
     a = np.asarray(leaf) if isinstance(leaf, np.generic) else as_array(leaf)  # no copy
     return a is not None and a.dtype.kind in "fc" and not bool(np.isfinite(a).all())
+
+
+def _blank(leaf: Any) -> bool:
+    """Whether one output is NaN or inf in every entry: it then says only that something
+    overflowed or divided by zero somewhere, never which mistake."""
+    a = np.asarray(leaf) if isinstance(leaf, np.generic) else as_array(leaf)
+    return a is not None and a.size > 0 and a.dtype.kind in "fc" and not np.isfinite(a).any()
 
 
 def finite(value: Any) -> bool:
@@ -70,6 +66,9 @@ class Explanation:
     misconception: Mistake
     extra_wrong: int  # outputs the mutant gets wrong that the student got right (0 = exact fit)
     order: int  # the mutant's position in the question's list (root causes first)
+    blank: bool = False
+    """Matched only on outputs NaN or inf everywhere, by a mutant not marked NONFINITE there:
+    evidence only when the student's code gives finite outputs elsewhere (grader/engine/code.py)."""
 
 
 def _is_container(value: Any) -> bool:
@@ -127,6 +126,9 @@ def explain(
     }
     if not wrong:
         return []
+    # Outputs NaN or inf everywhere match any mutant that is NaN everywhere too (any NaN spreads
+    # through a forward pass): such a match is marked, and the engine weighs it (Explanation).
+    blank = all(k in got_parts and _blank(got_parts[k]) for k in wrong)
     found: list[tuple[int, int, Explanation]] = []
     for order, (mid, mutant) in enumerate(mutants.items()):
         try:
@@ -153,11 +155,12 @@ def explain(
                 for k in want_parts
                 if k not in wrong and not _matches(want_parts[k], mparts[k], tol, exact)
             )
-            best = extra if best is None else min(best, extra)
+            weak = blank and not all(isinstance(mparts[k], NonFinite) for k in wrong)
+            best = (extra, weak) if best is None else min(best, (extra, weak))
         if best is None:
             continue
-        extra = best
-        found.append((extra, order, Explanation(mid, extra, order)))
+        extra, weak = best
+        found.append((extra, order, Explanation(mid, extra, order, blank=weak)))
     found.sort(key=lambda t: (t[0], t[1]))
     return [e for _, _, e in found]
 

@@ -1,0 +1,52 @@
+"""Which of the student's own functions a function calls, read from their source.
+
+A composite question (a GloVe loss on the student's weighting function, a block on their
+LayerNorm) may call an earlier graded function without the suite declaring the dependency;
+follow-through (docs/conventions.md) needs to know which, and only the student's own source
+says. Calls are read by bare name (`f(...)`); a function reaches what it calls, and what those
+call in turn.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+
+from grader.engine.shortcuts import parse_python
+
+
+def _called_names(fn: ast.AST) -> set[str]:
+    """The bare names this function's body calls (nested functions included)."""
+    return {
+        node.func.id
+        for node in ast.walk(fn)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+
+
+@lru_cache(maxsize=8)
+def _call_graph(source: str) -> dict[str, frozenset[str]]:
+    """Each top-level function of the source -> the bare names it calls."""
+    try:
+        tree = parse_python(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    graph: dict[str, frozenset[str]] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            graph[node.name] = frozenset(_called_names(node))
+    return graph
+
+
+def reached(source: str, function: str) -> frozenset[str]:
+    """The student's own top-level functions that `function` calls, directly or through their
+    other functions (not `function` itself)."""
+    graph = _call_graph(source)
+    seen: set[str] = set()
+    todo = [function]
+    while todo:
+        for name in graph.get(todo.pop(), ()):
+            if name in graph and name not in seen and name != function:
+                seen.add(name)
+                todo.append(name)
+    return frozenset(seen)
