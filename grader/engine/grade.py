@@ -22,7 +22,7 @@ from pathlib import Path
 
 from grader import sandbox
 from grader.course import content, variants
-from grader.engine import notebook
+from grader.engine import notebook, shortcuts
 from grader.engine.code import BUDGET_SPENT, CodeContext, grade_code, syntax_problem
 from grader.engine.locate import Located, SubmissionError, locate
 from grader.questions import Assignment, CodeQuestion, WrittenQuestion
@@ -389,6 +389,7 @@ def _code_context(
         name[:-3],
         preload=("numpy", "torch") if uses_torch else ("numpy",),
         tripwires=tuple(tripwires),
+        not_shortcuts=tuple(sorted(shortcuts.NOT_SHORTCUTS)),
         limits=limits,
         hide=(*content.grader_trees(), *hide),
     )  # the grader's own trees, always

@@ -1,7 +1,7 @@
 """The trusted side of a worker: start it once, reuse it for every call, restart it after a crash.
 
 Everything that comes back is plain data decoded strictly and within limits
-(`grader.sandbox.worker.decode`: arrays read without pickle, each blob once, bounded depth,
+(`grader.sandbox.wire.decode`: arrays read without pickle, each blob once, bounded depth,
 entries and integers); nothing the student returns is unpickled or executed. A reply that
 breaks the wire format is the submission's doing (it wrote to the grader's channel), and the
 failure says so.
@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from grader import sandbox
-from grader.sandbox import worker
+from grader.sandbox import wire
 
-WORKER_PROGRAM = Path(worker.__file__)
+WORKER_PROGRAM = Path(__file__).with_name("worker.py")  # run in the sandbox, never imported here
+WIRE_SOURCE = Path(wire.__file__).read_bytes()  # shipped beside it as `wire.WIRE_FILE`
 MAX_RESTARTS = 12
 RESTARTS_SPENT = "restarted too many times"  # the words of a question run after the last restart
 
@@ -43,7 +44,7 @@ FailureKind = Literal[
 WIRE_TAGS = (
     "rng",
     "lm",
-)  # the special arguments the worker rebuilds (grader.sandbox.worker.decode)
+)  # the special arguments the worker rebuilds (grader.sandbox.wire.decode)
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,7 @@ def to_wire(value: Any, blobs: list[bytes]) -> Any:
         return [to_wire(v, blobs) for v in value]
     if isinstance(value, dict):
         return {"__dict__": [[to_wire(k, blobs), to_wire(v, blobs)] for k, v in value.items()]}
-    return worker.encode(value, blobs)
+    return wire.encode(value, blobs)
 
 
 def _threads_of(reply: dict) -> int:
@@ -262,6 +263,7 @@ class WorkerSession:
         *,
         preload: tuple[str, ...] = ("numpy",),
         tripwires: tuple[str, ...] = (),
+        not_shortcuts: tuple[str, ...] = (),
         limits: sandbox.Limits = sandbox.Limits(),
         hide: tuple[Path, ...] = (),
     ) -> None:
@@ -269,6 +271,7 @@ class WorkerSession:
         self.module = module
         self.preload = preload
         self.tripwires = tripwires
+        self.not_shortcuts = not_shortcuts  # names under a banned module that are never refused
         self.limits = limits
         self.hide = hide
         self.started_at = time.monotonic()
@@ -290,8 +293,9 @@ class WorkerSession:
 
     def start(self) -> None:
         """Spawn the worker and ask it to preload its imports; returns without waiting."""
+        shipped = {**self.files, wire.WIRE_FILE: WIRE_SOURCE}  # the codec wins a name clash
         self.proc = sandbox.spawn(
-            WORKER_PROGRAM, self.files, limits=self.limits, hide=self.hide, warm=self.preload
+            WORKER_PROGRAM, shipped, limits=self.limits, hide=self.hide, warm=self.preload
         )
         self._expect = []
         self._isolated, self._warning = self.proc.isolated, self.proc.warning
@@ -300,6 +304,7 @@ class WorkerSession:
                 "op": "hello",
                 "preload": list(self.preload),
                 "tripwires": list(self.tripwires),
+                "not_shortcuts": sorted(self.not_shortcuts),
                 "files": sorted(self.files),
             }
         )
@@ -344,7 +349,7 @@ class WorkerSession:
         forged on the channel cannot know it, and is refused)."""
         assert self.proc is not None
         self._expect.append(secrets.token_hex(8))
-        worker.write_message(self.proc.stdin, {**header, "id": self._expect[-1]}, blobs or [])
+        wire.write_message(self.proc.stdin, {**header, "id": self._expect[-1]}, blobs or [])
 
     def _receive(self, timeout: float) -> tuple[dict, list[bytes]]:
         assert self.proc is not None
@@ -367,11 +372,11 @@ class WorkerSession:
                 got += len(chunk)
             return b"".join(chunks)
 
-        header, blobs = worker.read_message(read_exact)
+        header, blobs = wire.read_message(read_exact)
         if not isinstance(header, dict):
-            raise worker.WireError("a reply that is not an object")
+            raise wire.WireError("a reply that is not an object")
         if not self._expect or header.get("id") != self._expect.pop(0):
-            raise worker.WireError("a reply to no request of the grader's")
+            raise wire.WireError("a reply to no request of the grader's")
         return header, blobs
 
     def _ensure_ready(self, restarting: bool = False) -> Failure | None:
@@ -396,7 +401,7 @@ class WorkerSession:
                 ),
                 "import-timeout",
             )
-        except worker.WireError as exc:
+        except wire.WireError as exc:
             self._kill_for(
                 "unreadable",
                 f"the submission's process sent unreadable data while importing `{self.module}.py`",
@@ -515,7 +520,7 @@ class WorkerSession:
                     "(an infinite loop, a sleep, or waiting for input?)",
                 )
             )
-        except worker.WireError as exc:
+        except wire.WireError as exc:
             self._kill_for(
                 "unreadable",
                 f"the submission's process sent unreadable data during `{function}`",
@@ -546,8 +551,8 @@ class WorkerSession:
                 shortcuts=shortcuts,
             )
         try:
-            value = worker.decode(reply.get("value"), out_blobs)
-        except (worker.WireError, ValueError, TypeError) as exc:
+            value = wire.decode(reply.get("value"), out_blobs)
+        except (wire.WireError, ValueError, TypeError) as exc:
             return CallOutcome(
                 failure=Failure(
                     "bad-output", f"`{function}` returned data that could not be read: {exc}"
