@@ -505,5 +505,3 @@ def test_the_worker_knows_the_codecs_shipped_name():
     from grader.sandbox import wire, worker
 
     assert worker.WIRE_FILE == wire.WIRE_FILE
-
-

@@ -25,6 +25,7 @@ from grader.course import content, variants
 from grader.engine import notebook, shortcuts
 from grader.engine.code import BUDGET_SPENT, CodeContext, grade_code, syntax_problem
 from grader.engine.locate import Located, SubmissionError, locate
+from grader.engine.sandbox_words import event_words, failure_words
 from grader.questions import Assignment, CodeQuestion, WrittenQuestion
 from grader.report import GradeReport, QuestionResult
 from grader.sandbox.session import Event, WorkerSession
@@ -239,28 +240,6 @@ def grade_submission(
     return notebook.relabel(report, located)
 
 
-_EVENT_WORDS = {
-    "import-timeout": "importing {file} was stopped at its time limit",
-    "import-ended": "the process running your code ended while importing {file}",
-    "import-failed": "{file} could not be imported",
-    "unreadable": "your code wrote data the grader could not read (during `{subject}`)",
-    "call-timeout": "`{subject}` was stopped at its time limit",
-    "call-ended": "the process running your code ended during `{subject}`",
-    "strays": "stopped processes left running by `{subject}`",
-    "threads": "restarted the process running your code: `{subject}` left threads running",
-    "restarts-spent": "the process running your code was restarted too many times",
-}
-
-
-def event_words(event: Event, shown_file: str | None) -> str:
-    """What the sandbox stopped, in words a student may see: the event's kind and the grader's
-    own name for what it was about (exit statuses, counts and times stay in the detail)."""
-    file = f"`{shown_file}`" if shown_file else "your file"
-    return _EVENT_WORDS.get(event.kind, "the sandbox stopped your code").format(
-        file=file, subject=event.subject
-    )
-
-
 def _answer_key(assignment: Assignment, student: str | None) -> str | None:
     """The expected written answers of the student's own variant (shown as the assignment's
     `reveal_answers` allows; never inside a question's feedback)."""
@@ -391,7 +370,8 @@ def _code_context(
         tripwires=tuple(tripwires),
         not_shortcuts=tuple(sorted(shortcuts.NOT_SHORTCUTS)),
         limits=limits,
-        hide=(*content.grader_trees(), *hide),
-    )  # the grader's own trees, always
+        hide=(*content.grader_trees(), *hide),  # the grader's own trees, always
+        words=failure_words,
+    )
     session.start()
     return CodeContext(located, source, None, session, **shared)
