@@ -24,9 +24,7 @@ import sys
 import traceback
 from typing import Any
 
-WIRE_FILE = (
-    "seqgrade_wire.py"  # the codec's name beside this script (grader.sandbox.wire.WIRE_FILE)
-)
+WIRE_FILE = "seqgrade_wire.py"  # the codec beside this script: grader.sandbox.wire.WIRE_FILE
 
 
 def _load_wire() -> Any:
