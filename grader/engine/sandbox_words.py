@@ -35,7 +35,7 @@ def failure_words(f: Failure) -> str:
         return f"{function} {f.detail}; return numpy arrays, torch tensors, lists or numbers"
     if cause == "exit-raised":
         return (
-            f"the submission raised `{f.exception_type}` during {function}; it must return a value"
+            f"the submission raised `{f.detail}` during {function}; it must return a value"
         )
     if cause == "memory":
         return f"{f.detail} during {function} (`MemoryError`)"

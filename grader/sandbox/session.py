@@ -64,7 +64,7 @@ Cause = Literal[
     "not-implemented",  # the function still raises NotImplementedError
     "missing-function",  # the module has no such function
     "bad-output",  # the worker could not encode the value (`detail`: what it said)
-    "exit-raised",  # SystemExit or KeyboardInterrupt (`exception_type`)
+    "exit-raised",  # SystemExit or KeyboardInterrupt (`detail`: which)
     "memory",  # MemoryError (`detail`: the memory limit in words, from `limits`)
     "raised",  # any other exception (`exception`, `detail`: its message)
     "import-timeout",  # the import did not finish within `seconds`
@@ -261,7 +261,7 @@ def describe_error(
     if etype == "BadOutput":
         return Failure("bad-output", cause="bad-output", function=function, detail=msg)
     if etype in ("SystemExit", "KeyboardInterrupt"):
-        return Failure("exception", cause="exit-raised", function=function, exception_type=etype)
+        return Failure("exception", cause="exit-raised", function=function, detail=etype)
     if etype == "MemoryError":
         limit = sandbox.memory_limit_message(limits) if limits else "memory limit reached"
         return Failure(
