@@ -56,6 +56,11 @@ for _name in ("_hit", "_call", "_hits_json", "_make_guard", "write_message", "_i
         setattr(_main, _name, lambda *a, **k: None)
     except Exception:
         pass
+for _method in ("begin", "end", "bypassed", "install_loaded", "watches"):
+    try:
+        setattr(_main._ShortcutGuard, _method, lambda *a, **k: True)
+    except Exception:
+        pass
 """
     + AUTOGRAD_BY_COMPUTED_NAME
 )
@@ -441,10 +446,62 @@ def test_rebinding_the_workers_exemptions_switches_nothing_off(tmp_path):
     assert "a2.bptt_final_state" not in lost(lifted)
 
 
-def test_the_worker_and_the_source_scan_exempt_the_same_names():
-    """The worker is a standalone script (it cannot import the grader), so the list is written
-    twice; this keeps the two the same."""
-    from grader.engine import shortcuts
-    from grader.sandbox import worker
+FAKE_LIBRARY_PROBE = """
+import fakelib
 
-    assert worker._NOT_SHORTCUTS == shortcuts.NOT_SHORTCUTS
+NAMES = {names!r}
+
+
+def probe():
+    refused = []
+    for name in NAMES:
+        try:
+            getattr(fakelib, name)()
+        except BaseException as exc:
+            if type(exc).__name__ != "ShortcutRefused":
+                raise
+            refused.append(name)
+    return refused
+"""
+
+
+def test_the_worker_refuses_exactly_what_the_source_scan_bans():
+    """One list of exemptions (`shortcuts.NOT_SHORTCUTS`), sent to the worker at its start:
+    under a `fakelib.*` ban the worker refuses a name exactly when the scan matches it."""
+    import inspect
+
+    from grader.sandbox import worker
+    from grader.sandbox.session import WorkerSession
+
+    exempt = sorted(shortcuts.NOT_SHORTCUTS)
+    names = [*exempt, "compute", "no_gradient", "grad", "Variables"]
+    fakelib = "".join(f"def {n}():\n    return 1\n\n" for n in names)
+    files = {
+        "probe.py": FAKE_LIBRARY_PROBE.format(names=names).encode(),
+        "fakelib.py": fakelib.encode(),
+    }
+    session = WorkerSession(
+        files,
+        "probe",
+        tripwires=("fakelib.*",),
+        not_shortcuts=tuple(exempt),
+        limits=sandbox.Limits(call_seconds=10.0, submission_seconds=60.0),
+    )
+    session.start()
+    try:
+        outcome = session.call("probe", (), {}, banned=("fakelib.*",))
+    finally:
+        session.close()
+    assert outcome.ok, outcome.failure
+    scanned = [n for n in names if shortcuts.matches(f"fakelib.{n}", ["fakelib.*"])]
+    assert outcome.value == scanned == ["compute", "no_gradient", "grad", "Variables"]
+    assert not set(outcome.value) & set(exempt)
+    # the worker holds no list of its own to drift from
+    source = inspect.getsource(worker)
+    assert not [n for n in exempt if f'"{n}"' in source]
+
+
+def test_the_worker_knows_the_codecs_shipped_name():
+    from grader.sandbox import wire, worker
+
+    assert worker.WIRE_FILE == wire.WIRE_FILE

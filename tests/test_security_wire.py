@@ -17,8 +17,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from grader.sandbox import worker
-from grader.sandbox.worker import WireError
+from grader.sandbox import wire
+from grader.sandbox.wire import WireError
 
 
 def frame(header: object, blobs: list[bytes] = (), raw_json: bytes | None = None) -> bytes:
@@ -48,14 +48,14 @@ def npy(a: np.ndarray) -> bytes:
 
 
 def receive(data: bytes) -> object:
-    header, blobs = worker.read_message(reader(data))
-    return worker.decode(header["value"], blobs)
+    header, blobs = wire.read_message(reader(data))
+    return wire.decode(header["value"], blobs)
 
 
 def test_an_honest_frame_round_trips():
     blobs: list[bytes] = []
     value = (np.arange(6.0).reshape(2, 3), [1, 2, {"k": np.int64(3)}], None, "s", 2.5)
-    data = frame({"value": worker.encode(value, blobs)}, blobs)
+    data = frame({"value": wire.encode(value, blobs)}, blobs)
     got = receive(data)
     np.testing.assert_array_equal(got[0], value[0])
     assert got[1:] == ([1, 2, {"k": 3}], None, "s", 2.5)
@@ -115,18 +115,18 @@ def test_huge_integers_are_refused_both_ways():
     with pytest.raises(WireError, match="integer too large"):
         receive(frame(None, raw_json=b'{"value": ' + str(10**400).encode() + b"}"))
     with pytest.raises(TypeError, match="integer too large"):
-        worker.encode(10**400, [])
-    assert receive(frame({"value": worker.encode(2**63 - 1, [])})) == 2**63 - 1
+        wire.encode(10**400, [])
+    assert receive(frame({"value": wire.encode(2**63 - 1, [])})) == 2**63 - 1
 
 
 def test_oversized_headers_and_counts_are_refused_before_reading_them():
     with pytest.raises(WireError, match="header of"):
-        worker.read_message(reader(struct.pack(">II", 2**32 - 1, 0)))
+        wire.read_message(reader(struct.pack(">II", 2**32 - 1, 0)))
     with pytest.raises(WireError, match="arrays in one message"):
-        worker.read_message(reader(struct.pack(">II", 2, 2**31) + b"{}"))
+        wire.read_message(reader(struct.pack(">II", 2, 2**31) + b"{}"))
     blob_sizes = struct.pack(">II", 2, 1) + b"{}" + struct.pack(">Q", 2**62)
     with pytest.raises(WireError, match="MiB in one message"):
-        worker.read_message(reader(blob_sizes))
+        wire.read_message(reader(blob_sizes))
 
 
 def test_too_many_entries_are_refused():

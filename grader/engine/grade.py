@@ -17,14 +17,16 @@ import contextlib
 import math
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import sandbox
 from grader.course import content, variants
-from grader.engine import notebook
+from grader.engine import notebook, shortcuts
 from grader.engine.code import BUDGET_SPENT, CodeContext, grade_code, syntax_problem
 from grader.engine.locate import Located, SubmissionError, locate
+from grader.engine.sandbox_words import event_words, failure_words
 from grader.questions import Assignment, CodeQuestion, WrittenQuestion
 from grader.report import GradeReport, QuestionResult
 from grader.sandbox.session import Event, WorkerSession
@@ -37,13 +39,29 @@ _TORCH_IMPORT = re.compile(r"^\s*(import\s+torch|from\s+torch[\s.])", re.M)
 
 @dataclass
 class _Run:
-    """What grading one submission collects as it goes."""
+    """One submission's grading: what it was given, and what its steps collect as they go."""
 
+    submission: Path
+    assignment: Assignment
+    student: str | None
+    limits: sandbox.Limits
+    hide: tuple[Path, ...]
+    instructor_tests: list[tuple[str, str]] | None  # None: the assignment's own, if any
+    judge: ExprJudge
+    own_judge: bool  # started here, so stopped here
+    started: float = field(default_factory=time.monotonic)
+    seed: int = 0
+    code_qs: list[tuple[str, CodeQuestion]] = field(default_factory=list)
+    written_qs: list[tuple[str, WrittenQuestion]] = field(default_factory=list)
+    located: Located = field(default_factory=Located)
     results: dict[str, QuestionResult] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     extra: list[QuestionResult] = field(default_factory=list)  # instructors' unittest entries
     grader_error: str | None = None
     session: WorkerSession | None = None
+    output: str = ""  # what the student's code printed
+    events: list[Event] = field(default_factory=list)  # what the sandbox stopped or restarted
+    isolated: bool = False
 
     def failed(
         self, q: CodeQuestion | WrittenQuestion, number: str, where: str, exc: Exception
@@ -73,14 +91,7 @@ def _written_result(q: WrittenQuestion, number: str, w) -> QuestionResult:
     )
 
 
-def _grade_written_part(
-    run: _Run,
-    questions: list[tuple[str, WrittenQuestion]],
-    located: Located,
-    assignment_id: str,
-    student: str | None,
-    judge: ExprJudge,
-) -> None:
+def _grade_written_part(run: _Run) -> None:
     """Every written question, each on its own; past WRITTEN_SECONDS the rest are not reached.
 
     Each step is bounded (numbers' digits and exponents, the file's size and nesting, each
@@ -89,11 +100,12 @@ def _grade_written_part(
     from grader.written.answers import load_answers_text
     from grader.written.grading import grade_written
 
+    questions, located, judge = run.written_qs, run.located, run.judge
     if not questions:
         return
     deadline = time.monotonic() + WRITTEN_SECONDS
     sheet = load_answers_text(located.text(ANSWERS_FILE), located.missing_message(ANSWERS_FILE))
-    numbers = variants.numbers(assignment_id, student)
+    numbers = variants.numbers(run.assignment.id, run.student)
     for number, q in questions:  # the caller owns the judge: it may serve many submissions
         if time.monotonic() > deadline:
             run.results[q.id] = _written_not_reached(q, number)
@@ -115,20 +127,13 @@ def _written_not_reached(q: WrittenQuestion, number: str) -> QuestionResult:
 # ---------------------------------------------------------------------------- code questions
 
 
-def _grade_code_part(
-    run: _Run,
-    assignment: Assignment,
-    questions: list[tuple[str, CodeQuestion]],
-    located: Located,
-    seed: int,
-    limits: sandbox.Limits,
-    hide: tuple[Path, ...],
-) -> None:
+def _grade_code_part(run: _Run) -> None:
     """Every code question in the one worker; past the submission's budget the rest are not run."""
+    questions, located, limits = run.code_qs, run.located, run.limits
     if not questions:
         return
     try:
-        ctx = _code_context(assignment, located, seed, limits, hide)
+        ctx = _code_context(run.assignment, located, run.seed, limits, run.hide)
     except Exception as exc:  # noqa: BLE001 - the worker could not be started: ours, visible
         for number, q in questions:
             run.failed(q, number, "starting the worker", exc)
@@ -155,11 +160,17 @@ def _budget_spent(q: CodeQuestion, number: str, seconds: float) -> QuestionResul
     return _unscored(q, number, feedback, BUDGET_SPENT)
 
 
-def _run_instructor_tests(
-    run: _Run, assignment: Assignment, modules: list[tuple[str, str]], first_number: int
-) -> None:
+def _run_instructor_tests(run: _Run) -> None:
+    """The instructor's unittest modules (by default the assignment's own), in the same worker."""
     from grader.engine import instructor_tests as extra_tests
 
+    assignment = run.assignment
+    modules = (
+        extra_tests.discover(assignment.id)
+        if run.instructor_tests is None
+        else run.instructor_tests
+    )
+    first_number = len(assignment.questions)
     if modules and run.session is not None:
         code = [q for q in assignment.questions if isinstance(q, CodeQuestion)]
         try:  # every ban of the assignment holds in these calls (the default, the strictest)
@@ -186,79 +197,94 @@ def grade_submission(
     instructor_tests: list[tuple[str, str]] | None = None,
     judge: ExprJudge | None = None,
 ) -> GradeReport:
-    """Grade one submission folder or zip against an assignment.
+    """Grade one submission folder or zip against an assignment: the `STEPS` in order, then the
+    worker and the judge stopped whatever happened, then the report.
 
     `instructor_tests`: (file name, source) of extra gradescope-utils unittest modules; by
     default those in grader/suites/<id>_unittests/. `judge`: an expression judge to reuse
     across submissions (batch grading); by default one is started and stopped here.
     """
-    from grader.engine import instructor_tests as extra_tests
-
-    started = time.monotonic()
-    seed = variants.seed_for(assignment.id, student)
-    limits = limits or sandbox.Limits()
-    numbered = [(str(i + 1), assignment.resolved(q)) for i, q in enumerate(assignment.questions)]
-    code_qs = [(n, q) for n, q in numbered if isinstance(q, CodeQuestion)]
-    written_qs = [(n, q) for n, q in numbered if isinstance(q, WrittenQuestion)]
-    located = _locate(submission, assignment, limits)
-    modules = extra_tests.discover(assignment.id) if instructor_tests is None else instructor_tests
-    run = _Run(warnings=list(located.notes))
-    own_judge = judge is None
-    judge = judge or ExprJudge()
-    if located.files.get(ANSWERS_FILE) and any(
-        q.answer_kind == "expression" for _, q in written_qs
-    ):
-        judge.prestart()  # sympy loads in its own process while the code questions run
+    run = _Run(
+        submission=Path(submission),
+        assignment=assignment,
+        student=student,
+        limits=limits or sandbox.Limits(),
+        hide=hide,
+        instructor_tests=instructor_tests,
+        judge=judge or ExprJudge(),
+        own_judge=judge is None,
+    )
     try:
-        _grade_code_part(run, assignment, code_qs, located, seed, limits, hide)
-        _run_instructor_tests(run, assignment, modules, len(numbered))
-        _grade_written_part(
-            run, written_qs, located, assignment.id, student, judge
-        )  # whatever the code did
+        for step in STEPS:
+            step(run)
     finally:
-        if own_judge:
-            judge.close()
-        output, events, isolated = _close_session(run)
+        _stop(run)
+    return _report(run)
+
+
+def _number_questions(run: _Run) -> None:
+    """The student's seed, and each question numbered and resolved, code and written apart."""
+    assignment = run.assignment
+    run.seed = variants.seed_for(assignment.id, run.student)
+    numbered = [(str(i + 1), assignment.resolved(q)) for i, q in enumerate(assignment.questions)]
+    run.code_qs = [(n, q) for n, q in numbered if isinstance(q, CodeQuestion)]
+    run.written_qs = [(n, q) for n, q in numbered if isinstance(q, WrittenQuestion)]
+
+
+def _locate_files(run: _Run) -> None:
+    """The code file and answers.toml in the folder or zip, or a notebook of the same stem."""
+    run.located = _locate(run.submission, run.assignment, run.limits)
+    run.warnings = list(run.located.notes)
+
+
+def _prestart_judge(run: _Run) -> None:
+    """sympy loads in its own process while the code questions run (when an answer needs it)."""
+    if run.located.files.get(ANSWERS_FILE) and any(
+        q.answer_kind == "expression" for _, q in run.written_qs
+    ):
+        run.judge.prestart()
+
+
+STEPS: tuple[Callable[[_Run], None], ...] = (
+    _number_questions,
+    _locate_files,
+    _prestart_judge,
+    _grade_code_part,  # every code question in one sandboxed worker
+    _run_instructor_tests,
+    _grade_written_part,  # whatever the code did
+)
+"""Grading one submission, step by step: each reads and fills the run, in this order."""
+
+
+def _stop(run: _Run) -> None:
+    """The judge (when it is ours) and the worker stopped; what the worker printed and the
+    sandbox's events kept for the report."""
+    if run.own_judge:
+        run.judge.close()
+    run.output, run.events, run.isolated = _close_session(run)
+
+
+def _report(run: _Run) -> GradeReport:
+    """The results in the assignment's order, the instructor tests after them, as one report."""
+    assignment, located, events = run.assignment, run.located, run.events
     shown = _shown_file(located, assignment.code_file)
     ordered = [_finite(run.results[q.id]) for q in assignment.questions if q.id in run.results]
     ordered += [_finite(r) for r in run.extra]
     report = GradeReport(
         assignment_id=assignment.id,
-        student=student,
-        seed=seed,
+        student=run.student,
+        seed=run.seed,
         questions=ordered,
-        execution_time=time.monotonic() - started,
-        isolated=isolated,
+        execution_time=time.monotonic() - run.started,
+        isolated=run.isolated,
         warnings=run.warnings,
         events=[event_words(e, shown) for e in events],
         event_details=[e.detail for e in events],
-        student_output=output,
+        student_output=run.output,
         grader_error=run.grader_error,
-        answer_key=_answer_key(assignment, student),
+        answer_key=_answer_key(assignment, run.student),
     )
     return notebook.relabel(report, located)
-
-
-_EVENT_WORDS = {
-    "import-timeout": "importing {file} was stopped at its time limit",
-    "import-ended": "the process running your code ended while importing {file}",
-    "import-failed": "{file} could not be imported",
-    "unreadable": "your code wrote data the grader could not read (during `{subject}`)",
-    "call-timeout": "`{subject}` was stopped at its time limit",
-    "call-ended": "the process running your code ended during `{subject}`",
-    "strays": "stopped processes left running by `{subject}`",
-    "threads": "restarted the process running your code: `{subject}` left threads running",
-    "restarts-spent": "the process running your code was restarted too many times",
-}
-
-
-def event_words(event: Event, shown_file: str | None) -> str:
-    """What the sandbox stopped, in words a student may see: the event's kind and the grader's
-    own name for what it was about (exit statuses, counts and times stay in the detail)."""
-    file = f"`{shown_file}`" if shown_file else "your file"
-    return _EVENT_WORDS.get(event.kind, "the sandbox stopped your code").format(
-        file=file, subject=event.subject
-    )
 
 
 def _answer_key(assignment: Assignment, student: str | None) -> str | None:
@@ -389,8 +415,10 @@ def _code_context(
         name[:-3],
         preload=("numpy", "torch") if uses_torch else ("numpy",),
         tripwires=tuple(tripwires),
+        not_shortcuts=tuple(sorted(shortcuts.NOT_SHORTCUTS)),
         limits=limits,
-        hide=(*content.grader_trees(), *hide),
-    )  # the grader's own trees, always
+        hide=(*content.grader_trees(), *hide),  # the grader's own trees, always
+        words=failure_words,
+    )
     session.start()
     return CodeContext(located, source, None, session, **shared)

@@ -1,7 +1,8 @@
 """Library shortcuts read from the student's source: forbidden calls, and code to review.
 
 The worker wraps the same entry points the moment their library is imported and refuses
-them while a question that bans them runs (grader.sandbox.worker), so a call hidden behind
+them while a question that bans them runs (grader.sandbox.worker, with this module's
+`NOT_SHORTCUTS` as its exemptions), so a call hidden behind
 `getattr` or a helper module is stopped too. This scan adds what the run cannot see: the
 line of a forbidden call that no case reached, and constructs that can reach a library (or
 the grader's own checks) by a computed name, which an instructor should review.
@@ -27,8 +28,8 @@ from functools import lru_cache
 _PARSE_LOCK = threading.Lock()
 
 # Not shortcuts, although they live in banned modules: grad-mode switches compute nothing
-# (`with torch.no_grad():` in a manual backward pass is allowed). Keep in step with the
-# worker's list (grader.sandbox.worker._NOT_SHORTCUTS).
+# (`with torch.no_grad():` in a manual backward pass is allowed). The one list: the engine
+# sends it to the worker when it starts (`WorkerSession(not_shortcuts=...)`).
 NOT_SHORTCUTS = frozenset(
     {
         "no_grad",
@@ -137,6 +138,7 @@ _WORKER_NAMES = {
     "_hello",
     "_import_student",
     "_make_guard",
+    "_ShortcutGuard",
     "_ImportHook",
     "_AfterLoad",
     "_Tripwires",

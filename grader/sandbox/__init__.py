@@ -3,7 +3,8 @@
 Rooms: `spawn` (start a worker, choosing and falling back between modes), `process`
 (SandboxProcess, the grader's handle on it), `limits`, `modes`, `uids`, `cgroup`, `seccomp`,
 `scratch`, `runtime`, `pipes` (one deadline reader), `launcher` (the stdlib script that builds
-the sandbox), and the worker's side: `session` (trusted) and `worker` (runs inside).
+the sandbox), and the worker's side: `session` (trusted), `worker` (runs inside) and `wire`
+(the codec both use).
 What to hide is the caller's to say (`spawn(..., hide=...)`): the sandbox imports nothing
 else from `grader`.
 """

@@ -1,12 +1,14 @@
 """The trusted side of a worker: start it once, reuse it for every call, restart it after a crash.
 
 Everything that comes back is plain data decoded strictly and within limits
-(`grader.sandbox.worker.decode`: arrays read without pickle, each blob once, bounded depth,
+(`grader.sandbox.wire.decode`: arrays read without pickle, each blob once, bounded depth,
 entries and integers); nothing the student returns is unpickled or executed. A reply that
 breaks the wire format is the submission's doing (it wrote to the grader's channel), and the
 failure says so.
 
-The session knows nothing of grading: special arguments (a seeded generator, a table
+The session knows nothing of grading: it reports what happened as typed facts (`Failure`'s
+`cause` and its fields, `Event` kinds), and the words a student reads are the caller's
+(`words=`; the engine's are in `grader.engine.sandbox_words`). Special arguments (a seeded generator, a table
 language model) are any objects with a `wire_spec() -> (tag, data)` method, sent as
 `{"__tag__": data}` for the worker to rebuild.
 """
@@ -18,16 +20,17 @@ import os
 import secrets
 import select
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from grader import sandbox
-from grader.sandbox import worker
+from grader.sandbox import wire
 
-WORKER_PROGRAM = Path(worker.__file__)
+WORKER_PROGRAM = Path(__file__).with_name("worker.py")  # run in the sandbox, never imported here
+WIRE_SOURCE = Path(wire.__file__).read_bytes()  # shipped beside it as `wire.WIRE_FILE`
 MAX_RESTARTS = 12
-RESTARTS_SPENT = "restarted too many times"  # the words of a question run after the last restart
 
 FailureKind = Literal[
     "not-attempted",
@@ -43,7 +46,7 @@ FailureKind = Literal[
 WIRE_TAGS = (
     "rng",
     "lm",
-)  # the special arguments the worker rebuilds (grader.sandbox.worker.decode)
+)  # the special arguments the worker rebuilds (grader.sandbox.wire.decode)
 
 
 @dataclass(frozen=True)
@@ -55,14 +58,47 @@ class Spot:
     text: str = ""
 
 
+Cause = Literal[
+    "protocol",  # unreadable data on the grader's channel (`detail`: what the decoder said)
+    "shortcut-refused",  # a banned entry point was refused (`detail`: the worker's message)
+    "not-implemented",  # the function still raises NotImplementedError
+    "missing-function",  # the module has no such function
+    "bad-output",  # the worker could not encode the value (`detail`: what it said)
+    "exit-raised",  # SystemExit or KeyboardInterrupt (`detail`: which)
+    "memory",  # MemoryError (`detail`: the memory limit in words, from `limits`)
+    "raised",  # any other exception (`exception`, `detail`: its message)
+    "import-timeout",  # the import did not finish within `seconds`
+    "import-ended",  # the process ended while importing (`detail`: how it ended)
+    "import-raised",  # the import raised (`inner`: what it raised)
+    "budget",  # not run: the submission's time budget of `seconds` is spent
+    "call-timeout",  # the call was stopped after `seconds`
+    "call-ended",  # the process ended during the call (`detail`: how it ended)
+    "unreadable-value",  # the returned value could not be decoded (`detail`)
+    "restarts-spent",  # not run: the process was restarted too many times
+]
+
+
 @dataclass
 class Failure:
     """Why a call produced no usable value: its kind, and what the process reported, in full."""
 
     kind: FailureKind
-    message: str
-    """The whole story in words (the exception's message included): for a caller to show only
-    where the submission's process could not have chosen it for hidden inputs."""
+    message: str = ""
+    """The whole story in words (the exception's message included), written by the session's
+    `words` from the facts below: for a caller to show only where the submission's process could
+    not have chosen it for hidden inputs."""
+    cause: Cause | None = None
+    """What happened, finer than `kind`: the fact the words are written from."""
+    function: str | None = None
+    """The function called (None: the module's import)."""
+    module: str | None = None
+    """The student's module (for a failure of its import)."""
+    seconds: float | None = None
+    """The limit that stopped it (a call's or the submission's time)."""
+    detail: str | None = None
+    """What the process or the decoder reported (a message, how the process ended)."""
+    inner: Failure | None = None
+    """What an import raised, for a failure of the import."""
     exception: str | None = None
     """The exception's type and message, when one was raised."""
     exception_type: str | None = None
@@ -149,7 +185,7 @@ def to_wire(value: Any, blobs: list[bytes]) -> Any:
         return [to_wire(v, blobs) for v in value]
     if isinstance(value, dict):
         return {"__dict__": [[to_wire(k, blobs), to_wire(v, blobs)] for k, v in value.items()]}
-    return worker.encode(value, blobs)
+    return wire.encode(value, blobs)
 
 
 def _threads_of(reply: dict) -> int:
@@ -158,13 +194,19 @@ def _threads_of(reply: dict) -> int:
     return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else 0
 
 
-def _protocol_failure(during: str, exc: Exception) -> Failure:
-    return Failure(
-        "protocol",
-        f"the submission's process wrote data the grader could not read during {during} "
-        f"({exc}); a submission must not write to the grader's channel (this is the submission's "
-        "doing, not a failure of the grader)",
-    )
+def plain_words(f: Failure) -> str:
+    """The facts of a failure as they are, for a caller that writes no words of its own."""
+    named = f.function or (f"{f.module}.py" if f.module else None)
+    parts = [f.cause or f.kind, named, f.exception or f.detail]
+    if f.seconds is not None:
+        parts.append(f"{f.seconds:g} s")
+    if f.inner is not None:
+        parts.append(plain_words(f.inner))
+    return ": ".join(str(p) for p in parts if p)
+
+
+def _protocol_failure(function: str | None, module: str, exc: Exception) -> Failure:
+    return Failure("protocol", cause="protocol", function=function, module=module, detail=str(exc))
 
 
 def _shortcuts_of(reply: dict) -> tuple[list[str], list[ShortcutUse]]:
@@ -191,7 +233,7 @@ def _shortcuts_of(reply: dict) -> tuple[list[str], list[ShortcutUse]]:
 def describe_error(
     err: dict, function: str | None, limits: sandbox.Limits | None = None
 ) -> Failure:
-    """A student's exception as feedback: the type, the message, their own line."""
+    """A student's exception as facts: the type, the message, their own line."""
     err = err if isinstance(err, dict) else {}
     etype, msg, where = (
         str(err.get("type", "Exception"))[:100],
@@ -211,40 +253,31 @@ def describe_error(
     )
     builtin = err.get("builtin") is True
     if etype == "ShortcutRefused":
-        return Failure(
-            "exception",
-            f"`{function}` called a library function this question asks you to write "
-            f"yourself ({msg}); the call was refused",
-        )
+        return Failure("exception", cause="shortcut-refused", function=function, detail=msg)
     if etype == "NotImplementedError":
-        return Failure(
-            "not-attempted", "not attempted (the function still raises `NotImplementedError`)"
-        )
+        return Failure("not-attempted", cause="not-implemented", function=function)
     if etype == "MissingFunction":
-        return Failure("missing-function", f"the file has no function `{function}`")
+        return Failure("missing-function", cause="missing-function", function=function)
     if etype == "BadOutput":
-        return Failure(
-            "bad-output",
-            f"`{function}` {msg}; return numpy arrays, torch tensors, lists or numbers",
-        )
+        return Failure("bad-output", cause="bad-output", function=function, detail=msg)
     if etype in ("SystemExit", "KeyboardInterrupt"):
-        return Failure(
-            "exception",
-            f"the submission raised `{etype}` during `{function}`; it must return a value",
-        )
+        return Failure("exception", cause="exit-raised", function=function, detail=etype)
     if etype == "MemoryError":
         limit = sandbox.memory_limit_message(limits) if limits else "memory limit reached"
         return Failure(
             "exception",
-            f"{limit} during `{function}` (`MemoryError`)",
+            cause="memory",
+            function=function,
+            detail=limit,
             exception_type=etype,
             builtin=builtin,
             spot=spot,
         )
-    text = f"`{etype}: {msg}`" if msg else f"`{etype}`"
     return Failure(
         "exception",
-        text,
+        cause="raised",
+        function=function,
+        detail=msg,
         exception=f"{etype}: {msg}",
         exception_type=etype,
         builtin=builtin,
@@ -262,15 +295,19 @@ class WorkerSession:
         *,
         preload: tuple[str, ...] = ("numpy",),
         tripwires: tuple[str, ...] = (),
+        not_shortcuts: tuple[str, ...] = (),
         limits: sandbox.Limits = sandbox.Limits(),
         hide: tuple[Path, ...] = (),
+        words: Callable[[Failure], str] = plain_words,
     ) -> None:
         self.files = files
         self.module = module
         self.preload = preload
         self.tripwires = tripwires
+        self.not_shortcuts = not_shortcuts  # names under a banned module that are never refused
         self.limits = limits
         self.hide = hide
+        self.words = words  # a failure's facts -> the sentence a student reads
         self.started_at = time.monotonic()
         self.proc: sandbox.SandboxProcess | None = None
         self.import_failure: Failure | None = None
@@ -290,8 +327,9 @@ class WorkerSession:
 
     def start(self) -> None:
         """Spawn the worker and ask it to preload its imports; returns without waiting."""
+        shipped = {**self.files, wire.WIRE_FILE: WIRE_SOURCE}  # the codec wins a name clash
         self.proc = sandbox.spawn(
-            WORKER_PROGRAM, self.files, limits=self.limits, hide=self.hide, warm=self.preload
+            WORKER_PROGRAM, shipped, limits=self.limits, hide=self.hide, warm=self.preload
         )
         self._expect = []
         self._isolated, self._warning = self.proc.isolated, self.proc.warning
@@ -300,6 +338,7 @@ class WorkerSession:
                 "op": "hello",
                 "preload": list(self.preload),
                 "tripwires": list(self.tripwires),
+                "not_shortcuts": sorted(self.not_shortcuts),
                 "files": sorted(self.files),
             }
         )
@@ -344,7 +383,7 @@ class WorkerSession:
         forged on the channel cannot know it, and is refused)."""
         assert self.proc is not None
         self._expect.append(secrets.token_hex(8))
-        worker.write_message(self.proc.stdin, {**header, "id": self._expect[-1]}, blobs or [])
+        wire.write_message(self.proc.stdin, {**header, "id": self._expect[-1]}, blobs or [])
 
     def _receive(self, timeout: float) -> tuple[dict, list[bytes]]:
         assert self.proc is not None
@@ -367,11 +406,11 @@ class WorkerSession:
                 got += len(chunk)
             return b"".join(chunks)
 
-        header, blobs = worker.read_message(read_exact)
+        header, blobs = wire.read_message(read_exact)
         if not isinstance(header, dict):
-            raise worker.WireError("a reply that is not an object")
+            raise wire.WireError("a reply that is not an object")
         if not self._expect or header.get("id") != self._expect.pop(0):
-            raise worker.WireError("a reply to no request of the grader's")
+            raise wire.WireError("a reply to no request of the grader's")
         return header, blobs
 
     def _ensure_ready(self, restarting: bool = False) -> Failure | None:
@@ -389,27 +428,28 @@ class WorkerSession:
             return self._set_import_failure(
                 Failure(
                     "timeout",
-                    f"importing `{self.module}.py` did not finish within "
-                    f"{self.limits.call_seconds:g} s (an infinite loop or a long "
-                    "computation at the top level of the file?)",
+                    cause="import-timeout",
+                    module=self.module,
+                    seconds=self.limits.call_seconds,
                     after_calls=restarting,
                 ),
                 "import-timeout",
             )
-        except worker.WireError as exc:
+        except wire.WireError as exc:
             self._kill_for(
                 "unreadable",
                 f"the submission's process sent unreadable data while importing `{self.module}.py`",
             )
-            failure = _protocol_failure(f"importing `{self.module}.py`", exc)
+            failure = _protocol_failure(None, self.module, exc)
             failure.after_calls = restarting
             return self._set_import_failure(failure, "unreadable")
         except (EOFError, OSError):
             return self._set_import_failure(
                 Failure(
                     "crashed",
-                    f"the submission's process ended while importing "
-                    f"`{self.module}.py` ({self._exit_words()})",
+                    cause="import-ended",
+                    module=self.module,
+                    detail=self._exit_words(),
                     after_calls=restarting,
                 ),
                 "import-ended",
@@ -418,11 +458,12 @@ class WorkerSession:
         if not reply.get("ok"):
             err = reply.get("error") or {}
             failure = describe_error(err, None)
-            at = f" at {failure.spot.file} line {failure.spot.line}" if failure.spot else ""
             return self._set_import_failure(
                 Failure(
                     "import",
-                    f"`{self.module}.py` could not be imported: {failure.message}{at}",
+                    cause="import-raised",
+                    module=self.module,
+                    inner=failure,
                     exception=failure.exception,
                     exception_type=failure.exception_type,
                     builtin=failure.builtin,
@@ -436,8 +477,13 @@ class WorkerSession:
         self._threads = (_threads_of(reply), _threads_of(reply))
         return None
 
+    def _told(self, failure: Failure) -> Failure:
+        """The failure with its words (the caller's, from its facts)."""
+        failure.message = self.words(failure)
+        return failure
+
     def _set_import_failure(self, failure: Failure, kind: EventKind) -> Failure:
-        self.import_failure = failure
+        self.import_failure = failure = self._told(failure)
         self.events.append(Event(kind, self.module, failure.message))
         return failure
 
@@ -485,10 +531,8 @@ class WorkerSession:
         budget = self.remaining()
         if budget <= 0:
             return CallOutcome(
-                failure=Failure(
-                    "budget",
-                    "not run: the submission used up its time budget of "
-                    f"{self.limits.submission_seconds:g} s",
+                failure=self._told(
+                    Failure("budget", cause="budget", seconds=self.limits.submission_seconds)
                 )
             )
         blobs: list[bytes] = []
@@ -509,20 +553,18 @@ class WorkerSession:
             self._kill_for("call-timeout", f"`{function}` {reason}", function)
             self._maybe_restart()
             return CallOutcome(
-                failure=Failure(
-                    "timeout",
-                    f"`{function}` did not return: {reason} "
-                    "(an infinite loop, a sleep, or waiting for input?)",
+                failure=self._told(
+                    Failure("timeout", cause="call-timeout", function=function, seconds=timeout)
                 )
             )
-        except worker.WireError as exc:
+        except wire.WireError as exc:
             self._kill_for(
                 "unreadable",
                 f"the submission's process sent unreadable data during `{function}`",
                 function,
             )
             self._maybe_restart()
-            return CallOutcome(failure=_protocol_failure(f"`{function}`", exc))
+            return CallOutcome(failure=self._told(_protocol_failure(function, self.module, exc)))
         except (EOFError, OSError):
             words = self._exit_words()
             self._kill_for(
@@ -532,8 +574,8 @@ class WorkerSession:
             )
             self._maybe_restart()
             return CallOutcome(
-                failure=Failure(
-                    "crashed", f"the submission's process ended during `{function}`: {words}"
+                failure=self._told(
+                    Failure("crashed", cause="call-ended", function=function, detail=words)
                 )
             )
         self.tampered = self.tampered or reply.get("tampered") is True
@@ -541,16 +583,18 @@ class WorkerSession:
         tripped, shortcuts = _shortcuts_of(reply)
         if not reply.get("ok"):
             return CallOutcome(
-                failure=describe_error(reply.get("error") or {}, function, self.limits),
+                failure=self._told(describe_error(reply.get("error") or {}, function, self.limits)),
                 tripped=tripped,
                 shortcuts=shortcuts,
             )
         try:
-            value = worker.decode(reply.get("value"), out_blobs)
-        except (worker.WireError, ValueError, TypeError) as exc:
+            value = wire.decode(reply.get("value"), out_blobs)
+        except (wire.WireError, ValueError, TypeError) as exc:
             return CallOutcome(
-                failure=Failure(
-                    "bad-output", f"`{function}` returned data that could not be read: {exc}"
+                failure=self._told(
+                    Failure(
+                        "bad-output", cause="unreadable-value", function=function, detail=str(exc)
+                    )
                 ),
                 tripped=tripped,
                 shortcuts=shortcuts,
@@ -584,9 +628,7 @@ class WorkerSession:
 
     def _maybe_restart(self) -> None:
         if self.restarts >= MAX_RESTARTS or self.remaining() <= 1.0:
-            self.import_failure = Failure(
-                "crashed", f"not run: the submission's process was {RESTARTS_SPENT}"
-            )
+            self.import_failure = self._told(Failure("crashed", cause="restarts-spent"))
             return
         # The old worker was stopped by _kill_for; a fresh one re-imports the module.
         self.restarts += 1

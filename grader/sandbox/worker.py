@@ -1,306 +1,70 @@
 """The student's side of grading: a standalone worker that imports the submission and runs calls.
 
 This file runs inside the sandbox as a script, where the `grader` package is out of reach,
-so it depends on the standard library and numpy only (torch when the submission uses it).
-The trusted parent imports it too, for the wire format (`write_message`, `read_message`,
-`encode`, `decode`), so both sides share one definition.
+so it depends on the standard library and numpy only (torch when the submission uses it),
+and on the wire codec (`grader/sandbox/wire.py`), which the session ships beside it and
+which this script loads by path before anything else runs.
 
-Wire format: a message is a JSON header plus binary blobs (arrays as `.npy` bytes):
-    u32 json_length, u32 n_blobs, json bytes, then per blob: u64 length, bytes.
-Values: JSON scalars and lists; {"__tuple__": [...]}; {"__dict__": [[key, value], ...]};
-{"__nd__": i} (blob i, an .npy file checked and read without pickle, each blob referenced
-once); and, as arguments only, {"__rng__": seed} (numpy.random.default_rng(seed)) and
-{"__lm__": {...}} (a table next_log_probs function for beam search). The decoder is strict
-and bounded: nesting depth, entries, integer sizes, array headers and the bytes it builds
-are capped, so that a forged frame costs the grader nothing but a `WireError`.
-
-Library shortcuts (see `_make_guard`): the entry points an assignment bans are wrapped the
+Library shortcuts (see `_ShortcutGuard`): the entry points an assignment bans are wrapped the
 moment their library is imported (before the student's module runs, whatever its source
 says). While a question that bans one runs, calling it is refused with `ShortcutRefused`:
-a shortcut never yields a value, whatever the submission does to the record of hits.
+a shortcut never yields a value, whatever the submission does to the record of hits. The
+rules (the banned patterns, and the names under a banned module that are not shortcuts)
+come from the grader in the `hello` request: this script holds no list of its own.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
-import io
 import json
 import os
 import struct
 import sys
 import traceback
-from typing import Any, BinaryIO
+from typing import Any
 
-import numpy as np
-
-MAX_DEPTH = 32  # nesting of lists, tuples and dicts in one value
-MAX_ITEMS = 200_000  # list/tuple/dict entries per message (arrays are not counted here)
-MAX_BLOB_BYTES = 512 << 20  # array bytes per message, on the wire and once decoded
-MAX_JSON_BYTES = 8 << 20  # arrays travel as blobs: the JSON part of a message stays small
-MAX_NPY_HEADER = 4096  # bytes of an .npy header (a dict of dtype, order and shape)
-_INT_LIMIT = 1 << 64  # integers travel exactly below 2**64; beyond that they are refused
-_NUMERIC_KINDS = "biufc"
+WIRE_FILE = "seqgrade_wire.py"  # the codec beside this script: grader.sandbox.wire.WIRE_FILE
 
 
-class WireError(Exception):
-    """A message that does not follow the wire format (or breaks its limits)."""
+def _load_wire() -> Any:
+    """The wire codec from this script's folder, loaded by path (the sandbox's import path does
+    not hold that folder until the student's files may be imported): `WIRE_FILE` in the
+    sandbox, `wire.py` when this file is read where it lives in the grader's tree."""
+    import importlib.util
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, WIRE_FILE)
+    if not os.path.exists(path):
+        path = os.path.join(here, "wire.py")
+    spec = importlib.util.spec_from_file_location(WIRE_FILE[:-3], path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_wire = _load_wire()
+encode, decode, read_message = _wire.encode, _wire.decode, _wire.read_message
 
 
 class ShortcutRefused(BaseException):  # noqa: N818 - a BaseException: `except Exception` must not swallow it
     """A banned library entry point was called while a question that bans it was running."""
 
 
-# --------------------------------------------------------------------------- framing
-
-
-def write_message(stream: BinaryIO, header: Any, blobs: list[bytes]) -> None:
-    body = json.dumps(header, allow_nan=True).encode()
-    parts = [struct.pack(">II", len(body), len(blobs)), body]
-    for blob in blobs:
-        parts.append(struct.pack(">Q", len(blob)))
-        parts.append(blob)
-    stream.write(b"".join(parts))
-    stream.flush()
-
-
-def parse_json(body: bytes) -> Any:
-    """JSON; deep nesting, bad bytes, bad syntax and 4300-digit integers are a WireError
-    (the decoder then refuses integers beyond 2**64)."""
-    try:
-        return json.loads(body)
-    except RecursionError:
-        raise WireError("nested too deeply") from None
-    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
-        raise WireError(f"not valid JSON ({str(exc)[:80]})") from None
-
-
-def read_message(read_exact) -> tuple[Any, list[bytes]]:
-    """Read one message with `read_exact(n) -> bytes` (which raises EOFError on a short read)."""
-    n_json, n_blobs = struct.unpack(">II", read_exact(8))
-    if n_json > MAX_JSON_BYTES:
-        raise WireError(f"a header of {n_json} bytes (at most {MAX_JSON_BYTES})")
-    if n_blobs > 4096:
-        raise WireError(f"{n_blobs} arrays in one message")
-    header = parse_json(read_exact(n_json))
-    blobs = []
-    total = 0
-    for _ in range(n_blobs):
-        (size,) = struct.unpack(">Q", read_exact(8))
-        total += size
-        if total > MAX_BLOB_BYTES:
-            raise WireError(f"arrays of more than {MAX_BLOB_BYTES >> 20} MiB in one message")
-        blobs.append(read_exact(size))
-    return header, blobs
-
-
-# --------------------------------------------------------------------------- values
-
-
-def _array_to_blob(a: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    np.save(buf, a, allow_pickle=False)
-    return buf.getvalue()
-
-
-def blob_to_array(blob: bytes) -> np.ndarray:
-    """An .npy blob as an array, checked before anything is allocated: numbers only, and a
-    header whose shape accounts for exactly the bytes that follow it."""
-    buf = io.BytesIO(blob)
-    try:
-        version = np.lib.format.read_magic(buf)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(
-                buf, max_header_size=MAX_NPY_HEADER
-            )
-        elif version in ((2, 0), (3, 0)):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(
-                buf, max_header_size=MAX_NPY_HEADER
-            )
-        else:
-            raise WireError(f"an array in .npy format {version}")
-    except (ValueError, TypeError, SyntaxError, OverflowError, struct.error) as exc:
-        raise WireError(f"an unreadable array header ({str(exc)[:80]})") from None
-    if dtype.kind not in _NUMERIC_KINDS or dtype.hasobject or dtype.fields is not None:
-        raise WireError("an array must hold numbers or booleans")
-    if len(shape) > 32 or any(not isinstance(n, int) or n < 0 for n in shape):
-        raise WireError(f"an array of shape {str(shape)[:80]}")
-    count = 1
-    for n in shape:
-        count *= n
-    offset = buf.tell()
-    if count * dtype.itemsize != len(blob) - offset:
-        raise WireError(f"an array header for {count} entries over {len(blob) - offset} bytes")
-    flat = np.frombuffer(blob, dtype=dtype, count=count, offset=offset)
-    return flat.reshape(shape, order="F" if fortran else "C").copy()
-
-
-def _torch_to_numpy(x: Any) -> np.ndarray:
-    t = x.detach().cpu()
-    if t.is_conj():
-        t = t.resolve_conj()
-    if str(t.dtype) in ("torch.bfloat16", "torch.float16"):
-        t = t.float()
-    return np.array(t.numpy(), copy=True)
-
-
-def _is_tensor(x: Any) -> bool:
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(x, torch.Tensor)
-
-
-def encode(value: Any, blobs: list[bytes], depth: int = 0) -> Any:
-    """Turn a value into JSON-able data plus array blobs; refuse anything else with TypeError."""
-    if depth > MAX_DEPTH:
-        raise TypeError("a value nested too deeply")
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        if not -_INT_LIMIT < value < _INT_LIMIT:
-            raise TypeError("an integer too large to compare (more than 19 digits)")
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, np.generic):
-        if value.dtype.kind not in _NUMERIC_KINDS:
-            raise TypeError(f"a numpy scalar of dtype {value.dtype}")
-        return encode(value.item(), blobs, depth + 1)
-    if isinstance(value, np.ndarray) or _is_tensor(value):
-        a = _torch_to_numpy(value) if _is_tensor(value) else np.array(value, copy=True)
-        if type(a) is not np.ndarray:
-            a = np.asarray(a).view(np.ndarray)
-        if a.dtype.kind not in _NUMERIC_KINDS:
-            raise TypeError(f"an array of dtype {a.dtype} (expected numbers)")
-        blobs.append(_array_to_blob(a))
-        return {"__nd__": len(blobs) - 1}
-    if isinstance(value, tuple):
-        return {"__tuple__": [encode(v, blobs, depth + 1) for v in value]}
-    if isinstance(value, list):
-        if len(value) > MAX_ITEMS:
-            raise TypeError("a list that is too long")
-        return [encode(v, blobs, depth + 1) for v in value]
-    if isinstance(value, dict):
-        return {
-            "__dict__": [
-                [encode(k, blobs, depth + 1), encode(v, blobs, depth + 1)] for k, v in value.items()
-            ]
-        }
-    raise TypeError(f"an object of type {type(value).__name__}")
-
-
-class _Budget:
-    """What one decode may still build: entries, and each blob at most once."""
-
-    def __init__(self, n_blobs: int) -> None:
-        self.items = MAX_ITEMS
-        self.unused = set(range(n_blobs))
-
-    def take(self, n: int) -> None:
-        self.items -= n
-        if self.items < 0:
-            raise WireError(f"more than {MAX_ITEMS} entries in one message")
-
-    def blob(self, i: Any) -> int:
-        if not isinstance(i, int) or isinstance(i, bool) or i not in self.unused:
-            raise WireError("a bad or repeated array reference")
-        self.unused.discard(i)
-        return i
-
-
-def decode(data: Any, blobs: list[bytes], *, specials: bool = False, as_torch: bool = False) -> Any:
-    """The inverse of `encode`, strict: only the documented forms, within the limits above."""
-    return _decode(data, blobs, _Budget(len(blobs)), specials, as_torch, 0)
-
-
-def _decode(
-    data: Any, blobs: list[bytes], budget: _Budget, specials: bool, as_torch: bool, depth: int
-) -> Any:
-    if depth > MAX_DEPTH:
-        raise WireError("nested too deeply")
-    if data is None or isinstance(data, (bool, float, str)):
-        return data
-    if isinstance(data, int):
-        if not -_INT_LIMIT < data < _INT_LIMIT:
-            raise WireError("an integer too large")
-        return data
-    if isinstance(data, list):
-        budget.take(len(data))
-        return [_decode(v, blobs, budget, specials, as_torch, depth + 1) for v in data]
-    if not isinstance(data, dict) or len(data) != 1:
-        raise WireError("unexpected value in message")
-    ((tag, inner),) = data.items()
-    if tag == "__nd__":
-        a = blob_to_array(blobs[budget.blob(inner)])
-        if as_torch:
-            import torch
-
-            return torch.from_numpy(a)
-        return a
-    if tag == "__tuple__" and isinstance(inner, list):
-        budget.take(len(inner))
-        return tuple(_decode(v, blobs, budget, specials, as_torch, depth + 1) for v in inner)
-    if tag == "__dict__" and isinstance(inner, list):
-        budget.take(len(inner))
-        out = {}
-        for pair in inner:
-            if not isinstance(pair, list) or len(pair) != 2:
-                raise WireError("bad dict entry")
-            key = _decode(pair[0], blobs, budget, False, False, depth + 1)
-            if not isinstance(key, (str, int, bool, type(None), float, tuple)):
-                raise WireError("bad dict key")
-            out[key] = _decode(pair[1], blobs, budget, specials, as_torch, depth + 1)
-        return out
-    if specials and tag == "__rng__" and isinstance(inner, int):
-        return np.random.default_rng(inner)
-    if specials and tag == "__lm__" and isinstance(inner, dict):
-        return build_lm(inner)
-    raise WireError(f"unexpected tag {str(tag)[:40]!r}")
-
-
-def build_lm(spec: dict) -> Any:
-    """A `next_log_probs(prefix)` function from a table {prefix: log-probs} with a default row."""
-    table = {
-        tuple(int(t) for t in prefix): np.asarray(row, dtype=np.float64)
-        for prefix, row in spec["table"]
-    }
-    default = np.asarray(spec["default"], dtype=np.float64)
-
-    def next_log_probs(prefix: Any) -> np.ndarray:
-        key = tuple(int(t) for t in prefix)
-        return table.get(key, default).copy()
-
-    return next_log_probs
-
-
 # --------------------------------------------------------------------------- library shortcuts
 
-# Names under a banned module that are not shortcuts: grad-mode switches and legacy wrappers
-# compute nothing (`with torch.no_grad():` in a manual backward pass is fine).
-_NOT_SHORTCUTS = frozenset(
-    {
-        "no_grad",
-        "enable_grad",
-        "set_grad_enabled",
-        "inference_mode",
-        "set_multithreading_enabled",
-        "detect_anomaly",
-        "set_detect_anomaly",
-        "Variable",
-        "variable",
-        "grad_mode",
-        "enforce_grad_layout_policy",
-    }
-)
 _WRAPPED_METHODS = ("__init__", "forward")  # of a banned class: building it, and running it
 
 
-# The guard is built from closures, created when the worker starts (before any student code
-# runs) and reachable from nothing the submission can name: no module attribute to patch (a
-# `_Tripwires._hit` to switch off), and at run time the wrappers call no global or builtin (the
-# submission may have replaced `builtins.any` or `fnmatch` by then); the factories below bind
-# the built-ins they need when they are called. State shared between them: `state` (phase:
-# "import" records and allows, "call" refuses what `banned` names, "idle" allows; the student's
-# file names) and `hits` (entry point, student file, line, function).
+# The guard is created when the worker starts (before any student code runs) and is reachable
+# from nothing the submission can name: the worker keeps its bound methods in locals, so
+# rebinding a module attribute switches nothing off, and at run time the wrappers call no
+# global or builtin (the submission may have replaced `builtins.any` or `fnmatch` by then): the
+# factories below bind the built-ins they need when they are called. State shared between them:
+# `state` (phase: "import" records and allows, "call" refuses what `banned` names, "idle"
+# allows; the student's file names; the names that are not shortcuts, from the grader) and
+# `hits` (entry point, student file, line, function).
 
 
 def _make_hit(
@@ -393,10 +157,11 @@ def _make_wrap(hit: Any, labels_of: dict[int, list[str]], originals: dict[int, A
     return wrap
 
 
-def _make_expand() -> Any:
+def _make_expand(state: dict[str, Any]) -> Any:
     """expand(pattern) -> [(owner, attribute, label)]: the exact entry points a pattern names
     (a wildcard covers the owner's public API, `__all__` when it has one, minus grad-mode
-    switches; an exact name also covers its native twin at the library's top level)."""
+    switches, `state["allowed"]`; an exact name also covers its native twin at the library's top
+    level)."""
     _getattr, _dir, _type, _len, _modules, _import = (
         getattr,
         dir,
@@ -405,7 +170,6 @@ def _make_expand() -> Any:
         sys.modules,
         __import__,
     )
-    not_shortcuts = _NOT_SHORTCUTS  # bound now: the submission may rebind the module's name
 
     def resolve(dotted: str) -> Any:
         parts = dotted.split(".")
@@ -446,6 +210,7 @@ def _make_expand() -> Any:
             else [n for n in _dir(owner) if not n.startswith("_")]
         )
         prefix = last[:-1] if last.endswith("*") else None
+        not_shortcuts = state["allowed"]
         out = []
         for name in names:
             if name in not_shortcuts or (prefix is not None and not name.startswith(prefix)):
@@ -510,72 +275,79 @@ def _make_mapped() -> Any:
     return mapped
 
 
-def _make_guard(refused: type[BaseException]) -> dict[str, Any]:
-    """The shortcut guard: configure(patterns, files), begin(phase, banned) -> not bypassed,
-    end() -> (hits, bypassed), install_loaded(), watches(name) (for the import hook)."""
-    _modules = sys.modules
-    state: dict[str, Any] = {
-        "phase": "idle",
-        "banned": (),
-        "files": frozenset(),
-        "wanted": (),
-        "tops": frozenset(),
-    }
-    hits: list[tuple[str, str, int, str]] = []
-    done: set[str] = set()  # libraries whose entry points are wrapped
-    labels_of: dict[int, list[str]] = {}  # id(original) -> the banned names it answers to
-    originals: dict[int, Any] = {}  # id(original function) -> its wrapper (for aliases)
-    wrap = _make_wrap(_make_hit(state, hits, refused), labels_of, originals)
-    expand, mirror, mapped = _make_expand(), _make_mirror(originals), _make_mapped()
+class _ShortcutGuard:
+    """The shortcut guard: `configure` (the rules and the student's files), `begin(phase, banned)`
+    -> not bypassed, `end()` -> (hits, bypassed), `install_loaded()`, `watches(name)` (for the
+    import hook)."""
 
-    def install_loaded() -> None:
+    __slots__ = ("_state", "_hits", "_done", "_wrap", "_expand", "_mirror", "_mapped", "_modules")
+
+    def __init__(self, refused: type[BaseException]) -> None:
+        self._modules = sys.modules
+        self._state: dict[str, Any] = {
+            "phase": "idle",
+            "banned": (),
+            "files": frozenset(),
+            "wanted": (),
+            "tops": frozenset(),
+            "allowed": frozenset(),
+        }
+        self._hits: list[tuple[str, str, int, str]] = []
+        self._done: set[str] = set()  # libraries whose entry points are wrapped
+        labels_of: dict[int, list[str]] = {}  # id(original) -> the banned names it answers to
+        originals: dict[int, Any] = {}  # id(original function) -> its wrapper (for aliases)
+        self._wrap = _make_wrap(_make_hit(self._state, self._hits, refused), labels_of, originals)
+        self._expand = _make_expand(self._state)
+        self._mirror, self._mapped = _make_mirror(originals), _make_mapped()
+
+    def configure(self, patterns: list[str], allowed: list[str], files: list[str]) -> None:
+        """The banned patterns of the whole assignment, the names under a banned module that are
+        not shortcuts, and the student's file names (a hit is placed at their innermost frame)."""
+        state = self._state
+        state["wanted"] = tuple(str(p) for p in patterns)
+        state["tops"] = frozenset(p.split(".")[0] for p in state["wanted"])
+        state["allowed"] = frozenset(str(n) for n in allowed)
+        state["files"] = frozenset(str(f).rpartition("/")[2] for f in files)
+        self.install_loaded()
+
+    def install_loaded(self) -> None:
         """Wrap the entry points of every banned library that is loaded now (idempotent)."""
+        state, done = self._state, self._done
         for top in state["tops"]:
-            if top in done or top not in _modules:
+            if top in done or top not in self._modules:
                 continue
             done.add(top)
             for pattern in state["wanted"]:
                 if pattern.split(".")[0] == top:
-                    for owner, name, label in expand(pattern):
-                        wrap(owner, name, label)
-            mirror(top)
+                    for owner, name, label in self._expand(pattern):
+                        self._wrap(owner, name, label)
+            self._mirror(top)
 
-    def bypassed() -> bool:
+    def bypassed(self) -> bool:
         """A banned library loaded without passing the import hook (it was removed, or its module
         dropped from sys.modules after use): its native libraries stay mapped into the process."""
         missed = False
-        for top in state["tops"]:
-            if top not in done and (top in _modules or mapped(top)):
+        for top in self._state["tops"]:
+            if top not in self._done and (top in self._modules or self._mapped(top)):
                 missed = True
-        install_loaded()
+        self.install_loaded()
         return missed
 
-    def configure(patterns: list[str], files: list[str]) -> None:
-        state["wanted"] = tuple(str(p) for p in patterns)
-        state["tops"] = frozenset(p.split(".")[0] for p in state["wanted"])
-        state["files"] = frozenset(str(f).rpartition("/")[2] for f in files)
-        install_loaded()
-
-    def begin(phase: str, banned: tuple[str, ...] = ()) -> bool:
-        missed = bypassed()
-        hits.clear()
-        state["phase"], state["banned"] = phase, tuple(str(p) for p in banned)
+    def begin(self, phase: str, banned: tuple[str, ...] = ()) -> bool:
+        missed = self.bypassed()
+        self._hits.clear()
+        self._state["phase"], self._state["banned"] = phase, tuple(str(p) for p in banned)
         return not missed
 
-    def end() -> tuple[list[tuple[str, str, int, str]], bool]:
-        state["phase"], state["banned"] = "idle", ()
-        missed = bypassed()
-        found = list(hits)
-        hits.clear()
+    def end(self) -> tuple[list[tuple[str, str, int, str]], bool]:
+        self._state["phase"], self._state["banned"] = "idle", ()
+        missed = self.bypassed()
+        found = list(self._hits)
+        self._hits.clear()
         return found, missed
 
-    return {
-        "configure": configure,
-        "begin": begin,
-        "end": end,
-        "install_loaded": install_loaded,
-        "watches": lambda name: name in state["tops"] and name not in done,
-    }
+    def watches(self, name: str) -> bool:
+        return name in self._state["tops"] and name not in self._done
 
 
 class _AfterLoad:
@@ -600,18 +372,18 @@ class _ImportHook:
     """Wraps a banned library's entry points the moment it is imported, however it is imported
     (`import torch`, `importlib.import_module("to" + "rch")`, `__import__`)."""
 
-    def __init__(self, guard: dict[str, Any]) -> None:
+    def __init__(self, guard: _ShortcutGuard) -> None:
         from importlib.machinery import PathFinder
 
         self._find = PathFinder.find_spec
-        self._guard = guard
+        self._watches, self._install = guard.watches, guard.install_loaded
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if "." in name or not self._guard["watches"](name):
+        if "." in name or not self._watches(name):
             return None
         spec = self._find(name, path)
         if spec is not None and spec.loader is not None:
-            spec.loader = _AfterLoad(spec.loader, self._guard["install_loaded"])
+            spec.loader = _AfterLoad(spec.loader, self._install)
         return spec
 
 
@@ -687,12 +459,15 @@ def _serve() -> None:
     os.dup2(2, 1)
     sys.stdin = open(os.devnull)  # noqa: SIM115
     sys.stdout = os.fdopen(1, "w", buffering=1, errors="replace", closefd=False)
-    guard = _make_guard(ShortcutRefused)
+    guard = _ShortcutGuard(ShortcutRefused)
+    # Its one instance exists: the class leaves the module's names, so that a submission cannot
+    # name it to rebind the methods the guard's own steps look up (`bypassed`, `install_loaded`).
+    del globals()["_ShortcutGuard"]
     # Bound now: a submission that rewrites this module's globals (`_call`, `_hits_json`,
     # `write_message`, found through sys.modules["__main__"]) changes nothing below.
     tools = {
-        "begin": guard["begin"],
-        "end": guard["end"],
+        "begin": guard.begin,
+        "end": guard.end,
         "hits": _hits_json,
         "error": _student_error,
         "encode": encode,
@@ -755,13 +530,17 @@ def _serve() -> None:
             )
 
 
-def _hello(request: dict, guard: dict[str, Any], state: dict[str, Any]) -> None:
+def _hello(request: dict, guard: _ShortcutGuard, state: dict[str, Any]) -> None:
     """Preload the libraries, arm the shortcut guard, then let the submission's folder be imported from."""
     for name in request.get("preload", []):
         with contextlib.suppress(ImportError):
             __import__(name)
     state["files"] = {str(f) for f in request.get("files", [])}
-    guard["configure"](list(request.get("tripwires", [])), sorted(state["files"]))
+    guard.configure(
+        list(request.get("tripwires", [])),
+        list(request.get("not_shortcuts", [])),
+        sorted(state["files"]),
+    )
     sys.meta_path.insert(0, _ImportHook(guard))
     sys.meta_path.insert(0, _BlockedFinder())
     here = os.getcwd()

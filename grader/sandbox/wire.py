@@ -1,0 +1,258 @@
+"""The wire format between the grader and its worker: one codec, used by both sides.
+
+Standard library and numpy only, nothing of `grader`: the session ships this file beside the
+worker script into the sandbox (as `WIRE_FILE`), where the worker loads it by path.
+
+A message is a JSON header plus binary blobs (arrays as `.npy` bytes):
+    u32 json_length, u32 n_blobs, json bytes, then per blob: u64 length, bytes.
+Values: JSON scalars and lists; {"__tuple__": [...]}; {"__dict__": [[key, value], ...]};
+{"__nd__": i} (blob i, an .npy file checked and read without pickle, each blob referenced
+once); and, as arguments only, {"__rng__": seed} (numpy.random.default_rng(seed)) and
+{"__lm__": {...}} (a table next_log_probs function for beam search). The decoder is strict
+and bounded: nesting depth, entries, integer sizes, array headers and the bytes it builds
+are capped, so that a forged frame costs the grader nothing but a `WireError`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import sys
+from typing import Any, BinaryIO
+
+import numpy as np
+
+WIRE_FILE = "seqgrade_wire.py"  # the name this file has beside the worker in the sandbox
+MAX_DEPTH = 32  # nesting of lists, tuples and dicts in one value
+MAX_ITEMS = 200_000  # list/tuple/dict entries per message (arrays are not counted here)
+MAX_BLOB_BYTES = 512 << 20  # array bytes per message, on the wire and once decoded
+MAX_JSON_BYTES = 8 << 20  # arrays travel as blobs: the JSON part of a message stays small
+MAX_NPY_HEADER = 4096  # bytes of an .npy header (a dict of dtype, order and shape)
+_INT_LIMIT = 1 << 64  # integers travel exactly below 2**64; beyond that they are refused
+_NUMERIC_KINDS = "biufc"
+
+
+class WireError(Exception):
+    """A message that does not follow the wire format (or breaks its limits)."""
+
+
+# --------------------------------------------------------------------------- framing
+
+
+def write_message(stream: BinaryIO, header: Any, blobs: list[bytes]) -> None:
+    body = json.dumps(header, allow_nan=True).encode()
+    parts = [struct.pack(">II", len(body), len(blobs)), body]
+    for blob in blobs:
+        parts.append(struct.pack(">Q", len(blob)))
+        parts.append(blob)
+    stream.write(b"".join(parts))
+    stream.flush()
+
+
+def parse_json(body: bytes) -> Any:
+    """JSON; deep nesting, bad bytes, bad syntax and 4300-digit integers are a WireError
+    (the decoder then refuses integers beyond 2**64)."""
+    try:
+        return json.loads(body)
+    except RecursionError:
+        raise WireError("nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+        raise WireError(f"not valid JSON ({str(exc)[:80]})") from None
+
+
+def read_message(read_exact) -> tuple[Any, list[bytes]]:
+    """Read one message with `read_exact(n) -> bytes` (which raises EOFError on a short read)."""
+    n_json, n_blobs = struct.unpack(">II", read_exact(8))
+    if n_json > MAX_JSON_BYTES:
+        raise WireError(f"a header of {n_json} bytes (at most {MAX_JSON_BYTES})")
+    if n_blobs > 4096:
+        raise WireError(f"{n_blobs} arrays in one message")
+    header = parse_json(read_exact(n_json))
+    blobs = []
+    total = 0
+    for _ in range(n_blobs):
+        (size,) = struct.unpack(">Q", read_exact(8))
+        total += size
+        if total > MAX_BLOB_BYTES:
+            raise WireError(f"arrays of more than {MAX_BLOB_BYTES >> 20} MiB in one message")
+        blobs.append(read_exact(size))
+    return header, blobs
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _array_to_blob(a: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, a, allow_pickle=False)
+    return buf.getvalue()
+
+
+def blob_to_array(blob: bytes) -> np.ndarray:
+    """An .npy blob as an array, checked before anything is allocated: numbers only, and a
+    header whose shape accounts for exactly the bytes that follow it."""
+    buf = io.BytesIO(blob)
+    try:
+        version = np.lib.format.read_magic(buf)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(
+                buf, max_header_size=MAX_NPY_HEADER
+            )
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(
+                buf, max_header_size=MAX_NPY_HEADER
+            )
+        else:
+            raise WireError(f"an array in .npy format {version}")
+    except (ValueError, TypeError, SyntaxError, OverflowError, struct.error) as exc:
+        raise WireError(f"an unreadable array header ({str(exc)[:80]})") from None
+    if dtype.kind not in _NUMERIC_KINDS or dtype.hasobject or dtype.fields is not None:
+        raise WireError("an array must hold numbers or booleans")
+    if len(shape) > 32 or any(not isinstance(n, int) or n < 0 for n in shape):
+        raise WireError(f"an array of shape {str(shape)[:80]}")
+    count = 1
+    for n in shape:
+        count *= n
+    offset = buf.tell()
+    if count * dtype.itemsize != len(blob) - offset:
+        raise WireError(f"an array header for {count} entries over {len(blob) - offset} bytes")
+    flat = np.frombuffer(blob, dtype=dtype, count=count, offset=offset)
+    return flat.reshape(shape, order="F" if fortran else "C").copy()
+
+
+def _torch_to_numpy(x: Any) -> np.ndarray:
+    t = x.detach().cpu()
+    if t.is_conj():
+        t = t.resolve_conj()
+    if str(t.dtype) in ("torch.bfloat16", "torch.float16"):
+        t = t.float()
+    return np.array(t.numpy(), copy=True)
+
+
+def _is_tensor(x: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def encode(value: Any, blobs: list[bytes], depth: int = 0) -> Any:
+    """Turn a value into JSON-able data plus array blobs; refuse anything else with TypeError."""
+    if depth > MAX_DEPTH:
+        raise TypeError("a value nested too deeply")
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        if not -_INT_LIMIT < value < _INT_LIMIT:
+            raise TypeError("an integer too large to compare (more than 19 digits)")
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, np.generic):
+        if value.dtype.kind not in _NUMERIC_KINDS:
+            raise TypeError(f"a numpy scalar of dtype {value.dtype}")
+        return encode(value.item(), blobs, depth + 1)
+    if isinstance(value, np.ndarray) or _is_tensor(value):
+        a = _torch_to_numpy(value) if _is_tensor(value) else np.array(value, copy=True)
+        if type(a) is not np.ndarray:
+            a = np.asarray(a).view(np.ndarray)
+        if a.dtype.kind not in _NUMERIC_KINDS:
+            raise TypeError(f"an array of dtype {a.dtype} (expected numbers)")
+        blobs.append(_array_to_blob(a))
+        return {"__nd__": len(blobs) - 1}
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode(v, blobs, depth + 1) for v in value]}
+    if isinstance(value, list):
+        if len(value) > MAX_ITEMS:
+            raise TypeError("a list that is too long")
+        return [encode(v, blobs, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {
+            "__dict__": [
+                [encode(k, blobs, depth + 1), encode(v, blobs, depth + 1)] for k, v in value.items()
+            ]
+        }
+    raise TypeError(f"an object of type {type(value).__name__}")
+
+
+class _Budget:
+    """What one decode may still build: entries, and each blob at most once."""
+
+    def __init__(self, n_blobs: int) -> None:
+        self.items = MAX_ITEMS
+        self.unused = set(range(n_blobs))
+
+    def take(self, n: int) -> None:
+        self.items -= n
+        if self.items < 0:
+            raise WireError(f"more than {MAX_ITEMS} entries in one message")
+
+    def blob(self, i: Any) -> int:
+        if not isinstance(i, int) or isinstance(i, bool) or i not in self.unused:
+            raise WireError("a bad or repeated array reference")
+        self.unused.discard(i)
+        return i
+
+
+def decode(data: Any, blobs: list[bytes], *, specials: bool = False, as_torch: bool = False) -> Any:
+    """The inverse of `encode`, strict: only the documented forms, within the limits above."""
+    return _decode(data, blobs, _Budget(len(blobs)), specials, as_torch, 0)
+
+
+def _decode(
+    data: Any, blobs: list[bytes], budget: _Budget, specials: bool, as_torch: bool, depth: int
+) -> Any:
+    if depth > MAX_DEPTH:
+        raise WireError("nested too deeply")
+    if data is None or isinstance(data, (bool, float, str)):
+        return data
+    if isinstance(data, int):
+        if not -_INT_LIMIT < data < _INT_LIMIT:
+            raise WireError("an integer too large")
+        return data
+    if isinstance(data, list):
+        budget.take(len(data))
+        return [_decode(v, blobs, budget, specials, as_torch, depth + 1) for v in data]
+    if not isinstance(data, dict) or len(data) != 1:
+        raise WireError("unexpected value in message")
+    ((tag, inner),) = data.items()
+    if tag == "__nd__":
+        a = blob_to_array(blobs[budget.blob(inner)])
+        if as_torch:
+            import torch
+
+            return torch.from_numpy(a)
+        return a
+    if tag == "__tuple__" and isinstance(inner, list):
+        budget.take(len(inner))
+        return tuple(_decode(v, blobs, budget, specials, as_torch, depth + 1) for v in inner)
+    if tag == "__dict__" and isinstance(inner, list):
+        budget.take(len(inner))
+        out = {}
+        for pair in inner:
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise WireError("bad dict entry")
+            key = _decode(pair[0], blobs, budget, False, False, depth + 1)
+            if not isinstance(key, (str, int, bool, type(None), float, tuple)):
+                raise WireError("bad dict key")
+            out[key] = _decode(pair[1], blobs, budget, specials, as_torch, depth + 1)
+        return out
+    if specials and tag == "__rng__" and isinstance(inner, int):
+        return np.random.default_rng(inner)
+    if specials and tag == "__lm__" and isinstance(inner, dict):
+        return build_lm(inner)
+    raise WireError(f"unexpected tag {str(tag)[:40]!r}")
+
+
+def build_lm(spec: dict) -> Any:
+    """A `next_log_probs(prefix)` function from a table {prefix: log-probs} with a default row."""
+    table = {
+        tuple(int(t) for t in prefix): np.asarray(row, dtype=np.float64)
+        for prefix, row in spec["table"]
+    }
+    default = np.asarray(spec["default"], dtype=np.float64)
+
+    def next_log_probs(prefix: Any) -> np.ndarray:
+        key = tuple(int(t) for t in prefix)
+        return table.get(key, default).copy()
+
+    return next_log_probs
