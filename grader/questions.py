@@ -178,6 +178,9 @@ class Assignment:
     follow_through: float = (
         1.0  # share of a question's points when only a carried mistake explains it
     )
+    # The ids of the questions whose hidden cases or expected answer depend on the variant key,
+    # as the registry decided when it loaded the assignment; None: not decided (built by hand).
+    per_student: frozenset[str] | None = None
 
     def resolved(self, q: Question) -> Question:
         """The question with its effective visibility: its own, else the assignment's."""

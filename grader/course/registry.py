@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
+from dataclasses import replace
+from pathlib import Path
 
 from grader import catalog
 from grader.course import variants
@@ -57,7 +60,30 @@ def load(name: str) -> Assignment:
         raise
     assignment: Assignment = module.ASSIGNMENT
     _check_ids(assignment)
-    return assignment
+    return replace(assignment, per_student=_per_student(assignment))
+
+
+# Which questions depend on the variant key, per assignment, decided once by probing
+# (`variants.per_student_questions`, which builds every question's cases for a few keys) and
+# shipped as data; tests/test_per_student.py keeps it true, `write_per_student()` renews it.
+PER_STUDENT_DATA = Path(__file__).with_name("per_student.json")
+
+
+def _per_student(assignment: Assignment) -> frozenset[str]:
+    shipped: dict[str, list[str]] = json.loads(PER_STUDENT_DATA.read_text())
+    if assignment.id in shipped:
+        return frozenset(shipped[assignment.id])
+    return variants.per_student_questions(assignment)  # a suite the data does not know yet
+
+
+def write_per_student() -> dict[str, list[str]]:
+    """Probe every installed assignment and write the answer to `PER_STUDENT_DATA`."""
+    data = {
+        aid: sorted(variants.per_student_questions(importlib.import_module(f"grader.suites.{aid}").ASSIGNMENT))
+        for aid in available()
+    }
+    PER_STUDENT_DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return data
 
 
 class AuthoringError(ValueError):
