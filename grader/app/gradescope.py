@@ -75,7 +75,7 @@ def main() -> int:
             student=key.value,
             hide=(results_path.parent, root / "source", root / "submission_metadata.json"),
         )
-        data = to_gradescope(report, key)
+        data = to_gradescope(report, key, assignment)
         write_results(results_path, data)
         _instructor_notes(report, data)
         return 0
