@@ -14,6 +14,7 @@ import argparse
 import importlib.metadata
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -125,6 +126,82 @@ def bench_peer(n: int, aid: str) -> tuple[float, float] | None:
         shutil.copy(solution_dir(aid) / assignment.code_file, only_code / assignment.code_file)
         ours = median_of(n, seqgrade("grade", str(only_code), "-a", aid))
     return ours, peer
+
+
+def timed(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> tuple[float, float]:
+    """(wall s, CPU s of the process and its children) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run(
+        cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+    )
+    wall_s = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall_s, cpu
+
+
+def paired(n: int, a: tuple[list[str], dict], b: tuple[list[str], dict]) -> dict[str, float]:
+    """Two commands run in turn, `n` times each (a shared machine drifts: the ratio of neighbours
+    is what holds); medians of wall and CPU seconds, and the medians of the per-round ratios."""
+    for cmd, kw in (a, b):
+        timed(cmd, **kw)  # bytecode and page caches
+    rows = []
+    for r in range(n):
+        order = (a, b) if r % 2 == 0 else (b, a)
+        got = {id(cmd): timed(cmd[0], **cmd[1]) for cmd in order}
+        rows.append((got[id(a)], got[id(b)]))
+    med = statistics.median
+    return {
+        "a_wall_s": med(x[0][0] for x in rows),
+        "b_wall_s": med(x[1][0] for x in rows),
+        "a_cpu_s": med(x[0][1] for x in rows),
+        "b_cpu_s": med(x[1][1] for x in rows),
+        "wall_ratio": med(x[0][0] / x[1][0] for x in rows),
+        "cpu_ratio": med(x[0][1] / x[1][1] for x in rows),
+    }
+
+
+def bench_course(n: int, copies: int, students: int = 2000) -> dict[str, Any]:
+    """Per assignment, side by side: one `seqgrade grade` of its solution's code against the same
+    checks as an in-process gradescope-utils suite (run in turn), and the warm batch's seconds per
+    submission per core (`--jobs 1`, the marginal `copies` of a 2x batch); then the projected
+    time of a whole course's regrade, `students` x these assignments on this machine's cores."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    rows: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for aid in registry.available():
+            assignment = registry.load(aid)
+            if not solution_dir(aid).is_dir() or not assignment.code_file:
+                continue
+            work = Path(tmp) / aid
+            work.mkdir()
+            shutil.copy(solution_dir(aid) / assignment.code_file, work / assignment.code_file)
+            (work / "peer.py").write_text(
+                PEER_TEMPLATE.format(module=assignment.code_file[:-3], aid=aid)
+            )
+            sub = work / "sub"
+            sub.mkdir()
+            shutil.copy(solution_dir(aid) / assignment.code_file, sub / assignment.code_file)
+            peer_env = {**os.environ, "PYTHONPATH": str(REPO)}
+            row = paired(
+                n,
+                (seqgrade("grade", str(sub), "-a", aid), {}),
+                ([sys.executable, "peer.py"], {"cwd": work, "env": peer_env}),
+            )
+            small, large = copies_of(aid, copies, work), copies_of(aid, 2 * copies, work)
+            t_small, t_large = batch_seconds(small, aid), batch_seconds(large, aid)
+            row["batch_s_per_submission"] = (t_large - t_small) / copies
+            row["torch"] = float(assignment.preload_torch)
+            rows[aid] = row
+    per_student = sum(r["batch_s_per_submission"] for r in rows.values())  # one of each
+    return {
+        "rows": rows,
+        "cores": cores,
+        "students": students,
+        "assignments": len(rows),
+        "projected_min": students * per_student / cores / 60,
+    }
 
 
 def bench_startup(n: int) -> dict[str, float]:
@@ -304,6 +381,28 @@ def main() -> None:
     args = ap.parse_args()
     n = 3 if args.quick else 5
     figures: dict = {}
+
+    course = bench_course(n, 6 if args.quick else 24)
+    print(
+        "0. the course: one grade vs the in-process gradescope-utils peer (run in turn; medians "
+        "of the per-round ratios), and the warm batch (--jobs 1, s per submission per core)"
+    )
+    print(
+        f"   {'assignment':<26} {'grade s':>8} {'peer s':>7} {'wall x':>7} {'cpu x':>6} "
+        f"{'batch s/sub':>11}"
+    )
+    for aid, r in course["rows"].items():
+        print(
+            f"   {aid:<26} {r['a_wall_s']:8.2f} {r['b_wall_s']:7.2f} {r['wall_ratio']:7.2f} "
+            f"{r['cpu_ratio']:6.2f} {r['batch_s_per_submission']:11.3f}"
+            + ("  (torch)" if r["torch"] else "")
+        )
+    print(
+        f"   projected full regrade: {course['students']} students x {course['assignments']} "
+        f"assignments on {course['cores']} cores at these batch rates: "
+        f"{course['projected_min']:.1f} min"
+    )
+    figures["course"] = course
 
     print(
         "1. grading one solution vs the floor (fresh python importing numpy[, torch] and the module)"

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where a table is called, not to read the question model
+    import numpy as np
 
 Visibility = Literal["visible", "hidden", "after_due_date", "after_published"]
 VISIBILITIES: tuple[str, ...] = get_args(Visibility)  # Gradescope's values, in one place
@@ -178,6 +179,9 @@ class Assignment:
     follow_through: float = (
         1.0  # share of a question's points when only a carried mistake explains it
     )
+    # The ids of the questions whose hidden cases or expected answer depend on the variant key,
+    # as the registry decided when it loaded the assignment; None: not decided (built by hand).
+    per_student: frozenset[str] | None = None
 
     def resolved(self, q: Question) -> Question:
         """The question with its effective visibility: its own, else the assignment's."""
@@ -221,6 +225,8 @@ class TableLM:
 
     def __call__(self, prefix: Sequence[int]) -> np.ndarray:
         """next_log_probs(prefix) on the trusted side: its row for tuple(prefix), else the default."""
+        import numpy as np
+
         row = self.table.get(tuple(int(t) for t in prefix), self.default)
         return np.asarray(row, dtype=np.float64)  # (V,) a fresh array each call
 

@@ -27,8 +27,9 @@ MACHINE_FIELDS = ("isolated", "isolation", "warnings", "events", "student_output
 
 
 def results(aid: str) -> dict[str, Any]:
-    report = grade_submission(samples_dir() / aid / "buggy", registry.load(aid), student=KEY)
-    data = to_gradescope(report)
+    assignment = registry.load(aid)
+    report = grade_submission(samples_dir() / aid / "buggy", assignment, student=KEY)
+    data = to_gradescope(report, assignment=assignment)
     data["execution_time"] = 0.0
     for name in MACHINE_FIELDS:
         data["extra_data"].pop(name, None)

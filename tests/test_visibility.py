@@ -145,7 +145,7 @@ def graded(request, tmp_path_factory) -> tuple[Assignment, dict[str, Any], Any]:
         (folder / assignment.code_file).write_text(loud_code(assignment))
     (folder / "answers.toml").write_text(wrong_answers(assignment, KEY))
     report = grade_submission(folder, assignment, student=KEY)
-    return assignment, to_gradescope(report), report
+    return assignment, to_gradescope(report, assignment=assignment), report
 
 
 def test_no_expected_written_answer_is_visible(graded) -> None:
@@ -237,8 +237,9 @@ def test_per_student_questions_name_the_key(graded) -> None:
 @pytest.mark.slow
 def test_without_a_key_the_default_variant_is_said(tmp_path: Path) -> None:
     aid = READY[0]
-    report = grade_submission(solution_dir(aid), registry.load(aid))
-    data = to_gradescope(report)
+    assignment = registry.load(aid)
+    report = grade_submission(solution_dir(aid), assignment)
+    data = to_gradescope(report, assignment=assignment)
     assert data["score"] == 100 and "the default variant was used" in data["output"]
 
 

@@ -234,8 +234,6 @@ def main(argv: list[str] | None = None) -> int:
     if mixed:
         print(f"seqgrade: {mixed}", file=sys.stderr)
         return EXIT_USAGE
-    if args.command == "grade":
-        _prestart_worker()
     if getattr(args, "assignment", None):  # every command takes a1 … a7 or a full id
         from grader.course import registry
 
@@ -245,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"seqgrade: {err}", file=sys.stderr)
             _write_error(getattr(args, "results", None), None, str(err))
             return EXIT_USAGE
+    if args.command == "grade":
+        _prestart_worker(args.assignment)
     try:
         return _COMMANDS[args.command](args)
     except KeyboardInterrupt:
@@ -276,13 +276,15 @@ def mixed_install() -> str | None:
     )
 
 
-def _prestart_worker() -> None:
-    """A single grade: the sandbox's warm template starts importing numpy now, on another core,
-    while this process imports the grader and the suite (SEQGRADE_WARM=0: a fresh worker)."""
+def _prestart_worker(aid: str) -> None:
+    """A single grade: the sandbox's warm template for the assignment (numpy, or numpy and torch,
+    decided once from the registry's shipped facts) starts importing now, on another core, while
+    this process imports the grader and the suite (SEQGRADE_WARM=0: a fresh worker)."""
+    from grader.course import registry
     from grader.sandbox import zygote
 
     if zygote.wanted():
-        zygote.prestart(["numpy"])
+        zygote.prestart(registry.warm_preload(aid))
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -315,10 +317,6 @@ def cmd_grade(args: argparse.Namespace) -> int:
         from grader.reports.results_json import to_gradescope, write_results
 
         assignment = registry.load(aid)
-        if assignment.preload_torch:  # the prestarted numpy template would not serve: cold
-            from grader.sandbox import zygote
-
-            zygote.enable(False)
         hide = (args.results.resolve().parent,) if args.results and not to_stdout else ()
         from grader.course.variants import variant_key
 
@@ -329,7 +327,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
             )
         decision = _staff_decision(args, assignment.id, key.value)
         report = grade_submission(args.submission, assignment, student=key.value, hide=hide)
-        data = to_gradescope(report, key)
+        data = to_gradescope(report, key, assignment)
         if decision is not None:
             from grader.course import adjust
 

@@ -113,7 +113,7 @@ def main() -> int:
             student=key.value,
             hide=(results_path.parent, root / "source", root / "submission_metadata.json"),
         )
-        data = to_gradescope(report, key)
+        data = to_gradescope(report, key, assignment)
         data = staff_adjusted(data, assignment, read_metadata(root), source, key.value)
         write_results(results_path, data)
         _instructor_notes(report, data)

@@ -46,37 +46,59 @@ class Misconception:
         return self
 
 
-_CATALOG: dict[str, Misconception] = {}
-_LOADED: list[bool] = []
+class Catalog:
+    """Misconception entries by id, filled from entry modules (`common`, `a1` … `a7`: each calls
+    `register` as it is imported) the first time an entry is asked for."""
+
+    def __init__(self, modules: tuple[str, ...] = ()) -> None:
+        self.modules = modules  # grader.catalog.<name> modules whose entries this catalog holds
+        self.entries: dict[str, Misconception] = {}
+        self.loaded = not modules
+
+    def register(self, *entries: Misconception) -> None:
+        for m in entries:
+            if m.id in self.entries and self.entries[m.id] != m:
+                raise ValueError(f"misconception {m.id!r} registered twice with different texts")
+            self.entries[m.id] = m
+
+    def load(self) -> None:
+        """Import the entry modules (once); their `register` calls fill this catalog."""
+        if self.loaded:
+            return
+        self.loaded = True
+        import importlib
+
+        for name in self.modules:
+            try:
+                importlib.import_module(f"grader.catalog.{name}")
+            except ModuleNotFoundError as err:  # an assignment's entries may not exist yet
+                if err.name != f"grader.catalog.{name}":
+                    raise
+
+    def get(self, mid: str) -> Misconception:
+        self.load()
+        try:
+            return self.entries[mid]
+        except KeyError:
+            raise KeyError(f"unknown misconception id {mid!r}") from None
+
+    def all_ids(self) -> list[str]:
+        self.load()
+        return sorted(self.entries)
+
+
+# The course's catalog: the entry modules register into it; the functions below read it.
+COURSE = Catalog(("common", "a1", "a2", "a3", "a4", "a5", "a6", "a7"))
+_CATALOG = COURSE.entries  # the same dict, for the tests that list an assignment's entries
 
 
 def register(*entries: Misconception) -> None:
-    for m in entries:
-        if m.id in _CATALOG and _CATALOG[m.id] != m:
-            raise ValueError(f"misconception {m.id!r} registered twice with different texts")
-        _CATALOG[m.id] = m
-
-
-def _load() -> None:
-    if _LOADED:
-        return
-    _LOADED.append(True)
-    import importlib
-
-    for name in ("common", "a1", "a2", "a3", "a4", "a5", "a6", "a7"):
-        try:
-            importlib.import_module(f"grader.catalog.{name}")
-        except ModuleNotFoundError as err:  # an assignment's entries may not exist yet
-            if err.name != f"grader.catalog.{name}":
-                raise
+    """Add entries to the course's catalog (what an entry module does as it is imported)."""
+    COURSE.register(*entries)
 
 
 def get(mid: str) -> Misconception:
-    _load()
-    try:
-        return _CATALOG[mid]
-    except KeyError:
-        raise KeyError(f"unknown misconception id {mid!r}") from None
+    return COURSE.get(mid)
 
 
 def worded(mid: str, function: str | None = None, right: Collection[str] = ()) -> Misconception:
@@ -85,8 +107,7 @@ def worded(mid: str, function: str | None = None, right: Collection[str] = ()) -
 
 
 def all_ids() -> list[str]:
-    _load()
-    return sorted(_CATALOG)
+    return COURSE.all_ids()
 
 
 def note(mid: str, function: str | None = None, right: Collection[str] = ()) -> str:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from grader import catalog
 from grader.course import variants
@@ -57,7 +60,7 @@ def load(name: str) -> Assignment:
         raise
     assignment: Assignment = module.ASSIGNMENT
     _check_ids(assignment)
-    return assignment
+    return replace(assignment, per_student=_per_student(assignment))
 
 
 class AuthoringError(ValueError):
@@ -96,3 +99,59 @@ def _check_dependencies(assignment: Assignment) -> None:
                 )
         if isinstance(q, CodeQuestion):
             seen.add(q.id)
+
+
+# What is known of each suite without importing it, decided once by probing and shipped as
+# data: which questions depend on the variant key (`variants.per_student_questions` builds every
+# question's cases for a few keys) and whether its worker preloads torch (the CLI starts the
+# right warm template before the suite is imported). tests/test_per_student.py keeps it true;
+# `write_facts()` renews it.
+FACTS_DATA = Path(__file__).with_name("suite_facts.json")
+
+
+@dataclass(frozen=True)
+class SuiteFacts:
+    """One assignment's shipped facts."""
+
+    per_student: frozenset[str]  # the ids of the questions whose material depends on the key
+    preload_torch: bool  # the assignment's worker preloads torch
+
+
+def facts(aid: str) -> SuiteFacts | None:
+    """The shipped facts of `aid` (a full id), or None for a suite the data does not know yet."""
+    entry = json.loads(FACTS_DATA.read_text()).get(aid)
+    if entry is None:
+        return None
+    return SuiteFacts(frozenset(entry["per_student"]), bool(entry["preload_torch"]))
+
+
+def warm_preload(name: str) -> tuple[str, ...]:
+    """The imports a grade's warm template should preload, decided before the suite loads."""
+    known = facts(resolve_id(name))
+    torch = known.preload_torch if known is not None else load(name).preload_torch
+    return ("numpy", "torch") if torch else ("numpy",)
+
+
+def _per_student(assignment: Assignment) -> frozenset[str]:
+    known = facts(assignment.id)
+    if known is not None:
+        return known.per_student
+    return variants.per_student_questions(assignment)  # a suite the data does not know yet
+
+
+def probed_facts(assignment: Assignment) -> dict[str, object]:
+    """The facts of a suite's `ASSIGNMENT`, found the slow way (as `FACTS_DATA` holds them)."""
+    return {
+        "per_student": sorted(variants.per_student_questions(assignment)),
+        "preload_torch": assignment.preload_torch,
+    }
+
+
+def write_facts() -> dict[str, dict[str, object]]:
+    """Probe every installed assignment and write the answers to `FACTS_DATA`."""
+    data = {
+        aid: probed_facts(importlib.import_module(f"grader.suites.{aid}").ASSIGNMENT)
+        for aid in available()
+    }
+    FACTS_DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return data

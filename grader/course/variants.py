@@ -144,12 +144,10 @@ _PROBES = ("probe-a@example.org", "probe-b@example.org", "probe-c@example.org")
 
 
 def depends_on_key(build: Callable[[str | None], Any]) -> bool:
-    """Does `build(key)` (cases or an expected answer) differ between keys?"""
-    try:
-        first = build(None)
-        return any(not _same(first, build(k)) for k in _PROBES)
-    except Exception:  # noqa: BLE001 - a question that cannot be probed is treated as per-student
-        return True
+    """Does `build(key)` (cases or an expected answer) differ between keys? A question whose
+    material cannot be built is a suite error and is raised, not read as "per-student"."""
+    first = build(None)
+    return any(not _same(first, build(k)) for k in _PROBES)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -171,11 +169,8 @@ def _same(a: Any, b: Any) -> bool:
         return all(_same(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
     try:
         return bool(a == b)
-    except Exception:  # noqa: BLE001 - incomparable values differ
+    except (TypeError, ValueError):  # no single truth value (an array inside), or incomparable
         return False
-
-
-_PER_STUDENT: dict[str, frozenset[str]] = {}
 
 
 def _question_material(assignment_id: str, q: Question, key: str | None) -> Any:
@@ -186,12 +181,12 @@ def _question_material(assignment_id: str, q: Question, key: str | None) -> Any:
 
 
 def per_student_questions(assignment: Assignment) -> frozenset[str]:
-    """The ids of the questions whose hidden cases or expected answer depend on the variant key."""
+    """The ids of the questions whose hidden cases or expected answer depend on the variant key,
+    found by building every question's material for a few probe keys (slow: the registry ships
+    the answer as data, `grader/course/per_student.json`, and a test keeps it true)."""
     aid = assignment.id
-    if aid not in _PER_STUDENT:
-        _PER_STUDENT[aid] = frozenset(
-            q.id
-            for q in assignment.questions
-            if depends_on_key(lambda key, q=q: _question_material(aid, q, key))
-        )
-    return _PER_STUDENT[aid]
+    return frozenset(
+        q.id
+        for q in assignment.questions
+        if depends_on_key(lambda key, q=q: _question_material(aid, q, key))
+    )

@@ -136,25 +136,15 @@ def isolation_note(report: GradeReport) -> str | None:
     return "; ".join(found) or "this run was not isolated: no sandbox available"
 
 
-def _assignment(report: GradeReport) -> Assignment | None:
-    from grader.course import registry
-
-    try:
-        return registry.load(report.assignment_id)
-    except (ValueError, ImportError):
-        return None
-
-
 def to_gradescope(
     report: GradeReport, key: VariantKey | None = None, assignment: Assignment | None = None
 ) -> dict[str, Any]:
     """results.json for one graded submission: what a student may see in the fields they see.
 
     `key`: the variant key the submission was graded with (as `variant_key` decided it);
-    by default the report's student, given explicitly. `assignment`: the one graded (by
-    default the registry's, by the report's id).
+    by default the report's student, given explicitly. `assignment`: the one graded, as the
+    registry loaded it (None: a report without one, so no answer key and no per-student line).
     """
-    assignment = assignment or _assignment(report)
     if key is None and assignment is not None:
         key = VariantKey(
             report.student, assignment.variant_key, "option" if report.student else "none"
@@ -199,11 +189,14 @@ def to_gradescope(
 
 
 def _per_student(assignment: Assignment | None) -> frozenset[str]:
+    """The assignment's per-student questions, as the registry decided them when it loaded it."""
     if assignment is None:
         return frozenset()
-    from grader.course.variants import per_student_questions
+    if assignment.per_student is None:  # built by hand, not loaded: decided here, by probing
+        from grader.course.variants import per_student_questions
 
-    return per_student_questions(assignment)
+        return per_student_questions(assignment)
+    return assignment.per_student
 
 
 def _test(q: QuestionResult, key_line: str | None) -> dict[str, Any]:

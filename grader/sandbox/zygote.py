@@ -33,20 +33,72 @@ from grader.sandbox import launcher
 from grader.sandbox.runtime import worker_env
 
 START_SECONDS = 120.0  # importing torch on a loaded machine
-_state: dict[str, object] = {"enabled": False, "owner": 0}
-_templates: dict[tuple[str, ...], Template | None] = {}  # None: it could not start here
-_lock = threading.Lock()
 
 
 class TemplateError(OSError):
     """The warm template could not start or answer (the caller starts a fresh launcher)."""
 
 
+class WarmTemplates:
+    """The warm templates one process started, by what they preloaded, and whether spawns use
+    them. A forked process does not own its parent's: it forgets them at its first request."""
+
+    def __init__(self) -> None:
+        self.enabled = False
+        self.owner = 0  # the pid that started `templates`
+        self.templates: dict[tuple[str, ...], Template | None] = {}  # None: it could not start
+        self.lock = threading.Lock()
+
+    def enable(self, on: bool = True) -> None:
+        """Use warm templates for `spawn(..., warm=...)` from now on (off: stop them all)."""
+        self.enabled = on
+        if not on:
+            self.shutdown()
+
+    def template_for(self, preload: Sequence[str], wait: bool = True) -> Template | None:
+        """The template that preloaded `preload` (started now if needed), or None. `wait`: until a
+        new one is ready (else its first fork waits; a start that fails then falls back)."""
+        if not self.enabled:
+            return None
+        key = tuple(sorted(set(preload)))
+        with self.lock:
+            if self.owner != os.getpid():  # a forked process: the parent's templates are not ours
+                self.templates.clear()
+                self.owner = os.getpid()
+            if key not in self.templates:
+                try:
+                    self.templates[key] = Template(key, wait=wait)
+                except TemplateError:
+                    self.templates[key] = None
+            return self.templates[key]
+
+    def discard(self, template: Template) -> None:
+        """Forget a template that failed (the next request starts a new one)."""
+        with self.lock:
+            for key, known in list(self.templates.items()):
+                if known is template:
+                    del self.templates[key]
+        template.close()
+
+    def shutdown(self) -> None:
+        """Stop every template this process started."""
+        with self.lock:
+            mine = self.owner == os.getpid()
+            found = [t for t in self.templates.values() if t is not None]
+            self.templates.clear()
+        if mine:
+            for template in found:
+                template.close()
+
+
+# The process's templates: the functions below act on it (spawn asks it for a template).
+WARM = WarmTemplates()
+_templates = WARM.templates  # the same dict, for a test that lists what was forked
+
+
 def enable(on: bool = True) -> None:
     """Use warm templates for `spawn(..., warm=...)` in this process from now on."""
-    _state["enabled"] = on
-    if not on:
-        shutdown()
+    WARM.enable(on)
 
 
 def wanted() -> bool:
@@ -55,31 +107,19 @@ def wanted() -> bool:
 
 
 def enabled() -> bool:
-    return bool(_state["enabled"])
+    return WARM.enabled
 
 
 def template_for(preload: Sequence[str], wait: bool = True) -> Template | None:
-    """The template that preloaded `preload` (started now if needed), or None. `wait`: until a
-    new one is ready (else its first fork waits; a start that fails then falls back)."""
-    if not _state["enabled"]:
-        return None
-    key = tuple(sorted(set(preload)))
-    with _lock:
-        if _state["owner"] != os.getpid():  # a forked process: the parent's templates are not ours
-            _templates.clear()
-            _state["owner"] = os.getpid()
-        if key not in _templates:
-            try:
-                _templates[key] = Template(key, wait=wait)
-            except TemplateError:
-                _templates[key] = None
-        return _templates[key]
+    """`WARM.template_for`: the template that preloaded `preload`, or None."""
+    return WARM.template_for(preload, wait)
 
 
 def prestart(preload: Sequence[str]) -> None:
     """Enable warm templates and start the one for `preload` without waiting for it: a single
-    grade's worker then imports numpy while this process imports the grader (two cores at once).
-    A template that fails is found at its first fork, which falls back to a fresh launcher."""
+    grade's worker then imports numpy (and torch) while this process imports the grader (two
+    cores at once). A template that fails is found at its first fork, which falls back to a
+    fresh launcher."""
     enable(True)
     with contextlib.suppress(OSError):  # could not even be started: the grade starts cold
         template_for(preload, wait=False)
@@ -92,22 +132,12 @@ def enable_as_wanted() -> None:
 
 def discard(template: Template) -> None:
     """Forget a template that failed (the next request starts a new one)."""
-    with _lock:
-        for key, known in list(_templates.items()):
-            if known is template:
-                del _templates[key]
-    template.close()
+    WARM.discard(template)
 
 
 def shutdown() -> None:
     """Stop every template this process started."""
-    with _lock:
-        mine = _state["owner"] == os.getpid()
-        found = [t for t in _templates.values() if t is not None]
-        _templates.clear()
-    if mine:
-        for template in found:
-            template.close()
+    WARM.shutdown()
 
 
 atexit.register(shutdown)

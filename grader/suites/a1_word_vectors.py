@@ -465,14 +465,15 @@ def _separating_analogy(rng: np.random.Generator, V: int, d: int) -> tuple:
         E = rng.normal(size=(V, d)) * rng.uniform(0.3, 3.0, size=(V, 1))  # (V, d)
         vocab = rng.choice(_ANALOGY_ARRAY, size=V, replace=False).tolist()
         a, b, c = (str(w) for w in rng.choice(vocab, size=3, replace=False))
-        target = E[vocab.index(b)] - E[vocab.index(a)] + E[vocab.index(c)]  # (d,)
-        cos = cosine_similarity(E, target)  # (V,)
         inputs = [vocab.index(w) for w in (a, b, c)]
+        target = E[inputs[1]] - E[inputs[0]] + E[inputs[2]]  # (d,)
+        cos = cosine_similarity(E, target)  # (V,)
+        if int(np.argmax(cos)) not in inputs:
+            continue  # an input word must win without the exclusion (the cheapest test first)
         top = np.sort(cos)[::-1]
         rest = np.sort(np.delete(cos, inputs))[::-1]
-        clear = top[0] - top[1] > 0.02 and rest[0] - rest[1] > 0.02  # no near-ties, even in float32
-        if not clear or int(np.argmax(cos)) not in inputs:
-            continue  # (an input word must win without the exclusion: checked here, cheaply)
+        if not (top[0] - top[1] > 0.02 and rest[0] - rest[1] > 0.02):
+            continue  # no near-ties, even in float32
         if best_excluding(cos, inputs) == best_excluding(_large_epsilon(E, target), inputs):
             continue  # the large epsilon ties (most candidates): seen from these scores, cheaply
         want = analogy(E, vocab, a, b, c)

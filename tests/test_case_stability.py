@@ -1,0 +1,77 @@
+"""The hidden cases that are built by a search (a1's analogies, a3's beam trees) stay exactly the
+cases they were when the search was made faster: their digests over many variant keys are pinned,
+and the suite's fast beam search is checked against the reference's on random trees and slips."""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+from typing import Any
+
+import numpy as np
+import pytest
+
+from grader.course import registry, variants
+from grader.questions import CodeQuestion
+from reference import seq2seq
+
+KEYS = [None] + [f"student{i}@uni.edu" for i in range(19)]
+
+# sha256 over KEYS of each question's cases (`_digest`), from the code before the speed-up.
+PINNED = {
+    "a1_word_vectors/a1.analogy": "fc1cf181b9ed45c8adee650b287e46805be9eb7a27127bb3160ad5eb18e0e23c",
+    "a3_gated_seq2seq/a3.beam_search": "a35d83f6ef416fbca32767ef84b1388891bd027ccae98b6e631078beb32cbeb1",
+}
+
+
+def _plain(x: Any) -> Any:
+    """A value as nested tuples of exact reprs and bytes: the same for the same case, anywhere."""
+    if isinstance(x, np.ndarray):
+        return ("ndarray", x.dtype.str, x.shape, x.tobytes())
+    if isinstance(x, np.generic):
+        return ("scalar", x.dtype.str, x.tobytes())
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__, tuple(_plain(i) for i in x))
+    if isinstance(x, dict):
+        return ("dict", tuple((_plain(k), _plain(v)) for k, v in x.items()))
+    if hasattr(x, "__dataclass_fields__"):
+        return (type(x).__name__, tuple((f, _plain(getattr(x, f))) for f in x.__dataclass_fields__))
+    return repr(x)
+
+
+def _digest(aid: str, qid: str) -> str:
+    question = registry.load(aid).question(qid)
+    assert isinstance(question, CodeQuestion)
+    h = hashlib.sha256()
+    for key in KEYS:
+        h.update(pickle.dumps(_plain(question.cases(variants.seed_for(aid, key))), protocol=4))
+    return h.hexdigest()
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_searched_cases_are_the_pinned_ones(name: str) -> None:
+    aid, qid = name.split("/")
+    assert _digest(aid, qid) == PINNED[name]
+
+
+def test_the_suites_beam_search_is_the_references() -> None:
+    from grader.suites import a3_gated_seq2seq as a3
+
+    rng = np.random.default_rng(5)
+    hooks: list[dict[str, Any]] = [
+        {},
+        {"length": len},
+        {"start_score": 1.0},
+        {"rank": lambda t, s: 0.0},
+        {"keep": 10**6},
+    ]
+    for i in range(60):
+        lm = a3._random_tree(rng, n_words=3, depth=4)
+        beam_size, max_len = 1 + i % 5, i % 6
+        for normalize in (True, False):
+            for hook in hooks:
+                want = seq2seq.beam_search(
+                    lm, a3.BOS, a3.EOS, beam_size, max_len, normalize, **hook
+                )
+                got = a3._table_beam_search(lm, beam_size, max_len, normalize, **hook)
+                assert got == want, (i, normalize, hook)
