@@ -33,7 +33,7 @@ register(
             "Your merges match breaking a tie between equally frequent pairs by the pair counted "
             "first (`max(pairs, key=pairs.get)`, as Sennrich's toy BPE and minbpe do). The "
             "handout fixes another rule: among the pairs of the highest count, merge the "
-            "lexicographically smallest `(left, right)`, comparing Python strings (\"</w>\" "
+            'lexicographically smallest `(left, right)`, comparing Python strings ("</w>" '
             "sorts before letters), whatever order the words or pairs came in."
         ),
         section="README, BPE, 'Choice' (ties go to the lexicographically smallest pair)",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from functools import cache, lru_cache, partial
 from typing import Any
 
@@ -605,10 +606,40 @@ def _greedy_cases(seed: int) -> list[Case]:
             (_greedy_tree(rng, n_words, 4, tie=False), BOS, EOS, 4),
         )
     )
+    # Token ids past CPython's small-int cache (> 256): `w is eos` no longer stops.
+    ids = _large_ids(rng, 4)
+    cases.append(
+        Case(
+            "hidden case 6: eos at step 2, token ids above 256",
+            (_renumbered(eos_early, ids), ids[BOS], ids[EOS], 6),
+        )
+    )
     return cases
 
 
+def _large_ids(rng: np.random.Generator, n: int) -> list[int]:
+    """n increasing token ids above 256 (their order, so which id wins a tie, kept)."""
+    return sorted(int(i) for i in rng.choice(np.arange(257, 400), size=n, replace=False))
+
+
+def _renumbered(lm: TableLM, ids: Sequence[int]) -> TableLM:
+    """The same model with token i renamed ids[i], in a vocabulary of max(ids) + 1 tokens where
+    every other id has probability e^-60."""
+    V = max(ids) + 1
+
+    def row(r: tuple[float, ...]) -> tuple[float, ...]:
+        out = np.full(V, -60.0)
+        out[list(ids[: len(r)])] = r
+        return tuple(float(x) for x in out)
+
+    return TableLM(
+        table={tuple(ids[t] for t in k): row(v) for k, v in lm.table.items()},
+        default=row(lm.default),
+    )
+
+
 GREEDY_MUTANTS = {
+    "eos-compared-by-identity": partial(seq2seq.greedy_decode, is_eos=seq2seq.small_int_identity),
     "greedy-returns-bos": partial(seq2seq.greedy_decode, keep_bos=True),
     "greedy-ignores-eos": partial(seq2seq.greedy_decode, stop_at_eos=False),
     "greedy-ties-to-larger-id": partial(seq2seq.greedy_decode, choose=seq2seq.last_argmax),

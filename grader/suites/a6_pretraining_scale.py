@@ -80,7 +80,9 @@ def _bpe_learn_cases(seed: int) -> list[Case]:
     once = _random_corpus(rng, 6)
     once = {w: (3 if i == 0 else 1) for i, w in enumerate(once)}
     cases.append(Case("hidden corpus 6: 6 word types, 5 of them seen once, 12 merges", (once, 12)))
-    cases.append(Case("hidden corpus 7: equally frequent pairs, listed largest first", _tie_corpus(rng)))
+    cases.append(
+        Case("hidden corpus 7: equally frequent pairs, listed largest first", _tie_corpus(rng))
+    )
     return cases
 
 
