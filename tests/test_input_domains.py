@@ -26,7 +26,7 @@ GREEDY = a3.ASSIGNMENT.question("a3.greedy")
 
 def _grade(tmp_path: Path, source: str, student: str, question=GREEDY):
     folder = tmp_path / student.split("@")[0]
-    folder.mkdir()
+    folder.mkdir(parents=True)
     (folder / "gated_seq2seq.py").write_text(source)
     only = dataclasses.replace(a3.ASSIGNMENT, questions=(question,))
     (q,) = grade_submission(folder, only, student=student, limits=FAST).questions
@@ -66,3 +66,38 @@ def test_without_the_large_id_case_the_is_slip_passes(tmp_path):
 def test_the_solution_keeps_full_marks(tmp_path):
     q = _grade(tmp_path, SOLUTION, "ann@uni.edu")
     assert q.score == q.max_score and q.misconceptions == []
+
+
+BEAM = a3.ASSIGNMENT.question("a3.beam_search")
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("            if tokens[-1] == eos:\n", "            if tokens[-1] is eos:\n"),  # ids > 256
+        ("length_normalize and n > 0 else", "length_normalize and n >= 0 else"),  # max_len=0
+    ],
+    ids=["is-eos", "divides-an-empty-hypothesis"],
+)
+def test_beam_search_domain_edges_kill_their_slip(tmp_path, old, new):
+    assert SOLUTION.count(old) == 1, old
+    q = _grade(tmp_path, SOLUTION.replace(old, new), "ann@uni.edu", BEAM)
+    assert q.score < q.max_score
+    # the control: the tree cases alone let the slip through
+    edges = {c.name for c in BEAM.cases(0)[-2:]}
+
+    def trees(seed: int):
+        return [c for c in BEAM.cases(seed) if c.name not in edges]
+
+    control = _grade(
+        tmp_path / "control",
+        SOLUTION.replace(old, new),
+        "ann@uni.edu",
+        dataclasses.replace(BEAM, cases=trees),
+    )
+    assert control.score == control.max_score
+
+
+def test_beam_search_solution_keeps_full_marks(tmp_path):
+    q = _grade(tmp_path, SOLUTION, "ann@uni.edu", BEAM)
+    assert q.score == q.max_score

@@ -526,6 +526,29 @@ def _separating_trees(
     return picked
 
 
+def _beam_domain_cases(seed: int) -> tuple[Case, ...]:
+    """The tree cases, then the domain's edges: no step at all with length normalisation on
+    (a hypothesis of 0 tokens keeps its raw score, no division by 0), and the visible tree
+    with every token id above 256 (`tokens[-1] is eos` no longer finishes a hypothesis)."""
+    cases = tuple(_beam_cases(seed))
+    rng = np.random.default_rng([381, seed])
+    visible = next(c for c in cases if c.visible)
+    lm, bos, eos, beam_size, max_len = visible.args
+    ids = _large_ids(rng, len(lm.default))
+    n = sum(not c.visible for c in cases)
+    return (
+        *cases,
+        Case(
+            f"hidden case {n + 1}: max_len=0 with length normalisation",
+            (lm, BOS, EOS, beam_size, 0),
+        ),
+        Case(
+            f"hidden case {n + 2}: the visible tree with token ids above 256",
+            (_renumbered(lm, ids), ids[bos], ids[eos], beam_size, max_len),
+        ),
+    )
+
+
 def _beam_no_normalization(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
     return seq2seq.beam_search(next_log_probs, bos, eos, beam_size, max_len, length_normalize=False)
 
@@ -1178,7 +1201,7 @@ CODE = (
         12,
         "beam_search",
         seq2seq.beam_search,
-        _beam_cases,
+        _beam_domain_cases,
         mutants={"beam-no-length-normalization": _beam_no_normalization},
         integer=True,
     ),
