@@ -528,12 +528,13 @@ def _separating_trees(
 
 def _beam_domain_cases(seed: int) -> tuple[Case, ...]:
     """The tree cases, then the domain's edges: no step at all with length normalisation on
-    (a hypothesis of 0 tokens keeps its raw score, no division by 0), and the visible tree
-    with every token id above 256 (`tokens[-1] is eos` no longer finishes a hypothesis)."""
+    (a hypothesis of 0 tokens keeps its raw score, no division by 0), and the tree of finished
+    lengths 1, 2 and 3 with every token id above 256 (`tokens[-1] is eos` no longer finishes a
+    hypothesis)."""
     cases = tuple(_beam_cases(seed))
     rng = np.random.default_rng([381, seed])
-    visible = next(c for c in cases if c.visible)
-    lm, bos, eos, beam_size, max_len = visible.args
+    lengths = next(c for c in cases if "finished hypotheses of 1, 2 and 3 tokens" in c.name)
+    lm, bos, eos, beam_size, max_len = lengths.args
     ids = _large_ids(rng, len(lm.default))
     n = sum(not c.visible for c in cases)
     return (
@@ -543,7 +544,7 @@ def _beam_domain_cases(seed: int) -> tuple[Case, ...]:
             (lm, BOS, EOS, beam_size, 0),
         ),
         Case(
-            f"hidden case {n + 2}: the visible tree with token ids above 256",
+            f"hidden case {n + 2}: finished hypotheses of 1, 2 and 3 tokens, ids above 256",
             (_renumbered(lm, ids), ids[bos], ids[eos], beam_size, max_len),
         ),
     )
