@@ -6,6 +6,8 @@ Run by hand, from the repository:
     python benchmarks/mutation_testing.py a2 a5 -j 2            # every mutant of a2's and a5's solution
     python benchmarks/mutation_testing.py a4 --limit 200        # an evenly spread sample of 200
     python benchmarks/mutation_testing.py a5 --show-equivalent  # list the equivalent mutants too
+    python benchmarks/mutation_testing.py a6 --operators cosmic-ray --limit 100 -j 1
+    python benchmarks/mutation_testing.py a3 --multi 30 -j 1    # 30 files of two or three mutants
 
 1. Mutants. Every function of `solutions/<id>/<code file>` is mutated one point at a time on its
    AST: arithmetic and comparison operators, a binary operation reduced to one operand (a
@@ -13,6 +15,14 @@ Run by hand, from the repository:
    dropped or added to a matrix product's operand, sum/mean, min/max, exp/log and log/log2 swapped, statements deleted, adjacent
    arguments swapped, keyword arguments dropped, slice bounds dropped, masks un-inverted,
    accumulators overwritten (`+=` as `=`). Mutants identical to the solution are left out.
+   `--operators cosmic-ray`: the mutants are cosmic-ray's instead (its operator plugins and its
+   own `mutate_code`, every occurrence of every operator that takes no configuration), each
+   attributed to the top-level function it changes (mutants outside functions left out).
+   `--multi N`: N files, each holding two or three of the single mutants in different
+   functions (spread evenly, fixed seed); every question of a mutated function must lose
+   points where its single mutant alone did ("docked"), a question of an unmutated function
+   must not (the mistake is charged once, where it is made), and no name may be given that
+   does not reproduce the question's function in the combined file.
 2. Grading. Many mutants in ONE submission (tests/heldout_harness.py's packing idea): each
    mutant is a module of its own, the code file re-exports its functions under numbered names,
    and each code question whose function reaches the mutated function is duplicated, one per
@@ -81,6 +91,11 @@ class Mutant:
     operator: str  # the family: "binop", "constant", "delete", ...
     change: str  # "`a - b` -> `a + b`"
     source: str  # the whole mutated file
+    parts: tuple[Mutant, ...] = ()  # a multi-mistake file: its single mutants
+
+    @property
+    def functions(self) -> set[str]:
+        return {p.function for p in self.parts} if self.parts else {self.function}
 
     def label(self) -> str:
         return f"#{self.index} {self.function} line {self.line} [{self.operator}]: {self.change}"
@@ -97,6 +112,7 @@ class Result:
     status: str = ""  # killed | equivalent | escaped | unreached | error
     evidence: str = ""  # the input that shows an escape
     wrong_names: list[str] = dataclasses.field(default_factory=list)  # "qid: M (why)"
+    scores: dict[str, tuple[float, float]] = dataclasses.field(default_factory=dict)  # qid ->
 
 
 # ---------------------------------------------------------------------------- mutation operators
@@ -390,6 +406,105 @@ def generate(path: Path) -> list[Mutant]:
     return out
 
 
+def _functions(tree: ast.Module) -> dict[str, str]:
+    return {f.name: ast.unparse(f) for f in tree.body if isinstance(f, ast.FunctionDef)}
+
+
+def generate_cosmic_ray(path: Path) -> list[Mutant]:
+    """Every mutant cosmic-ray's operators make of the file (its `mutate_code`, occurrence by
+    occurrence), kept when it compiles, changes exactly one top-level function and is new."""
+    from cosmic_ray.mutating import mutate_code
+    from cosmic_ray.plugins import get_operator, operator_names
+
+    text = path.read_text()
+    tree = ast.parse(text)
+    original = _functions(tree)
+    seen = {ast.unparse(tree)}
+    out: list[Mutant] = []
+    for name in operator_names():
+        try:
+            operator = get_operator(name)()
+        except TypeError:  # an operator that needs configuration (VariableReplacer, ...)
+            continue
+        k = 0
+        while (source := mutate_code(text, operator, k)) is not None:
+            k += 1
+            try:
+                mutated = ast.parse(source)
+                compile(source, "<mutant>", "exec")
+            except (SyntaxError, ValueError):
+                continue
+            key = ast.unparse(mutated)
+            if key in seen:
+                continue
+            seen.add(key)
+            changed = [f for f, body in _functions(mutated).items() if original.get(f) != body]
+            if len(changed) != 1 or _functions(mutated).keys() != original.keys():
+                continue
+            line = next(
+                (
+                    i + 1
+                    for i, (a, b) in enumerate(zip(text.splitlines(), source.splitlines()))
+                    if a != b
+                ),
+                0,
+            )
+            operator_name = name.removeprefix("core/")
+            new_line = source.splitlines()[line - 1].strip()[:60] if line else ""
+            out.append(
+                Mutant(
+                    len(out),
+                    changed[0],
+                    line,
+                    operator_name.split("_")[0],
+                    f"{operator_name} #{k - 1}: `{new_line}`",
+                    source,
+                )
+            )
+    return out
+
+
+def combine(path: Path, singles: list[Mutant], n: int, seed: int = 0) -> list[Mutant]:
+    """n files each holding two or three single mutants of different functions: each mutated
+    function's text taken from its mutant, the rest from the solution."""
+    tree = ast.parse(path.read_text())
+    by_function: dict[str, list[Mutant]] = {}
+    for m in singles:
+        by_function.setdefault(m.function, []).append(m)
+    names = sorted(by_function)
+    rng = np.random.default_rng(seed)
+    out: list[Mutant] = []
+    while len(out) < n and len(names) >= 2:
+        chosen = rng.choice(names, size=min(len(names), int(rng.integers(2, 4))), replace=False)
+        parts = tuple(
+            by_function[f][int(rng.integers(len(by_function[f])))] for f in sorted(chosen)
+        )
+        body = list(tree.body)
+        for part in parts:
+            fn = next(
+                f
+                for f in ast.parse(part.source).body
+                if isinstance(f, ast.FunctionDef) and f.name == part.function
+            )
+            body = [
+                fn if isinstance(s, ast.FunctionDef) and s.name == part.function else s
+                for s in body
+            ]
+        source = ast.unparse(ast.Module(body=body, type_ignores=[]))
+        out.append(
+            Mutant(
+                len(out),
+                "+".join(p.function for p in parts),
+                0,
+                "multi",
+                " & ".join(f"{p.function}: {p.change}" for p in parts),
+                source,
+                parts,
+            )
+        )
+    return out
+
+
 def reach(path: Path) -> dict[str, set[str]]:
     """For each top-level function, the top-level functions it reaches (itself included)."""
     tree = ast.parse(path.read_text())
@@ -418,7 +533,7 @@ def _questions_for(
     return [
         q
         for q in assignment.questions
-        if isinstance(q, CodeQuestion) and mutant.function in reaches.get(q.function, {q.function})
+        if isinstance(q, CodeQuestion) and mutant.functions & reaches.get(q.function, {q.function})
     ]
 
 
@@ -458,6 +573,7 @@ def grade_pack(aid: str, mutants: list[Mutant], reaches: dict[str, set[str]]) ->
         res = results[idx]
         res.score += r.score
         res.max_score += r.max_score
+        res.scores[qid] = (r.score, r.max_score)
         if r.misconceptions:
             res.named[qid] = list(r.misconceptions)
         if r.error and "time budget" in r.error:
@@ -660,6 +776,9 @@ def analyse(aid: str, results: list[Result]) -> list[Result]:
             res.status = "unreached"
             continue
         module = load_module(res.mutant.source, f"mutant_{res.mutant.index}")
+        if res.mutant.parts:
+            analyse_multi(res, solution, module, assignment)
+            continue
         if res.score < res.max_score - 1e-9:
             res.status = "killed"
             res.wrong_names = check_names(res, module, assignment)
@@ -669,12 +788,73 @@ def analyse(aid: str, results: list[Result]) -> list[Result]:
     return results
 
 
+def analyse_multi(
+    res: Result, solution: types.ModuleType, module: types.ModuleType, assignment: Assignment
+) -> None:
+    """A multi-mistake file: each question of a mutated function must lose points where its
+    function, alone, differs from the solution's on the question's cases; a question of an
+    unmutated function must keep them; every name must reproduce the question's function."""
+    problems = []
+    graded = {q.function for q in assignment.questions if isinstance(q, CodeQuestion)}
+    in_helper = any(p.function not in graded for p in res.mutant.parts)
+    for qid in res.questions:
+        q = assignment.question(qid)
+        assert isinstance(q, CodeQuestion)
+        score, top = res.scores.get(qid, (0.0, 0.0))
+        if q.function in res.mutant.functions:
+            part = next(p for p in res.mutant.parts if p.function == q.function)
+            alone = load_module(part.source, f"part_{part.index}")
+            shows = any(
+                _differs(getattr(solution, q.function), getattr(alone, q.function), case, q)
+                for seed in DIFF_SEEDS[:2]
+                for case in q.cases(seed)
+            )
+            # a random procedure graded by distribution: one draw that differs proves nothing
+            if shows and score >= top - 1e-9 and q.custom is None:
+                problems.append(f"missed: {q.function} ({part.change})")
+        elif score < top - 1e-9 and not in_helper:  # a helper's mistake is docked where it is used
+            problems.append(f"charged again: {qid} ({score:g}/{top:g}, own function unmutated)")
+    res.wrong_names = check_names(res, module, assignment)
+    res.evidence = "; ".join(problems)
+    res.status = "multi-ok" if not problems and not res.wrong_names else "multi-wrong"
+
+
+def _differs(
+    want_fn: Callable[..., Any], got_fn: Callable[..., Any], case: Case, q: CodeQuestion
+) -> bool:
+    want, err = call(want_fn, case, q.torch_inputs)
+    if err is not None:
+        return False
+    got, err = call(got_fn, case, q.torch_inputs)
+    return err is not None or not same(got, want, q)
+
+
 def _job(job: tuple[str, list[Mutant], dict[str, set[str]]]) -> list[Result]:
     aid, mutants, reaches = job
     return analyse(aid, grade_pack(aid, mutants, reaches))
 
 
 # ---------------------------------------------------------------------------- report
+
+
+def summarize_multi(aid: str, results: list[Result]) -> dict[str, float]:
+    """Multi-mistake files: how many had every mistake docked once and no name that is not there."""
+    files = [r for r in results if r.status.startswith("multi")]
+    wrong = [r for r in files if r.status == "multi-wrong"]
+    missed = sum(r.evidence.count("missed:") for r in files)
+    again = sum(r.evidence.count("charged again:") for r in files)
+    named_wrong = sum(1 for r in files if r.wrong_names)
+    print(
+        f"\n== {aid}: {len(files)} multi-mistake files ({len(results) - len(files)} not graded), "
+        f"right {len(files) - len(wrong)}; mistakes missed {missed}, questions charged again "
+        f"{again}, files with a wrong naming {named_wrong}"
+    )
+    for r in wrong:
+        print(f"   {r.mutant.label()}\n           {r.evidence} {'; '.join(r.wrong_names)}")
+    for r in results:
+        if r.status == "error":
+            print(f"   ERROR {r.mutant.label()}: {r.error}")
+    return {"files": len(files), "missed": missed, "again": again, "wrong": named_wrong}
 
 
 def summarize(aid: str, results: list[Result], show_equivalent: bool = False) -> dict[str, float]:
@@ -744,21 +924,38 @@ def pool(jobs: int) -> ProcessPoolExecutor:
     )
 
 
-def run(aid: str, jobs: int, limit: int | None) -> list[Result]:
+def run(
+    aid: str, jobs: int, limit: int | None, operators: str = "ast", multi: int = 0
+) -> list[Result]:
     """Every mutant of `aid` (or an evenly spread `limit` of them), graded and analysed on a pool
     of `jobs` processes."""
     with pool(jobs) as graders:
-        return list(submit(aid, graders, limit))
+        return list(submit(aid, graders, limit, operators, multi))
 
 
-def submit(aid: str, graders: ProcessPoolExecutor, limit: int | None) -> Iterator[Result]:
-    """Send `aid`'s mutants to the pool now (in packs); their results, in order, as they come."""
-    assignment = registry.load(aid)
-    path = REPO / "solutions" / aid / str(assignment.code_file)
-    mutants = generate(path)
+def mutants_of(path: Path, operators: str, limit: int | None, multi: int) -> list[Mutant]:
+    """The single mutants of one operator set (an even spread of `limit`), or `multi` files
+    combining them."""
+    mutants = generate_cosmic_ray(path) if operators == "cosmic-ray" else generate(path)
+    if multi:
+        return combine(path, mutants, multi)
     if limit and len(mutants) > limit:
         step = len(mutants) / limit
         mutants = [mutants[int(i * step)] for i in range(limit)]
+    return mutants
+
+
+def submit(
+    aid: str,
+    graders: ProcessPoolExecutor,
+    limit: int | None,
+    operators: str = "ast",
+    multi: int = 0,
+) -> Iterator[Result]:
+    """Send `aid`'s mutants to the pool now (in packs); their results, in order, as they come."""
+    assignment = registry.load(aid)
+    path = REPO / "solutions" / aid / str(assignment.code_file)
+    mutants = mutants_of(path, operators, limit, multi)
     reaches = reach(path)
     work = [(aid, mutants[s : s + PACK], reaches) for s in range(0, len(mutants), PACK)]
     packs = graders.map(_job, work)  # submitted at once: the next assignment's packs queue behind
@@ -773,21 +970,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--show-equivalent", action="store_true", help="list the equivalent mutants too"
     )
+    parser.add_argument(
+        "--operators",
+        choices=("ast", "cosmic-ray"),
+        default="ast",
+        help="whose mutation operators: this file's AST edits or cosmic-ray's (a dev dependency)",
+    )
+    parser.add_argument(
+        "--multi",
+        type=int,
+        default=0,
+        metavar="N",
+        help="grade N files of two or three mutants in different functions instead",
+    )
     args = parser.parse_args(argv)
     failed = False
     rows = {}
     started = time.monotonic()
     with pool(args.jobs) as graders:  # one pool, every assignment's packs queued at once
         pending = {
-            aid: submit(aid, graders, args.limit)
+            aid: submit(aid, graders, args.limit, args.operators, args.multi)
             for aid in dict.fromkeys(registry.resolve_id(name) for name in args.assignments)
         }
         for aid, results in pending.items():
             results = list(results)
-            rows[aid] = summarize(aid, results, args.show_equivalent)
+            if args.multi:
+                rows[aid] = summarize_multi(aid, results)
+            else:
+                rows[aid] = summarize(aid, results, args.show_equivalent)
             failed |= any(r.status == "error" for r in results)
             print(f"   (done {time.monotonic() - started:.0f} s after the start)")
-    table(rows)
+    if not args.multi:
+        table(rows)
     return 1 if failed else 0
 
 

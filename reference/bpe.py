@@ -18,7 +18,7 @@ The reading of the a6 handout, fixed here:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 END_OF_WORD = "</w>"
 
@@ -49,6 +49,13 @@ def best_pair(counts: Counter[Pair]) -> Pair | None:
     return min(live, key=lambda item: (-item[1], item[0]))[0]
 
 
+def first_counted_pair(counts: Counter[Pair]) -> Pair | None:
+    """The most frequent pair, ties to the pair counted first (Sennrich's toy BPE and minbpe:
+    `max(pairs, key=pairs.get)`); None when none is left. Not the handout's rule."""
+    live = {pair: n for pair, n in counts.items() if n > 0}
+    return max(live, key=live.__getitem__) if live else None
+
+
 def apply_merge(symbols: tuple[str, ...], pair: Pair) -> tuple[str, ...]:
     """Replace each non-overlapping (a, b), scanning left to right, by the symbol a+b."""
     a, b = pair
@@ -64,8 +71,17 @@ def apply_merge(symbols: tuple[str, ...], pair: Pair) -> tuple[str, ...]:
     return tuple(out)
 
 
-def bpe_learn(word_counts: dict[str, int], num_merges: int) -> list[Pair]:
-    """Greedily merge the most frequent adjacent pair (weighted by word counts), num_merges times."""
+def bpe_learn(
+    word_counts: dict[str, int],
+    num_merges: int,
+    *,
+    choose: Callable[[Counter[Pair]], Pair | None] = best_pair,
+    min_count: int = 1,
+) -> list[Pair]:
+    """Greedily merge the most frequent adjacent pair (weighted by word counts), num_merges times.
+
+    Hooks: `choose` picks the pair to merge from the counts; learning stops when the chosen
+    pair's count is below `min_count` (subword-nmt's learn_bpe stops below 2)."""
     if num_merges < 0:
         raise ValueError(f"expected num_merges >= 0, got {num_merges}")
     corpus: Counter[tuple[str, ...]] = Counter()
@@ -75,8 +91,9 @@ def bpe_learn(word_counts: dict[str, int], num_merges: int) -> list[Pair]:
         corpus[initial_symbols(word)] += n
     merges: list[Pair] = []
     for _ in range(num_merges):
-        pair = best_pair(pair_counts(corpus))
-        if pair is None:
+        counts = pair_counts(corpus)
+        pair = choose(counts)
+        if pair is None or counts[pair] < min_count:
             break
         merges.append(pair)
         merged: Counter[tuple[str, ...]] = Counter()

@@ -27,6 +27,7 @@ __all__ = [
     "attend",
     "first_argmax",
     "last_argmax",
+    "small_int_identity",
     "greedy_decode",
     "hypothesis_key",
     "beam_search",
@@ -95,6 +96,12 @@ def last_argmax(log_probs: np.ndarray) -> int:
     return int(log_probs.shape[0] - 1 - np.argmax(log_probs[::-1]))
 
 
+def small_int_identity(w: int, eos: int) -> bool:
+    """What `w is eos` gives on two equal ints that were computed apart: True only where CPython
+    shares one object per value (-5 … 256)."""
+    return w == eos and -5 <= eos <= 256
+
+
 def greedy_decode(
     next_log_probs: NextLogProbs,
     bos: int,
@@ -104,18 +111,20 @@ def greedy_decode(
     choose: Callable[[np.ndarray], int] = first_argmax,
     keep_bos: bool = False,
     stop_at_eos: bool = True,
+    is_eos: Callable[[int, int], bool] = lambda w, eos: w == eos,
 ) -> list[int]:
     """y_t = argmax next_log_probs(prefix) (ties to the smaller id) until eos or max_len tokens.
 
     Returns the tokens after bos, eos included when it was chosen. Hooks: `choose` picks the
     token (`last_argmax`: ties to the larger id), `keep_bos=True` returns bos too,
-    `stop_at_eos=False` goes on to max_len tokens after eos.
+    `stop_at_eos=False` goes on to max_len tokens after eos, `is_eos(w, eos)` tests a token
+    (`small_int_identity`: `w is eos`, true only for the ids CPython caches, -5 … 256).
     """
     tokens = [bos]
     for _ in range(max_len):
         w = choose(np.asarray(next_log_probs(list(tokens)), dtype=np.float64))  # from (V,)
         tokens.append(w)
-        if w == eos and stop_at_eos:
+        if is_eos(w, eos) and stop_at_eos:
             break
     return tokens if keep_bos else tokens[1:]
 

@@ -223,6 +223,20 @@ MISTAKES = {
         "pairs[pair] += n",
         "pairs[pair] += 1",
     ),
+    # Sennrich's toy BPE and minbpe: `max(pairs, key=pairs.get)`, the first pair counted wins
+    "bpe-ties-first-counted": (
+        "a6.bpe_learn",
+        "bpe-ties-first-counted",
+        "best = min(pairs, key=lambda pair: (-pairs[pair], pair))",
+        "best = max(pairs, key=pairs.get)",
+    ),
+    # subword-nmt's learn_bpe: stop when the best pair's frequency is below --min-frequency 2
+    "bpe-stops-below-two": (
+        "a6.bpe_learn",
+        "bpe-stops-below-two",
+        "        merges.append(best)\n",
+        "        if pairs[best] < 2:\n            break\n        merges.append(best)\n",
+    ),
     "bert-mask-no-random-or-keep": (
         "a6.bert_mask",
         "bert-mask-no-random-or-keep",

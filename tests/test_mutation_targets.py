@@ -67,3 +67,65 @@ def test_at_most_3_percent_of_the_named_mistakes_are_wrong(mutation_run: str, ai
     f = _figures(mutation_run, aid)
     assert f["named"] >= 2, mutation_run  # the diagnosis ran
     assert f["wrong"] <= max(1, int(0.03 * f["named"])), mutation_run
+
+
+def _benchmark_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "mutation_testing", ROOT / "benchmarks" / "mutation_testing.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+TINY = """
+def scale(x, k=2):
+    return x * k
+
+
+def shift(x):
+    if x > 0:
+        return x - 1
+    return x
+"""
+
+
+def test_cosmic_ray_mutants_come_from_its_own_operators_one_function_each(tmp_path):
+    bench = _benchmark_module()
+    path = tmp_path / "tiny.py"
+    path.write_text(TINY)
+    mutants = bench.generate_cosmic_ray(path)
+    families = {m.operator for m in mutants}
+    assert {"ReplaceBinaryOperator", "ReplaceComparisonOperator", "NumberReplacer"} <= families
+    assert {m.function for m in mutants} == {"scale", "shift"}
+    for m in mutants:
+        ns: dict = {}
+        exec(compile(m.source, "<m>", "exec"), ns)  # noqa: S102 - our own tiny file, mutated
+        other = "shift" if m.function == "scale" else "scale"
+        assert ns[other](3) == {"scale": 6, "shift": 2}[other]  # the other function untouched
+    assert len({m.source for m in mutants}) == len(mutants)
+
+
+def test_multi_mistake_files_hold_mutants_of_different_functions(tmp_path):
+    bench = _benchmark_module()
+    path = tmp_path / "tiny.py"
+    path.write_text(TINY)
+    files = bench.combine(path, bench.generate(path), 5)
+    assert len(files) == 5
+    for f in files:
+        assert len(f.parts) == 2 and f.functions == {"scale", "shift"}
+        ns: dict = {}
+        exec(compile(f.source, "<m>", "exec"), ns)  # noqa: S102
+        for part in f.parts:  # each function is its mutant's text
+            mine: dict = {}
+            exec(compile(part.source, "<m>", "exec"), mine)  # noqa: S102
+            try:
+                want = mine[part.function](3)
+            except Exception as err:  # noqa: BLE001 - a mutant may raise
+                with pytest.raises(type(err)):
+                    ns[part.function](3)
+            else:
+                assert ns[part.function](3) == want

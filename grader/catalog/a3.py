@@ -146,6 +146,16 @@ register(
         section="the README's `greedy_decode` (and 'Beam search, exactly': tokens after bos)",
     ),
     Misconception(
+        id="eos-compared-by-identity",
+        title="eos tested with `is` instead of `==`",
+        explanation=(
+            "Your decoder stops at eos when the token ids are small and runs past it when they are "
+            "large: `w is eos` compares objects, not values, and CPython shares one object only for "
+            "the ints -5 … 256. A vocabulary has many more ids: compare token ids with `==`."
+        ),
+        section="the README's `greedy_decode` (stop after generating eos); Python's `==` vs `is`",
+    ),
+    Misconception(
         id="greedy-ignores-eos",
         title="greedy decoding does not stop at eos",
         explanation=(

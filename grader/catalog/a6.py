@@ -27,6 +27,28 @@ register(
         section="notes §7, 'Subword tokenization (BPE)' (most frequent adjacent pair)",
     ),
     Misconception(
+        id="bpe-ties-first-counted",
+        title="BPE ties broken by the pair counted first",
+        explanation=(
+            "Your merges match breaking a tie between equally frequent pairs by the pair counted "
+            "first (`max(pairs, key=pairs.get)`, as Sennrich's toy BPE and minbpe do). The "
+            "handout fixes another rule: among the pairs of the highest count, merge the "
+            'lexicographically smallest `(left, right)`, comparing Python strings ("</w>" '
+            "sorts before letters), whatever order the words or pairs came in."
+        ),
+        section="README, BPE, 'Choice' (ties go to the lexicographically smallest pair)",
+    ),
+    Misconception(
+        id="bpe-stops-below-two",
+        title="BPE stops when the best pair is seen once",
+        explanation=(
+            "Your merges stop when the most frequent pair has a count below 2 (subword-nmt's "
+            "`--min-frequency 2` default). The handout merges num_merges times and stops early "
+            "only when no adjacent pair is left: a pair seen once is still merged."
+        ),
+        section="README, BPE, 'Repeat num_merges times; stop early when no word has a pair left'",
+    ),
+    Misconception(
         id="bert-mask-no-random-or-keep",
         title="every selected token becomes [MASK] (no 80/10/10)",
         explanation=(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache, lru_cache, partial
 from typing import Any
 
@@ -578,6 +578,30 @@ def _separating_trees(
     return picked
 
 
+def _beam_domain_cases(seed: int) -> tuple[Case, ...]:
+    """The tree cases, then the domain's edges: no step at all with length normalisation on
+    (a hypothesis of 0 tokens keeps its raw score, no division by 0), and the tree of finished
+    lengths 1, 2 and 3 with every token id above 256 (`tokens[-1] is eos` no longer finishes a
+    hypothesis)."""
+    cases = tuple(_beam_cases(seed))
+    rng = np.random.default_rng([381, seed])
+    lengths = next(c for c in cases if "finished hypotheses of 1, 2 and 3 tokens" in c.name)
+    lm, bos, eos, beam_size, max_len = lengths.args
+    ids = _large_ids(rng, len(lm.default))
+    n = sum(not c.visible for c in cases)
+    return (
+        *cases,
+        Case(
+            f"hidden case {n + 1}: max_len=0 with length normalisation",
+            (lm, BOS, EOS, beam_size, 0),
+        ),
+        Case(
+            f"hidden case {n + 2}: finished hypotheses of 1, 2 and 3 tokens, ids above 256",
+            (_renumbered(lm, ids), ids[bos], ids[eos], beam_size, max_len),
+        ),
+    )
+
+
 def _beam_no_normalization(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
     return seq2seq.beam_search(next_log_probs, bos, eos, beam_size, max_len, length_normalize=False)
 
@@ -658,10 +682,40 @@ def _greedy_cases(seed: int) -> list[Case]:
             (_greedy_tree(rng, n_words, 4, tie=False), BOS, EOS, 4),
         )
     )
+    # Token ids past CPython's small-int cache (> 256): `w is eos` no longer stops.
+    ids = _large_ids(rng, 4)
+    cases.append(
+        Case(
+            "hidden case 6: eos at step 2, token ids above 256",
+            (_renumbered(eos_early, ids), ids[BOS], ids[EOS], 6),
+        )
+    )
     return cases
 
 
+def _large_ids(rng: np.random.Generator, n: int) -> list[int]:
+    """n increasing token ids above 256 (their order, so which id wins a tie, kept)."""
+    return sorted(int(i) for i in rng.choice(np.arange(257, 400), size=n, replace=False))
+
+
+def _renumbered(lm: TableLM, ids: Sequence[int]) -> TableLM:
+    """The same model with token i renamed ids[i], in a vocabulary of max(ids) + 1 tokens where
+    every other id has probability e^-60."""
+    V = max(ids) + 1
+
+    def row(r: tuple[float, ...]) -> tuple[float, ...]:
+        out = np.full(V, -60.0)
+        out[list(ids[: len(r)])] = r
+        return tuple(float(x) for x in out)
+
+    return TableLM(
+        table={tuple(ids[t] for t in k): row(v) for k, v in lm.table.items()},
+        default=row(lm.default),
+    )
+
+
 GREEDY_MUTANTS = {
+    "eos-compared-by-identity": partial(seq2seq.greedy_decode, is_eos=seq2seq.small_int_identity),
     "greedy-returns-bos": partial(seq2seq.greedy_decode, keep_bos=True),
     "greedy-ignores-eos": partial(seq2seq.greedy_decode, stop_at_eos=False),
     "greedy-ties-to-larger-id": partial(seq2seq.greedy_decode, choose=seq2seq.last_argmax),
@@ -1200,7 +1254,7 @@ CODE = (
         12,
         "beam_search",
         seq2seq.beam_search,
-        _beam_cases,
+        _beam_domain_cases,
         mutants={"beam-no-length-normalization": _beam_no_normalization},
         integer=True,
     ),

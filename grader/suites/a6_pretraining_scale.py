@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -79,7 +80,19 @@ def _bpe_learn_cases(seed: int) -> list[Case]:
     once = _random_corpus(rng, 6)
     once = {w: (3 if i == 0 else 1) for i, w in enumerate(once)}
     cases.append(Case("hidden corpus 6: 6 word types, 5 of them seen once, 12 merges", (once, 12)))
+    cases.append(
+        Case("hidden corpus 7: equally frequent pairs, listed largest first", _tie_corpus(rng))
+    )
     return cases
+
+
+def _tie_corpus(rng: np.random.Generator) -> tuple[dict[str, int], int]:
+    """Two words of one count over disjoint letters, the later letters first: every pair ties,
+    and the pair counted first is not the lexicographically smallest one."""
+    letters = sorted(rng.choice(list(_ALPHABET), size=6, replace=False))
+    low, high = "".join(letters[:3]), "".join(letters[3:])
+    n = int(rng.integers(2, 9))
+    return {high: n, low: n}, 5
 
 
 def _bpe_learn_no_end_of_word(word_counts: dict[str, int], num_merges: int) -> list[bpe.Pair]:
@@ -872,6 +885,8 @@ ASSIGNMENT = Assignment(
             mutants={
                 "bpe-no-end-of-word": _bpe_learn_no_end_of_word,
                 "bpe-unweighted-pair-counts": _bpe_learn_unweighted,
+                "bpe-ties-first-counted": partial(bpe.bpe_learn, choose=bpe.first_counted_pair),
+                "bpe-stops-below-two": partial(bpe.bpe_learn, min_count=2),
             },
         ),
         _question(

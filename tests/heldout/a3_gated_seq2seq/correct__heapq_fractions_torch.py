@@ -102,7 +102,7 @@ def beam_search(next_log_probs, bos, eos, beam_size, max_len, length_normalize=T
         if len(complete) >= beam_size or len(beam) == 0:
             break
     final = complete or beam
-    norm = (lambda p: p[0] / (len(p[1]) - 1)) if length_normalize else (lambda p: p[0])
+    norm = (lambda p: p[0] / max(len(p[1]) - 1, 1)) if length_normalize else (lambda p: p[0])
     return list(max(final, key=norm)[1][1:])
 
 

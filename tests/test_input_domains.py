@@ -1,0 +1,103 @@
+"""Hidden cases at the edges of an argument's domain, each killing the slip it is drawn for.
+
+Token ids: CPython shares one int object per value only for -5 … 256, so `w is eos` stops at
+eos exactly when the ids are small. Greedy decoding's hidden cases hold one whose ids are all
+above 256 for every student; without it the slip passes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from grader import sandbox
+from grader.engine.grade import grade_submission
+from grader.questions import TableLM
+from grader.suites import a3_gated_seq2seq as a3
+
+FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTION = (ROOT / "solutions" / "a3_gated_seq2seq" / "gated_seq2seq.py").read_text()
+IDENTITY = SOLUTION.replace("        if w == eos:\n", "        if w is eos:\n")
+GREEDY = a3.ASSIGNMENT.question("a3.greedy")
+
+
+def _grade(tmp_path: Path, source: str, student: str, question=GREEDY):
+    folder = tmp_path / student.split("@")[0]
+    folder.mkdir(parents=True)
+    (folder / "gated_seq2seq.py").write_text(source)
+    only = dataclasses.replace(a3.ASSIGNMENT, questions=(question,))
+    (q,) = grade_submission(folder, only, student=student, limits=FAST).questions
+    return q
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_student_gets_a_greedy_case_with_ids_above_256(seed):
+    large = [c for c in GREEDY.cases(seed) if c.args[1] > 256 and c.args[2] > 256]
+    assert large and not any(c.visible for c in large)
+    for c in large:
+        lm = c.args[0]
+        assert isinstance(lm, TableLM)
+        assert all(t > 256 for prefix in lm.table for t in prefix)
+        # the reference stops at eos there, one step before max_len would
+        out = GREEDY.reference(*c.args)
+        assert out[-1] == c.args[2] and len(out) < c.args[3]
+
+
+@pytest.mark.parametrize("student", ["ann@uni.edu", "bob@uni.edu", "cy@uni.edu"])
+def test_eos_compared_with_is_loses_points_and_is_named(tmp_path, student):
+    assert IDENTITY != SOLUTION
+    q = _grade(tmp_path, IDENTITY, student)
+    assert q.score < q.max_score
+    assert q.misconceptions == ["eos-compared-by-identity"]
+
+
+def test_without_the_large_id_case_the_is_slip_passes(tmp_path):
+    # the control: the slip survives every other case, so the large ids are what kill it
+    def cases(seed: int):
+        return [c for c in GREEDY.cases(seed) if c.args[2] <= 256]
+
+    q = _grade(tmp_path, IDENTITY, "ann@uni.edu", dataclasses.replace(GREEDY, cases=cases))
+    assert q.score == q.max_score
+
+
+def test_the_solution_keeps_full_marks(tmp_path):
+    q = _grade(tmp_path, SOLUTION, "ann@uni.edu")
+    assert q.score == q.max_score and q.misconceptions == []
+
+
+BEAM = a3.ASSIGNMENT.question("a3.beam_search")
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("            if tokens[-1] == eos:\n", "            if tokens[-1] is eos:\n"),  # ids > 256
+        ("length_normalize and n > 0 else", "length_normalize and n >= 0 else"),  # max_len=0
+    ],
+    ids=["is-eos", "divides-an-empty-hypothesis"],
+)
+def test_beam_search_domain_edges_kill_their_slip(tmp_path, old, new):
+    assert SOLUTION.count(old) == 1, old
+    q = _grade(tmp_path, SOLUTION.replace(old, new), "ann@uni.edu", BEAM)
+    assert q.score < q.max_score
+    # the control: the tree cases alone let the slip through
+    edges = {c.name for c in BEAM.cases(0)[-2:]}
+
+    def trees(seed: int):
+        return [c for c in BEAM.cases(seed) if c.name not in edges]
+
+    control = _grade(
+        tmp_path / "control",
+        SOLUTION.replace(old, new),
+        "ann@uni.edu",
+        dataclasses.replace(BEAM, cases=trees),
+    )
+    assert control.score == control.max_score
+
+
+def test_beam_search_solution_keeps_full_marks(tmp_path):
+    q = _grade(tmp_path, SOLUTION, "ann@uni.edu", BEAM)
+    assert q.score == q.max_score
