@@ -17,10 +17,12 @@ from reference import seq2seq
 
 KEYS = [None] + [f"student{i}@uni.edu" for i in range(19)]
 
-# sha256 over KEYS of each question's cases (`_digest`), from the code before the speed-up.
+# sha256 over KEYS of each question's cases (`_digest`), from the code before the speed-up; a3's
+# re-pinned when its domain-edge cases were added (large ids, max_len = 0 with normalisation),
+# the tree cases themselves checked against the reference beam search below.
 PINNED = {
     "a1_word_vectors/a1.analogy": "fc1cf181b9ed45c8adee650b287e46805be9eb7a27127bb3160ad5eb18e0e23c",
-    "a3_gated_seq2seq/a3.beam_search": "a35d83f6ef416fbca32767ef84b1388891bd027ccae98b6e631078beb32cbeb1",
+    "a3_gated_seq2seq/a3.beam_search": "9ce2f33c711016e71d9f95cee82d09d249d1d922ebd720154680f2495b6cc0e0",
 }
 
 
