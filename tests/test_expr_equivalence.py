@@ -20,10 +20,11 @@ import sympy
 from grader.app.expr_equal import expr_equal_cli
 from grader.written.expr import symbolic
 from grader.written.expr.equivalence import equivalent, fast_equivalent, numbers_close
+from grader.written.expr.errors import ExprError
 from grader.written.expr.judge import ExprJudge, Verdict, check_equivalent
 from grader.written.expr.numeric import compile_tree, evaluate
 from grader.written.expr.numeric import numerically_equal as numerically_equal_trees
-from grader.written.expr.parser import ExprError, parse, read
+from grader.written.expr.parser import parse, read
 from grader.written.expr.symbolic import numerically_equal, symbolically_zero
 
 ROOT = Path(__file__).resolve().parents[1]

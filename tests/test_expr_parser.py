@@ -7,15 +7,11 @@ import time
 import pytest
 import sympy
 
-from grader.written.expr.parser import (
-    ExprError,
-    canonical,
-    interpret,
-    latex_to_plain,
-    parse,
-    read,
-    readable,
-)
+from grader.written.expr.canonical import canonical
+from grader.written.expr.errors import ExprError
+from grader.written.expr.latex import latex_to_plain
+from grader.written.expr.parser import interpret, parse, read
+from grader.written.expr.printing import readable
 
 d, d_ff, d_k, x, y = (sympy.Symbol(n, real=True) for n in ("d", "d_ff", "d_k", "x", "y"))
 alpha = sympy.Symbol("alpha", real=True)

@@ -105,8 +105,9 @@ def _steps_cli(
     from grader.questions import WrittenQuestion
     from grader.written.answers import AnswerFormatError
     from grader.written.derivation import chain_of, check_chain
+    from grader.written.expr.errors import ExprError
     from grader.written.expr.judge import ExprJudge
-    from grader.written.expr.parser import ExprError, read
+    from grader.written.expr.parser import read
     from grader.written.expr.relations import declarations
     from grader.written.question import DEFAULT_STEP_SHARE
 

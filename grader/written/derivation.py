@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from grader.questions import WrittenQuestion, WrongForm
 from grader.written.answers import AnswerFormatError, _describe
 from grader.written.equations import is_label, split_equals
-from grader.written.expr.parser import CONSTANTS, FUNCTIONS, canonical_symbol
+from grader.written.expr.parser import CONSTANTS, FUNCTIONS
 from grader.written.expr.relations import declarations
 from grader.written.expr.steps import has_operator, uses_prime
+from grader.written.expr.text import canonical_symbol
 from grader.written.question import option
 
 if TYPE_CHECKING:

@@ -94,8 +94,10 @@ def read_number(value: Any, example: str = "0.25") -> NumberReading:
 
 
 def _arithmetic(value: Any, text: str, example: str) -> NumberReading:
+    from grader.written.expr.errors import ExprError
+    from grader.written.expr.limits import check_limits
     from grader.written.expr.numeric import evaluate
-    from grader.written.expr.parser import ExprError, check_limits, read
+    from grader.written.expr.parser import read
 
     teach = (
         f"write a number such as {example}, with thousands separators if you like "

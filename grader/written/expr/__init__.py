@@ -25,10 +25,10 @@ _LAZY = {
     "ExprJudge": "grader.written.expr.judge",
     "Verdict": "grader.written.expr.verdict",
     "check_equivalent": "grader.written.expr.judge",
-    "ExprError": "grader.written.expr.parser",
+    "ExprError": "grader.written.expr.errors",
     "parse": "grader.written.expr.parser",
     "read": "grader.written.expr.parser",
-    "readable": "grader.written.expr.parser",
+    "readable": "grader.written.expr.printing",
     "equivalent": "grader.written.expr.equivalence",
 }
 

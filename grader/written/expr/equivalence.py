@@ -26,9 +26,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from grader.written.expr.canonical import canonical
+from grader.written.expr.errors import ExprError
+from grader.written.expr.nodes import postorder
 from grader.written.expr.numeric import compile_tree, numbers_close
 from grader.written.expr.numeric import numerically_equal as numerically_equal_trees
-from grader.written.expr.parser import ExprError, Parsed, canonical, postorder, read
+from grader.written.expr.parser import Parsed, read
 from grader.written.expr.relations import declarations, related
 from grader.written.expr.verdict import Verdict
 

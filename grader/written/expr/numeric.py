@@ -29,7 +29,9 @@ from typing import Any
 import mpmath
 from mpmath import mpc, mpf
 
-from grader.written.expr.parser import _UNDEFINED, ExprError, check_limits, postorder
+from grader.written.expr.errors import UNDEFINED, ExprError
+from grader.written.expr.limits import check_limits
+from grader.written.expr.nodes import postorder
 
 N_POINTS = 24  # valid sample points wanted
 N_POSITIVE = 16  # of which all symbols in [0.5, 2]
@@ -310,7 +312,7 @@ def _constant(compute: Callable[..., Number], *args: Any) -> Number:
     try:
         return compute(*args)
     except Undefined as err:
-        raise ExprError(_UNDEFINED) from err
+        raise ExprError(UNDEFINED) from err
 
 
 def run(program: Program, point: Sequence[Number]) -> Number:

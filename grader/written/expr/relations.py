@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from grader.written.expr.parser import ExprError, canonical, postorder, read, show
+from grader.written.expr.canonical import canonical
+from grader.written.expr.errors import ExprError
+from grader.written.expr.nodes import postorder
+from grader.written.expr.parser import read
+from grader.written.expr.printing import show
 from grader.written.expr.verdict import Verdict
 
 

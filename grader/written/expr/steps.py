@@ -14,8 +14,11 @@ import re
 from collections.abc import Sequence
 
 from grader.written.equations import OPERATOR
-from grader.written.expr.parser import ExprError, read, readable, to_sympy
+from grader.written.expr.errors import ExprError
+from grader.written.expr.parser import read
+from grader.written.expr.printing import readable
 from grader.written.expr.relations import declarations, substitute
+from grader.written.expr.sympy_tree import to_sympy
 from grader.written.expr.verdict import Verdict
 
 MAX_DERIVATIVE_CHARS = 4000  # a derivative written back longer than this is refused

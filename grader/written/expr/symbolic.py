@@ -27,8 +27,9 @@ from collections.abc import Iterator, Sequence
 import mpmath
 import sympy
 
+from grader.written.expr.errors import ExprError
 from grader.written.expr.numeric import DIGITS, agree_at_points
-from grader.written.expr.parser import ExprError, Parsed, interpret
+from grader.written.expr.parser import Parsed, interpret
 from grader.written.expr.relations import declarations, related
 from grader.written.expr.verdict import Verdict
 
