@@ -131,6 +131,11 @@ def _grader_code() -> str:
             "",
             "# ---- grader.engine.code's words for a visible case, copied verbatim ----",
             "Case = object  # the copied functions name it in annotations",
+            *(
+                f"{name} = {value!r}"  # the named limits the copied functions read
+                for name, value in vars(code).items()
+                if name.isupper() and type(value) in (int, float)
+            ),
             *told,
         ]
     )

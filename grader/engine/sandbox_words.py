@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from grader.sandbox.session import Event, Failure
 
+RESTARTS_SPENT = "restarted too many times"  # the words of a question run after the last restart
+
 
 def failure_words(f: Failure) -> str:
     """The whole story of a failure in words, the exception's message included."""
@@ -64,7 +66,7 @@ def failure_words(f: Failure) -> str:
     if cause == "unreadable-value":
         return f"{function} returned data that could not be read: {f.detail}"
     if cause == "restarts-spent":
-        return "not run: the submission's process was restarted too many times"
+        return f"not run: the submission's process was {RESTARTS_SPENT}"
     return f.message or f.kind
 
 
@@ -77,7 +79,7 @@ _EVENT_WORDS = {
     "call-ended": "the process running your code ended during `{subject}`",
     "strays": "stopped processes left running by `{subject}`",
     "threads": "restarted the process running your code: `{subject}` left threads running",
-    "restarts-spent": "the process running your code was restarted too many times",
+    "restarts-spent": f"the process running your code was {RESTARTS_SPENT}",
 }
 
 
