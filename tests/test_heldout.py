@@ -1,8 +1,13 @@
 """Held-out student-style files (tests/heldout/): each mistake named with exactly its id, each
-correct file at full marks. The grading is tests/heldout_harness.py's, once per session."""
+correct file at full marks. The grading is tests/heldout_harness.py's, once per session; a
+sample graded one file per submission agrees with the packed grading. The edits that store
+most files (tests/heldout_edits.py) are checked for what makes them safe to read."""
 
 from __future__ import annotations
 
+import ast
+
+import heldout_edits as edits
 import heldout_harness as harness
 import pytest
 
@@ -20,7 +25,7 @@ def _key(item: harness.Item) -> str:
 
 @pytest.fixture(scope="session")
 def outcomes() -> dict[str, harness.Outcome]:
-    return {_key(o.item): o for o in harness.grade_all(ITEMS, jobs=2)}
+    return {_key(o.item): o for o in harness.grade_all(ITEMS, jobs=2, single=False)}
 
 
 @pytest.mark.parametrize("item", ITEMS, ids=_key)
@@ -50,3 +55,70 @@ def test_collection_covers_every_id_the_code_questions_can_name(aid: str):
             catalog.get(i.expected)
     assert counts.get(None, 0) >= 3
     assert {m: counts.get(m, 0) for m in ids if counts.get(m, 0) < 2} == {}
+
+
+def _sample() -> list[harness.Item]:
+    """One packable mistake file per assignment: the files whose grading packing changes."""
+    out = []
+    for aid in ASSIGNMENTS:
+        assignment = registry.load(aid)
+        mine = [i for i in ITEMS if i.assignment == aid and i.expected is not None]
+        out += [i for i in mine if harness._packable(i, assignment)][:1]
+    return out
+
+
+def test_one_file_per_submission_agrees_with_the_packed_grading(outcomes):
+    sample = _sample()
+    alone = harness.grade_all(sample, jobs=2, single=True)
+    assert len(alone) == len(sample) >= len(ASSIGNMENTS) - 1  # one has no packable file
+    for o in alone:
+        packed = outcomes[_key(o.item)]
+        assert (o.named, o.score, o.max_score, o.error, o.detail) == (
+            packed.named,
+            packed.score,
+            packed.max_score,
+            packed.error,
+            packed.detail,
+        ), _key(o.item)
+
+
+EDITS = sorted(harness.HELDOUT.glob(f"*/*{edits.EDIT_SUFFIX}"))
+
+
+@pytest.mark.parametrize("path", EDITS, ids=lambda p: f"{p.parent.name.split('_')[0]}/{p.name}")
+def test_an_edit_is_shorter_than_its_file_and_built_on_a_whole_file(path):
+    text = path.read_text()
+    first, base, ops = edits.parse_edit(text)
+    assert (path.parent / base).is_file(), f"{base} is not a whole file of {path.parent.name}"
+    assert not (path.parent / base).with_suffix(edits.EDIT_SUFFIX).exists()
+    assert not path.with_suffix(".py").exists(), "the case is stored twice"
+    generated = harness.case_text(path)
+    ast.parse(generated)
+    assert generated.startswith(first) and ops
+    assert len(text.splitlines()) < len(generated.splitlines())
+    # the tool writes this edit back from the generated file and its base
+    assert edits.make(generated, base, (path.parent / base).read_text()) == text
+
+
+def test_the_edit_format_by_hand():
+    base = (
+        '# question: all\n"""doc"""\n\nimport math\n\n\n'
+        "def f(x):\n    return x\n\n\ndef g(x):\n    return 2 * x\n"
+    )
+    target = '# question: q.f\n"""doc"""\n\nimport math\n\nK = 3\n\n\ndef f(x):\n    return -x\n'
+    assert [k for k, _ in edits.pieces(base.split("\n", 1)[1])] == [
+        "__doc__",
+        "importmath",
+        "f",
+        "g",
+        "__end__",
+    ]
+    edit = edits.make(target, "b.py", base)
+    assert edit == (
+        "# question: q.f\n# @base b.py\n"
+        "# @replace f\n\nK = 3\n\n\ndef f(x):\n    return -x\n"
+        "# @delete g\n"
+    )
+    assert edits.apply(edit, base) == target
+    with pytest.raises(ValueError, match="does not have"):
+        edits.apply("# question: all\n# @base b.py\n# @delete h\n", base)

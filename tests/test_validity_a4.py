@@ -23,6 +23,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import heldout_harness
 import numpy as np
 import pytest
 
@@ -35,7 +36,7 @@ from grader.questions import Case, CodeQuestion
 from grader.suites import a4_transformer as a4
 
 ROOT = Path(__file__).resolve().parents[1]
-HELDOUT = ROOT / "tests" / "heldout" / "a4_transformer"
+HELDOUT = heldout_harness.folder("a4_transformer")  # the cases as files, edits generated
 A = a4.ASSIGNMENT
 SEEDS = range(6)
 CODE = [q for q in A.questions if isinstance(q, CodeQuestion)]
