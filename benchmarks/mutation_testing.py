@@ -68,10 +68,10 @@ from grader.course import registry  # noqa: E402
 from grader.engine.checks import compare  # noqa: E402
 from grader.engine.diagnosis import explain  # noqa: E402
 from grader.engine.grade import grade_submission  # noqa: E402
+from grader.engine.sandbox_words import RESTARTS_SPENT  # noqa: E402
 from grader.engine.trusted import materialize, plain, run_trusted, trusted_mutants  # noqa: E402
 from grader.questions import Assignment, Case, CodeQuestion  # noqa: E402
 from grader.sandbox import zygote  # noqa: E402
-from grader.engine.sandbox_words import RESTARTS_SPENT  # noqa: E402
 
 # A correct call takes milliseconds; a mutant that loops (a deleted `i += 2`) is killed at 1 s.
 LIMITS = sandbox.Limits(call_seconds=1.0, submission_seconds=3600.0)

@@ -16,12 +16,12 @@ import keyword
 import random
 import tokenize
 from dataclasses import dataclass
-from pathlib import Path
+
+import heldout_harness  # noqa: E402  (the held-out cases, generated from their declared edits)
 
 from grader.course import registry
 from grader.course.content import solution_dir
 
-HELDOUT = Path(__file__).parent / "heldout"
 # Held-out files built from the instructor's solution (checked with diff), not written apart:
 # a7's is the solution with float32 wrappers appended, a1's two the solution with one function
 # rewritten. They join the class as copies of the solution.
@@ -47,7 +47,7 @@ def independent(assignment: str) -> dict[str, str]:
     """The assignment's independently written correct solutions, by name."""
     a = registry.load(assignment)
     out = {f"{assignment}/solution": (solution_dir(a.id) / a.code_file).read_text()}
-    for path in sorted((HELDOUT / assignment).glob("correct__*.py")):
+    for path in sorted(heldout_harness.folder(assignment).glob("correct__*.py")):
         if (assignment, path.name) not in NOT_INDEPENDENT:
             out[f"{assignment}/{path.stem}"] = path.read_text()
     return out
@@ -152,7 +152,7 @@ def build(assignments: list[str]) -> list[Case]:
                     cases.append(Case(f"{name}~{how}", aid, copy, copy_of=name, disguise=how))
         for (owner, file), how in NOT_INDEPENDENT.items():
             if owner == aid:
-                code = (HELDOUT / aid / file).read_text()
+                code = (heldout_harness.folder(aid) / file).read_text()
                 cases.append(Case(f"{aid}/{file}", aid, code, f"{aid}/solution", how))
     return cases
 

@@ -314,13 +314,13 @@ def test_a_warm_batch_of_hostile_and_held_out_submissions_matches_a_cold_one(tmp
     honest submission and a held-out one: whatever the hostile one left, the next must grade
     exactly as in a batch where every submission had a fresh worker."""
     solution = (content.solution_dir("a1_word_vectors") / "word_vectors.py").read_text()
-    held_out = [item.path for item in sample("a1_word_vectors", len(CONTAINED_QUICKLY))]
+    held_out = [item.text for item in sample("a1_word_vectors", len(CONTAINED_QUICKLY))]
     root = tmp_path / "class"
     for i, name in enumerate(CONTAINED_QUICKLY):
         sources = (
             solution + "\n" + (HOSTILE_FILES / f"{name}.py").read_text(),
             solution,
-            held_out[i].read_text(),
+            held_out[i],
         )
         for j, source in enumerate(sources):
             folder = root / f"s{i:02d}{j}-{name}"
