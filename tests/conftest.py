@@ -8,9 +8,13 @@ workers, the Dask cluster and the validity benchmarks' targets.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
 import os
 import sys
+import textwrap
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -25,7 +29,7 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
 import pytest  # noqa: E402
 
 from grader import sandbox  # noqa: E402
-from grader.course import registry  # noqa: E402
+from grader.course import content, registry  # noqa: E402
 from grader.engine.grade import grade_submission  # noqa: E402
 from grader.questions import Assignment, CodeQuestion  # noqa: E402
 from grader.report import GradeReport  # noqa: E402
@@ -129,13 +133,13 @@ def submit(tmp_path: Path) -> Callable[..., Path]:
     def make(files: Mapping[str, str | bytes], name: str | None = None) -> Path:
         folder = tmp_path / (name or f"sub{next(counter)}")
         folder.mkdir()
-        for rel, content in files.items():
+        for rel, data in files.items():
             target = folder / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, bytes):
-                target.write_bytes(content)
+            if isinstance(data, bytes):
+                target.write_bytes(data)
             else:
-                target.write_text(content)
+                target.write_text(data)
         return folder
 
     return make
@@ -158,3 +162,106 @@ def grade_files(submit) -> Callable[..., GradeReport]:
         return grade_submission(submit(files), a, student=student, limits=FAST)
 
     return grade
+
+
+# ------------------------------------------------------------------ the in-sandbox echo worker
+# One script for every spawn-level test (test_sandbox_spawn, test_sandbox_containment, test_warm):
+# it runs each line's {"code": ...} in one namespace and replies {"ok", "result": repr(result)}
+# or {"ok": False, "error"}. It holds only the wire (fds 0-2) and its two protocol descriptors:
+# test_warm counts a worker's descriptors, so nothing else stays open (the /dev/null it reads is
+# dup'ed onto fd 0 and closed). `warm_numpy` says whether numpy was there before it ran (a warm
+# template's import, not its own); the submission's folder (the cwd) is importable, as -I leaves
+# the script's folder out.
+ECHO_WORKER = textwrap.dedent("""
+    import json, os, sys
+    warm_numpy = "numpy" in sys.modules
+    proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    sys.stdin = os.fdopen(0, "r", closefd=False)
+    sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+    sys.path.insert(0, os.getcwd())
+    buf, ns = b"", {"warm_numpy": warm_numpy}
+    while True:
+        chunk = proto_in.read(1 << 16)
+        if not chunk:
+            break
+        buf += chunk
+        while b"\\n" in buf:
+            line, buf = buf.split(b"\\n", 1)
+            try:
+                ns["result"] = None
+                exec(json.loads(line)["code"], ns)
+                reply = {"ok": True, "result": repr(ns.get("result"))}
+            except BaseException as exc:
+                reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            proto_out.write(json.dumps(reply).encode() + b"\\n")
+""")
+
+
+@pytest.fixture
+def worker_program(tmp_path: Path) -> Path:
+    """The echo worker written to a file (its name, echo_worker.py, shows in the worker's argv)."""
+    path = tmp_path / "echo_worker.py"
+    path.write_text(ECHO_WORKER)
+    return path
+
+
+class Worker:
+    """A spawned echo worker with `ask(code)`; killed at the end of the test."""
+
+    def __init__(self, program: Path, **kw) -> None:
+        files = kw.pop("files", {"student.py": b"x = 1\n"})
+        hide = [*content.grader_trees(), *kw.pop("hide", [])]  # as the engine passes them
+        self.proc = sandbox.spawn(program, files, hide=hide, **kw)
+
+    def send(self, code: str) -> None:
+        self.proc.stdin.write(json.dumps({"code": textwrap.dedent(code)}).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def ask(self, code: str, timeout: float = 20.0) -> dict:
+        self.send(code)
+        return json.loads(self.proc.readline(timeout))
+
+    def value(self, code: str, timeout: float = 20.0):
+        reply = self.ask(code, timeout)
+        assert reply["ok"], reply
+        return eval(reply["result"])  # our own worker's repr of plain data
+
+
+@pytest.fixture
+def spawn(worker_program):
+    """spawn(**sandbox.spawn's keywords) -> a Worker; every one is killed at the end."""
+    started: list[Worker] = []
+
+    def start(**kw) -> Worker:
+        started.append(Worker(worker_program, **kw))
+        return started[-1]
+
+    yield start
+    for w in started:
+        w.proc.kill()
+
+
+def processes_with(token: str) -> list[int]:
+    """Host pids whose command line holds `token`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if token.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+    return found
+
+
+def wait_until(predicate, timeout: float = 5.0) -> bool:
+    """Poll `predicate` every 50 ms until it holds or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()

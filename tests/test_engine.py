@@ -19,17 +19,6 @@ from grader.reports.results_json import SCHEMA, to_gradescope
 FAST = sandbox.Limits(call_seconds=3.0, submission_seconds=40.0)
 
 
-def submit(
-    tmp_path: Path, source: str, name: str = "toy.py", extra: dict[str, str] | None = None
-) -> Path:
-    folder = tmp_path / "submission"
-    folder.mkdir(exist_ok=True)
-    (folder / name).write_text(source)
-    for k, v in (extra or {}).items():
-        (folder / k).write_text(v)
-    return folder
-
-
 def grade(path: Path, **kw):
     return grade_submission(path, toy.ASSIGNMENT, limits=kw.pop("limits", FAST), **kw)
 
@@ -43,14 +32,14 @@ def scores(report) -> dict[str, float]:
     [toy.NUMPY_SOLUTION, toy.TORCH_SOLUTION, toy.LISTS_SOLUTION],
     ids=["numpy", "torch-float32", "lists"],
 )
-def test_correct_submission_in_three_styles_gets_full_marks(tmp_path, source):
-    report = grade(submit(tmp_path, source))
+def test_correct_submission_in_three_styles_gets_full_marks(submit, source):
+    report = grade(submit({"toy.py": source}))
     assert report.score == report.max_score == 10, [q.feedback for q in report.questions]
     assert all(not q.misconceptions for q in report.questions)
 
 
-def test_results_json_validates_and_has_gradescopes_fields(tmp_path):
-    data = to_gradescope(grade(submit(tmp_path, toy.NUMPY_SOLUTION)))
+def test_results_json_validates_and_has_gradescopes_fields(submit):
+    data = to_gradescope(grade(submit({"toy.py": toy.NUMPY_SOLUTION})))
     jsonschema.validate(data, SCHEMA)
     json.dumps(data, allow_nan=False)
     assert data["extra_data"]["assignment"] == "toy"
@@ -66,15 +55,15 @@ def test_results_json_validates_and_has_gradescopes_fields(tmp_path):
     assert first["output_format"] == "md" and first["status"] == "passed"
 
 
-def test_stub_is_not_attempted_everywhere(tmp_path):
-    report = grade(submit(tmp_path, toy.STUB))
+def test_stub_is_not_attempted_everywhere(submit):
+    report = grade(submit({"toy.py": toy.STUB}))
     assert report.score == 0
     for q in report.questions:
         assert q.not_attempted and "Not attempted" in q.feedback
 
 
-def test_missing_file_costs_code_questions_with_a_message_naming_it(tmp_path):
-    report = grade(submit(tmp_path, toy.NUMPY_SOLUTION, name="toy_v2.py"))
+def test_missing_file_costs_code_questions_with_a_message_naming_it(submit):
+    report = grade(submit({"toy_v2.py": toy.NUMPY_SOLUTION}))
     assert report.score == 0
     assert all(
         "`toy.py` was not found" in q.feedback and "toy_v2.py" in q.feedback
@@ -82,32 +71,32 @@ def test_missing_file_costs_code_questions_with_a_message_naming_it(tmp_path):
     )
 
 
-def test_syntax_error_names_the_students_line(tmp_path):
-    report = grade(submit(tmp_path, toy.NUMPY_SOLUTION + "\ndef broken(:\n    pass\n"))
+def test_syntax_error_names_the_students_line(submit):
+    report = grade(submit({"toy.py": toy.NUMPY_SOLUTION + "\ndef broken(:\n    pass\n"}))
     assert report.score == 0
     fb = report.questions[0].feedback
     assert "syntax error" in fb and "line" in fb and "def broken(:" in fb
     assert "Traceback" not in fb and "grader/" not in fb
 
 
-def test_import_error_is_the_students_own_line(tmp_path):
-    report = grade(submit(tmp_path, "import numpy as np\nx = 1 / 0\n" + toy.NUMPY_SOLUTION))
+def test_import_error_is_the_students_own_line(submit):
+    report = grade(submit({"toy.py": "import numpy as np\nx = 1 / 0\n" + toy.NUMPY_SOLUTION}))
     fb = report.questions[0].feedback
     assert report.score == 0 and "ZeroDivisionError" in fb and "line 2" in fb and "x = 1 / 0" in fb
     assert "grader" not in fb.replace("the grader", "")
 
 
-def test_exception_in_one_function_leaves_others_graded(tmp_path):
+def test_exception_in_one_function_leaves_others_graded(submit):
     src = toy.NUMPY_SOLUTION.replace("return x @ W.T + b", "return undefined_name")
-    report = grade(submit(tmp_path, src))
+    report = grade(submit({"toy.py": src}))
     s = scores(report)
     assert s["toy.linear"] == 0 and s["toy.softmax"] == 4 and s["toy.quad"] == 2
     assert "NameError" in report.questions[1].feedback
 
 
-def test_wrong_shape_reported_as_expected_vs_got(tmp_path):
+def test_wrong_shape_reported_as_expected_vs_got(submit):
     src = toy.NUMPY_SOLUTION.replace("return x @ W.T + b", "return (x @ W.T + b).T")
-    report = grade(submit(tmp_path, src))
+    report = grade(submit({"toy.py": src}))
     assert scores(report)["toy.linear"] == 0
     linear = report.questions[1]  # every case hidden: the student sees the category only
     assert "- ✘ hidden case 1: wrong shape" in linear.feedback
@@ -115,16 +104,16 @@ def test_wrong_shape_reported_as_expected_vs_got(tmp_path):
     assert "expected shape (2, 3), got (3, 2)" in question_markdown(linear, instructor=True)
 
 
-def test_nan_is_reported(tmp_path):
+def test_nan_is_reported(submit):
     src = toy.NUMPY_SOLUTION.replace("return x @ W.T + b", "return (x @ W.T + b) * float('nan')")
-    report = grade(submit(tmp_path, src))
+    report = grade(submit({"toy.py": src}))
     assert scores(report)["toy.linear"] == 0 and "NaN" in report.questions[1].feedback
 
 
-def test_timeout_is_stopped_and_others_graded(tmp_path):
+def test_timeout_is_stopped_and_others_graded(submit):
     src = toy.NUMPY_SOLUTION.replace("return x @ W.T + b", "while True:\n        pass")
     report = grade(
-        submit(tmp_path, src), limits=sandbox.Limits(call_seconds=1.0, submission_seconds=30.0)
+        submit({"toy.py": src}), limits=sandbox.Limits(call_seconds=1.0, submission_seconds=30.0)
     )
     s = scores(report)
     assert s["toy.linear"] == 0 and s["toy.softmax"] == 4 and s["toy.quad"] == 2
@@ -132,47 +121,47 @@ def test_timeout_is_stopped_and_others_graded(tmp_path):
     assert "stopped after 1 s" in question_markdown(report.questions[1], instructor=True)
 
 
-def test_wrong_axis_is_named(tmp_path):
+def test_wrong_axis_is_named(submit):
     src = toy.NUMPY_SOLUTION.replace(
         "z = x - x.max(axis=axis, keepdims=True)", "z = x - x.max(axis=0, keepdims=True)"
     )
     src = src.replace(
         "return e / e.sum(axis=axis, keepdims=True)", "return e / e.sum(axis=0, keepdims=True)"
     )
-    report = grade(submit(tmp_path, src))
+    report = grade(submit({"toy.py": src}))
     q = report.questions[0]
     assert q.misconceptions == ["softmax-wrong-axis"] and q.score < 4
     assert "softmax over the wrong axis" in q.feedback
 
 
-def test_unstable_softmax_is_named_with_partial_credit(tmp_path):
+def test_unstable_softmax_is_named_with_partial_credit(submit):
     src = toy.NUMPY_SOLUTION.replace("z = x - x.max(axis=axis, keepdims=True)", "z = x")
-    report = grade(submit(tmp_path, src))
+    report = grade(submit({"toy.py": src}))
     q = report.questions[0]
     assert q.misconceptions == ["toy-softmax-unstable"]
     assert q.score == pytest.approx(4 * (3 + 0.5) / 4)
 
 
-def test_tuple_outputs_are_diagnosed_element_by_element(tmp_path):
+def test_tuple_outputs_are_diagnosed_element_by_element(submit):
     src = toy.NUMPY_SOLUTION.replace(
         "return float((x ** 2).sum()), 2 * x", "return float((x ** 2).sum()), -2 * x"
     )
-    report = grade(submit(tmp_path, src))
+    report = grade(submit({"toy.py": src}))
     q = report.questions[2]
     assert q.misconceptions == ["toy-grad-sign"] and q.score == 0
     assert "`grad`" in q.feedback and "`loss`" not in q.feedback
 
 
-def test_transposed_weights_named(tmp_path):
-    report = grade(submit(tmp_path, toy.NUMPY_SOLUTION.replace("x @ W.T + b", "x @ W + b")))
+def test_transposed_weights_named(submit):
+    report = grade(submit({"toy.py": toy.NUMPY_SOLUTION.replace("x @ W.T + b", "x @ W + b")}))
     assert report.questions[1].misconceptions == ["toy-weights-transposed"]
 
 
-def test_forbidden_call_caught_in_source(tmp_path):
+def test_forbidden_call_caught_in_source(submit):
     src = toy.NUMPY_SOLUTION.replace(
         "return float(np.sqrt((x ** 2).sum()))", "return float(np.linalg.norm(x))"
     )
-    report = grade(submit(tmp_path, src))
+    report = grade(submit({"toy.py": src}))
     q = report.questions[3]
     assert (
         q.score == 0
@@ -181,10 +170,10 @@ def test_forbidden_call_caught_in_source(tmp_path):
     )
 
 
-def test_forbidden_call_caught_at_run_time(tmp_path):
+def test_forbidden_call_caught_at_run_time(submit):
     hidden = "return float(getattr(getattr(np, 'lin' + 'alg'), 'no' + 'rm')(x))"
     src = toy.NUMPY_SOLUTION.replace("return float(np.sqrt((x ** 2).sum()))", hidden)
-    report = grade(submit(tmp_path, src))
+    report = grade(submit({"toy.py": src}))
     q = report.questions[3]
     assert q.score == 0 and q.misconceptions == ["uses-library-shortcut"]
 
@@ -197,8 +186,8 @@ def test_zip_with_nested_folder(tmp_path):
     assert grade(z).score == 10
 
 
-def test_grading_is_deterministic_and_never_writes_into_the_submission(tmp_path):
-    folder = submit(tmp_path, toy.NUMPY_SOLUTION.replace("x @ W.T + b", "x @ W + b"))
+def test_grading_is_deterministic_and_never_writes_into_the_submission(submit):
+    folder = submit({"toy.py": toy.NUMPY_SOLUTION.replace("x @ W.T + b", "x @ W + b")})
     before = sorted(p.name for p in folder.rglob("*"))
     a = to_gradescope(grade(folder, student="ada"))
     b = to_gradescope(grade(folder, student="ada"))
@@ -207,14 +196,14 @@ def test_grading_is_deterministic_and_never_writes_into_the_submission(tmp_path)
     assert sorted(p.name for p in folder.rglob("*")) == before
 
 
-def test_student_output_is_captured_and_truncated(tmp_path):
+def test_student_output_is_captured_and_truncated(submit):
     src = "print('x' * 5_000_000)\n" + toy.NUMPY_SOLUTION
-    report = grade(submit(tmp_path, src))
+    report = grade(submit({"toy.py": src}))
     assert report.score == 10
     assert len(report.student_output) < 200_000
 
 
-def test_a_bug_in_a_suite_costs_one_question_visibly(tmp_path):
+def test_a_bug_in_a_suite_costs_one_question_visibly(submit):
     import dataclasses
 
     def broken_reference(*args):
@@ -222,7 +211,7 @@ def test_a_bug_in_a_suite_costs_one_question_visibly(tmp_path):
 
     q = dataclasses.replace(toy.ASSIGNMENT.questions[1], reference=broken_reference)
     assignment = dataclasses.replace(toy.ASSIGNMENT, questions=(toy.ASSIGNMENT.questions[0], q))
-    report = grade_submission(submit(tmp_path, toy.NUMPY_SOLUTION), assignment, limits=FAST)
+    report = grade_submission(submit({"toy.py": toy.NUMPY_SOLUTION}), assignment, limits=FAST)
     assert report.questions[0].score == 4
     assert report.questions[1].score == 0 and "grader itself failed" in report.questions[1].feedback
     data = to_gradescope(report)
@@ -230,18 +219,18 @@ def test_a_bug_in_a_suite_costs_one_question_visibly(tmp_path):
     assert data["tests"][-1]["extra_data"]["kind"] == "error"
 
 
-def test_prints_at_import_and_after_a_restart_are_kept(tmp_path):
+def test_prints_at_import_and_after_a_restart_are_kept(submit):
     src = "print('hello from import')\n" + toy.NUMPY_SOLUTION.replace(
         "return x @ W.T + b", "while True:\n        pass"
     )
     report = grade(
-        submit(tmp_path, src), limits=sandbox.Limits(call_seconds=1.0, submission_seconds=30.0)
+        submit({"toy.py": src}), limits=sandbox.Limits(call_seconds=1.0, submission_seconds=30.0)
     )
     assert "hello from import" in report.student_output
     assert report.isolated == sandbox.can_isolate()
 
 
-def test_a_mutant_with_several_natural_outputs_matches_any(tmp_path):
+def test_a_mutant_with_several_natural_outputs_matches_any(submit):
     import dataclasses
 
     from grader.mutants import AnyOf
@@ -258,16 +247,16 @@ def test_a_mutant_with_several_natural_outputs_matches_any(tmp_path):
     src = toy.NUMPY_SOLUTION.replace(
         "return float((x ** 2).sum()), 2 * x", "return float((x ** 2).sum()), -2 * x"
     )
-    report = grade_submission(submit(tmp_path, src), assignment, limits=FAST)
+    report = grade_submission(submit({"toy.py": src}), assignment, limits=FAST)
     assert report.questions[0].misconceptions == ["toy-grad-sign"]
 
 
-def test_after_a_timeout_the_remaining_cases_are_not_run(tmp_path):
+def test_after_a_timeout_the_remaining_cases_are_not_run(submit):
     src = toy.NUMPY_SOLUTION.replace(
         "z = x - x.max(axis=axis, keepdims=True)", "import time; time.sleep(60)"
     )
     report = grade(
-        submit(tmp_path, src), limits=sandbox.Limits(call_seconds=1.0, submission_seconds=30.0)
+        submit({"toy.py": src}), limits=sandbox.Limits(call_seconds=1.0, submission_seconds=30.0)
     )
     assert report.execution_time < 10
     assert "not run (an earlier case of `softmax` timed out)" in report.questions[0].feedback
@@ -302,9 +291,9 @@ class ExtraChecks(unittest.TestCase):
 '''
 
 
-def test_instructor_unittests_are_merged_with_gradescope_utils_semantics(tmp_path):
+def test_instructor_unittests_are_merged_with_gradescope_utils_semantics(submit):
     report = grade_submission(
-        submit(tmp_path, toy.NUMPY_SOLUTION),
+        submit({"toy.py": toy.NUMPY_SOLUTION}),
         toy.ASSIGNMENT,
         limits=FAST,
         instructor_tests=[("test_extra.py", INSTRUCTOR_TESTS)],
@@ -320,10 +309,10 @@ def test_instructor_unittests_are_merged_with_gradescope_utils_semantics(tmp_pat
     jsonschema.validate(to_gradescope(report), SCHEMA)
 
 
-def test_instructor_unittests_fail_cleanly_and_cannot_inflate_scores(tmp_path):
+def test_instructor_unittests_fail_cleanly_and_cannot_inflate_scores(submit):
     src = toy.NUMPY_SOLUTION.replace("return x @ W.T + b", "return x @ W.T")
     report = grade_submission(
-        submit(tmp_path, src),
+        submit({"toy.py": src}),
         toy.ASSIGNMENT,
         limits=FAST,
         instructor_tests=[("test_extra.py", INSTRUCTOR_TESTS)],
@@ -338,7 +327,7 @@ def test_instructor_unittests_fail_cleanly_and_cannot_inflate_scores(tmp_path):
     )
     hostile = forged.encode().decode("unicode_escape") + toy.NUMPY_SOLUTION
     report = grade_submission(
-        submit(tmp_path, hostile),
+        submit({"toy.py": hostile}),
         toy.ASSIGNMENT,
         limits=FAST,
         instructor_tests=[("test_extra.py", INSTRUCTOR_TESTS)],
@@ -348,7 +337,7 @@ def test_instructor_unittests_fail_cleanly_and_cannot_inflate_scores(tmp_path):
     assert sum(q.score for q in extra) == 2 + 1 + 2 and sum(q.max_score for q in extra) == 2 + 1 + 4
 
 
-def test_visibility_defaults_to_the_assignments_and_a_question_may_override(tmp_path):
+def test_visibility_defaults_to_the_assignments_and_a_question_may_override(submit):
     import dataclasses
 
     qs = (
@@ -357,16 +346,16 @@ def test_visibility_defaults_to_the_assignments_and_a_question_may_override(tmp_
     )
     assignment = dataclasses.replace(toy.ASSIGNMENT, questions=qs, visibility="after_published")
     data = to_gradescope(
-        grade_submission(submit(tmp_path, toy.NUMPY_SOLUTION), assignment, limits=FAST)
+        grade_submission(submit({"toy.py": toy.NUMPY_SOLUTION}), assignment, limits=FAST)
     )
     assert [t["visibility"] for t in data["tests"]] == ["after_due_date"] + ["after_published"] * 3
     default = to_gradescope(
-        grade_submission(submit(tmp_path, toy.NUMPY_SOLUTION), toy.ASSIGNMENT, limits=FAST)
+        grade_submission(submit({"toy.py": toy.NUMPY_SOLUTION}), toy.ASSIGNMENT, limits=FAST)
     )
     assert {t["visibility"] for t in default["tests"]} == {"visible"}
 
 
-def test_math_overflow_raised_in_pure_python_is_read_as_the_overflow_misconception(tmp_path):
+def test_math_overflow_raised_in_pure_python_is_read_as_the_overflow_misconception(submit):
     import dataclasses
 
     from grader.mutants import NONFINITE
@@ -379,14 +368,14 @@ def test_math_overflow_raised_in_pure_python_is_read_as_the_overflow_misconcepti
     src = toy.LISTS_SOLUTION.replace(
         "e = [math.exp(v - m) for v in r]", "e = [math.exp(v) for v in r]"
     )
-    report = grade_submission(submit(tmp_path, src), assignment, limits=FAST)
+    report = grade_submission(submit({"toy.py": src}), assignment, limits=FAST)
     assert "OverflowError" in report.questions[0].feedback
     assert report.questions[0].misconceptions == ["toy-softmax-unstable"]
 
 
 @pytest.mark.parametrize("drift, named", [(3e-4, True), (1e-2, False)])
 def test_a_wrong_case_that_is_the_mistake_up_to_float_noise_does_not_rule_it_out(
-    tmp_path, drift, named
+    submit, drift, named
 ):
     """`x @ W + b` (toy-weights-transposed) on every case, the last one off by `drift` relative
     (float32 noise past the tolerance, or a real difference): the mistake explains two of three
@@ -398,6 +387,6 @@ def test_a_wrong_case_that_is_the_mistake_up_to_float_noise_does_not_rule_it_out
         f"    return (x @ W + b) * (1 + {drift} * (_calls[0] == 3))",
     )
     assert source != toy.NUMPY_SOLUTION
-    (q,) = [r for r in grade(submit(tmp_path, source)).questions if r.question_id == "toy.linear"]
+    (q,) = [r for r in grade(submit({"toy.py": source})).questions if r.question_id == "toy.linear"]
     assert q.score < q.max_score
     assert q.misconceptions == (["toy-weights-transposed"] if named else []), q.feedback

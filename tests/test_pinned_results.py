@@ -21,7 +21,8 @@ from grader.reports.results_json import SCHEMA, to_gradescope
 
 PINNED = Path(__file__).resolve().parent / "pinned"
 KEY = "alice@uni.edu"
-SAMPLES = ["a1_word_vectors", "a4_transformer"]
+# Every assignment that bundles a buggy sample (today a1 and a4: the others have none).
+SAMPLES = sorted(aid for aid in registry.available() if (samples_dir() / aid / "buggy").is_dir())
 # What depends on the machine or the moment, not on the submission.
 MACHINE_FIELDS = ("isolated", "isolation", "warnings", "events", "student_output")
 
@@ -34,6 +35,12 @@ def results(aid: str) -> dict[str, Any]:
     for name in MACHINE_FIELDS:
         data["extra_data"].pop(name, None)
     return json.loads(json.dumps(data))
+
+
+def test_every_buggy_sample_has_its_pinned_results_and_every_pin_its_sample():
+    assert SAMPLES, "no buggy sample found"
+    pinned = sorted(p.name.removesuffix("__buggy.json") for p in PINNED.glob("*__buggy.json"))
+    assert pinned == SAMPLES
 
 
 @pytest.mark.slow

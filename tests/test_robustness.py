@@ -35,14 +35,6 @@ FAST = sandbox.Limits(call_seconds=5.0, submission_seconds=60.0)
 OURS = ("grader itself failed", "not your mistake")
 
 
-def submit(tmp_path: Path, files: dict[str, str | bytes], name: str = "submission") -> Path:
-    folder = tmp_path / name
-    folder.mkdir(exist_ok=True)
-    for rel, text in files.items():
-        (folder / rel).write_bytes(text if isinstance(text, bytes) else text.encode())
-    return folder
-
-
 def assert_students_fault(report) -> None:
     assert report.grader_error is None
     for q in report.questions:
@@ -150,12 +142,12 @@ def test_a_visible_case_shows_where_and_how_much():
 
 
 def test_hidden_cases_in_a_graded_submission_say_values_differ_and_nothing_of_the_output(
-    tmp_path,
+    submit,
 ):
     wrong = toy.NUMPY_SOLUTION.replace(
         "return x @ W.T + b", "return np.zeros((x.shape[0], W.shape[0])) + 0.1592"
     )
-    report = grade_submission(submit(tmp_path, {"toy.py": wrong}), toy.ASSIGNMENT, limits=FAST)
+    report = grade_submission(submit({"toy.py": wrong}), toy.ASSIGNMENT, limits=FAST)
     linear = next(q for q in report.questions if q.question_id == "toy.linear")
     fb = linear.feedback
     assert fb.count("values differ") == 3 and "0.1592" not in fb and "got:" not in fb
@@ -238,10 +230,10 @@ A1_ANSWERS = (ROOT / "solutions" / "a1_word_vectors" / "answers.toml").read_text
         "5000-digit-int",
     ],
 )
-def test_huge_numbers_cost_only_their_key_within_seconds(tmp_path, value, words):
+def test_huge_numbers_cost_only_their_key_within_seconds(submit, value, words):
     answers = re.sub(r"(?m)^noise_probability = .*$", f"noise_probability = {value}", A1_ANSWERS)
     started = time.monotonic()
-    report = grade_submission(submit(tmp_path, {"answers.toml": answers}), _written_only("a1"))
+    report = grade_submission(submit({"answers.toml": answers}), _written_only("a1"))
     seconds = time.monotonic() - started
     assert seconds < 30, seconds
     assert_students_fault(report)
@@ -263,20 +255,20 @@ def test_huge_numbers_cost_only_their_key_within_seconds(tmp_path, value, words)
     ],
     ids=["arrays", "inline-tables", "dotted-key", "table-header"],
 )
-def test_answers_nested_50k_deep_cost_only_their_line(tmp_path, line):
+def test_answers_nested_50k_deep_cost_only_their_line(submit, line):
     answers = (
         line + "\n" + A1_ANSWERS if line.startswith("[") is False else A1_ANSWERS + "\n" + line
     )
     started = time.monotonic()
-    report = grade_submission(submit(tmp_path, {"answers.toml": answers}), _written_only("a1"))
+    report = grade_submission(submit({"answers.toml": answers}), _written_only("a1"))
     assert time.monotonic() - started < 30
     assert_students_fault(report)
     assert report.score == report.max_score, [q.feedback for q in report.questions]
 
 
-def test_written_grading_has_its_own_wall_clock_limit(tmp_path, monkeypatch):
+def test_written_grading_has_its_own_wall_clock_limit(submit, monkeypatch):
     monkeypatch.setattr(engine_grade, "WRITTEN_SECONDS", 0.0)
-    report = grade_submission(submit(tmp_path, {"answers.toml": A1_ANSWERS}), _written_only("a1"))
+    report = grade_submission(submit({"answers.toml": A1_ANSWERS}), _written_only("a1"))
     assert_students_fault(report)
     assert len(report.questions) == 7 and report.score == 0
     assert all("took longer than 0 s" in q.feedback for q in report.questions)
@@ -303,7 +295,7 @@ def test_a_call_on_pipes_closed_by_the_budget_reads_not_run():
     assert outcome.failure.kind == "budget" and outcome.failure.message == BUDGET_SPENT
 
 
-def test_running_past_the_budget_keeps_what_was_graded(tmp_path, monkeypatch):
+def test_running_past_the_budget_keeps_what_was_graded(submit, monkeypatch):
     slow = (
         toy.NUMPY_SOLUTION
         + "\nimport time\n_fast = linear\ndef linear(x, W, b):\n    time.sleep(1.2)\n"
@@ -319,7 +311,7 @@ def test_running_past_the_budget_keeps_what_was_graded(tmp_path, monkeypatch):
 
     monkeypatch.setattr(WorkerSession, "close", close)
     report = grade_submission(
-        submit(tmp_path, {"toy.py": slow}),
+        submit({"toy.py": slow}),
         toy.ASSIGNMENT,
         limits=sandbox.Limits(call_seconds=3.0, submission_seconds=3.0),
     )
@@ -333,11 +325,11 @@ def test_running_past_the_budget_keeps_what_was_graded(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_written_answers_are_graded_whatever_the_code_budget(tmp_path):
+def test_written_answers_are_graded_whatever_the_code_budget(submit):
     source = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text()
     source = re.sub(r"(?m)^(def \w+\(.*\):\n)", r"\1    __import__('time').sleep(1.5)\n", source)
     report = grade_submission(
-        submit(tmp_path, {"word_vectors.py": source, "answers.toml": A1_ANSWERS}),
+        submit({"word_vectors.py": source, "answers.toml": A1_ANSWERS}),
         registry.load("a1"),
         limits=sandbox.Limits(call_seconds=3.0, submission_seconds=4.0),
     )
@@ -378,9 +370,9 @@ ATTACKS = {
 
 
 @pytest.mark.parametrize("attack", list(ATTACKS))
-def test_a_forged_or_hostile_reply_costs_only_its_question(tmp_path, attack):
+def test_a_forged_or_hostile_reply_costs_only_its_question(submit, attack):
     report = grade_submission(
-        submit(tmp_path, {"toy.py": toy.NUMPY_SOLUTION + ATTACKS[attack]}),
+        submit({"toy.py": toy.NUMPY_SOLUTION + ATTACKS[attack]}),
         toy.ASSIGNMENT,
         limits=FAST,
     )
@@ -392,10 +384,10 @@ def test_a_forged_or_hostile_reply_costs_only_its_question(tmp_path, attack):
     ]
 
 
-def test_a_100k_term_expression_in_the_source_is_the_students_file_problem(tmp_path):
+def test_a_100k_term_expression_in_the_source_is_the_students_file_problem(submit):
     source = toy.NUMPY_SOLUTION + "\nX = " + "+".join(["1"] * 100_000) + "\n"
     assert "too deeply nested" in syntax_problem("toy.py", source)
-    report = grade_submission(submit(tmp_path, {"toy.py": source}), toy.ASSIGNMENT, limits=FAST)
+    report = grade_submission(submit({"toy.py": source}), toy.ASSIGNMENT, limits=FAST)
     assert_students_fault(report)
     assert report.score == 0 and all("too deeply nested" in q.feedback for q in report.questions)
 
@@ -417,7 +409,7 @@ def test_a_mutant_that_does_not_apply_is_skipped_but_a_bug_in_one_is_not_hidden(
         explain(got, want, (), {}, {"x": buggy}, Tolerance())
 
 
-def test_a_non_finite_score_counts_as_zero(tmp_path, monkeypatch):
+def test_a_non_finite_score_counts_as_zero(submit, monkeypatch):
     from grader.engine import instructor_tests
 
     nan_test = QuestionResult(
@@ -432,7 +424,7 @@ def test_a_non_finite_score_counts_as_zero(tmp_path, monkeypatch):
     )
     monkeypatch.setattr(instructor_tests, "run", lambda *a, **k: [nan_test])
     report = grade_submission(
-        submit(tmp_path, {"toy.py": toy.NUMPY_SOLUTION}),
+        submit({"toy.py": toy.NUMPY_SOLUTION}),
         toy.ASSIGNMENT,
         limits=FAST,
         instructor_tests=[("test_x.py", "")],
@@ -451,7 +443,7 @@ def _count_judge(cases, outputs) -> Judgement:
     )
 
 
-def test_the_engine_calls_a_custom_questions_cases_and_handles_their_failures(tmp_path):
+def test_the_engine_calls_a_custom_questions_cases_and_handles_their_failures(submit):
     q = CodeQuestion(
         id="toy.custom",
         title="custom",
@@ -463,9 +455,7 @@ def test_the_engine_calls_a_custom_questions_cases_and_handles_their_failures(tm
         custom=_count_judge,
     )
     assignment = dataclasses.replace(toy.ASSIGNMENT, questions=(q,))
-    report = grade_submission(
-        submit(tmp_path, {"toy.py": toy.NUMPY_SOLUTION}), assignment, limits=FAST
-    )
+    report = grade_submission(submit({"toy.py": toy.NUMPY_SOLUTION}), assignment, limits=FAST)
     (r,) = report.questions
     assert r.score == 0 and "**0/1 checks passed** (a test judge)." in r.feedback
     # every case hidden: the failed call by its built-in exception, the check without its detail
@@ -474,9 +464,7 @@ def test_the_engine_calls_a_custom_questions_cases_and_handles_their_failures(tm
     full = question_markdown(r, instructor=True)
     assert "- ✘ bad (hidden): `TypeError" in full and "every call returned (hidden): 1 of 2" in full
     stub = "def quad(x):\n    raise NotImplementedError\n"
-    (r,) = grade_submission(
-        submit(tmp_path, {"toy.py": stub}, "stub"), assignment, limits=FAST
-    ).questions
+    (r,) = grade_submission(submit({"toy.py": stub}, "stub"), assignment, limits=FAST).questions
     assert r.not_attempted and r.score == 0
 
 
@@ -551,38 +539,36 @@ def naive_softmax_loss_and_gradient(v_c, o, U):
 """
 
 
-def _grade_memory_hog(tmp_path: Path) -> dict[str, float]:
+def _grade_memory_hog(submit) -> dict[str, float]:
     a1 = registry.load("a1")
     code_only = dataclasses.replace(
         a1, questions=tuple(q for q in a1.questions if q.kind == "code")
     )
     source = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text() + MEMORY_HOG
-    report = grade_submission(submit(tmp_path, {"word_vectors.py": source}), code_only, limits=FAST)
+    report = grade_submission(submit({"word_vectors.py": source}), code_only, limits=FAST)
     assert_students_fault(report)
     return {q.question_id: q.score / q.max_score for q in report.questions}
 
 
-def test_threads_a_failed_function_leaves_running_cost_only_that_function(tmp_path):
+def test_threads_a_failed_function_leaves_running_cost_only_that_function(submit):
     """A function that fails with a thread still holding the worker's memory: the worker is
     replaced before the next question, which is graded as if nothing happened."""
-    shares = _grade_memory_hog(tmp_path)
+    shares = _grade_memory_hog(submit)
     assert shares.pop("a1.naive_softmax") == 0.0
     assert set(shares.values()) == {1.0}, shares
 
 
 def test_control_without_the_restart_the_threads_memory_costs_the_next_questions(
-    tmp_path, monkeypatch
+    submit, monkeypatch
 ):
     from grader.sandbox import session
 
     monkeypatch.setattr(session, "_threads_of", lambda reply: 0)  # the worker's count unread
-    shares = _grade_memory_hog(tmp_path)
+    shares = _grade_memory_hog(submit)
     assert sum(v < 1.0 for k, v in shares.items() if k != "a1.naive_softmax") >= 2, shares
 
 
-def test_with_no_restart_left_threads_never_turn_later_questions_into_not_run(
-    tmp_path, monkeypatch
-):
+def test_with_no_restart_left_threads_never_turn_later_questions_into_not_run(submit, monkeypatch):
     from grader.sandbox import session
 
     monkeypatch.setattr(session, "MAX_RESTARTS", 0)
@@ -591,7 +577,7 @@ def test_with_no_restart_left_threads_never_turn_later_questions_into_not_run(
         a1, questions=tuple(q for q in a1.questions if q.kind == "code")
     )
     source = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text() + MEMORY_HOG
-    report = grade_submission(submit(tmp_path, {"word_vectors.py": source}), code_only, limits=FAST)
+    report = grade_submission(submit({"word_vectors.py": source}), code_only, limits=FAST)
     assert not any("restarted too many times" in q.feedback for q in report.questions)
 
 
@@ -619,7 +605,7 @@ def test_an_output_far_larger_than_expected_is_rejected_before_anything_reads_it
     assert compare(np.zeros(5), np.zeros(5)) == []  # an output of the right size is compared
 
 
-def test_a_huge_legal_return_costs_only_its_question(tmp_path):
+def test_a_huge_legal_return_costs_only_its_question(submit):
     assignment = registry.load("a1_word_vectors")
     only = dataclasses.replace(
         assignment, questions=tuple(q for q in assignment.questions if q.id == "a1.analogy")
@@ -629,7 +615,7 @@ def test_a_huge_legal_return_costs_only_its_question(tmp_path):
         "\n\ndef analogy(*args, **kwargs):\n"
         "    import numpy\n    return numpy.zeros(10_000_000, dtype=bool)\n"
     )
-    report = grade_submission(submit(tmp_path, {assignment.code_file: source}), only)
+    report = grade_submission(submit({assignment.code_file: source}), only)
     (q,) = report.questions
     assert q.score == 0 and not report.grader_error and q.misconceptions == []
     assert "returned 10000000 values where" in q.feedback  # the visible case says so

@@ -20,34 +20,12 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import processes_with, wait_until
 
 from grader import sandbox
-from grader.course import content
 from grader.sandbox import modes, scratch, seccomp, uids
 
 REPO = Path(__file__).resolve().parents[1]
-ECHO_WORKER = textwrap.dedent("""
-    import json, os, sys
-    proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
-    proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    os.dup2(2, 1)
-    buf, ns = b"", {}
-    while True:
-        chunk = proto_in.read(1 << 16)
-        if not chunk:
-            break
-        buf += chunk
-        while b"\\n" in buf:
-            line, buf = buf.split(b"\\n", 1)
-            try:
-                ns["result"] = None
-                exec(json.loads(line)["code"], ns)
-                reply = {"ok": True, "result": repr(ns.get("result"))}
-            except BaseException as exc:
-                reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-            proto_out.write(json.dumps(reply).encode() + b"\\n")
-""")
 needs_isolation = pytest.mark.skipif(not sandbox.can_isolate(), reason="needs root and namespaces")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 # (return value, errno) of a raw system call, through ctypes: what a student can write.
@@ -65,61 +43,6 @@ NR = {
     name: numbers[0 if os.uname().machine == "x86_64" else 1]
     for name, numbers in seccomp.DENIED.items()
 }
-
-
-@pytest.fixture
-def worker_program(tmp_path: Path) -> Path:
-    path = tmp_path / "echo_worker.py"
-    path.write_text(ECHO_WORKER)
-    return path
-
-
-class Worker:
-    def __init__(self, program: Path, **kw) -> None:
-        hide = [*content.grader_trees(), *kw.pop("hide", [])]
-        self.proc = sandbox.spawn(program, {"student.py": b"x = 1\n"}, hide=hide, **kw)
-
-    def ask(self, code: str, timeout: float = 20.0) -> dict:
-        self.proc.stdin.write(json.dumps({"code": textwrap.dedent(code)}).encode() + b"\n")
-        self.proc.stdin.flush()
-        return json.loads(self.proc.readline(timeout))
-
-    def value(self, code: str, timeout: float = 20.0):
-        reply = self.ask(code, timeout)
-        assert reply["ok"], reply
-        return eval(reply["result"])  # our own worker's repr of plain data
-
-
-@pytest.fixture
-def spawn(worker_program):
-    started: list[Worker] = []
-
-    def start(**kw) -> Worker:
-        started.append(Worker(worker_program, **kw))
-        return started[-1]
-
-    yield start
-    for w in started:
-        w.proc.kill()
-
-
-def processes_with(token: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError):
-                if token.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
-                    found.append(int(entry))
-    return found
-
-
-def wait_until(predicate, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 # --------------------------------------------------------------------------- item 4: keyring, vsock

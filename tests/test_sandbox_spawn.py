@@ -25,106 +25,15 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import processes_with, wait_until
 
 from grader import sandbox
 from grader.course import content
 from grader.sandbox import modes, uids
 from grader.sandbox import runtime as sandbox_runtime
 
-ECHO_WORKER = textwrap.dedent("""
-    import json, os, sys
-    proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
-    proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.dup2(2, 1)
-    sys.stdin = open(os.devnull)
-    sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
-    sys.path.insert(0, os.getcwd())  # -I leaves the script's folder out; the submission lives here
-    buf, ns = b"", {}
-    while True:
-        chunk = proto_in.read(1 << 16)
-        if not chunk:
-            break
-        buf += chunk
-        while b"\\n" in buf:
-            line, buf = buf.split(b"\\n", 1)
-            try:
-                ns["result"] = None
-                exec(json.loads(line)["code"], ns)
-                reply = {"ok": True, "result": repr(ns.get("result"))}
-            except BaseException as exc:
-                reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-            proto_out.write(json.dumps(reply).encode() + b"\\n")
-""")
-
 needs_isolation = pytest.mark.skipif(not sandbox.can_isolate(), reason="needs root and namespaces")
 REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def worker_program(tmp_path: Path) -> Path:
-    path = tmp_path / "echo_worker.py"
-    path.write_text(ECHO_WORKER)
-    return path
-
-
-class Worker:
-    """A spawned echo worker with `ask(code)`; killed at the end of the test."""
-
-    def __init__(self, program: Path, **kw) -> None:
-        files = kw.pop("files", {"student.py": b"x = 1\n"})
-        hide = [*content.grader_trees(), *kw.pop("hide", [])]  # as the engine passes them
-        self.proc = sandbox.spawn(program, files, hide=hide, **kw)
-
-    def send(self, code: str) -> None:
-        self.proc.stdin.write(json.dumps({"code": textwrap.dedent(code)}).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def ask(self, code: str, timeout: float = 20.0) -> dict:
-        self.send(code)
-        return json.loads(self.proc.readline(timeout))
-
-    def value(self, code: str, timeout: float = 20.0):
-        reply = self.ask(code, timeout)
-        assert reply["ok"], reply
-        return eval(reply["result"])  # our own worker's repr of plain data
-
-
-@pytest.fixture
-def spawn(worker_program):
-    started: list[Worker] = []
-
-    def start(**kw) -> Worker:
-        w = Worker(worker_program, **kw)
-        started.append(w)
-        return w
-
-    yield start
-    for w in started:
-        w.proc.kill()
-
-
-def processes_with(token: str) -> list[int]:
-    """Host pids whose command line holds `token`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if token.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
-                    found.append(int(entry))
-            except OSError:
-                pass
-    return found
-
-
-def wait_until(predicate, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 SLEEPER = "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', '{token}'], start_new_session=True)"

@@ -8,6 +8,7 @@ test grades a sample of the held-out files both ways and wants identical results
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import signal
@@ -25,30 +26,6 @@ from grader.sandbox import runtime, uids, zygote
 
 sys.path.insert(0, str(Path(__file__).parent))
 import heldout_harness  # noqa: E402
-
-ECHO = textwrap.dedent("""
-    import json, os, sys
-    proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
-    proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    os.dup2(2, 1)
-    sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
-    ns, buf = {"warm_numpy": "numpy" in sys.modules}, b""
-    while True:
-        chunk = proto_in.read(1 << 16)
-        if not chunk:
-            break
-        buf += chunk
-        while b"\\n" in buf:
-            line, buf = buf.split(b"\\n", 1)
-            try:
-                ns["result"] = None
-                exec(json.loads(line)["code"], ns)
-                reply = {"ok": True, "result": ns.get("result")}
-            except BaseException as exc:
-                reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-            proto_out.write(json.dumps(reply, default=repr).encode() + b"\\n")
-""")
 
 PROBE = textwrap.dedent("""
     import os, signal, socket, sys
@@ -70,10 +47,9 @@ needs_isolation = pytest.mark.skipif(not sandbox.can_isolate(), reason="needs ro
 
 
 @pytest.fixture
-def program(tmp_path: Path) -> Path:
-    path = tmp_path / "echo_worker.py"
-    path.write_text(ECHO)
-    return path
+def program(worker_program: Path) -> Path:
+    """The suite's echo worker (conftest.ECHO_WORKER)."""
+    return worker_program
 
 
 @pytest.fixture
@@ -88,7 +64,10 @@ def warm() -> Iterator[None]:
 def ask(proc: sandbox.SandboxProcess, code: str, timeout: float = 30.0) -> dict:
     proc.stdin.write(json.dumps({"code": code}).encode() + b"\n")
     proc.stdin.flush()
-    return json.loads(proc.readline(timeout))
+    reply = json.loads(proc.readline(timeout))
+    if reply["ok"]:
+        reply["result"] = ast.literal_eval(reply["result"])  # the worker replies repr(result)
+    return reply
 
 
 def start(
