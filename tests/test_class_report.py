@@ -343,6 +343,7 @@ def _mistake_order(dom: str) -> list[str]:
     return re.findall(r"data-id=\"([^\"]+)\"", table)
 
 
+@pytest.mark.slow  # over 5 s on two cores: the full suite's, not the developer loop's
 def test_the_report_in_chromium_names_links_and_sorts(written_report, tmp_path):
     by_points = _chromium(
         "--dump-dom",

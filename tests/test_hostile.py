@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -21,6 +20,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import processes_with
 
 from grader import sandbox
 from grader.course import registry
@@ -117,18 +117,6 @@ def listener():
     lis.token = token
     yield lis
     lis.close()
-
-
-def processes_with(token: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if token.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
-                    found.append(int(entry))
-            except OSError:
-                pass
-    return found
 
 
 def folder_digest(folder: Path) -> str:

@@ -19,13 +19,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import processes_with
 from test_gradescope import Container
 from test_hostile import (
     EXPECTED,
     Listener,
     folder_digest,
     make_submission,
-    processes_with,
     wait_for,
 )
 

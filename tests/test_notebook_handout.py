@@ -103,6 +103,7 @@ def test_no_answers_cell_says_where_it_looked(tmp_path: Path):
 SLOW_IMPORT = "import time\n\ntime.sleep(3.5)\n"  # longer than a quarter of the import time
 
 
+@pytest.mark.slow  # over 5 s on two cores: the full suite's, not the developer loop's
 def test_an_imports_cell_slowed_past_the_cell_limit_is_not_cut_off(tmp_path: Path):
     """An imports cell that takes longer than a cell that runs code may (3.5 s > 2.5 s) runs to
     its end: the notebook gets the grade of the same code as a `.py`."""

@@ -134,6 +134,7 @@ def test_grader_files_are_invisible_and_unimportable(spawn):
         assert listing in (False, []) or set(listing) <= ways_to_runtime(path), (path, listing)
 
 
+@pytest.mark.slow  # over 5 s on two cores: the full suite's, not the developer loop's
 @needs_isolation
 def test_walking_the_file_system_finds_no_grader_file(spawn):
     """No file anywhere in the worker's view has the content of one of the grader's files."""

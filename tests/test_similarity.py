@@ -33,6 +33,7 @@ def measured():
     return cases, copies, independents, overlap
 
 
+@pytest.mark.slow  # over 5 s on two cores: the full suite's, not the developer loop's
 def test_every_disguised_copy_is_found(measured):
     _, copies, _, overlap = measured
     assert len(copies) == 115  # 28 whole solutions x 4 disguises, and 3 built from the solution
@@ -50,6 +51,7 @@ def test_every_disguised_copy_is_found(measured):
     assert lowest > THRESHOLD + 0.05  # a margin, not a knife's edge (0.79 measured)
 
 
+@pytest.mark.slow  # over 5 s on two cores: the full suite's, not the developer loop's
 def test_independent_solutions_are_not_flagged(measured):
     _, _, independents, overlap = measured
     assert len(independents) == 100
