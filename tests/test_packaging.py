@@ -8,6 +8,8 @@ import site
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -165,11 +167,46 @@ def _dry_run(
     )
 
 
+@pytest.fixture(scope="module")
+def started(request, tmp_path_factory) -> Iterator[dict]:
+    """The module's pip runs, started together: each mostly waits on the package index, so the
+    four dry runs and the two setup.sh installs (one per target) overlap instead of running in
+    turn. A test waits for its own run (`started[kind, version].result()`); only the runs of the
+    tests selected are started."""
+    from grader.app.bundles import TORCH_PIN
+
+    wanted = {item.originalname for item in request.session.items if item.module is request.module}
+
+    tmp = tmp_path_factory.mktemp("pip")
+    requirements = _bundle_requirements(tmp)
+    with ThreadPoolExecutor(max_workers=3 * len(TARGETS)) as pool:
+        runs: dict = {("requirements", None): requirements}
+        for version in TARGETS:
+            if "test_bundle_requirements_resolve_on_the_target_python" in wanted:
+                runs["resolve", version] = pool.submit(
+                    _dry_run, tmp / f"resolve{version}", version, _for_python(requirements, version)
+                )
+            if "test_the_pinned_torch_exists_for_the_target_python" in wanted:
+                # the plain index: setup.sh's fallback
+                runs["torch", version] = pool.submit(
+                    _dry_run, tmp / f"torch{version}", version, [TORCH_PIN], "--no-deps"
+                )
+            python = _pyenv_python(version)
+            wants_setup = (
+                "test_a_numpy_bundle_installs_and_grades_under_the_target_python" in wanted
+            )
+            if python is not None and wants_setup:
+                runs["setup", version] = pool.submit(
+                    _setup_bundle, tmp / f"autograder{version}", python
+                )
+        yield runs
+
+
 @pytest.mark.parametrize("version", TARGETS)
-def test_bundle_requirements_resolve_on_the_target_python(tmp_path, version):
-    requirements = _for_python(_bundle_requirements(tmp_path), version)
+def test_bundle_requirements_resolve_on_the_target_python(started, version):
+    requirements = _for_python(started["requirements", None], version)
     assert any(r.startswith("tomli") for r in requirements) == (version < "3.11")
-    out = _dry_run(tmp_path, version, requirements)
+    out = started["resolve", version].result()
     if out.returncode != 0 and any(s in out.stdout + out.stderr for s in UNREACHABLE):
         pytest.skip(f"the package index is unreachable: {out.stderr.strip().splitlines()[-1]}")
     assert out.returncode == 0, out.stdout[-1500:] + out.stderr[-1500:]
@@ -179,12 +216,8 @@ def test_bundle_requirements_resolve_on_the_target_python(tmp_path, version):
 
 
 @pytest.mark.parametrize("version", TARGETS)
-def test_the_pinned_torch_exists_for_the_target_python(tmp_path, version):
-    from grader.app.bundles import TORCH_PIN
-
-    out = _dry_run(
-        tmp_path, version, [TORCH_PIN], "--no-deps"
-    )  # the plain index: setup.sh's fallback
+def test_the_pinned_torch_exists_for_the_target_python(started, version):
+    out = started["torch", version].result()
     if out.returncode != 0 and any(s in out.stdout + out.stderr for s in UNREACHABLE):
         pytest.skip("the package index is unreachable")
     assert out.returncode == 0 and "Would install torch-" in out.stdout, out.stderr[-1500:]
@@ -196,18 +229,18 @@ def _pyenv_python(version: str) -> Path | None:
     return found[-1] if found else None
 
 
-@pytest.mark.parametrize("version", TARGETS)
-def test_a_numpy_bundle_installs_and_grades_under_the_target_python(tmp_path, version):
-    """setup.sh with pyenv's interpreter (no torch: the grader never imports it), then run_autograder."""
-    python = _pyenv_python(version)
-    if python is None:
-        pytest.skip(f"no Python {version} under pyenv on this machine")
-    aid, key = "a2_rnn_bptt", "ada@example.edu"
-    from grader.app.bundles import build_autograder
-    from grader.course.content import solution_dir
+AID, KEY = "a2_rnn_bptt", "ada@example.edu"
 
-    root = tmp_path / "autograder"
-    with zipfile.ZipFile(build_autograder(aid, tmp_path / "bundle.zip")) as zf:
+
+def _setup_bundle(
+    root: Path, python: Path
+) -> tuple[Path, dict[str, str], subprocess.CompletedProcess]:
+    """a2's bundle unpacked into a fake /autograder at `root`, its setup.sh run with `python`
+    (no torch: the grader never imports it)."""
+    from grader.app.bundles import build_autograder
+
+    root.mkdir(parents=True)
+    with zipfile.ZipFile(build_autograder(AID, root.parent / f"{root.name}.zip")) as zf:
         zf.extractall(root / "source")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     env.update(SEQGRADE_GRADESCOPE_ROOT=str(root), PYTHON=str(python), SEQGRADE_SKIP_TORCH="1")
@@ -218,6 +251,18 @@ def test_a_numpy_bundle_installs_and_grades_under_the_target_python(tmp_path, ve
         text=True,
         timeout=1200,
     )
+    return root, env, setup
+
+
+@pytest.mark.parametrize("version", TARGETS)
+def test_a_numpy_bundle_installs_and_grades_under_the_target_python(started, version):
+    """setup.sh with pyenv's interpreter (no torch: the grader never imports it), then run_autograder."""
+    if ("setup", version) not in started:
+        pytest.skip(f"no Python {version} under pyenv on this machine")
+    aid, key = AID, KEY
+    from grader.course.content import solution_dir
+
+    root, env, setup = started["setup", version].result()
     if setup.returncode != 0 and any(s in setup.stdout + setup.stderr for s in UNREACHABLE):
         pytest.skip("the package index is unreachable")
     assert setup.returncode == 0, setup.stdout[-1500:] + setup.stderr[-1500:]
