@@ -1,7 +1,7 @@
 """Issue 15 items 4, 6 and 13 at the spawn level: each attack contained, and its control.
 
-Each test plays the attack from inside a tiny echo worker of our own and asserts the sandbox
-holds; where it makes sense, the same attack with SEQGRADE_SANDBOX=off (no sandbox: limits
+Each test plays the attack from inside the suite's echo worker (conftest.ECHO_WORKER) and
+asserts the sandbox holds; where it makes sense, the same attack with SEQGRADE_SANDBOX=off (no sandbox: limits
 and a process group only) shows the breach is real on this machine.
 """
 

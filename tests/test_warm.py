@@ -1,8 +1,8 @@
 """Warm templates (issue 22 item 1): a fork of a template that imported numpy/torch once is
 isolated exactly as a fresh launcher's worker, and nothing of one submission reaches the next.
 
-The spawn-level tests use a tiny echo worker of their own (no grading engine); each runs the
-same probe warm and cold and compares, so the cold path is the authority. The engine-level
+The spawn-level tests use the suite's echo worker (conftest.ECHO_WORKER, no grading engine);
+each runs the same probe warm and cold and compares, so the cold path is the authority. The engine-level
 test grades a sample of the held-out files both ways and wants identical results.
 """
 
