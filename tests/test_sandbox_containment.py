@@ -1,8 +1,8 @@
 """Issue 15 items 4, 6 and 13 at the spawn level: each attack contained, and its control.
 
 Each test plays the attack from inside the suite's echo worker (conftest.ECHO_WORKER) and
-asserts the sandbox holds; where it makes sense, the same attack with SEQGRADE_SANDBOX=off (no sandbox: limits
-and a process group only) shows the breach is real on this machine.
+asserts the sandbox holds; where it makes sense, the same attack with SEQGRADE_SANDBOX=off (no
+sandbox: limits and a process group only) shows the breach is real on this machine.
 """
 
 from __future__ import annotations
