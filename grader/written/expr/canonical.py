@@ -7,7 +7,19 @@ import math
 from fractions import Fraction
 
 from grader.written.expr.limits import MAX_FOLD_BITS, check_limits
-from grader.written.expr.nodes import spine
+from grader.written.expr.nodes import (
+    PRODUCTS,
+    SUMS,
+    BinOp,
+    Call,
+    Const,
+    Neg,
+    Node,
+    Op,
+    Pow,
+    Sym,
+    spine,
+)  # fmt: skip
 
 # A sum is {monomial: coefficient}; a monomial is a sorted tuple of (factor, exponent),
 # a factor is (rank, text): rank 0 for symbols and constants, 1 for calls, 2 for powers
@@ -17,7 +29,7 @@ _Mono = tuple[tuple[_Factor, int], ...]
 _Poly = dict[_Mono, Fraction]
 
 
-def canonical(tree: tuple) -> str:
+def canonical(tree: Node) -> str:
     """A normalised text of a checked tree, for grouping equal answers in class statistics.
 
     Sums and products are flattened and sorted, numbers combined, like terms and equal
@@ -31,55 +43,59 @@ class _Canon:
     def __init__(self, exact: dict[int, Fraction]):
         self.exact = exact
 
-    def poly(self, node: tuple) -> _Poly:
+    def poly(self, node: Node) -> _Poly:
         value = self.exact.get(id(node))
         if value is not None:
             return {(): value} if value else {}
-        kind = node[0]
-        if kind in ("sym", "const"):
-            return {(((0, node[1]), 1),): Fraction(1)}
-        if kind == "neg":
-            return {m: -c for m, c in self.poly(node[1]).items()}
-        if kind in ("+", "-"):
-            first, rest = spine(node, ("+", "-"))
-            total = dict(self.poly(first))
-            for op, part in rest:
-                for m, c in self.poly(part).items():
-                    total[m] = total.get(m, Fraction(0)) + (c if op == "+" else -c)
-            return {m: c for m, c in total.items() if c}
-        if kind in ("*", "imul", "/"):
-            first, rest = spine(node, ("*", "imul", "/"))
-            coef, factors = Fraction(1), {}
-            for op, part in [("*", first), *rest]:
-                sign = -1 if op == "/" else 1
-                p = self.poly(part)
-                if len(p) == 1:
-                    ((mono, c),) = p.items()
-                    if sign < 0:
-                        coef /= c
-                    else:
-                        coef *= c
-                    for f, e in mono:
-                        factors[f] = factors.get(f, 0) + sign * e
-                elif not p and sign > 0:
-                    coef = Fraction(0)
-                else:
-                    f = (3, f"({_print_poly(p)})")
-                    factors[f] = factors.get(f, 0) + sign
-            return _term(coef, factors)
-        if kind == "^":
-            return self.power(node)
-        # a call
-        name = {"ln": "log"}.get(node[1], node[1])
-        args = [_print_poly(self.poly(a)) for a in node[2]]
-        if name in ("max", "min"):
-            args.sort()
-        return {(((1, f"{name}(" + ", ".join(args) + ")"), 1),): Fraction(1)}
+        match node:
+            case Sym(name) | Const(name):
+                return {(((0, name), 1),): Fraction(1)}
+            case Neg(operand):
+                return {m: -c for m, c in self.poly(operand).items()}
+            case BinOp(op) if op in SUMS:
+                first, rest = spine(node, SUMS)
+                total = dict(self.poly(first))
+                for op, part in rest:
+                    for m, c in self.poly(part).items():
+                        total[m] = total.get(m, Fraction(0)) + (c if op is Op.ADD else -c)
+                return {m: c for m, c in total.items() if c}
+            case BinOp():
+                return self.product(node)
+            case Pow():
+                return self.power(node)
+            case Call(name, args):
+                name = {"ln": "log"}.get(name, name)
+                texts = [_print_poly(self.poly(a)) for a in args]
+                if name in ("max", "min"):
+                    texts.sort()
+                return {(((1, f"{name}(" + ", ".join(texts) + ")"), 1),): Fraction(1)}
+        raise AssertionError(f"unknown node {node!r}")  # a Num is always folded
 
-    def power(self, node: tuple) -> _Poly:
-        base, exponent = node[1], node[2]
+    def product(self, node: BinOp) -> _Poly:
+        first, rest = spine(node, PRODUCTS)
+        coef, factors = Fraction(1), {}
+        for op, part in [(Op.MUL, first), *rest]:
+            sign = -1 if op is Op.DIV else 1
+            p = self.poly(part)
+            if len(p) == 1:
+                ((mono, c),) = p.items()
+                if sign < 0:
+                    coef /= c
+                else:
+                    coef *= c
+                for f, e in mono:
+                    factors[f] = factors.get(f, 0) + sign * e
+            elif not p and sign > 0:
+                coef = Fraction(0)
+            else:
+                f = (3, f"({_print_poly(p)})")
+                factors[f] = factors.get(f, 0) + sign
+        return _term(coef, factors)
+
+    def power(self, node: Pow) -> _Poly:
+        base, exponent = node.base, node.exponent
         n = self.exact.get(id(exponent))
-        if base[0] == "const" and base[1] == "e":
+        if isinstance(base, Const) and base.name == "e":
             return {(((1, f"exp({_print_poly(self.poly(exponent))})"), 1),): Fraction(1)}
         p = self.poly(base)
         if n is not None and n.denominator == 1:

@@ -28,7 +28,7 @@ from typing import Any
 
 from grader.written.expr.canonical import canonical
 from grader.written.expr.errors import ExprError
-from grader.written.expr.nodes import postorder
+from grader.written.expr.nodes import Sym, postorder
 from grader.written.expr.numeric import compile_tree, numbers_close
 from grader.written.expr.numeric import numerically_equal as numerically_equal_trees
 from grader.written.expr.parser import Parsed, read
@@ -100,7 +100,7 @@ def fast_equivalent(
 
 def _names_in(*parsed: Parsed) -> set[str]:
     """The symbols the trees use (the declared but unused ones draw no sample values)."""
-    return {n[1] for p in parsed for n in postorder(p.tree) if n[0] == "sym"}
+    return {n.name for p in parsed for n in postorder(p.tree) if isinstance(n, Sym)}
 
 
 def equivalent(

@@ -7,7 +7,7 @@ import math
 from fractions import Fraction
 
 from grader.written.expr.errors import UNDEFINED, ExprError
-from grader.written.expr.nodes import postorder
+from grader.written.expr.nodes import BinOp, Neg, Node, Num, Op, Pow, postorder
 
 MAX_LENGTH = 2000  # characters in one answer
 MAX_DEPTH = 60  # nested brackets / calls / unary signs
@@ -36,19 +36,18 @@ def _guard_power_values(base: Fraction | None, exponent: Fraction | None) -> Non
         raise ExprError("a power in the answer is too large to compute")
 
 
-def check_limits(tree: tuple) -> dict[int, Fraction]:
+def check_limits(tree: Node) -> dict[int, Fraction]:
     """The guards that must hold before anything is evaluated, on the tree itself.
 
     Rational constant subtrees are folded exactly (Fractions) to find exponents and
     divisors: `x^(10^12)` and `9^9^9` are refused (the exponent is too large), `10^20000`
     too (too many digits), `1/0` and `0^-1` are undefined. Returns the folded values by
-    node id (the tuples stay alive in `tree`).
+    node id (the nodes stay alive in `tree`).
     """
     values: dict[int, Fraction] = {}
     for node in postorder(tree):
-        kind = node[0]
-        if kind == "num":
-            values[id(node)] = node[1]
+        if isinstance(node, Num):
+            values[id(node)] = node.value
             continue
         _fold(node, values)
         folded = values.get(id(node))
@@ -60,36 +59,34 @@ def check_limits(tree: tuple) -> dict[int, Fraction]:
     return values
 
 
-def _fold(node: tuple, values: dict[int, Fraction]) -> None:
+def _fold(node: Node, values: dict[int, Fraction]) -> None:
     """Guard one node and fold it when its operands are exact rational constants."""
-    kind = node[0]
-    if kind in ("sym", "const", "call"):
-        return
-    if kind == "neg":
-        v = values.get(id(node[1]))
-        if v is not None:
-            values[id(node)] = -v
-        return
-    a, b = values.get(id(node[1])), values.get(id(node[2]))
-    if kind == "^":
-        _guard_power_values(a, b)
-        if a is not None and b is not None:
-            if a == 0 and b < 0:
+    match node:
+        case Neg(operand):
+            v = values.get(id(operand))
+            if v is not None:
+                values[id(node)] = -v
+        case Pow(base, exponent):
+            a, b = values.get(id(base)), values.get(id(exponent))
+            _guard_power_values(a, b)
+            if a is not None and b is not None:
+                if a == 0 and b < 0:
+                    raise ExprError(UNDEFINED)
+                if b.denominator == 1:
+                    values[id(node)] = a ** int(b)
+                elif a in (0, 1):
+                    values[id(node)] = a
+        case BinOp(op, left, right):
+            a, b = values.get(id(left)), values.get(id(right))
+            if op is Op.DIV and b == 0:
                 raise ExprError(UNDEFINED)
-            if b.denominator == 1:
-                values[id(node)] = a ** int(b)
-            elif a in (0, 1):
-                values[id(node)] = a
-        return
-    if kind == "/" and b == 0:
-        raise ExprError(UNDEFINED)
-    if a is None or b is None:
-        return
-    if kind == "+":
-        values[id(node)] = a + b
-    elif kind == "-":
-        values[id(node)] = a - b
-    elif kind in ("*", "imul"):
-        values[id(node)] = a * b
-    else:
-        values[id(node)] = a / b
+            if a is None or b is None:
+                return
+            if op is Op.ADD:
+                values[id(node)] = a + b
+            elif op is Op.SUB:
+                values[id(node)] = a - b
+            elif op is Op.DIV:
+                values[id(node)] = a / b
+            else:  # MUL, IMUL
+                values[id(node)] = a * b

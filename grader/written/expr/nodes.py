@@ -1,44 +1,117 @@
-"""The parsed expression tree: its node kinds and the walks over it that every reader shares."""
+"""The parsed expression tree: its node types (frozen dataclasses) and the walks over it that
+every reader shares."""
 
 from __future__ import annotations
 
-# Tree nodes are tuples: ("num", Fraction, text), ("sym", name), ("const", name),
-# ("+"|"-"|"*"|"/"|"^", left, right), ("neg", operand), ("call", fname, (args...)),
-# and ("imul", left, right) for a product written without `*`.
+import enum
+from dataclasses import dataclass
+from fractions import Fraction
 
 
-def _children(tree: tuple) -> tuple[tuple, ...]:
-    kind = tree[0]
-    if kind in ("num", "sym", "const"):
-        return ()
-    if kind == "call":
-        return tuple(tree[2])
-    if kind == "neg":
-        return (tree[1],)
-    return (tree[1], tree[2])
+class Op(enum.Enum):
+    """A binary operator other than a power; IMUL is a product written without `*` (`2d`)."""
+
+    ADD = "+"
+    SUB = "-"
+    MUL = "*"
+    DIV = "/"
+    IMUL = "imul"
 
 
-def postorder(tree: tuple) -> list[tuple]:
+@dataclass(frozen=True, slots=True)
+class Num:
+    """A number literal: its exact value and the text it was written as (`0.5`)."""
+
+    value: Fraction
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Sym:
+    """A declared symbol (or, in the trusted mode, any name)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    """A named constant: `e` or `pi`."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Neg:
+    """A unary minus."""
+
+    operand: Node
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp:
+    """`left op right` for a sum, difference, product or quotient."""
+
+    op: Op
+    left: Node
+    right: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Pow:
+    """`base ^ exponent`."""
+
+    base: Node
+    exponent: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A whitelisted function applied to its arguments: `exp(x)`, `max(a, b)`."""
+
+    name: str
+    args: tuple[Node, ...]
+
+
+Node = Num | Sym | Const | Neg | BinOp | Pow | Call
+
+SUMS = frozenset((Op.ADD, Op.SUB))
+PRODUCTS = frozenset((Op.MUL, Op.IMUL, Op.DIV))
+
+
+def children(node: Node) -> tuple[Node, ...]:
+    """A node's operands, left to right."""
+    if isinstance(node, BinOp):
+        return (node.left, node.right)
+    if isinstance(node, Pow):
+        return (node.base, node.exponent)
+    if isinstance(node, Neg):
+        return (node.operand,)
+    if isinstance(node, Call):
+        return node.args
+    return ()
+
+
+def postorder(tree: Node) -> list[Node]:
     """Every node once, children before parents, without recursion (long sums are deep)."""
-    out: list[tuple] = []
-    stack: list[tuple[tuple, bool]] = [(tree, False)]
+    out: list[Node] = []
+    stack: list[tuple[Node, bool]] = [(tree, False)]
     while stack:
         node, expanded = stack.pop()
         if expanded:
             out.append(node)
             continue
         stack.append((node, True))
-        for child in reversed(_children(node)):
+        for child in reversed(children(node)):
             stack.append((child, False))
     return out
 
 
-def spine(tree: tuple, family: tuple[str, ...]) -> tuple[tuple, list[tuple[str, tuple]]]:
+def spine(tree: Node, family: frozenset[Op]) -> tuple[Node, list[tuple[Op, Node]]]:
     """A left-nested chain a op b op c ... as (a, [(op, b), (op, c), ...]), without recursion."""
-    rest: list[tuple[str, tuple]] = []
+    rest: list[tuple[Op, Node]] = []
     node = tree
-    while node[0] in family:
-        rest.append((node[0], node[2]))
-        node = node[1]
+    while isinstance(node, BinOp) and node.op in family:
+        rest.append((node.op, node.right))
+        node = node.left
     rest.reverse()
     return node, rest

@@ -31,7 +31,7 @@ from mpmath import mpc, mpf
 
 from grader.written.expr.errors import UNDEFINED, ExprError
 from grader.written.expr.limits import check_limits
-from grader.written.expr.nodes import postorder
+from grader.written.expr.nodes import BinOp, Call, Const, Neg, Node, Pow, Sym, postorder
 
 N_POINTS = 24  # valid sample points wanted
 N_POSITIVE = 16  # of which all symbols in [0.5, 2]
@@ -253,7 +253,7 @@ def _apply(op: str, arg: Any, args: list[Any]) -> Number:
     return bounded(value)
 
 
-def compile_tree(tree: tuple, names: Sequence[str]) -> Program:
+def compile_tree(tree: Node, names: Sequence[str]) -> Program:
     """A stack program for `tree`, with symbols numbered as in `names`.
 
     Constant subtrees are evaluated now; one that is undefined raises ExprError (like
@@ -265,32 +265,38 @@ def compile_tree(tree: tuple, names: Sequence[str]) -> Program:
     done: dict[int, tuple[str, Any]] = {}
     with mpmath.workdps(DIGITS):
         for node in postorder(tree):
-            kind = node[0]
             key = id(node)
             if key in exact:
                 done[key] = ("val", _constant(bounded, exact[key]))
                 continue
-            if kind == "sym":
-                done[key] = ("code", [("sym", index[node[1]])])
-                continue
-            if kind == "const":
-                done[key] = ("val", +mpmath.e if node[1] == "e" else +mpmath.pi)
-                continue
-            if kind == "call":
-                children = list(node[2])
-                op, arg = "call", (node[1], len(children))
-            elif kind == "neg":
-                children = [node[1]]
-                op, arg = "neg", None
-            elif kind == "^" and node[1][0] == "const" and node[1][1] == "e":
-                children = [node[2]]
-                op, arg = "call", ("exp", 1)  # e^x is exp(x), as sympy reads it
-            elif kind == "^" and id(node[2]) in exact and exact[id(node[2])].denominator == 1:
-                children = [node[1]]
-                op, arg = "powi", int(exact[id(node[2])])
-            else:
-                children = [node[1], node[2]]
-                op, arg = kind, None
+            children: list[Node]
+            match node:
+                case Sym(name):
+                    done[key] = ("code", [("sym", index[name])])
+                    continue
+                case Const(name):
+                    done[key] = ("val", +mpmath.e if name == "e" else +mpmath.pi)
+                    continue
+                case Call(name, args):
+                    children = list(args)
+                    op, arg = "call", (name, len(children))
+                case Neg(operand):
+                    children = [operand]
+                    op, arg = "neg", None
+                case Pow(Const("e"), exponent):
+                    children = [exponent]
+                    op, arg = "call", ("exp", 1)  # e^x is exp(x), as sympy reads it
+                case Pow(base, exponent) if (
+                    id(exponent) in exact and exact[id(exponent)].denominator == 1
+                ):
+                    children = [base]
+                    op, arg = "powi", int(exact[id(exponent)])
+                case Pow(base, exponent):
+                    children = [base, exponent]
+                    op, arg = "^", None
+                case BinOp(binary, left, right):
+                    children = [left, right]
+                    op, arg = binary.value, None
             parts = [done.pop(id(c)) for c in children]
             if all(p[0] == "val" for p in parts):
                 values = [p[1] for p in parts]
@@ -400,7 +406,7 @@ def numerically_equal(answer: Program, expected: Program, n_symbols: int) -> boo
         )
 
 
-def evaluate(tree: tuple, values: dict[str, float]) -> Number:
+def evaluate(tree: Node, values: dict[str, float]) -> Number:
     """The value of a parsed tree with the given symbol values (for tests and debugging)."""
     names = sorted(values)
     program = compile_tree(tree, names)

@@ -1,7 +1,8 @@
 """A safe parser for students' written expressions: text in, a checked tree out (`read`).
 
 Nothing here calls `eval`, `sympify` or `parse_expr`. The text is normalised, split into
-tokens by hand, read by a small recursive-descent parser into a tree of tuples, and checked
+tokens by hand, read by a small recursive-descent parser into a tree of frozen dataclass nodes
+(grader.written.expr.nodes), and checked
 against size limits (`check_limits`: power towers, giant exponents and constant powers,
 division by a constant 0) before anything is evaluated. `read` stops there and never
 imports sympy: the numeric check (grader.written.expr.numeric) works on the tree. `interpret` and
@@ -37,7 +38,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from grader.written.expr.errors import ExprError
 from grader.written.expr.latex import latex_to_plain, restore_toml_escapes, unwrap_latex
@@ -50,7 +52,7 @@ from grader.written.expr.limits import (
     MAX_POWER_NESTING,
     check_limits,
 )
-from grader.written.expr.nodes import postorder
+from grader.written.expr.nodes import BinOp, Call, Const, Neg, Node, Num, Op, Pow, Sym, postorder
 from grader.written.expr.printing import show
 from grader.written.expr.sympy_tree import build_sympy
 from grader.written.expr.text import GREEK_SHORT, canonical_symbol, check_raw, normalize
@@ -65,6 +67,7 @@ FUNCTIONS = (
 CONSTANTS = ("e", "pi")
 
 
+@lru_cache(maxsize=256)
 def greek_aliases(symbols: frozenset[str]) -> dict[str, str]:
     """Full Greek names that stand for a declared short name: {"epsilon": "eps", "epsilon_1": "eps_1"}."""
     aliases = {}
@@ -95,11 +98,11 @@ class _Parser:
         j = self.k + offset
         return self.toks[j] if j < len(self.toks) else None
 
-    def node(self, *parts: Any) -> tuple:
+    def node(self, node: Node) -> Node:
         self.nodes += 1
         if self.nodes > MAX_NODES:
             raise ExprError("the answer is too long or too complex to check")
-        return tuple(parts)
+        return node
 
     def enter(self) -> None:
         self.depth += 1
@@ -114,7 +117,7 @@ class _Parser:
         self.k += 1
 
     # grammar
-    def parse(self) -> tuple:
+    def parse(self) -> Node:
         if not self.toks:
             raise ExprError("the answer is empty")
         tree = self.sum()
@@ -129,17 +132,17 @@ class _Parser:
             raise ExprError(f"unexpected {t[1]!r} at position {t[2] + 1}")
         return tree
 
-    def sum(self) -> tuple:
+    def sum(self) -> Node:
         left = self.term()
         while (t := self.peek()) is not None and t[1] in "+-" and t[0] == "op":
             self.k += 1
-            left = self.node(t[1], left, self.term())
+            left = self.node(BinOp(_BINARY[t[1]], left, self.term()))
         return left
 
     def starts_factor(self, t: tuple[str, str, int] | None) -> bool:
         return t is not None and (t[0] in ("number", "name") or t[1] == "(")
 
-    def term(self) -> tuple:
+    def term(self) -> Node:
         left = self.unary()
         while True:
             t = self.peek()
@@ -151,23 +154,23 @@ class _Parser:
                         "a product after '/' is read left to right: a/2b means (a/2)*b; "
                         "write a/(2b) to divide by 2b"
                     )
-                left = self.node(t[1], left, right)
+                left = self.node(BinOp(_BINARY[t[1]], left, right))
             elif self.starts_factor(t):
-                left = self.node("imul", left, self.power())
+                left = self.node(BinOp(Op.IMUL, left, self.power()))
             else:
                 return left
 
-    def unary(self) -> tuple:
+    def unary(self) -> Node:
         t = self.peek()
         if t is not None and t[0] == "op" and t[1] in "+-":
             self.k += 1
             self.enter()
             operand = self.unary()
             self.depth -= 1
-            return operand if t[1] == "+" else self.node("neg", operand)
+            return operand if t[1] == "+" else self.node(Neg(operand))
         return self.power()
 
-    def power(self) -> tuple:
+    def power(self) -> Node:
         base = self.primary()
         t = self.peek()
         if t is not None and t[0] == "pow":
@@ -181,10 +184,10 @@ class _Parser:
             exponent = self.unary()  # right-associative, and 2^-1 is allowed
             self.depth -= 1
             self.pow_nesting -= 1
-            return self.node("^", base, exponent)
+            return self.node(Pow(base, exponent))
         return base
 
-    def primary(self) -> tuple:
+    def primary(self) -> Node:
         t = self.peek()
         if t is None:
             raise ExprError(
@@ -193,7 +196,7 @@ class _Parser:
         kind, tok, pos = t
         if kind == "number":
             self.k += 1
-            return self.node("num", _number(tok), tok)
+            return self.node(Num(_number(tok), tok))
         if kind == "name":
             self.k += 1
             return self.name(tok, pos)
@@ -211,35 +214,35 @@ class _Parser:
             raise ExprError(f"'{tok}' at position {pos + 1} has nothing to raise to a power")
         raise ExprError(f"unexpected {tok!r} at position {pos + 1}")
 
-    def name(self, word: str, pos: int) -> tuple:
+    def name(self, word: str, pos: int) -> Node:
         nxt = self.peek()
         call_next = nxt is not None and nxt[1] == "("
         word = self.aliases.get(word, word)
         if word in self.symbols:
-            return self.node("sym", word)
+            return self.node(Sym(word))
         fname = _function_name(word, self.symbols)
         if fname is not None:
             return self.call(fname, word, pos)
         if word in CONSTANTS:
-            return self.node("const", word)
+            return self.node(Const(word))
         if self.open_names:
-            return self.node("sym", word)
+            return self.node(Sym(word))
         if len(word) > MAX_NAME:
             raise ExprError(f"the name at position {pos + 1} is too long ({len(word)} letters)")
         pieces = _segment(word, self.symbols, call_next)
         if pieces is None:
             raise ExprError(_unknown_name(word, self.symbols))
-        tree: tuple | None = None
+        tree: Node | None = None
         for piece in pieces:
             if piece in self.symbols:
-                part = self.node("sym", piece)
+                part = self.node(Sym(piece))
             else:
                 part = self.call(_function_name(piece, self.symbols) or piece, piece, pos)
-            tree = part if tree is None else self.node("imul", tree, part)
+            tree = part if tree is None else self.node(BinOp(Op.IMUL, tree, part))
         assert tree is not None
         return tree
 
-    def call(self, fname: str, word: str, pos: int) -> tuple:
+    def call(self, fname: str, word: str, pos: int) -> Node:
         t = self.peek()
         if t is not None and t[0] == "pow":
             return self.function_power(fname, word, pos)
@@ -256,7 +259,7 @@ class _Parser:
                     f"{word} without brackets applies to the next factor only: write {word}(…) to be sure"
                 )
             self.depth -= 1
-            return self.node("call", fname, (arg,))
+            return self.node(Call(fname, (arg,)))
         self.k += 1
         args = [self.sum()]
         while (t2 := self.peek()) is not None and t2[1] == ",":
@@ -273,35 +276,36 @@ class _Parser:
             raise ExprError(
                 f"{word}(…) takes {want} argument{'s' if hi != 1 else ''}, got {len(args)}"
             )
-        return self.node("call", fname, tuple(args))
+        return self.node(Call(fname, tuple(args)))
 
-    def function_power(self, fname: str, word: str, pos: int) -> tuple:
+    def function_power(self, fname: str, word: str, pos: int) -> Node:
         """`tanh^2(z)`, `tanh^2 z`, `\\sin^2(x)`: the standard power of a function's value,
         (tanh(z))^2; the exponent must be a positive whole number (`tanh^{-1}` is the inverse
         function in that notation, which the answers do not use)."""
         self.k += 1  # the ^
         t = self.peek()
-        exponent: tuple | None = None
+        exponent: Num | None = None
         if t is not None and t[0] == "number":
             self.k += 1
-            exponent = self.node("num", _number(t[1]), t[1])
+            exponent = self.node(Num(_number(t[1]), t[1]))
         elif t is not None and t[1] == "(":
             # `^(2)`, which is how LaTeX's `^2` and `^{2}` arrive here
             close = self.peek(2)
             inner = self.peek(1)
             if inner is not None and inner[0] == "number" and close is not None and close[1] == ")":
                 self.k += 3
-                exponent = self.node("num", _number(inner[1]), inner[1])
-        if exponent is None or exponent[1].denominator != 1 or exponent[1] < 1:
+                exponent = self.node(Num(_number(inner[1]), inner[1]))
+        if exponent is None or exponent.value.denominator != 1 or exponent.value < 1:
             raise ExprError(
                 f"{word}^… at position {pos + 1}: a power written on the function name must be a "
                 f"positive whole number, as in {word}^2(z) = ({word}(z))^2; "
                 f"otherwise write ({word}(…))^(…)"
             )
         value = self.call(fname, word, pos)
-        return self.node("^", value, exponent)
+        return self.node(Pow(value, exponent))
 
 
+_BINARY = {"+": Op.ADD, "-": Op.SUB, "*": Op.MUL, "/": Op.DIV}
 _ARITY = {f: (1, 1) for f in FUNCTIONS}
 _ARITY.update({"max": (2, 20), "min": (2, 20), "log": (1, 2)})
 
@@ -374,7 +378,7 @@ class Parsed:
 
     __slots__ = ("tree", "shown", "notes", "symbols", "_expr")
 
-    def __init__(self, tree: tuple, shown: str, notes: list[str], symbols: frozenset[str]):
+    def __init__(self, tree: Node, shown: str, notes: list[str], symbols: frozenset[str]):
         self.tree = tree
         self.shown = shown  # the reading, with every product and bracket explicit
         self.notes = notes  # warnings about ambiguous writing ("1/2d")
@@ -420,5 +424,5 @@ def parse(text: str, symbols: Sequence[str]) -> sympy.Expr:
     return interpret(text, symbols).expr
 
 
-def _tree_names(tree: tuple) -> set[str]:
-    return {node[1] for node in postorder(tree) if node[0] == "sym"}
+def _tree_names(tree: Node) -> set[str]:
+    return {node.name for node in postorder(tree) if isinstance(node, Sym)}

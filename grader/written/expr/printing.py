@@ -5,34 +5,48 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from grader.written.expr.nodes import spine
+from grader.written.expr.nodes import (
+    PRODUCTS,
+    SUMS,
+    BinOp,
+    Call,
+    Const,
+    Neg,
+    Node,
+    Num,
+    Op,
+    Pow,
+    Sym,
+    spine,
+)  # fmt: skip
 
 if TYPE_CHECKING:
     import sympy
 
-_PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "imul": 2, "neg": 3, "^": 4}
-_OPS = {"+": " + ", "-": " - ", "*": "*", "/": "/", "imul": "*"}
+_PREC = {Op.ADD: 1, Op.SUB: 1, Op.MUL: 2, Op.DIV: 2, Op.IMUL: 2}
+_OPS = {Op.ADD: " + ", Op.SUB: " - ", Op.MUL: "*", Op.DIV: "/", Op.IMUL: "*"}
 
 
-def show(tree: tuple) -> str:
+def show(tree: Node) -> str:
     """The tree as text with `*` for every product and `^` for powers: "d*(12*d + 13)"."""
-    kind = tree[0]
-    if kind == "num":
-        return tree[2]
-    if kind in ("sym", "const"):
-        return tree[1]
-    if kind == "call":
-        return f"{tree[1]}(" + ", ".join(show(a) for a in tree[2]) + ")"
-    if kind == "neg":
-        inner = show(tree[1])
-        return f"-({inner})" if _prec(tree[1]) <= 3 else f"-{inner}"
-    if kind == "^":
-        left, right = show(tree[1]), show(tree[2])
-        left = f"({left})" if _prec(tree[1]) <= 4 else left
-        right = f"({right})" if _prec(tree[2]) <= 4 else right
-        return f"{left}^{right}"
-    family = ("+", "-") if kind in ("+", "-") else ("*", "imul", "/")
-    p = _PREC[kind]
+    match tree:
+        case Num(_, text):
+            return text
+        case Sym(name) | Const(name):
+            return name
+        case Call(name, args):
+            return f"{name}(" + ", ".join(show(a) for a in args) + ")"
+        case Neg(operand):
+            inner = show(operand)
+            return f"-({inner})" if _prec(operand) <= 3 else f"-{inner}"
+        case Pow(base, exponent):
+            left, right = show(base), show(exponent)
+            left = f"({left})" if _prec(base) <= 4 else left
+            right = f"({right})" if _prec(exponent) <= 4 else right
+            return f"{left}^{right}"
+    assert isinstance(tree, BinOp)
+    family = SUMS if tree.op in SUMS else PRODUCTS
+    p = _PREC[tree.op]
     first, rest = spine(tree, family)
     text = show(first)
     if _prec(first) < p:
@@ -41,17 +55,24 @@ def show(tree: tuple) -> str:
     for op, node in rest:
         part = show(node)
         rp = _prec(node)
-        if rp == 3 or (op != "+" and rp <= p):
+        if rp == 3 or (op is not Op.ADD and rp <= p):
             part = f"({part})"
-        if divided and op in ("*", "imul"):  # 1/2*d reads better as (1/2)*d
+        if divided and op in (Op.MUL, Op.IMUL):  # 1/2*d reads better as (1/2)*d
             text = f"({text})"
-        divided = op == "/"
+        divided = op is Op.DIV
         text += _OPS[op] + part
     return text
 
 
-def _prec(tree: tuple) -> int:
-    return _PREC.get(tree[0], 5)
+def _prec(tree: Node) -> int:
+    """1 sums, 2 products, 3 a minus sign, 4 powers, 5 atoms and calls."""
+    if isinstance(tree, BinOp):
+        return _PREC[tree.op]
+    if isinstance(tree, Neg):
+        return 3
+    if isinstance(tree, Pow):
+        return 4
+    return 5
 
 
 def readable(expr: sympy.Expr) -> str:

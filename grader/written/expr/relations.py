@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from grader.written.expr.canonical import canonical
 from grader.written.expr.errors import ExprError
-from grader.written.expr.nodes import postorder
+from grader.written.expr.nodes import BinOp, Call, Neg, Node, Pow, Sym, postorder
 from grader.written.expr.parser import read
 from grader.written.expr.printing import show
 from grader.written.expr.verdict import Verdict
@@ -35,22 +35,24 @@ def declarations(symbols: Sequence[str] | None) -> tuple[list[str] | None, dict[
     return names, relations
 
 
-def substitute(tree: tuple, values: dict[str, tuple]) -> tuple:
+def substitute(tree: Node, values: dict[str, Node]) -> Node:
     """`tree` with every symbol named in `values` replaced by its tree (without recursion:
     long sums are deep)."""
-    built: dict[int, tuple] = {}
+    built: dict[int, Node] = {}
     for node in postorder(tree):
-        kind = node[0]
-        if kind == "sym":
-            new = values.get(node[1], node)
-        elif kind in ("num", "const"):
-            new = node
-        elif kind == "call":
-            new = (kind, node[1], tuple(built[id(a)] for a in node[2]))
-        elif kind == "neg":
-            new = (kind, built[id(node[1])])
-        else:
-            new = (kind, built[id(node[1])], built[id(node[2])])
+        match node:
+            case Sym(name):
+                new = values.get(name, node)
+            case Call(name, args):
+                new = Call(name, tuple(built[id(a)] for a in args))
+            case Neg(operand):
+                new = Neg(built[id(operand)])
+            case BinOp(op, left, right):
+                new = BinOp(op, built[id(left)], built[id(right)])
+            case Pow(base, exponent):
+                new = Pow(built[id(base)], built[id(exponent)])
+            case _:
+                new = node
         built[id(node)] = new
     return built[id(tree)]
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from grader.written.equations import OPERATOR
 from grader.written.expr.errors import ExprError
+from grader.written.expr.nodes import Sym
 from grader.written.expr.parser import read
 from grader.written.expr.printing import readable
 from grader.written.expr.relations import declarations, substitute
@@ -92,12 +93,12 @@ def _expand(text: str, symbols: Sequence[str] | None) -> tuple[str, str | None]:
     wrap = (lambda s: f"${s}$") if latex else (lambda s: s)
     names, relations = declarations(symbols)
     variable = read(wrap(m.group("a") or m.group("b")), names).tree
-    if variable[0] != "sym":
+    if not isinstance(variable, Sym):
         raise ExprError(f"`{m.group(0).strip()}` differentiates by something that is not a symbol")
-    if variable[1] in relations:
+    if variable.name in relations:
         raise ExprError(
-            f"differentiate by a symbol, not by the defined name {variable[1]} "
-            f"({variable[1]} = {relations[variable[1]]})"
+            f"differentiate by a symbol, not by the defined name {variable.name} "
+            f"({variable.name} = {relations[variable.name]})"
         )
     operand = body[m.end() :]
     if has_operator(wrap(operand)):
@@ -111,13 +112,13 @@ def _expand(text: str, symbols: Sequence[str] | None) -> tuple[str, str | None]:
         for _ in relations:  # a definition may use another defined name
             tree = substitute(tree, defined)
     table = {n: sympy.Symbol(n, real=True) for n in names or ()}
-    derivative = sympy.diff(to_sympy(tree, table), table[variable[1]])
+    derivative = sympy.diff(to_sympy(tree, table), table[variable.name])
     if derivative.has(sympy.Derivative, sympy.Subs):
         raise ExprError("this derivative cannot be taken in closed form here")
     shown = re.sub(r"\bE\b", "e", readable(derivative))  # sympy's Euler number
     if len(shown) > MAX_DERIVATIVE_CHARS:
         raise ExprError("the derivative is too large to check")
-    return shown, f"d/d{variable[1]}({parsed.shown})"
+    return shown, f"d/d{variable.name}({parsed.shown})"
 
 
 def check_step(answer: str, previous: str | None, symbols: Sequence[str] | None) -> Verdict:

@@ -4,12 +4,24 @@ once more; sympy is imported only here, and only when called."""
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from grader.written.expr.errors import UNDEFINED, ExprError
 from grader.written.expr.limits import MAX_RESULT_DIGITS, MAX_SYMBOLIC_EXPONENT
-from grader.written.expr.nodes import spine
+from grader.written.expr.nodes import (
+    PRODUCTS,
+    SUMS,
+    BinOp,
+    Call,
+    Const,
+    Neg,
+    Node,
+    Num,
+    Op,
+    Pow,
+    Sym,
+    spine,
+)  # fmt: skip
 
 if TYPE_CHECKING:
     import sympy
@@ -42,51 +54,50 @@ def _sympy_funcs() -> dict[str, Any]:
     }  # fmt: skip
 
 
-def to_sympy(tree: tuple, symbols: dict[str, sympy.Symbol]) -> sympy.Expr:
+def to_sympy(tree: Node, symbols: dict[str, sympy.Symbol]) -> sympy.Expr:
     """Build the sympy expression for a checked tree, from the whitelist only."""
     import sympy
 
     funcs = _sympy_funcs()
 
-    def build(tree: tuple) -> sympy.Expr:
-        kind = tree[0]
-        if kind == "num":
-            frac: Fraction = tree[1]
-            return sympy.Rational(frac.numerator, frac.denominator)
-        if kind == "sym":
-            return symbols[tree[1]]
-        if kind == "const":
-            return sympy.E if tree[1] == "e" else sympy.pi
-        if kind == "neg":
-            return -build(tree[1])
-        if kind == "call":
-            args = [build(a) for a in tree[2]]
-            if tree[1] == "sigmoid":
-                return 1 / (1 + sympy.exp(-args[0]))
-            if tree[1] == "log" and len(args) == 2:
-                return sympy.log(args[0]) / sympy.log(args[1])
-            return funcs[tree[1]](*args)
-        if kind in ("+", "-"):
-            first, rest = spine(tree, ("+", "-"))
-            terms = [build(first)]
-            for op, node in rest:
-                value = build(node)
-                terms.append(value if op == "+" else -value)
-            return sympy.Add(*terms)
-        if kind in ("*", "imul", "/"):
-            first, rest = spine(tree, ("*", "imul", "/"))
-            factors = [build(first)]
-            for op, node in rest:
-                value = build(node)
-                factors.append(1 / value if op == "/" else value)
-            return sympy.Mul(*factors)
-        if kind == "^":
-            left, right = build(tree[1]), build(tree[2])
-            _guard_power(left, right)
-            if left == sympy.E:
-                return sympy.exp(right)
-            return left**right
-        raise AssertionError(f"unknown node {kind}")
+    def build(tree: Node) -> sympy.Expr:
+        match tree:
+            case Num(frac):
+                return sympy.Rational(frac.numerator, frac.denominator)
+            case Sym(name):
+                return symbols[name]
+            case Const(name):
+                return sympy.E if name == "e" else sympy.pi
+            case Neg(operand):
+                return -build(operand)
+            case Call(name, args):
+                values = [build(a) for a in args]
+                if name == "sigmoid":
+                    return 1 / (1 + sympy.exp(-values[0]))
+                if name == "log" and len(values) == 2:
+                    return sympy.log(values[0]) / sympy.log(values[1])
+                return funcs[name](*values)
+            case BinOp(op) if op in SUMS:
+                first, rest = spine(tree, SUMS)
+                terms = [build(first)]
+                for op, node in rest:
+                    value = build(node)
+                    terms.append(value if op is Op.ADD else -value)
+                return sympy.Add(*terms)
+            case BinOp():
+                first, rest = spine(tree, PRODUCTS)
+                factors = [build(first)]
+                for op, node in rest:
+                    value = build(node)
+                    factors.append(1 / value if op is Op.DIV else value)
+                return sympy.Mul(*factors)
+            case Pow(base, exponent):
+                left, right = build(base), build(exponent)
+                _guard_power(left, right)
+                if left == sympy.E:
+                    return sympy.exp(right)
+                return left**right
+        raise AssertionError(f"unknown node {tree!r}")
 
     return build(tree)
 
@@ -114,7 +125,7 @@ def check_tree(expr: sympy.Expr, allowed: set[str] | frozenset[str]) -> None:
             raise ExprError(f"unknown name '{node.name}'")
 
 
-def build_sympy(tree: tuple, names: frozenset[str]) -> sympy.Expr:
+def build_sympy(tree: Node, names: frozenset[str]) -> sympy.Expr:
     import sympy
 
     table = {n: sympy.Symbol(n, real=True) for n in names}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Any
 
 from grader.written.expr.errors import ExprError
@@ -110,6 +111,7 @@ def normalize(text: str) -> str:
     return re.sub(r"_\{\s*([A-Za-z0-9]+)\s*\}", r"_\1", plain)
 
 
+@lru_cache(maxsize=4096)  # every read normalises the same few declared names again
 def canonical_symbol(name: str) -> str:
     """The ASCII name of a declared symbol: `α` -> `alpha`, `d_{ff}` -> `d_ff`."""
     plain = normalize(name).strip()
