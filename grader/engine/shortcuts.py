@@ -22,7 +22,7 @@ import ast
 import fnmatch
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 _PARSE_LOCK = threading.Lock()
@@ -162,11 +162,14 @@ def parse_python(source: str, filename: str = "<submission>") -> ast.Module:
 
 @dataclass(frozen=True)
 class _Module:
-    """A parsed submission and what every scan of it reads (never modified after parsing)."""
+    """A parsed submission and what every scan of it reads (the tree is never modified after
+    parsing; `memo` keeps what the scans derived from it, so that the questions of one
+    submission walk each top-level statement once, not once per question and scan)."""
 
     tree: ast.Module
     aliases: dict[str, str]  # import-bound local names -> dotted names
     own_methods: frozenset[str]  # method names the student's own classes define
+    memo: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 @lru_cache(maxsize=8)
@@ -248,6 +251,15 @@ def _top_level_names(node: ast.stmt) -> set[str]:
     return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
+def _reached_in(module: _Module, function: str | None) -> list[tuple[ast.stmt, str | None]]:
+    """`_reached` of the module's tree, computed once per function (a fresh list each call)."""
+    key = ("reached", function)
+    got = module.memo.get(key)
+    if got is None:
+        got = module.memo[key] = tuple(_reached(module.tree, function))
+    return list(got)
+
+
 def _reached(tree: ast.Module, function: str | None) -> list[tuple[ast.stmt, str | None]]:
     """Top-level statements `function` can reach by name (all of them when None), each with the
     name of the function or class it defines (None for assignments and other statements)."""
@@ -296,17 +308,57 @@ def scan(source: str, patterns: Iterable[str], function: str | None = None) -> l
     module = _parsed(source) if patterns else None
     if module is None:
         return []
+    key = ("scan", patterns, function)
+    done = module.memo.get(key)
+    if done is not None:
+        return list(done)
     aliases = module.aliases
     torch_bound = any(v.split(".")[0] == "torch" for v in aliases.values())
     methods = {p.rsplit(".", 1)[1] for p in patterns if ".Tensor." in p} - module.own_methods
+    if not torch_bound:
+        methods = set()
     found: dict[str, Finding] = {}
-    for root, owner in _reached(module.tree, function):
-        for node in ast.walk(root):
-            for name in _forbidden_names(
-                node, aliases, patterns, methods if torch_bound else set()
-            ):
-                found.setdefault(name, Finding(name, getattr(node, "lineno", 0), owner))
-    return sorted(found.values(), key=lambda f: f.line)
+    for root, owner in _reached_in(module, function):
+        # the same names, in the same order, as `_forbidden_names` over `ast.walk(root)`
+        for name, line, is_method in _candidates(module, root):
+            if is_method:
+                if name not in methods:
+                    continue
+                name = f"torch.Tensor.{name}"
+            elif not matches(name, patterns):
+                continue
+            found.setdefault(name, Finding(name, line, owner))
+    result = sorted(found.values(), key=lambda f: f.line)
+    module.memo[key] = tuple(result)
+    return result
+
+
+def _candidates(module: _Module, root: ast.stmt) -> tuple[tuple[str, int, bool], ...]:
+    """What `_forbidden_names` would test in `root`, whatever the patterns, in `ast.walk` order:
+    (dotted name, line, False) for names through the file's imports and `from` imports, and
+    (method name, line, True) for a method called on something that is not a module or self.
+    Computed once per top-level statement of a submission."""
+    key = ("candidates", id(root))
+    got = module.memo.get(key)
+    if got is not None:
+        return got
+    aliases = module.aliases
+    out: list[tuple[str, int, bool]] = []
+    for node in ast.walk(root):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, (ast.Attribute, ast.Name)):
+            parts = _dotted(node)
+            if parts and parts[0] in aliases:
+                out.append((".".join([aliases[parts[0]], *parts[1:]]), line, False))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            base = _dotted(node.func.value)
+            if not (base and (base[0] in aliases or base[0] == "self")):
+                out.append((node.func.attr, line, True))
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                out.append((f"{node.module}.{a.name}", line, False))
+    got = module.memo[key] = tuple(out)
+    return got
 
 
 def _forbidden_names(
@@ -341,8 +393,12 @@ def review(source: str, function: str | None = None) -> list[Finding]:
     module = _parsed(source)
     if module is None:
         return []
+    key = ("review", function)
+    done = module.memo.get(key)
+    if done is not None:
+        return list(done)
     tree = module.tree
-    roots = _reached(tree, function)
+    roots = _reached_in(module, function)
     if function is not None:  # import-time code runs before any question: it counts for every one
         roots += [
             (node, None)
@@ -351,11 +407,26 @@ def review(source: str, function: str | None = None) -> list[Finding]:
         ]
     found: dict[str, Finding] = {}
     for root, owner in roots:
+        for what, line in _suspicious_in(module, root):
+            found.setdefault(what, Finding(what, line, owner))
+    result = sorted(found.values(), key=lambda f: f.line)
+    module.memo[key] = tuple(result)
+    return result
+
+
+def _suspicious_in(module: _Module, root: ast.stmt) -> tuple[tuple[str, int], ...]:
+    """`_suspicious` of every node of `root` that has something to say, in `ast.walk` order
+    (once per top-level statement of a submission)."""
+    key = ("suspicious", id(root))
+    got = module.memo.get(key)
+    if got is None:
+        found = []
         for node in ast.walk(root):
             what = _suspicious(node)
             if what is not None:
-                found.setdefault(what, Finding(what, getattr(node, "lineno", 0), owner))
-    return sorted(found.values(), key=lambda f: f.line)
+                found.append((what, getattr(node, "lineno", 0)))
+        got = module.memo[key] = tuple(found)
+    return got
 
 
 def _suspicious(node: ast.AST) -> str | None:

@@ -1,0 +1,119 @@
+"""The shortcut scans walk each submission once (engine/shortcuts memoises what they derive):
+their findings are those of the plain walk they replaced, on every held-out file, solution and
+sample, for every question's patterns and function, asked in any order and more than once."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.course import registry
+from grader.engine import shortcuts
+from grader.questions import CodeQuestion
+
+sys.path.insert(0, str(Path(__file__).parent))
+import heldout_harness as h  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def plain_scan(source: str, patterns: tuple[str, ...], function: str | None) -> list:
+    """The scan as it was: every reached statement walked for every call."""
+    module = shortcuts._parsed(source) if patterns else None
+    if module is None:
+        return []
+    aliases = module.aliases
+    torch_bound = any(v.split(".")[0] == "torch" for v in aliases.values())
+    methods = {p.rsplit(".", 1)[1] for p in patterns if ".Tensor." in p} - module.own_methods
+    found: dict = {}
+    for root, owner in shortcuts._reached(module.tree, function):
+        for node in ast.walk(root):
+            for name in shortcuts._forbidden_names(
+                node, aliases, patterns, methods if torch_bound else set()
+            ):
+                found.setdefault(
+                    name, shortcuts.Finding(name, getattr(node, "lineno", 0), owner)
+                )
+    return sorted(found.values(), key=lambda f: f.line)
+
+
+def plain_review(source: str, function: str | None) -> list:
+    module = shortcuts._parsed(source)
+    if module is None:
+        return []
+    tree = module.tree
+    roots = shortcuts._reached(tree, function)
+    if function is not None:
+        roots += [
+            (node, None)
+            for node in tree.body
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        ]
+    found: dict = {}
+    for root, owner in roots:
+        for node in ast.walk(root):
+            what = shortcuts._suspicious(node)
+            if what is not None:
+                found.setdefault(what, shortcuts.Finding(what, getattr(node, "lineno", 0), owner))
+    return sorted(found.values(), key=lambda f: f.line)
+
+
+def sources() -> list[tuple[str, str, str]]:
+    """(assignment, label, source) of every code file a grade of the course might scan."""
+    out = []
+    for aid in registry.ASSIGNMENT_IDS:
+        code_file = registry.load(aid).code_file
+        if not code_file:
+            continue
+        folder = ROOT / "tests" / "heldout" / aid
+        if folder.is_dir():
+            for name, text in h.cases(folder).items():
+                if name.endswith(".py"):
+                    out.append((aid, f"heldout/{aid}/{name}", text))
+        for where in (ROOT / "solutions" / aid, *(ROOT / "grader" / "samples" / aid).glob("*")):
+            f = where / code_file
+            if f.is_file():
+                out.append((aid, str(f.relative_to(ROOT)), f.read_text()))
+    return out
+
+
+SOURCES = sources()
+
+# Patterns beyond the course's own: method bans and module-wide ones, on every file.
+EXTRA = (
+    ("torch.Tensor.backward", "torch.Tensor.softmax", "torch.autograd.*"),
+    ("numpy.linalg.*", "numpy.einsum", "numpy.tensordot"),
+    ("torch.nn.functional.*", "torch.nn.Transformer*", "numpy.*"),
+)
+
+
+def test_there_are_sources_of_every_kind():
+    labels = [label for _, label, _ in SOURCES]
+    assert len(labels) > 100
+    assert any(label.startswith("heldout/") for label in labels)
+    assert any(label.startswith("solutions/") for label in labels)
+
+
+@pytest.mark.parametrize("aid", registry.ASSIGNMENT_IDS)
+def test_scans_and_reviews_find_what_the_plain_walk_finds(aid):
+    questions = [q for q in registry.load(aid).questions if isinstance(q, CodeQuestion)]
+    checked = 0
+    for _, label, source in (s for s in SOURCES if s[0] == aid):
+        shortcuts._parsed.cache_clear()  # a fresh memo for each file
+        functions = [q.function for q in questions] + [None, "no_such_function"]
+        pattern_sets = [tuple(q.forbidden) for q in questions] + list(EXTRA) + [()]
+        for _ in range(2):  # memoised answers: the same, and fresh lists each time
+            for function in functions:
+                got = shortcuts.review(source, function)
+                assert got == plain_review(source, function), (label, function)
+                got.append(None)  # a caller's change does not reach the memo
+                for patterns in pattern_sets:
+                    want = plain_scan(source, patterns, function)
+                    got = shortcuts.scan(source, patterns, function)
+                    assert got == want, (label, function, patterns)
+                    got.append(None)
+                    checked += 1
+    assert checked or not questions
