@@ -17,7 +17,10 @@ masks in which no query row is fully masked under the correct reading.
 
 from __future__ import annotations
 
-from grader.questions import Assignment
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from grader.questions import Assignment, CodeQuestion
 from grader.suites._kit import builder
 from grader.suites.a4_transformer_parts.attention import (
     CAUSAL_MUTANTS,
@@ -92,6 +95,23 @@ SHORTCUTS = (
 _q = builder("a4", FILE, forbidden=SHORTCUTS)  # every code question of a4 (grader/suites/_kit.py)
 
 
+def _stats_question(
+    kind: str, salt: int, mutants: Mapping[str, Callable[..., Any]]
+) -> CodeQuestion:
+    """LayerNorm's (`kind` = "layer") or BatchNorm's ("batch") statistics: 3 points, (mean, var)."""
+    function = f"{kind}_norm_stats"
+    return _q(
+        f"a4.{function}",
+        f"{kind.capitalize()}Norm's statistics",
+        3,
+        function,
+        getattr(norms, function),
+        _stats_cases(salt),
+        mutants,
+        output_names=("mean", "var"),
+    )
+
+
 # Follow-through: the earlier questions whose student functions a composite builds
 # on. Every mistake of a dependency that can reach the composite is a key of its mutants.
 BLOCK_DEPENDS = ("a4.sdpa", "a4.causal_mask", "a4.mha", "a4.layer_norm", "a4.feed_forward")
@@ -136,26 +156,8 @@ CODE = (
         depends_on=("a4.sdpa", "a4.causal_mask"),
     ),
     _q("a4.layer_norm", "LayerNorm", 7, "layer_norm", norms.layer_norm, _ln_cases, LN_MUTANTS),
-    _q(
-        "a4.layer_norm_stats",
-        "LayerNorm's statistics",
-        3,
-        "layer_norm_stats",
-        norms.layer_norm_stats,
-        _stats_cases(406),
-        LN_STATS_MUTANTS,
-        output_names=("mean", "var"),
-    ),
-    _q(
-        "a4.batch_norm_stats",
-        "BatchNorm's statistics",
-        3,
-        "batch_norm_stats",
-        norms.batch_norm_stats,
-        _stats_cases(407),
-        BN_STATS_MUTANTS,
-        output_names=("mean", "var"),
-    ),
+    _stats_question("layer", 406, LN_STATS_MUTANTS),
+    _stats_question("batch", 407, BN_STATS_MUTANTS),
     _q("a4.rms_norm", "RMSNorm", 4, "rms_norm", norms.rms_norm, _rms_cases, RMS_MUTANTS),
     _q(
         "a4.feed_forward",

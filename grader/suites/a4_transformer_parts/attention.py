@@ -139,6 +139,18 @@ HEAD_HOOKS: dict[str, tuple[dict[str, Any], ...]] = {
 }
 
 
+# The mistakes of the heads' machinery and the scale, in the order they are tried (MHA_FORMS; the
+# forward pass names them in the same order).
+HEAD_MACHINERY_IDS = (
+    "heads-reshape-without-transpose",
+    "merge-heads-without-transpose",
+    "output-projection-not-transposed",
+    "attention-missing-output-projection",
+    "attention-missing-scale",
+    "attention-scale-by-dk",
+)
+
+
 def _head_forms(make: Callable[..., Callable[..., Array]], mid: str) -> tuple[Callable, ...]:
     """A mistake of HEAD_HOOKS as forms of one reference (`make(**hooks)`)."""
     return tuple(make(**hooks) for hooks in HEAD_HOOKS[mid])
@@ -148,17 +160,7 @@ def _head_forms(make: Callable[..., Callable[..., Array]], mid: str) -> tuple[Ca
 # attention-scale-by-d-model: the width of the model read from X (d) or from W_Q's rows (h·d_k);
 # heads-reshape-without-transpose: the split without its transpose, the merge with or without.
 MHA_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
-    **{
-        mid: _head_forms(_mha_with, mid)
-        for mid in (
-            "heads-reshape-without-transpose",
-            "merge-heads-without-transpose",
-            "output-projection-not-transposed",
-            "attention-missing-output-projection",
-            "attention-missing-scale",
-            "attention-scale-by-dk",
-        )
-    },
+    **{mid: _head_forms(_mha_with, mid) for mid in HEAD_MACHINERY_IDS},
     "attention-scale-by-d-model": (
         _scaled(lambda d, dk, h: 1.0 / math.sqrt(d)),
         _scaled(lambda d, dk, h: 1.0 / math.sqrt(h * dk)),
@@ -209,6 +211,18 @@ def _micro_qkv() -> tuple[Array, Array, Array]:
     return MICRO_X @ MICRO_WQ1.T, MICRO_X @ MICRO_WK1.T, MICRO_X @ MICRO_WV1.T
 
 
+def _qkv(
+    r: np.random.Generator, lead: tuple[int, ...], T_q: int, T_k: int, d_v: int, scale: float = 1.5
+) -> tuple[Array, Array, Array]:
+    """Q (*lead, T_q, 4) and K (*lead, T_k, 4) drawn at `scale` (spread scores), then V (*lead,
+    T_k, d_v), in that order from `r`."""
+    return (
+        scale * r.normal(size=(*lead, T_q, 4)),
+        scale * r.normal(size=(*lead, T_k, 4)),
+        r.normal(size=(*lead, T_k, d_v)),
+    )
+
+
 def _sdpa_cases(seed: int) -> list[Case]:
     r = _rng(401, seed)
     Q, K, V = _micro_qkv()
@@ -220,74 +234,38 @@ def _sdpa_cases(seed: int) -> list[Case]:
     cases.append(
         Case(
             "hidden case 1: batch of 2 × 3 heads, T_q = 5, T_k = 6, no mask",
-            (
-                1.5 * r.normal(size=(2, 3, 5, 4)),
-                1.5 * r.normal(size=(2, 3, 6, 4)),
-                r.normal(size=(2, 3, 6, 3)),
-            ),
+            _qkv(r, (2, 3), 5, 6, 3),
         )
     )
     T = 5
     cases.append(
         Case(
-            "hidden case 2: batch with a causal mask",
-            (
-                1.5 * r.normal(size=(2, T, 4)),
-                1.5 * r.normal(size=(2, T, 4)),
-                r.normal(size=(2, T, 3)),
-                att.causal_mask(T),
-            ),
+            "hidden case 2: batch with a causal mask", (*_qkv(r, (2,), T, T, 3), att.causal_mask(T))
         )
     )
     lengths = _lengths(r, 3, 6)
     pad = att.key_mask(att.padding_mask(lengths, 6))  # (3, 1, 6)
     cases.append(
-        Case(
-            "hidden case 3: key padding mask (B, 1, T_k)",
-            (
-                1.5 * r.normal(size=(3, 4, 4)),
-                1.5 * r.normal(size=(3, 6, 4)),
-                r.normal(size=(3, 6, 2)),
-                pad,
-            ),
-        )
+        Case("hidden case 3: key padding mask (B, 1, T_k)", (*_qkv(r, (3,), 4, 6, 2), pad))
     )
     lengths = _lengths(r, 2, T)
     both = att.combine_masks(
         att.causal_mask(T), att.key_mask(att.padding_mask(lengths, T))
     )  # (2, T, T)
     cases.append(
-        Case(
-            "hidden case 4: causal and padding masks together",
-            (
-                1.5 * r.normal(size=(2, T, 4)),
-                1.5 * r.normal(size=(2, T, 4)),
-                r.normal(size=(2, T, 3)),
-                both,
-            ),
-        )
+        Case("hidden case 4: causal and padding masks together", (*_qkv(r, (2,), T, T, 3), both))
     )
     lengths = _lengths(r, 2, 5)
     cases.append(
         Case(
             "hidden case 5: key padding mask, one query per sequence",
-            (
-                1.5 * r.normal(size=(2, 1, 4)),
-                1.5 * r.normal(size=(2, 5, 4)),
-                r.normal(size=(2, 5, 3)),
-                att.key_mask(att.padding_mask(lengths, 5)),
-            ),
+            (*_qkv(r, (2,), 1, 5, 3), att.key_mask(att.padding_mask(lengths, 5))),
         )
     )
     cases.append(
         Case(
             "hidden case 6: one unbatched sequence, causal",
-            (
-                1.5 * r.normal(size=(4, 4)),
-                1.5 * r.normal(size=(4, 4)),
-                r.normal(size=(4, 5)),
-                att.causal_mask(4),
-            ),
+            (*_qkv(r, (), 4, 4, 5), att.causal_mask(4)),
         )
     )
     # softmax stability: scores in the thousands, each query row's maximum far from the others'
@@ -295,12 +273,7 @@ def _sdpa_cases(seed: int) -> list[Case]:
     cases.append(
         Case(
             "hidden case 7: large scores (softmax stability), causal",
-            (
-                40.0 * r.normal(size=(2, 4, 4)),
-                40.0 * r.normal(size=(2, 4, 4)),
-                r.normal(size=(2, 4, 3)),
-                att.causal_mask(4),
-            ),
+            (*_qkv(r, (2,), 4, 4, 3, scale=40.0), att.causal_mask(4)),
         )
     )
     return cases

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from grader.questions import Case
-from grader.suites.a4_transformer_parts.attention import MHA_FORMS
+from grader.suites.a4_transformer_parts.attention import HEAD_MACHINERY_IDS, MHA_FORMS
 from grader.suites.a4_transformer_parts.blocks import _encoder_params
 from grader.suites.a4_transformer_parts.ffn import _ffn_no_activation
 from grader.suites.a4_transformer_parts.norms import LN_WRONG_AXES, _ln_variant, _unbiased
@@ -89,12 +89,7 @@ def _gpt(**hooks: Any) -> Callable[..., Array]:
 # (LayerNorm's σ + ε is left out: on these activations it stays within the tolerance.)
 # (head-width-from-d-model cannot reach it: its blocks have d_k = d/h.)
 GPT_UPSTREAM_MHA = (
-    "heads-reshape-without-transpose",
-    "merge-heads-without-transpose",
-    "output-projection-not-transposed",
-    "attention-missing-output-projection",
-    "attention-missing-scale",
-    "attention-scale-by-dk",
+    *HEAD_MACHINERY_IDS,
     "attention-scale-by-d-model",
     "mask-inverted",
     "mask-after-softmax",

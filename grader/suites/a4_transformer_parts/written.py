@@ -19,6 +19,38 @@ Array = np.ndarray
 # ---------------------------------------------------------------- written: RoPE and the embeddings' parameters
 
 
+def _choice(qid: str, title: str, key: str, answer: str) -> WrittenQuestion:
+    """A one-point multiple-choice question (choices A–D) whose answer is `answer`."""
+    return WrittenQuestion(
+        id=qid,
+        title=title,
+        points=1,
+        key=key,
+        answer_kind="choice",
+        choices=("A", "B", "C", "D"),
+        expected=lambda v: answer,
+    )
+
+
+def _array_question(
+    qid: str,
+    title: str,
+    key: str,
+    expected: Callable[[Mapping[str, Any]], Any],
+    wrong_forms: Callable[[Mapping[str, Any]], list[WrongForm]],
+) -> WrittenQuestion:
+    """A two-point question whose answer is an array computed from the student's numbers."""
+    return WrittenQuestion(
+        id=qid,
+        title=title,
+        points=2,
+        key=key,
+        answer_kind="array",
+        expected=expected,
+        wrong_forms=wrong_forms,
+    )
+
+
 def _rope_attention_row(v: Mapping[str, Any], **hooks: Any) -> Array:
     """Causal attention with RoPE (d = 2, θ = 1) at position 1: the output vector (2,)."""
     Q = np.array(
@@ -63,32 +95,20 @@ SOFTMAX_DEFINED = (
 
 
 WRITTEN_COVERAGE = (
-    WrittenQuestion(
-        id="a4.w_rope_offset",
-        title="What RoPE makes attention depend on",
-        points=1,
-        key="rope_depends_on",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda v: "B",
+    _choice("a4.w_rope_offset", "What RoPE makes attention depend on", "rope_depends_on", "B"),
+    _array_question(
+        "a4.w_rope_attention",
+        "Causal attention with RoPE by hand",
+        "rope_attention",
+        _rope_attention_row,
+        _rope_attention_wrong,
     ),
-    WrittenQuestion(
-        id="a4.w_rope_attention",
-        title="Causal attention with RoPE by hand",
-        points=2,
-        key="rope_attention",
-        answer_kind="array",
-        expected=_rope_attention_row,
-        wrong_forms=_rope_attention_wrong,
-    ),
-    WrittenQuestion(
-        id="a4.w_embedding_params",
-        title="Embedding parameters, tied and untied",
-        points=2,
-        key="embedding_params",
-        answer_kind="array",
-        expected=_embedding_counts,
-        wrong_forms=lambda v: [
+    _array_question(
+        "a4.w_embedding_params",
+        "Embedding parameters, tied and untied",
+        "embedding_params",
+        _embedding_counts,
+        lambda v: [
             WrongForm(
                 _embedding_counts(v, tied_head=1),
                 "params-lm-head-counted-when-tied",
@@ -167,6 +187,14 @@ def _by_hand_wrong(which: int) -> Callable[[Mapping[str, Any]], list[WrongForm]]
     return forms
 
 
+def _by_hand(qid: str, title: str, key: str, which: int) -> WrittenQuestion:
+    """Causal attention by hand at the student's Q, K, V: output `which` (0 the output, 1 the
+    weights) of scaled_dot_product_attention."""
+    return _array_question(
+        qid, title, key, lambda v: _attention_by_hand(v)[which], _by_hand_wrong(which)
+    )
+
+
 def _jacobian(v: Mapping[str, Any]) -> Array:
     p = np.asarray(v["softmax_p"], dtype=np.float64)
     return np.diag(p) - np.outer(p, p)
@@ -215,14 +243,12 @@ WRITTEN = (
             ),
         ],
     ),
-    WrittenQuestion(
-        id="a4.w_softmax_jacobian",
-        title="The softmax Jacobian at your p",
-        points=2,
-        key="softmax_jacobian",
-        answer_kind="array",
-        expected=_jacobian,
-        wrong_forms=lambda v: [
+    _array_question(
+        "a4.w_softmax_jacobian",
+        "The softmax Jacobian at your p",
+        "softmax_jacobian",
+        _jacobian,
+        lambda v: [
             WrongForm(
                 -_jacobian(v), "softmax-jacobian-sign", "the sign is flipped: it is diag(p) − p pᵀ."
             ),
@@ -242,24 +268,8 @@ WRITTEN = (
             ),
         ],
     ),
-    WrittenQuestion(
-        id="a4.w_saturation",
-        title="Why saturation kills the gradient",
-        points=1,
-        key="saturation",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda v: "B",
-    ),
-    WrittenQuestion(
-        id="a4.w_prenorm_jacobian",
-        title="Pre-norm's Jacobian",
-        points=1,
-        key="prenorm_jacobian",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda v: "A",
-    ),
+    _choice("a4.w_saturation", "Why saturation kills the gradient", "saturation", "B"),
+    _choice("a4.w_prenorm_jacobian", "Pre-norm's Jacobian", "prenorm_jacobian", "A"),
     WrittenQuestion(
         id="a4.w_cost_doubling",
         title="Doubling the sequence length",
@@ -277,22 +287,10 @@ WRITTEN = (
             )
         ],
     ),
-    WrittenQuestion(
-        id="a4.w_attention_weights",
-        title="Causal attention by hand: the weights",
-        points=2,
-        key="attention_weights",
-        answer_kind="array",
-        expected=lambda v: _attention_by_hand(v)[1],
-        wrong_forms=_by_hand_wrong(1),
+    _by_hand(
+        "a4.w_attention_weights", "Causal attention by hand: the weights", "attention_weights", 1
     ),
-    WrittenQuestion(
-        id="a4.w_attention_output",
-        title="Causal attention by hand: the output",
-        points=2,
-        key="attention_output",
-        answer_kind="array",
-        expected=lambda v: _attention_by_hand(v)[0],
-        wrong_forms=_by_hand_wrong(0),
+    _by_hand(
+        "a4.w_attention_output", "Causal attention by hand: the output", "attention_output", 0
     ),
 )
