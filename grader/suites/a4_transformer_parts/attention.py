@@ -168,8 +168,12 @@ MHA_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
     # d_k = d/h read from X's width, where the projections' head width d_k differs
     "head-width-from-d-model": (_scaled(lambda d, dk, h: 1.0 / math.sqrt(d / h)),),
     "softmax-wrong-axis": _head_forms(_mha_with, "softmax-wrong-axis"),
-    # every mask, or one of the two (the padding mask never applied, or `causal` never read)
-    "mask-ignored": (_mha_ignores_masks, _mha_ignores_padding, _mha_ignores_causal),
+    # every mask ignored: the output is unmasked attention
+    "mask-ignored": (_mha_ignores_masks,),
+    # one of the two masks dropped, the other still applied: `causal` never read, or the key
+    # padding mask never applied
+    "causal-mask-dropped": (_mha_ignores_causal,),
+    "padding-mask-dropped": (_mha_ignores_padding,),
     # both masks read the wrong way round, or only the causal mask (the student's own causal_mask
     # inverted: the last query row is then fully masked, NaN, zero or uniform as its fill makes it)
     "mask-inverted": (

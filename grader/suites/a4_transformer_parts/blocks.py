@@ -212,6 +212,8 @@ _NOT_THROUGH_BLOCKS = (
     "causal-mask-excludes-self",
     "masks-combined-with-or",
     "mask-ignored",
+    "causal-mask-dropped",
+    "padding-mask-dropped",
     "padding-masks-queries",
 )
 BLOCK_MHA_IDS = tuple(mid for mid in MHA_FORMS if mid not in _NOT_THROUGH_BLOCKS)
@@ -221,6 +223,9 @@ ENCODER_MUTANTS: dict[str, Callable[..., Array]] = {
     "prenorm-adds-normalized-input": _encoder_prenorm_adds_normalized,
     "ffn-missing-activation": _encoder(activation=_identity),
     **_block_mutants(_encoder, (*BLOCK_MHA_IDS, "mask-ignored", "padding-masks-queries")),
+    # the student's MHA dropping its key padding mask: here, where the encoder has no other mask,
+    # the same as mask-ignored (named after it), kept for follow-through from multi_head_attention
+    **_block_mutants(_encoder, ("padding-mask-dropped",)),
     "layernorm-unbiased-variance": _encoder(layer_norm=_ln_variant(variance=_unbiased)),
     "layernorm-eps-outside-sqrt": _encoder(layer_norm=_ln_variant(denominator=_eps_outside)),
     "layernorm-wrong-axis": _any(
@@ -242,10 +247,14 @@ DECODER_MUTANTS: dict[str, Callable[..., Array]] = {
     **_block_mutants(_decoder, ("causal-mask-transposed", "causal-mask-excludes-self")),
     # every mask ignored: self-attention not causal and the memory mask unused (after
     # decoder-self-attention-not-causal, which keeps the memory mask)
-    "mask-ignored": _any(
-        _decoder(self_attention=_mha_ignores_masks, cross_attention=_cross_ignores_mask),
-        _decoder(cross_attention=_cross_ignores_mask),
+    "mask-ignored": _decoder(
+        self_attention=_mha_ignores_masks, cross_attention=_cross_ignores_mask
     ),
+    # the memory padding mask dropped, the self-attention still causal
+    "padding-mask-dropped": _decoder(cross_attention=_cross_ignores_mask),
+    # the student's MHA dropping its causal mask: the same as decoder-self-attention-not-causal
+    # (named after it), kept for follow-through from multi_head_attention
+    "causal-mask-dropped": _decoder(causal=False),
     "cross-attention-normalizes-memory": _any(
         _decoder_normalizes_memory(True), _decoder_normalizes_memory(False)
     ),

@@ -118,6 +118,8 @@ GPT_MUTANTS: dict[str, Callable[..., Any]] = {
     "layernorm-unbiased-variance": _gpt(layer_norm=_ln_variant(variance=_unbiased)),
     "layernorm-wrong-axis": _any(*(_gpt(layer_norm=_ln_variant(axis=a)) for a in LN_WRONG_AXES)),
     "ffn-missing-activation": _gpt(ffn=_ffn_no_activation),
-    # the same as decoder-self-attention-not-causal here (no padding), named after it
+    # the same as decoder-self-attention-not-causal here (no padding), named after it; kept for
+    # follow-through from the student's attention (every mask ignored, or the causal one dropped)
     "mask-ignored": _gpt(causal=False),
+    "causal-mask-dropped": _gpt(causal=False),
 }

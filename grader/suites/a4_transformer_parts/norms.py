@@ -131,4 +131,8 @@ RMS_MUTANTS = {
         lambda x, gamma, eps=1e-6: norms.rms_norm(x, gamma, 0.0),
         lambda x, gamma, eps=1e-5: norms.rms_norm(x, gamma, eps),
     ),
+    # sqrt(mean(x²)) + ε, as many implementations write it (`x / (x.norm(dim=-1) / sqrt(d) + eps)`)
+    "rmsnorm-eps-outside-sqrt": lambda x, gamma, eps=1e-6: norms.rms_norm(
+        x, gamma, eps, denominator=_eps_outside
+    ),
 }
