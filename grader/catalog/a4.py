@@ -388,13 +388,12 @@ register(
         title="RMSNorm's epsilon added outside the square root",
         explanation=(
             "You divided by sqrt(mean(x²)) + ε, as many implementations do "
-            "(`x / (x.norm(dim=-1) / sqrt(d) + eps)`). This assignment follows Meta's LLaMA and torch.nn.RMSNorm: "
-            "x / sqrt(mean(x²) + ε) · γ. The two agree unless mean(x²) is tiny or ε is large, "
-            "which is where ε matters."
+            "(`x / (x.norm(dim=-1) / sqrt(d) + eps)`). The handout fixes ε inside the root, as "
+            "Meta's LLaMA and torch.nn.RMSNorm do: x / sqrt(mean(x²) + ε) · γ. The two agree "
+            "unless mean(x²) is tiny or ε is large, which is where ε matters."
         ),
-        section="slides 002, 'RMSNorm: A Simplification'",
-        credit=0.5,
-        convention=True,
+        section="README, code question 8 (`x / sqrt(mean(x²) + eps) * gamma`); slides 002, "
+        "'RMSNorm: A Simplification'",
     ),
     Misconception(
         id="head-width-from-d-model",
