@@ -280,6 +280,23 @@ def _sdpa_cases(seed: int) -> list[Case]:
             (*_qkv(r, (2,), 4, 4, 3, scale=40.0), att.causal_mask(4)),
         )
     )
+    # the input domain's edges: a mask leaving exactly one key to each query (a random one) or
+    # allowing every key, and sequences of length 1
+    one = np.zeros((2, 4, 5), dtype=bool)
+    one[0, np.arange(4), r.integers(0, 5, size=4)] = True  # one key per query
+    one[1] = True  # every key allowed
+    cases.append(
+        Case(
+            "hidden case 8: a mask leaving one key per query, and one allowing every key",
+            (*_qkv(r, (2,), 4, 5, 3), one),
+        )
+    )
+    cases.append(
+        Case(
+            "hidden case 9: length-1 sequences (T_q = T_k = 1), causal",
+            (*_qkv(r, (3,), 1, 1, 2), att.causal_mask(1)),
+        )
+    )
     return cases
 
 
@@ -397,6 +414,22 @@ def _mha_cases(seed: int) -> list[Case]:
         Case(
             "hidden case 5: three heads, d_k = 2, d_v = 2",
             (r.normal(size=(2, 4, 6)), *_mha_weights_set(r, d=6, h=3, dk=2, dv=2), 3),
+        )
+    )
+    # the input domain's edges: one position (T = 1), and a sequence whose only real token is
+    # the first, under the causal mask (each of its queries is left one key)
+    cases.append(
+        Case(
+            "hidden case 6: one position (T = 1), causal, padding mask all True",
+            (r.normal(size=(2, 1, 6)), *_mha_weights_set(r), 2),
+            {"causal": True, "key_padding_mask": att.padding_mask(np.array([1, 1]), 1)},
+        )
+    )
+    cases.append(
+        Case(
+            "hidden case 7: causal, one sequence with a single real token",
+            (r.normal(size=(2, T, 6)), *_mha_weights_set(r), 2),
+            {"causal": True, "key_padding_mask": att.padding_mask(np.array([1, T]), T)},
         )
     )
     return cases

@@ -77,6 +77,13 @@ def _gpt_cases(seed: int) -> list[Case]:
                 (ids, _gpt_params(r, V, d, L, untied), 2),
             )
         )
+    # the domain's edge: a single token (a length-1 sequence)
+    cases.append(
+        Case(
+            "hidden case 5: 1 token, V = d = 6, one block, tied",
+            ([int(r.integers(0, 6))], _gpt_params(r, 6, 6, 1, False), 2),
+        )
+    )
     return cases
 
 

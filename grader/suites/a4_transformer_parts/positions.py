@@ -77,6 +77,8 @@ def _rope_cases(seed: int) -> list[Case]:
             {"base": 100.0},
         ),
         Case("hidden case 3: long and narrow, (12, 4), base = 10", (r.normal(size=(12, 4)), 10.0)),
+        # the domain's edge: a length-1 sequence, whose only position (0) is not turned
+        Case("hidden case 4: one position, (1, 6)", (r.normal(size=(1, 6)),)),
     ]
 
 
