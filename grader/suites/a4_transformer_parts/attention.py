@@ -192,9 +192,16 @@ MHA_FORMS: dict[str, tuple[Callable[..., Array], ...]] = {
     "mask-after-softmax": _head_forms(_mha_with, "mask-after-softmax"),
     "mask-zero-fill": _head_forms(_mha_with, "mask-zero-fill"),
     "padding-masks-queries": tuple(_mha_masks_queries(f) for f in PADDED_ROW_FILLS),
-    # a student's MHA building its own causal mask: transposed (the future, not the past), or
-    # without the diagonal (query 0 then sees no key: NaN, zero or uniform as its fill makes it)
-    "causal-mask-transposed": (_mha_with(causal_mask_fn=lambda T: att.causal_mask(T).T),),
+    # a student's MHA building its own causal mask: transposed (the future, not the past; with a
+    # sequence whose only real key is the first, its later queries see no key: NaN, zero or
+    # uniform as the fill makes them), or without the diagonal (query 0 then sees no key)
+    "causal-mask-transposed": tuple(
+        _mha_with(
+            causal_mask_fn=lambda T: att.causal_mask(T).T,
+            attention=partial(att.scaled_dot_product_attention, weights_fn=padded_query_rows(f)),
+        )
+        for f in PADDED_ROW_FILLS
+    ),
     "causal-mask-excludes-self": tuple(
         _mha_with(
             causal_mask_fn=partial(att.causal_mask, offset=-1),
