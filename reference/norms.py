@@ -64,8 +64,18 @@ def batch_norm_stats(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return X.mean(axis=(0, 1)), X.var(axis=(0, 1))  # (d,), (d,)
 
 
-def rms_norm(x: np.ndarray, gamma: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    """RMSNorm(x) = γ ⊙ x / sqrt((1/d) Σ x_i² + ε): no centring, no β (Zhang & Sennrich 2019)."""
+def rms_norm(
+    x: np.ndarray,
+    gamma: np.ndarray,
+    eps: float = 1e-6,
+    *,
+    denominator: Callable[[np.ndarray, float], np.ndarray] = std_eps_inside,
+) -> np.ndarray:
+    """RMSNorm(x) = γ ⊙ x / sqrt((1/d) Σ x_i² + ε): no centring, no β (Zhang & Sennrich 2019).
+
+    Hook: `denominator(mean_square, eps)`, how ε enters (default sqrt(mean(x²) + ε), as LLaMA
+    and torch.nn.RMSNorm; many implementations divide by sqrt(mean(x²)) + ε).
+    """
     x = np.asarray(x, dtype=np.float64)
-    rms = np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)  # (..., T, 1)
+    rms = denominator(np.mean(x * x, axis=-1, keepdims=True), eps)  # (..., T, 1)
     return x / rms * np.asarray(gamma)  # (..., T, d)

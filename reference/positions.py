@@ -14,7 +14,7 @@ RoPE rotates each pair (2i, 2i+1) of the vector at position t by the angle t·θ
 base^(-2i/d) (the same frequencies as the sinusoids): x' = x cos(tθ) - y sin(tθ),
 y' = x sin(tθ) + y cos(tθ). Then q_m·k_n depends only on m - n. Hooks:
 `apply_rope(..., pairs=..., sign=..., frequencies=...)`: `pairs(d)` are the index arrays of
-each pair's two members (`halves`: i and i + d/2, GPT-NeoX's rotate_half), `sign=-1` rotates
+each pair's two members (`halves`: i and i + d/2, the rotate_half of GPT-NeoX and Hugging Face's transformers), `sign=-1` rotates
 the other way, `frequencies(d, base)` the d/2 angular frequencies (`base^(-i/d)` instead of
 `base^(-2i/d)`); `rope_attention(..., rotate_values=True)` rotates V as well as Q and K.
 """
@@ -67,7 +67,8 @@ def interleaved(d: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def halves(d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Pairs across the two halves: (i, i + d/2) (GPT-NeoX / LLaMA's rotate_half layout)."""
+    """Pairs across the two halves: (i, i + d/2) (the rotate_half layout of GPT-NeoX and Hugging
+    Face's transformers; Meta's LLaMA pairs neighbours, as `interleaved`)."""
     return np.arange(d // 2), np.arange(d // 2, d)  # (d/2,), (d/2,)
 
 

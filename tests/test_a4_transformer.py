@@ -646,6 +646,22 @@ MISTAKES: dict[str, tuple[str, Edit | tuple[Edit, ...]]] = {
             R("(swish * (X @ W_up.T))", "(swish * (X @ W_gate.T))"),
         ),
     ),
+    # issue 33: one mask dropped while the other is applied, and RMSNorm's ε outside the root
+    "causal-mask-dropped": (
+        "a4.mha",
+        R("mask = causal_mask(T) if causal else None", "mask = None  # `causal` never read"),
+    ),
+    "padding-mask-dropped": (
+        "a4.mha",
+        R("mask = pad if mask is None else (mask & pad)", "pass  # the padding mask never joins"),
+    ),
+    "rmsnorm-eps-outside-sqrt": (
+        "a4.rms_norm",
+        R(
+            "return x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + eps) * gamma",
+            "return x / (np.sqrt(np.mean(x**2, axis=-1, keepdims=True)) + eps) * gamma",
+        ),
+    ),
 }
 WRITTEN_ONLY = {
     "score-std-for-variance",
@@ -694,6 +710,8 @@ GROUPS = (
     ("head-width-from-d-model",),
     ("cross-attention-normalizes-memory",),
     ("masks-combined-with-or",),
+    ("causal-mask-dropped", "rmsnorm-eps-outside-sqrt"),
+    ("padding-mask-dropped",),
 )
 
 
@@ -881,10 +899,16 @@ def _outputs(q: CodeQuestion, seed: int) -> dict[str, list]:
 
 
 # One mistake under two names by construction: in a model with no padding, an attention that
-# ignores every mask is exactly a decoder whose self-attention is not causal (the key is there
-# for follow-through from scaled_dot_product_attention; the question names the block's own id).
+# ignores every mask, or drops its causal mask, is exactly a decoder whose self-attention is not
+# causal; in the encoder, whose only mask is the padding mask, dropping it is ignoring every mask
+# (the keys are there for follow-through from the student's attention; the question names the
+# first, the block's own id).
 SAME_BY_CONSTRUCTION = {
-    ("a4.gpt_forward", frozenset({"decoder-self-attention-not-causal", "mask-ignored"}))
+    ("a4.gpt_forward", frozenset({"decoder-self-attention-not-causal", "mask-ignored"})),
+    ("a4.gpt_forward", frozenset({"decoder-self-attention-not-causal", "causal-mask-dropped"})),
+    ("a4.gpt_forward", frozenset({"mask-ignored", "causal-mask-dropped"})),
+    ("a4.decoder_block", frozenset({"decoder-self-attention-not-causal", "causal-mask-dropped"})),
+    ("a4.encoder_block", frozenset({"mask-ignored", "padding-mask-dropped"})),
 }
 
 

@@ -250,8 +250,9 @@ register(
         title="RoPE pairs across the two halves",
         explanation=(
             "You rotated feature i with feature i + d/2 (the `rotate_half` layout of GPT-NeoX and "
-            "LLaMA's code). The handout follows RoFormer: the pairs are neighbours, (2i, 2i+1), "
-            "each turned by t·base^(-2i/d). Both are rotations, but of different pairs."
+            "Hugging Face's transformers). The handout follows RoFormer, as Meta's LLaMA code does "
+            "through complex numbers: the pairs are neighbours, (2i, 2i+1), each turned by "
+            "t·base^(-2i/d). Both are rotations, but of different pairs."
         ),
         section="slides 002, 'Rotary Position Embeddings (RoPE)' (RoFormer, Su et al. 2021, eq. 34)",
     ),
@@ -350,6 +351,50 @@ register(
 
 # Issue 17: the classic mistakes, one at a time
 register(
+    Misconception(
+        id="causal-mask-dropped",
+        title="causal mask dropped (the padding mask still applied)",
+        explanation=(
+            "With `causal=True` your attention lets each query attend to later positions: the "
+            "causal mask never reached the scores, while the key padding mask did (padding keys "
+            "get no weight). A common cause is a mask variable overwritten by the padding mask "
+            "(`mask = pad`) or `causal` never read. A key must pass both masks: combine them "
+            "with AND (`causal & padding`) before the softmax."
+        ),
+        section="notes §5, 'Future masking'; slides 001, 'A causal mask changes which sources are available'",
+    ),
+    Misconception(
+        id="padding-mask-dropped",
+        title="key padding mask dropped (the causal mask still applied)",
+        explanation=(
+            "Your attention gives weight to padding keys: the key padding mask (True at real "
+            "tokens) never reached the scores, while the causal mask did. The padding mask must "
+            "broadcast over the keys as (B, 1, 1, T) and be combined with the causal mask by AND, "
+            "so a padding key gets weight exactly 0."
+        ),
+        section="notes §6, 'Shapes through one block'; slides 001, 'padding'",
+        forms=(
+            Form(
+                "Your decoder's cross-attention gives weight to padded memory positions: the "
+                "memory padding mask (True at real positions of `memory`) never reached its "
+                "scores. It must broadcast over the memory keys as (B, 1, 1, S), so a padded "
+                "position gets weight exactly 0.",
+                function="decoder_block",
+            ),
+        ),
+    ),
+    Misconception(
+        id="rmsnorm-eps-outside-sqrt",
+        title="RMSNorm's epsilon added outside the square root",
+        explanation=(
+            "You divided by sqrt(mean(x²)) + ε, as many implementations do "
+            "(`x / (x.norm(dim=-1) / sqrt(d) + eps)`). The handout fixes ε inside the root, as "
+            "Meta's LLaMA and torch.nn.RMSNorm do: x / sqrt(mean(x²) + ε) · γ. The two agree "
+            "unless mean(x²) is tiny or ε is large, which is where ε matters."
+        ),
+        section="README, code question 8 (`x / sqrt(mean(x²) + eps) * gamma`); slides 002, "
+        "'RMSNorm: A Simplification'",
+    ),
     Misconception(
         id="head-width-from-d-model",
         title="d_k taken as d/h instead of the projections' head width",
