@@ -465,7 +465,12 @@ def test_an_earlier_mistake_and_a_composite_mistake_are_both_charged_and_named(s
 
 
 # Identical by construction (see tests/test_a4_transformer.py): the first is named.
-SAME_BY_CONSTRUCTION = {("a4.gpt_forward", "mask-ignored"): "decoder-self-attention-not-causal"}
+SAME_BY_CONSTRUCTION = {
+    ("a4.gpt_forward", "mask-ignored"): "decoder-self-attention-not-causal",
+    ("a4.encoder_block", "padding-mask-dropped"): "mask-ignored",
+    ("a4.decoder_block", "causal-mask-dropped"): "decoder-self-attention-not-causal",
+    ("a4.gpt_forward", "causal-mask-dropped"): "decoder-self-attention-not-causal",
+}
 
 
 @functools.cache

@@ -291,7 +291,12 @@ def _suite_lines(assignment: Assignment) -> set[str]:
     spec = importlib.util.find_spec(f"grader.suites.{assignment.id}")
     if spec is None or spec.origin is None:
         return set()
-    lines = (line.strip() for line in Path(spec.origin).read_text(encoding="utf-8").splitlines())
+    suite = Path(spec.origin)
+    # the suite's own file and the topic modules it is split into (`<id>_parts/`)
+    sources = [suite, *sorted((suite.parent / f"{assignment.id}_parts").glob("*.py"))]
+    lines = (
+        line.strip() for p in sources for line in p.read_text(encoding="utf-8").splitlines()
+    )
     return {
         s
         for s in lines
