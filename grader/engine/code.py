@@ -182,6 +182,7 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
         frozenset(q.mutants),
         result.score < result.max_score - 1e-9,
         bool(result.misconceptions),
+        q.reference,
     )
     if q.forbidden:
         _flag_review(result, _review_items(q, ctx))
@@ -497,7 +498,7 @@ def _with_combinations(
     """When no single mistake explains every failed case (two deviations in one function: each
     alone is near the student's output on some cases), the combinations that reproduce a case
     are added to its explanations, so that one that explains every case can be named."""
-    failed = [v for v in verdicts if not v.passed and not v.carried]
+    failed = [v for v in verdicts if not v.passed and not v.followed]
     failed_ids = {id(v) for v in failed if v.got is not None and v.explanations is not None}
     if not q.mutants or not failed_ids:
         return verdicts
@@ -551,13 +552,14 @@ def _judge_compared(
         follow.carry(q, case, outcome, _weighed(v, strict), *carriable, strict=strict)
         for case, outcome, v in zip(cases, outcomes, judged_cases)
     ]
+    verdicts = follow.with_stand_ins(q, cases, outcomes, verdicts, ctx, carriable[1])
     verdicts = _with_combinations(q, cases, verdicts, strict)
-    own = [v for v in verdicts if not v.carried]
+    own = [v for v in verdicts if not v.followed]
     per_case = [v.explanations for v in own if v.explanations is not None]
     n_failed = sum(1 for v in own if not v.passed)
     total_weight = sum(c.weight for c in cases) or 1.0
     earned = sum(c.weight * v.credit for c, v in zip(cases, verdicts))
-    judged = [(c, v) for c, v in zip(cases, verdicts) if not v.carried and v.want is not None]
+    judged = [(c, v) for c, v in zip(cases, verdicts) if not v.followed and v.want is not None]
     result.misconceptions = [
         m
         for named in verdict(per_case, n_failed)
@@ -566,7 +568,7 @@ def _judge_compared(
         for m in split(named)
     ]
     result.score = round(q.points * earned / total_weight, SCORE_DIGITS)
-    carried = [(c, v) for c, v in zip(cases, verdicts) if v.carried]
+    carried = [(c, v) for c, v in zip(cases, verdicts) if v.followed]
     result.carried_points = round(
         q.points * sum(c.weight * v.credit for c, v in carried) / total_weight, SCORE_DIGITS
     )
@@ -574,10 +576,13 @@ def _judge_compared(
     result.carried = [{"from": r.root, "misconception": r.misconception} for r in roots]
     result.cases = [v.record for v in verdicts]
     helpers = follow.unnamed_helpers(q, ctx) if result.score < q.points - 1e-9 else []
+    replaced = follow.replaced_everywhere(verdicts)
+    helpers = [(f, g) for f, g in helpers if f not in replaced]
     if helpers:
         result.misconceptions = []  # a helper's mistake is named at the helper, or not at all
     result.notes += [
         *(follow.carried_note(r) for r in roots),
+        *follow.stand_in_notes(verdicts, ctx.graded),
         *(follow.helper_note(q, f, g) for f, g in helpers),
         *(catalog.note(m, q.function, _right_outputs(q, verdicts)) for m in result.misconceptions),
     ]

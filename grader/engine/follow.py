@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from grader import catalog
 from grader.engine import calls
+from grader.engine.checks import compare
 from grader.engine.combos import MAX_FORMS, combine, forms
 from grader.engine.diagnosis import Explanation, Mistake, split
 from grader.engine.judged import Carried, CaseVerdict, Graded, explain_case
+from grader.engine.trusted import materialize, plain, run_trusted
 from grader.questions import Case, CodeQuestion
 from grader.report import Category, QuestionResult
 from grader.sandbox.session import CallOutcome
@@ -178,3 +180,150 @@ def record_docked(q: CodeQuestion, ctx: CodeContext, result: QuestionResult, num
     ]
     if result.score < result.max_score - 1e-9 and (own or through):
         ctx.docked[q.id] = own + through
+
+
+# ---------------------------------------------------------------------------- stand-ins
+
+UNUSABLE = (
+    Category.RAISED,
+    Category.UNREADABLE,
+    Category.SHAPE,
+    Category.STRUCTURE,
+    Category.NONFINITE,
+)
+"""A case's failures that an earlier function's may cause with no value to carry: it raised,
+or returned something of the wrong kind, shape or structure, or NaN or inf."""
+
+
+def stand_ins(q: CodeQuestion, ctx: CodeContext) -> dict[str, Graded]:
+    """The student's earlier graded functions that `q.function` calls (read in their source) and
+    that lost points in their own question, by name: the reference's may stand in for them."""
+    called = calls.reached(ctx.source, q.function) if ctx.source else frozenset()
+    return {
+        f: g
+        for f, g in ctx.graded.items()
+        if f in called and g.question != q.id and g.lost and g.reference is not None
+    }
+
+
+def with_stand_ins(
+    q: CodeQuestion,
+    cases: list[Case],
+    outcomes: list[CallOutcome | None],
+    verdicts: list[CaseVerdict],
+    ctx: CodeContext,
+    share: float,
+) -> list[CaseVerdict]:
+    """Each case that failed unusably (UNUSABLE) and that no carried mistake explains, in a
+    function that calls earlier functions of the student's that lost points: re-run with the
+    reference's in their place (the one it raised in first, then all of them), its own logic
+    judged on that run. Right, it earns `share` of its weight and is not charged again; wrong, it
+    is judged as it is, its own mistakes looked for in the re-run's output."""
+    helpers = stand_ins(q, ctx) if share > 0 and ctx.session is not None else {}
+    if not helpers:
+        return verdicts
+    out = []
+    for case, outcome, v in zip(cases, outcomes, verdicts):
+        failure = outcome.failure if outcome is not None else None
+        if (
+            outcome is not None
+            and not v.passed
+            and not v.followed
+            and v.record.summary.category in UNUSABLE
+            and (failure is None or failure.kind in ("exception", "bad-output"))
+        ):
+            v = _judged_with(q, case, outcome, v, ctx, helpers, share)
+        out.append(v)
+    return out
+
+
+def _judged_with(
+    q: CodeQuestion,
+    case: Case,
+    outcome: CallOutcome,
+    v: CaseVerdict,
+    ctx: CodeContext,
+    helpers: dict[str, Graded],
+    share: float,
+) -> CaseVerdict:
+    spot = outcome.failure.spot if outcome.failure is not None else None
+    raised_in = (
+        calls.holding(ctx.source, spot.line)
+        if spot is not None and ctx.source and spot.file == ctx.code_file
+        else None
+    )
+    tries = [{raised_in: helpers[raised_in]}] if raised_in in helpers else []
+    if not tries or len(helpers) > 1:
+        tries.append(helpers)
+    want = v.want if v.want is not None else run_trusted(q.reference, case)
+    value: Any = None
+    for replaced in tries:
+        if ctx.session.remaining() <= STAND_IN_MARGIN:
+            return v
+        r = ctx.session.call(
+            q.function,
+            case.args,
+            dict(case.kwargs),
+            torch_inputs=q.torch_inputs,
+            banned=q.forbidden,
+            replace={f: _trusted(g.reference) for f, g in replaced.items()},
+        )
+        if r.failure is not None or r.tripped:
+            continue
+        value = r.value
+        if not compare(value, want, q.tolerance, exact=q.integer, names=q.output_names):
+            given = tuple(
+                f"`{f}` (question {g.number}) replaced by the reference's"
+                for f, g in replaced.items()
+            )
+            summary = replace(v.record.summary, category=Category.CARRIED, given=given)
+            return replace(
+                v,
+                credit=share,
+                record=replace(v.record, summary=summary),
+                explanations=None,
+                stood_in=tuple(replaced),
+                rescued=True,
+                raised_in=raised_in,
+            )
+    names = tuple(tries[-1])
+    if value is None or v.explanations or not q.mutants:
+        return replace(v, stood_in=names, raised_in=raised_in)
+    own = explain_case(q, case, value, want, q.mutants)
+    if not own:
+        return replace(v, stood_in=names, raised_in=raised_in)
+    return replace(v, explanations=own, want=want, got=value, stood_in=names, raised_in=raised_in)
+
+
+STAND_IN_MARGIN = 1.0  # seconds of the submission's budget a re-run leaves for what follows
+
+
+def _trusted(reference: Callable[..., Any]) -> Callable[..., Any]:
+    """A reference as a stand-in: fresh arguments, plain outputs (the trusted side's own run)."""
+    return lambda *a, **k: plain(reference(*materialize(a), **materialize(k)))
+
+
+def stand_in_notes(verdicts: list[CaseVerdict], graded: dict[str, Graded]) -> list[str]:
+    """One follow-through note per earlier function a re-run that earned credit replaced."""
+    rescued = [v for v in verdicts if v.rescued]
+    names = list(dict.fromkeys(f for v in rescued for f in v.stood_in))
+    notes = []
+    for f in names:
+        how = "raised" if any(v.raised_in == f for v in rescued) else "was wrong"
+        notes.append(
+            f"**Follow-through:** judged with the reference's `{f}` in place of yours, which "
+            f"{how} on these inputs (question {graded[f].number}); not charged again here."
+        )
+    return notes
+
+
+def replaced_everywhere(verdicts: list[CaseVerdict]) -> frozenset[str]:
+    """The earlier functions the reference's stood in for on every failed case of the question's
+    own: whatever they got wrong is then not what is wrong here."""
+    failed = [v for v in verdicts if not v.passed and not v.followed]
+    if not failed:
+        return frozenset()
+    common = set(failed[0].stood_in)
+    for v in failed[1:]:
+        common &= set(v.stood_in)
+    return frozenset(common)

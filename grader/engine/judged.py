@@ -3,6 +3,7 @@ carried from an earlier question, and a code question graded earlier in the subm
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,8 @@ class Graded:
     mistakes: frozenset[str]  # the catalog ids it can name
     lost: bool  # it lost points
     named: bool  # a mistake was named there
+    reference: Callable[..., Any] | None = None
+    """Its trusted function, to stand in for the student's in a composite's re-run."""
 
 
 @dataclass
@@ -49,6 +52,17 @@ class CaseVerdict:
     """The reference's output on the case (None when the call gave no value)."""
     got: Any = None
     """The student's output (None when the call gave no value or the case passed)."""
+    stood_in: tuple[str, ...] = ()
+    """The student's earlier functions the reference's stood in for in a re-run of the case."""
+    rescued: bool = False
+    """Right in that re-run: follow-through credit (grader/engine/follow.py)."""
+    raised_in: str | None = None
+    """The student's earlier function the case's own run raised in."""
+
+    @property
+    def followed(self) -> bool:
+        """Right given the student's earlier work: a carried mistake, or a re-run's."""
+        return bool(self.carried) or self.rescued
 
     @property
     def passed(self) -> bool:
