@@ -212,3 +212,40 @@ def test_an_undeclared_helper_that_raises_is_charged_at_the_helper(grade_files):
     assert "judged with the reference's `glove_weight` in place of yours, which raised" in (
         loss.feedback
     )
+
+
+# ---------------------------------------------------------------- names that are not the mistake
+
+A6 = (ROOT / "solutions" / "a6_pretraining_scale" / "pretraining.py").read_text()
+MERGE_SCAN = "        if i + 1 < len(symbols) and symbols[i] == a and symbols[i + 1] == b:\n"
+MERGE_SCAN_EARLY = "        if i + 2 < len(symbols) and symbols[i] == a and symbols[i + 1] == b:\n"
+
+
+def test_the_early_stopping_merge_differs_from_the_handout_s():
+    """The control: the planted `_merge` never merges a word's last pair, by hand."""
+    space: dict = {}
+    exec(_planted(A6, MERGE_SCAN, MERGE_SCAN_EARLY), space)  # noqa: S102 - the solution, edited
+    assert space["_merge"](("l", "o", "w"), "o", "w") == ("l", "o", "w")
+    assert space["_merge"](("o", "w", "x"), "o", "w") == ("ow", "x")
+
+
+@pytest.mark.parametrize("student", ["ada@example.edu", "bo@example.edu"])
+def test_a_shared_merge_that_stops_one_pair_early_is_named_as_no_caller_s_mistake(
+    grade_files, student
+):
+    """The shared `_merge` is no graded function: whatever it gets wrong is not a catalogued
+    mistake of bpe_learn or bpe_segment (neither leaves out the end-of-word symbol)."""
+    src = _planted(A6, MERGE_SCAN, MERGE_SCAN_EARLY)
+    r = _by_id(
+        grade_files(
+            "a6",
+            {"pretraining.py": src},
+            student=student,
+            questions=("a6.bpe_learn", "a6.bpe_segment"),
+        )
+    )
+    learn, segment = r["a6.bpe_learn"], r["a6.bpe_segment"]
+    assert learn.score < learn.max_score and learn.misconceptions == [], learn.feedback
+    # segmenting, a scan that never merges the last pair (always one with "</w>") computes
+    # exactly bpe-no-end-of-word's second form ("</w>" tacked on, never merged): that name fits
+    assert segment.score < segment.max_score, segment.feedback

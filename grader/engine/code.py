@@ -1,5 +1,9 @@
 """Grading one code question: the shortcut ban, the case loop, the diagnosis, the score.
 
+Follow-through (a mistake carried from an earlier question, a re-run with the reference's
+function in place of the student's) is in grader/engine/follow.py; the records the steps pass
+between them are in grader/engine/judged.py.
+
 Each case becomes a `CaseRecord` (grader/report.py): a summary from a fixed vocabulary that any
 view may show, and the full detail (messages, values, the student's line) that only a visible
 case shows to the student. No text about a case is written here.
