@@ -50,3 +50,24 @@ def reached(source: str, function: str) -> frozenset[str]:
                 seen.add(name)
                 todo.append(name)
     return frozenset(seen)
+
+
+def holding(source: str, line: int) -> str | None:
+    """The student's top-level function whose lines hold `line` (None: none does)."""
+    for name, (first, last) in _spans(source).items():
+        if first <= line <= last:
+            return name
+    return None
+
+
+@lru_cache(maxsize=8)
+def _spans(source: str) -> dict[str, tuple[int, int]]:
+    try:
+        tree = parse_python(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    return {
+        node.name: (node.lineno, node.end_lineno or node.lineno)
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }

@@ -1,5 +1,9 @@
 """Grading one code question: the shortcut ban, the case loop, the diagnosis, the score.
 
+Follow-through (a mistake carried from an earlier question, a re-run with the reference's
+function in place of the student's) is in grader/engine/follow.py; the records the steps pass
+between them are in grader/engine/judged.py.
+
 Each case becomes a `CaseRecord` (grader/report.py): a summary from a fixed vocabulary that any
 view may show, and the full detail (messages, values, the student's line) that only a visible
 case shows to the student. No text about a case is written here.
@@ -7,16 +11,16 @@ case shows to the student. No text about a case is written here.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from grader import catalog
-from grader.engine import calls, shortcuts
+from grader.engine import follow, shortcuts
 from grader.engine.checks import Mismatch, compare, preview
-from grader.engine.combos import MAX_FORMS, combine, forms, together
-from grader.engine.diagnosis import Explanation, Mistake, explain, finite, shows, split, verdict
+from grader.engine.combos import together
+from grader.engine.diagnosis import Explanation, Mistake, finite, shows, split, verdict
+from grader.engine.judged import Carried, CaseVerdict, Graded, explain_case
 from grader.engine.locate import Located
 from grader.engine.trusted import all_nan, run_trusted, trusted_mutants
 from grader.questions import Case, CodeQuestion, Tolerance
@@ -144,28 +148,6 @@ class CodeContext:
         return self.place(Spot(self.code_file, line)).words()
 
 
-@dataclass(frozen=True)
-class Carried:
-    """A mistake charged in an earlier question, which a question built on it may carry."""
-
-    misconception: str
-    root: str  # the question where it was charged
-    number: str  # that question's number, for the feedback
-    function: str  # the student's function it is in
-
-
-@dataclass(frozen=True)
-class Graded:
-    """A code question graded earlier in this submission, as a later one that calls its function
-    sees it."""
-
-    question: str  # its id
-    number: str  # its number, for the feedback
-    mistakes: frozenset[str]  # the catalog ids it can name
-    lost: bool  # it lost points
-    named: bool  # a mistake was named there
-
-
 def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult:
     """One code question: the shortcut ban, every case called, then judged (compared or custom)."""
     result = QuestionResult(
@@ -192,18 +174,19 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
         if q.custom is not None:
             _judge_custom(q, cases, outcomes, result, ctx)
         else:
-            _judge_compared(q, cases, outcomes, result, ctx, _carriable(q, ctx))
+            _judge_compared(q, cases, outcomes, result, ctx, follow.carriable(q, ctx))
     if ctx.session.import_failure is not None and any(
         r.summary.category is Category.IMPORT for r in result.cases
     ):
         result.lead = import_words(ctx.session.import_failure, ctx)
-    _record_docked(q, ctx, result, number)
+    follow.record_docked(q, ctx, result, number)
     ctx.graded[q.function] = Graded(
         q.id,
         number,
         frozenset(q.mutants),
         result.score < result.max_score - 1e-9,
         bool(result.misconceptions),
+        q.reference,
     )
     if q.forbidden:
         _flag_review(result, _review_items(q, ctx))
@@ -461,32 +444,13 @@ def _passed_record(case: Case) -> CaseRecord:
 # ---------------------------------------------------------------------------- judging
 
 
-@dataclass
-class _CaseVerdict:
-    credit: float
-    """The share of the case's weight earned."""
-    record: CaseRecord
-    explanations: list[Explanation] | None
-    """The mistakes that explain the case (None: it passed, or nothing could be diagnosed)."""
-    carried: tuple[Carried, ...] = ()
-    """Right given mistakes charged in earlier questions."""
-    want: Any = None
-    """The reference's output on the case (None when the call gave no value)."""
-    got: Any = None
-    """The student's output (None when the call gave no value or the case passed)."""
-
-    @property
-    def passed(self) -> bool:
-        return self.record.summary.category is Category.PASSED
-
-
 def _judge_case(
     q: CodeQuestion,
     case: Case,
     outcome: CallOutcome | None,
     result: QuestionResult,
     ctx: CodeContext,
-) -> _CaseVerdict:
+) -> CaseVerdict:
     if outcome is None or outcome.failure is not None:
         record = _failure_record(q, case, outcome, ctx)
         if outcome is not None and outcome.failure is not None:
@@ -500,21 +464,21 @@ def _judge_case(
             # math.exp(1000) raises where numpy gives inf: read it as "every output non-finite",
             # which only the overflow misconceptions (NONFINITE mutants) explain.
             want = run_trusted(q.reference, case)
-            explained = _explain(q, case, all_nan(want), want, q.mutants)
-            return _CaseVerdict(0.0, record, explained, want=want)
-        return _CaseVerdict(0.0, record, None)
+            explained = explain_case(q, case, all_nan(want), want, q.mutants)
+            return CaseVerdict(0.0, record, explained, want=want)
+        return CaseVerdict(0.0, record, None)
     want = run_trusted(q.reference, case)
     mismatches = compare(outcome.value, want, q.tolerance, exact=q.integer, names=q.output_names)
     if not mismatches:
-        return _CaseVerdict(1.0, _passed_record(case), None, want=want)
+        return CaseVerdict(1.0, _passed_record(case), None, want=want)
     explanations: list[Explanation] = []
     if q.mutants:
-        explanations = _explain(q, case, outcome.value, want, q.mutants)
+        explanations = explain_case(q, case, outcome.value, want, q.mutants)
         if not explanations:  # no one mistake explains it: two (or three) at once?
             explanations = _explain_together(q, case, outcome.value, want)
     credit = _credit(explanations)
     record = _mismatch_record(case, mismatches, outcome.value, want)
-    return _CaseVerdict(credit, record, explanations, want=want, got=outcome.value)
+    return CaseVerdict(credit, record, explanations, want=want, got=outcome.value)
 
 
 def _explain_together(q: CodeQuestion, case: Case, got: Any, want: Any) -> list[Explanation]:
@@ -524,7 +488,7 @@ def _explain_together(q: CodeQuestion, case: Case, got: Any, want: Any) -> list[
         combos = together(q.mutants, size)
         found = [
             replace(e, order=len(q.mutants) + e.order)
-            for e in _explain(q, case, got, want, combos)
+            for e in explain_case(q, case, got, want, combos)
             if e.extra_wrong == 0
         ]
         if found:
@@ -533,12 +497,12 @@ def _explain_together(q: CodeQuestion, case: Case, got: Any, want: Any) -> list[
 
 
 def _with_combinations(
-    q: CodeQuestion, cases: list[Case], verdicts: list[_CaseVerdict], strict: bool = False
-) -> list[_CaseVerdict]:
+    q: CodeQuestion, cases: list[Case], verdicts: list[CaseVerdict], strict: bool = False
+) -> list[CaseVerdict]:
     """When no single mistake explains every failed case (two deviations in one function: each
     alone is near the student's output on some cases), the combinations that reproduce a case
     are added to its explanations, so that one that explains every case can be named."""
-    failed = [v for v in verdicts if not v.passed and not v.carried]
+    failed = [v for v in verdicts if not v.passed and not v.followed]
     failed_ids = {id(v) for v in failed if v.got is not None and v.explanations is not None}
     if not q.mutants or not failed_ids:
         return verdicts
@@ -574,21 +538,6 @@ def _note_failure(failure: Failure, result: QuestionResult) -> None:
         result.error = failure.message
 
 
-def _explain(
-    q: CodeQuestion, case: Case, got: Any, want: Any, mutants: dict[Mistake, Any]
-) -> list[Explanation]:
-    """The mutants that explain `got` on this case, best first (run on the trusted side)."""
-    return explain(
-        got,
-        want,
-        case.args,
-        dict(case.kwargs),
-        trusted_mutants(mutants),
-        q.tolerance,
-        exact=q.integer,
-    )
-
-
 def _judge_compared(
     q: CodeQuestion,
     cases: list[Case],
@@ -604,16 +553,17 @@ def _judge_compared(
     ]
     strict = not any(v.passed or (v.got is not None and finite(v.got)) for v in judged_cases)
     verdicts = [
-        _carry(q, case, outcome, _weighed(v, strict), *carriable, strict=strict)
+        follow.carry(q, case, outcome, _weighed(v, strict), *carriable, strict=strict)
         for case, outcome, v in zip(cases, outcomes, judged_cases)
     ]
+    verdicts = follow.with_stand_ins(q, cases, outcomes, verdicts, ctx, carriable[1])
     verdicts = _with_combinations(q, cases, verdicts, strict)
-    own = [v for v in verdicts if not v.carried]
+    own = [v for v in verdicts if not v.followed]
     per_case = [v.explanations for v in own if v.explanations is not None]
     n_failed = sum(1 for v in own if not v.passed)
     total_weight = sum(c.weight for c in cases) or 1.0
     earned = sum(c.weight * v.credit for c, v in zip(cases, verdicts))
-    judged = [(c, v) for c, v in zip(cases, verdicts) if not v.carried and v.want is not None]
+    judged = [(c, v) for c, v in zip(cases, verdicts) if not v.followed and v.want is not None]
     result.misconceptions = [
         m
         for named in verdict(per_case, n_failed)
@@ -622,24 +572,27 @@ def _judge_compared(
         for m in split(named)
     ]
     result.score = round(q.points * earned / total_weight, SCORE_DIGITS)
-    carried = [(c, v) for c, v in zip(cases, verdicts) if v.carried]
+    carried = [(c, v) for c, v in zip(cases, verdicts) if v.followed]
     result.carried_points = round(
         q.points * sum(c.weight * v.credit for c, v in carried) / total_weight, SCORE_DIGITS
     )
     roots = list(dict.fromkeys(r for _, v in carried for r in v.carried))
     result.carried = [{"from": r.root, "misconception": r.misconception} for r in roots]
     result.cases = [v.record for v in verdicts]
-    helpers = unnamed_helpers(q, ctx) if result.score < q.points - 1e-9 else []
+    helpers = follow.unnamed_helpers(q, ctx) if result.score < q.points - 1e-9 else []
+    replaced = follow.replaced_everywhere(verdicts)
+    helpers = [(f, g) for f, g in helpers if f not in replaced]
     if helpers:
         result.misconceptions = []  # a helper's mistake is named at the helper, or not at all
     result.notes += [
-        *(_carried_note(r) for r in roots),
-        *(_helper_note(q, f, g) for f, g in helpers),
+        *(follow.carried_note(r) for r in roots),
+        *follow.stand_in_notes(verdicts, ctx.graded),
+        *(follow.helper_note(q, f, g) for f, g in helpers),
         *(catalog.note(m, q.function, _right_outputs(q, verdicts)) for m in result.misconceptions),
     ]
 
 
-def _weighed(v: _CaseVerdict, strict: bool) -> _CaseVerdict:
+def _weighed(v: CaseVerdict, strict: bool) -> CaseVerdict:
     """The case's explanations without those that match only because both outputs are NaN or
     inf everywhere, when the student's code gave no finite output on any case: a mistake is
     named on non-finite outputs only when it is non-finite where theirs is and their code is
@@ -664,7 +617,7 @@ def _explains_all(named: Mistake, per_case: list[list[Explanation]], n_failed: i
 def _contradicted(
     q: CodeQuestion,
     named: Mistake,
-    judged: list[tuple[Case, _CaseVerdict]],
+    judged: list[tuple[Case, CaseVerdict]],
     carried: dict[str, Carried],
 ) -> bool:
     """A mistake that explains only some of the failed cases is not named when, on a case where
@@ -679,7 +632,7 @@ def _contradicted(
     theirs = trusted_mutants({m: q.mutants[m] for m in carried if m in q.mutants})
     loose = replace(q.tolerance, rtol=LOOSE * q.tolerance.rtol, atol=LOOSE * q.tolerance.atol)
 
-    def against(case: Case, v: _CaseVerdict) -> bool:
+    def against(case: Case, v: CaseVerdict) -> bool:
         if v.credit == 1.0:
             return True
         if isinstance(named, tuple) or v.explanations is None or not finite(v.got):
@@ -708,167 +661,7 @@ def _shows(
     )
 
 
-# ---------------------------------------------------------------------------- follow-through
-
-
-def builds_on(q: CodeQuestion, ctx: CodeContext) -> tuple[str, ...]:
-    """The earlier questions `q` builds on: those it declares, and those whose function the
-    student's own `q.function` calls (directly or through their other functions)."""
-    called = calls.reached(ctx.source, q.function) if ctx.source else frozenset()
-    found = [g.question for f, g in ctx.graded.items() if f in called and g.question != q.id]
-    return tuple(dict.fromkeys((*q.depends_on, *found)))
-
-
-def unnamed_helpers(q: CodeQuestion, ctx: CodeContext) -> list[tuple[str, Graded]]:
-    """The student's earlier graded functions that `q.function` calls and that lost points in
-    their own question with no mistake named there: whatever they got wrong may be what is wrong
-    here, so no mistake of this question's own can be told from its outputs."""
-    called = calls.reached(ctx.source, q.function) if ctx.source else frozenset()
-    return [
-        (f, g)
-        for f, g in ctx.graded.items()
-        if f in called and g.question != q.id and g.lost and not g.named
-    ]
-
-
-def _helper_note(q: CodeQuestion, function: str, g: Graded) -> str:
-    return (
-        f"**Builds on your `{function}`:** your `{q.function}` calls your `{function}`, which "
-        f"lost points in question {g.number} with a mistake the grader could not name; it may be "
-        f"why cases fail here too, so no mistake is named for `{q.function}` itself. Correct "
-        f"`{function}` first."
-    )
-
-
-def _carriable(q: CodeQuestion, ctx: CodeContext) -> tuple[dict[str, Carried], float]:
-    """The mistakes charged in the questions `q` builds on, by id, and the share they earn here."""
-    share = ctx.follow_through if q.follow_through is None else q.follow_through
-    deps = builds_on(q, ctx)
-    if share <= 0 or not deps:
-        return {}, 0.0
-    found: dict[str, Carried] = {}
-    for dep in deps:
-        for c in ctx.docked.get(dep, []):
-            if c.misconception in q.mutants:  # the mistake lifted to this question
-                found.setdefault(c.misconception, c)
-    return found, share
-
-
-def _carry(
-    q: CodeQuestion,
-    case: Case,
-    outcome: CallOutcome | None,
-    v: _CaseVerdict,
-    carriable: dict[str, Carried],
-    share: float,
-    *,
-    strict: bool = False,
-) -> _CaseVerdict:
-    """A wrong case that the carried mistakes reproduce exactly (one of them, or several at once
-    when the question builds on several docked functions) is right given the student's own
-    earlier functions: it earns `share` of its weight and is not charged again. One that they do
-    not reproduce is judged as it is, with the question's own mistakes looked for on top of a
-    carried one."""
-    if not carriable or v.explanations is None:
-        return v
-    exact = [e.misconception for e in v.explanations if e.extra_wrong == 0]
-    found = next((m for m in exact if m in carriable), None)
-    together = None if found else _carried_together(q, case, outcome, v.want, carriable, strict)
-    if found or together:
-        roots = (carriable[found],) if found else together
-        summary = replace(
-            v.record.summary,
-            category=Category.CARRIED,
-            given=tuple(f"`{c.function}` (question {c.number})" for c in roots),
-        )
-        record = replace(v.record, summary=summary)
-        return replace(v, credit=share, record=record, explanations=None, carried=roots)
-    on_top = [e for e in _on_top(q, case, outcome, v.want, carriable) if not (strict and e.blank)]
-    return replace(v, explanations=on_top) if on_top else v
-
-
-def _carried_together(
-    q: CodeQuestion,
-    case: Case,
-    outcome: CallOutcome | None,
-    want: Any,
-    carriable: dict[str, Carried],
-    strict: bool = False,
-) -> tuple[Carried, ...] | None:
-    """The carried mistakes (two, or all of them) that together reproduce the case exactly: a
-    block built on a LayerNorm and a feed-forward network that were both docked."""
-    if len(carriable) < 2 or outcome is None or outcome.failure is not None:
-        return None
-    ids = list(carriable)
-    groups = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]]
-    if len(ids) > 2:
-        groups.append(tuple(ids))
-    combos: dict[Mistake, Callable[..., Any]] = {}
-    for group in groups:
-        if math.prod(len(forms(q.mutants[m])) for m in group) > MAX_FORMS:
-            continue  # bounded work: a group whose forms multiply past the bound is not tried
-        both: Any = q.mutants[group[0]]
-        for mid in group[1:]:
-            both = combine(both, q.mutants[mid]) if both is not None else None
-        if both is not None:
-            combos[tuple(group)] = both
-    if not combos:
-        return None
-    for e in _explain(q, case, outcome.value, want, combos):
-        if e.extra_wrong == 0 and not (strict and e.blank):
-            return tuple(carriable[m] for m in split(e.misconception))
-    return None
-
-
-def _on_top(
-    q: CodeQuestion,
-    case: Case,
-    outcome: CallOutcome | None,
-    want: Any,
-    carriable: dict[str, Carried],
-) -> list[Explanation]:
-    """The question's own mistakes, each combined with a carried one (mutants written as
-    `functools.partial(reference, **hooks)` combine by merging their hooks)."""
-    if outcome is None or outcome.failure is not None:
-        return []
-    combos = {}
-    for own, mutant in q.mutants.items():
-        for carried in carriable:
-            both = combine(q.mutants[carried], mutant) if own != carried else None
-            if both is not None:
-                combos.setdefault(own, both)
-    if not combos:
-        return []
-    return _explain(q, case, outcome.value, want, combos)
-
-
-def _carried_note(c: Carried) -> str:
-    m = catalog.get(c.misconception)
-    return (
-        f"**Follow-through:** right given your `{c.function}`, whose mistake ({m.title}, "
-        f"`{m.id}`) was charged in question {c.number}; it is not charged again here."
-    )
-
-
-def _record_docked(q: CodeQuestion, ctx: CodeContext, result: QuestionResult, number: str) -> None:
-    """What a later question built on this one may carry: its own named mistakes, and those it
-    carried itself (charged at their root)."""
-    own = [
-        Carried(m, q.id, number, q.function)
-        for m in result.misconceptions
-        if m != "uses-library-shortcut"
-    ]
-    through = [
-        c
-        for dep in builds_on(q, ctx)
-        for c in ctx.docked.get(dep, [])
-        if any(r["misconception"] == c.misconception for r in result.carried)
-    ]
-    if result.score < result.max_score - 1e-9 and (own or through):
-        ctx.docked[q.id] = own + through
-
-
-def _right_outputs(q: CodeQuestion, verdicts: list[_CaseVerdict]) -> tuple[str, ...]:
+def _right_outputs(q: CodeQuestion, verdicts: list[CaseVerdict]) -> tuple[str, ...]:
     """The named outputs no wrong case reports wrong (for the diagnosis's wording)."""
     wrong = {name for v in verdicts if not v.record.passed for name, _ in v.record.summary.outputs}
     return tuple(n for n in q.output_names if n not in wrong)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from grader.engine.checks import as_array, compare
+from grader.engine.trusted import materialize as _fresh  # fresh copies of array arguments
 from grader.mutants import NOT_APPLICABLE, AnyOf, NonFinite
 from grader.questions import Tolerance
 
@@ -199,19 +200,6 @@ def _differs(forms: tuple[Any, ...], than: Any, tol: Tolerance, exact: bool) -> 
         ):
             return False
     return True
-
-
-def _fresh(x: Any) -> Any:
-    """Copies of array arguments, so a mutant that writes into its inputs cannot spoil the next."""
-    if isinstance(x, np.ndarray):
-        return x.copy()
-    if isinstance(x, tuple):
-        return tuple(_fresh(v) for v in x)
-    if isinstance(x, list):
-        return [_fresh(v) for v in x]
-    if isinstance(x, dict):
-        return {k: _fresh(v) for k, v in x.items()}
-    return x
 
 
 def verdict(per_case: list[list[Explanation]], n_failed: int) -> list[Mistake]:

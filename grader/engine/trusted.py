@@ -11,22 +11,27 @@ from grader.mutants import AnyOf
 from grader.questions import Case, Rng, TableLM
 
 
-def materialize(value: Any) -> Any:
-    """A case argument as the trusted reference sees it (special arguments built for real)."""
+def _inside(value: Any, f: Callable[[Any], Any]) -> Any:
+    """`f` applied to each entry of a tuple, a list or a dict's values (other values as they are)."""
+    if isinstance(value, tuple):
+        return tuple(f(v) for v in value)
+    if isinstance(value, list):
+        return [f(v) for v in value]
+    if isinstance(value, dict):
+        return {k: f(v) for k, v in value.items()}
+    return value
 
+
+def materialize(value: Any) -> Any:
+    """A case argument as the trusted reference sees it (special arguments built for real, every
+    array a fresh copy, so that a function writing into its inputs spoils no other run)."""
     if isinstance(value, Rng):
         return np.random.default_rng(value.seed)
     if isinstance(value, TableLM):
         return value  # immutable, and callable as next_log_probs(prefix)
     if isinstance(value, np.ndarray):
         return value.copy()
-    if isinstance(value, tuple):
-        return tuple(materialize(v) for v in value)
-    if isinstance(value, list):
-        return [materialize(v) for v in value]
-    if isinstance(value, dict):
-        return {k: materialize(v) for k, v in value.items()}
-    return value
+    return _inside(value, materialize)
 
 
 def plain(value: Any) -> Any:
@@ -37,13 +42,7 @@ def plain(value: Any) -> Any:
         return value.item()
     if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
         return value.detach().cpu().numpy().copy()
-    if isinstance(value, tuple):
-        return tuple(plain(v) for v in value)
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    return value
+    return _inside(value, plain)
 
 
 def run_trusted(fn: Callable[..., Any], case: Case) -> Any:

@@ -20,7 +20,7 @@ import os
 import secrets
 import select
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +31,7 @@ from grader.sandbox import wire
 WORKER_PROGRAM = Path(__file__).with_name("worker.py")  # run in the sandbox, never imported here
 WIRE_SOURCE = Path(wire.__file__).read_bytes()  # shipped beside it as `wire.WIRE_FILE`
 MAX_RESTARTS = 12
+MAX_CALLBACKS = 256  # calls of replaced functions answered in one call
 
 FailureKind = Literal[
     "not-attempted",
@@ -522,9 +523,12 @@ class WorkerSession:
         *,
         torch_inputs: bool = False,
         banned: tuple[str, ...] = (),
+        replace: Mapping[str, Callable[..., Any]] | None = None,
     ) -> CallOutcome:
         """Run `function(*args, **kwargs)` in the worker; `banned`: the library entry points this
-        question forbids (patterns as in the assignment), refused while the call runs."""
+        question forbids (patterns as in the assignment), refused while the call runs;
+        `replace`: the submission's functions answered, for this call only, by the caller's
+        trusted ones (`_reply_answering`)."""
         failure = self.prepare()
         if failure is not None:
             return CallOutcome(failure=failure)
@@ -544,10 +548,12 @@ class WorkerSession:
             "torch": torch_inputs,
             "banned": list(banned),
         }
+        if replace:
+            header["replace"] = sorted(replace)
         timeout = min(self.limits.call_seconds, budget)
         try:
             self._send(header, blobs)
-            reply, out_blobs = self._receive(timeout)
+            reply, out_blobs = self._reply_answering(timeout, replace or {})
         except _Timeout:
             reason = f"stopped after {timeout:g} s"
             self._kill_for("call-timeout", f"`{function}` {reason}", function)
@@ -600,6 +606,41 @@ class WorkerSession:
                 shortcuts=shortcuts,
             )
         return CallOutcome(value=value, tripped=tripped, shortcuts=shortcuts)
+
+    def _reply_answering(
+        self, timeout: float, replace: Mapping[str, Callable[..., Any]]
+    ) -> tuple[dict, list[bytes]]:
+        """The call's reply, within `timeout`; on the way, each callback the worker makes to a
+        function this call replaced is answered with the trusted one's value. A callback to any
+        other name, past MAX_CALLBACKS or in a call that replaced nothing is the submission
+        writing to the channel (WireError): the grader answers nothing it did not replace."""
+        deadline = time.monotonic() + timeout
+        answered = 0
+        while True:
+            header, blobs = self._receive(max(0.0, deadline - time.monotonic()))
+            if "callback" not in header:
+                return header, blobs
+            name = header["callback"]
+            if not isinstance(name, str) or name not in replace or answered >= MAX_CALLBACKS:
+                raise wire.WireError("a call back to a function the grader did not replace")
+            answered += 1
+            try:
+                args = wire.decode(header.get("args"), blobs)
+                kwargs = wire.decode(header.get("kwargs"), blobs)
+            except (ValueError, TypeError) as exc:
+                raise wire.WireError(f"an unreadable call back: {exc}") from exc
+            if not isinstance(args, tuple) or not (
+                isinstance(kwargs, dict) and all(isinstance(k, str) for k in kwargs)
+            ):
+                raise wire.WireError("a call back whose arguments are not a tuple and a dict")
+            self._expect.insert(0, header["id"])  # the call's own reply is still to come
+            out: list[bytes] = []
+            try:
+                answer = {"ok": True, "value": to_wire(replace[name](*args, **kwargs), out)}
+            except Exception:  # noqa: BLE001 - the trusted function refused these arguments
+                answer, out = {"ok": False}, []
+            assert self.proc is not None
+            wire.write_message(self.proc.stdin, {**answer, "id": header["id"]}, out)
 
     def kill_strays(self, after: str) -> None:
         """Stop processes the student's code left running (between questions), keeping the worker;
