@@ -316,44 +316,23 @@ def _beam(lm: TableLM, beam_size: int, max_len: int, normalize: bool) -> list[in
 
 
 def _table_beam_search(
-    lm: TableLM,
-    beam_size: int,
-    max_len: int,
-    length_normalize: bool = True,
-    *,
-    length: Callable[[list[int]], int] = seq2seq.tokens_after_bos,
-    start_score: float = 0.0,
-    rank: Callable[[list[int], float], float] | None = None,
-    keep: int | None = None,
+    lm: TableLM, beam_size: int, max_len: int, length_normalize: bool = True, **hooks: Any
 ) -> list[int]:
-    """`seq2seq.beam_search(lm, BOS, EOS, ...)` step for step (the same candidates, order, sums
-    and ties, so the same winner), reading the tree's rows as the plain floats they are instead
-    of through `lm(prefix)` and an array per call: the hidden trees' search runs thousands of
-    these per seed. tests/test_case_stability.py compares the two."""
-    if beam_size < 1:
-        raise ValueError(f"expected beam_size >= 1, got {beam_size}")
+    """`seq2seq.beam_search(lm, BOS, EOS, ...)` reading the tree's rows as the plain floats they
+    are (its `read` hook) instead of through `lm(prefix)` and an array per call: the hidden
+    trees' search runs thousands of these per seed. tests/test_case_stability.py compares the
+    two."""
     table, default = lm.table, lm.default
-    live: list[tuple[list[int], float]] = [([BOS], start_score)]
-    finished: list[tuple[list[int], float]] = []
-    for _ in range(max_len):
-        candidates: list[tuple[list[int], float]] = []
-        for tokens, score in live:
-            logp = table.get(tuple(tokens), default)  # (V,)
-            candidates += [(tokens + [w], score + lp) for w, lp in enumerate(logp)]
-        kept = sorted(candidates, key=lambda cand: -cand[1])[: keep or beam_size]
-        live = []
-        for tokens, score in kept:
-            (finished if tokens[-1] == EOS else live).append((tokens, score))
-        if len(finished) >= beam_size or not live:
-            break
-    pool = finished if finished else live
-    if rank is None:
-
-        def rank(tokens: list[int], score: float) -> float:
-            return seq2seq.hypothesis_key(tokens, score, length_normalize, length)
-
-    best_tokens, _ = max(pool, key=lambda hyp: rank(hyp[0], hyp[1]))
-    return best_tokens[1:]
+    return seq2seq.beam_search(
+        lm,
+        BOS,
+        EOS,
+        beam_size,
+        max_len,
+        length_normalize,
+        read=lambda tokens: table.get(tuple(tokens), default),
+        **hooks,
+    )
 
 
 @lru_cache(maxsize=16)  # a seed's search over 150 random trees (0.2 s) runs once per process
