@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache, lru_cache, partial
 from typing import Any
 
@@ -1017,145 +1017,129 @@ def _greedy_vs_best(v: dict[str, Any]) -> list[float]:
     return [prob(greedy), max(prob(t) for t in finished)]
 
 
+def _written(
+    name: str,
+    title: str,
+    points: float,
+    answer_kind: str,
+    expected: Callable[[dict[str, Any]], Any] | None = None,
+    key: str = "",
+    **fields: Any,
+) -> WrittenQuestion:
+    """A written question of a3: id `a3.w_<name>`, answers.toml key `key` (default: the name)."""
+    return WrittenQuestion(
+        id=f"a3.w_{name}",
+        title=title,
+        points=points,
+        key=key or name,
+        answer_kind=answer_kind,  # type: ignore[arg-type]
+        expected=expected,
+        **fields,
+    )
+
+
+def _answer(text: str) -> Callable[[dict[str, Any]], str]:
+    """The same answer for every student."""
+    return lambda v: text
+
+
+def _carry_forms(v: dict[str, Any]) -> list[WrongForm]:
+    """The broken steps of the cell-carry derivation, each at its own id."""
+    return [
+        WrongForm(
+            "1",
+            "lstm-carry-identity",
+            "the cell update does not pass the old cell on unchanged: look at what multiplies c_prev.",
+        ),
+        WrongForm(
+            "o_t (1 - tanh(c_t)^2) f_t",
+            "lstm-carry-through-output",
+            "this differentiates the hidden state h_t = o_t tanh(c_t), not the cell c_t.",
+        ),
+        WrongForm(
+            "f_t (1 - f_t)",
+            "lstm-carry-gate-derivative",
+            "this is the derivative of the gate's sigmoid, not the derivative by c_prev.",
+        ),
+    ]
+
+
+def _beam_raw_forms(v: dict[str, Any]) -> list[WrongForm]:
+    return [
+        WrongForm(
+            _tree_beam(v, False),
+            "beam-no-length-normalization",
+            "this is the winner by the raw summed log-probability; the question "
+            "divides each finished score by its number of tokens.",
+        )
+    ]
+
+
+def _bp_forms(v: dict[str, Any]) -> list[WrongForm]:
+    return [
+        WrongForm(
+            _bp(v, lambda c, lens: min(lens)),
+            "bleu-shortest-reference",
+            "this uses the shortest reference of each sentence; r sums the closest ones.",
+        ),
+        WrongForm(
+            1.0,
+            "bleu-no-brevity-penalty",
+            "the candidate corpus is shorter than r, so the penalty exp(1 - r/c) applies.",
+        ),
+    ]
+
+
+# What the written questions expect, and the wrong forms they name.
+_ABCD = {"choices": ("A", "B", "C", "D")}
+_ATTN_WEIGHTS = {
+    "expected": lambda v: _attn(v)[0],
+    "wrong_forms": lambda v: _no_softmax_forms(v, 0),
+}
+_ATTN_OUTPUT = {"expected": lambda v: _attn(v)[1], "wrong_forms": lambda v: _no_softmax_forms(v, 1)}
+_BEAM_NORM = {
+    "expected": lambda v: _tree_beam(v, True),
+    "ordered": True,
+    "wrong_forms": _beam_raw_forms,
+}
+_BEAM_RAW = {"expected": lambda v: _tree_beam(v, False), "ordered": True}
+_BREVITY = {"expected": _bp, "key": "bleu_brevity_penalty", "wrong_forms": _bp_forms}
+_PARAMETERS = ("d_s", "d_h", "k")
+# The parameter counts of the three score functions: (name, score, the count in d_s, d_h, k).
+PARAMETER_COUNTS = tuple(
+    (name, score, {"expected": _answer(count), "symbols": _PARAMETERS})
+    for name, score, count in (
+        ("multiplicative", "multiplicative", "d_s*d_h"),
+        ("reduced_rank", "reduced-rank", "k*(d_s + d_h)"),
+        ("additive", "additive", "k*(d_s + d_h) + k"),
+    )
+)
+
 WRITTEN = (
-    WrittenQuestion(
-        id="a3.w_lstm_carry",
-        title="LSTM: the cell-carry derivative",
-        points=3,
-        key="lstm_carry",
-        answer_kind="expression",
-        expected=lambda v: "f_t",
+    _written(
+        "lstm_carry",
+        "LSTM: the cell-carry derivative",
+        3,
+        "expression",
+        _answer("f_t"),
         # the gates held fixed; c_t and h_t as defined names, so that a derivation may start
         # from d/dc_prev c_t or from the cell update written out
         symbols=("f_t", "i_t", "o_t", "g_t", "c_prev", "c_t", "h_t"),
         relations=("c_t = f_t c_prev + i_t g_t", "h_t = o_t tanh(c_t)"),
         steps=True,
-        wrong_forms=lambda v: [
-            WrongForm(
-                "1",
-                "lstm-carry-identity",
-                "the cell update does not pass the old cell on unchanged: look at what multiplies c_prev.",
-            ),
-            WrongForm(
-                "o_t (1 - tanh(c_t)^2) f_t",
-                "lstm-carry-through-output",
-                "this differentiates the hidden state h_t = o_t tanh(c_t), not the cell c_t.",
-            ),
-            WrongForm(
-                "f_t (1 - f_t)",
-                "lstm-carry-gate-derivative",
-                "this is the derivative of the gate's sigmoid, not the derivative by c_prev.",
-            ),
-        ],
+        wrong_forms=_carry_forms,
     ),
-    WrittenQuestion(
-        id="a3.w_gru_merges",
-        title="GRU: what the update gate merges",
-        points=3,
-        key="gru_merges",
-        answer_kind="choice",
-        expected=lambda v: "A",
-        choices=("A", "B", "C", "D"),
+    _written("gru_merges", "GRU: what the update gate merges", 3, "choice", _answer("A"), **_ABCD),
+    _written("attn_scores", "Attention by hand: scores", 2, "array", _attn_scores),
+    _written("attn_weights", "Attention by hand: weights", 3, "array", **_ATTN_WEIGHTS),
+    _written("attn_output", "Attention by hand: output", 3, "array", **_ATTN_OUTPUT),
+    *(
+        _written(f"params_{name}", f"Parameters: {score} score", 2, "expression", **count)
+        for name, score, count in PARAMETER_COUNTS
     ),
-    WrittenQuestion(
-        id="a3.w_attn_scores",
-        title="Attention by hand: scores",
-        points=2,
-        key="attn_scores",
-        answer_kind="array",
-        expected=lambda v: _attn_scores(v),
-    ),
-    WrittenQuestion(
-        id="a3.w_attn_weights",
-        title="Attention by hand: weights",
-        points=3,
-        key="attn_weights",
-        answer_kind="array",
-        expected=lambda v: _attn(v)[0],
-        wrong_forms=lambda v: _no_softmax_forms(v, 0),
-    ),
-    WrittenQuestion(
-        id="a3.w_attn_output",
-        title="Attention by hand: output",
-        points=3,
-        key="attn_output",
-        answer_kind="array",
-        expected=lambda v: _attn(v)[1],
-        wrong_forms=lambda v: _no_softmax_forms(v, 1),
-    ),
-    WrittenQuestion(
-        id="a3.w_params_multiplicative",
-        title="Parameters: multiplicative score",
-        points=2,
-        key="params_multiplicative",
-        answer_kind="expression",
-        expected=lambda v: "d_s*d_h",
-        symbols=("d_s", "d_h", "k"),
-    ),
-    WrittenQuestion(
-        id="a3.w_params_reduced_rank",
-        title="Parameters: reduced-rank score",
-        points=2,
-        key="params_reduced_rank",
-        answer_kind="expression",
-        expected=lambda v: "k*(d_s + d_h)",
-        symbols=("d_s", "d_h", "k"),
-    ),
-    WrittenQuestion(
-        id="a3.w_params_additive",
-        title="Parameters: additive score",
-        points=2,
-        key="params_additive",
-        answer_kind="expression",
-        expected=lambda v: "k*(d_s + d_h) + k",
-        symbols=("d_s", "d_h", "k"),
-    ),
-    WrittenQuestion(
-        id="a3.w_beam_normalized",
-        title="Beam search by hand: length-normalised",
-        points=3,
-        key="beam_normalized",
-        answer_kind="list",
-        ordered=True,
-        expected=lambda v: _tree_beam(v, True),
-        wrong_forms=lambda v: [
-            WrongForm(
-                _tree_beam(v, False),
-                "beam-no-length-normalization",
-                "this is the winner by the raw summed log-probability; the question "
-                "divides each finished score by its number of tokens.",
-            )
-        ],
-    ),
-    WrittenQuestion(
-        id="a3.w_beam_raw",
-        title="Beam search by hand: raw score",
-        points=3,
-        key="beam_raw",
-        answer_kind="list",
-        ordered=True,
-        expected=lambda v: _tree_beam(v, False),
-    ),
-    WrittenQuestion(
-        id="a3.w_bleu_brevity",
-        title="BLEU: brevity penalty by hand",
-        points=3,
-        key="bleu_brevity_penalty",
-        answer_kind="number",
-        expected=lambda v: _bp(v),
-        wrong_forms=lambda v: [
-            WrongForm(
-                _bp(v, lambda c, lens: min(lens)),
-                "bleu-shortest-reference",
-                "this uses the shortest reference of each sentence; r sums the closest ones.",
-            ),
-            WrongForm(
-                1.0,
-                "bleu-no-brevity-penalty",
-                "the candidate corpus is shorter than r, so the penalty exp(1 - r/c) applies.",
-            ),
-        ],
-    ),
+    _written("beam_normalized", "Beam search by hand: length-normalised", 3, "list", **_BEAM_NORM),
+    _written("beam_raw", "Beam search by hand: raw score", 3, "list", **_BEAM_RAW),
+    _written("bleu_brevity", "BLEU: brevity penalty by hand", 3, "number", **_BREVITY),
 )
 
 
@@ -1260,14 +1244,7 @@ GREEDY = (
         mutants=GREEDY_MUTANTS,
         integer=True,
     ),
-    WrittenQuestion(
-        id="a3.w_greedy_vs_best",
-        title="Greedy cannot undo a bad choice",
-        points=3,
-        key="greedy_vs_best",
-        answer_kind="array",
-        expected=_greedy_vs_best,
-    ),
+    _written("greedy_vs_best", "Greedy cannot undo a bad choice", 3, "array", _greedy_vs_best),
 )
 
 ASSIGNMENT = Assignment(
