@@ -230,4 +230,60 @@ def _bleu_cases(seed: int) -> list[Case]:
                 {"max_n": max_n},
             )
         )
-    return cases
+    return cases + _bleu_edge_cases(seed, len(cases))
+
+
+def _unigram_order(candidates, references, max_n=4):
+    """The n-gram loop started at n = 0 (still divided by max_n): the empty n-gram occurs
+    len + 1 times, so p_0 < 1 only where a candidate is longer than every reference."""
+    c0 = sum(len(c) + 1 for c in candidates)
+    m0 = sum(min(len(c), max(len(r) for r in rs)) + 1 for c, rs in zip(candidates, references))
+    return bleu.corpus_bleu(candidates, references, max_n) * (m0 / c0) ** (1 / max_n)
+
+
+def _longer_than_every_reference(rng: np.random.Generator) -> tuple[list, list]:
+    """Three candidates, each longer than all three of its references (BP = 1, p_n > 0)."""
+    while True:
+        vocab = [str(v) for v in rng.choice(_WORDS, size=8, replace=False)]
+        cands, refs = [], []
+        for _ in range(3):
+            c = int(rng.integers(8, 12))
+            lens = [c - 1 - int(k) for k in rng.permutation(3)]
+            cand, rs = _bleu_sentence(rng, vocab, c, lens)
+            cands.append(cand)
+            refs.append(rs)
+        want = bleu.corpus_bleu(cands, refs, 2)
+        if want > 0.05 and _apart(want, _unigram_order(cands, refs, 2)):
+            return cands, refs
+
+
+def _one_word_candidates(rng: np.random.Generator) -> tuple[list, list]:
+    """Candidates of one token each, every one found in its references: p_1 > 0, and no
+    candidate has a bigram, so p_2 has no n-gram to count and counts as 0 (BLEU 0, as nltk)."""
+    vocab = [str(v) for v in rng.choice(_WORDS, size=8, replace=False)]
+    cands, refs = [], []
+    for _ in range(2):
+        words = [vocab[int(i)] for i in rng.permutation(8)[:4]]
+        cands.append([words[0]])
+        refs.append([words[: 2 + int(rng.integers(0, 2))], words[1:]])
+    return cands, refs
+
+
+def _bleu_edge_cases(seed: int, n: int) -> list[Case]:
+    """The domain's edges, drawn after the other cases from their own stream: candidates longer
+    than every reference (an n-gram loop from n = 0 differs only there) and one-word candidates
+    with max_n = 2 (an order with no candidate n-gram is a zero precision, not skipped)."""
+    rng = np.random.default_rng([391, seed])
+    longer = _longer_than_every_reference(rng)
+    return [
+        Case(
+            f"hidden case {n}: 3 sentences, each candidate longer than all its references, max_n=2",
+            longer,
+            {"max_n": 2},
+        ),
+        Case(
+            f"hidden case {n + 1}: one-word candidates, max_n=2 (no bigram to count: BLEU 0)",
+            _one_word_candidates(rng),
+            {"max_n": 2},
+        ),
+    ]

@@ -304,13 +304,16 @@ def _separating_trees(
 
 def _beam_domain_cases(seed: int) -> tuple[Case, ...]:
     """The tree cases, then the domain's edges: no step at all with length normalisation on
-    (a hypothesis of 0 tokens keeps its raw score, no division by 0), and the tree of finished
+    (a hypothesis of 0 tokens keeps its raw score, no division by 0), the tree of finished
     lengths 1, 2 and 3 with every token id above 256 (`tokens[-1] is eos` no longer finishes a
-    hypothesis)."""
+    hypothesis), the same tree with one step, and a beam wider than the vocabulary."""
     cases = tuple(_beam_cases(seed))
     rng = np.random.default_rng([381, seed])
     lengths = next(c for c in cases if "finished hypotheses of 1, 2 and 3 tokens" in c.name)
     lm, bos, eos, beam_size, max_len = lengths.args
+    early = next(c for c in cases if "stop once beam_size" in c.name).args[0]
+    vocab = len(early.default)
+    wide = vocab + 2  # every candidate kept at the first step (a top-k of beam_size raises)
     ids = _large_ids(rng, len(lm.default))
     n = sum(not c.visible for c in cases)
     return (
@@ -322,6 +325,11 @@ def _beam_domain_cases(seed: int) -> tuple[Case, ...]:
         Case(
             f"hidden case {n + 2}: finished hypotheses of 1, 2 and 3 tokens, ids above 256",
             (_renumbered(lm, ids), ids[bos], ids[eos], beam_size, max_len),
+        ),
+        Case(f"hidden case {n + 3}: max_len=1 (one step)", (lm, BOS, EOS, beam_size, 1)),
+        Case(
+            f"hidden case {n + 4}: beam_size={wide} wider than the {vocab} tokens of the vocabulary",
+            (early, BOS, EOS, wide, 4),
         ),
     )
 
