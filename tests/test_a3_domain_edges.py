@@ -89,7 +89,9 @@ def test_every_student_gets_a_corpus_longer_than_every_reference(seed):
 def test_every_student_gets_one_word_candidates_that_nltk_scores_zero(seed):
     case = _edge(BLEU, "one-word candidates", seed)
     candidates, references = case.args
-    assert all(len(c) == 1 for c in candidates) and case.kwargs["max_n"] == 2
+    assert (
+        all(len(c) == 1 for c in candidates) and len(candidates) == 3 and case.kwargs["max_n"] == 2
+    )
     assert run_trusted(BLEU.reference, case) == 0.0
     # nltk (no smoothing) puts the smallest float in for the zero p_2 and warns: 0 to 1e-100
     assert 0.0 <= _nltk(case) < 1e-100

@@ -124,6 +124,29 @@ register(
         ),
         section="notes §4 (BLEU); the assignment README, 'BLEU, exactly'",
     ),
+    Misconception(
+        id="bleu-smoothed",
+        title="BLEU smoothed (nltk's SmoothingFunction, sacrebleu's default)",
+        explanation=(
+            "Your BLEU matches a smoothed one: a zero n-gram precision replaced by a small "
+            "number (nltk's `SmoothingFunction().method1`, ε = 0.1 matches, or `method3`, the "
+            "k-th zero precision 1/(2^k · count): sacrebleu's default 'exp'; Chen & Cherry 2014). "
+            "Smoothing is a convention for sentence-level scores; the handout's corpus BLEU smooths "
+            "nothing: when any p_n is 0, BLEU is 0.0."
+        ),
+        section="the assignment README, 'BLEU, exactly' (no smoothing)",
+    ),
+    Misconception(
+        id="bleu-sentence-average",
+        title="BLEU averaged over sentences instead of computed over the corpus",
+        explanation=(
+            "Your BLEU matches the mean of per-sentence scores (nltk's `sentence_bleu` averaged "
+            "over the candidates). Corpus BLEU (nltk's `corpus_bleu`, sacrebleu) sums the clipped "
+            "matches, the n-gram counts and the lengths c and r over the whole corpus first, "
+            "then takes the precisions, their geometric mean and one brevity penalty."
+        ),
+        section="the assignment README, 'BLEU, exactly' (corpus-level)",
+    ),
     # Greedy decoding
     Misconception(
         id="greedy-ties-to-larger-id",

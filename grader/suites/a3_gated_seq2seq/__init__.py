@@ -27,7 +27,7 @@ from grader.suites.a3_gated_seq2seq.attention import (
     _multiplicative_transposed,
     _reduced_rank_cases,
 )
-from grader.suites.a3_gated_seq2seq.bleu_cases import BLEU_MUTANTS, _bleu_cases
+from grader.suites.a3_gated_seq2seq.bleu_cases import BLEU_CONVENTIONS, BLEU_MUTANTS, _bleu_cases
 from grader.suites.a3_gated_seq2seq.cells import (
     CELL_SHORTCUTS,
     _gru_cases,
@@ -158,7 +158,7 @@ CODE = (
         "corpus_bleu",
         bleu.corpus_bleu,
         _bleu_cases,
-        mutants=BLEU_MUTANTS,
+        mutants={**BLEU_MUTANTS, **BLEU_CONVENTIONS},
     ),
 )
 

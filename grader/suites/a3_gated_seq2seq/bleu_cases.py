@@ -8,6 +8,7 @@ from functools import partial
 
 import numpy as np
 
+from grader.mutants import AnyOf
 from grader.questions import Case
 from reference import bleu
 
@@ -31,6 +32,32 @@ def _bleu_unclipped(candidates, references, max_n=4):
 def _bleu_arithmetic(candidates, references, max_n=4):
     return bleu.corpus_bleu(candidates, references, max_n, combine=lambda ps: float(np.mean(ps)))
 
+
+def _bleu_smoothed(candidates, references, max_n=4):
+    """nltk's smoothing method1 (epsilon 0.1) or method3 (NIST / sacrebleu's 'exp')."""
+
+    def smoothed(hook):
+        def precisions(counts):
+            return hook(bleu.per_sentence_denominators(candidates, counts))
+
+        return bleu.corpus_bleu(candidates, references, max_n, precisions=precisions)
+
+    return AnyOf(smoothed(bleu.epsilon_precisions), smoothed(bleu.exp_precisions))
+
+
+def _bleu_sentence_average(candidates, references, max_n=4):
+    """The mean of per-sentence BLEU scores (nltk's sentence_bleu averaged), not corpus BLEU."""
+    return float(
+        np.mean([bleu.corpus_bleu([c], [r], max_n) for c, r in zip(candidates, references)])
+    )
+
+
+# Conventions of widely used implementations that the handout excludes (named, not used to choose
+# the corpora: the cases stay the ones BLEU_MUTANTS separate).
+BLEU_CONVENTIONS = {
+    "bleu-smoothed": _bleu_smoothed,
+    "bleu-sentence-average": _bleu_sentence_average,
+}
 
 BLEU_MUTANTS = {
     "bleu-unclipped-counts": _bleu_unclipped,
@@ -258,14 +285,16 @@ def _longer_than_every_reference(rng: np.random.Generator) -> tuple[list, list]:
 
 
 def _one_word_candidates(rng: np.random.Generator) -> tuple[list, list]:
-    """Candidates of one token each, every one found in its references: p_1 > 0, and no
+    """Three candidates of one token each, two found in their references: p_1 = 2/3, and no
     candidate has a bigram, so p_2 has no n-gram to count and counts as 0 (BLEU 0, as nltk)."""
     vocab = [str(v) for v in rng.choice(_WORDS, size=8, replace=False)]
     cands, refs = [], []
-    for _ in range(2):
+    for i in range(3):
         words = [vocab[int(i)] for i in rng.permutation(8)[:4]]
         cands.append([words[0]])
         refs.append([words[: 2 + int(rng.integers(0, 2))], words[1:]])
+        if i == 2:  # one candidate word no reference has: p_1 = 2/3, so that no mean of
+            cands[-1] = [next(v for v in vocab if v not in words)]  # p_1 and 0 looks smoothed
     return cands, refs
 
 
