@@ -86,6 +86,28 @@ register(
         section="notes §4, 'Decoding the target'",
     ),
     Misconception(
+        id="beam-eos-score-dropped",
+        title="a finished hypothesis scored without eos's log-probability",
+        explanation=(
+            "Your choice matches scores that leave out log P(eos | prefix) (taken off when the "
+            "hypothesis finishes, or eos scored as certain). eos is a generated token like any "
+            "other: a hypothesis' score sums the log-probabilities of every token after bos, "
+            "eos included, and eos counts in its length."
+        ),
+        section="the assignment README, 'Beam search, exactly'",
+    ),
+    Misconception(
+        id="beam-finished-leave-the-beam",
+        title="finished hypotheses leave the beam (fairseq's convention)",
+        explanation=(
+            "Your search matches fairseq's: finished hypotheses are set aside and the beam is "
+            "refilled with beam_size live ones from the next best candidates. The handout keeps "
+            "the beam_size best candidates per step, finished ones included: a candidate that "
+            "ends in eos takes one of the beam_size places, and only the others stay live."
+        ),
+        section="the assignment README, 'Beam search, exactly'",
+    ),
+    Misconception(
         id="bleu-no-brevity-penalty",
         title="BLEU without the brevity penalty",
         explanation=(

@@ -38,11 +38,11 @@ from grader.suites.a3_gated_seq2seq.cells import (
     _lstm_old_cell,
 )
 from grader.suites.a3_gated_seq2seq.decoding import (
+    BEAM_MUTANTS,
     BOS,
     EOS,
     GREEDY_MUTANTS,
     _beam_domain_cases,
-    _beam_no_normalization,
     _greedy_cases,
     _random_tree,
     _table_beam_search,
@@ -148,7 +148,7 @@ CODE = (
         "beam_search",
         seq2seq.beam_search,
         _beam_domain_cases,
-        mutants={"beam-no-length-normalization": _beam_no_normalization},
+        mutants=BEAM_MUTANTS,
         integer=True,
     ),
     _q(

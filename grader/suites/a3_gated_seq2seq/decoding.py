@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from grader.mutants import AnyOf
 from grader.questions import Case, TableLM
 from reference import seq2seq
 from reference.functional import log_softmax
@@ -331,11 +332,65 @@ def _beam_domain_cases(seed: int) -> tuple[Case, ...]:
             f"hidden case {n + 4}: beam_size={wide} wider than the {vocab} tokens of the vocabulary",
             (early, BOS, EOS, wide, 4),
         ),
+        Case(
+            f"hidden case {n + 5}: a candidate ending in eos takes one of the beam's places",
+            (SLOT_TREE, BOS, EOS, 2, 3),
+        ),
     )
+
+
+# [eos] (.4) finishes at step 1 and takes one of the two places, [a] (.35) the other: [a a] and
+# [a eos] follow, and [eos] wins (-0.92 per token against -1.68). When finished hypotheses leave
+# the beam (fairseq), [b] (.25) stays live too and [b eos] (-0.72 per token) wins.
+SLOT_TREE = TableLM(
+    table={
+        (BOS,): _row(0.4, 0.35, 0.25),
+        (BOS, 2): _row(0.1, 0.8, 0.1),
+        (BOS, 3): _row(0.95, 0.025, 0.025),
+    },
+    default=_row(0.4, 0.3, 0.3),
+)
 
 
 def _beam_no_normalization(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
     return seq2seq.beam_search(next_log_probs, bos, eos, beam_size, max_len, length_normalize=False)
+
+
+def _beam_eos_dropped(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
+    """eos's log-probability left out of a finished score: taken off when the hypothesis
+    finishes, or read as 0 from the start (so eos also ranks as certain)."""
+
+    def eos_certain(tokens: list[int]) -> list[float]:
+        row = np.asarray(next_log_probs(list(tokens)), dtype=np.float64).tolist()
+        row[eos] = 0.0
+        return row
+
+    args = (next_log_probs, bos, eos, beam_size, max_len, length_normalize)
+    return AnyOf(
+        seq2seq.beam_search(*args, finish=lambda score, eos_logp: score - eos_logp),
+        seq2seq.beam_search(*args, read=eos_certain),
+    )
+
+
+def _beam_fairseq(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
+    """fairseq's step: finished hypotheses leave the beam, beam_size live ones go on."""
+    return seq2seq.beam_search(
+        next_log_probs,
+        bos,
+        eos,
+        beam_size,
+        max_len,
+        length_normalize,
+        select=seq2seq.fairseq_select,
+    )
+
+
+# Conventions and slips named beside the missing normalisation (the cases do not depend on them).
+BEAM_MUTANTS = {
+    "beam-no-length-normalization": _beam_no_normalization,
+    "beam-eos-score-dropped": _beam_eos_dropped,
+    "beam-finished-leave-the-beam": _beam_fairseq,
+}
 
 
 # ---------------------------------------------------------------- greedy decoding
