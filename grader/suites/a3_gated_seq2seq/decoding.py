@@ -304,10 +304,12 @@ def _separating_trees(
 
 
 def _beam_domain_cases(seed: int) -> tuple[Case, ...]:
-    """The tree cases, then the domain's edges: no step at all with length normalisation on
-    (a hypothesis of 0 tokens keeps its raw score, no division by 0), the tree of finished
+    """The tree cases, then the domain's edges: the tree of finished lengths 1, 2 and 3 with one
+    step, a beam wider than the vocabulary, an eos candidate that takes a place in the beam; last
+    (tests/test_input_domains.py reads the last two), no step at all with length normalisation on
+    (a hypothesis of 0 tokens keeps its raw score, no division by 0) and the tree of finished
     lengths 1, 2 and 3 with every token id above 256 (`tokens[-1] is eos` no longer finishes a
-    hypothesis), the same tree with one step, and a beam wider than the vocabulary."""
+    hypothesis)."""
     cases = tuple(_beam_cases(seed))
     rng = np.random.default_rng([381, seed])
     lengths = next(c for c in cases if "finished hypotheses of 1, 2 and 3 tokens" in c.name)
@@ -319,22 +321,22 @@ def _beam_domain_cases(seed: int) -> tuple[Case, ...]:
     n = sum(not c.visible for c in cases)
     return (
         *cases,
+        Case(f"hidden case {n + 1}: max_len=1 (one step)", (lm, BOS, EOS, beam_size, 1)),
         Case(
-            f"hidden case {n + 1}: max_len=0 with length normalisation",
-            (lm, BOS, EOS, beam_size, 0),
-        ),
-        Case(
-            f"hidden case {n + 2}: finished hypotheses of 1, 2 and 3 tokens, ids above 256",
-            (_renumbered(lm, ids), ids[bos], ids[eos], beam_size, max_len),
-        ),
-        Case(f"hidden case {n + 3}: max_len=1 (one step)", (lm, BOS, EOS, beam_size, 1)),
-        Case(
-            f"hidden case {n + 4}: beam_size={wide} wider than the {vocab} tokens of the vocabulary",
+            f"hidden case {n + 2}: beam_size={wide} wider than the {vocab} tokens of the vocabulary",
             (early, BOS, EOS, wide, 4),
         ),
         Case(
-            f"hidden case {n + 5}: a candidate ending in eos takes one of the beam's places",
+            f"hidden case {n + 3}: a candidate ending in eos takes one of the beam's places",
             (SLOT_TREE, BOS, EOS, 2, 3),
+        ),
+        Case(
+            f"hidden case {n + 4}: max_len=0 with length normalisation",
+            (lm, BOS, EOS, beam_size, 0),
+        ),
+        Case(
+            f"hidden case {n + 5}: finished hypotheses of 1, 2 and 3 tokens, ids above 256",
+            (_renumbered(lm, ids), ids[bos], ids[eos], beam_size, max_len),
         ),
     )
 
