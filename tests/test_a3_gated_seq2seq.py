@@ -42,6 +42,11 @@ A3_IDS = (
     "bleu-shortest-reference",
     "bleu-unclipped-counts",
     "bleu-arithmetic-mean",
+    # field conventions the handout excludes (tests/test_a3_field_conventions.py)
+    "bleu-smoothed",
+    "bleu-sentence-average",
+    "beam-eos-score-dropped",
+    "beam-finished-leave-the-beam",
     # greedy decoding
     "greedy-returns-bos",
     "greedy-ignores-eos",

@@ -306,13 +306,14 @@ def _bleu_edge_cases(seed: int, n: int) -> list[Case]:
     longer = _longer_than_every_reference(rng)
     return [
         Case(
-            f"hidden case {n}: 3 sentences, each candidate longer than all its references, max_n=2",
-            longer,
+            f"hidden case {n}: one-word candidates, max_n=2 (no bigram to count: BLEU 0)",
+            _one_word_candidates(rng),
             {"max_n": 2},
         ),
         Case(
-            f"hidden case {n + 1}: one-word candidates, max_n=2 (no bigram to count: BLEU 0)",
-            _one_word_candidates(rng),
+            f"hidden case {n + 1}: 3 sentences, each candidate longer than all its references, "
+            "max_n=2",
+            longer,
             {"max_n": 2},
         ),
     ]

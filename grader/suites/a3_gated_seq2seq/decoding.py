@@ -323,7 +323,7 @@ def _beam_domain_cases(seed: int) -> tuple[Case, ...]:
         *cases,
         Case(f"hidden case {n + 1}: max_len=1 (one step)", (lm, BOS, EOS, beam_size, 1)),
         Case(
-            f"hidden case {n + 2}: beam_size={wide} wider than the {vocab} tokens of the vocabulary",
+            f"hidden case {n + 2}: a beam of {wide}, wider than the {vocab} tokens of the vocabulary",
             (early, BOS, EOS, wide, 4),
         ),
         Case(
