@@ -8,7 +8,9 @@ else 1, with c the total candidate length and r the sum of the closest reference
 Hooks for the grader's mutants (keyword arguments of `corpus_bleu`):
 `brevity=lambda c, r: 1.0` (`bleu-no-brevity-penalty`), `ref_length=lambda c, lens: min(lens)`
 (`bleu-shortest-reference`), `clip=False` (`bleu-unclipped-counts`),
-`combine=lambda ps: float(np.mean(ps))` (`bleu-arithmetic-mean`).
+`combine=lambda ps: float(np.mean(ps))` (`bleu-arithmetic-mean`),
+`precisions=epsilon_precisions` or `precisions=exp_precisions` (`bleu-smoothed`: nltk's
+SmoothingFunction().method1 and method3, Chen & Cherry 2014; the handout smooths nothing).
 """
 
 from __future__ import annotations
@@ -24,8 +26,14 @@ __all__ = [
     "closest_reference_length",
     "brevity_penalty",
     "geometric_mean",
+    "plain_precisions",
+    "per_sentence_denominators",
+    "epsilon_precisions",
+    "exp_precisions",
     "corpus_bleu",
 ]
+
+Counts = Sequence[tuple[int, int]]  # per order n: (clipped matches, candidate n-grams)
 
 Sentence = Sequence[str]
 
@@ -91,6 +99,43 @@ def geometric_mean(precisions: Sequence[float]) -> float:
     return math.exp(math.fsum(math.log(p) for p in precisions) / len(precisions))
 
 
+def plain_precisions(counts: Counts) -> list[float]:
+    """p_n = matches / candidate n-grams, and 0 for an order with no candidate n-gram (the handout)."""
+    return [num / den if den > 0 else 0.0 for num, den in counts]
+
+
+def per_sentence_denominators(
+    candidates: Sequence[Sentence], counts: Counts
+) -> list[tuple[int, int]]:
+    """nltk's counts: each sentence's n-gram count raised to at least 1 before the corpus sum
+    (differs from the handout's only where a candidate is shorter than n)."""
+    return [
+        (num, sum(max(1, len(c) - n + 1) for c in candidates))
+        for n, (num, _) in enumerate(counts, start=1)
+    ]
+
+
+def epsilon_precisions(counts: Counts, epsilon: float = 0.1) -> list[float]:
+    """nltk's method1: a zero count of matches becomes epsilon, over max(1, n-grams); no unigram
+    match still gives 0 (nltk returns 0 before it smooths)."""
+    if counts[0][0] == 0:
+        return [0.0] * len(counts)
+    return [(num if num > 0 else epsilon) / max(1, den) for num, den in counts]
+
+
+def exp_precisions(counts: Counts) -> list[float]:
+    """nltk's method3 (NIST's, sacrebleu's 'exp'): the k-th zero precision becomes
+    1 / (2^k · max(1, n-grams)); no unigram match still gives 0."""
+    if counts[0][0] == 0:
+        return [0.0] * len(counts)
+    out, k = [], 0
+    for num, den in counts:
+        if num == 0:
+            k += 1
+        out.append(num / max(1, den) if num > 0 else 1.0 / (2**k * max(1, den)))
+    return out
+
+
 def corpus_bleu(
     candidates: list[list[str]],
     references: list[list[list[str]]],
@@ -100,6 +145,7 @@ def corpus_bleu(
     ref_length: Callable[[int, Sequence[int]], int] = closest_reference_length,
     brevity: Callable[[int, int], float] = brevity_penalty,
     combine: Callable[[Sequence[float]], float] = geometric_mean,
+    precisions: Callable[[Counts], list[float]] = plain_precisions,
 ) -> float:
     """BLEU = BP(c, r) · (Π_{n=1}^{max_n} p_n)^{1/max_n}, corpus-level (hooks: module docstring).
 
@@ -110,13 +156,10 @@ def corpus_bleu(
             f"expected one reference list per candidate, got {len(candidates)} candidates "
             f"and {len(references)} reference lists"
         )
-    precisions = []
-    for n in range(1, max_n + 1):
-        num, den = modified_precision(candidates, references, n, clip=clip)
-        precisions.append(num / den if den > 0 else 0.0)
+    counts = [modified_precision(candidates, references, n, clip=clip) for n in range(1, max_n + 1)]
     c = sum(len(cand) for cand in candidates)
     r = sum(
         ref_length(len(cand), [len(ref) for ref in refs])
         for cand, refs in zip(candidates, references)
     )
-    return float(brevity(c, r) * combine(precisions))
+    return float(brevity(c, r) * combine(precisions(counts)))

@@ -42,6 +42,11 @@ A3_IDS = (
     "bleu-shortest-reference",
     "bleu-unclipped-counts",
     "bleu-arithmetic-mean",
+    # field conventions the handout excludes (tests/test_a3_field_conventions.py)
+    "bleu-smoothed",
+    "bleu-sentence-average",
+    "beam-eos-score-dropped",
+    "beam-finished-leave-the-beam",
     # greedy decoding
     "greedy-returns-bos",
     "greedy-ignores-eos",
@@ -289,6 +294,39 @@ MISTAKES: dict[str, tuple[str, list[tuple[str, str]]]] = {
             (
                 "matched += sum(min(k, max_ref[g]) for g, k in counts.items())",
                 "matched += sum(k for g, k in counts.items() if max_ref[g] > 0)",
+            )
+        ],
+    ),
+    "bleu-smoothed": (  # nltk's method1: epsilon 0.1 matches for a zero count
+        "a3.corpus_bleu",
+        [
+            (
+                "        if matched == 0 or total == 0:\n            return 0.0\n",
+                "        if total == 0:\n            return 0.0\n        if matched == 0:\n"
+                "            matched = 0.1\n",
+            )
+        ],
+    ),
+    "beam-eos-score-dropped": (
+        "a3.beam_search",
+        [
+            (
+                "                finished.append((tokens, score))",
+                "                finished.append((tokens, score - float(np.asarray("
+                "next_log_probs(tokens[:-1]))[eos])))",
+            )
+        ],
+    ),
+    "beam-finished-leave-the-beam": (  # fairseq's step
+        "a3.beam_search",
+        [
+            (
+                "        live = []\n        for tokens, score in candidates[:beam_size]:\n"
+                "            if tokens[-1] == eos:\n                finished.append((tokens, score))\n"
+                "            else:\n                live.append((tokens, score))",
+                "        top = candidates[: 2 * beam_size]\n"
+                "        finished += [c for c in top[:beam_size] if c[0][-1] == eos]\n"
+                "        live = [c for c in top if c[0][-1] != eos][:beam_size]",
             )
         ],
     ),

@@ -86,6 +86,28 @@ register(
         section="notes §4, 'Decoding the target'",
     ),
     Misconception(
+        id="beam-eos-score-dropped",
+        title="a finished hypothesis scored without eos's log-probability",
+        explanation=(
+            "Your choice matches scores that leave out log P(eos | prefix) (taken off when the "
+            "hypothesis finishes, or eos scored as certain). eos is a generated token like any "
+            "other: a hypothesis' score sums the log-probabilities of every token after bos, "
+            "eos included, and eos counts in its length."
+        ),
+        section="the assignment README, 'Beam search, exactly'",
+    ),
+    Misconception(
+        id="beam-finished-leave-the-beam",
+        title="finished hypotheses leave the beam (fairseq's convention)",
+        explanation=(
+            "Your search matches fairseq's: finished hypotheses are set aside and the beam is "
+            "refilled with beam_size live ones from the next best candidates. The handout keeps "
+            "the beam_size best candidates per step, finished ones included: a candidate that "
+            "ends in eos takes one of the beam_size places, and only the others stay live."
+        ),
+        section="the assignment README, 'Beam search, exactly'",
+    ),
+    Misconception(
         id="bleu-no-brevity-penalty",
         title="BLEU without the brevity penalty",
         explanation=(
@@ -123,6 +145,29 @@ register(
             "exp((1/N) Σ_n log p_n), which a single poor precision pulls down much harder."
         ),
         section="notes §4 (BLEU); the assignment README, 'BLEU, exactly'",
+    ),
+    Misconception(
+        id="bleu-smoothed",
+        title="BLEU smoothed (nltk's SmoothingFunction, sacrebleu's default)",
+        explanation=(
+            "Your BLEU matches a smoothed one: a zero n-gram precision replaced by a small "
+            "number (nltk's `SmoothingFunction().method1`, ε = 0.1 matches, or `method3`, the "
+            "k-th zero precision 1/(2^k · count): sacrebleu's default 'exp'; Chen & Cherry 2014). "
+            "Smoothing is a convention for sentence-level scores; the handout's corpus BLEU smooths "
+            "nothing: when any p_n is 0, BLEU is 0.0."
+        ),
+        section="the assignment README, 'BLEU, exactly' (no smoothing)",
+    ),
+    Misconception(
+        id="bleu-sentence-average",
+        title="BLEU averaged over sentences instead of computed over the corpus",
+        explanation=(
+            "Your BLEU matches the mean of per-sentence scores (nltk's `sentence_bleu` averaged "
+            "over the candidates). Corpus BLEU (nltk's `corpus_bleu`, sacrebleu) sums the clipped "
+            "matches, the n-gram counts and the lengths c and r over the whole corpus first, "
+            "then takes the precisions, their geometric mean and one brevity penalty."
+        ),
+        section="the assignment README, 'BLEU, exactly' (corpus-level)",
     ),
     # Greedy decoding
     Misconception(

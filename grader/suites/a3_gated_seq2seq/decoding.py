@@ -1,0 +1,511 @@
+"""a3's decoding: beam search over hand-built and searched random trees, greedy decoding, and
+the token-id renumbering that puts ids past CPython's small-int cache."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import cache, lru_cache, partial
+from typing import Any
+
+import numpy as np
+
+from grader.mutants import AnyOf
+from grader.questions import Case, TableLM
+from reference import seq2seq
+from reference.functional import log_softmax
+
+LOG0 = math.log(1e-9)  # "probability 0" in hidden beam trees (finite, so it travels as JSON)
+
+# ---------------------------------------------------------------- beam search
+
+BOS, EOS = 0, 1
+
+
+def _row(*probs: float) -> tuple[float, ...]:
+    """Log-probabilities over (bos, eos, a, b, ...) from probabilities; bos never generated."""
+    return (LOG0, *(math.log(p) if p > 0 else LOG0 for p in probs))
+
+
+def _random_tree(rng: np.random.Generator, n_words: int, depth: int) -> TableLM:
+    """Rows for every live prefix up to `depth` tokens: log-softmax of random logits.
+
+    Per prefix, breadth first: one normal draw for eos, then `n_words` for the words; drawn in
+    one call for the whole tree (a Generator's normals come out the same one at a time or in an
+    array), the same numbers in the same order."""
+    words = list(range(2, 2 + n_words))
+    prefixes: list[tuple[int, ...]] = []
+    frontier: list[tuple[int, ...]] = [(BOS,)]
+    for _ in range(depth):
+        prefixes.extend(frontier)
+        frontier = [prefix + (w,) for prefix in frontier for w in words]
+    draws = rng.normal(size=(len(prefixes), 1 + n_words))  # (P, 1 + n_words)
+    eos_shift = np.array(
+        [1.5 if len(p) == 1 else 0.3 for p in prefixes]
+    )  # an immediate eos is rarer
+    logits = np.concatenate(
+        (np.full((len(prefixes), 1), -25.0), draws[:, :1] - eos_shift[:, None], draws[:, 1:] * 1.5),
+        axis=1,
+    )  # (P, 2 + n_words)
+    rows = log_softmax(logits).tolist()  # one call for every row of the tree
+    return TableLM(table=dict(zip(prefixes, map(tuple, rows))), default=_uniform_row(n_words))
+
+
+@cache
+def _uniform_row(n_words: int) -> tuple[float, ...]:
+    """The row of a prefix the tree does not list: eos and the words equally likely."""
+    return tuple(log_softmax(np.array([-25.0] + [0.0] * (1 + n_words))).tolist())
+
+
+def _beam(lm: TableLM, beam_size: int, max_len: int, normalize: bool) -> list[int]:
+    return _table_beam_search(lm, beam_size, max_len, normalize)
+
+
+def _table_beam_search(
+    lm: TableLM, beam_size: int, max_len: int, length_normalize: bool = True, **hooks: Any
+) -> list[int]:
+    """`seq2seq.beam_search(lm, BOS, EOS, ...)` reading the tree's rows as the plain floats they
+    are (its `read` hook) instead of through `lm(prefix)` and an array per call: the hidden
+    trees' search runs thousands of these per seed. tests/test_case_stability.py compares the
+    two."""
+    table, default = lm.table, lm.default
+    return seq2seq.beam_search(
+        lm,
+        BOS,
+        EOS,
+        beam_size,
+        max_len,
+        length_normalize,
+        read=lambda tokens: table.get(tuple(tokens), default),
+        **hooks,
+    )
+
+
+@lru_cache(maxsize=16)  # a seed's search over 150 random trees (0.2 s) runs once per process
+def _beam_cases(
+    seed: int,
+) -> tuple[Case, ...]:  # over 60 lines: hand-built trees, each commented, as data
+    rng = np.random.default_rng([38, seed])
+    A, B = 2, 3
+    # Visible (the reference tests' tree): [eos] wins on the raw score, [a eos] per token.
+    visible = TableLM(
+        table={(BOS,): _row(0.5, 0.4, 0.1), (BOS, A): _row(0.9, 0.05, 0.05)},
+        default=_row(1.0, 0.0, 0.0),
+    )
+    cases = [
+        Case("length normalisation changes the winner", (visible, BOS, EOS, 2, 5), visible=True)
+    ]
+    # Early stopping: after step 2, [eos] and [a eos] have finished (= beam_size) -> stop, even
+    # though continuing [a a] would reach [a a eos] with a better per-token score.
+    early = TableLM(
+        table={
+            (BOS,): _row(0.45, 0.5, 0.05),
+            (BOS, A): _row(0.3, 0.6, 0.1),
+            (BOS, A, A): _row(0.99, 0.005, 0.005),
+        },
+        default=_row(0.4, 0.3, 0.3),
+    )
+    cases.append(
+        Case("hidden case 1: stop once beam_size hypotheses finished", (early, BOS, EOS, 2, 4))
+    )
+    # Nothing finishes within max_len: the best live hypothesis, without eos.
+    live = TableLM(
+        table={
+            (BOS,): _row(0.05, 0.55, 0.4),
+            (BOS, A): _row(0.02, 0.38, 0.6),
+            (BOS, B): _row(0.01, 0.7, 0.29),
+        },
+        default=_row(0.1, 0.45, 0.45),
+    )
+    cases.append(Case("hidden case 2: nothing finishes within max_len", (live, BOS, EOS, 2, 2)))
+    cases.append(
+        Case(
+            "hidden case 3: max_len=0 (no step: the empty hypothesis), length_normalize=False",
+            (early, BOS, EOS, 2, 0),
+            {"length_normalize": False},
+        )
+    )
+    # Three finished lengths, 1, 2 and 3 tokens, scores -1.2, -1.35, -2.0: the raw score picks
+    # [eos], the per-token score [a a eos], a length counted with bos (or a start score of 1) [a eos].
+    lengths = TableLM(
+        table={
+            (BOS,): _row(0.301, 0.6977, 0.0013),
+            (BOS, A): _row(0.3716, 0.5488, 0.0796),
+            (BOS, A, A): _row(0.3535, 0.45, 0.1965),
+        },
+        default=_row(0.8, 0.1, 0.1),
+    )
+    cases.append(
+        Case("hidden case 4: finished hypotheses of 1, 2 and 3 tokens", (lengths, BOS, EOS, 3, 4))
+    )
+    # Scores -1.2, -1.3, -1.7: the raw score picks [eos], the per-token score [a a eos], and a
+    # start score of 1 instead of 0 [a eos].
+    start = TableLM(
+        table={
+            (BOS,): _row(0.301, 0.6977, 0.0013),
+            (BOS, A): _row(0.3906, 0.55, 0.0594),
+            (BOS, A, A): _row(0.476, 0.4, 0.124),
+        },
+        default=_row(0.8, 0.1, 0.1),
+    )
+    cases.append(
+        Case(
+            "hidden case 5: finished hypotheses of 1, 2 and 3 tokens, close scores",
+            (start, BOS, EOS, 3, 4),
+        )
+    )
+    # Finished [eos] -1.3, [a a eos] -1.5, [b b b eos] -2.1: the raw score picks [eos], the per-token
+    # score [a a eos], a length that leaves eos out [b b b eos].
+    four = TableLM(
+        table={
+            (BOS,): _row(0.2725, 0.5, 0.2275),
+            (BOS, A): _row(0.02, 0.6, 0.38),
+            (BOS, A, A): _row(0.7435, 0.15, 0.1065),
+            (BOS, B): _row(0.075, 0.075, 0.85),
+            (BOS, B, B): _row(0.075, 0.075, 0.85),
+            (BOS, B, B, B): _row(0.745, 0.15, 0.105),
+        },
+        default=_row(0.05, 0.5, 0.45),
+    )
+    cases.append(
+        Case("hidden case 6: finished hypotheses of 1, 3 and 4 tokens", (four, BOS, EOS, 3, 4))
+    )
+    cases.append(
+        Case(
+            "hidden case 7: finished hypotheses of 1, 3 and 4 tokens, a and b swapped",
+            (_swap_words(four, A, B), BOS, EOS, 3, 4),
+        )
+    )
+    fixed = [(c.args[0], c.args[3], c.args[4]) for c in cases]
+    trees = _separating_trees(rng, 7, fixed)
+    for i, (lm, beam_size) in enumerate(trees):
+        n = i + 8
+        if i < len(trees) - 1:
+            cases.append(
+                Case(
+                    f"hidden case {n}: beam_size={beam_size}, length normalisation picks the winner",
+                    (lm, BOS, EOS, beam_size, 4),
+                )
+            )
+        else:  # the flag must be honoured
+            cases.append(
+                Case(
+                    f"hidden case {n}: beam_size={beam_size}, length_normalize=False",
+                    (lm, BOS, EOS, beam_size, 4),
+                    {"length_normalize": False},
+                )
+            )
+    return tuple(cases)  # frozen cases: the cached tuple is shared
+
+
+def _swap_words(lm: TableLM, a: int, b: int) -> TableLM:
+    """The same tree with the ids of two words exchanged (in the prefixes and in the rows)."""
+
+    def swap(t: int) -> int:
+        return b if t == a else a if t == b else t
+
+    def row(r: tuple[float, ...]) -> tuple[float, ...]:
+        return tuple(r[swap(i)] for i in range(len(r)))
+
+    return TableLM(
+        table={tuple(swap(t) for t in k): row(v) for k, v in lm.table.items()},
+        default=row(lm.default),
+    )
+
+
+def _wrong_beams(lm: TableLM, beam_size: int, max_len: int) -> list[list[int]]:
+    """What plausible slips other than the missing normalisation return (each must lose points
+    without looking like `beam-no-length-normalization`): the length counted with bos or without
+    eos, a nonzero start score, one step short or long, a beam one wider or narrower."""
+
+    def run(k: int = beam_size, steps: int = max_len, **hooks: Any) -> list[int]:
+        return _table_beam_search(lm, max(k, 1), steps, True, **hooks)
+
+    def normed(t: list[int], s: float) -> float:
+        return s / (len(t) - 1) if len(t) > 1 else s
+
+    return [
+        run(length=len),
+        run(length=lambda t: max(len(t) - 1 - (t[-1] == EOS), 1)),
+        run(length=lambda t: len(t) - 2),  # eos not counted, a hypothesis of 0 tokens by its score
+        run(start_score=1.0),
+        run(start_score=-1.0),
+        run(steps=max_len - 1),
+        run(steps=max_len + 1),
+        run(k=beam_size + 1),
+        run(k=beam_size - 1),
+        run(rank=lambda t, s: -normed(t, s)),  # the worst instead of the best
+        run(rank=lambda t, s: 0.0),  # the first finished
+        run(rank=lambda t, s: s * (len(t) - 1)),  # multiplied by the length
+        run(rank=lambda t, s: s // max(len(t) - 1, 1)),  # floor division
+        run(keep=10**6),
+    ]  # every candidate kept (no pruning to the beam)
+
+
+def _slip_marks(
+    lm: TableLM,
+    beam_size: int,
+    max_len: int,
+    normed: list[int] | None = None,
+    raw: list[int] | None = None,
+) -> list[int]:
+    """Per slip of `_wrong_beams`: 0 right, +1 wrong and unlike the raw-score winner, -1 wrong
+    and equal to it (a case where the slip looks like a missing normalisation). `normed`, `raw`:
+    the two winners when the caller already searched for them."""
+    if normed is None or raw is None:
+        normed, raw = _beam(lm, beam_size, max_len, True), _beam(lm, beam_size, max_len, False)
+    return [
+        0 if w == normed else (-1 if w == raw else 1) for w in _wrong_beams(lm, beam_size, max_len)
+    ]
+
+
+def _separating_trees(
+    rng: np.random.Generator, n: int, fixed: list[tuple[TableLM, int, int]], pool: int = 150
+) -> list[tuple[TableLM, int]]:
+    """n random trees (depth 4) where the per-token and the raw score pick different winners,
+    chosen greedily from a pool so that every slip of `_wrong_beams`, over these and the `fixed`
+    cases, fails more cases where it differs from the raw-score winner than cases where it
+    coincides with it: it is docked and not read as a missing normalisation."""
+    trees = []
+    while len(trees) < pool:
+        beam_size = 3 + len(trees) % 3  # up to 5 finished hypotheses: many plausible answers
+        lm = _random_tree(rng, n_words=3, depth=4)
+        normed, raw = _beam(lm, beam_size, 4, True), _beam(lm, beam_size, 4, False)
+        if normed != raw:
+            trees.append((lm, beam_size, _slip_marks(lm, beam_size, 4, normed, raw)))
+    fixed_marks = [_slip_marks(*f) for f in fixed]
+    failed = [sum(m != 0 for m in col) for col in zip(*fixed_marks)]  # per slip
+    like_raw = [sum(m < 0 for m in col) for col in zip(*fixed_marks)]
+    chosen: list[int] = []
+    for _ in range(n):
+
+        def gain(i: int, failed: list[int] = failed, like_raw: list[int] = like_raw) -> float:
+            short = [
+                f == 0 or 2 * r >= f for f, r in zip(failed, like_raw)
+            ]  # not docked, or read as raw
+            return sum(
+                (5.0 if need else 1.0) if m > 0 else -6.0 if m < 0 else 0.0
+                for m, need in zip(trees[i][2], short)
+            )
+
+        def harmless(i: int, failed: list[int] = failed, like_raw: list[int] = like_raw) -> bool:
+            """No slip this tree shows as the raw winner ends up read as raw in half its failures."""
+            return all(
+                m >= 0 or 2 * (r + 1) < f + 1 for m, f, r in zip(trees[i][2], failed, like_raw)
+            )
+
+        clean = [i for i in range(len(trees)) if i not in chosen and harmless(i)]
+        best = max(clean or [i for i in range(len(trees)) if i not in chosen], key=gain)
+        chosen.append(best)
+        failed = [f + (m != 0) for f, m in zip(failed, trees[best][2])]
+        like_raw = [r + (m < 0) for r, m in zip(like_raw, trees[best][2])]
+    picked = [(trees[i][0], trees[i][1]) for i in chosen]
+    return picked
+
+
+def _beam_domain_cases(seed: int) -> tuple[Case, ...]:
+    """The tree cases, then the domain's edges: the tree of finished lengths 1, 2 and 3 with one
+    step, a beam wider than the vocabulary, an eos candidate that takes a place in the beam; last
+    (tests/test_input_domains.py reads the last two), no step at all with length normalisation on
+    (a hypothesis of 0 tokens keeps its raw score, no division by 0) and the tree of finished
+    lengths 1, 2 and 3 with every token id above 256 (`tokens[-1] is eos` no longer finishes a
+    hypothesis)."""
+    cases = tuple(_beam_cases(seed))
+    rng = np.random.default_rng([381, seed])
+    lengths = next(c for c in cases if "finished hypotheses of 1, 2 and 3 tokens" in c.name)
+    lm, bos, eos, beam_size, max_len = lengths.args
+    early = next(c for c in cases if "stop once beam_size" in c.name).args[0]
+    vocab = len(early.default)
+    wide = vocab + 2  # every candidate kept at the first step (a top-k of beam_size raises)
+    ids = _large_ids(rng, len(lm.default))
+    n = sum(not c.visible for c in cases)
+    return (
+        *cases,
+        Case(f"hidden case {n + 1}: max_len=1 (one step)", (lm, BOS, EOS, beam_size, 1)),
+        Case(
+            f"hidden case {n + 2}: a beam of {wide}, wider than the {vocab} tokens of the vocabulary",
+            (early, BOS, EOS, wide, 4),
+        ),
+        Case(
+            f"hidden case {n + 3}: a candidate ending in eos takes one of the beam's places",
+            (SLOT_TREE, BOS, EOS, 2, 3),
+        ),
+        Case(
+            f"hidden case {n + 4}: max_len=0 with length normalisation",
+            (lm, BOS, EOS, beam_size, 0),
+        ),
+        Case(
+            f"hidden case {n + 5}: finished hypotheses of 1, 2 and 3 tokens, ids above 256",
+            (_renumbered(lm, ids), ids[bos], ids[eos], beam_size, max_len),
+        ),
+    )
+
+
+# [eos] (.4) finishes at step 1 and takes one of the two places, [a] (.35) the other: [a a] and
+# [a eos] follow, and [eos] wins (-0.92 per token against -1.47). When finished hypotheses leave
+# the beam (fairseq), [b] (.25) stays live too and [b eos] (-0.72 per token) wins.
+SLOT_TREE = TableLM(
+    table={
+        (BOS,): _row(0.4, 0.35, 0.25),
+        (BOS, 2): _row(0.15, 0.75, 0.1),  # no tie at the beam's edge (tie order is unspecified)
+        (BOS, 3): _row(0.95, 0.025, 0.025),
+    },
+    default=_row(0.4, 0.3, 0.3),
+)
+
+
+def _beam_no_normalization(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
+    return seq2seq.beam_search(next_log_probs, bos, eos, beam_size, max_len, length_normalize=False)
+
+
+def _beam_eos_dropped(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
+    """eos's log-probability left out of a finished score: taken off when the hypothesis
+    finishes, or read as 0 from the start (so eos also ranks as certain)."""
+
+    def eos_certain(tokens: list[int]) -> list[float]:
+        row = np.asarray(next_log_probs(list(tokens)), dtype=np.float64).tolist()
+        row[eos] = 0.0
+        return row
+
+    args = (next_log_probs, bos, eos, beam_size, max_len, length_normalize)
+    return AnyOf(
+        seq2seq.beam_search(*args, finish=lambda score, eos_logp: score - eos_logp),
+        seq2seq.beam_search(*args, read=eos_certain),
+    )
+
+
+def _beam_fairseq(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
+    """fairseq's step: finished hypotheses leave the beam, beam_size live ones go on."""
+    return seq2seq.beam_search(
+        next_log_probs,
+        bos,
+        eos,
+        beam_size,
+        max_len,
+        length_normalize,
+        select=seq2seq.fairseq_select,
+    )
+
+
+# Conventions and slips named beside the missing normalisation (the cases do not depend on them).
+BEAM_MUTANTS = {
+    "beam-no-length-normalization": _beam_no_normalization,
+    "beam-eos-score-dropped": _beam_eos_dropped,
+    "beam-finished-leave-the-beam": _beam_fairseq,
+}
+
+
+# ---------------------------------------------------------------- greedy decoding
+
+
+def _greedy_tree(rng: np.random.Generator, n_words: int, depth: int, tie: bool) -> TableLM:
+    """Rows for every prefix up to `depth` tokens; probabilities apart by at least 0.02 (float32
+    work picks the same argmax), or with an exact tie for the best token when `tie`."""
+    words = list(range(2, 2 + n_words))
+    table: dict[tuple[int, ...], tuple[float, ...]] = {}
+    frontier: list[tuple[int, ...]] = [(BOS,)]
+    for step in range(depth):
+        nxt = []
+        for prefix in frontier:
+            while True:
+                p = rng.dirichlet(np.ones(1 + n_words))  # over (eos, words)
+                p[0] *= 0.3 if step == 0 else 1.0
+                p /= p.sum()
+                top = np.sort(p)[::-1]
+                if top[0] - top[1] > 0.02:
+                    break
+            if tie and step == 0:
+                best = int(np.argmax(p[1:])) + 1
+                other = 1 + (best % n_words)  # another word, ties with the best
+                p[other] = p[best]
+                p /= p.sum()
+            table[prefix] = _row(*(float(x) for x in p))
+            nxt.extend(prefix + (w,) for w in words)
+        frontier = nxt
+    return TableLM(table=table, default=_row(*([1.0 / (1 + n_words)] * (1 + n_words))))
+
+
+def _greedy_cases(seed: int) -> list[Case]:
+    rng = np.random.default_rng([39, seed])
+    A, B = 2, 3
+    # The garden path of the notes' "greedy can't undo a bad choice": a (0.6) then eos (0.5) is
+    # P = 0.30; b (0.4) then eos (1.0) is P = 0.40, which greedy never sees.
+    garden = TableLM(
+        table={
+            (BOS,): _row(0.0, 0.6, 0.4),
+            (BOS, A): _row(0.5, 0.25, 0.25),
+            (BOS, B): _row(1.0, 0.0, 0.0),
+        },
+        default=_row(1.0, 0.0, 0.0),
+    )
+    tie = TableLM(
+        table={
+            (BOS,): _row(0.1, 0.45, 0.45),
+            (BOS, A): _row(0.7, 0.2, 0.1),
+            (BOS, B): _row(0.2, 0.1, 0.7),
+        },
+        default=_row(0.8, 0.1, 0.1),
+    )
+    eos_early = TableLM(
+        table={(BOS,): _row(0.2, 0.5, 0.3), (BOS, A): _row(0.6, 0.3, 0.1)},
+        default=_row(0.1, 0.2, 0.7),
+    )  # after eos the default row continues with b
+    cases = [
+        Case("the garden path: greedy takes a, then eos", (garden, BOS, EOS, 5), visible=True),
+        Case("hidden case 1: two tokens tie for the first step", (tie, BOS, EOS, 4)),
+        Case("hidden case 2: eos at step 2, max_len 6", (eos_early, BOS, EOS, 6)),
+    ]
+    cases.append(
+        Case("hidden case 3: max_len 1", (_greedy_tree(rng, 3, 1, tie=False), BOS, EOS, 1))
+    )
+    cases.append(
+        Case(
+            "hidden case 4: a random tree whose first step is a tie, max_len 4",
+            (_greedy_tree(rng, 3, 4, tie=True), BOS, EOS, 4),
+        )
+    )
+    n_words = int(rng.integers(3, 5))
+    cases.append(
+        Case(
+            f"hidden case 5: a random tree over {n_words} words, max_len 4 (may end without eos)",
+            (_greedy_tree(rng, n_words, 4, tie=False), BOS, EOS, 4),
+        )
+    )
+    # Token ids past CPython's small-int cache (> 256): `w is eos` no longer stops.
+    ids = _large_ids(rng, 4)
+    cases.append(
+        Case(
+            "hidden case 6: eos at step 2, token ids above 256",
+            (_renumbered(eos_early, ids), ids[BOS], ids[EOS], 6),
+        )
+    )
+    return cases
+
+
+def _large_ids(rng: np.random.Generator, n: int) -> list[int]:
+    """n increasing token ids above 256 (their order, so which id wins a tie, kept)."""
+    return sorted(int(i) for i in rng.choice(np.arange(257, 400), size=n, replace=False))
+
+
+def _renumbered(lm: TableLM, ids: Sequence[int]) -> TableLM:
+    """The same model with token i renamed ids[i], in a vocabulary of max(ids) + 1 tokens where
+    every other id has probability e^-60."""
+    V = max(ids) + 1
+
+    def row(r: tuple[float, ...]) -> tuple[float, ...]:
+        out = np.full(V, -60.0)
+        out[list(ids[: len(r)])] = r
+        return tuple(float(x) for x in out)
+
+    return TableLM(
+        table={tuple(ids[t] for t in k): row(v) for k, v in lm.table.items()},
+        default=row(lm.default),
+    )
+
+
+GREEDY_MUTANTS = {
+    "eos-compared-by-identity": partial(seq2seq.greedy_decode, is_eos=seq2seq.small_int_identity),
+    "greedy-returns-bos": partial(seq2seq.greedy_decode, keep_bos=True),
+    "greedy-ignores-eos": partial(seq2seq.greedy_decode, stop_at_eos=False),
+    "greedy-ties-to-larger-id": partial(seq2seq.greedy_decode, choose=seq2seq.last_argmax),
+}
