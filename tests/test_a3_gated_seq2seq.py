@@ -297,6 +297,20 @@ MISTAKES: dict[str, tuple[str, list[tuple[str, str]]]] = {
             )
         ],
     ),
+    "bleu-sentence-average": (  # nltk's sentence_bleu, averaged over the candidates
+        "a3.corpus_bleu",
+        [
+            (
+                'def corpus_bleu(candidates, references, max_n=4):\n'
+                '    """Corpus BLEU: clipped n-gram precisions, geometric mean, brevity penalty."""\n',
+                'def corpus_bleu(candidates, references, max_n=4):\n'
+                '    """The mean of the sentences\' BLEU scores."""\n'
+                "    scores = [_bleu([c], [r], max_n) for c, r in zip(candidates, references)]\n"
+                "    return sum(scores) / len(scores)\n\n\n"
+                "def _bleu(candidates, references, max_n=4):\n",
+            )
+        ],
+    ),
     "bleu-smoothed": (  # nltk's method1: epsilon 0.1 matches for a zero count
         "a3.corpus_bleu",
         [
@@ -488,14 +502,18 @@ def test_a3_hidden_cases_have_the_designed_features():
     square = [c.args[2] for c in q.cases(0) if c.args[2].shape[0] == c.args[2].shape[1]]
     assert all(not np.allclose(W, W.T) for W in square)
     bleu_cases = [c for c in A3.question("a3.corpus_bleu").cases(0) if not c.visible]
-    kinds = {"short": 0, "tie": 0, "long": 0, "zero": 0}
+    kinds = {"short": 0, "tie": 0, "long": 0, "zero": 0, "every-longer": 0}
     for c in bleu_cases:
         cands, refs = c.args
         c_total = sum(map(len, cands))
         r_total = sum(len(_closest(len(cand), rs)) for cand, rs in zip(cands, refs))
-        if "(BLEU 0)" in c.name:  # the zero-precision branch: some p_n is 0
+        if "BLEU 0)" in c.name:  # the zero-precision branch: some p_n is 0
             kinds["zero"] += 1
             assert run_trusted(suite.bleu.corpus_bleu, c) == 0.0
+            continue
+        if "longer than all its references" in c.name:  # the domain's edge: c > every r
+            kinds["every-longer"] += 1
+            assert all(len(cand) > max(map(len, rs)) for cand, rs in zip(cands, refs))
             continue
         # a repeated word in every other corpus (clipping matters)
         assert any(max(cand.count(w) for w in cand) >= 3 for cand in cands)
@@ -515,7 +533,10 @@ def test_a3_hidden_cases_have_the_designed_features():
             assert any(_closest(len(cand), rs) != min(rs, key=len) for cand, rs in zip(cands, refs))
     # more long corpora than short ones: an inverted condition must not look like "no penalty"
     assert (
-        kinds["tie"] == 1 and kinds["zero"] == 1 and kinds["long"] > kinds["short"] + kinds["tie"]
+        kinds["tie"] == 1
+        and kinds["zero"] == 2  # no 4-gram in common; one-word candidates (no bigram at all)
+        and kinds["every-longer"] == 1
+        and kinds["long"] > kinds["short"] + kinds["tie"]
     )
 
 

@@ -22,7 +22,7 @@ KEYS = [None] + [f"student{i}@uni.edu" for i in range(19)]
 # the tree cases themselves checked against the reference beam search below.
 PINNED = {
     "a1_word_vectors/a1.analogy": "fc1cf181b9ed45c8adee650b287e46805be9eb7a27127bb3160ad5eb18e0e23c",
-    "a3_gated_seq2seq/a3.beam_search": "9ce2f33c711016e71d9f95cee82d09d249d1d922ebd720154680f2495b6cc0e0",
+    "a3_gated_seq2seq/a3.beam_search": "cc3d35d5fcf93a2da597e5ca9123fd965d74bffb2c91e2953b4bd8ffa159ea2e",
 }
 
 
