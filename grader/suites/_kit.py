@@ -1,4 +1,5 @@
-"""One question builder for the hidden suites.
+"""The shared kit of the hidden suites: the code-question builder, and short forms for
+multiple-choice written questions and visible cases.
 
 Each suite makes its builder once, with what all its code questions share (the assignment's
 id prefix, its code file, a list of banned library shortcuts, torch inputs), and then writes
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from grader.questions import Case, CodeQuestion
+from grader.questions import Case, CodeQuestion, WrittenQuestion, WrongForm
 
 
 def builder(prefix: str, file: str, **shared: Any) -> Callable[..., CodeQuestion]:
@@ -32,16 +33,47 @@ def builder(prefix: str, file: str, **shared: Any) -> Callable[..., CodeQuestion
         mutants: Mapping[str, Callable[..., Any]] | None = None,
         **fields: Any,
     ) -> CodeQuestion:
-        return CodeQuestion(
-            id=id if id.startswith(prefix + ".") else f"{prefix}.{id}",
-            title=title,
-            points=points,
-            file=file,
-            function=function,
-            reference=reference,
-            cases=cases,
-            mutants=dict(mutants or {}),
-            **{**shared, **fields},
-        )
+        qid = id if id.startswith(prefix + ".") else f"{prefix}.{id}"
+        head = (qid, title, points, file, function, reference, cases, dict(mutants or {}))
+        return CodeQuestion(*head, **{**shared, **fields})  # a question's fields win
 
     return build
+
+
+# ---------------------------------------------------------------- written questions and cases
+
+ABCD = ("A", "B", "C", "D")
+
+
+def choice(
+    id: str,  # noqa: A002 - the question's field name
+    title: str,
+    points: float,
+    key: str,
+    answer: str,
+    *wrong: tuple[str, str, str],
+    choices: tuple[str, ...] = ABCD,
+    **fields: Any,
+) -> WrittenQuestion:
+    """A multiple-choice written question whose right letter is the same for every student.
+
+    Each of `wrong` is a (letter, misconception id, message) triple: a letter that is named.
+    """
+    forms = tuple(WrongForm(*w) for w in wrong)
+    named = (lambda n: list(forms)) if forms else None
+    return WrittenQuestion(
+        id,
+        title,
+        points,
+        key,
+        "choice",
+        lambda n: answer,
+        choices=choices,
+        wrong_forms=named,
+        **fields,
+    )
+
+
+def shown(name: str, *args: Any, **kwargs: Any) -> list[Case]:
+    """The visible case a hidden-case list starts with: the notes' or the README's numbers."""
+    return [Case(name, args, kwargs, visible=True)]

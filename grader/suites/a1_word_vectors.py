@@ -46,7 +46,7 @@ from grader.questions import (
     WrittenQuestion,
     WrongForm,
 )
-from grader.suites._kit import builder
+from grader.suites._kit import builder, choice
 from reference.functional import sigmoid
 from reference.word_vectors import (
     analogy,
@@ -763,22 +763,18 @@ WRITTEN = (
             ),
         ],
     ),
-    WrittenQuestion(
-        id="a1.w_observed_expected",
-        title="Reading the gradient: observed minus expected",
-        points=3,
-        key="observed_minus_expected",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda n: "A",
-        wrong_forms=lambda n: [
-            WrongForm(
-                "B",
-                "skipgram-grad-sign",
-                "the log-likelihood's gradient is observed minus expected, u_o - E[u_x]; "
-                "expected minus observed is the gradient of the loss -log P(o|c).",
-            ),
-        ],
+    choice(
+        "a1.w_observed_expected",
+        "Reading the gradient: observed minus expected",
+        3,
+        "observed_minus_expected",
+        "A",
+        (
+            "B",
+            "skipgram-grad-sign",
+            "the log-likelihood's gradient is observed minus expected, u_o - E[u_x]; "
+            "expected minus observed is the gradient of the loss -log P(o|c).",
+        ),
     ),
     WrittenQuestion(
         id="a1.w_anchor",
@@ -815,15 +811,7 @@ WRITTEN = (
             ),
         ],
     ),
-    WrittenQuestion(
-        id="a1.w_why_three_quarters",
-        title="Why unigram^(3/4)",
-        points=3,
-        key="why_three_quarters",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda n: "C",
-    ),
+    choice("a1.w_why_three_quarters", "Why unigram^(3/4)", 3, "why_three_quarters", "C"),
     WrittenQuestion(
         id="a1.w_noise_probability",
         title="A noise probability with your counts",
@@ -834,14 +822,8 @@ WRITTEN = (
         wrong_forms=noise_wrong_forms,
         tolerance=Tolerance(rtol=2e-3, atol=1e-4),
     ),
-    WrittenQuestion(
-        id="a1.w_exclude_inputs",
-        title="Why analogies exclude the input words",
-        points=3,
-        key="why_exclude_inputs",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda n: "B",
+    choice(
+        "a1.w_exclude_inputs", "Why analogies exclude the input words", 3, "why_exclude_inputs", "B"
     ),
 )
 

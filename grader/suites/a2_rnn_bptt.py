@@ -23,7 +23,7 @@ import numpy as np
 
 from grader.mutants import AnyOf
 from grader.questions import Assignment, Case, Tolerance, WrittenQuestion, WrongForm
-from grader.suites._kit import builder
+from grader.suites._kit import builder, choice
 from reference.bptt import (
     bptt_final_state,
     bptt_ledger,
@@ -592,32 +592,29 @@ QUESTIONS = (
             ),
         ],
     ),
-    WrittenQuestion(
-        id="a2.w_bptt_recurrence",
-        title="The BPTT recurrence",
-        points=4,
-        key="bptt_recurrence",
-        answer_kind="choice",
+    choice(
+        "a2.w_bptt_recurrence",
+        "The BPTT recurrence",
+        4,
+        "bptt_recurrence",
+        "A",
+        (
+            "B",
+            "bptt-derivative-of-preactivation",
+            "B multiplies by 1 - z_t^2; the local derivative of h_t = tanh(z_t) is 1 - h_t^2.",
+        ),
+        (
+            "C",
+            "bptt-missing-tanh-derivative",
+            "C passes g^h_t straight through W_h, skipping the tanh factor (1 - h_t^2).",
+        ),
+        (
+            "D",
+            "rnn-weights-transposed",
+            "with z_t = x_t W_x^T + h_{t-1} W_h^T, the row gradient is g^h_{t-1} = g^z_t W_h, "
+            "not g^z_t W_h^T.",
+        ),
         choices=_CHOICES,
-        expected=lambda v: "A",
-        wrong_forms=lambda v: [
-            WrongForm(
-                "B",
-                "bptt-derivative-of-preactivation",
-                "B multiplies by 1 - z_t^2; the local derivative of h_t = tanh(z_t) is 1 - h_t^2.",
-            ),
-            WrongForm(
-                "C",
-                "bptt-missing-tanh-derivative",
-                "C passes g^h_t straight through W_h, skipping the tanh factor (1 - h_t^2).",
-            ),
-            WrongForm(
-                "D",
-                "rnn-weights-transposed",
-                "with z_t = x_t W_x^T + h_{t-1} W_h^T, the row gradient is g^h_{t-1} = g^z_t W_h, "
-                "not g^z_t W_h^T.",
-            ),
-        ],
     ),
     WrittenQuestion(
         id="a2.w_g_matrix",
@@ -628,22 +625,19 @@ QUESTIONS = (
         expected=g_matrix,
         wrong_forms=g_matrix_wrong_forms,
     ),
-    WrittenQuestion(
-        id="a2.w_g0_zero",
-        title="Why G_0 is zero",
-        points=3,
-        key="g0_zero",
-        answer_kind="choice",
+    choice(
+        "a2.w_g0_zero",
+        "Why G_0 is zero",
+        3,
+        "g0_zero",
+        "C",
+        (
+            "D",
+            "bptt-last-use-only",
+            "every use of W_h contributes; here G_0 vanishes only because its local input "
+            "h_{-1} is zero.",
+        ),
         choices=_CHOICES,
-        expected=lambda v: "C",
-        wrong_forms=lambda v: [
-            WrongForm(
-                "D",
-                "bptt-last-use-only",
-                "every use of W_h contributes; here G_0 vanishes only because its local input "
-                "h_{-1} is zero.",
-            ),
-        ],
     ),
     WrittenQuestion(
         id="a2.w_perplexity",
@@ -660,15 +654,7 @@ QUESTIONS = (
             ),
         ],
     ),
-    WrittenQuestion(
-        id="a2.w_teacher_forcing",
-        title="Teacher forcing",
-        points=3,
-        key="teacher_forcing",
-        answer_kind="choice",
-        choices=_CHOICES,
-        expected=lambda v: "B",
-    ),
+    choice("a2.w_teacher_forcing", "Teacher forcing", 3, "teacher_forcing", "B", choices=_CHOICES),
     WrittenQuestion(
         id="a2.w_clipped_b_h",
         title="Clipping with your numbers",

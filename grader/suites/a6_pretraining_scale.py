@@ -27,7 +27,7 @@ from grader.questions import (
     WrittenQuestion,
     WrongForm,
 )
-from grader.suites._kit import builder
+from grader.suites._kit import builder, choice
 from reference import bpe, masking, params
 
 CODE_FILE = "pretraining.py"
@@ -821,40 +821,20 @@ WRITTEN: tuple[WrittenQuestion, ...] = (
         expected=_swiglu,
         wrong_forms=_swiglu_wrong,
     ),
-    WrittenQuestion(
-        id="a6.rmsnorm",
-        title="RMSNorm versus LayerNorm",
-        points=4,
-        key="rmsnorm_vs_layernorm",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda n: "C",
+    choice("a6.rmsnorm", "RMSNorm versus LayerNorm", 4, "rmsnorm_vs_layernorm", "C"),
+    choice(
+        "a6.bert_80_10_10",
+        "Why BERT's 80/10/10",
+        4,
+        "bert_80_10_10",
+        "B",
+        (
+            "D",
+            "bert-mask-no-random-or-keep",
+            "replacing every selected token by [MASK] is what 80/10/10 avoids.",
+        ),
     ),
-    WrittenQuestion(
-        id="a6.bert_80_10_10",
-        title="Why BERT's 80/10/10",
-        points=4,
-        key="bert_80_10_10",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda n: "B",
-        wrong_forms=lambda n: [
-            WrongForm(
-                "D",
-                "bert-mask-no-random-or-keep",
-                "replacing every selected token by [MASK] is what 80/10/10 avoids.",
-            )
-        ],
-    ),
-    WrittenQuestion(
-        id="a6.objectives",
-        title="GPT, BERT and T5 objectives",
-        points=5,
-        key="objectives",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda n: "D",
-    ),
+    choice("a6.objectives", "GPT, BERT and T5 objectives", 5, "objectives", "D"),
     OrderedListQuestion(
         id="a6.bpe_by_hand",
         title="BPE by hand on your corpus",

@@ -21,7 +21,7 @@ import numpy as np
 
 from grader.mutants import NONFINITE, AnyOf, any_form
 from grader.questions import Assignment, Case, Judgement, WrittenQuestion, WrongForm
-from grader.suites._kit import builder
+from grader.suites._kit import builder, choice
 from reference import classify as cl
 
 CODE_FILE = "classify.py"
@@ -710,14 +710,12 @@ WRITTEN: tuple[WrittenQuestion, ...] = (
         expected=_sentence_ppl,
         wrong_forms=_ppl_wrong,
     ),
-    WrittenQuestion(
-        id="a7.w_unsmoothed_infinite",
-        title="Why an unsmoothed model's perplexity can be infinite",
-        points=5,
-        key="unsmoothed_infinite",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda n: "C",
+    choice(
+        "a7.w_unsmoothed_infinite",
+        "Why an unsmoothed model's perplexity can be infinite",
+        5,
+        "unsmoothed_infinite",
+        "C",
     ),
 )
 
