@@ -46,7 +46,7 @@ from grader.questions import (
     WrittenQuestion,
     WrongForm,
 )
-from grader.suites._kit import builder, choice
+from grader.suites._kit import builder, choice, shown
 from reference.functional import sigmoid
 from reference.word_vectors import (
     analogy,
@@ -225,11 +225,7 @@ def _large_scores_skipgram(rng: np.random.Generator) -> tuple[np.ndarray, int, n
 
 def skipgram_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([102, seed])
-    cases = [
-        Case(
-            "notes anchor: v_c = (1, 0), o = a", (NOTES_V_C.copy(), 0, NOTES_U.copy()), visible=True
-        )
-    ]
+    cases = shown("notes anchor: v_c = (1, 0), o = a", NOTES_V_C.copy(), 0, NOTES_U.copy())
     for i, (V, d) in enumerate([(7, 4), (5, 3)]):
         cases.append(
             Case(
@@ -254,13 +250,13 @@ def _with_repeats(rng: np.random.Generator, V: int, K: int, avoid: int | None) -
 
 def sgns_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([103, seed])
-    cases = [
-        Case(
-            "notes vectors, o = a, negatives [1, 2, 1]",
-            (NOTES_V_C.copy(), 0, NOTES_U.copy(), np.array([1, 2, 1])),
-            visible=True,
-        )
-    ]
+    cases = shown(
+        "notes vectors, o = a, negatives [1, 2, 1]",
+        NOTES_V_C.copy(),
+        0,
+        NOTES_U.copy(),
+        np.array([1, 2, 1]),
+    )
     V, d = 8, 5
     o = int(rng.integers(V))
     cases.append(

@@ -23,7 +23,7 @@ import numpy as np
 
 from grader.mutants import AnyOf
 from grader.questions import Assignment, Case, Tolerance, WrittenQuestion, WrongForm
-from grader.suites._kit import builder, choice
+from grader.suites._kit import builder, choice, shown
 from reference.bptt import (
     bptt_final_state,
     bptt_ledger,
@@ -217,9 +217,7 @@ def _args(p: dict[str, Any], *extra: Any) -> tuple[tuple[Any, ...], dict[str, An
 
 def forward_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([201, seed])
-    cases = [
-        Case("slides' microscope (D = H = 2)", (X_MIC, W_X_MIC, W_H_MIC, B_H_MIC), visible=True)
-    ]
+    cases = shown("slides' microscope (D = H = 2)", X_MIC, W_X_MIC, W_H_MIC, B_H_MIC)
     for i, p in enumerate(_hidden(rng)):
         args, kwargs = _args(p)
         cases.append(Case(_label(i, p), args, kwargs))
@@ -228,13 +226,7 @@ def forward_cases(seed: int) -> list[Case]:
 
 def final_state_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([202, seed])
-    cases = [
-        Case(
-            "slides' microscope, y = (0.20, -0.15)",
-            (X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, Y_MIC),
-            visible=True,
-        )
-    ]
+    cases = shown("slides' microscope, y = (0.20, -0.15)", X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, Y_MIC)
     for i, p in enumerate(_hidden(rng)):
         H = p["W_h"].shape[0]
         args, kwargs = _args(p, rng.uniform(-0.9, 0.9, size=H))
@@ -244,13 +236,16 @@ def final_state_cases(seed: int) -> list[Case]:
 
 def sequence_ce_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([203, seed])
-    cases = [
-        Case(
-            "slides' microscope, targets (0, 2, 1)",
-            (X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, W_O_MIC, B_O_MIC, TARGETS_MIC),
-            visible=True,
-        )
-    ]
+    cases = shown(
+        "slides' microscope, targets (0, 2, 1)",
+        X_MIC,
+        W_X_MIC,
+        W_H_MIC,
+        B_H_MIC,
+        W_O_MIC,
+        B_O_MIC,
+        TARGETS_MIC,
+    )
     for i, p in enumerate(_hidden(rng)):
         T, H = p["X"].shape[0], p["W_h"].shape[0]
         C = 4 + i
@@ -324,7 +319,7 @@ def _large_output_layer(
 def clip_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([204, seed])
     visible = {"W_h": np.array([[0.0, 3.0], [0.0, 0.0]]), "b_h": np.array([4.0, 0.0])}
-    cases = [Case("norm 5 clipped to 1", (visible, 1.0), visible=True)]
+    cases = shown("norm 5 clipped to 1", visible, 1.0)
     # one array below the threshold on its own, the whole gradient above it
     g = {
         "W_x": rng.normal(0, 1.0, size=(3, 4)),
@@ -359,7 +354,7 @@ def clip_cases(seed: int) -> list[Case]:
 
 def perplexity_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([205, seed])
-    cases = [Case("uniform over 4 classes", (np.zeros((3, 4)), np.array([0, 3, 1])), visible=True)]
+    cases = shown("uniform over 4 classes", np.zeros((3, 4)), np.array([0, 3, 1]))
     for i, (T, V) in enumerate(((6, 5), (9, 12), (4, 3))):
         logits = rng.normal(0.0, 2.0 + i, size=(T, V))
         targets = rng.integers(0, V, size=T)

@@ -27,7 +27,7 @@ from grader.questions import (
     WrittenQuestion,
     WrongForm,
 )
-from grader.suites._kit import builder, choice
+from grader.suites._kit import builder, choice, shown
 from reference import bpe, masking, params
 
 CODE_FILE = "pretraining.py"
@@ -53,13 +53,7 @@ def _random_corpus(rng: np.random.Generator, n_words: int) -> dict[str, int]:
 
 def _bpe_learn_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([601, seed])
-    cases = [
-        Case(
-            "Sennrich corpus, 10 merges (README worked example)",
-            (dict(SENNRICH_CORPUS), 10),
-            visible=True,
-        )
-    ]
+    cases = shown("Sennrich corpus, 10 merges (README worked example)", dict(SENNRICH_CORPUS), 10)
     for i in range(4):
         corpus = _random_corpus(rng, int(rng.integers(5, 9)))
         n_merges = int(rng.integers(6, 13))  # drawn after the corpus, as always
@@ -120,7 +114,7 @@ def _bpe_learn_unweighted(word_counts: dict[str, int], num_merges: int) -> list[
 def _bpe_segment_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([602, seed])
     hand = bpe.bpe_learn(SENNRICH_CORPUS, 10)
-    cases = [Case('"lowest" with the Sennrich merges', ("lowest", hand), visible=True)]
+    cases = shown('"lowest" with the Sennrich merges', "lowest", hand)
     corpus = _random_corpus(rng, 8)
     merges = bpe.bpe_learn(corpus, int(rng.integers(8, 14)))
     seen = sorted(corpus, key=lambda w: -corpus[w])[:2]
@@ -477,9 +471,7 @@ def _bert_mistakes(
 
 def _next_token_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([604, seed])
-    cases = [
-        Case("two padded rows, pad_id 0", (np.array([[5, 6, 7, 0], [8, 9, 0, 0]]), 0), visible=True)
-    ]
+    cases = shown("two padded rows, pad_id 0", np.array([[5, 6, 7, 0], [8, 9, 0, 0]]), 0)
     for i, (B, T, pad) in enumerate(((3, 7, 0), (4, 9, 99), (2, 12, 1))):
         tokens = rng.integers(2, 99, size=(B, T))  # never pad (0, 1 or 99) by chance
         tokens[tokens == pad] = 50
@@ -542,13 +534,12 @@ def _random_spans(rng: np.random.Generator, n: int, n_spans: int) -> list[tuple[
 
 def _span_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([606, seed])
-    cases = [
-        Case(
-            "T5's example: spans 'for inviting' and 'last'",
-            (list(range(len(T5_WORDS))), [(2, 2), (8, 1)], T5_SENTINELS),
-            visible=True,
-        )
-    ]
+    cases = shown(
+        "T5's example: spans 'for inviting' and 'last'",
+        list(range(len(T5_WORDS))),
+        [(2, 2), (8, 1)],
+        T5_SENTINELS,
+    )
     V = 500
     for i, (n, n_spans, extra) in enumerate(((14, 3, 0), (20, 2, 3), (9, 1, 0))):
         tokens = [int(t) for t in rng.integers(0, V, size=n)]

@@ -21,7 +21,7 @@ import numpy as np
 
 from grader.mutants import NONFINITE, AnyOf, any_form
 from grader.questions import Assignment, Case, Judgement, WrittenQuestion, WrongForm
-from grader.suites._kit import builder, choice
+from grader.suites._kit import builder, choice, shown
 from reference import classify as cl
 
 CODE_FILE = "classify.py"
@@ -232,7 +232,7 @@ DAN_SIZES = ((3, 5, 8, 4, 6, 3), (4, 6, 10, 3, 5, 4), (2, 7, 6, 5, 4, 2))
 
 def _dan_forward_cases(seed: int) -> list[Case]:
     rng = _rng(703, seed)
-    cases = [Case("worked example (README)", (DAN_IDS, DAN_MASK, DAN_EXAMPLE), visible=True)]
+    cases = shown("worked example (README)", DAN_IDS, DAN_MASK, DAN_EXAMPLE)
     for i, (B, T, V, d, h, C) in enumerate(DAN_SIZES):
         ids, mask, params = _dan_problem(rng, B, T, V, d, h, C)
         cases.append(
@@ -253,13 +253,9 @@ def _dan_forward_cases(seed: int) -> list[Case]:
 
 def _dan_backward_cases(seed: int) -> list[Case]:
     rng = _rng(704, seed)
-    cases = [
-        Case(
-            "worked example (README), y = [1, 0]",
-            (DAN_IDS, DAN_MASK, DAN_EXAMPLE, np.array([1, 0])),
-            visible=True,
-        )
-    ]
+    cases = shown(
+        "worked example (README), y = [1, 0]", DAN_IDS, DAN_MASK, DAN_EXAMPLE, np.array([1, 0])
+    )
     for i, (B, T, V, d, h, C) in enumerate(DAN_SIZES):
         ids, mask, params = _dan_problem(rng, B, T, V, d, h, C)
         y = rng.integers(0, C, size=B)
@@ -452,11 +448,7 @@ def _prob_problem(rng: np.random.Generator, n: int) -> tuple[list[list[str]], di
 def _prob_cases(seed: int) -> list[Case]:
     rng = _rng(706, seed)
     toy = cl.ngram_counts(TOY_CORPUS, 2)
-    cases = [
-        Case(
-            'the toy corpus: P("cat" | "the"), Laplace', (toy, TOY_V, ("the",), "cat"), visible=True
-        ),
-    ]
+    cases = shown('the toy corpus: P("cat" | "the"), Laplace', toy, TOY_V, ("the",), "cat")
     for i, (n, k, seen) in enumerate(
         ((2, 1.0, True), (2, 0.5, False), (3, 1.0, True), (3, 0.1, True), (2, 2.0, True))
     ):
@@ -504,13 +496,7 @@ def _seen_contexts_only(
 def _perplexity_cases(seed: int) -> list[Case]:
     rng = _rng(707, seed)
     toy = cl.ngram_counts(TOY_CORPUS, 2)
-    cases = [
-        Case(
-            'the toy corpus: "the cat", bigrams, Laplace',
-            (toy, TOY_V, [["the", "cat"]], 2),
-            visible=True,
-        ),
-    ]
+    cases = shown('the toy corpus: "the cat", bigrams, Laplace', toy, TOY_V, [["the", "cat"]], 2)
     for i, (n, k) in enumerate(((2, 1.0), (3, 1.0), (2, 0.5), (3, 0.1))):
         corpus, counts, V = _prob_problem(rng, n)
         test = _seen_contexts_only(rng, corpus, counts, n, 2)
