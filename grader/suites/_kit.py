@@ -40,6 +40,32 @@ def builder(prefix: str, file: str, **shared: Any) -> Callable[..., CodeQuestion
     return build
 
 
+def reference_builder(prefix: str, file: str, **shared: Any) -> Callable[..., CodeQuestion]:
+    """`builder` with the graded function named once, by its trusted reference.
+
+    `build(reference, title, points, cases, mutants=None, *, function=None, id=None, **fields)`
+    grades the student's function of the reference's name (`function` where they differ: a
+    partial or a lambda), under the id `prefix.function` unless `id` is given.
+    """
+    build = builder(prefix, file, **shared)
+
+    def build_on(
+        reference: Callable[..., Any],
+        title: str,
+        points: float,
+        cases: Callable[[int], list[Case]],
+        mutants: Mapping[str, Callable[..., Any]] | None = None,
+        *,
+        function: str | None = None,
+        id: str | None = None,  # noqa: A002 - the question's field name
+        **fields: Any,
+    ) -> CodeQuestion:
+        function = function or reference.__name__
+        return build(id or function, title, points, function, reference, cases, mutants, **fields)
+
+    return build_on
+
+
 # ---------------------------------------------------------------- written questions and cases
 
 ABCD = ("A", "B", "C", "D")

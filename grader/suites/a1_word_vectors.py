@@ -46,7 +46,7 @@ from grader.questions import (
     WrittenQuestion,
     WrongForm,
 )
-from grader.suites._kit import builder, choice, shown
+from grader.suites._kit import choice, reference_builder, shown
 from reference.functional import sigmoid
 from reference.word_vectors import (
     analogy,
@@ -69,7 +69,7 @@ from reference.word_vectors import (
 )
 
 FILE = "word_vectors.py"
-_question = builder("a1", FILE)  # every code question of a1 (grader/suites/_kit.py)
+_question = reference_builder("a1", FILE)  # every code question of a1 (grader/suites/_kit.py)
 EXP_OVERFLOW = float(np.log(np.finfo(np.float64).max))  # ≈ 709.78: exp(x) = inf above it
 
 # The notes' numeric anchor (§1): vocabulary {a, b, c}, v_c = (1, 0), o = a.
@@ -828,26 +828,18 @@ WRITTEN = (
 
 QUESTIONS = (
     _question(
-        id="a1.softmax",
-        title="Stable softmax",
-        points=7,
-        function="softmax",
-        reference=softmax,
-        cases=softmax_cases,
-        mutants={"softmax-unstable": unstable_softmax, "softmax-wrong-axis": softmax_wrong_axis},
+        softmax,
+        "Stable softmax",
+        7,
+        softmax_cases,
+        {"softmax-unstable": unstable_softmax, "softmax-wrong-axis": softmax_wrong_axis},
     ),
     _question(
-        id="a1.naive_softmax",
-        title="Skip-gram loss and gradients (full softmax)",
-        points=13,
-        function="naive_softmax_loss_and_gradient",
-        reference=naive_softmax_loss_and_gradient,
-        cases=skipgram_cases,
-        output_names=("loss", "grad_v_c", "grad_U"),
-        # built on the student's softmax: an unstable one is charged once, in question 1 (its
-        # wrong axis cannot reach a score vector)
-        depends_on=("a1.softmax",),
-        mutants={
+        naive_softmax_loss_and_gradient,
+        "Skip-gram loss and gradients (full softmax)",
+        13,
+        skipgram_cases,
+        {
             "softmax-unstable": skipgram_unstable_softmax,
             "skipgram-grad-sign": partial(
                 naive_softmax_loss_and_gradient, error=onehot_minus_probs
@@ -859,84 +851,76 @@ QUESTIONS = (
                 naive_softmax_loss_and_gradient, outside_error=probs_only
             ),
         },
+        id="a1.naive_softmax",
+        output_names=("loss", "grad_v_c", "grad_U"),
+        # built on the student's softmax: an unstable one is charged once, in question 1 (its
+        # wrong axis cannot reach a score vector)
+        depends_on=("a1.softmax",),
     ),
     _question(
-        id="a1.neg_sampling",
-        title="Skip-gram with negative sampling (SGNS)",
-        points=13,
-        function="neg_sampling_loss_and_gradient",
-        reference=neg_sampling_loss_and_gradient,
-        cases=sgns_cases,
-        output_names=("loss", "grad_v_c", "grad_U"),
-        mutants={
+        neg_sampling_loss_and_gradient,
+        "Skip-gram with negative sampling (SGNS)",
+        13,
+        sgns_cases,
+        {
             "sigmoid-unstable": sgns_unstable_sigmoid,
             "sgns-negatives-wrong-sign": partial(neg_sampling_loss_and_gradient, noise_sign=1.0),
             "sgns-negatives-deduplicated": sgns_deduplicated,
             "sgns-outside-row-overwritten": sgns_outside_row_overwritten,
         },
+        id="a1.neg_sampling",
+        output_names=("loss", "grad_v_c", "grad_U"),
     ),
     _question(
+        noise_distribution,
+        "Noise distribution unigram^(3/4)",
+        5,
+        noise_cases,
+        {"noise-no-power": lambda counts, power=0.75: noise_distribution(counts, power=1.0)},
         id="a1.noise",
-        title="Noise distribution unigram^(3/4)",
-        points=5,
-        function="noise_distribution",
-        reference=noise_distribution,
-        cases=noise_cases,
-        mutants={
-            "noise-no-power": lambda counts, power=0.75: noise_distribution(counts, power=1.0)
-        },
     ),
     _question(
-        id="a1.glove_weight",
-        title="GloVe weighting f(x)",
-        points=5,
-        function="glove_weight",
-        reference=glove_weight,
-        cases=glove_weight_cases,
-        mutants={"glove-weight-uncapped": partial(glove_weight, cap=False)},
+        glove_weight,
+        "GloVe weighting f(x)",
+        5,
+        glove_weight_cases,
+        {"glove-weight-uncapped": partial(glove_weight, cap=False)},
     ),
     _question(
-        id="a1.glove_loss",
-        title="GloVe loss",
-        points=9,
-        function="glove_loss",
-        reference=glove_loss,
-        cases=glove_loss_cases,
-        mutants={
+        glove_loss,
+        "GloVe loss",
+        9,
+        glove_loss_cases,
+        {
             "glove-zero-counts-included": partial(glove_loss, include=_include_all),
             "glove-weight-uncapped": partial(glove_loss, weight=partial(glove_weight, cap=False)),
         },
     ),
     _question(
-        id="a1.analogy",
-        title="Analogies by cosine similarity",
-        points=6,
-        function="analogy",
-        reference=analogy,
-        cases=analogy_cases,
-        mutants={"analogy-inputs-not-excluded": partial(analogy, exclude_inputs=False)},
+        analogy,
+        "Analogies by cosine similarity",
+        6,
+        analogy_cases,
+        {"analogy-inputs-not-excluded": partial(analogy, exclude_inputs=False)},
     ),
 )
 
 # Added after the original questions so that their numbers stay as they were.
 COUNT_BASED = (
     _question(
+        cooccurrence_matrix,
+        "Co-occurrence counts in a window",
+        6,
+        cooccurrence_cases,
+        COOCCURRENCE_MUTANTS,
         id="a1.cooccurrence",
-        title="Co-occurrence counts in a window",
-        points=6,
-        function="cooccurrence_matrix",
-        reference=cooccurrence_matrix,
-        cases=cooccurrence_cases,
-        mutants=COOCCURRENCE_MUTANTS,
     ),
     _question(
-        id="a1.svd_embeddings",
-        title="SVD embeddings (rows of U_k Σ_k)",
-        points=6,
-        function="svd_embeddings",
-        reference=svd_embeddings,
-        cases=svd_cases,
-        mutants=SVD_MUTANTS,
+        svd_embeddings,
+        "SVD embeddings (rows of U_k Σ_k)",
+        6,
+        svd_cases,
+        SVD_MUTANTS,
         custom=judge_svd,
     ),
 )

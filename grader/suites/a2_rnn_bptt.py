@@ -23,7 +23,7 @@ import numpy as np
 
 from grader.mutants import AnyOf
 from grader.questions import Assignment, Case, Tolerance, WrittenQuestion, WrongForm
-from grader.suites._kit import builder, choice, shown
+from grader.suites._kit import choice, reference_builder, shown
 from reference.bptt import (
     bptt_final_state,
     bptt_ledger,
@@ -42,7 +42,7 @@ from reference.rnn import (
 )
 
 FILE = "rnn.py"
-_question = builder("a2", FILE)  # every code question of a2 (grader/suites/_kit.py)
+_question = reference_builder("a2", FILE)  # every code question of a2 (grader/suites/_kit.py)
 NO_AUTOGRAD = ("torch.Tensor.backward", "torch.autograd.*", "torch.func.*")
 
 # The slides' microscope (Week 06, "Small numbers make the forward pass visible", "A
@@ -463,59 +463,49 @@ BPTT_FACTOR_DEFINED = ("z_t = w_h h_prev + w_x x_t + b", "h_t = tanh(z_t)")
 
 QUESTIONS = (
     _question(
-        id="a2.rnn_forward",
-        title="RNN forward pass",
-        points=10,
-        function="rnn_forward",
-        reference=rnn_forward,
-        cases=forward_cases,
-        mutants={
+        rnn_forward,
+        "RNN forward pass",
+        10,
+        forward_cases,
+        {
             "rnn-weights-transposed": forward_weights_transposed,
             "rnn-h0-ignored": h0_ignored(rnn_forward),
         },
         output_names=("Z", "Hs"),
     ),
     _question(
-        id="a2.bptt_final_state",
-        title="BPTT for a final-state loss",
-        points=18,
-        function="bptt_final_state",
-        reference=bptt_final_state,
-        cases=final_state_cases,
-        mutants=_bptt_mutants(bptt_final_state, ce=False),
+        bptt_final_state,
+        "BPTT for a final-state loss",
+        18,
+        final_state_cases,
+        _bptt_mutants(bptt_final_state, ce=False),
         forbidden=NO_AUTOGRAD,
         depends_on=("a2.rnn_forward",),  # a forward-pass mistake is charged once, in question 1
     ),
     _question(
-        id="a2.bptt_sequence_ce",
-        title="BPTT for the mean per-position cross-entropy",
-        points=22,
-        function="bptt_sequence_ce",
-        reference=bptt_sequence_ce,
-        cases=sequence_ce_cases,
-        mutants=_bptt_mutants(bptt_sequence_ce, ce=True),
+        bptt_sequence_ce,
+        "BPTT for the mean per-position cross-entropy",
+        22,
+        sequence_ce_cases,
+        _bptt_mutants(bptt_sequence_ce, ce=True),
         forbidden=NO_AUTOGRAD,
         depends_on=("a2.rnn_forward",),  # a forward-pass mistake is charged once, in question 1
         output_names=("loss", "grads"),
     ),
     _question(
-        id="a2.clip_by_global_norm",
-        title="Gradient clipping by the global norm",
-        points=10,
-        function="clip_by_global_norm",
-        reference=clip_by_global_norm,
-        cases=clip_cases,
-        mutants={"clip-per-tensor": clip_per_tensor, "clip-always-rescales": clip_always_rescales},
+        clip_by_global_norm,
+        "Gradient clipping by the global norm",
+        10,
+        clip_cases,
+        {"clip-per-tensor": clip_per_tensor, "clip-always-rescales": clip_always_rescales},
         forbidden=("torch.nn.utils.clip_grad_norm_",),
     ),
     _question(
-        id="a2.sequence_perplexity",
-        title="Cross-entropy and perplexity",
-        points=10,
-        function="sequence_perplexity",
-        reference=sequence_perplexity,
-        cases=perplexity_cases,
-        mutants={
+        sequence_perplexity,
+        "Cross-entropy and perplexity",
+        10,
+        perplexity_cases,
+        {
             "ce-sum-not-mean": perplexity_of_summed_ce,
             "perplexity-base-2": perplexity_base_2,
             "ce-in-bits": perplexity_in_bits,

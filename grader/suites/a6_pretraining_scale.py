@@ -27,11 +27,11 @@ from grader.questions import (
     WrittenQuestion,
     WrongForm,
 )
-from grader.suites._kit import builder, choice, shown
+from grader.suites._kit import choice, reference_builder, shown
 from reference import bpe, masking, params
 
 CODE_FILE = "pretraining.py"
-_question = builder("a6", CODE_FILE)  # every code question of a6 (grader/suites/_kit.py)
+_question = reference_builder("a6", CODE_FILE)  # every code question of a6 (grader/suites/_kit.py)
 IGNORE = masking.IGNORE_INDEX
 
 # --------------------------------------------------------------------------- BPE
@@ -846,79 +846,67 @@ ASSIGNMENT = Assignment(
     code_file=CODE_FILE,
     questions=(
         _question(
-            id="a6.bpe_learn",
-            title="BPE: learn merges",
-            points=12,
-            function="bpe_learn",
-            reference=bpe.bpe_learn,
-            cases=_bpe_learn_cases,
-            integer=True,
-            mutants={
+            bpe.bpe_learn,
+            "BPE: learn merges",
+            12,
+            _bpe_learn_cases,
+            {
                 "bpe-no-end-of-word": _bpe_learn_no_end_of_word,
                 "bpe-unweighted-pair-counts": _bpe_learn_unweighted,
                 "bpe-ties-first-counted": partial(bpe.bpe_learn, choose=bpe.first_counted_pair),
                 "bpe-stops-below-two": partial(bpe.bpe_learn, min_count=2),
             },
-        ),
-        _question(
-            id="a6.bpe_segment",
-            title="BPE: segment a word",
-            points=8,
-            function="bpe_segment",
-            reference=bpe.bpe_segment,
-            cases=_bpe_segment_cases,
             integer=True,
-            mutants={"bpe-no-end-of-word": _bpe_segment_no_end_of_word},
         ),
         _question(
-            id="a6.bert_mask",
-            title="BERT masking (80/10/10)",
-            points=12,
-            function="bert_mask",
-            reference=masking.bert_mask,
-            cases=_bert_cases,
+            bpe.bpe_segment,
+            "BPE: segment a word",
+            8,
+            _bpe_segment_cases,
+            {"bpe-no-end-of-word": _bpe_segment_no_end_of_word},
+            integer=True,
+        ),
+        _question(
+            masking.bert_mask,
+            "BERT masking (80/10/10)",
+            12,
+            _bert_cases,
+            BERT_MUTANTS,
             integer=True,
             output_names=("inputs", "labels"),
-            mutants=BERT_MUTANTS,
             custom=judge_bert_mask,
         ),
         _question(
-            id="a6.next_token_targets",
-            title="Next-token inputs and targets",
-            points=8,
-            function="next_token_targets",
-            reference=masking.next_token_targets,
-            cases=_next_token_cases,
-            integer=True,
-            output_names=("inputs", "targets"),
-            mutants={
+            masking.next_token_targets,
+            "Next-token inputs and targets",
+            8,
+            _next_token_cases,
+            {
                 "lm-targets-not-shifted": _targets_not_shifted,
                 "lm-targets-padding-kept": _targets_padding_kept,
                 "lm-inputs-not-truncated": _inputs_not_truncated,
             },
+            integer=True,
+            output_names=("inputs", "targets"),
         ),
         _question(
-            id="a6.transformer_parameter_count",
-            title="Transformer parameter count",
-            points=14,
-            function="transformer_parameter_count",
-            reference=params.transformer_parameter_count,
-            cases=_params_cases,
+            params.transformer_parameter_count,
+            "Transformer parameter count",
+            14,
+            _params_cases,
+            PARAMS_MUTANTS,
             integer=True,
-            mutants=PARAMS_MUTANTS,
         ),
         *WRITTEN,
         # Added after the original questions so that their numbers stay as they were
         _question(
-            id="a6.span_corruption",
-            title="T5 span corruption",
-            points=6,
-            function="span_corruption",
-            reference=masking.span_corruption,
-            cases=_span_cases,
+            masking.span_corruption,
+            "T5 span corruption",
+            6,
+            _span_cases,
+            SPAN_MUTANTS,
             integer=True,
             output_names=("inputs", "targets"),
-            mutants=SPAN_MUTANTS,
         ),
     ),
 )

@@ -21,11 +21,11 @@ import numpy as np
 
 from grader.mutants import NONFINITE, AnyOf, any_form
 from grader.questions import Assignment, Case, Judgement, WrittenQuestion, WrongForm
-from grader.suites._kit import builder, choice, shown
+from grader.suites._kit import choice, reference_builder, shown
 from reference import classify as cl
 
 CODE_FILE = "classify.py"
-_question = builder("a7", CODE_FILE)  # every code question of a7 (grader/suites/_kit.py)
+_question = reference_builder("a7", CODE_FILE)  # every code question of a7 (grader/suites/_kit.py)
 Array = np.ndarray
 # The gradients are derived by hand: autograd costs the questions that return them.
 NO_AUTOGRAD = ("torch.Tensor.backward", "torch.autograd.*", "torch.func.*")
@@ -710,77 +710,57 @@ WRITTEN: tuple[WrittenQuestion, ...] = (
 
 CODE_QUESTIONS = (
     _question(
-        id="a7.cosine_similarity",
-        title="Cosine similarity of every row pair",
-        points=8,
-        function="cosine_similarity",
-        reference=cl.cosine_similarity,
-        cases=_cosine_cases,
-        mutants=COSINE_MUTANTS,
+        cl.cosine_similarity,
+        "Cosine similarity of every row pair",
+        8,
+        _cosine_cases,
+        COSINE_MUTANTS,
         forbidden=COSINE_SHORTCUTS,
     ),
     _question(
-        id="a7.softmax_cross_entropy",
-        title="Softmax cross-entropy and its gradient",
-        points=10,
-        function="softmax_cross_entropy",
-        reference=cl.softmax_cross_entropy,
-        cases=_ce_cases,
+        cl.softmax_cross_entropy,
+        "Softmax cross-entropy and its gradient",
+        10,
+        _ce_cases,
+        CE_MUTANTS,
         output_names=("loss", "grad"),
-        mutants=CE_MUTANTS,
         forbidden=NO_AUTOGRAD,
     ),
     _question(
-        id="a7.dan_forward",
-        title="Deep Averaging Network: forward pass",
-        points=10,
-        function="dan_forward",
-        reference=cl.dan_forward,
-        cases=_dan_forward_cases,
-        mutants=DAN_FORWARD_MUTANTS,
+        cl.dan_forward,
+        "Deep Averaging Network: forward pass",
+        10,
+        _dan_forward_cases,
+        DAN_FORWARD_MUTANTS,
     ),
     _question(
-        id="a7.dan_backward",
-        title="Deep Averaging Network: loss and gradients",
-        points=14,
-        function="dan_backward",
-        reference=cl.dan_backward,
-        cases=_dan_backward_cases,
+        cl.dan_backward,
+        "Deep Averaging Network: loss and gradients",
+        14,
+        _dan_backward_cases,
+        DAN_BACKWARD_MUTANTS,
         output_names=("loss", "grads"),
         depends_on=("a7.dan_forward",),
-        mutants=DAN_BACKWARD_MUTANTS,
         forbidden=NO_AUTOGRAD,
     ),
     _question(
-        id="a7.ngram_counts",
-        title="N-gram counts with <s> and </s> padding",
-        points=8,
-        function="ngram_counts",
-        reference=cl.ngram_counts,
-        cases=_counts_cases,
+        cl.ngram_counts,
+        "N-gram counts with <s> and </s> padding",
+        8,
+        _counts_cases,
         integer=True,
         # the judge names COUNTS_MUTANTS itself: counts with other n-grams (other keys) are
         # compared whole there, which the engine's key-by-key diagnosis does not do
         custom=judge_ngram_counts,
     ),
+    _question(cl.ngram_prob, "Add-k smoothed n-gram probability", 10, _prob_cases, PROB_MUTANTS),
     _question(
-        id="a7.ngram_prob",
-        title="Add-k smoothed n-gram probability",
-        points=10,
-        function="ngram_prob",
-        reference=cl.ngram_prob,
-        cases=_prob_cases,
-        mutants=PROB_MUTANTS,
-    ),
-    _question(
-        id="a7.ngram_perplexity",
-        title="Perplexity of an n-gram model",
-        points=10,
-        function="ngram_perplexity",
-        reference=cl.ngram_perplexity,
-        cases=_perplexity_cases,
+        cl.ngram_perplexity,
+        "Perplexity of an n-gram model",
+        10,
+        _perplexity_cases,
+        PERPLEXITY_MUTANTS,
         depends_on=("a7.ngram_prob",),
-        mutants=PERPLEXITY_MUTANTS,
     ),
 )
 
