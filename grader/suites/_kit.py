@@ -1,5 +1,5 @@
 """The shared kit of the hidden suites: the code-question builder, and short forms for
-multiple-choice written questions and visible cases.
+written questions and visible cases.
 
 Each suite makes its builder once, with what all its code questions share (the assignment's
 id prefix, its code file, a list of banned library shortcuts, torch inputs), and then writes
@@ -9,10 +9,10 @@ mistakes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from grader.questions import Case, CodeQuestion, WrittenQuestion, WrongForm
+from grader.questions import AnswerKind, Case, CodeQuestion, WrittenQuestion, WrongForm
 
 
 def builder(prefix: str, file: str, **shared: Any) -> Callable[..., CodeQuestion]:
@@ -97,6 +97,23 @@ def choice(
         choices=choices,
         wrong_forms=named,
         **fields,
+    )
+
+
+def written(
+    id: str,  # noqa: A002 - the question's field name
+    title: str,
+    points: float,
+    key: str,
+    kind: AnswerKind,
+    expected: Callable[[Mapping[str, Any]], Any],
+    wrong_forms: Callable[[Mapping[str, Any]], Sequence[WrongForm]] | None = None,
+    **fields: Any,
+) -> WrittenQuestion:
+    """A written question whose answer is computed from the student's numbers (`expected`);
+    `wrong_forms` gives the named wrong answers for the same numbers."""
+    return WrittenQuestion(
+        id, title, points, key, kind, expected, wrong_forms=wrong_forms, **fields
     )
 
 

@@ -43,10 +43,9 @@ from grader.questions import (
     Case,
     Judgement,
     Tolerance,
-    WrittenQuestion,
     WrongForm,
 )
-from grader.suites._kit import choice, reference_builder, shown
+from grader.suites._kit import choice, reference_builder, shown, written
 from reference.functional import sigmoid
 from reference.word_vectors import (
     analogy,
@@ -730,17 +729,14 @@ SKIPGRAM_DEFINED = tuple(f"p_{w} = exp(u_{w} v_c)/({_SOFTMAX_SUM})" for w in "ab
 SGNS_SYMBOLS = ("u_o", "u_1", "u_2", "v_c")
 
 WRITTEN = (
-    WrittenQuestion(
-        id="a1.w_skipgram_grad",
-        title="Skip-gram center-vector gradient in symbols",
-        points=6,
-        key="skipgram_grad_symbolic",
-        answer_kind="expression",
-        symbols=SKIPGRAM_SYMBOLS,
-        relations=SKIPGRAM_DEFINED,
-        steps=True,
-        expected=lambda n: "-u_a + p_a u_a + p_b u_b + p_c u_c",
-        wrong_forms=lambda n: [
+    written(
+        "a1.w_skipgram_grad",
+        "Skip-gram center-vector gradient in symbols",
+        6,
+        "skipgram_grad_symbolic",
+        "expression",
+        lambda n: "-u_a + p_a u_a + p_b u_b + p_c u_c",
+        lambda n: [
             WrongForm(
                 "u_a - p_a u_a - p_b u_b - p_c u_c",
                 "skipgram-grad-sign",
@@ -758,6 +754,9 @@ WRITTEN = (
                 "the derivative of log Σ_w exp(u_w v_c) divides by the sum, which this step dropped.",
             ),
         ],
+        symbols=SKIPGRAM_SYMBOLS,
+        relations=SKIPGRAM_DEFINED,
+        steps=True,
     ),
     choice(
         "a1.w_observed_expected",
@@ -772,27 +771,24 @@ WRITTEN = (
             "expected minus observed is the gradient of the loss -log P(o|c).",
         ),
     ),
-    WrittenQuestion(
-        id="a1.w_anchor",
-        title="The numeric anchor with your numbers",
-        points=5,
-        key="skipgram_anchor_grad",
-        answer_kind="array",
-        expected=anchor_grad,
-        wrong_forms=anchor_wrong_forms,
+    written(
+        "a1.w_anchor",
+        "The numeric anchor with your numbers",
+        5,
+        "skipgram_anchor_grad",
+        "array",
+        anchor_grad,
+        anchor_wrong_forms,
         tolerance=Tolerance(rtol=0.0, atol=2e-3),
     ),
-    WrittenQuestion(
-        id="a1.w_sgns_grad",
-        title="SGNS gradient w.r.t. v_c (1-D)",
-        points=6,
-        key="sgns_grad_symbolic",
-        answer_kind="expression",
-        symbols=SGNS_SYMBOLS,
-        expected=lambda n: (
-            "(sigmoid(u_o v_c) - 1) u_o + sigmoid(u_1 v_c) u_1 + sigmoid(u_2 v_c) u_2"
-        ),
-        wrong_forms=lambda n: [
+    written(
+        "a1.w_sgns_grad",
+        "SGNS gradient w.r.t. v_c (1-D)",
+        6,
+        "sgns_grad_symbolic",
+        "expression",
+        lambda n: "(sigmoid(u_o v_c) - 1) u_o + sigmoid(u_1 v_c) u_1 + sigmoid(u_2 v_c) u_2",
+        lambda n: [
             WrongForm(
                 "(sigmoid(u_o v_c) - 1) u_o - sigmoid(-u_1 v_c) u_1 - sigmoid(-u_2 v_c) u_2",
                 "sgns-negatives-wrong-sign",
@@ -806,16 +802,17 @@ WRITTEN = (
                 "is -J_t, with the opposite sign.",
             ),
         ],
+        symbols=SGNS_SYMBOLS,
     ),
     choice("a1.w_why_three_quarters", "Why unigram^(3/4)", 3, "why_three_quarters", "C"),
-    WrittenQuestion(
-        id="a1.w_noise_probability",
-        title="A noise probability with your counts",
-        points=4,
-        key="noise_probability",
-        answer_kind="number",
-        expected=noise_probability,
-        wrong_forms=noise_wrong_forms,
+    written(
+        "a1.w_noise_probability",
+        "A noise probability with your counts",
+        4,
+        "noise_probability",
+        "number",
+        noise_probability,
+        noise_wrong_forms,
         tolerance=Tolerance(rtol=2e-3, atol=1e-4),
     ),
     choice(

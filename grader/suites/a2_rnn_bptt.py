@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from grader.mutants import AnyOf
-from grader.questions import Assignment, Case, Tolerance, WrittenQuestion, WrongForm
-from grader.suites._kit import choice, reference_builder, shown
+from grader.questions import Assignment, Case, Tolerance, WrongForm
+from grader.suites._kit import choice, reference_builder, shown, written
 from reference.bptt import (
     bptt_final_state,
     bptt_ledger,
@@ -512,16 +512,14 @@ QUESTIONS = (
         },
         output_names=("ce_nats", "perplexity"),
     ),
-    WrittenQuestion(
-        id="a2.w_tanh_derivative",
-        title="tanh's derivative in terms of h",
-        points=2,
-        key="tanh_derivative",
-        answer_kind="expression",
-        symbols=("h", "z"),
-        relations=("h = tanh(z)",),
-        expected=lambda v: "1 - h^2",
-        wrong_forms=lambda v: [
+    written(
+        "a2.w_tanh_derivative",
+        "tanh's derivative in terms of h",
+        2,
+        "tanh_derivative",
+        "expression",
+        lambda v: "1 - h^2",
+        lambda v: [
             WrongForm(
                 "1 - z^2",
                 "bptt-derivative-of-preactivation",
@@ -538,18 +536,17 @@ QUESTIONS = (
                 "1 - tanh(z) is not the derivative of tanh (differentiate sinh/cosh to check).",
             ),
         ],
+        symbols=("h", "z"),
+        relations=("h = tanh(z)",),
     ),
-    WrittenQuestion(
-        id="a2.w_bptt_factor",
-        title="Derive the BPTT factor ∂h_t/∂h_{t-1}",
-        points=3,
-        key="bptt_factor",
-        answer_kind="expression",
-        symbols=BPTT_FACTOR_SYMBOLS,
-        relations=BPTT_FACTOR_DEFINED,
-        steps=True,
-        expected=lambda v: "w_h (1 - h_t^2)",
-        wrong_forms=lambda v: [
+    written(
+        "a2.w_bptt_factor",
+        "Derive the BPTT factor ∂h_t/∂h_{t-1}",
+        3,
+        "bptt_factor",
+        "expression",
+        lambda v: "w_h (1 - h_t^2)",
+        lambda v: [
             WrongForm(
                 "w_h (1 - h_t)",
                 "bptt-tanh-prime-one-minus-tanh",
@@ -576,6 +573,9 @@ QUESTIONS = (
                 "tanh is not the identity: the factor keeps tanh's local derivative.",
             ),
         ],
+        symbols=BPTT_FACTOR_SYMBOLS,
+        relations=BPTT_FACTOR_DEFINED,
+        steps=True,
     ),
     choice(
         "a2.w_bptt_recurrence",
@@ -601,14 +601,14 @@ QUESTIONS = (
         ),
         choices=_CHOICES,
     ),
-    WrittenQuestion(
-        id="a2.w_g_matrix",
-        title="One use of W_h: G_t with your numbers",
-        points=6,
-        key="g_matrix",
-        answer_kind="array",
-        expected=g_matrix,
-        wrong_forms=g_matrix_wrong_forms,
+    written(
+        "a2.w_g_matrix",
+        "One use of W_h: G_t with your numbers",
+        6,
+        "g_matrix",
+        "array",
+        g_matrix,
+        g_matrix_wrong_forms,
     ),
     choice(
         "a2.w_g0_zero",
@@ -624,14 +624,14 @@ QUESTIONS = (
         ),
         choices=_CHOICES,
     ),
-    WrittenQuestion(
-        id="a2.w_perplexity",
-        title="Perplexity from your CE",
-        points=3,
-        key="perplexity",
-        answer_kind="number",
-        expected=perplexity_of,
-        wrong_forms=lambda v: [
+    written(
+        "a2.w_perplexity",
+        "Perplexity from your CE",
+        3,
+        "perplexity",
+        "number",
+        perplexity_of,
+        lambda v: [
             WrongForm(
                 perplexity_of(v, base=2.0),
                 "perplexity-base-2",
@@ -640,14 +640,14 @@ QUESTIONS = (
         ],
     ),
     choice("a2.w_teacher_forcing", "Teacher forcing", 3, "teacher_forcing", "B", choices=_CHOICES),
-    WrittenQuestion(
-        id="a2.w_clipped_b_h",
-        title="Clipping with your numbers",
-        points=4,
-        key="clipped_b_h",
-        answer_kind="array",
-        expected=clipped_bias,
-        wrong_forms=lambda v: [
+    written(
+        "a2.w_clipped_b_h",
+        "Clipping with your numbers",
+        4,
+        "clipped_b_h",
+        "array",
+        clipped_bias,
+        lambda v: [
             WrongForm(
                 clipped_bias(v, clip=clip_per_tensor),
                 "clip-per-tensor",
@@ -656,13 +656,13 @@ QUESTIONS = (
             ),
         ],
     ),
-    WrittenQuestion(
-        id="a2.w_path_factors",
-        title="Vanishing and exploding: |r|^n",
-        points=2,
-        key="path_factors",
-        answer_kind="array",
-        expected=path_factors,
+    written(
+        "a2.w_path_factors",
+        "Vanishing and exploding: |r|^n",
+        2,
+        "path_factors",
+        "array",
+        path_factors,
         tolerance=Tolerance(rtol=5e-3, atol=0.0),
     ),
 )

@@ -34,7 +34,7 @@ from grader.suites._attention import (
     split_heads_mixed,
     split_heads_unswapped,
 )
-from grader.suites._kit import builder, shown
+from grader.suites._kit import builder, shown, written
 from reference import attention as att
 from reference import blocks, masking, visibility
 
@@ -570,14 +570,14 @@ def _shape_questions(
     prefix: str, label: str, points: float, sizes: Callable[[Mapping[str, Any]], Mapping[str, Any]]
 ) -> tuple[WrittenQuestion, ...]:
     return tuple(
-        WrittenQuestion(
-            id=f"a5.{prefix}_{key}",
-            title=f"{label} shape: {what}",
-            points=points,
-            key=f"{prefix}_{key}",
-            answer_kind="shape",
-            expected=_shape_of(key, sizes),
-            wrong_forms=_shape_wrong_forms(key, sizes),
+        written(
+            f"a5.{prefix}_{key}",
+            f"{label} shape: {what}",
+            points,
+            f"{prefix}_{key}",
+            "shape",
+            _shape_of(key, sizes),
+            _shape_wrong_forms(key, sizes),
         )
         for key, what in SHAPE_KEYS.items()
     )
@@ -591,15 +591,15 @@ AXIS_CHOICES = ("A", "B", "C")  # A = batch B, B = positions T, C = features d
 def _axis_question(
     key: str, title: str, answer: str, wrong: tuple[tuple[str, str, str], ...] = ()
 ) -> WrittenQuestion:
-    return WrittenQuestion(
-        id=f"a5.{key}",
-        title=title,
-        points=1.5,
-        key=key,
-        answer_kind="choice",
+    return written(
+        f"a5.{key}",
+        title,
+        1.5,
+        key,
+        "choice",
+        lambda numbers: answer,
+        lambda numbers: [WrongForm(a, mid, msg) for a, mid, msg in wrong],
         choices=AXIS_CHOICES,
-        expected=lambda numbers: answer,
-        wrong_forms=lambda numbers: [WrongForm(a, mid, msg) for a, mid, msg in wrong],
     )
 
 
@@ -665,14 +665,14 @@ PLANTED_BUGS = {
 }
 
 BUG_QUESTIONS = tuple(
-    WrittenQuestion(
-        id=f"a5.bug_{fn}",
-        title=f"Classify the bug in buggy.{fn}",
-        points=1.5,
-        key=f"bug_{fn}",
-        answer_kind="choice",
+    written(
+        f"a5.bug_{fn}",
+        f"Classify the bug in buggy.{fn}",
+        1.5,
+        f"bug_{fn}",
+        "choice",
+        lambda numbers, a=letter: a,
         choices=tuple(BUG_KINDS),
-        expected=lambda numbers, a=letter: a,
     )
     for fn, letter in PLANTED_BUGS.items()
 )
@@ -725,15 +725,15 @@ def _task_question(
         _, forms = table[pick(numbers)]
         return [WrongForm(letter, mid, _WHY[mid]) for letter, mid in forms.items()]
 
-    return WrittenQuestion(
-        id=qid,
-        title=title,
-        points=2,
-        key=key,
-        answer_kind="choice",
+    return written(
+        qid,
+        title,
+        2,
+        key,
+        "choice",
+        lambda numbers: table[pick(numbers)][0],
+        wrong,
         choices=("A", "B", "C", "D"),
-        expected=lambda numbers: table[pick(numbers)][0],
-        wrong_forms=wrong,
     )
 
 

@@ -27,7 +27,7 @@ from grader.questions import (
     WrittenQuestion,
     WrongForm,
 )
-from grader.suites._kit import choice, reference_builder, shown
+from grader.suites._kit import choice, reference_builder, shown, written
 from reference import bpe, masking, params
 
 CODE_FILE = "pretraining.py"
@@ -772,45 +772,45 @@ def _bpe_by_hand_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
 
 
 WRITTEN: tuple[WrittenQuestion, ...] = (
-    WrittenQuestion(
-        id="a6.per_block_formula",
-        title="Parameters of one GPT-2 block as an expression in d",
-        points=6,
-        key="per_block_formula",
-        answer_kind="expression",
+    written(
+        "a6.per_block_formula",
+        "Parameters of one GPT-2 block as an expression in d",
+        6,
+        "per_block_formula",
+        "expression",
+        lambda n: params.per_block_text(),
+        _per_block_wrong,
         symbols=("d",),
-        expected=lambda n: params.per_block_text(),
-        wrong_forms=_per_block_wrong,
     ),
-    WrittenQuestion(
-        id="a6.gpt2_small_total",
-        title="GPT-2 small's total parameter count",
-        points=5,
-        key="gpt2_small_total",
-        answer_kind="number",
+    written(
+        "a6.gpt2_small_total",
+        "GPT-2 small's total parameter count",
+        5,
+        "gpt2_small_total",
+        "number",
+        lambda n: _gpt2(),
+        _gpt2_wrong,
         tolerance=Tolerance(rtol=0.0, atol=0.5),
-        expected=lambda n: _gpt2(),
-        wrong_forms=_gpt2_wrong,
-        example="4718592",  # one block's MLP weights (768 · 3072 · 2): a count, not the answer
+        example="4718592",
     ),
-    WrittenQuestion(
-        id="a6.estimate_12nd2",
-        title="The 12 N d² estimate for your model",
-        points=5,
-        key="estimate_12nd2",
-        answer_kind="number",
+    written(
+        "a6.estimate_12nd2",
+        "The 12 N d² estimate for your model",
+        5,
+        "estimate_12nd2",
+        "number",
+        _estimate,
         tolerance=Tolerance(rtol=5e-3, atol=0.0),
-        expected=_estimate,
     ),
-    WrittenQuestion(
-        id="a6.swiglu_ffn",
-        title="Parameters of your SwiGLU FFN",
-        points=5,
-        key="swiglu_ffn",
-        answer_kind="number",
+    written(
+        "a6.swiglu_ffn",
+        "Parameters of your SwiGLU FFN",
+        5,
+        "swiglu_ffn",
+        "number",
+        _swiglu,
+        _swiglu_wrong,
         tolerance=Tolerance(rtol=0.0, atol=0.5),
-        expected=_swiglu,
-        wrong_forms=_swiglu_wrong,
     ),
     choice("a6.rmsnorm", "RMSNorm versus LayerNorm", 4, "rmsnorm_vs_layernorm", "C"),
     choice(

@@ -21,7 +21,7 @@ import numpy as np
 
 from grader.mutants import NONFINITE, AnyOf, any_form
 from grader.questions import Assignment, Case, Judgement, WrittenQuestion, WrongForm
-from grader.suites._kit import choice, reference_builder, shown
+from grader.suites._kit import choice, reference_builder, shown, written
 from reference import classify as cl
 
 CODE_FILE = "classify.py"
@@ -634,33 +634,32 @@ def _ppl_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
 
 
 WRITTEN: tuple[WrittenQuestion, ...] = (
-    WrittenQuestion(
-        id="a7.w_cosine_value",
-        title="The cosine of your query and candidate A",
-        points=4,
-        key="cosine_query_A",
-        answer_kind="number",
-        expected=lambda n: _cos(n["query"], n["candidate_A"]),
-        wrong_forms=_cosine_wrong,
+    written(
+        "a7.w_cosine_value",
+        "The cosine of your query and candidate A",
+        4,
+        "cosine_query_A",
+        "number",
+        lambda n: _cos(n["query"], n["candidate_A"]),
+        _cosine_wrong,
     ),
-    WrittenQuestion(
-        id="a7.w_nearest_by_dot",
-        title="Your query's nearest candidate by dot product",
-        points=2,
-        key="nearest_by_dot",
-        answer_kind="choice",
+    written(
+        "a7.w_nearest_by_dot",
+        "Your query's nearest candidate by dot product",
+        2,
+        "nearest_by_dot",
+        "choice",
+        _by_dot,
         choices=("A", "B"),
-        expected=_by_dot,
     ),
-    WrittenQuestion(
-        id="a7.w_nearest_by_cosine",
-        title="Your query's nearest candidate by cosine",
-        points=3,
-        key="nearest_by_cosine",
-        answer_kind="choice",
-        choices=("A", "B"),
-        expected=_by_cosine,
-        wrong_forms=lambda n: [
+    written(
+        "a7.w_nearest_by_cosine",
+        "Your query's nearest candidate by cosine",
+        3,
+        "nearest_by_cosine",
+        "choice",
+        _by_cosine,
+        lambda n: [
             WrongForm(
                 _by_dot(n),
                 "cosine-is-dot-product",
@@ -668,33 +667,34 @@ WRITTEN: tuple[WrittenQuestion, ...] = (
                 "compares directions only.",
             )
         ],
+        choices=("A", "B"),
     ),
-    WrittenQuestion(
-        id="a7.w_ce_gradient",
-        title="The cross-entropy gradient for your logits",
-        points=5,
-        key="ce_gradient",
-        answer_kind="array",
-        expected=_ce_gradient,
-        wrong_forms=_ce_gradient_wrong,
+    written(
+        "a7.w_ce_gradient",
+        "The cross-entropy gradient for your logits",
+        5,
+        "ce_gradient",
+        "array",
+        _ce_gradient,
+        _ce_gradient_wrong,
     ),
-    WrittenQuestion(
-        id="a7.w_bigram_prob",
-        title="A Laplace bigram probability on your corpus",
-        points=5,
-        key="bigram_prob",
-        answer_kind="number",
-        expected=_bigram_prob,
-        wrong_forms=_bigram_wrong,
+    written(
+        "a7.w_bigram_prob",
+        "A Laplace bigram probability on your corpus",
+        5,
+        "bigram_prob",
+        "number",
+        _bigram_prob,
+        _bigram_wrong,
     ),
-    WrittenQuestion(
-        id="a7.w_sentence_perplexity",
-        title="The perplexity of your test sentence",
-        points=6,
-        key="sentence_perplexity",
-        answer_kind="number",
-        expected=_sentence_ppl,
-        wrong_forms=_ppl_wrong,
+    written(
+        "a7.w_sentence_perplexity",
+        "The perplexity of your test sentence",
+        6,
+        "sentence_perplexity",
+        "number",
+        _sentence_ppl,
+        _ppl_wrong,
     ),
     choice(
         "a7.w_unsmoothed_infinite",
