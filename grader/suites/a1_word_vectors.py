@@ -68,7 +68,6 @@ from reference.word_vectors import (
 )
 
 FILE = "word_vectors.py"
-_question = reference_builder("a1", FILE)  # every code question of a1 (grader/suites/_kit.py)
 EXP_OVERFLOW = float(np.log(np.finfo(np.float64).max))  # ≈ 709.78: exp(x) = inf above it
 
 # The notes' numeric anchor (§1): vocabulary {a, b, c}, v_c = (1, 0), o = a.
@@ -823,6 +822,7 @@ WRITTEN = (
 
 # ---------------------------------------------------------------- the assignment
 
+_question = reference_builder("a1", FILE)  # every code question (grader/suites/_kit.py)
 QUESTIONS = (
     _question(
         softmax,

@@ -42,7 +42,6 @@ from reference.rnn import (
 )
 
 FILE = "rnn.py"
-_question = reference_builder("a2", FILE)  # every code question of a2 (grader/suites/_kit.py)
 NO_AUTOGRAD = ("torch.Tensor.backward", "torch.autograd.*", "torch.func.*")
 
 # The slides' microscope (Week 06, "Small numbers make the forward pass visible", "A
@@ -461,6 +460,7 @@ _CHOICES = ("A", "B", "C", "D")
 BPTT_FACTOR_SYMBOLS = ("w_h", "w_x", "x_t", "b", "h_prev", "z_t", "h_t")
 BPTT_FACTOR_DEFINED = ("z_t = w_h h_prev + w_x x_t + b", "h_t = tanh(z_t)")
 
+_question = reference_builder("a2", FILE)  # every code question (grader/suites/_kit.py)
 QUESTIONS = (
     _question(
         rnn_forward,

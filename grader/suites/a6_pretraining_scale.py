@@ -18,20 +18,11 @@ from typing import Any
 import numpy as np
 
 from grader.mutants import AnyOf, any_form
-from grader.questions import (
-    Assignment,
-    Case,
-    Judgement,
-    Rng,
-    Tolerance,
-    WrittenQuestion,
-    WrongForm,
-)
+from grader.questions import Assignment, Case, Judgement, Rng, Tolerance, WrittenQuestion, WrongForm
 from grader.suites._kit import choice, reference_builder, shown, written
 from reference import bpe, masking, params
 
 CODE_FILE = "pretraining.py"
-_question = reference_builder("a6", CODE_FILE)  # every code question of a6 (grader/suites/_kit.py)
 IGNORE = masking.IGNORE_INDEX
 
 # --------------------------------------------------------------------------- BPE
@@ -840,6 +831,7 @@ WRITTEN: tuple[WrittenQuestion, ...] = (
 
 # --------------------------------------------------------------------------- the assignment
 
+_question = reference_builder("a6", CODE_FILE)  # every code question (grader/suites/_kit.py)
 ASSIGNMENT = Assignment(
     id="a6_pretraining_scale",
     title="a6 — Pretraining and scale: BPE, masking objectives, parameter counts",

@@ -25,7 +25,6 @@ from grader.suites._kit import choice, reference_builder, shown, written
 from reference import classify as cl
 
 CODE_FILE = "classify.py"
-_question = reference_builder("a7", CODE_FILE)  # every code question of a7 (grader/suites/_kit.py)
 Array = np.ndarray
 # The gradients are derived by hand: autograd costs the questions that return them.
 NO_AUTOGRAD = ("torch.Tensor.backward", "torch.autograd.*", "torch.func.*")
@@ -708,6 +707,7 @@ WRITTEN: tuple[WrittenQuestion, ...] = (
 
 # --------------------------------------------------------------------------- the assignment
 
+_question = reference_builder("a7", CODE_FILE)  # every code question (grader/suites/_kit.py)
 CODE_QUESTIONS = (
     _question(
         cl.cosine_similarity,
