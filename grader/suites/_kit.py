@@ -117,6 +117,14 @@ def written(
     )
 
 
+def slipped(
+    answer: Callable[..., Any], numbers: Mapping[str, Any], *slips: tuple[dict[str, Any], str, str]
+) -> list[WrongForm]:
+    """The named wrong answers of a written question: for each (hooks, misconception id,
+    message) slip, `answer(numbers, **hooks)` with that message."""
+    return [WrongForm(answer(numbers, **hooks), mid, message) for hooks, mid, message in slips]
+
+
 def shown(name: str, *args: Any, **kwargs: Any) -> list[Case]:
     """The visible case a hidden-case list starts with: the notes' or the README's numbers."""
     return [Case(name, args, kwargs, visible=True)]

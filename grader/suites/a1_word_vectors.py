@@ -923,8 +923,8 @@ COUNT_BASED = (
 )
 
 ASSIGNMENT = Assignment(
-    id="a1_word_vectors",
-    title="Assignment 1: word vectors (skip-gram, negative sampling, GloVe, analogies)",
-    code_file=FILE,
-    questions=QUESTIONS + WRITTEN + COUNT_BASED,
+    "a1_word_vectors",
+    "Assignment 1: word vectors (skip-gram, negative sampling, GloVe, analogies)",
+    FILE,
+    QUESTIONS + WRITTEN + COUNT_BASED,
 )

@@ -23,7 +23,7 @@ import numpy as np
 
 from grader.mutants import AnyOf
 from grader.questions import Assignment, Case, Tolerance, WrongForm
-from grader.suites._kit import choice, reference_builder, shown, written
+from grader.suites._kit import choice, reference_builder, shown, slipped, written
 from reference.bptt import (
     bptt_final_state,
     bptt_ledger,
@@ -400,29 +400,31 @@ def g_matrix(numbers: Mapping[str, Any], *, forward=rnn_forward, **hooks: Any) -
 
 
 def g_matrix_wrong_forms(numbers: Mapping[str, Any]) -> list[WrongForm]:
-    return [
-        WrongForm(
-            g_matrix(numbers, outer=_outer_transposed),
+    return slipped(
+        g_matrix,
+        numbers,
+        (
+            {"outer": _outer_transposed},
             "bptt-outer-product-transposed",
             "this is h_{t-1}^T g^z_t, the transpose of G_t: rows of G_t index the receiving "
             "units (g^z_t), columns the previous-state coordinates (h_{t-1}).",
         ),
-        WrongForm(
-            g_matrix(numbers, activation_derivative=_one_minus_z2),
+        (
+            {"activation_derivative": _one_minus_z2},
             "bptt-derivative-of-preactivation",
             "this uses 1 - z_t^2 as tanh's derivative; it is 1 - h_t^2 with h_t = tanh(z_t).",
         ),
-        WrongForm(
-            g_matrix(numbers, activation_derivative=_ones),
+        (
+            {"activation_derivative": _ones},
             "bptt-missing-tanh-derivative",
             "this skips the factor (1 - h_t^2): g^z_t = g^h_t ⊙ (1 - h_t^2), not g^h_t.",
         ),
-        WrongForm(
-            g_matrix(numbers, forward=forward_weights_transposed),
+        (
+            {"forward": forward_weights_transposed},
             "rnn-weights-transposed",
             "the forward pass used h_{t-1} W_h; the row-vector convention is h_{t-1} W_h^T.",
         ),
-    ]
+    )
 
 
 def clipped_bias(numbers: Mapping[str, Any], *, clip=clip_by_global_norm) -> list[float]:
@@ -460,6 +462,9 @@ _CHOICES = ("A", "B", "C", "D")
 BPTT_FACTOR_SYMBOLS = ("w_h", "w_x", "x_t", "b", "h_prev", "z_t", "h_t")
 BPTT_FACTOR_DEFINED = ("z_t = w_h h_prev + w_x x_t + b", "h_t = tanh(z_t)")
 
+# Both BPTT questions: autograd banned, and built on the student's forward pass (a forward-pass
+# mistake is charged once, in question 1).
+BPTT: dict[str, Any] = {"forbidden": NO_AUTOGRAD, "depends_on": ("a2.rnn_forward",)}
 _question = reference_builder("a2", FILE)  # every code question (grader/suites/_kit.py)
 QUESTIONS = (
     _question(
@@ -479,8 +484,7 @@ QUESTIONS = (
         18,
         final_state_cases,
         _bptt_mutants(bptt_final_state, ce=False),
-        forbidden=NO_AUTOGRAD,
-        depends_on=("a2.rnn_forward",),  # a forward-pass mistake is charged once, in question 1
+        **BPTT,
     ),
     _question(
         bptt_sequence_ce,
@@ -488,9 +492,8 @@ QUESTIONS = (
         22,
         sequence_ce_cases,
         _bptt_mutants(bptt_sequence_ce, ce=True),
-        forbidden=NO_AUTOGRAD,
-        depends_on=("a2.rnn_forward",),  # a forward-pass mistake is charged once, in question 1
         output_names=("loss", "grads"),
+        **BPTT,
     ),
     _question(
         clip_by_global_norm,
@@ -667,9 +670,4 @@ QUESTIONS = (
     ),
 )
 
-ASSIGNMENT = Assignment(
-    id="a2_rnn_bptt",
-    title="a2: RNNs and backpropagation through time",
-    code_file=FILE,
-    questions=QUESTIONS,
-)
+ASSIGNMENT = Assignment("a2_rnn_bptt", "a2: RNNs and backpropagation through time", FILE, QUESTIONS)

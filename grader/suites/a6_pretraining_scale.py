@@ -588,6 +588,9 @@ def _params_cases(seed: int) -> list[Case]:
         L = int(rng.integers(2, 25))
         return V, P, d, L
 
+    def add(name: str, args: tuple[Any, ...], config: dict[str, Any] | None = None) -> None:
+        cases.append(Case(name, args, config or {}))
+
     V, P, d, L = size()
     cases = [
         Case("GPT-2 small (slides)", GPT2_SMALL, visible=True),
@@ -597,45 +600,35 @@ def _params_cases(seed: int) -> list[Case]:
         ),
     ]
     V, P, d, L = size()
-    cases.append(
-        Case(
-            "hidden model: untied head, learned positions, biases, GELU, LayerNorm",
-            (V, P, d, L, 4 * d),
-            {"tied_embeddings": False},
-        )
+    add(
+        "hidden model: untied head, learned positions, biases, GELU, LayerNorm",
+        (V, P, d, L, 4 * d),
+        {"tied_embeddings": False},
     )
     V, _, d, L = size()
-    cases.append(
-        Case(
-            "hidden LLaMA-style model: no learned positions, untied, no biases, SwiGLU, RMSNorm",
-            (V, 0, d, L, 256 * int(np.ceil(8 * d / 3 / 256))),
-            {"tied_embeddings": False, "biases": False, "ffn": "swiglu", "norm": "rmsnorm"},
-        )
+    add(
+        "hidden LLaMA-style model: no learned positions, untied, no biases, SwiGLU, RMSNorm",
+        (V, 0, d, L, 256 * int(np.ceil(8 * d / 3 / 256))),
+        {"tied_embeddings": False, "biases": False, "ffn": "swiglu", "norm": "rmsnorm"},
     )
     V, P, d, L = size()
-    cases.append(
-        Case(
-            "hidden model: RMSNorm without biases, tied head, GELU",
-            (V, P, d, L, 3 * d),
-            {"tied_embeddings": True, "biases": False, "ffn": "gelu", "norm": "rmsnorm"},
-        )
+    add(
+        "hidden model: RMSNorm without biases, tied head, GELU",
+        (V, P, d, L, 3 * d),
+        {"tied_embeddings": True, "biases": False, "ffn": "gelu", "norm": "rmsnorm"},
     )
     V, P, d, L = size()
-    cases.append(
-        Case(
-            "hidden model: SwiGLU with biases, tied head, LayerNorm",
-            (V, P, d, L, 2 * d, True, True, "swiglu", "layernorm"),
-        )
+    add(
+        "hidden model: SwiGLU with biases, tied head, LayerNorm",
+        (V, P, d, L, 2 * d, True, True, "swiglu", "layernorm"),
     )
     # a second SwiGLU model with biases: without biases, "two matrices" and "the down matrix
     # missing" count the same, so most SwiGLU cases must have biases to tell them apart
     V, P, d, L = size()
-    cases.append(
-        Case(
-            "hidden model: SwiGLU with biases, untied head, RMSNorm",
-            (V, P, d, L, 3 * d),
-            {"tied_embeddings": False, "biases": True, "ffn": "swiglu", "norm": "rmsnorm"},
-        )
+    add(
+        "hidden model: SwiGLU with biases, untied head, RMSNorm",
+        (V, P, d, L, 3 * d),
+        {"tied_embeddings": False, "biases": True, "ffn": "swiglu", "norm": "rmsnorm"},
     )
     return cases
 
@@ -818,12 +811,12 @@ WRITTEN: tuple[WrittenQuestion, ...] = (
     ),
     choice("a6.objectives", "GPT, BERT and T5 objectives", 5, "objectives", "D"),
     OrderedListQuestion(
-        id="a6.bpe_by_hand",
-        title="BPE by hand on your corpus",
-        points=6,
-        key="bpe_by_hand",
-        answer_kind="list",
-        expected=_bpe_by_hand,
+        "a6.bpe_by_hand",
+        "BPE by hand on your corpus",
+        6,
+        "bpe_by_hand",
+        "list",
+        _bpe_by_hand,
         wrong_forms=_bpe_by_hand_wrong,
     ),
 )

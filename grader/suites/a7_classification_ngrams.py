@@ -461,13 +461,8 @@ def _prob_cases(seed: int) -> list[Case]:
             unseen = sorted(({w for s in corpus for w in s} | {cl.EOS}) - after)
             word = unseen[int(rng.integers(len(unseen)))] if unseen else word
         what = "an unseen" if word != gram[-1] else "a seen"
-        cases.append(
-            Case(
-                f"hidden case {i + 1}: n = {n}, k = {k}, {what} n-gram after a seen context",
-                (counts, V, context, word),
-                {"k": k},
-            )
-        )
+        name = f"hidden case {i + 1}: n = {n}, k = {k}, {what} n-gram after a seen context"
+        cases.append(Case(name, (counts, V, context, word), {"k": k}))
     return cases
 
 
@@ -499,13 +494,8 @@ def _perplexity_cases(seed: int) -> list[Case]:
     for i, (n, k) in enumerate(((2, 1.0), (3, 1.0), (2, 0.5), (3, 0.1))):
         corpus, counts, V = _prob_problem(rng, n)
         test = _seen_contexts_only(rng, corpus, counts, n, 2)
-        cases.append(
-            Case(
-                f"hidden case {i + 1}: n = {n}, k = {k}, {len(test)} test sentences",
-                (counts, V, test, n),
-                {"k": k},
-            )
-        )
+        name = f"hidden case {i + 1}: n = {n}, k = {k}, {len(test)} test sentences"
+        cases.append(Case(name, (counts, V, test, n), {"k": k}))
     return cases
 
 
@@ -765,8 +755,8 @@ CODE_QUESTIONS = (
 )
 
 ASSIGNMENT = Assignment(
-    id="a7_classification_ngrams",
-    title="a7 — Text classification and n-gram language models",
-    code_file=CODE_FILE,
-    questions=(*CODE_QUESTIONS, *WRITTEN),
+    "a7_classification_ngrams",
+    "a7 — Text classification and n-gram language models",
+    CODE_FILE,
+    (*CODE_QUESTIONS, *WRITTEN),
 )
