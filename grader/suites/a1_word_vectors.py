@@ -43,10 +43,9 @@ from grader.questions import (
     Case,
     Judgement,
     Tolerance,
-    WrittenQuestion,
     WrongForm,
 )
-from grader.suites._kit import builder
+from grader.suites._kit import choice, reference_builder, shown, written
 from reference.functional import sigmoid
 from reference.word_vectors import (
     analogy,
@@ -69,7 +68,6 @@ from reference.word_vectors import (
 )
 
 FILE = "word_vectors.py"
-_question = builder("a1", FILE)  # every code question of a1 (grader/suites/_kit.py)
 EXP_OVERFLOW = float(np.log(np.finfo(np.float64).max))  # ≈ 709.78: exp(x) = inf above it
 
 # The notes' numeric anchor (§1): vocabulary {a, b, c}, v_c = (1, 0), o = a.
@@ -225,11 +223,7 @@ def _large_scores_skipgram(rng: np.random.Generator) -> tuple[np.ndarray, int, n
 
 def skipgram_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([102, seed])
-    cases = [
-        Case(
-            "notes anchor: v_c = (1, 0), o = a", (NOTES_V_C.copy(), 0, NOTES_U.copy()), visible=True
-        )
-    ]
+    cases = shown("notes anchor: v_c = (1, 0), o = a", NOTES_V_C.copy(), 0, NOTES_U.copy())
     for i, (V, d) in enumerate([(7, 4), (5, 3)]):
         cases.append(
             Case(
@@ -254,13 +248,13 @@ def _with_repeats(rng: np.random.Generator, V: int, K: int, avoid: int | None) -
 
 def sgns_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([103, seed])
-    cases = [
-        Case(
-            "notes vectors, o = a, negatives [1, 2, 1]",
-            (NOTES_V_C.copy(), 0, NOTES_U.copy(), np.array([1, 2, 1])),
-            visible=True,
-        )
-    ]
+    cases = shown(
+        "notes vectors, o = a, negatives [1, 2, 1]",
+        NOTES_V_C.copy(),
+        0,
+        NOTES_U.copy(),
+        np.array([1, 2, 1]),
+    )
     V, d = 8, 5
     o = int(rng.integers(V))
     cases.append(
@@ -734,17 +728,14 @@ SKIPGRAM_DEFINED = tuple(f"p_{w} = exp(u_{w} v_c)/({_SOFTMAX_SUM})" for w in "ab
 SGNS_SYMBOLS = ("u_o", "u_1", "u_2", "v_c")
 
 WRITTEN = (
-    WrittenQuestion(
-        id="a1.w_skipgram_grad",
-        title="Skip-gram center-vector gradient in symbols",
-        points=6,
-        key="skipgram_grad_symbolic",
-        answer_kind="expression",
-        symbols=SKIPGRAM_SYMBOLS,
-        relations=SKIPGRAM_DEFINED,
-        steps=True,
-        expected=lambda n: "-u_a + p_a u_a + p_b u_b + p_c u_c",
-        wrong_forms=lambda n: [
+    written(
+        "a1.w_skipgram_grad",
+        "Skip-gram center-vector gradient in symbols",
+        6,
+        "skipgram_grad_symbolic",
+        "expression",
+        lambda n: "-u_a + p_a u_a + p_b u_b + p_c u_c",
+        lambda n: [
             WrongForm(
                 "u_a - p_a u_a - p_b u_b - p_c u_c",
                 "skipgram-grad-sign",
@@ -762,45 +753,41 @@ WRITTEN = (
                 "the derivative of log Σ_w exp(u_w v_c) divides by the sum, which this step dropped.",
             ),
         ],
+        symbols=SKIPGRAM_SYMBOLS,
+        relations=SKIPGRAM_DEFINED,
+        steps=True,
     ),
-    WrittenQuestion(
-        id="a1.w_observed_expected",
-        title="Reading the gradient: observed minus expected",
-        points=3,
-        key="observed_minus_expected",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda n: "A",
-        wrong_forms=lambda n: [
-            WrongForm(
-                "B",
-                "skipgram-grad-sign",
-                "the log-likelihood's gradient is observed minus expected, u_o - E[u_x]; "
-                "expected minus observed is the gradient of the loss -log P(o|c).",
-            ),
-        ],
+    choice(
+        "a1.w_observed_expected",
+        "Reading the gradient: observed minus expected",
+        3,
+        "observed_minus_expected",
+        "A",
+        (
+            "B",
+            "skipgram-grad-sign",
+            "the log-likelihood's gradient is observed minus expected, u_o - E[u_x]; "
+            "expected minus observed is the gradient of the loss -log P(o|c).",
+        ),
     ),
-    WrittenQuestion(
-        id="a1.w_anchor",
-        title="The numeric anchor with your numbers",
-        points=5,
-        key="skipgram_anchor_grad",
-        answer_kind="array",
-        expected=anchor_grad,
-        wrong_forms=anchor_wrong_forms,
+    written(
+        "a1.w_anchor",
+        "The numeric anchor with your numbers",
+        5,
+        "skipgram_anchor_grad",
+        "array",
+        anchor_grad,
+        anchor_wrong_forms,
         tolerance=Tolerance(rtol=0.0, atol=2e-3),
     ),
-    WrittenQuestion(
-        id="a1.w_sgns_grad",
-        title="SGNS gradient w.r.t. v_c (1-D)",
-        points=6,
-        key="sgns_grad_symbolic",
-        answer_kind="expression",
-        symbols=SGNS_SYMBOLS,
-        expected=lambda n: (
-            "(sigmoid(u_o v_c) - 1) u_o + sigmoid(u_1 v_c) u_1 + sigmoid(u_2 v_c) u_2"
-        ),
-        wrong_forms=lambda n: [
+    written(
+        "a1.w_sgns_grad",
+        "SGNS gradient w.r.t. v_c (1-D)",
+        6,
+        "sgns_grad_symbolic",
+        "expression",
+        lambda n: "(sigmoid(u_o v_c) - 1) u_o + sigmoid(u_1 v_c) u_1 + sigmoid(u_2 v_c) u_2",
+        lambda n: [
             WrongForm(
                 "(sigmoid(u_o v_c) - 1) u_o - sigmoid(-u_1 v_c) u_1 - sigmoid(-u_2 v_c) u_2",
                 "sgns-negatives-wrong-sign",
@@ -814,62 +801,42 @@ WRITTEN = (
                 "is -J_t, with the opposite sign.",
             ),
         ],
+        symbols=SGNS_SYMBOLS,
     ),
-    WrittenQuestion(
-        id="a1.w_why_three_quarters",
-        title="Why unigram^(3/4)",
-        points=3,
-        key="why_three_quarters",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda n: "C",
-    ),
-    WrittenQuestion(
-        id="a1.w_noise_probability",
-        title="A noise probability with your counts",
-        points=4,
-        key="noise_probability",
-        answer_kind="number",
-        expected=noise_probability,
-        wrong_forms=noise_wrong_forms,
+    choice("a1.w_why_three_quarters", "Why unigram^(3/4)", 3, "why_three_quarters", "C"),
+    written(
+        "a1.w_noise_probability",
+        "A noise probability with your counts",
+        4,
+        "noise_probability",
+        "number",
+        noise_probability,
+        noise_wrong_forms,
         tolerance=Tolerance(rtol=2e-3, atol=1e-4),
     ),
-    WrittenQuestion(
-        id="a1.w_exclude_inputs",
-        title="Why analogies exclude the input words",
-        points=3,
-        key="why_exclude_inputs",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda n: "B",
+    choice(
+        "a1.w_exclude_inputs", "Why analogies exclude the input words", 3, "why_exclude_inputs", "B"
     ),
 )
 
 
 # ---------------------------------------------------------------- the assignment
 
+_question = reference_builder("a1", FILE)  # every code question (grader/suites/_kit.py)
 QUESTIONS = (
     _question(
-        id="a1.softmax",
-        title="Stable softmax",
-        points=7,
-        function="softmax",
-        reference=softmax,
-        cases=softmax_cases,
-        mutants={"softmax-unstable": unstable_softmax, "softmax-wrong-axis": softmax_wrong_axis},
+        softmax,
+        "Stable softmax",
+        7,
+        softmax_cases,
+        {"softmax-unstable": unstable_softmax, "softmax-wrong-axis": softmax_wrong_axis},
     ),
     _question(
-        id="a1.naive_softmax",
-        title="Skip-gram loss and gradients (full softmax)",
-        points=13,
-        function="naive_softmax_loss_and_gradient",
-        reference=naive_softmax_loss_and_gradient,
-        cases=skipgram_cases,
-        output_names=("loss", "grad_v_c", "grad_U"),
-        # built on the student's softmax: an unstable one is charged once, in question 1 (its
-        # wrong axis cannot reach a score vector)
-        depends_on=("a1.softmax",),
-        mutants={
+        naive_softmax_loss_and_gradient,
+        "Skip-gram loss and gradients (full softmax)",
+        13,
+        skipgram_cases,
+        {
             "softmax-unstable": skipgram_unstable_softmax,
             "skipgram-grad-sign": partial(
                 naive_softmax_loss_and_gradient, error=onehot_minus_probs
@@ -881,91 +848,83 @@ QUESTIONS = (
                 naive_softmax_loss_and_gradient, outside_error=probs_only
             ),
         },
+        id="a1.naive_softmax",
+        output_names=("loss", "grad_v_c", "grad_U"),
+        # built on the student's softmax: an unstable one is charged once, in question 1 (its
+        # wrong axis cannot reach a score vector)
+        depends_on=("a1.softmax",),
     ),
     _question(
-        id="a1.neg_sampling",
-        title="Skip-gram with negative sampling (SGNS)",
-        points=13,
-        function="neg_sampling_loss_and_gradient",
-        reference=neg_sampling_loss_and_gradient,
-        cases=sgns_cases,
-        output_names=("loss", "grad_v_c", "grad_U"),
-        mutants={
+        neg_sampling_loss_and_gradient,
+        "Skip-gram with negative sampling (SGNS)",
+        13,
+        sgns_cases,
+        {
             "sigmoid-unstable": sgns_unstable_sigmoid,
             "sgns-negatives-wrong-sign": partial(neg_sampling_loss_and_gradient, noise_sign=1.0),
             "sgns-negatives-deduplicated": sgns_deduplicated,
             "sgns-outside-row-overwritten": sgns_outside_row_overwritten,
         },
+        id="a1.neg_sampling",
+        output_names=("loss", "grad_v_c", "grad_U"),
     ),
     _question(
+        noise_distribution,
+        "Noise distribution unigram^(3/4)",
+        5,
+        noise_cases,
+        {"noise-no-power": lambda counts, power=0.75: noise_distribution(counts, power=1.0)},
         id="a1.noise",
-        title="Noise distribution unigram^(3/4)",
-        points=5,
-        function="noise_distribution",
-        reference=noise_distribution,
-        cases=noise_cases,
-        mutants={
-            "noise-no-power": lambda counts, power=0.75: noise_distribution(counts, power=1.0)
-        },
     ),
     _question(
-        id="a1.glove_weight",
-        title="GloVe weighting f(x)",
-        points=5,
-        function="glove_weight",
-        reference=glove_weight,
-        cases=glove_weight_cases,
-        mutants={"glove-weight-uncapped": partial(glove_weight, cap=False)},
+        glove_weight,
+        "GloVe weighting f(x)",
+        5,
+        glove_weight_cases,
+        {"glove-weight-uncapped": partial(glove_weight, cap=False)},
     ),
     _question(
-        id="a1.glove_loss",
-        title="GloVe loss",
-        points=9,
-        function="glove_loss",
-        reference=glove_loss,
-        cases=glove_loss_cases,
-        mutants={
+        glove_loss,
+        "GloVe loss",
+        9,
+        glove_loss_cases,
+        {
             "glove-zero-counts-included": partial(glove_loss, include=_include_all),
             "glove-weight-uncapped": partial(glove_loss, weight=partial(glove_weight, cap=False)),
         },
     ),
     _question(
-        id="a1.analogy",
-        title="Analogies by cosine similarity",
-        points=6,
-        function="analogy",
-        reference=analogy,
-        cases=analogy_cases,
-        mutants={"analogy-inputs-not-excluded": partial(analogy, exclude_inputs=False)},
+        analogy,
+        "Analogies by cosine similarity",
+        6,
+        analogy_cases,
+        {"analogy-inputs-not-excluded": partial(analogy, exclude_inputs=False)},
     ),
 )
 
 # Added after the original questions so that their numbers stay as they were.
 COUNT_BASED = (
     _question(
+        cooccurrence_matrix,
+        "Co-occurrence counts in a window",
+        6,
+        cooccurrence_cases,
+        COOCCURRENCE_MUTANTS,
         id="a1.cooccurrence",
-        title="Co-occurrence counts in a window",
-        points=6,
-        function="cooccurrence_matrix",
-        reference=cooccurrence_matrix,
-        cases=cooccurrence_cases,
-        mutants=COOCCURRENCE_MUTANTS,
     ),
     _question(
-        id="a1.svd_embeddings",
-        title="SVD embeddings (rows of U_k Σ_k)",
-        points=6,
-        function="svd_embeddings",
-        reference=svd_embeddings,
-        cases=svd_cases,
-        mutants=SVD_MUTANTS,
+        svd_embeddings,
+        "SVD embeddings (rows of U_k Σ_k)",
+        6,
+        svd_cases,
+        SVD_MUTANTS,
         custom=judge_svd,
     ),
 )
 
 ASSIGNMENT = Assignment(
-    id="a1_word_vectors",
-    title="Assignment 1: word vectors (skip-gram, negative sampling, GloVe, analogies)",
-    code_file=FILE,
-    questions=QUESTIONS + WRITTEN + COUNT_BASED,
+    "a1_word_vectors",
+    "Assignment 1: word vectors (skip-gram, negative sampling, GloVe, analogies)",
+    FILE,
+    QUESTIONS + WRITTEN + COUNT_BASED,
 )

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from grader.mutants import AnyOf
-from grader.questions import Assignment, Case, Tolerance, WrittenQuestion, WrongForm
-from grader.suites._kit import builder
+from grader.questions import Assignment, Case, Tolerance, WrongForm
+from grader.suites._kit import choice, reference_builder, shown, slipped, written
 from reference.bptt import (
     bptt_final_state,
     bptt_ledger,
@@ -42,7 +42,6 @@ from reference.rnn import (
 )
 
 FILE = "rnn.py"
-_question = builder("a2", FILE)  # every code question of a2 (grader/suites/_kit.py)
 NO_AUTOGRAD = ("torch.Tensor.backward", "torch.autograd.*", "torch.func.*")
 
 # The slides' microscope (Week 06, "Small numbers make the forward pass visible", "A
@@ -217,9 +216,7 @@ def _args(p: dict[str, Any], *extra: Any) -> tuple[tuple[Any, ...], dict[str, An
 
 def forward_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([201, seed])
-    cases = [
-        Case("slides' microscope (D = H = 2)", (X_MIC, W_X_MIC, W_H_MIC, B_H_MIC), visible=True)
-    ]
+    cases = shown("slides' microscope (D = H = 2)", X_MIC, W_X_MIC, W_H_MIC, B_H_MIC)
     for i, p in enumerate(_hidden(rng)):
         args, kwargs = _args(p)
         cases.append(Case(_label(i, p), args, kwargs))
@@ -228,13 +225,7 @@ def forward_cases(seed: int) -> list[Case]:
 
 def final_state_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([202, seed])
-    cases = [
-        Case(
-            "slides' microscope, y = (0.20, -0.15)",
-            (X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, Y_MIC),
-            visible=True,
-        )
-    ]
+    cases = shown("slides' microscope, y = (0.20, -0.15)", X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, Y_MIC)
     for i, p in enumerate(_hidden(rng)):
         H = p["W_h"].shape[0]
         args, kwargs = _args(p, rng.uniform(-0.9, 0.9, size=H))
@@ -244,13 +235,16 @@ def final_state_cases(seed: int) -> list[Case]:
 
 def sequence_ce_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([203, seed])
-    cases = [
-        Case(
-            "slides' microscope, targets (0, 2, 1)",
-            (X_MIC, W_X_MIC, W_H_MIC, B_H_MIC, W_O_MIC, B_O_MIC, TARGETS_MIC),
-            visible=True,
-        )
-    ]
+    cases = shown(
+        "slides' microscope, targets (0, 2, 1)",
+        X_MIC,
+        W_X_MIC,
+        W_H_MIC,
+        B_H_MIC,
+        W_O_MIC,
+        B_O_MIC,
+        TARGETS_MIC,
+    )
     for i, p in enumerate(_hidden(rng)):
         T, H = p["X"].shape[0], p["W_h"].shape[0]
         C = 4 + i
@@ -324,7 +318,7 @@ def _large_output_layer(
 def clip_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([204, seed])
     visible = {"W_h": np.array([[0.0, 3.0], [0.0, 0.0]]), "b_h": np.array([4.0, 0.0])}
-    cases = [Case("norm 5 clipped to 1", (visible, 1.0), visible=True)]
+    cases = shown("norm 5 clipped to 1", visible, 1.0)
     # one array below the threshold on its own, the whole gradient above it
     g = {
         "W_x": rng.normal(0, 1.0, size=(3, 4)),
@@ -359,7 +353,7 @@ def clip_cases(seed: int) -> list[Case]:
 
 def perplexity_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([205, seed])
-    cases = [Case("uniform over 4 classes", (np.zeros((3, 4)), np.array([0, 3, 1])), visible=True)]
+    cases = shown("uniform over 4 classes", np.zeros((3, 4)), np.array([0, 3, 1]))
     for i, (T, V) in enumerate(((6, 5), (9, 12), (4, 3))):
         logits = rng.normal(0.0, 2.0 + i, size=(T, V))
         targets = rng.integers(0, V, size=T)
@@ -406,29 +400,31 @@ def g_matrix(numbers: Mapping[str, Any], *, forward=rnn_forward, **hooks: Any) -
 
 
 def g_matrix_wrong_forms(numbers: Mapping[str, Any]) -> list[WrongForm]:
-    return [
-        WrongForm(
-            g_matrix(numbers, outer=_outer_transposed),
+    return slipped(
+        g_matrix,
+        numbers,
+        (
+            {"outer": _outer_transposed},
             "bptt-outer-product-transposed",
             "this is h_{t-1}^T g^z_t, the transpose of G_t: rows of G_t index the receiving "
             "units (g^z_t), columns the previous-state coordinates (h_{t-1}).",
         ),
-        WrongForm(
-            g_matrix(numbers, activation_derivative=_one_minus_z2),
+        (
+            {"activation_derivative": _one_minus_z2},
             "bptt-derivative-of-preactivation",
             "this uses 1 - z_t^2 as tanh's derivative; it is 1 - h_t^2 with h_t = tanh(z_t).",
         ),
-        WrongForm(
-            g_matrix(numbers, activation_derivative=_ones),
+        (
+            {"activation_derivative": _ones},
             "bptt-missing-tanh-derivative",
             "this skips the factor (1 - h_t^2): g^z_t = g^h_t ⊙ (1 - h_t^2), not g^h_t.",
         ),
-        WrongForm(
-            g_matrix(numbers, forward=forward_weights_transposed),
+        (
+            {"forward": forward_weights_transposed},
             "rnn-weights-transposed",
             "the forward pass used h_{t-1} W_h; the row-vector convention is h_{t-1} W_h^T.",
         ),
-    ]
+    )
 
 
 def clipped_bias(numbers: Mapping[str, Any], *, clip=clip_by_global_norm) -> list[float]:
@@ -466,77 +462,67 @@ _CHOICES = ("A", "B", "C", "D")
 BPTT_FACTOR_SYMBOLS = ("w_h", "w_x", "x_t", "b", "h_prev", "z_t", "h_t")
 BPTT_FACTOR_DEFINED = ("z_t = w_h h_prev + w_x x_t + b", "h_t = tanh(z_t)")
 
+# Both BPTT questions: autograd banned, and built on the student's forward pass (a forward-pass
+# mistake is charged once, in question 1).
+BPTT: dict[str, Any] = {"forbidden": NO_AUTOGRAD, "depends_on": ("a2.rnn_forward",)}
+_question = reference_builder("a2", FILE)  # every code question (grader/suites/_kit.py)
 QUESTIONS = (
     _question(
-        id="a2.rnn_forward",
-        title="RNN forward pass",
-        points=10,
-        function="rnn_forward",
-        reference=rnn_forward,
-        cases=forward_cases,
-        mutants={
+        rnn_forward,
+        "RNN forward pass",
+        10,
+        forward_cases,
+        {
             "rnn-weights-transposed": forward_weights_transposed,
             "rnn-h0-ignored": h0_ignored(rnn_forward),
         },
         output_names=("Z", "Hs"),
     ),
     _question(
-        id="a2.bptt_final_state",
-        title="BPTT for a final-state loss",
-        points=18,
-        function="bptt_final_state",
-        reference=bptt_final_state,
-        cases=final_state_cases,
-        mutants=_bptt_mutants(bptt_final_state, ce=False),
-        forbidden=NO_AUTOGRAD,
-        depends_on=("a2.rnn_forward",),  # a forward-pass mistake is charged once, in question 1
+        bptt_final_state,
+        "BPTT for a final-state loss",
+        18,
+        final_state_cases,
+        _bptt_mutants(bptt_final_state, ce=False),
+        **BPTT,
     ),
     _question(
-        id="a2.bptt_sequence_ce",
-        title="BPTT for the mean per-position cross-entropy",
-        points=22,
-        function="bptt_sequence_ce",
-        reference=bptt_sequence_ce,
-        cases=sequence_ce_cases,
-        mutants=_bptt_mutants(bptt_sequence_ce, ce=True),
-        forbidden=NO_AUTOGRAD,
-        depends_on=("a2.rnn_forward",),  # a forward-pass mistake is charged once, in question 1
+        bptt_sequence_ce,
+        "BPTT for the mean per-position cross-entropy",
+        22,
+        sequence_ce_cases,
+        _bptt_mutants(bptt_sequence_ce, ce=True),
         output_names=("loss", "grads"),
+        **BPTT,
     ),
     _question(
-        id="a2.clip_by_global_norm",
-        title="Gradient clipping by the global norm",
-        points=10,
-        function="clip_by_global_norm",
-        reference=clip_by_global_norm,
-        cases=clip_cases,
-        mutants={"clip-per-tensor": clip_per_tensor, "clip-always-rescales": clip_always_rescales},
+        clip_by_global_norm,
+        "Gradient clipping by the global norm",
+        10,
+        clip_cases,
+        {"clip-per-tensor": clip_per_tensor, "clip-always-rescales": clip_always_rescales},
         forbidden=("torch.nn.utils.clip_grad_norm_",),
     ),
     _question(
-        id="a2.sequence_perplexity",
-        title="Cross-entropy and perplexity",
-        points=10,
-        function="sequence_perplexity",
-        reference=sequence_perplexity,
-        cases=perplexity_cases,
-        mutants={
+        sequence_perplexity,
+        "Cross-entropy and perplexity",
+        10,
+        perplexity_cases,
+        {
             "ce-sum-not-mean": perplexity_of_summed_ce,
             "perplexity-base-2": perplexity_base_2,
             "ce-in-bits": perplexity_in_bits,
         },
         output_names=("ce_nats", "perplexity"),
     ),
-    WrittenQuestion(
-        id="a2.w_tanh_derivative",
-        title="tanh's derivative in terms of h",
-        points=2,
-        key="tanh_derivative",
-        answer_kind="expression",
-        symbols=("h", "z"),
-        relations=("h = tanh(z)",),
-        expected=lambda v: "1 - h^2",
-        wrong_forms=lambda v: [
+    written(
+        "a2.w_tanh_derivative",
+        "tanh's derivative in terms of h",
+        2,
+        "tanh_derivative",
+        "expression",
+        lambda v: "1 - h^2",
+        lambda v: [
             WrongForm(
                 "1 - z^2",
                 "bptt-derivative-of-preactivation",
@@ -553,18 +539,17 @@ QUESTIONS = (
                 "1 - tanh(z) is not the derivative of tanh (differentiate sinh/cosh to check).",
             ),
         ],
+        symbols=("h", "z"),
+        relations=("h = tanh(z)",),
     ),
-    WrittenQuestion(
-        id="a2.w_bptt_factor",
-        title="Derive the BPTT factor ∂h_t/∂h_{t-1}",
-        points=3,
-        key="bptt_factor",
-        answer_kind="expression",
-        symbols=BPTT_FACTOR_SYMBOLS,
-        relations=BPTT_FACTOR_DEFINED,
-        steps=True,
-        expected=lambda v: "w_h (1 - h_t^2)",
-        wrong_forms=lambda v: [
+    written(
+        "a2.w_bptt_factor",
+        "Derive the BPTT factor ∂h_t/∂h_{t-1}",
+        3,
+        "bptt_factor",
+        "expression",
+        lambda v: "w_h (1 - h_t^2)",
+        lambda v: [
             WrongForm(
                 "w_h (1 - h_t)",
                 "bptt-tanh-prime-one-minus-tanh",
@@ -591,68 +576,65 @@ QUESTIONS = (
                 "tanh is not the identity: the factor keeps tanh's local derivative.",
             ),
         ],
+        symbols=BPTT_FACTOR_SYMBOLS,
+        relations=BPTT_FACTOR_DEFINED,
+        steps=True,
     ),
-    WrittenQuestion(
-        id="a2.w_bptt_recurrence",
-        title="The BPTT recurrence",
-        points=4,
-        key="bptt_recurrence",
-        answer_kind="choice",
+    choice(
+        "a2.w_bptt_recurrence",
+        "The BPTT recurrence",
+        4,
+        "bptt_recurrence",
+        "A",
+        (
+            "B",
+            "bptt-derivative-of-preactivation",
+            "B multiplies by 1 - z_t^2; the local derivative of h_t = tanh(z_t) is 1 - h_t^2.",
+        ),
+        (
+            "C",
+            "bptt-missing-tanh-derivative",
+            "C passes g^h_t straight through W_h, skipping the tanh factor (1 - h_t^2).",
+        ),
+        (
+            "D",
+            "rnn-weights-transposed",
+            "with z_t = x_t W_x^T + h_{t-1} W_h^T, the row gradient is g^h_{t-1} = g^z_t W_h, "
+            "not g^z_t W_h^T.",
+        ),
         choices=_CHOICES,
-        expected=lambda v: "A",
-        wrong_forms=lambda v: [
-            WrongForm(
-                "B",
-                "bptt-derivative-of-preactivation",
-                "B multiplies by 1 - z_t^2; the local derivative of h_t = tanh(z_t) is 1 - h_t^2.",
-            ),
-            WrongForm(
-                "C",
-                "bptt-missing-tanh-derivative",
-                "C passes g^h_t straight through W_h, skipping the tanh factor (1 - h_t^2).",
-            ),
-            WrongForm(
-                "D",
-                "rnn-weights-transposed",
-                "with z_t = x_t W_x^T + h_{t-1} W_h^T, the row gradient is g^h_{t-1} = g^z_t W_h, "
-                "not g^z_t W_h^T.",
-            ),
-        ],
     ),
-    WrittenQuestion(
-        id="a2.w_g_matrix",
-        title="One use of W_h: G_t with your numbers",
-        points=6,
-        key="g_matrix",
-        answer_kind="array",
-        expected=g_matrix,
-        wrong_forms=g_matrix_wrong_forms,
+    written(
+        "a2.w_g_matrix",
+        "One use of W_h: G_t with your numbers",
+        6,
+        "g_matrix",
+        "array",
+        g_matrix,
+        g_matrix_wrong_forms,
     ),
-    WrittenQuestion(
-        id="a2.w_g0_zero",
-        title="Why G_0 is zero",
-        points=3,
-        key="g0_zero",
-        answer_kind="choice",
+    choice(
+        "a2.w_g0_zero",
+        "Why G_0 is zero",
+        3,
+        "g0_zero",
+        "C",
+        (
+            "D",
+            "bptt-last-use-only",
+            "every use of W_h contributes; here G_0 vanishes only because its local input "
+            "h_{-1} is zero.",
+        ),
         choices=_CHOICES,
-        expected=lambda v: "C",
-        wrong_forms=lambda v: [
-            WrongForm(
-                "D",
-                "bptt-last-use-only",
-                "every use of W_h contributes; here G_0 vanishes only because its local input "
-                "h_{-1} is zero.",
-            ),
-        ],
     ),
-    WrittenQuestion(
-        id="a2.w_perplexity",
-        title="Perplexity from your CE",
-        points=3,
-        key="perplexity",
-        answer_kind="number",
-        expected=perplexity_of,
-        wrong_forms=lambda v: [
+    written(
+        "a2.w_perplexity",
+        "Perplexity from your CE",
+        3,
+        "perplexity",
+        "number",
+        perplexity_of,
+        lambda v: [
             WrongForm(
                 perplexity_of(v, base=2.0),
                 "perplexity-base-2",
@@ -660,23 +642,15 @@ QUESTIONS = (
             ),
         ],
     ),
-    WrittenQuestion(
-        id="a2.w_teacher_forcing",
-        title="Teacher forcing",
-        points=3,
-        key="teacher_forcing",
-        answer_kind="choice",
-        choices=_CHOICES,
-        expected=lambda v: "B",
-    ),
-    WrittenQuestion(
-        id="a2.w_clipped_b_h",
-        title="Clipping with your numbers",
-        points=4,
-        key="clipped_b_h",
-        answer_kind="array",
-        expected=clipped_bias,
-        wrong_forms=lambda v: [
+    choice("a2.w_teacher_forcing", "Teacher forcing", 3, "teacher_forcing", "B", choices=_CHOICES),
+    written(
+        "a2.w_clipped_b_h",
+        "Clipping with your numbers",
+        4,
+        "clipped_b_h",
+        "array",
+        clipped_bias,
+        lambda v: [
             WrongForm(
                 clipped_bias(v, clip=clip_per_tensor),
                 "clip-per-tensor",
@@ -685,20 +659,15 @@ QUESTIONS = (
             ),
         ],
     ),
-    WrittenQuestion(
-        id="a2.w_path_factors",
-        title="Vanishing and exploding: |r|^n",
-        points=2,
-        key="path_factors",
-        answer_kind="array",
-        expected=path_factors,
+    written(
+        "a2.w_path_factors",
+        "Vanishing and exploding: |r|^n",
+        2,
+        "path_factors",
+        "array",
+        path_factors,
         tolerance=Tolerance(rtol=5e-3, atol=0.0),
     ),
 )
 
-ASSIGNMENT = Assignment(
-    id="a2_rnn_bptt",
-    title="a2: RNNs and backpropagation through time",
-    code_file=FILE,
-    questions=QUESTIONS,
-)
+ASSIGNMENT = Assignment("a2_rnn_bptt", "a2: RNNs and backpropagation through time", FILE, QUESTIONS)

@@ -34,7 +34,7 @@ from grader.suites._attention import (
     split_heads_mixed,
     split_heads_unswapped,
 )
-from grader.suites._kit import builder
+from grader.suites._kit import builder, shown, written
 from reference import attention as att
 from reference import blocks, masking, visibility
 
@@ -220,13 +220,9 @@ def _lengths(rng: np.random.Generator, B: int, T: int, *, low: int = 1) -> Array
 
 def split_heads_cases(seed: int) -> list[Case]:
     rng = _rng(51, seed)
-    cases = [
-        Case(
-            "notes walkthrough: arange, B=2, T=4, d=8, h=2",
-            (np.arange(64.0).reshape(2, 4, 8), 2),
-            visible=True,
-        )
-    ]
+    cases = shown(
+        "notes walkthrough: arange, B=2, T=4, d=8, h=2", np.arange(64.0).reshape(2, 4, 8), 2
+    )
     for i, (B, T, h, d_h) in enumerate(((3, 5, 3, 4), (2, 6, 4, 2), (2, 3, 2, 6))):
         cases.append(
             Case(
@@ -239,13 +235,9 @@ def split_heads_cases(seed: int) -> list[Case]:
 
 def merge_heads_cases(seed: int) -> list[Case]:
     rng = _rng(52, seed)
-    cases = [
-        Case(
-            "notes walkthrough: arange, B=2, h=2, T=4, d_h=4",
-            (np.arange(64.0).reshape(2, 2, 4, 4),),
-            visible=True,
-        )
-    ]
+    cases = shown(
+        "notes walkthrough: arange, B=2, h=2, T=4, d_h=4", np.arange(64.0).reshape(2, 2, 4, 4)
+    )
     for i, (B, h, T, d_h) in enumerate(((3, 3, 5, 4), (2, 4, 6, 2), (2, 2, 3, 6))):
         cases.append(
             Case(
@@ -273,13 +265,7 @@ def masked_softmax_cases(seed: int) -> list[Case]:
         * np.array([1.0, -1.0]).reshape(1, 2, 1, 1)
     )
     visible_mask = att.key_mask(att.padding_mask(np.array([2, 3]), 4))[:, None]  # (2, 1, 1, 4)
-    cases = [
-        Case(
-            "key padding, lengths [2, 3] of T=4 (B=2, h=2)",
-            (visible_scores, visible_mask),
-            visible=True,
-        )
-    ]
+    cases = shown("key padding, lengths [2, 3] of T=4 (B=2, h=2)", visible_scores, visible_mask)
     # causal and key padding together, broadcast over heads: (B, 1, T, T)
     B, h, T = 2, 3, 5
     pad = att.key_mask(
@@ -324,13 +310,7 @@ def causal_lm_loss_cases(seed: int) -> list[Case]:
     b, t, v = np.meshgrid(np.arange(2), np.arange(5), np.arange(6), indexing="ij")
     visible_logits = np.cos(1.0 + b + 2 * t + 3 * v)  # (2, 5, 6)
     visible_tokens = np.array([[3, 1, 4, 1, 5], [2, 5, 3, 0, 0]], dtype=np.int64)
-    cases = [
-        Case(
-            "two sequences, lengths 5 and 3, pad_id 0",
-            (visible_logits, visible_tokens, 0),
-            visible=True,
-        )
-    ]
+    cases = shown("two sequences, lengths 5 and 3, pad_id 0", visible_logits, visible_tokens, 0)
     for i, (B, T, V, pad_id) in enumerate(((3, 7, 9, 0), (4, 6, 11, 10), (2, 8, 7, 2))):
         logits, tokens = _lm_batch(rng, B, T, V, pad_id)
         which = "the first" if pad_id == 0 else ("the last" if pad_id == V - 1 else "a middle")
@@ -345,13 +325,9 @@ def causal_lm_loss_cases(seed: int) -> list[Case]:
 
 def masked_mean_pool_cases(seed: int) -> list[Case]:
     rng = _rng(55, seed)
-    cases = [
-        Case(
-            "arange, lengths [2, 4] of T=4",
-            (np.arange(24.0).reshape(2, 4, 3), np.array([2, 4])),
-            visible=True,
-        )
-    ]
+    cases = shown(
+        "arange, lengths [2, 4] of T=4", np.arange(24.0).reshape(2, 4, 3), np.array([2, 4])
+    )
     for i, (B, T, d) in enumerate(((3, 6, 5), (4, 5, 7))):
         lengths = _lengths(rng, B, T)
         H = rng.normal(size=(B, T, d))
@@ -370,13 +346,14 @@ def masked_mean_pool_cases(seed: int) -> list[Case]:
 def block_shapes_cases(seed: int) -> list[Case]:
     rng = _rng(56, seed)
     w = WALKTHROUGH
-    cases = [
-        Case(
-            "notes walkthrough (B=2, T=4, d=8, h=2, d_ff=32)",
-            (w["B"], w["T"], w["d"], w["n_heads"], w["d_ff"]),
-            visible=True,
-        )
-    ]
+    cases = shown(
+        "notes walkthrough (B=2, T=4, d=8, h=2, d_ff=32)",
+        w["B"],
+        w["T"],
+        w["d"],
+        w["n_heads"],
+        w["d_ff"],
+    )
     for i in range(3):
         B, h = int(rng.integers(2, 6)), int(rng.integers(2, 5))
         d_h = int(rng.choice([3, 5, 6, 7]))
@@ -398,13 +375,12 @@ def _task_cases(salt: int) -> Callable[[int], list[Case]]:
 
     def cases(seed: int) -> list[Case]:
         rng = _rng(salt, seed)
-        out = [
-            Case(
-                "worked example: next-token prediction, lengths [3, 2], T = 4 (README)",
-                ("next_token", np.array([3, 2]), 4),
-                visible=True,
-            )
-        ]
+        out = shown(
+            "worked example: next-token prediction, lengths [3, 2], T = 4 (README)",
+            "next_token",
+            np.array([3, 2]),
+            4,
+        )
         tasks = ("tagging", "next_token", "classification", "next_token", "tagging")
         for i, task in enumerate(tasks):
             B, T = int(rng.integers(3, 5)), int(rng.integers(5, 8))
@@ -594,14 +570,14 @@ def _shape_questions(
     prefix: str, label: str, points: float, sizes: Callable[[Mapping[str, Any]], Mapping[str, Any]]
 ) -> tuple[WrittenQuestion, ...]:
     return tuple(
-        WrittenQuestion(
-            id=f"a5.{prefix}_{key}",
-            title=f"{label} shape: {what}",
-            points=points,
-            key=f"{prefix}_{key}",
-            answer_kind="shape",
-            expected=_shape_of(key, sizes),
-            wrong_forms=_shape_wrong_forms(key, sizes),
+        written(
+            f"a5.{prefix}_{key}",
+            f"{label} shape: {what}",
+            points,
+            f"{prefix}_{key}",
+            "shape",
+            _shape_of(key, sizes),
+            _shape_wrong_forms(key, sizes),
         )
         for key, what in SHAPE_KEYS.items()
     )
@@ -615,15 +591,15 @@ AXIS_CHOICES = ("A", "B", "C")  # A = batch B, B = positions T, C = features d
 def _axis_question(
     key: str, title: str, answer: str, wrong: tuple[tuple[str, str, str], ...] = ()
 ) -> WrittenQuestion:
-    return WrittenQuestion(
-        id=f"a5.{key}",
-        title=title,
-        points=1.5,
-        key=key,
-        answer_kind="choice",
+    return written(
+        f"a5.{key}",
+        title,
+        1.5,
+        key,
+        "choice",
+        lambda numbers: answer,
+        lambda numbers: [WrongForm(a, mid, msg) for a, mid, msg in wrong],
         choices=AXIS_CHOICES,
-        expected=lambda numbers: answer,
-        wrong_forms=lambda numbers: [WrongForm(a, mid, msg) for a, mid, msg in wrong],
     )
 
 
@@ -689,14 +665,14 @@ PLANTED_BUGS = {
 }
 
 BUG_QUESTIONS = tuple(
-    WrittenQuestion(
-        id=f"a5.bug_{fn}",
-        title=f"Classify the bug in buggy.{fn}",
-        points=1.5,
-        key=f"bug_{fn}",
-        answer_kind="choice",
+    written(
+        f"a5.bug_{fn}",
+        f"Classify the bug in buggy.{fn}",
+        1.5,
+        f"bug_{fn}",
+        "choice",
+        lambda numbers, a=letter: a,
         choices=tuple(BUG_KINDS),
-        expected=lambda numbers, a=letter: a,
     )
     for fn, letter in PLANTED_BUGS.items()
 )
@@ -749,15 +725,15 @@ def _task_question(
         _, forms = table[pick(numbers)]
         return [WrongForm(letter, mid, _WHY[mid]) for letter, mid in forms.items()]
 
-    return WrittenQuestion(
-        id=qid,
-        title=title,
-        points=2,
-        key=key,
-        answer_kind="choice",
+    return written(
+        qid,
+        title,
+        2,
+        key,
+        "choice",
+        lambda numbers: table[pick(numbers)][0],
+        wrong,
         choices=("A", "B", "C", "D"),
-        expected=lambda numbers: table[pick(numbers)][0],
-        wrong_forms=wrong,
     )
 
 

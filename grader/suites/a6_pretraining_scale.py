@@ -18,20 +18,11 @@ from typing import Any
 import numpy as np
 
 from grader.mutants import AnyOf, any_form
-from grader.questions import (
-    Assignment,
-    Case,
-    Judgement,
-    Rng,
-    Tolerance,
-    WrittenQuestion,
-    WrongForm,
-)
-from grader.suites._kit import builder
+from grader.questions import Assignment, Case, Judgement, Rng, Tolerance, WrittenQuestion, WrongForm
+from grader.suites._kit import choice, reference_builder, shown, written
 from reference import bpe, masking, params
 
 CODE_FILE = "pretraining.py"
-_question = builder("a6", CODE_FILE)  # every code question of a6 (grader/suites/_kit.py)
 IGNORE = masking.IGNORE_INDEX
 
 # --------------------------------------------------------------------------- BPE
@@ -53,13 +44,7 @@ def _random_corpus(rng: np.random.Generator, n_words: int) -> dict[str, int]:
 
 def _bpe_learn_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([601, seed])
-    cases = [
-        Case(
-            "Sennrich corpus, 10 merges (README worked example)",
-            (dict(SENNRICH_CORPUS), 10),
-            visible=True,
-        )
-    ]
+    cases = shown("Sennrich corpus, 10 merges (README worked example)", dict(SENNRICH_CORPUS), 10)
     for i in range(4):
         corpus = _random_corpus(rng, int(rng.integers(5, 9)))
         n_merges = int(rng.integers(6, 13))  # drawn after the corpus, as always
@@ -120,7 +105,7 @@ def _bpe_learn_unweighted(word_counts: dict[str, int], num_merges: int) -> list[
 def _bpe_segment_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([602, seed])
     hand = bpe.bpe_learn(SENNRICH_CORPUS, 10)
-    cases = [Case('"lowest" with the Sennrich merges', ("lowest", hand), visible=True)]
+    cases = shown('"lowest" with the Sennrich merges', "lowest", hand)
     corpus = _random_corpus(rng, 8)
     merges = bpe.bpe_learn(corpus, int(rng.integers(8, 14)))
     seen = sorted(corpus, key=lambda w: -corpus[w])[:2]
@@ -477,9 +462,7 @@ def _bert_mistakes(
 
 def _next_token_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([604, seed])
-    cases = [
-        Case("two padded rows, pad_id 0", (np.array([[5, 6, 7, 0], [8, 9, 0, 0]]), 0), visible=True)
-    ]
+    cases = shown("two padded rows, pad_id 0", np.array([[5, 6, 7, 0], [8, 9, 0, 0]]), 0)
     for i, (B, T, pad) in enumerate(((3, 7, 0), (4, 9, 99), (2, 12, 1))):
         tokens = rng.integers(2, 99, size=(B, T))  # never pad (0, 1 or 99) by chance
         tokens[tokens == pad] = 50
@@ -542,13 +525,12 @@ def _random_spans(rng: np.random.Generator, n: int, n_spans: int) -> list[tuple[
 
 def _span_cases(seed: int) -> list[Case]:
     rng = np.random.default_rng([606, seed])
-    cases = [
-        Case(
-            "T5's example: spans 'for inviting' and 'last'",
-            (list(range(len(T5_WORDS))), [(2, 2), (8, 1)], T5_SENTINELS),
-            visible=True,
-        )
-    ]
+    cases = shown(
+        "T5's example: spans 'for inviting' and 'last'",
+        list(range(len(T5_WORDS))),
+        [(2, 2), (8, 1)],
+        T5_SENTINELS,
+    )
     V = 500
     for i, (n, n_spans, extra) in enumerate(((14, 3, 0), (20, 2, 3), (9, 1, 0))):
         tokens = [int(t) for t in rng.integers(0, V, size=n)]
@@ -606,6 +588,9 @@ def _params_cases(seed: int) -> list[Case]:
         L = int(rng.integers(2, 25))
         return V, P, d, L
 
+    def add(name: str, args: tuple[Any, ...], config: dict[str, Any] | None = None) -> None:
+        cases.append(Case(name, args, config or {}))
+
     V, P, d, L = size()
     cases = [
         Case("GPT-2 small (slides)", GPT2_SMALL, visible=True),
@@ -615,45 +600,35 @@ def _params_cases(seed: int) -> list[Case]:
         ),
     ]
     V, P, d, L = size()
-    cases.append(
-        Case(
-            "hidden model: untied head, learned positions, biases, GELU, LayerNorm",
-            (V, P, d, L, 4 * d),
-            {"tied_embeddings": False},
-        )
+    add(
+        "hidden model: untied head, learned positions, biases, GELU, LayerNorm",
+        (V, P, d, L, 4 * d),
+        {"tied_embeddings": False},
     )
     V, _, d, L = size()
-    cases.append(
-        Case(
-            "hidden LLaMA-style model: no learned positions, untied, no biases, SwiGLU, RMSNorm",
-            (V, 0, d, L, 256 * int(np.ceil(8 * d / 3 / 256))),
-            {"tied_embeddings": False, "biases": False, "ffn": "swiglu", "norm": "rmsnorm"},
-        )
+    add(
+        "hidden LLaMA-style model: no learned positions, untied, no biases, SwiGLU, RMSNorm",
+        (V, 0, d, L, 256 * int(np.ceil(8 * d / 3 / 256))),
+        {"tied_embeddings": False, "biases": False, "ffn": "swiglu", "norm": "rmsnorm"},
     )
     V, P, d, L = size()
-    cases.append(
-        Case(
-            "hidden model: RMSNorm without biases, tied head, GELU",
-            (V, P, d, L, 3 * d),
-            {"tied_embeddings": True, "biases": False, "ffn": "gelu", "norm": "rmsnorm"},
-        )
+    add(
+        "hidden model: RMSNorm without biases, tied head, GELU",
+        (V, P, d, L, 3 * d),
+        {"tied_embeddings": True, "biases": False, "ffn": "gelu", "norm": "rmsnorm"},
     )
     V, P, d, L = size()
-    cases.append(
-        Case(
-            "hidden model: SwiGLU with biases, tied head, LayerNorm",
-            (V, P, d, L, 2 * d, True, True, "swiglu", "layernorm"),
-        )
+    add(
+        "hidden model: SwiGLU with biases, tied head, LayerNorm",
+        (V, P, d, L, 2 * d, True, True, "swiglu", "layernorm"),
     )
     # a second SwiGLU model with biases: without biases, "two matrices" and "the down matrix
     # missing" count the same, so most SwiGLU cases must have biases to tell them apart
     V, P, d, L = size()
-    cases.append(
-        Case(
-            "hidden model: SwiGLU with biases, untied head, RMSNorm",
-            (V, P, d, L, 3 * d),
-            {"tied_embeddings": False, "biases": True, "ffn": "swiglu", "norm": "rmsnorm"},
-        )
+    add(
+        "hidden model: SwiGLU with biases, untied head, RMSNorm",
+        (V, P, d, L, 3 * d),
+        {"tied_embeddings": False, "biases": True, "ffn": "swiglu", "norm": "rmsnorm"},
     )
     return cases
 
@@ -781,87 +756,67 @@ def _bpe_by_hand_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
 
 
 WRITTEN: tuple[WrittenQuestion, ...] = (
-    WrittenQuestion(
-        id="a6.per_block_formula",
-        title="Parameters of one GPT-2 block as an expression in d",
-        points=6,
-        key="per_block_formula",
-        answer_kind="expression",
+    written(
+        "a6.per_block_formula",
+        "Parameters of one GPT-2 block as an expression in d",
+        6,
+        "per_block_formula",
+        "expression",
+        lambda n: params.per_block_text(),
+        _per_block_wrong,
         symbols=("d",),
-        expected=lambda n: params.per_block_text(),
-        wrong_forms=_per_block_wrong,
     ),
-    WrittenQuestion(
-        id="a6.gpt2_small_total",
-        title="GPT-2 small's total parameter count",
-        points=5,
-        key="gpt2_small_total",
-        answer_kind="number",
+    written(
+        "a6.gpt2_small_total",
+        "GPT-2 small's total parameter count",
+        5,
+        "gpt2_small_total",
+        "number",
+        lambda n: _gpt2(),
+        _gpt2_wrong,
         tolerance=Tolerance(rtol=0.0, atol=0.5),
-        expected=lambda n: _gpt2(),
-        wrong_forms=_gpt2_wrong,
-        example="4718592",  # one block's MLP weights (768 · 3072 · 2): a count, not the answer
+        example="4718592",
     ),
-    WrittenQuestion(
-        id="a6.estimate_12nd2",
-        title="The 12 N d² estimate for your model",
-        points=5,
-        key="estimate_12nd2",
-        answer_kind="number",
+    written(
+        "a6.estimate_12nd2",
+        "The 12 N d² estimate for your model",
+        5,
+        "estimate_12nd2",
+        "number",
+        _estimate,
         tolerance=Tolerance(rtol=5e-3, atol=0.0),
-        expected=_estimate,
     ),
-    WrittenQuestion(
-        id="a6.swiglu_ffn",
-        title="Parameters of your SwiGLU FFN",
-        points=5,
-        key="swiglu_ffn",
-        answer_kind="number",
+    written(
+        "a6.swiglu_ffn",
+        "Parameters of your SwiGLU FFN",
+        5,
+        "swiglu_ffn",
+        "number",
+        _swiglu,
+        _swiglu_wrong,
         tolerance=Tolerance(rtol=0.0, atol=0.5),
-        expected=_swiglu,
-        wrong_forms=_swiglu_wrong,
     ),
-    WrittenQuestion(
-        id="a6.rmsnorm",
-        title="RMSNorm versus LayerNorm",
-        points=4,
-        key="rmsnorm_vs_layernorm",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda n: "C",
+    choice("a6.rmsnorm", "RMSNorm versus LayerNorm", 4, "rmsnorm_vs_layernorm", "C"),
+    choice(
+        "a6.bert_80_10_10",
+        "Why BERT's 80/10/10",
+        4,
+        "bert_80_10_10",
+        "B",
+        (
+            "D",
+            "bert-mask-no-random-or-keep",
+            "replacing every selected token by [MASK] is what 80/10/10 avoids.",
+        ),
     ),
-    WrittenQuestion(
-        id="a6.bert_80_10_10",
-        title="Why BERT's 80/10/10",
-        points=4,
-        key="bert_80_10_10",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda n: "B",
-        wrong_forms=lambda n: [
-            WrongForm(
-                "D",
-                "bert-mask-no-random-or-keep",
-                "replacing every selected token by [MASK] is what 80/10/10 avoids.",
-            )
-        ],
-    ),
-    WrittenQuestion(
-        id="a6.objectives",
-        title="GPT, BERT and T5 objectives",
-        points=5,
-        key="objectives",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda n: "D",
-    ),
+    choice("a6.objectives", "GPT, BERT and T5 objectives", 5, "objectives", "D"),
     OrderedListQuestion(
-        id="a6.bpe_by_hand",
-        title="BPE by hand on your corpus",
-        points=6,
-        key="bpe_by_hand",
-        answer_kind="list",
-        expected=_bpe_by_hand,
+        "a6.bpe_by_hand",
+        "BPE by hand on your corpus",
+        6,
+        "bpe_by_hand",
+        "list",
+        _bpe_by_hand,
         wrong_forms=_bpe_by_hand_wrong,
     ),
 )
@@ -869,85 +824,74 @@ WRITTEN: tuple[WrittenQuestion, ...] = (
 
 # --------------------------------------------------------------------------- the assignment
 
+_question = reference_builder("a6", CODE_FILE)  # every code question (grader/suites/_kit.py)
 ASSIGNMENT = Assignment(
     id="a6_pretraining_scale",
     title="a6 — Pretraining and scale: BPE, masking objectives, parameter counts",
     code_file=CODE_FILE,
     questions=(
         _question(
-            id="a6.bpe_learn",
-            title="BPE: learn merges",
-            points=12,
-            function="bpe_learn",
-            reference=bpe.bpe_learn,
-            cases=_bpe_learn_cases,
-            integer=True,
-            mutants={
+            bpe.bpe_learn,
+            "BPE: learn merges",
+            12,
+            _bpe_learn_cases,
+            {
                 "bpe-no-end-of-word": _bpe_learn_no_end_of_word,
                 "bpe-unweighted-pair-counts": _bpe_learn_unweighted,
                 "bpe-ties-first-counted": partial(bpe.bpe_learn, choose=bpe.first_counted_pair),
                 "bpe-stops-below-two": partial(bpe.bpe_learn, min_count=2),
             },
-        ),
-        _question(
-            id="a6.bpe_segment",
-            title="BPE: segment a word",
-            points=8,
-            function="bpe_segment",
-            reference=bpe.bpe_segment,
-            cases=_bpe_segment_cases,
             integer=True,
-            mutants={"bpe-no-end-of-word": _bpe_segment_no_end_of_word},
         ),
         _question(
-            id="a6.bert_mask",
-            title="BERT masking (80/10/10)",
-            points=12,
-            function="bert_mask",
-            reference=masking.bert_mask,
-            cases=_bert_cases,
+            bpe.bpe_segment,
+            "BPE: segment a word",
+            8,
+            _bpe_segment_cases,
+            {"bpe-no-end-of-word": _bpe_segment_no_end_of_word},
+            integer=True,
+        ),
+        _question(
+            masking.bert_mask,
+            "BERT masking (80/10/10)",
+            12,
+            _bert_cases,
+            BERT_MUTANTS,
             integer=True,
             output_names=("inputs", "labels"),
-            mutants=BERT_MUTANTS,
             custom=judge_bert_mask,
         ),
         _question(
-            id="a6.next_token_targets",
-            title="Next-token inputs and targets",
-            points=8,
-            function="next_token_targets",
-            reference=masking.next_token_targets,
-            cases=_next_token_cases,
-            integer=True,
-            output_names=("inputs", "targets"),
-            mutants={
+            masking.next_token_targets,
+            "Next-token inputs and targets",
+            8,
+            _next_token_cases,
+            {
                 "lm-targets-not-shifted": _targets_not_shifted,
                 "lm-targets-padding-kept": _targets_padding_kept,
                 "lm-inputs-not-truncated": _inputs_not_truncated,
             },
+            integer=True,
+            output_names=("inputs", "targets"),
         ),
         _question(
-            id="a6.transformer_parameter_count",
-            title="Transformer parameter count",
-            points=14,
-            function="transformer_parameter_count",
-            reference=params.transformer_parameter_count,
-            cases=_params_cases,
+            params.transformer_parameter_count,
+            "Transformer parameter count",
+            14,
+            _params_cases,
+            PARAMS_MUTANTS,
             integer=True,
-            mutants=PARAMS_MUTANTS,
         ),
         *WRITTEN,
         # Added after the original questions so that their numbers stay as they were
         _question(
-            id="a6.span_corruption",
-            title="T5 span corruption",
-            points=6,
-            function="span_corruption",
-            reference=masking.span_corruption,
-            cases=_span_cases,
+            masking.span_corruption,
+            "T5 span corruption",
+            6,
+            _span_cases,
+            SPAN_MUTANTS,
             integer=True,
             output_names=("inputs", "targets"),
-            mutants=SPAN_MUTANTS,
         ),
     ),
 )

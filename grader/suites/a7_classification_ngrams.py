@@ -21,11 +21,10 @@ import numpy as np
 
 from grader.mutants import NONFINITE, AnyOf, any_form
 from grader.questions import Assignment, Case, Judgement, WrittenQuestion, WrongForm
-from grader.suites._kit import builder
+from grader.suites._kit import choice, reference_builder, shown, written
 from reference import classify as cl
 
 CODE_FILE = "classify.py"
-_question = builder("a7", CODE_FILE)  # every code question of a7 (grader/suites/_kit.py)
 Array = np.ndarray
 # The gradients are derived by hand: autograd costs the questions that return them.
 NO_AUTOGRAD = ("torch.Tensor.backward", "torch.autograd.*", "torch.func.*")
@@ -232,7 +231,7 @@ DAN_SIZES = ((3, 5, 8, 4, 6, 3), (4, 6, 10, 3, 5, 4), (2, 7, 6, 5, 4, 2))
 
 def _dan_forward_cases(seed: int) -> list[Case]:
     rng = _rng(703, seed)
-    cases = [Case("worked example (README)", (DAN_IDS, DAN_MASK, DAN_EXAMPLE), visible=True)]
+    cases = shown("worked example (README)", DAN_IDS, DAN_MASK, DAN_EXAMPLE)
     for i, (B, T, V, d, h, C) in enumerate(DAN_SIZES):
         ids, mask, params = _dan_problem(rng, B, T, V, d, h, C)
         cases.append(
@@ -253,13 +252,9 @@ def _dan_forward_cases(seed: int) -> list[Case]:
 
 def _dan_backward_cases(seed: int) -> list[Case]:
     rng = _rng(704, seed)
-    cases = [
-        Case(
-            "worked example (README), y = [1, 0]",
-            (DAN_IDS, DAN_MASK, DAN_EXAMPLE, np.array([1, 0])),
-            visible=True,
-        )
-    ]
+    cases = shown(
+        "worked example (README), y = [1, 0]", DAN_IDS, DAN_MASK, DAN_EXAMPLE, np.array([1, 0])
+    )
     for i, (B, T, V, d, h, C) in enumerate(DAN_SIZES):
         ids, mask, params = _dan_problem(rng, B, T, V, d, h, C)
         y = rng.integers(0, C, size=B)
@@ -452,11 +447,7 @@ def _prob_problem(rng: np.random.Generator, n: int) -> tuple[list[list[str]], di
 def _prob_cases(seed: int) -> list[Case]:
     rng = _rng(706, seed)
     toy = cl.ngram_counts(TOY_CORPUS, 2)
-    cases = [
-        Case(
-            'the toy corpus: P("cat" | "the"), Laplace', (toy, TOY_V, ("the",), "cat"), visible=True
-        ),
-    ]
+    cases = shown('the toy corpus: P("cat" | "the"), Laplace', toy, TOY_V, ("the",), "cat")
     for i, (n, k, seen) in enumerate(
         ((2, 1.0, True), (2, 0.5, False), (3, 1.0, True), (3, 0.1, True), (2, 2.0, True))
     ):
@@ -470,13 +461,8 @@ def _prob_cases(seed: int) -> list[Case]:
             unseen = sorted(({w for s in corpus for w in s} | {cl.EOS}) - after)
             word = unseen[int(rng.integers(len(unseen)))] if unseen else word
         what = "an unseen" if word != gram[-1] else "a seen"
-        cases.append(
-            Case(
-                f"hidden case {i + 1}: n = {n}, k = {k}, {what} n-gram after a seen context",
-                (counts, V, context, word),
-                {"k": k},
-            )
-        )
+        name = f"hidden case {i + 1}: n = {n}, k = {k}, {what} n-gram after a seen context"
+        cases.append(Case(name, (counts, V, context, word), {"k": k}))
     return cases
 
 
@@ -504,23 +490,12 @@ def _seen_contexts_only(
 def _perplexity_cases(seed: int) -> list[Case]:
     rng = _rng(707, seed)
     toy = cl.ngram_counts(TOY_CORPUS, 2)
-    cases = [
-        Case(
-            'the toy corpus: "the cat", bigrams, Laplace',
-            (toy, TOY_V, [["the", "cat"]], 2),
-            visible=True,
-        ),
-    ]
+    cases = shown('the toy corpus: "the cat", bigrams, Laplace', toy, TOY_V, [["the", "cat"]], 2)
     for i, (n, k) in enumerate(((2, 1.0), (3, 1.0), (2, 0.5), (3, 0.1))):
         corpus, counts, V = _prob_problem(rng, n)
         test = _seen_contexts_only(rng, corpus, counts, n, 2)
-        cases.append(
-            Case(
-                f"hidden case {i + 1}: n = {n}, k = {k}, {len(test)} test sentences",
-                (counts, V, test, n),
-                {"k": k},
-            )
-        )
+        name = f"hidden case {i + 1}: n = {n}, k = {k}, {len(test)} test sentences"
+        cases.append(Case(name, (counts, V, test, n), {"k": k}))
     return cases
 
 
@@ -648,33 +623,32 @@ def _ppl_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
 
 
 WRITTEN: tuple[WrittenQuestion, ...] = (
-    WrittenQuestion(
-        id="a7.w_cosine_value",
-        title="The cosine of your query and candidate A",
-        points=4,
-        key="cosine_query_A",
-        answer_kind="number",
-        expected=lambda n: _cos(n["query"], n["candidate_A"]),
-        wrong_forms=_cosine_wrong,
+    written(
+        "a7.w_cosine_value",
+        "The cosine of your query and candidate A",
+        4,
+        "cosine_query_A",
+        "number",
+        lambda n: _cos(n["query"], n["candidate_A"]),
+        _cosine_wrong,
     ),
-    WrittenQuestion(
-        id="a7.w_nearest_by_dot",
-        title="Your query's nearest candidate by dot product",
-        points=2,
-        key="nearest_by_dot",
-        answer_kind="choice",
+    written(
+        "a7.w_nearest_by_dot",
+        "Your query's nearest candidate by dot product",
+        2,
+        "nearest_by_dot",
+        "choice",
+        _by_dot,
         choices=("A", "B"),
-        expected=_by_dot,
     ),
-    WrittenQuestion(
-        id="a7.w_nearest_by_cosine",
-        title="Your query's nearest candidate by cosine",
-        points=3,
-        key="nearest_by_cosine",
-        answer_kind="choice",
-        choices=("A", "B"),
-        expected=_by_cosine,
-        wrong_forms=lambda n: [
+    written(
+        "a7.w_nearest_by_cosine",
+        "Your query's nearest candidate by cosine",
+        3,
+        "nearest_by_cosine",
+        "choice",
+        _by_cosine,
+        lambda n: [
             WrongForm(
                 _by_dot(n),
                 "cosine-is-dot-product",
@@ -682,127 +656,107 @@ WRITTEN: tuple[WrittenQuestion, ...] = (
                 "compares directions only.",
             )
         ],
+        choices=("A", "B"),
     ),
-    WrittenQuestion(
-        id="a7.w_ce_gradient",
-        title="The cross-entropy gradient for your logits",
-        points=5,
-        key="ce_gradient",
-        answer_kind="array",
-        expected=_ce_gradient,
-        wrong_forms=_ce_gradient_wrong,
+    written(
+        "a7.w_ce_gradient",
+        "The cross-entropy gradient for your logits",
+        5,
+        "ce_gradient",
+        "array",
+        _ce_gradient,
+        _ce_gradient_wrong,
     ),
-    WrittenQuestion(
-        id="a7.w_bigram_prob",
-        title="A Laplace bigram probability on your corpus",
-        points=5,
-        key="bigram_prob",
-        answer_kind="number",
-        expected=_bigram_prob,
-        wrong_forms=_bigram_wrong,
+    written(
+        "a7.w_bigram_prob",
+        "A Laplace bigram probability on your corpus",
+        5,
+        "bigram_prob",
+        "number",
+        _bigram_prob,
+        _bigram_wrong,
     ),
-    WrittenQuestion(
-        id="a7.w_sentence_perplexity",
-        title="The perplexity of your test sentence",
-        points=6,
-        key="sentence_perplexity",
-        answer_kind="number",
-        expected=_sentence_ppl,
-        wrong_forms=_ppl_wrong,
+    written(
+        "a7.w_sentence_perplexity",
+        "The perplexity of your test sentence",
+        6,
+        "sentence_perplexity",
+        "number",
+        _sentence_ppl,
+        _ppl_wrong,
     ),
-    WrittenQuestion(
-        id="a7.w_unsmoothed_infinite",
-        title="Why an unsmoothed model's perplexity can be infinite",
-        points=5,
-        key="unsmoothed_infinite",
-        answer_kind="choice",
-        choices=("A", "B", "C", "D"),
-        expected=lambda n: "C",
+    choice(
+        "a7.w_unsmoothed_infinite",
+        "Why an unsmoothed model's perplexity can be infinite",
+        5,
+        "unsmoothed_infinite",
+        "C",
     ),
 )
 
 
 # --------------------------------------------------------------------------- the assignment
 
+_question = reference_builder("a7", CODE_FILE)  # every code question (grader/suites/_kit.py)
 CODE_QUESTIONS = (
     _question(
-        id="a7.cosine_similarity",
-        title="Cosine similarity of every row pair",
-        points=8,
-        function="cosine_similarity",
-        reference=cl.cosine_similarity,
-        cases=_cosine_cases,
-        mutants=COSINE_MUTANTS,
+        cl.cosine_similarity,
+        "Cosine similarity of every row pair",
+        8,
+        _cosine_cases,
+        COSINE_MUTANTS,
         forbidden=COSINE_SHORTCUTS,
     ),
     _question(
-        id="a7.softmax_cross_entropy",
-        title="Softmax cross-entropy and its gradient",
-        points=10,
-        function="softmax_cross_entropy",
-        reference=cl.softmax_cross_entropy,
-        cases=_ce_cases,
+        cl.softmax_cross_entropy,
+        "Softmax cross-entropy and its gradient",
+        10,
+        _ce_cases,
+        CE_MUTANTS,
         output_names=("loss", "grad"),
-        mutants=CE_MUTANTS,
         forbidden=NO_AUTOGRAD,
     ),
     _question(
-        id="a7.dan_forward",
-        title="Deep Averaging Network: forward pass",
-        points=10,
-        function="dan_forward",
-        reference=cl.dan_forward,
-        cases=_dan_forward_cases,
-        mutants=DAN_FORWARD_MUTANTS,
+        cl.dan_forward,
+        "Deep Averaging Network: forward pass",
+        10,
+        _dan_forward_cases,
+        DAN_FORWARD_MUTANTS,
     ),
     _question(
-        id="a7.dan_backward",
-        title="Deep Averaging Network: loss and gradients",
-        points=14,
-        function="dan_backward",
-        reference=cl.dan_backward,
-        cases=_dan_backward_cases,
+        cl.dan_backward,
+        "Deep Averaging Network: loss and gradients",
+        14,
+        _dan_backward_cases,
+        DAN_BACKWARD_MUTANTS,
         output_names=("loss", "grads"),
         depends_on=("a7.dan_forward",),
-        mutants=DAN_BACKWARD_MUTANTS,
         forbidden=NO_AUTOGRAD,
     ),
     _question(
-        id="a7.ngram_counts",
-        title="N-gram counts with <s> and </s> padding",
-        points=8,
-        function="ngram_counts",
-        reference=cl.ngram_counts,
-        cases=_counts_cases,
+        cl.ngram_counts,
+        "N-gram counts with <s> and </s> padding",
+        8,
+        _counts_cases,
         integer=True,
         # the judge names COUNTS_MUTANTS itself: counts with other n-grams (other keys) are
         # compared whole there, which the engine's key-by-key diagnosis does not do
         custom=judge_ngram_counts,
     ),
+    _question(cl.ngram_prob, "Add-k smoothed n-gram probability", 10, _prob_cases, PROB_MUTANTS),
     _question(
-        id="a7.ngram_prob",
-        title="Add-k smoothed n-gram probability",
-        points=10,
-        function="ngram_prob",
-        reference=cl.ngram_prob,
-        cases=_prob_cases,
-        mutants=PROB_MUTANTS,
-    ),
-    _question(
-        id="a7.ngram_perplexity",
-        title="Perplexity of an n-gram model",
-        points=10,
-        function="ngram_perplexity",
-        reference=cl.ngram_perplexity,
-        cases=_perplexity_cases,
+        cl.ngram_perplexity,
+        "Perplexity of an n-gram model",
+        10,
+        _perplexity_cases,
+        PERPLEXITY_MUTANTS,
         depends_on=("a7.ngram_prob",),
-        mutants=PERPLEXITY_MUTANTS,
     ),
 )
 
 ASSIGNMENT = Assignment(
-    id="a7_classification_ngrams",
-    title="a7 — Text classification and n-gram language models",
-    code_file=CODE_FILE,
-    questions=(*CODE_QUESTIONS, *WRITTEN),
+    "a7_classification_ngrams",
+    "a7 — Text classification and n-gram language models",
+    CODE_FILE,
+    (*CODE_QUESTIONS, *WRITTEN),
 )
