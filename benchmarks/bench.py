@@ -233,14 +233,14 @@ EXPR_PAIRS = [
 
 
 def bench_expr() -> tuple[float, float, int]:
-    from grader.written.expr.judge import ExprJudge
+    from grader.written.expr.checker import ExprChecker
 
     times = []
-    with ExprJudge() as judge:
-        judge.check("x", "x", ["x"])  # start-up is paid once per submission, not per answer
+    with ExprChecker() as checker:
+        checker.check("x", "x", ["x"])  # start-up is paid once per submission, not per answer
         for answer, expected, symbols in EXPR_PAIRS:
             t = time.perf_counter()
-            judge.check(answer, expected, symbols.split(","))
+            checker.check(answer, expected, symbols.split(","))
             times.append(time.perf_counter() - t)
     return statistics.median(times), max(times), len(times)
 

@@ -32,7 +32,7 @@ from grader import sandbox  # noqa: E402
 from grader.course import content, registry  # noqa: E402
 from grader.engine.grade import grade_submission  # noqa: E402
 from grader.questions import Assignment, CodeQuestion  # noqa: E402
-from grader.report import GradeReport  # noqa: E402
+from grader.records import GradeReport  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)

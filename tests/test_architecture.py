@@ -11,7 +11,7 @@ still a dependency). Rooms and what each may import:
     suites   → questions, mutants, reference only
     catalog  → nothing but itself
     sandbox  → nothing in grader           (it knows nothing of grading)
-    leaves   → nothing: questions, report (the records and their rendering), mutants, the package's own __init__
+    leaves   → nothing: questions, records (the records and their rendering), mutants, the package's own __init__
     reference → nothing in grader          (the trusted formulas know nothing of judging)
 """
 
@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LEAVES = {"questions", "report", "mutants", "grader"}
+LEAVES = {"questions", "records", "mutants", "grader"}
 ROOMS = {"app", "reports", "engine", "written", "course", "suites", "catalog", "sandbox"}
 ALLOWED: dict[str, set[str]] = {
     "app": ROOMS | LEAVES | {"reference", "__main__"},

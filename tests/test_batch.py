@@ -230,7 +230,7 @@ def test_a_score_that_is_not_a_number_leaves_every_total_finite(tmp_path, monkey
     import math
 
     import grader.app.batch as batch
-    from grader.report import QuestionResult
+    from grader.records import QuestionResult
 
     real = batch.grade_submission
 

@@ -169,7 +169,7 @@ def test_student_selects_the_variant_by_email_trimmed_and_lower_cased(tmp_path):
 def test_the_table_shows_notes_about_the_submission_even_when_isolated():
     """A note such as "the notebook was ignored" is shown in the table and the markdown whatever
     the isolation (the isolation note itself only when the run was not isolated)."""
-    from grader.report import GradeReport, QuestionResult
+    from grader.records import GradeReport, QuestionResult
     from grader.reports import render
 
     q = QuestionResult(

@@ -19,7 +19,7 @@ import sympy
 from grader.app.expr_equal import expr_equal_cli
 from grader.suites import a1_word_vectors, a2_rnn_bptt, a3_gated_seq2seq, a4_transformer
 from grader.written.answers import parse_answers
-from grader.written.expr.judge import ExprJudge
+from grader.written.expr.checker import ExprChecker
 from grader.written.grading import WrittenResult, grade_written
 from grader.written.question import option
 
@@ -31,13 +31,13 @@ TQ = "'" * 3
 
 
 @pytest.fixture(scope="module")
-def judge() -> Iterator[ExprJudge]:
-    with ExprJudge() as j:
+def checker() -> Iterator[ExprChecker]:
+    with ExprChecker() as j:
         yield j
 
 
-def grade(q, toml_value: str, judge: ExprJudge) -> WrittenResult:
-    return grade_written(q, parse_answers(f"{q.key} = {toml_value}\n"), {}, judge)
+def grade(q, toml_value: str, checker: ExprChecker) -> WrittenResult:
+    return grade_written(q, parse_answers(f"{q.key} = {toml_value}\n"), {}, checker)
 
 
 def array(*steps: str) -> str:
@@ -134,24 +134,24 @@ CORRECT = {
 @pytest.mark.parametrize(
     ("which", "n"), [(k, n) for k in CORRECT for n in range(len(CORRECT[k][1]))]
 )
-def test_correct_chains_in_every_notation_score_full(judge: ExprJudge, which: str, n: int) -> None:
+def test_correct_chains_in_every_notation_score_full(checker: ExprChecker, which: str, n: int) -> None:
     q, chains = CORRECT[which]
-    r = grade(q, chains[n], judge)
+    r = grade(q, chains[n], checker)
     assert r.status == "correct", r.feedback
     assert r.score == q.points and r.passed
     assert "does not follow" not in r.feedback
 
 
-def test_a_derivative_step_is_shown_as_written_never_its_result(judge: ExprJudge) -> None:
-    r = grade(A2, array("d/dh_prev h_t", "w_h"), judge)
+def test_a_derivative_step_is_shown_as_written_never_its_result(checker: ExprChecker) -> None:
+    r = grade(A2, array("d/dh_prev h_t", "w_h"), checker)
     assert "1. `d/dh_prev(h_t)`" in r.feedback
     assert "h_t^2" not in r.feedback and "tanh(z_t)^2" not in r.feedback
-    r = grade(A2, array("tanh'(z_t) w_h", "w_h"), judge)
+    r = grade(A2, array("tanh'(z_t) w_h", "w_h"), checker)
     assert "`tanh'(z_t) w_h`" in r.feedback and "tanh(z_t)^2" not in r.feedback
 
 
-def test_the_last_step_must_write_the_result_out(judge: ExprJudge) -> None:
-    r = grade(A2, array("d/dh_prev h_t", "tanh'(z_t) w_h"), judge)
+def test_the_last_step_must_write_the_result_out(checker: ExprChecker) -> None:
+    r = grade(A2, array("d/dh_prev h_t", "tanh'(z_t) w_h"), checker)
     assert r.status == "wrong" and r.score == 0
     assert "still asks for a derivative" in r.feedback
 
@@ -185,9 +185,9 @@ BROKEN = [
 
 @pytest.mark.parametrize(("q", "chain", "step", "mid"), BROKEN, ids=[b[3] for b in BROKEN])
 def test_each_classic_broken_step_is_named_at_its_step(
-    judge: ExprJudge, q, chain: str, step: int, mid: str
+    checker: ExprChecker, q, chain: str, step: int, mid: str
 ) -> None:
-    r = grade(q, chain, judge)
+    r = grade(q, chain, checker)
     assert r.status == "wrong" and r.score == 0, r.feedback
     assert r.misconceptions == [mid]
     assert f"Step {step - 1} → {step} is not an equality" in r.feedback
@@ -195,20 +195,20 @@ def test_each_classic_broken_step_is_named_at_its_step(
     assert f"{step}. " in r.feedback and "(does not follow)" in r.feedback
 
 
-def test_the_hidden_state_differentiated_is_named_on_the_result(judge: ExprJudge) -> None:
+def test_the_hidden_state_differentiated_is_named_on_the_result(checker: ExprChecker) -> None:
     # every step follows, but the chain differentiates h_t instead of c_t from its first step
-    r = grade(A3, array("d/dc_prev h_t", "o_t (1 - tanh(c_t)^2) f_t"), judge)
+    r = grade(A3, array("d/dc_prev h_t", "o_t (1 - tanh(c_t)^2) f_t"), checker)
     assert r.status == "wrong" and r.misconceptions == ["lstm-carry-through-output"]
     assert "Every step follows from the one before" in r.feedback
     assert "the first step already differs" in r.feedback
 
 
-def test_a_wrong_result_never_shows_the_expected_one(judge: ExprJudge) -> None:
+def test_a_wrong_result_never_shows_the_expected_one(checker: ExprChecker) -> None:
     for q, chain, _, _ in BROKEN:
         key = str(q.expected({})).replace(" ", "")
         if key in chain.replace(" ", ""):
             continue  # the student wrote it as a step of their own
-        r = grade(q, chain, judge)
+        r = grade(q, chain, checker)
         assert key not in r.feedback.replace(" ", "").replace("*", ""), (q.id, r.feedback)
 
 
@@ -224,68 +224,68 @@ def test_a_wrong_result_never_shows_the_expected_one(judge: ExprJudge) -> None:
         (A3, '"d/dc_prev c_t = f_t c_prev = f_t"'),
     ],
 )
-def test_a_right_result_through_one_broken_step_earns_the_share(judge: ExprJudge, q, chain) -> None:
-    r = grade(q, chain, judge)
+def test_a_right_result_through_one_broken_step_earns_the_share(checker: ExprChecker, q, chain) -> None:
+    r = grade(q, chain, checker)
     assert r.status == "wrong" and not r.passed
     assert r.score == pytest.approx(q.points * 0.5)
     assert "**Right result, but a step does not follow.**" in r.feedback
     assert f"Score: 50% of the points ({q.points * 0.5:g} of {q.points:g})" in r.feedback
 
 
-def test_an_unreadable_step_breaks_the_chain_and_is_named(judge: ExprJudge) -> None:
-    r = grade(A4, array("d/ds_b p_a", "-p_a p_b +", "-p_a p_b"), judge)
+def test_an_unreadable_step_breaks_the_chain_and_is_named(checker: ExprChecker) -> None:
+    r = grade(A4, array("d/ds_b p_a", "-p_a p_b +", "-p_a p_b"), checker)
     assert r.score == pytest.approx(1.0)
     assert "Step 2 (`-p_a p_b +`) could not be read" in r.feedback
     assert "3. `-p_a*p_b` (not checked)" in r.feedback
 
 
-def test_a_wrong_definition_is_named(judge: ExprJudge) -> None:
-    r = grade(A4, array("S = exp(s_a) + exp(s_b)", "d/ds_b p_a", "-p_a p_b"), judge)
+def test_a_wrong_definition_is_named(checker: ExprChecker) -> None:
+    r = grade(A4, array("S = exp(s_a) + exp(s_b)", "d/ds_b p_a", "-p_a p_b"), checker)
     assert r.score == pytest.approx(1.0)
     assert "Step 1 defines S as `exp(s_a) + exp(s_b)`, which is not its definition" in r.feedback
 
 
-def test_a_wrong_result_through_sound_steps_scores_nothing(judge: ExprJudge) -> None:
-    r = grade(A2, array("w_h (1 - h_t)", "w_h - w_h h_t"), judge)
+def test_a_wrong_result_through_sound_steps_scores_nothing(checker: ExprChecker) -> None:
+    r = grade(A2, array("w_h (1 - h_t)", "w_h - w_h h_t"), checker)
     assert r.status == "wrong" and r.score == 0
 
 
-def test_hidden_derivations_say_only_right_or_wrong(judge: ExprJudge) -> None:
+def test_hidden_derivations_say_only_right_or_wrong(checker: ExprChecker) -> None:
     import dataclasses
 
     hidden = dataclasses.replace(A2, visibility="hidden")
-    r = grade(hidden, array("d/dh_prev h_t", "(1 - tanh(z_t)) w_h"), judge)
+    r = grade(hidden, array("d/dh_prev h_t", "(1 - tanh(z_t)) w_h"), checker)
     assert r.feedback == "**Not correct.**"
 
 
 # ------------------------------------------------------------------ hostile chains
 
 
-def test_hundreds_of_steps_are_refused_before_any_check(judge: ExprJudge) -> None:
+def test_hundreds_of_steps_are_refused_before_any_check(checker: ExprChecker) -> None:
     start = time.monotonic()
-    r = grade(A4, array(*(["-p_a p_b"] * 500)), judge)
+    r = grade(A4, array(*(["-p_a p_b"] * 500)), checker)
     assert r.status == "unreadable" and "at most 30 steps" in r.feedback
-    chained = grade(A4, '"' + " = ".join(["-p_a p_b"] * 500) + '"', judge)
+    chained = grade(A4, '"' + " = ".join(["-p_a p_b"] * 500) + '"', checker)
     assert chained.status == "unreadable"
     assert time.monotonic() - start < 2.0
 
 
-def test_a_huge_step_is_refused(judge: ExprJudge) -> None:
-    r = grade(A4, array("d/ds_b p_a", "-p_a p_b" + " + 0" * 600), judge)
+def test_a_huge_step_is_refused(checker: ExprChecker) -> None:
+    r = grade(A4, array("d/ds_b p_a", "-p_a p_b" + " + 0" * 600), checker)
     assert r.status == "unreadable" and "too long" in r.feedback
 
 
-def test_hostile_steps_cost_only_their_links(judge: ExprJudge) -> None:
+def test_hostile_steps_cost_only_their_links(checker: ExprChecker) -> None:
     start = time.monotonic()
     nest = "(" * 200 + "s_a" + ")" * 200
-    r = grade(A4, array("d/ds_b p_a", "9^9^9^9", nest, "d/ds_b d/ds_b p_a", "-p_a p_b"), judge)
+    r = grade(A4, array("d/ds_b p_a", "9^9^9^9", nest, "d/ds_b d/ds_b p_a", "-p_a p_b"), checker)
     assert r.status == "wrong" and r.score == pytest.approx(1.0)
     assert "(could not be read)" in r.feedback
     assert time.monotonic() - start < 10.0
 
 
-def test_non_string_steps_are_refused_with_the_form(judge: ExprJudge) -> None:
-    r = grade(A3, '[["f_t"], "f_t"]', judge)
+def test_non_string_steps_are_refused_with_the_form(checker: ExprChecker) -> None:
+    r = grade(A3, '[["f_t"], "f_t"]', checker)
     assert r.status == "unreadable"
     assert "each step is an expression in quotes" in r.feedback
 
@@ -319,18 +319,18 @@ def test_expr_equal_steps_takes_a_json_array(capsys: pytest.CaptureFixture[str])
 
 
 def test_a_derivation_past_its_time_budget_stops_checking(
-    judge: ExprJudge, monkeypatch: pytest.MonkeyPatch
+    checker: ExprChecker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from grader.written import derivation
 
     monkeypatch.setattr(derivation, "CHAIN_SECONDS", 0.0)
-    r = grade(A4, array("d/ds_b p_a", "-p_a p_b"), judge)
+    r = grade(A4, array("d/ds_b p_a", "-p_a p_b"), checker)
     assert r.score == 0 and "Checking stopped before the end of your derivation" in r.feedback
 
 
 def test_a_fresh_worker_loads_sympy_outside_the_step_limit() -> None:
     # importing sympy alone can take longer than a step's limit on a loaded machine
-    with ExprJudge(timeout=1.0) as fresh:
+    with ExprChecker(timeout=1.0) as fresh:
         v = fresh.check_step("d/dz tanh(z)", None, ["z"])
         assert v.error is None and v.interpreted == "d/dz(tanh(z))"
         assert fresh.check_step("1 - tanh(z)^2", "d/dz tanh(z)", ["z"]).equivalent
@@ -344,8 +344,8 @@ def test_a_fresh_worker_loads_sympy_outside_the_step_limit() -> None:
         ('["S = exp(s_a) + exp(s_b) + exp(s_c)"]', "the derivation has no step to grade"),
     ],
 )
-def test_a_derivation_refusal_teaches_the_form(judge: ExprJudge, typed: str, says: str) -> None:
-    r = grade(A4, typed, judge)
+def test_a_derivation_refusal_teaches_the_form(checker: ExprChecker, typed: str, says: str) -> None:
+    r = grade(A4, typed, checker)
     assert r.status == "unreadable" and says in r.feedback
     assert "or a derivation: steps joined by `=` in one string, or a TOML array of steps" in (
         r.feedback

@@ -16,7 +16,7 @@ from conftest import ROOT
 
 from grader.course import registry
 from grader.engine.grade import grade_submission
-from grader.report import Category
+from grader.records import Category
 from grader.sandbox.session import WorkerSession
 
 FAST = LIMITS

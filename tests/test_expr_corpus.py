@@ -1,6 +1,6 @@
 """The expr-equal corpus: equivalent forms, near misses, and hostile inputs.
 
-Every case runs through the real judge (a worker process with a hard time limit), as
+Every case runs through the real checker (a worker process with a hard time limit), as
 grading does. The hostile inputs must never be called equivalent, never run code (a
 canary file must not appear) and must be answered quickly.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.written.expr.judge import ExprJudge
+from grader.written.expr.checker import ExprChecker
 
 SKIPGRAM = ["u_o", "u_a", "u_b", "u_c", "p_a", "p_b", "p_c"]
 SKIPGRAM_GRAD = "-u_o + p_a u_a + p_b u_b + p_c u_c"
@@ -149,14 +149,14 @@ def _hostile(canary: Path) -> list[tuple[str, str, list[str]]]:
 
 
 @pytest.fixture(scope="module")
-def judge() -> Iterator[ExprJudge]:
-    with ExprJudge(timeout=2.0) as j:
+def checker() -> Iterator[ExprChecker]:
+    with ExprChecker(timeout=2.0) as j:
         yield j
 
 
-def _check(judge: ExprJudge, answer: str, expected: str, symbols: list[str]):
+def _check(checker: ExprChecker, answer: str, expected: str, symbols: list[str]):
     start = time.perf_counter()
-    verdict = judge.check(answer, expected, symbols)
+    verdict = checker.check(answer, expected, symbols)
     elapsed = time.perf_counter() - start
     assert elapsed < 5.0, f"{answer[:60]!r} took {elapsed:.1f} s"
     return verdict
@@ -170,8 +170,8 @@ def test_corpus_is_large_enough() -> None:
 @pytest.mark.parametrize(
     ("answer", "expected", "symbols"), EQUIVALENT, ids=[a for a, _, _ in EQUIVALENT]
 )
-def test_equivalent_forms(judge: ExprJudge, answer: str, expected: str, symbols: list[str]) -> None:
-    verdict = _check(judge, answer, expected, symbols)
+def test_equivalent_forms(checker: ExprChecker, answer: str, expected: str, symbols: list[str]) -> None:
+    verdict = _check(checker, answer, expected, symbols)
     assert verdict.error is None
     assert verdict.equivalent, verdict
     assert verdict.method in ("symbolic", "numeric")
@@ -181,28 +181,28 @@ def test_equivalent_forms(judge: ExprJudge, answer: str, expected: str, symbols:
 @pytest.mark.parametrize(
     ("answer", "expected", "symbols"), DIFFERENT, ids=[a for a, _, _ in DIFFERENT]
 )
-def test_different_forms(judge: ExprJudge, answer: str, expected: str, symbols: list[str]) -> None:
-    verdict = _check(judge, answer, expected, symbols)
+def test_different_forms(checker: ExprChecker, answer: str, expected: str, symbols: list[str]) -> None:
+    verdict = _check(checker, answer, expected, symbols)
     assert verdict.error is None, verdict.error
     assert not verdict.equivalent
 
 
 def test_hostile_inputs_are_refused_quickly_and_run_nothing(
-    judge: ExprJudge, tmp_path: Path
+    checker: ExprChecker, tmp_path: Path
 ) -> None:
     canary = tmp_path / "CANARY"
     for answer, expected, symbols in _hostile(canary):
-        verdict = _check(judge, answer, expected, symbols)
+        verdict = _check(checker, answer, expected, symbols)
         assert not verdict.equivalent, answer[:60]
         assert verdict.error, answer[:60]
         assert not verdict.internal, answer[:60]
     assert not canary.exists()
 
 
-def test_hostile_expected_side_is_also_safe(judge: ExprJudge, tmp_path: Path) -> None:
+def test_hostile_expected_side_is_also_safe(checker: ExprChecker, tmp_path: Path) -> None:
     # EXPECTED is trusted, but even a broken one must not run code
     canary = tmp_path / "CANARY"
-    verdict = _check(judge, "x", f"__import__('os').system('touch {canary}')", None)
+    verdict = _check(checker, "x", f"__import__('os').system('touch {canary}')", None)
     assert not verdict.equivalent and verdict.internal
     assert not canary.exists()
 
@@ -270,15 +270,15 @@ def test_fast_path_agrees_with_sympy_across_pairs() -> None:
         ("x +\tx", "`\\t` is read as a TAB"),
     ],
 )
-def test_a_toml_escape_in_an_answer_says_so(judge: ExprJudge, answer: str, eaten: str) -> None:
-    verdict = _check(judge, answer, "1 - tanh(z)^2", ["z", "x"])
+def test_a_toml_escape_in_an_answer_says_so(checker: ExprChecker, answer: str, eaten: str) -> None:
+    verdict = _check(checker, answer, "1 - tanh(z)^2", ["z", "x"])
     assert not verdict.equivalent and not verdict.internal
     assert eaten in verdict.error
     assert "literal string in single quotes" in verdict.error
 
 
-def test_latex_commands_eaten_by_toml_escapes_are_put_back(judge: ExprJudge) -> None:
+def test_latex_commands_eaten_by_toml_escapes_are_put_back(checker: ExprChecker) -> None:
     # "$1 - \tanh^2(z)$" in a TOML basic string arrives with a TAB for "\t"
-    verdict = _check(judge, "$1 - \tanh^2(z)$", "1 - h^2", TANH_RELATION)
+    verdict = _check(checker, "$1 - \tanh^2(z)$", "1 - h^2", TANH_RELATION)
     assert verdict.equivalent and verdict.error is None
     assert verdict.interpreted == "1 - tanh(z)^2"

@@ -1,4 +1,4 @@
-"""Equivalence (in-process) and the judge: worker process, hard kill, lazy start, CLI.
+"""Equivalence (in-process) and the checker: worker process, hard kill, lazy start, CLI.
 
 The fast path (trees evaluated with mpmath, no sympy) answers almost every check; the
 sympy path (grader.written.expr.symbolic) is tested by calling it directly.
@@ -19,9 +19,9 @@ import sympy
 
 from grader.app.expr_equal import expr_equal_cli
 from grader.written.expr import symbolic
+from grader.written.expr.checker import ExprChecker, Verdict, check_equivalent
 from grader.written.expr.equivalence import equivalent, fast_equivalent, numbers_close
 from grader.written.expr.errors import ExprError
-from grader.written.expr.judge import ExprJudge, Verdict, check_equivalent
 from grader.written.expr.numeric import compile_tree, evaluate
 from grader.written.expr.numeric import numerically_equal as numerically_equal_trees
 from grader.written.expr.parser import parse, read
@@ -163,7 +163,7 @@ def test_fast_path_does_not_import_sympy() -> None:
     code = (
         "import sys, json; sys.path.insert(0, 'tests')\n"
         "from pathlib import Path\n"
-        "from grader.written.expr.judge import _answer\n"
+        "from grader.written.expr.checker import _answer\n"
         "import test_expr_corpus as c\n"
         "cases = c.EQUIVALENT + c.DIFFERENT + c._hostile(Path('/nonexistent/CANARY'))\n"
         "for a, e, s in cases:\n"
@@ -181,7 +181,7 @@ def test_fast_path_does_not_import_sympy() -> None:
 def test_worker_does_not_import_sympy() -> None:
     # the real worker loop: warm-up, then requests from stdin; it returns at EOF
     code = (
-        "import sys; from grader.written.expr.judge import _worker_main; _worker_main(); "
+        "import sys; from grader.written.expr.checker import _worker_main; _worker_main(); "
         "sys.stderr.write('SYMPY=%s' % ('sympy' in sys.modules))"
     )
     requests = [
@@ -214,51 +214,51 @@ def test_numbers_close() -> None:
     assert numbers_close(1j, 1j)
 
 
-# ------------------------------------------------------------------------ judge
+# ------------------------------------------------------------------------ checker
 
 
-def test_judge_reuses_one_worker() -> None:
-    with ExprJudge() as judge:
-        assert not judge.started  # lazy
-        assert judge.check("2 d", "d + d", ["d"]).equivalent
-        pid = judge._proc.pid if judge._proc else None
-        assert not judge.check("3 d", "d + d", ["d"]).equivalent
-        assert judge._proc is not None and judge._proc.pid == pid
-    assert not judge.started
+def test_checker_reuses_one_worker() -> None:
+    with ExprChecker() as checker:
+        assert not checker.started  # lazy
+        assert checker.check("2 d", "d + d", ["d"]).equivalent
+        pid = checker._proc.pid if checker._proc else None
+        assert not checker.check("3 d", "d + d", ["d"]).equivalent
+        assert checker._proc is not None and checker._proc.pid == pid
+    assert not checker.started
 
 
 def test_hard_kill_on_timeout_and_restart() -> None:
-    with ExprJudge(timeout=2.0) as judge:
-        judge.check("x", "x", ["x"])  # started and warm
-        first = judge._proc
+    with ExprChecker(timeout=2.0) as checker:
+        checker.check("x", "x", ["x"])  # started and warm
+        first = checker._proc
         start = time.perf_counter()
         assert first is not None
         os.kill(first.pid, signal.SIGSTOP)  # a worker that hangs mid-check never answers
         assert (
-            judge.request({"answer": "x", "expected": "x", "symbols": ["x"]}, timeout=0.5) is None
+            checker.request({"answer": "x", "expected": "x", "symbols": ["x"]}, timeout=0.5) is None
         )
         assert time.perf_counter() - start < 5.0
-        assert judge.restarts == 1 and not judge.started
+        assert checker.restarts == 1 and not checker.started
         assert first is not None and first.poll() is not None  # killed, not left running
-        assert judge.check("x + x", "2x", ["x"]).equivalent  # a new worker takes over
+        assert checker.check("x + x", "2x", ["x"]).equivalent  # a new worker takes over
 
 
 def test_timeout_verdict_message() -> None:
-    with ExprJudge() as judge:
-        judge.check("x", "x", ["x"])
+    with ExprChecker() as checker:
+        checker.check("x", "x", ["x"])
         slow = " + ".join(f"sin({k} x)" for k in range(1, 120))
-        v = judge.check(slow, slow, ["x"], timeout=0.001)
+        v = checker.check(slow, slow, ["x"], timeout=0.001)
         assert v == Verdict(False, "took too long to check (over 0.001 s)")
-        assert judge.check("x", "x", ["x"]).equivalent
+        assert checker.check("x", "x", ["x"]).equivalent
 
 
 def test_worker_survives_a_killed_process() -> None:
-    with ExprJudge() as judge:
-        judge.check("x", "x", ["x"])
-        assert judge._proc is not None
-        judge._proc.kill()
-        judge._proc.wait()
-        assert judge.check("x", "x", ["x"]).equivalent
+    with ExprChecker() as checker:
+        checker.check("x", "x", ["x"])
+        assert checker._proc is not None
+        checker._proc.kill()
+        checker._proc.wait()
+        assert checker.check("x", "x", ["x"]).equivalent
 
 
 def test_check_equivalent_one_off() -> None:
@@ -267,16 +267,16 @@ def test_check_equivalent_one_off() -> None:
 
 
 def test_non_string_answer() -> None:
-    with ExprJudge() as judge:
-        v = judge.check(12, "x", ["x"])  # type: ignore[arg-type]
+    with ExprChecker() as checker:
+        v = checker.check(12, "x", ["x"])  # type: ignore[arg-type]
         assert not v.equivalent and "as text" in (v.error or "")
-        assert not judge.started
+        assert not checker.started
 
 
 def test_importing_the_grader_side_does_not_import_sympy() -> None:
     code = (
-        "import sys; import grader.written.expr, grader.written.expr.judge, grader.written.answers, grader.written.grading; "
-        "from grader.written.expr import ExprJudge; ExprJudge(); print('sympy' in sys.modules)"
+        "import sys; import grader.written.expr, grader.written.expr.checker, grader.written.answers, grader.written.grading; "
+        "from grader.written.expr import ExprChecker; ExprChecker(); print('sympy' in sys.modules)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True

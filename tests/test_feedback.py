@@ -18,10 +18,10 @@ from grader import catalog
 from grader.course.registry import ASSIGNMENT_IDS, load
 from grader.engine.grade import grade_submission
 from grader.questions import CodeQuestion
-from grader.report import CaseRecord, CaseSummary, Category, GradeReport, QuestionResult
+from grader.records import CaseRecord, CaseSummary, Category, GradeReport, QuestionResult
 from grader.reports import render
 from grader.written.answers import parse_answers
-from grader.written.expr.judge import ExprJudge
+from grader.written.expr.checker import ExprChecker
 from grader.written.grading import grade_written
 
 # ---------------------------------------------------------------- 1. every hidden case has a label
@@ -321,8 +321,8 @@ preactivation = "1 - z^2"
 
 
 @pytest.fixture(scope="module")
-def judge():
-    with ExprJudge() as j:
+def checker():
+    with ExprChecker() as j:
         yield j
 
 
@@ -332,18 +332,18 @@ def _tanh_question(key: str):
 
 
 @pytest.mark.parametrize("key", ["relation", "latex_power", "latex_power_literal"])
-def test_right_answers_in_the_forms_students_write_them(judge, key: str) -> None:
-    r = grade_written(_tanh_question(key), parse_answers(_TANH_ANSWERS), {}, judge)
+def test_right_answers_in_the_forms_students_write_them(checker, key: str) -> None:
+    r = grade_written(_tanh_question(key), parse_answers(_TANH_ANSWERS), {}, checker)
     assert r.passed and r.score == r.max_score, r.feedback
     assert "tanh(z)^2" in r.feedback  # how it was read
 
 
-def test_a_tab_eaten_by_toml_says_so_and_suggests_a_literal_string(judge) -> None:
-    r = grade_written(_tanh_question("no_dollars"), parse_answers(_TANH_ANSWERS), {}, judge)
+def test_a_tab_eaten_by_toml_says_so_and_suggests_a_literal_string(checker) -> None:
+    r = grade_written(_tanh_question("no_dollars"), parse_answers(_TANH_ANSWERS), {}, checker)
     assert not r.passed
     assert "TAB" in r.feedback and "literal string in single quotes" in r.feedback
 
 
-def test_the_relation_does_not_accept_the_preactivation(judge) -> None:
-    r = grade_written(_tanh_question("preactivation"), parse_answers(_TANH_ANSWERS), {}, judge)
+def test_the_relation_does_not_accept_the_preactivation(checker) -> None:
+    r = grade_written(_tanh_question("preactivation"), parse_answers(_TANH_ANSWERS), {}, checker)
     assert not r.passed and r.misconceptions == ["bptt-derivative-of-preactivation"]

@@ -26,7 +26,7 @@ from grader import sandbox
 from grader.course import registry
 from grader.course.content import solution_dir
 from grader.engine.grade import grade_submission
-from grader.report import GradeReport
+from grader.records import GradeReport
 
 pytestmark = pytest.mark.skipif(
     not sandbox.can_isolate(), reason="hostile code is only run inside the namespace sandbox (root)"

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from grader.course import late, roster
-from grader.course.late import Dates, Policy, judge, parse_date
+from grader.course.late import Dates, Policy, assess, parse_date
 
 DUE = parse_date("2026-09-18T23:59:00-04:00", "due")
 LATE_DUE = parse_date("2026-09-22T23:59:00-04:00", "late due")
@@ -47,14 +47,14 @@ def test_span_reads_as_people_say_it():
 
 
 def test_on_time_and_within_the_grace_period_cost_nothing():
-    assert judge(PER_DAY, DATES, at("2026-09-18T22:00:00-04:00")).percent == 0
-    ten_min = judge(PER_DAY, DATES, at("2026-09-19T00:09:00-04:00"))
+    assert assess(PER_DAY, DATES, at("2026-09-18T22:00:00-04:00")).percent == 0
+    ten_min = assess(PER_DAY, DATES, at("2026-09-19T00:09:00-04:00"))
     assert ten_min.percent == 0 and ten_min.late_by == timedelta(0) and ten_min.message(0) == ""
 
 
 def test_every_started_day_costs_its_percent():
     # 23:59 on the 18th to 03:00 on the 20th: 27 h 1 min, two started days, 2 × 10 %
-    v = judge(PER_DAY, DATES, at("2026-09-20T03:00:00-04:00"))
+    v = assess(PER_DAY, DATES, at("2026-09-20T03:00:00-04:00"))
     assert v.late_by == timedelta(hours=27, minutes=1) and v.percent == 20
     assert v.message(17.0) == "Submitted 1 day 3 h late: −20% (−17 points)."
 
@@ -63,51 +63,51 @@ def test_the_cap_bounds_the_loss():
     # 3 days 23 h late (just before the late due date): four started days would be 40 %;
     # a cap of 30 % stops it there
     capped = Policy("percent_per_day", percent=10, cap=30)
-    assert judge(capped, DATES, at("2026-09-22T23:00:00-04:00")).percent == 30
+    assert assess(capped, DATES, at("2026-09-22T23:00:00-04:00")).percent == 30
 
 
 def test_per_hour():
     # 2 h 30 min late at 2 % per started hour: three hours, 6 %
     hourly = Policy("percent_per_hour", percent=2)
-    assert judge(hourly, DATES, at("2026-09-19T02:29:00-04:00")).percent == 6
+    assert assess(hourly, DATES, at("2026-09-19T02:29:00-04:00")).percent == 6
 
 
 def test_a_late_day_forgives_a_started_day_before_any_percent():
     with_days = Policy("percent_per_day", percent=10, late_days=1)
-    v = judge(with_days, DATES, at("2026-09-20T03:00:00-04:00"))
+    v = assess(with_days, DATES, at("2026-09-20T03:00:00-04:00"))
     # 27 h 1 min: the late day covers 24 h, the 3 h 1 min left start one day: 10 %
     assert (v.late_days_used, v.late_days_left, v.percent) == (1, 0, 10)
     assert (
         v.message(0.4) == "Submitted 1 day 3 h late (1 late day used, 0 left): −10% (−0.4 points)."
     )
-    none_left = judge(with_days, DATES, at("2026-09-20T03:00:00-04:00"), late_days_available=0)
+    none_left = assess(with_days, DATES, at("2026-09-20T03:00:00-04:00"), late_days_available=0)
     assert (none_left.late_days_used, none_left.percent) == (0, 20)
 
 
 def test_an_extension_moves_the_due_date_and_the_late_due_date():
-    v = judge(PER_DAY, DATES, at("2026-09-20T03:00:00-04:00"), extension=timedelta(days=2))
+    v = assess(PER_DAY, DATES, at("2026-09-20T03:00:00-04:00"), extension=timedelta(days=2))
     assert v.percent == 0 and v.late_by == timedelta(0)
     # the extended due date is 23:59 on the 20th: 12:00 on the 21st is 12 h 1 min after it
-    past = judge(PER_DAY, DATES, at("2026-09-21T12:00:00-04:00"), extension=timedelta(days=2))
+    past = assess(PER_DAY, DATES, at("2026-09-21T12:00:00-04:00"), extension=timedelta(days=2))
     assert past.percent == 10 and not past.after_late_due
     # the late due date moves too: 23:59 on the 24th; the 23rd is before it, the 25th after
-    assert not judge(
+    assert not assess(
         PER_DAY, DATES, at("2026-09-23T08:00:00-04:00"), extension=timedelta(days=2)
     ).after_late_due
-    assert judge(
+    assert assess(
         PER_DAY, DATES, at("2026-09-25T08:00:00-04:00"), extension=timedelta(days=2)
     ).after_late_due
 
 
 def test_after_the_late_due_date_the_score_counts_as_zero():
-    v = judge(PER_DAY, DATES, at("2026-09-23T08:00:00-04:00"))
+    v = assess(PER_DAY, DATES, at("2026-09-23T08:00:00-04:00"))
     assert v.after_late_due and v.percent == 100
     assert "after the late due date" in v.message(70)
 
 
 def test_no_due_date_or_no_submission_time_is_not_judged():
-    assert judge(PER_DAY, Dates(), at("2026-09-20T03:00:00-04:00")) is None
-    assert judge(PER_DAY, DATES, None) is None
+    assert assess(PER_DAY, Dates(), at("2026-09-20T03:00:00-04:00")) is None
+    assert assess(PER_DAY, DATES, None) is None
 
 
 def test_the_policy_table_is_checked():

@@ -27,7 +27,7 @@ from grader.course.content import samples_dir
 from grader.engine.grade import grade_submission
 from grader.engine.notebook import ANSWERS_MARK, answers_cell
 from grader.engine.notebook_source import drop_magics
-from grader.report import GradeReport
+from grader.records import GradeReport
 
 ASSIGNMENTS = registry.available()
 BUGGY = [a for a in ASSIGNMENTS if (samples_dir() / a / "buggy").is_dir()]

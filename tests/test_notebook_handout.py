@@ -27,7 +27,7 @@ from grader.course.content import assignment_dir
 from grader.engine.grade import grade_submission
 from grader.engine.notebook import read_notebook
 from grader.engine.notebook_source import TimeShares, build_module, quote_head
-from grader.report import GradeReport
+from grader.records import GradeReport
 
 A1, A4 = "a1_word_vectors", "a4_transformer"
 ASSIGNMENTS = registry.available()

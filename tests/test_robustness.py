@@ -26,7 +26,7 @@ from grader.engine.grade import grade_submission
 from grader.engine.locate import Located
 from grader.engine.trusted import run_trusted
 from grader.questions import Case, CodeQuestion, Judgement, Tolerance, WrittenQuestion
-from grader.report import QuestionResult, case_lines, question_markdown
+from grader.records import QuestionResult, case_lines, question_markdown
 from grader.sandbox.session import CallOutcome, Failure
 from grader.written.answers import parse_answers
 

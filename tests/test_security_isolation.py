@@ -2,7 +2,7 @@
 
 A submission folder holding `mpmath.py`, `numpy.py` and `sympy.py` (each writes a marker file
 when imported) is graded from inside itself, as an instructor would type it: `python -m grader
-grade . -a a1` and the `seqgrade` script. The grader, its expression judge and the sandboxed
+grade . -a a1` and the `seqgrade` script. The grader, its expression checker and the sandboxed
 worker must all use the real libraries: no marker, and the honest score (the solution: 100).
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from grader.course.content import solution_dir
-from grader.written.expr.judge import ExprJudge
+from grader.written.expr.checker import ExprChecker
 
 IMPOSTOR = """
 import os
@@ -68,18 +68,18 @@ def test_grading_from_inside_a_folder_with_impostor_libraries(tmp_path, kind):
     ]
 
 
-def test_the_expression_judge_ignores_the_callers_folder(tmp_path, monkeypatch):
-    """The judge alone, started from a folder with an impostor `mpmath.py` and PYTHONPATH=.."""
+def test_the_expression_checker_ignores_the_callers_folder(tmp_path, monkeypatch):
+    """The checker alone, started from a folder with an impostor `mpmath.py` and PYTHONPATH=.."""
     marker = tmp_path / "marker.txt"
     (tmp_path / "mpmath.py").write_text(IMPOSTOR.format(marker=str(marker), name="mpmath"))
     (tmp_path / "sympy.py").write_text(IMPOSTOR.format(marker=str(marker), name="sympy"))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     monkeypatch.setenv("PYTHONSTARTUP", str(tmp_path / "mpmath.py"))
-    with ExprJudge() as judge:
-        assert judge.check("2 x^2", "x (2 x)").equivalent
+    with ExprChecker() as checker:
+        assert checker.check("2 x^2", "x (2 x)").equivalent
         # the sympy fallback path too: an identity the numeric test alone may leave to sympy
-        judge.check("sqrt(x^2)", "abs(x)")
+        checker.check("sqrt(x^2)", "abs(x)")
     assert not marker.exists(), marker.read_text()
 
 

@@ -12,7 +12,7 @@ import toy_assignment as toy
 
 from grader import sandbox
 from grader.engine.grade import grade_submission
-from grader.report import question_markdown
+from grader.records import question_markdown
 
 FAST = sandbox.Limits(call_seconds=3.0, submission_seconds=60.0)
 

@@ -9,7 +9,7 @@ import pytest
 
 from grader.questions import Tolerance, WrittenQuestion, WrongForm
 from grader.written.answers import NOT_FOUND, AnswerSheet, parse_answers
-from grader.written.expr.judge import ExprJudge
+from grader.written.expr.checker import ExprChecker
 from grader.written.grading import grade_written
 
 VARIANT = {"d": 64, "ppl": 12.5}
@@ -49,24 +49,24 @@ def PARAMS_WRONG(v: object) -> list[WrongForm]:
 
 
 @pytest.fixture(scope="module")
-def judge() -> Iterator[ExprJudge]:
-    with ExprJudge() as j:
+def checker() -> Iterator[ExprChecker]:
+    with ExprChecker() as j:
         yield j
 
 
 # ------------------------------------------------------------------ expressions
 
 
-def test_expression_correct(judge: ExprJudge) -> None:
+def test_expression_correct(checker: ExprChecker) -> None:
     r = grade_written(
-        wq("params", "expression", lambda v: "12 d^2 + 13 d", symbols=("d",)), SHEET, VARIANT, judge
+        wq("params", "expression", lambda v: "12 d^2 + 13 d", symbols=("d",)), SHEET, VARIANT, checker
     )
     assert r.passed and r.score == 2.0 and r.max_score == 2.0 and r.status == "correct"
     assert "d*(12*d + 13)" in r.feedback and r.misconceptions == []
     assert r.answer_text == "d*(12*d + 13)" and r.interpreted == "d*(12*d + 13)"
 
 
-def test_expression_wrong_names_the_misconception(judge: ExprJudge) -> None:
+def test_expression_wrong_names_the_misconception(checker: ExprChecker) -> None:
     q = wq(
         "params_no_bias",
         "expression",
@@ -74,7 +74,7 @@ def test_expression_wrong_names_the_misconception(judge: ExprJudge) -> None:
         symbols=("d",),
         wrong_forms=PARAMS_WRONG,
     )
-    r = grade_written(q, SHEET, VARIANT, judge)
+    r = grade_written(q, SHEET, VARIANT, checker)
     assert not r.passed and r.score == 0.0 and r.status == "wrong"
     assert r.misconceptions == ["params-missing-biases"]
     assert "The biases are parameters too." in r.feedback
@@ -83,7 +83,7 @@ def test_expression_wrong_names_the_misconception(judge: ExprJudge) -> None:
     assert "13" not in r.feedback and "Expected" not in r.feedback
 
 
-def test_hidden_question_says_only_right_or_wrong(judge: ExprJudge) -> None:
+def test_hidden_question_says_only_right_or_wrong(checker: ExprChecker) -> None:
     q = wq(
         "params_no_bias",
         "expression",
@@ -92,23 +92,23 @@ def test_hidden_question_says_only_right_or_wrong(judge: ExprJudge) -> None:
         wrong_forms=PARAMS_WRONG,
         visibility="hidden",
     )
-    r = grade_written(q, SHEET, VARIANT, judge)
+    r = grade_written(q, SHEET, VARIANT, checker)
     assert r.misconceptions == ["params-missing-biases"]  # recorded for the instructor
     assert "13" not in r.feedback and "biases" not in r.feedback and "Expected" not in r.feedback
     assert "Not correct" in r.feedback
 
 
-def test_unreadable_expression_costs_the_points_with_a_reason(judge: ExprJudge) -> None:
+def test_unreadable_expression_costs_the_points_with_a_reason(checker: ExprChecker) -> None:
     r = grade_written(
         wq("params_bad", "expression", lambda v: "12 d^2 + 13 d", symbols=("d",)),
         SHEET,
         VARIANT,
-        judge,
+        checker,
     )
     assert r.status == "unreadable" and r.score == 0.0 and "ends too early" in r.feedback
 
 
-def test_skipgram_sign_flip(judge: ExprJudge) -> None:
+def test_skipgram_sign_flip(checker: ExprChecker) -> None:
     syms = ("u_o", "u_a", "u_b", "p_a", "p_b")
     q = wq(
         "grad",
@@ -120,17 +120,17 @@ def test_skipgram_sign_flip(judge: ExprJudge) -> None:
             WrongForm("-u_o", "skipgram-grad-no-expectation", "no expectation"),
         ],
     )
-    r = grade_written(q, SHEET, VARIANT, judge)
+    r = grade_written(q, SHEET, VARIANT, checker)
     assert r.misconceptions == ["skipgram-grad-sign"]
 
 
-def test_judge_timeout_is_reported(judge: ExprJudge) -> None:
-    """A check that overran the judge's limit costs the points with the judge's own words.
+def test_checker_timeout_is_reported(checker: ExprChecker) -> None:
+    """A check that overran the checker's limit costs the points with the checker's own words.
 
-    The judge is asked for a reply within 0 s (its read loop gives up before waiting), so
+    The checker is asked for a reply within 0 s (its read loop gives up before waiting), so
     the outcome does not depend on how fast this machine answers.
     """
-    with ExprJudge(timeout=0.0) as slow:
+    with ExprChecker(timeout=0.0) as slow:
         r = grade_written(
             wq("params", "expression", lambda v: "12 d^2 + 13 d", symbols=("d",)),
             SHEET,
@@ -140,9 +140,9 @@ def test_judge_timeout_is_reported(judge: ExprJudge) -> None:
     assert r.score == 0.0 and "took too long to check" in r.feedback
 
 
-def test_bad_expected_is_a_grader_error(judge: ExprJudge) -> None:
+def test_bad_expected_is_a_grader_error(checker: ExprChecker) -> None:
     r = grade_written(
-        wq("params", "expression", lambda v: "12 d^2 +", symbols=("d",)), SHEET, VARIANT, judge
+        wq("params", "expression", lambda v: "12 d^2 +", symbols=("d",)), SHEET, VARIANT, checker
     )
     assert r.status == "grader-error" and r.score == 0.0
 
@@ -345,7 +345,7 @@ def test_choice_feedback_never_names_the_letter() -> None:
     assert "`A`" not in r.feedback and "Expected" not in r.feedback
 
 
-def test_a_mistake_text_that_states_the_answer_loses_that_clause(judge: ExprJudge) -> None:
+def test_a_mistake_text_that_states_the_answer_loses_that_clause(checker: ExprChecker) -> None:
     q = wq(
         "t",
         "expression",
@@ -359,7 +359,7 @@ def test_a_mistake_text_that_states_the_answer_loses_that_clause(judge: ExprJudg
             )
         ],
     )
-    r = grade_written(q, parse_answers('t = "1 - z^2"'), {}, judge)
+    r = grade_written(q, parse_answers('t = "1 - z^2"'), {}, checker)
     assert r.misconceptions == ["bptt-derivative-of-preactivation"]
     assert "squares the preactivation" in r.feedback and "1 - h^2" not in r.feedback
 

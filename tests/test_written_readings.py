@@ -14,7 +14,7 @@ import pytest
 from grader.questions import Tolerance, WrittenQuestion, WrongForm
 from grader.suites import a2_rnn_bptt
 from grader.written.answers import parse_answers
-from grader.written.expr.judge import ExprJudge
+from grader.written.expr.checker import ExprChecker
 from grader.written.grading import WrittenResult, grade_written
 
 GPT2_SMALL = 124_439_808  # notes (slides 002, "Parameter Count: Total")
@@ -26,13 +26,13 @@ def question(key: str, kind: str, expected, cls=WrittenQuestion, **kw) -> Writte
                expected=lambda v, e=expected: e, **kw)  # fmt: skip
 
 
-def grade(q: WrittenQuestion, toml_value: str, judge: ExprJudge | None = None) -> WrittenResult:
-    return grade_written(q, parse_answers(f"{q.key} = {toml_value}\n"), {}, judge)
+def grade(q: WrittenQuestion, toml_value: str, checker: ExprChecker | None = None) -> WrittenResult:
+    return grade_written(q, parse_answers(f"{q.key} = {toml_value}\n"), {}, checker)
 
 
 @pytest.fixture(scope="module")
-def judge() -> Iterator[ExprJudge]:
-    with ExprJudge() as j:
+def checker() -> Iterator[ExprChecker]:
+    with ExprChecker() as j:
         yield j
 
 
@@ -147,23 +147,23 @@ TANH = a2_rnn_bptt.ASSIGNMENT.question("a2.w_tanh_derivative")
         '"∂h/∂z = 1 - h^2"',
     ],  # fmt: skip
 )
-def test_a_labelled_answer_is_graded_on_its_right_hand_side(judge: ExprJudge, typed: str) -> None:
-    r = grade(TANH, typed, judge)
+def test_a_labelled_answer_is_graded_on_its_right_hand_side(checker: ExprChecker, typed: str) -> None:
+    r = grade(TANH, typed, checker)
     assert r.status == "correct", r.feedback
     assert "was read as the quantity asked for, and the right-hand side was graded" in r.feedback
 
 
-def test_the_right_hand_side_shows_its_mistake(judge: ExprJudge) -> None:
-    r = grade(TANH, "'$\\frac{dh}{dz} = 1 - h$'", judge)
+def test_the_right_hand_side_shows_its_mistake(checker: ExprChecker) -> None:
+    r = grade(TANH, "'$\\frac{dh}{dz} = 1 - h$'", checker)
     assert r.status == "wrong"
     assert r.misconceptions == ["bptt-tanh-prime-one-minus-tanh"]
     assert "Your answer was read as `1 - h`." in r.feedback
     assert "1 - h^2" not in r.feedback and "1 - tanh(z)^2" not in r.feedback
 
 
-def test_a_single_symbol_on_the_left_is_a_label(judge: ExprJudge) -> None:
+def test_a_single_symbol_on_the_left_is_a_label(checker: ExprChecker) -> None:
     q = question("v", "expression", "d_k", symbols=("d_k",))
-    assert grade(q, '"Var = d_k"', judge).status == "correct"
+    assert grade(q, '"Var = d_k"', checker).status == "correct"
 
 
 @pytest.mark.parametrize(
@@ -174,9 +174,9 @@ def test_a_single_symbol_on_the_left_is_a_label(judge: ExprJudge) -> None:
     ],
 )
 def test_an_equation_that_is_not_label_and_answer_is_refused(
-    judge: ExprJudge, typed: str, says: str
+    checker: ExprChecker, typed: str, says: str
 ) -> None:
-    r = grade(TANH, typed, judge)
+    r = grade(TANH, typed, checker)
     assert r.status == "unreadable" and says in r.feedback
     assert "This question asks for one expression in h, z" in r.feedback
 
@@ -207,7 +207,7 @@ def test_several_letters_then_a_reason() -> None:
     assert grade(q, '"A because C is wrong"').status == "wrong"
 
 
-def test_a_reason_before_the_letter_is_refused_with_the_form(judge: ExprJudge) -> None:
+def test_a_reason_before_the_letter_is_refused_with_the_form(checker: ExprChecker) -> None:
     r = grade(CHOICE, '"I think C"')
     assert r.status == "unreadable"
     assert "a choice is written as its letter first" in r.feedback
@@ -230,9 +230,9 @@ def test_the_question_own_example_is_used() -> None:
     assert "an integer such as 4718592" in grade(q, "true").feedback
 
 
-def test_an_expression_refusal_names_the_symbols(judge: ExprJudge) -> None:
+def test_an_expression_refusal_names_the_symbols(checker: ExprChecker) -> None:
     q = question("s", "expression", "1/sqrt(d_k)", symbols=("d_k", "d_model", "h"))
-    r = grade(q, '"1/sqrt(dk"', judge)
+    r = grade(q, '"1/sqrt(dk"', checker)
     assert r.status == "unreadable"
     assert "This question asks for one expression in d_k, d_model, h, in quotes, such as" in (
         r.feedback

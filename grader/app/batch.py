@@ -31,7 +31,7 @@ from grader.reports.results_json import (
     write_results,
 )
 from grader.sandbox import zygote
-from grader.written.expr.judge import ExprJudge
+from grader.written.expr.checker import ExprChecker
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,7 @@ class Plan:
 
 _BATCH_ASSIGNMENT: list[Assignment] = []  # set before the pool forks; the workers inherit it
 _BATCH_PLAN: list[Plan] = []
-_JUDGE: list[ExprJudge] = []  # one expression judge per pool process, reused across submissions
+_CHECKER: list[ExprChecker] = []  # one expression checker per pool process, reused across submissions
 
 
 def _grade_in_worker(
@@ -209,10 +209,10 @@ def _grade_in_worker(
 ) -> tuple[dict[str, Any], Outcome]:
     marker = _running_dir(results_dir) / str(index)  # left behind if this process dies mid-grading
     marker.touch()
-    if not _JUDGE:
-        _JUDGE.append(ExprJudge())
+    if not _CHECKER:
+        _CHECKER.append(ExprChecker())
         zygote.enable_as_wanted()  # warm sandboxes for this pool process (SEQGRADE_WARM=0: cold)
-    done = _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, _BATCH_PLAN[0], _JUDGE[0])
+    done = _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, _BATCH_PLAN[0], _CHECKER[0])
     marker.unlink(missing_ok=True)
     return done
 
@@ -226,7 +226,7 @@ def _grade_one(
     assignment: Assignment,
     results_dir: Path,
     plan: Plan,
-    judge: ExprJudge | None = None,
+    checker: ExprChecker | None = None,
 ) -> tuple[dict[str, Any], Outcome]:
     """Reuse the stored result while every fingerprint matches; else grade (or, with `--only`,
     regrade the named questions of the stored result)."""
@@ -237,11 +237,11 @@ def _grade_one(
     # A change of owner regrades the whole result: every question used the old owner's numbers.
     partial = plan.only and "owner" not in stale
     if stored is not None and partial and regrade.stored_question_ids(stored):
-        return _update(sub, assignment, stored, plan.only, now, judge, target)
+        return _update(sub, assignment, stored, plan.only, now, checker, target)
     if stored is not None and not stale:
         return stored, Outcome("reused")
     kind = "regraded" if target.is_file() else "graded"
-    data = _grade_whole(sub, assignment, judge)
+    data = _grade_whole(sub, assignment, checker)
     clean = not _has_grader_error(data)
     set_fingerprints(data, now if clean else None)  # a failure of ours is tried again on a re-run
     write_results(target, finite_scores(data))
@@ -254,11 +254,11 @@ def _key(sub: Submission, assignment: Assignment) -> variants.VariantKey:
 
 
 def _grade_whole(
-    sub: Submission, assignment: Assignment, judge: ExprJudge | None
+    sub: Submission, assignment: Assignment, checker: ExprChecker | None
 ) -> dict[str, Any]:
     try:
         key = _key(sub, assignment)
-        report = grade_submission(sub.path, assignment, student=key.value, judge=judge)
+        report = grade_submission(sub.path, assignment, student=key.value, checker=checker)
         data = to_gradescope(report, key, assignment)
     except Exception as exc:  # noqa: BLE001 - one bad submission never stops the batch
         data = error_results(assignment.id, f"{type(exc).__name__}: {exc}")
@@ -274,7 +274,7 @@ def _update(
     stored: dict[str, Any],
     only: tuple[str, ...],
     now: Fingerprints,
-    judge: ExprJudge | None,
+    checker: ExprChecker | None,
     target: Path,
 ) -> tuple[dict[str, Any], Outcome]:
     """`--only`: the named questions (and any the stored result lacks) regraded, the rest kept; the
@@ -284,7 +284,7 @@ def _update(
     try:
         key = _key(sub, assignment)
         report = regrade.regrade_report(
-            sub.path, assignment, todo, grade_submission, student=key.value, judge=judge
+            sub.path, assignment, todo, grade_submission, student=key.value, checker=checker
         )
         fresh = to_gradescope(report, key, assignment)
     except Exception as exc:  # noqa: BLE001 - a bug of ours: the stored result stands, the error shows

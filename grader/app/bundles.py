@@ -18,8 +18,8 @@ _SKIP_PARTS = {"__pycache__", ".pytest_cache", "_content", "samples"}
 # (Ubuntu 22.04) to 3.13 (Ubuntu 24.04 is 3.12), never the build machine's exact versions.
 REQUIREMENTS = (
     "numpy>=1.24,<3",
-    "sympy>=1.12,<2",  # the expression judge's fallback
-    "mpmath>=1.3,<2",  # the expression judge's numeric check
+    "sympy>=1.12,<2",  # the expression checker's fallback
+    "mpmath>=1.3,<2",  # the expression checker's numeric check
     "gradescope-utils>=0.5,<1",  # instructors' unittest modules
     "nbformat>=5.7,<6",  # notebook submissions
     'tomli>=2.0,<3; python_version < "3.11"',  # answers.toml before tomllib

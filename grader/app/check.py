@@ -227,7 +227,7 @@ def check_grades(
     assignment: Assignment, solution: Path, handout: Path, keys: Sequence[str | None] = KEYS
 ) -> Finding:
     from grader.engine.grade import grade_submission
-    from grader.written.expr.judge import ExprJudge
+    from grader.written.expr.checker import ExprChecker
 
     key_text = _answer_key(solution)
     problems: list[str] = []
@@ -235,7 +235,7 @@ def check_grades(
         problems.append(
             f"{solution / 'answer_key.py'} is missing: the solution's answers for each variant"
         )
-    judge = ExprJudge()
+    checker = ExprChecker()
     try:
         with tempfile.TemporaryDirectory(prefix="seqgrade-check-") as tmp:
             for i, key in enumerate(keys if key_text is not None else ()):
@@ -244,14 +244,14 @@ def check_grades(
                     solution, folder, ignore=shutil.ignore_patterns("answer_key.py", "__pycache__")
                 )
                 (folder / "answers.toml").write_text(key_text(key), encoding="utf-8")
-                report = grade_submission(folder, assignment, student=key, judge=judge)
+                report = grade_submission(folder, assignment, student=key, checker=checker)
                 problems += [
                     f"solution, variant {key or 'default'}: {p}" for p in _short(report, full=True)
                 ]
-            stub = grade_submission(handout, assignment, student=None, judge=judge)
+            stub = grade_submission(handout, assignment, student=None, checker=checker)
             problems += [f"stub: {p}" for p in _short(stub, full=False)]
     finally:
-        judge.close()
+        checker.close()
     return Finding(
         "grades", f"the solution for {len(keys)} variant keys, the stub as handed out", problems
     )

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from grader import report
+from grader import records as report_records
 from grader.course import registry
 from grader.engine import checks, code
 from grader.engine.trusted import run_trusted
@@ -99,14 +99,14 @@ def cases_payload(assignment_id: str) -> list[dict[str, Any]]:
 
 def _grader_code() -> str:
     """The grader's comparison and feedback code as one block: `Tolerance`, `checks`, the
-    feedback records and their rendering (`grader.report`), and how a visible wrong case is
+    feedback records and their rendering (`grader.records`), and how a visible wrong case is
     told (`grader.engine.code.case_line` and what it calls)."""
     body = inspect.getsource(checks)
     body = body.replace("from __future__ import annotations\n", "")
     body = body.replace("from grader.questions import Tolerance\n", "")
     head, _, rest = body.partition('"""\n\n')  # checks' docstring, then its code
     tolerance = inspect.getsource(Tolerance)
-    records = inspect.getsource(report).replace("from __future__ import annotations\n", "")
+    records = inspect.getsource(report_records).replace("from __future__ import annotations\n", "")
     told = [
         inspect.getsource(f)
         for f in (
@@ -126,7 +126,7 @@ def _grader_code() -> str:
             tolerance,
             rest if rest else body,
             "",
-            "# ---- grader.report, copied verbatim ----",
+            "# ---- grader.records, copied verbatim ----",
             records,
             "",
             "# ---- grader.engine.code's words for a visible case, copied verbatim ----",

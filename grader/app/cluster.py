@@ -56,9 +56,9 @@ WORKER_MODULES = [
     "distributed.worker",
     "grader.app.batch",
     "grader.engine.grade",
-    "grader.written.expr.judge",
+    "grader.written.expr.checker",
 ]
-_JUDGE: list[Any] = []  # one expression judge per worker process, reused across its tasks
+_CHECKER: list[Any] = []  # one expression checker per worker process, reused across its tasks
 
 
 class ClusterError(RuntimeError):
@@ -186,12 +186,12 @@ def grade_task(
 ) -> Any:
     """One submission, on a worker: exactly what a local pool process does with it
     (`grade_one` is `batch._grade_one`, passed in: this module does not import the batch)."""
-    from grader.written.expr.judge import ExprJudge
+    from grader.written.expr.checker import ExprChecker
 
-    if not _JUDGE:
-        _JUDGE.append(ExprJudge())
+    if not _CHECKER:
+        _CHECKER.append(ExprChecker())
         zygote.enable_as_wanted()
-    return grade_one(sub, assignment, results_dir, plan, _JUDGE[0])
+    return grade_one(sub, assignment, results_dir, plan, _CHECKER[0])
 
 
 def grade_chunk(

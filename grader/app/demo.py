@@ -9,7 +9,7 @@ from grader import sandbox
 from grader.course import registry
 from grader.course.content import samples_dir, solution_dir
 from grader.engine.grade import grade_submission
-from grader.report import GradeReport
+from grader.records import GradeReport
 from grader.reports import render
 
 DEMO_LIMITS = sandbox.Limits(

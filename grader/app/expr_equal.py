@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from grader.written.expr.judge import DEFAULT_TIMEOUT, check_equivalent
+from grader.written.expr.checker import DEFAULT_TIMEOUT, check_equivalent
 
 _USAGE = (
     "usage: seqgrade expr-equal ANSWER EXPECTED [--symbols a,b,c] [--timeout SECONDS]\n"
@@ -105,8 +105,8 @@ def _steps_cli(
     from grader.questions import WrittenQuestion
     from grader.written.answers import AnswerFormatError
     from grader.written.derivation import chain_of, check_chain
+    from grader.written.expr.checker import ExprChecker
     from grader.written.expr.errors import ExprError
-    from grader.written.expr.judge import ExprJudge
     from grader.written.expr.parser import read
     from grader.written.expr.relations import declarations
     from grader.written.question import DEFAULT_STEP_SHARE
@@ -136,8 +136,8 @@ def _steps_cli(
     except AnswerFormatError as err:
         print(json.dumps({"equivalent": False, "error": str(err), "steps": []}))
         return 0
-    with ExprJudge(timeout=timeout) as judge:
-        checked = check_chain(question, chain, expected, [], judge)
+    with ExprChecker(timeout=timeout) as checker:
+        checked = check_chain(question, chain, expected, [], checker)
     share = 1.0 if checked.final_correct and checked.unbroken else (
         DEFAULT_STEP_SHARE if checked.final_correct else 0.0)  # fmt: skip
     problem = checked.first_problem

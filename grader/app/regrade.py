@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.questions import Assignment, CodeQuestion
-from grader.report import GradeReport
+from grader.records import GradeReport
 from grader.reports.render import points
 from grader.reports.results_json import detail_test
 

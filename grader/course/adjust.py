@@ -61,7 +61,7 @@ def decide(
     available = max(allowance - spent, 0)
     short = assignment_id.split("_", 1)[0]
     extension = student.extensions.get(short, timedelta(0)) if student else timedelta(0)
-    verdict = late.judge(
+    verdict = late.assess(
         term.policy, deadline, submitted, extension=extension, late_days_available=available
     )
     return Decision(mine, verdict, who)

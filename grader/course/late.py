@@ -148,7 +148,7 @@ def policy_from(table: Mapping[str, Any], where: str = "late policy") -> Policy:
     )  # type: ignore[arg-type]
 
 
-def judge(
+def assess(
     policy: Policy,
     dates: Dates,
     submitted: datetime | None,
@@ -156,7 +156,7 @@ def judge(
     extension: timedelta = timedelta(0),
     late_days_available: int | None = None,
 ) -> Verdict | None:
-    """The policy's decision for a submission at `submitted`; None when there is nothing to judge
+    """The policy's decision for a submission at `submitted`; None when there is nothing to assess
     (no due date or no submission time). Late days forgive whole started days before any
     percentage is charged; the grace period applies to the extended due date."""
     if dates.due is None or submitted is None:

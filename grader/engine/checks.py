@@ -7,7 +7,7 @@ exactly. Shapes must match exactly too: `(n,)` is not `(n, 1)`.
 
 Each mismatch says where (which output), why (its `reason`, a fixed vocabulary) and, in its
 message, everything: sizes, positions, error sizes. A hidden case shows only the reason and
-where (grader/report.py); the message is a visible case's and the instructor's.
+where (grader/records.py); the message is a visible case's and the instructor's.
 
 The work done is bounded by the expected output's size: a returned list or array whose shape
 cannot be the expected one is rejected before anything is converted or copied.

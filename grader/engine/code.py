@@ -4,7 +4,7 @@ Follow-through (a mistake carried from an earlier question, a re-run with the re
 function in place of the student's) is in grader/engine/follow.py; the records the steps pass
 between them are in grader/engine/judged.py.
 
-Each case becomes a `CaseRecord` (grader/report.py): a summary from a fixed vocabulary that any
+Each case becomes a `CaseRecord` (grader/records.py): a summary from a fixed vocabulary that any
 view may show, and the full detail (messages, values, the student's line) that only a visible
 case shows to the student. No text about a case is written here.
 """
@@ -24,7 +24,7 @@ from grader.engine.judged import Carried, CaseVerdict, Graded, explain_case
 from grader.engine.locate import Located
 from grader.engine.trusted import all_nan, run_trusted, trusted_mutants
 from grader.questions import Case, CodeQuestion, Tolerance
-from grader.report import (
+from grader.records import (
     BUILTIN_EXCEPTIONS,
     CaseDetail,
     CaseRecord,

@@ -18,7 +18,7 @@ from grader.engine.diagnosis import Explanation, Mistake, split
 from grader.engine.judged import Carried, CaseVerdict, Graded, explain_case
 from grader.engine.trusted import materialize, plain, run_trusted
 from grader.questions import Case, CodeQuestion
-from grader.report import Category, QuestionResult
+from grader.records import Category, QuestionResult
 from grader.sandbox.session import CallOutcome
 
 CodeContext = Any  # grader.engine.code's (not imported: code.py imports this module)

@@ -28,9 +28,9 @@ from grader.engine.code import BUDGET_SPENT, CodeContext, grade_code, syntax_pro
 from grader.engine.locate import Located, SubmissionError, locate
 from grader.engine.sandbox_words import event_words, failure_words
 from grader.questions import Assignment, CodeQuestion, WrittenQuestion
-from grader.report import GradeReport, QuestionResult
+from grader.records import GradeReport, QuestionResult
 from grader.sandbox.session import Event, WorkerSession
-from grader.written.expr.judge import ExprJudge
+from grader.written.expr.checker import ExprChecker
 
 ANSWERS_FILE = "answers.toml"
 WRITTEN_SECONDS = 60.0  # wall clock for all written answers of one submission together
@@ -47,8 +47,8 @@ class _Run:
     limits: sandbox.Limits
     hide: tuple[Path, ...]
     instructor_tests: list[tuple[str, str]] | None  # None: the assignment's own, if any
-    judge: ExprJudge
-    own_judge: bool  # started here, so stopped here
+    checker: ExprChecker
+    own_checker: bool  # started here, so stopped here
     started: float = field(default_factory=time.monotonic)
     seed: int = 0
     code_qs: list[tuple[str, CodeQuestion]] = field(default_factory=list)
@@ -95,23 +95,23 @@ def _grade_written_part(run: _Run) -> None:
     """Every written question, each on its own; past WRITTEN_SECONDS the rest are not reached.
 
     Each step is bounded (numbers' digits and exponents, the file's size and nesting, each
-    expression in the hard-killed judge), so the limit is checked between questions.
+    expression in the hard-killed checker), so the limit is checked between questions.
     """
     from grader.written.answers import load_answers_text
     from grader.written.grading import grade_written
 
-    questions, located, judge = run.written_qs, run.located, run.judge
+    questions, located, checker = run.written_qs, run.located, run.checker
     if not questions:
         return
     deadline = time.monotonic() + WRITTEN_SECONDS
     sheet = load_answers_text(located.text(ANSWERS_FILE), located.missing_message(ANSWERS_FILE))
     numbers = variants.numbers(run.assignment.id, run.student)
-    for number, q in questions:  # the caller owns the judge: it may serve many submissions
+    for number, q in questions:  # the caller owns the checker: it may serve many submissions
         if time.monotonic() > deadline:
             run.results[q.id] = _written_not_reached(q, number)
             continue
         try:
-            run.results[q.id] = _written_result(q, number, grade_written(q, sheet, numbers, judge))
+            run.results[q.id] = _written_result(q, number, grade_written(q, sheet, numbers, checker))
         except Exception as exc:  # noqa: BLE001 - a bug of ours costs one question, visibly
             run.failed(q, number, f"written answer {q.key}", exc)
 
@@ -195,13 +195,13 @@ def grade_submission(
     limits: sandbox.Limits | None = None,
     hide: tuple[Path, ...] = (),
     instructor_tests: list[tuple[str, str]] | None = None,
-    judge: ExprJudge | None = None,
+    checker: ExprChecker | None = None,
 ) -> GradeReport:
     """Grade one submission folder or zip against an assignment: the `STEPS` in order, then the
-    worker and the judge stopped whatever happened, then the report.
+    worker and the checker stopped whatever happened, then the report.
 
     `instructor_tests`: (file name, source) of extra gradescope-utils unittest modules; by
-    default those in grader/suites/<id>_unittests/. `judge`: an expression judge to reuse
+    default those in grader/suites/<id>_unittests/. `checker`: an expression checker to reuse
     across submissions (batch grading); by default one is started and stopped here.
     """
     run = _Run(
@@ -211,8 +211,8 @@ def grade_submission(
         limits=limits or sandbox.Limits(),
         hide=hide,
         instructor_tests=instructor_tests,
-        judge=judge or ExprJudge(),
-        own_judge=judge is None,
+        checker=checker or ExprChecker(),
+        own_checker=checker is None,
     )
     try:
         for step in STEPS:
@@ -237,18 +237,18 @@ def _locate_files(run: _Run) -> None:
     run.warnings = list(run.located.notes)
 
 
-def _prestart_judge(run: _Run) -> None:
+def _prestart_checker(run: _Run) -> None:
     """sympy loads in its own process while the code questions run (when an answer needs it)."""
     if run.located.files.get(ANSWERS_FILE) and any(
         q.answer_kind == "expression" for _, q in run.written_qs
     ):
-        run.judge.prestart()
+        run.checker.prestart()
 
 
 STEPS: tuple[Callable[[_Run], None], ...] = (
     _number_questions,
     _locate_files,
-    _prestart_judge,
+    _prestart_checker,
     _grade_code_part,  # every code question in one sandboxed worker
     _run_instructor_tests,
     _grade_written_part,  # whatever the code did
@@ -257,10 +257,10 @@ STEPS: tuple[Callable[[_Run], None], ...] = (
 
 
 def _stop(run: _Run) -> None:
-    """The judge (when it is ours) and the worker stopped; what the worker printed and the
+    """The checker (when it is ours) and the worker stopped; what the worker printed and the
     sandbox's events kept for the report."""
-    if run.own_judge:
-        run.judge.close()
+    if run.own_checker:
+        run.checker.close()
     run.output, run.events, run.isolated = _close_session(run)
 
 

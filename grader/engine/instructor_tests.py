@@ -26,7 +26,7 @@ from typing import Any
 
 from grader.engine.shortcuts import parse_python
 from grader.questions import VISIBILITIES
-from grader.report import QuestionResult
+from grader.records import QuestionResult
 from grader.sandbox.session import WorkerSession
 
 _SUITES = Path(__file__).resolve().parents[1] / "suites"

@@ -10,7 +10,7 @@ from typing import Any
 from grader.engine.diagnosis import Explanation, Mistake, explain
 from grader.engine.trusted import trusted_mutants
 from grader.questions import Case, CodeQuestion
-from grader.report import CaseRecord, Category
+from grader.records import CaseRecord, Category
 
 
 @dataclass(frozen=True)

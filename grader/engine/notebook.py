@@ -34,7 +34,7 @@ from grader.engine.notebook_source import (
     first_line,
     quote_head,
 )
-from grader.report import GradeReport, QuestionResult, SourceSpot
+from grader.records import GradeReport, QuestionResult, SourceSpot
 from grader.sandbox.session import Spot, WorkerSession
 
 ANSWERS_FILE = "answers.toml"

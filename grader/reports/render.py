@@ -12,8 +12,8 @@ import os
 import sys
 
 from grader import catalog
-from grader.report import GradeReport, QuestionResult, question_markdown
-from grader.report import reason as _reason
+from grader.records import GradeReport, QuestionResult, question_markdown
+from grader.records import reason as _reason
 
 MAX_COLUMN = 48  # characters of a title or a list of ids in the table
 MAX_REASON = 110  # characters of a lost point's one-line reason

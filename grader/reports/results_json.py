@@ -1,7 +1,7 @@
 """Gradescope's results.json (plus our `extra_data`), written atomically, always valid.
 
 What a student may see is written out in docs/feedback.md: each question's feedback as
-grader/report.py renders it for students; the isolation note, the student's own
+grader/records.py renders it for students; the isolation note, the student's own
 printed output, every case in full and the sandbox's events in full go to the instructor
 (`extra_data`, one test of visibility "hidden", the autograder's stdout); the expected
 written answers only into the answer-key test with the assignment's `reveal_answers`
@@ -20,7 +20,7 @@ from grader import __version__
 from grader.course.fingerprint import KINDS, Fingerprints
 from grader.course.variants import VariantKey
 from grader.questions import VISIBILITIES, Assignment
-from grader.report import GradeReport, QuestionResult, case_data, question_markdown
+from grader.records import GradeReport, QuestionResult, case_data, question_markdown
 from grader.reports.render import points
 
 MAX_OUTPUT_CHARS = 4000  # of the student's printed output kept (extra_data; the output if shown)

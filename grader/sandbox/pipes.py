@@ -1,4 +1,4 @@
-"""One deadline reader for the pipes of a helper process (a sandboxed worker, the expression judge).
+"""One deadline reader for the pipes of a helper process (a sandboxed worker, the expression checker).
 
 Reads raw bytes from a file descriptor with select(), never blocking past a deadline
 (time.monotonic()), and keeps what it read past the last line or frame for the next read.

@@ -2,7 +2,7 @@
 
 A derivation question (`Written(steps=True)`) accepts a TOML array of steps or one string of
 steps joined by `=`, in plain text or LaTeX. Each step is checked equal to the step before
-with the judge that checks answers (numerically at many points, sympy as the fallback, under
+with the checker that checks answers (numerically at many points, sympy as the fallback, under
 the same limits), and the last step against the key. A step may start with a derivative
 operator (`d/dz tanh(z)`), and an array item `name = definition` defines one of the names the
 question declares with its definition (`p_a = exp(z_a)/S`): it is checked against that
@@ -31,7 +31,7 @@ from grader.written.expr.text import canonical_symbol
 from grader.written.question import option
 
 if TYPE_CHECKING:
-    from grader.written.expr.judge import ExprJudge
+    from grader.written.expr.checker import ExprChecker
 
 MAX_STEP_CHARS = 2000  # one step, as one expression answer
 MAX_TOTAL_CHARS = 12_000  # all the steps of one derivation
@@ -174,7 +174,7 @@ def check_chain(
     chain: Chain,
     expected: str,
     wrong_forms: Sequence[WrongForm],
-    judge: ExprJudge,
+    checker: ExprChecker,
 ) -> ChainResult:
     """Check every link of `chain`, its last step against `expected`, and the known mistakes."""
     symbols = [*question.symbols, *question.relations]
@@ -191,19 +191,19 @@ def check_chain(
             previous = None
             continue
         if step.introduced:
-            v = judge.check_step(step.text, None, symbols)
+            v = checker.check_step(step.text, None, symbols)
             if v.error is None:
                 symbols = [*symbols, step.defines, f"{step.defines} = {step.text}"]
             results.append(StepResult(step, "unreadable" if v.error else "introduced",
                                       v.interpreted, v.error))  # fmt: skip
             continue
         if step.defines is not None:
-            v = judge.check_step(step.text, relations[step.defines], symbols)
+            v = checker.check_step(step.text, relations[step.defines], symbols)
             state: LinkState = "definition" if v.equivalent and v.error is None else (
                 "unreadable" if v.error else "bad-definition")  # fmt: skip
             results.append(StepResult(step, state, v.interpreted, v.error))
             continue
-        v = judge.check_step(step.text, previous, symbols)
+        v = checker.check_step(step.text, previous, symbols)
         if v.error is not None:
             results.append(StepResult(step, "unreadable", None, v.error))
             previous = None
@@ -221,7 +221,7 @@ def check_chain(
     if last is not None and last is next(
         (r for r in reversed(results) if r.step.defines is None), None
     ):
-        verdict = judge.check_step(last.step.text, expected, symbols)
+        verdict = checker.check_step(last.step.text, expected, symbols)
         final_correct = verdict.equivalent and verdict.error is None
         final_error = verdict.error
         canonical = verdict.canonical
@@ -242,7 +242,7 @@ def check_chain(
                 continue
             if time.monotonic() > deadline:
                 break
-            v = judge.check_step(where.step.text, str(wf.answer), symbols)
+            v = checker.check_step(where.step.text, str(wf.answer), symbols)
             if v.equivalent and v.error is None:
                 found.append(wf)
                 found_at = where.step.number if found_at is None else found_at

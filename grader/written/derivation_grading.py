@@ -15,7 +15,7 @@ from grader.written.question import option
 from grader.written.result import WrittenResult
 
 if TYPE_CHECKING:
-    from grader.written.expr.judge import ExprJudge
+    from grader.written.expr.checker import ExprChecker
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ def grade_derivation(
     value: Any,
     expected: Any,
     variant: Mapping[str, Any],
-    judge: ExprJudge | None,
+    checker: ExprChecker | None,
     result: Callable[..., WrittenResult],
     words: Words,
 ) -> WrittenResult:
@@ -42,8 +42,8 @@ def grade_derivation(
     the written answers' feedback quotes an answer and tells a known mistake)."""
     _code, _mistake_line = words.code, words.mistake_line
 
-    if judge is None:
-        raise RuntimeError(f"question {question.id}: a derivation question needs an ExprJudge")
+    if checker is None:
+        raise RuntimeError(f"question {question.id}: a derivation question needs an ExprChecker")
     hidden = question.visibility == "hidden"
     try:
         chain = chain_of(value, question)
@@ -51,7 +51,7 @@ def grade_derivation(
         return result("unreadable", f"**Could not read your answer.** {err}\n\n"
                       f"{expects(question, expected)}")  # fmt: skip
     wrong = list(question.wrong_forms(variant)) if question.wrong_forms is not None else []
-    checked = check_chain(question, chain, str(expected), wrong, judge)
+    checked = check_chain(question, chain, str(expected), wrong, checker)
     final = next((r for r in reversed(checked.steps) if r.step.defines is None), None)
     answer_text = checked.canonical or (final.shown if final and final.shown else None)
     interpreted = final.shown if final else None

@@ -2,7 +2,7 @@
 
 The expected answer comes from `question.expected(variant)`; a wrong answer is compared
 with `question.wrong_forms(variant)` to name the misconception it shows. Expressions go
-through the judge (a separate process with a hard time limit); numbers, arrays, shapes,
+through the checker (a separate process with a hard time limit); numbers, arrays, shapes,
 choices and lists are compared here. Feedback on a wrong answer says how it was read,
 names the misconception when one is recognised and says "close, but not within the
 tolerance" for a rounded number; it never shows the expected value, expression or letter
@@ -47,7 +47,7 @@ from grader.written.question import option
 from grader.written.result import Status, WrittenResult
 
 if TYPE_CHECKING:
-    from grader.written.expr.judge import ExprJudge
+    from grader.written.expr.checker import ExprChecker
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def grade_written(
     question: WrittenQuestion,
     sheet: AnswerSheet,
     variant: Mapping[str, Any],
-    judge: ExprJudge | None,
+    checker: ExprChecker | None,
 ) -> WrittenResult:
     """Grade the answer under `question.key` against `question.expected(variant)`."""
     answer = sheet.get(question.key)
@@ -107,10 +107,10 @@ def grade_written(
         from grader.written.derivation_grading import Words, grade_derivation
 
         return grade_derivation(
-            question, answer.value, expected, variant, judge, result, Words(_code, _mistake_line)
+            question, answer.value, expected, variant, checker, result, Words(_code, _mistake_line)
         )
     try:
-        outcome = _CHECKS[question.answer_kind](question, answer.value, expected, judge, hidden)
+        outcome = _CHECKS[question.answer_kind](question, answer.value, expected, checker, hidden)
     except AnswerFormatError as err:
         return result("unreadable", f"**Could not read your answer.** {err}\n\n"
                       f"{expects(question, expected)}")  # fmt: skip
@@ -125,7 +125,7 @@ def grade_written(
         lines = ["**Correct.**", *_reading(outcome, question.answer_kind == "expression")]
         return result("correct", "\n\n".join(lines), answer_text=outcome.answer_text,
                       interpreted=outcome.interpreted)  # fmt: skip
-    found = _wrong_forms(question, answer.value, variant, judge)
+    found = _wrong_forms(question, answer.value, variant, checker)
     lines = ["**Not correct.**", *_reading(outcome, True)]
     if outcome.detail:
         lines.append(outcome.detail)
@@ -212,15 +212,15 @@ def _number_texts(expected: Any) -> list[str]:
 
 
 def _check_expression(
-    q: WrittenQuestion, value: Any, expected: Any, judge: ExprJudge | None, hidden: bool
+    q: WrittenQuestion, value: Any, expected: Any, checker: ExprChecker | None, hidden: bool
 ) -> _Outcome:
     text = as_expression(value)
     readings: tuple[str, ...] = ()
     if "=" in text:
         text, readings = _right_hand_side(text)
-    if judge is None:
-        raise RuntimeError(f"question {q.id}: an expression question needs an ExprJudge")
-    v = judge.check(
+    if checker is None:
+        raise RuntimeError(f"question {q.id}: an expression question needs an ExprChecker")
+    v = checker.check(
         text, str(expected), [*q.symbols, *q.relations] or None
     )  # relations: "h = tanh(z)"
     if v.error is not None:
@@ -291,7 +291,7 @@ def _near_figures(got: np.ndarray, want: np.ndarray, tol: Tolerance) -> int | No
 
 
 def _check_number(
-    q: WrittenQuestion, value: Any, expected: Any, judge: object, hidden: bool
+    q: WrittenQuestion, value: Any, expected: Any, checker: object, hidden: bool
 ) -> _Outcome:
     want = float(expected)
     integer = _integer_question(q, want)
@@ -318,7 +318,7 @@ def _example_number(q: WrittenQuestion, want: float, integer: bool) -> str:
 
 
 def _check_array(
-    q: WrittenQuestion, value: Any, expected: Any, judge: object, hidden: bool
+    q: WrittenQuestion, value: Any, expected: Any, checker: object, hidden: bool
 ) -> _Outcome:
     got = as_array(value)
     want = np.asarray(expected, dtype=np.float64)
@@ -332,14 +332,14 @@ def _check_array(
 
 
 def _check_shape(
-    q: WrittenQuestion, value: Any, expected: Any, judge: object, hidden: bool
+    q: WrittenQuestion, value: Any, expected: Any, checker: object, hidden: bool
 ) -> _Outcome:
     got = as_shape(value)
     return _Outcome(got == _as_shape_trusted(expected), _shape(got), _shape(got))
 
 
 def _check_choice(
-    q: WrittenQuestion, value: Any, expected: Any, judge: object, hidden: bool
+    q: WrittenQuestion, value: Any, expected: Any, checker: object, hidden: bool
 ) -> _Outcome:
     got, rest = read_choice(value, q.choices)
     text = ",".join(sorted(got))
@@ -353,7 +353,7 @@ def _clip(text: str, n: int = 60) -> str:
 
 
 def _check_list(
-    q: WrittenQuestion, value: Any, expected: Any, judge: object, hidden: bool
+    q: WrittenQuestion, value: Any, expected: Any, checker: object, hidden: bool
 ) -> _Outcome:
     got = as_list(value)
     want = as_list(list(expected))
@@ -400,7 +400,7 @@ _CHECKS: dict[str, Callable[..., _Outcome]] = {
 
 
 def _wrong_forms(
-    q: WrittenQuestion, value: Any, variant: Mapping[str, Any], judge: ExprJudge | None
+    q: WrittenQuestion, value: Any, variant: Mapping[str, Any], checker: ExprChecker | None
 ) -> list[WrongForm]:
     """The known wrong answers this answer matches (the first match per misconception)."""
     if q.wrong_forms is None:
@@ -410,7 +410,7 @@ def _wrong_forms(
         if any(f.misconception == wf.misconception for f in found):
             continue
         try:
-            matched = _CHECKS[q.answer_kind](q, value, wf.answer, judge, True)
+            matched = _CHECKS[q.answer_kind](q, value, wf.answer, checker, True)
         except AnswerFormatError:
             return []
         if matched.correct and matched.error is None:

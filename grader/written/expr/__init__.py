@@ -1,7 +1,7 @@
-"""Written expression answers: a safe parser, an equivalence check, a hard-kill judge.
+"""Written expression answers: a safe parser, an equivalence check, a hard-kill checker.
 
 Importing this package does not import sympy: `parse`, `equivalent` and friends load
-their modules on first use, and `ExprJudge` starts its worker process on the first check.
+their modules on first use, and `ExprChecker` starts its worker process on the first check.
 `read` (a checked tree) and `equivalent` (numeric, on trees) import sympy only when the
 numeric check cannot decide; `parse` returns a sympy expression and so imports it.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 __all__ = [
     "ExprError",
-    "ExprJudge",
+    "ExprChecker",
     "Verdict",
     "check_equivalent",
     "equivalent",
@@ -22,9 +22,9 @@ __all__ = [
 ]
 
 _LAZY = {
-    "ExprJudge": "grader.written.expr.judge",
+    "ExprChecker": "grader.written.expr.checker",
     "Verdict": "grader.written.expr.verdict",
-    "check_equivalent": "grader.written.expr.judge",
+    "check_equivalent": "grader.written.expr.checker",
     "ExprError": "grader.written.expr.errors",
     "parse": "grader.written.expr.parser",
     "read": "grader.written.expr.parser",

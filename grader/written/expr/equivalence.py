@@ -17,7 +17,7 @@ sides are then compared with every related symbol replaced by its definition, so
 `1 - tanh(z)^2` are the same answer where the question declares h = tanh(z)
 (grader.written.expr.relations).
 
-Call this inside the judge's worker process (grader.written.expr.judge), which enforces a hard
+Call this inside the checker's worker process (grader.written.expr.checker), which enforces a hard
 wall-clock limit; the guards here only keep the common case fast.
 """
 

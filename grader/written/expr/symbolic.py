@@ -13,7 +13,7 @@ imports sympy (0.4-0.7 s). The check runs in three steps, cheapest first:
 3. when the numbers agree, cheap symbolic steps (expand, cancel, rewriting tanh/sigmoid/
    cosh into exp) try to prove it, within a time budget, to label the verdict "symbolic".
 
-Call this inside the judge's worker process (grader.written.expr.judge), which enforces a hard
+Call this inside the checker's worker process (grader.written.expr.checker), which enforces a hard
 wall-clock limit; the budgets here only keep the common case fast.
 """
 

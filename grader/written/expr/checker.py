@@ -4,7 +4,7 @@ Most checks need only the parser and mpmath (grader.written.expr.numeric); sympy
 the worker only for the rare check the numeric test cannot decide. sympy can take minutes
 (or all memory) on a hostile or just unlucky input, and a signal cannot interrupt a long
 C-level big-integer product. So every check runs in a separate process that the parent
-kills when its wall-clock limit passes. One worker serves many checks (`ExprJudge` is a
+kills when its wall-clock limit passes. One worker serves many checks (`ExprChecker` is a
 context manager), and it is started lazily: importing this module does not import sympy
 (nor does starting the worker), and a submission without expression answers never starts
 a worker.
@@ -43,7 +43,7 @@ def _timeout_text(seconds: float) -> str:
     return f"took too long to check (over {seconds:g} s)"
 
 
-class ExprJudge:
+class ExprChecker:
     """A reusable worker process for expression checks, each under a hard time limit.
 
     Not for concurrent use from several threads (a lock serialises calls).
@@ -61,7 +61,7 @@ class ExprJudge:
         self._lock = threading.Lock()
         self._finalizer: weakref.finalize | None = None
 
-    def __enter__(self) -> ExprJudge:
+    def __enter__(self) -> ExprChecker:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -100,15 +100,15 @@ class ExprJudge:
         root = str(Path(__file__).resolve().parents[3])
         code = (
             "import sys; sys.path.insert(0, sys.argv[1]); "
-            "from grader.written.expr.judge import _worker_main; _worker_main()"
+            "from grader.written.expr.checker import _worker_main; _worker_main()"
         )
-        self._cwd = tempfile.mkdtemp(prefix="seqgrade-judge-")
+        self._cwd = tempfile.mkdtemp(prefix="seqgrade-checker-")
         self._proc = subprocess.Popen(
             [sys.executable, "-s", "-c", code, root],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None if os.environ.get("SEQGRADE_JUDGE_STDERR") else subprocess.DEVNULL,
-            env=_judge_env(),
+            env=_checker_env(),
             cwd=self._cwd,
             close_fds=True,
         )
@@ -234,7 +234,7 @@ def _needs_sympy(step: str, previous: str | None) -> bool:
     return has_operator(step) or (previous is not None and has_operator(previous))
 
 
-def _judge_env() -> dict[str, str]:
+def _checker_env() -> dict[str, str]:
     """The worker's whole environment: nothing of the caller's beyond PATH (and a fixed hash seed)."""
     return {
         "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
@@ -264,8 +264,8 @@ def check_equivalent(
     timeout: float = DEFAULT_TIMEOUT,
 ) -> Verdict:
     """One-off check in a fresh worker; `symbols=None` means the free symbols of `expected`."""
-    with ExprJudge(timeout=timeout) as judge:
-        return judge.check(answer, expected, symbols)
+    with ExprChecker(timeout=timeout) as checker:
+        return checker.check(answer, expected, symbols)
 
 
 # ----------------------------------------------------------------------- worker
