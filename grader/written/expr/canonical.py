@@ -6,20 +6,9 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+from grader.written.expr import nodes
 from grader.written.expr.limits import MAX_FOLD_BITS, check_limits
-from grader.written.expr.nodes import (
-    PRODUCTS,
-    SUMS,
-    BinOp,
-    Call,
-    Const,
-    Neg,
-    Node,
-    Op,
-    Pow,
-    Sym,
-    spine,
-)  # fmt: skip
+from grader.written.expr.nodes import BinOp, Call, Const, Neg, Node, Op, Pow, Sym
 
 # A sum is {monomial: coefficient}; a monomial is a sorted tuple of (factor, exponent),
 # a factor is (rank, text): rank 0 for symbols and constants, 1 for calls, 2 for powers
@@ -52,8 +41,8 @@ class _Canon:
                 return {(((0, name), 1),): Fraction(1)}
             case Neg(operand):
                 return {m: -c for m, c in self.poly(operand).items()}
-            case BinOp(op) if op in SUMS:
-                first, rest = spine(node, SUMS)
+            case BinOp(op) if op in nodes.SUMS:
+                first, rest = nodes.spine(node, nodes.SUMS)
                 total = dict(self.poly(first))
                 for op, part in rest:
                     for m, c in self.poly(part).items():
@@ -72,7 +61,7 @@ class _Canon:
         raise AssertionError(f"unknown node {node!r}")  # a Num is always folded
 
     def product(self, node: BinOp) -> _Poly:
-        first, rest = spine(node, PRODUCTS)
+        first, rest = nodes.spine(node, nodes.PRODUCTS)
         coef, factors = Fraction(1), {}
         for op, part in [(Op.MUL, first), *rest]:
             sign = -1 if op is Op.DIV else 1

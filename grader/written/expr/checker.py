@@ -28,7 +28,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -137,13 +137,7 @@ class ExprChecker:
         assert self._proc is not None and self._proc.stdout is not None
         fd = self._proc.stdout.fileno()
         while b"\n" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
-                return None
-            chunk = os.read(fd, 1 << 16)
+            chunk = _chunk_before(fd, deadline)
             if not chunk:
                 return None
             self._buffer += chunk
@@ -192,15 +186,7 @@ class ExprChecker:
         limit = self.timeout if timeout is None else timeout
         if not isinstance(answer, str):
             return Verdict(False, f"expected the expression as text, got {type(answer).__name__}")
-        payload = {"answer": answer, "expected": expected,
-                   "symbols": None if symbols is None else [str(s) for s in symbols]}  # fmt: skip
-        try:
-            reply = self.request(payload, limit)
-        except RuntimeError as err:
-            return Verdict(False, str(err), internal=True)
-        if reply is None:
-            return Verdict(False, _timeout_text(limit))
-        return Verdict.from_json(reply)
+        return self._verdict({"answer": answer, "expected": expected}, symbols, limit)
 
     def check_step(
         self,
@@ -217,10 +203,15 @@ class ExprChecker:
             # importing sympy takes seconds on a loaded machine: outside any step's limit
             reply = self.request({"mode": "warm"}, self.startup_timeout)
             self._symbolic = reply is not None and reply.get("ready") is True
-        payload = {"mode": "step", "answer": step, "expected": previous,
-                   "symbols": None if symbols is None else [str(s) for s in symbols]}  # fmt: skip
+        return self._verdict({"mode": "step", "answer": step, "expected": previous}, symbols, limit)
+
+    def _verdict(
+        self, payload: dict[str, Any], symbols: Sequence[str] | None, limit: float
+    ) -> Verdict:
+        """The worker's verdict on one request (the symbols declared), or the limit's words."""
+        symbols_ = None if symbols is None else [str(s) for s in symbols]
         try:
-            reply = self.request(payload, limit)
+            reply = self.request({**payload, "symbols": symbols_}, limit)
         except RuntimeError as err:
             return Verdict(False, str(err), internal=True)
         if reply is None:
@@ -288,17 +279,9 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(answer, str) or not isinstance(expected, str):
         return Verdict(False, "bad request", internal=True).to_json()
     try:
-        return equivalent(answer, expected, symbols).to_json()
+        return _verdict_json("answer", lambda: equivalent(answer, expected, symbols))
     except ValueError as err:  # the expected expression itself is wrong: the grader's fault
         return Verdict(False, str(err), internal=True).to_json()
-    except MemoryError:
-        return Verdict(False, "the answer is too large to check").to_json()
-    except RecursionError:
-        return Verdict(False, "the answer is nested too deeply to check").to_json()
-    except Exception as err:  # noqa: BLE001 - the worker must survive whatever sympy raises
-        return Verdict(
-            False, f"could not check this answer (the checker failed: {type(err).__name__})"
-        ).to_json()
 
 
 def _step(answer: Any, previous: Any, symbols: Any) -> dict[str, Any]:
@@ -306,16 +289,36 @@ def _step(answer: Any, previous: Any, symbols: Any) -> dict[str, Any]:
 
     if not isinstance(answer, str) or not (previous is None or isinstance(previous, str)):
         return Verdict(False, "bad request", internal=True).to_json()
+    return _verdict_json("step", lambda: check_step(answer, previous, symbols), passes=())
+
+
+def _verdict_json(
+    what: str,
+    check: Callable[[], Verdict],
+    passes: tuple[type[Exception], ...] = (ValueError,),
+) -> dict[str, Any]:
+    """`check()`'s verdict as JSON; whatever else the check raises, in the student's words
+    (`what`: "answer" or "step"). The errors in `passes` are the caller's to word."""
     try:
-        return check_step(answer, previous, symbols).to_json()
+        return check().to_json()
+    except passes:
+        raise
     except MemoryError:
-        return Verdict(False, "the step is too large to check").to_json()
+        return Verdict(False, f"the {what} is too large to check").to_json()
     except RecursionError:
-        return Verdict(False, "the step is nested too deeply to check").to_json()
+        return Verdict(False, f"the {what} is nested too deeply to check").to_json()
     except Exception as err:  # noqa: BLE001 - the worker must survive whatever sympy raises
         return Verdict(
-            False, f"could not check this step (the checker failed: {type(err).__name__})"
+            False, f"could not check this {what} (the checker failed: {type(err).__name__})"
         ).to_json()
+
+
+def _chunk_before(fd: int, deadline: float) -> bytes:
+    """What the worker wrote next, read before `deadline`; b"" after the deadline or at its end."""
+    left = deadline - time.monotonic()
+    if left <= 0 or not select.select([fd], [], [], left)[0]:
+        return b""
+    return os.read(fd, 1 << 16)
 
 
 def _worker_main() -> None:

@@ -5,20 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from grader.written.expr.nodes import (
-    PRODUCTS,
-    SUMS,
-    BinOp,
-    Call,
-    Const,
-    Neg,
-    Node,
-    Num,
-    Op,
-    Pow,
-    Sym,
-    spine,
-)  # fmt: skip
+from grader.written.expr import nodes
+from grader.written.expr.nodes import BinOp, Call, Const, Neg, Node, Num, Op, Pow, Sym
 
 if TYPE_CHECKING:
     import sympy
@@ -45,9 +33,9 @@ def show(tree: Node) -> str:
             right = f"({right})" if _prec(exponent) <= 4 else right
             return f"{left}^{right}"
     assert isinstance(tree, BinOp)
-    family = SUMS if tree.op in SUMS else PRODUCTS
+    family = nodes.SUMS if tree.op in nodes.SUMS else nodes.PRODUCTS
     p = _PREC[tree.op]
-    first, rest = spine(tree, family)
+    first, rest = nodes.spine(tree, family)
     text = show(first)
     if _prec(first) < p:
         text = f"({text})"

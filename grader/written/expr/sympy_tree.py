@@ -6,22 +6,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from grader.written.expr import nodes
 from grader.written.expr.errors import UNDEFINED, ExprError
 from grader.written.expr.limits import MAX_RESULT_DIGITS, MAX_SYMBOLIC_EXPONENT
-from grader.written.expr.nodes import (
-    PRODUCTS,
-    SUMS,
-    BinOp,
-    Call,
-    Const,
-    Neg,
-    Node,
-    Num,
-    Op,
-    Pow,
-    Sym,
-    spine,
-)  # fmt: skip
+from grader.written.expr.nodes import BinOp, Call, Const, Neg, Node, Num, Op, Pow, Sym
 
 if TYPE_CHECKING:
     import sympy
@@ -77,15 +65,15 @@ def to_sympy(tree: Node, symbols: dict[str, sympy.Symbol]) -> sympy.Expr:
                 if name == "log" and len(values) == 2:
                     return sympy.log(values[0]) / sympy.log(values[1])
                 return funcs[name](*values)
-            case BinOp(op) if op in SUMS:
-                first, rest = spine(tree, SUMS)
+            case BinOp(op) if op in nodes.SUMS:
+                first, rest = nodes.spine(tree, nodes.SUMS)
                 terms = [build(first)]
                 for op, node in rest:
                     value = build(node)
                     terms.append(value if op is Op.ADD else -value)
                 return sympy.Add(*terms)
             case BinOp():
-                first, rest = spine(tree, PRODUCTS)
+                first, rest = nodes.spine(tree, nodes.PRODUCTS)
                 factors = [build(first)]
                 for op, node in rest:
                     value = build(node)
