@@ -1,4 +1,8 @@
-"""`seqgrade batch`: grade every submission under a folder in parallel, write a gradebook."""
+"""`seqgrade batch`: grade every submission under a folder in parallel, write a gradebook.
+
+Its size (over 800 lines) is one pipeline read top to bottom: finding the submissions, planning
+what to regrade, grading in a pool, storing raw results, writing the gradebook.
+"""
 
 from __future__ import annotations
 

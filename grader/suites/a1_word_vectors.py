@@ -27,6 +27,9 @@ The hidden cases are built to separate the catalog's mistakes:
 - SVD embeddings, graded up to the sign of each column (Gram and cosine matrices, a custom judge):
   non-symmetric and word-by-context matrices (where V differs from U), k below the rank, and a
   singular-value gap after the k-th so that U_k Σ_k is unique up to those signs.
+
+It stays one file (about 930 lines): each section holds a function's mistakes beside the cases
+built to separate them; the written questions are the first section to move out if it grows.
 """
 
 from __future__ import annotations
