@@ -731,6 +731,7 @@ def test_a4_every_catalog_id_has_a_student_style_mistake():
         student_source(*g)  # every edit applies
 
 
+@pytest.mark.slow  # 12 s: every catalogued a4 mistake graded in the sandbox
 def test_a4_each_mistake_is_named_and_loses_points(tmp_path):
     """Each planted mistake is named with exactly its id on its question, which loses points."""
     wrong = []
