@@ -229,7 +229,8 @@ def test_autograder_zip_holds_only_this_assignment(tmp_path, aid):
         requirements = zf.read("requirements.txt").decode()
         setup = zf.read("setup.sh").decode()
     others = [a for a in registry.ASSIGNMENT_IDS if a != aid]
-    assert f"grader/suites/{aid}.py" in names
+    # the suite: one module, or a package of topic modules
+    assert f"grader/suites/{aid}.py" in names or f"grader/suites/{aid}/__init__.py" in names
     assert not any(f"suites/{o}" in n for o in others for n in names)
     assert not any(n.startswith("solutions/") or "/solutions/" in n for n in names)
     assert not any("samples/" in n for n in names)

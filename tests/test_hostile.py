@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import processes_with
+from conftest import processes_with, wait_until
 
 from grader import sandbox
 from grader.course import registry
@@ -199,7 +199,7 @@ def test_hostile_submission_is_contained(name, tmp_path, listener, honest):
         assert word in text, (word, text[-3000:])
     assert elapsed < LIMITS.submission_seconds + MARGIN
     # nothing outlives grading, nothing was written outside the scratch folder, nobody heard a thing
-    assert wait_for(lambda: processes_with(listener.token) == [], 3.0), processes_with(
+    assert wait_until(lambda: processes_with(listener.token) == [], 3.0), processes_with(
         listener.token
     )
     time.sleep(0.5)  # give anything that survived a chance to act
@@ -209,13 +209,6 @@ def test_hostile_submission_is_contained(name, tmp_path, listener, honest):
     assert len(report.student_output) < 2 * LIMITS.output_bytes
 
 
-def wait_for(predicate, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 @pytest.mark.slow

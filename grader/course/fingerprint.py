@@ -297,6 +297,7 @@ def suite_fingerprint(assignment: Assignment) -> str:
     suites = _package_dir("grader.suites")
     if suites is not None:
         files += [p for p in (suites / f"{assignment.id}.py",) if p.is_file()]
+        files += sorted((suites / assignment.id).glob("*.py"))  # a suite split into a package
         files += sorted((suites / f"{assignment.id}_unittests").glob("*.py"))
     variant = assignment_dir(assignment.id) / "variant.py"
     if variant.is_file():
