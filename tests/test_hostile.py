@@ -209,8 +209,6 @@ def test_hostile_submission_is_contained(name, tmp_path, listener, honest):
     assert len(report.student_output) < 2 * LIMITS.output_bytes
 
 
-
-
 @pytest.mark.slow
 def test_forged_results_never_reach_the_results_file(tmp_path, listener):
     """Through the CLI, so that --results is on the grader's command line for the submission to find."""

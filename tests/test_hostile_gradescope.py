@@ -19,14 +19,13 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import processes_with
+from conftest import processes_with, wait_until
 from test_gradescope import Container
 from test_hostile import (
     EXPECTED,
     Listener,
     folder_digest,
     make_submission,
-    wait_for,
 )
 
 from grader import sandbox
@@ -94,7 +93,7 @@ def test_hostile_submission_is_contained_by_run_autograder(
     lost, _ = EXPECTED[name]
     data, _ = container.run({p.name: p.read_text() for p in folder.iterdir()}, NO_METADATA)
     assert scores(data) == {q: (0.0 if q in lost else s) for q, s in honest.items()}
-    assert wait_for(lambda: processes_with(listener.token) == [], 5.0), processes_with(
+    assert wait_until(lambda: processes_with(listener.token) == [], 5.0), processes_with(
         listener.token
     )
     assert not marker.exists()
