@@ -27,21 +27,22 @@ CodeContext = Any  # grader.engine.code's (not imported: code.py imports this mo
 def builds_on(q: CodeQuestion, ctx: CodeContext) -> tuple[str, ...]:
     """The earlier questions `q` builds on: those it declares, and those whose function the
     student's own `q.function` calls (directly or through their other functions)."""
-    called = calls.reached(ctx.source, q.function) if ctx.source else frozenset()
-    found = [g.question for f, g in ctx.graded.items() if f in called and g.question != q.id]
+    found = [g.question for _, g in called_graded(q, ctx)]
     return tuple(dict.fromkeys((*q.depends_on, *found)))
+
+
+def called_graded(q: CodeQuestion, ctx: CodeContext) -> list[tuple[str, Graded]]:
+    """The student's earlier graded functions (other questions') that their `q.function` calls,
+    directly or through their other functions, read in their own source."""
+    called = calls.reached(ctx.source, q.function) if ctx.source else frozenset()
+    return [(f, g) for f, g in ctx.graded.items() if f in called and g.question != q.id]
 
 
 def unnamed_helpers(q: CodeQuestion, ctx: CodeContext) -> list[tuple[str, Graded]]:
     """The student's earlier graded functions that `q.function` calls and that lost points in
     their own question with no mistake named there: whatever they got wrong may be what is wrong
     here, so no mistake of this question's own can be told from its outputs."""
-    called = calls.reached(ctx.source, q.function) if ctx.source else frozenset()
-    return [
-        (f, g)
-        for f, g in ctx.graded.items()
-        if f in called and g.question != q.id and g.lost and not g.named
-    ]
+    return [(f, g) for f, g in called_graded(q, ctx) if g.lost and not g.named]
 
 
 def helper_note(q: CodeQuestion, function: str, g: Graded) -> str:
@@ -197,12 +198,7 @@ or returned something of the wrong kind, shape or structure, or NaN or inf."""
 def stand_ins(q: CodeQuestion, ctx: CodeContext) -> dict[str, Graded]:
     """The student's earlier graded functions that `q.function` calls (read in their source) and
     that lost points in their own question, by name: the reference's may stand in for them."""
-    called = calls.reached(ctx.source, q.function) if ctx.source else frozenset()
-    return {
-        f: g
-        for f, g in ctx.graded.items()
-        if f in called and g.question != q.id and g.lost and g.reference is not None
-    }
+    return {f: g for f, g in called_graded(q, ctx) if g.lost and g.reference is not None}
 
 
 def with_stand_ins(
