@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,33 @@ import heldout_harness as h  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def plain_forbidden_names(
+    node: ast.AST, aliases: dict[str, str], patterns: tuple[str, ...], methods: set[str]
+) -> Iterator[str]:
+    """The names of one node the scan reported, as it was written before the memo."""
+    if isinstance(node, (ast.Attribute, ast.Name)):
+        parts = shortcuts._dotted(node)
+        if parts and parts[0] in aliases:
+            full = ".".join([aliases[parts[0]], *parts[1:]])
+            if shortcuts.matches(full, patterns):
+                yield full
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in methods
+    ):
+        base = shortcuts._dotted(node.func.value)
+        if not (
+            base and (base[0] in aliases or base[0] == "self")
+        ):  # a tensor's method, not a module's
+            yield f"torch.Tensor.{node.func.attr}"
+    if isinstance(node, ast.ImportFrom) and node.module:
+        for a in node.names:
+            full = f"{node.module}.{a.name}"
+            if shortcuts.matches(full, patterns):
+                yield full
+
+
 def plain_scan(source: str, patterns: tuple[str, ...], function: str | None) -> list:
     """The scan as it was: every reached statement walked for every call."""
     module = shortcuts._parsed(source) if patterns else None
@@ -31,12 +59,10 @@ def plain_scan(source: str, patterns: tuple[str, ...], function: str | None) -> 
     found: dict = {}
     for root, owner in shortcuts._reached(module.tree, function):
         for node in ast.walk(root):
-            for name in shortcuts._forbidden_names(
+            for name in plain_forbidden_names(
                 node, aliases, patterns, methods if torch_bound else set()
             ):
-                found.setdefault(
-                    name, shortcuts.Finding(name, getattr(node, "lineno", 0), owner)
-                )
+                found.setdefault(name, shortcuts.Finding(name, getattr(node, "lineno", 0), owner))
     return sorted(found.values(), key=lambda f: f.line)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -319,7 +319,6 @@ def scan(source: str, patterns: Iterable[str], function: str | None = None) -> l
         methods = set()
     found: dict[str, Finding] = {}
     for root, owner in _reached_in(module, function):
-        # the same names, in the same order, as `_forbidden_names` over `ast.walk(root)`
         for name, line, is_method in _candidates(module, root):
             if is_method:
                 if name not in methods:
@@ -334,7 +333,7 @@ def scan(source: str, patterns: Iterable[str], function: str | None = None) -> l
 
 
 def _candidates(module: _Module, root: ast.stmt) -> tuple[tuple[str, int, bool], ...]:
-    """What `_forbidden_names` would test in `root`, whatever the patterns, in `ast.walk` order:
+    """What a scan tests in `root`, whatever the patterns, in `ast.walk` order:
     (dotted name, line, False) for names through the file's imports and `from` imports, and
     (method name, line, True) for a method called on something that is not a module or self.
     Computed once per top-level statement of a submission."""
@@ -359,32 +358,6 @@ def _candidates(module: _Module, root: ast.stmt) -> tuple[tuple[str, int, bool],
                 out.append((f"{node.module}.{a.name}", line, False))
     got = module.memo[key] = tuple(out)
     return got
-
-
-def _forbidden_names(
-    node: ast.AST, aliases: dict[str, str], patterns: tuple[str, ...], methods: set[str]
-) -> Iterator[str]:
-    if isinstance(node, (ast.Attribute, ast.Name)):
-        parts = _dotted(node)
-        if parts and parts[0] in aliases:
-            full = ".".join([aliases[parts[0]], *parts[1:]])
-            if matches(full, patterns):
-                yield full
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr in methods
-    ):
-        base = _dotted(node.func.value)
-        if not (
-            base and (base[0] in aliases or base[0] == "self")
-        ):  # a tensor's method, not a module's
-            yield f"torch.Tensor.{node.func.attr}"
-    if isinstance(node, ast.ImportFrom) and node.module:
-        for a in node.names:
-            full = f"{node.module}.{a.name}"
-            if matches(full, patterns):
-                yield full
 
 
 def review(source: str, function: str | None = None) -> list[Finding]:
