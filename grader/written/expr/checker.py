@@ -278,10 +278,8 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
         return {"ready": True}
     if not isinstance(answer, str) or not isinstance(expected, str):
         return Verdict(False, "bad request", internal=True).to_json()
-    try:
-        return _verdict_json("answer", lambda: equivalent(answer, expected, symbols))
-    except ValueError as err:  # the expected expression itself is wrong: the grader's fault
-        return Verdict(False, str(err), internal=True).to_json()
+    # a ValueError: the expected expression itself is wrong, the grader's fault
+    return _verdict_json("answer", lambda: equivalent(answer, expected, symbols), ValueError)
 
 
 def _step(answer: Any, previous: Any, symbols: Any) -> dict[str, Any]:
@@ -289,20 +287,20 @@ def _step(answer: Any, previous: Any, symbols: Any) -> dict[str, Any]:
 
     if not isinstance(answer, str) or not (previous is None or isinstance(previous, str)):
         return Verdict(False, "bad request", internal=True).to_json()
-    return _verdict_json("step", lambda: check_step(answer, previous, symbols), passes=())
+    return _verdict_json("step", lambda: check_step(answer, previous, symbols))
 
 
 def _verdict_json(
     what: str,
     check: Callable[[], Verdict],
-    passes: tuple[type[Exception], ...] = (ValueError,),
+    internal: type[Exception] | tuple[type[Exception], ...] = (),
 ) -> dict[str, Any]:
-    """`check()`'s verdict as JSON; whatever else the check raises, in the student's words
-    (`what`: "answer" or "step"). The errors in `passes` are the caller's to word."""
+    """`check()`'s verdict as JSON; an `internal` error as the grader's own failure, whatever
+    else the check raises in the student's words (`what`: "answer" or "step")."""
     try:
         return check().to_json()
-    except passes:
-        raise
+    except internal as err:
+        return Verdict(False, str(err), internal=True).to_json()
     except MemoryError:
         return Verdict(False, f"the {what} is too large to check").to_json()
     except RecursionError:
