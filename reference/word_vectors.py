@@ -18,12 +18,16 @@ one call with one piece swapped, never a retyped algorithm):
   `np.unique(neg_indices)` deduplicates the loss too.
 - `noise_distribution(counts, power=1.0)` (`noise-no-power`).
 - `glove_weight(X, cap=False)` (`glove-weight-uncapped`); `glove_loss(..., include=...)`
-  chooses which entries enter the sum (`glove-zero-counts-included`).
+  chooses which entries enter the sum (`glove-zero-counts-included`); `glove_loss(...,
+  total=...)` combines the weighted squared residuals (glove.c's `0.5 * Σ`: `halved_sum`;
+  a mean over the summed pairs or over all V² entries: `mean_over_pairs`, `mean_over_entries`).
 - `analogy(..., exclude_inputs=False)` (`analogy-inputs-not-excluded`); `offset=` and
   `similarity=` swap the target vector and the score (the hidden cases are chosen so that a
-  wrong target, a dot product or a global norm, or a large epsilon picks another word).
+  wrong target, a dot product or a global norm, or a large epsilon picks another word);
+  `offset=unit_offset` is gensim's `most_similar`: each input vector scaled to length 1 first.
 - `cooccurrence_matrix(..., offsets=...)`: the relative positions counted (0 included: a word
-  is its own neighbour; only 1 … window: a one-sided window).
+  is its own neighbour; only 1 … window: a one-sided window); `weight(s)` what one neighbour
+  at offset s adds (GloVe's cooccur.c adds 1/|s|: `inverse_distance`).
 - `svd_embeddings(..., side="V" | scale=False | truncate=False)`: the rows of V instead of U,
   U without Σ, no truncation to k.
 """
@@ -51,6 +55,12 @@ __all__ = [
     "positive_counts",
     "glove_loss",
     "glove_loss_and_gradient",
+    "plain_sum",
+    "halved_sum",
+    "mean_over_pairs",
+    "mean_over_entries",
+    "unit_offset",
+    "inverse_distance",
     "cooccurrence_matrix",
     "both_sides",
     "svd_embeddings",
@@ -198,6 +208,26 @@ def _glove_residual(W, W_tilde, b, b_tilde, X, include) -> tuple[np.ndarray, np.
     return np.where(mask, pred - logX, 0.0), mask  # (V, V)
 
 
+def plain_sum(terms: np.ndarray, mask: np.ndarray) -> float:
+    """Σ_ij of the weighted squared residuals (zero outside the mask): the handout's J."""
+    return float(np.sum(terms))
+
+
+def halved_sum(terms: np.ndarray, mask: np.ndarray) -> float:
+    """½ Σ: GloVe's own C code (glove.c: `cost += 0.5 * fdiff * diff`)."""
+    return 0.5 * float(np.sum(terms))
+
+
+def mean_over_pairs(terms: np.ndarray, mask: np.ndarray) -> float:
+    """The mean over the summed pairs X_ij > 0 (a PyTorch `loss.mean()` over the nonzero pairs)."""
+    return float(np.sum(terms)) / float(np.sum(mask))
+
+
+def mean_over_entries(terms: np.ndarray, mask: np.ndarray) -> float:
+    """The mean over all V² entries (a `.mean()` of the masked dense matrix)."""
+    return float(np.sum(terms)) / float(np.size(terms))
+
+
 def glove_loss(
     W: np.ndarray,
     W_tilde: np.ndarray,
@@ -209,14 +239,24 @@ def glove_loss(
     *,
     weight: Callable[..., np.ndarray] = glove_weight,
     include: Callable[[np.ndarray], np.ndarray] = positive_counts,
+    total: Callable[[np.ndarray, np.ndarray], float] = plain_sum,
 ) -> float:
     """J = Σ_{X_ij > 0} f(X_ij) (w_i·w̃_j + b_i + b̃_j - log X_ij)^2.
 
-    Hooks: `weight(X, x_max, alpha)` is f; `include(X)` the bool mask of summed entries.
+    Hooks: `weight(X, x_max, alpha)` is f; `include(X)` the bool mask of summed entries;
+    `total(terms, mask)` combines the (V, V) terms f r² (zero outside the mask).
     """
-    return glove_loss_and_gradient(
-        W, W_tilde, b, b_tilde, X, x_max, alpha, weight=weight, include=include
-    )[0]
+    W = np.asarray(W, dtype=np.float64)  # (V, d)
+    r, mask = _glove_residual(
+        W,
+        np.asarray(W_tilde, dtype=np.float64),
+        np.asarray(b, dtype=np.float64),
+        np.asarray(b_tilde, dtype=np.float64),
+        X,
+        include,
+    )  # (V, V)
+    f = np.where(mask, weight(np.asarray(X, dtype=np.float64), x_max, alpha), 0.0)  # (V, V)
+    return total(f * r * r, mask)
 
 
 def glove_loss_and_gradient(
@@ -257,17 +297,24 @@ def both_sides(window: int) -> list[int]:
     return [s for s in range(-window, window + 1) if s != 0]
 
 
+def inverse_distance(s: int) -> float:
+    """1/|s|: what GloVe's cooccur.c adds for a neighbour s positions away (its default)."""
+    return 1.0 / abs(s)
+
+
 def cooccurrence_matrix(
     corpus: Sequence[Sequence[str]],
     vocab: Sequence[str],
     window: int = 1,
     *,
     offsets: Callable[[int], Sequence[int]] = both_sides,
+    weight: Callable[[int], float] | None = None,
 ) -> np.ndarray:
     """X_ij = number of times word j occurs within `window` positions of word i (symmetric).
 
-    Hook: `offsets(window)` are the relative positions counted as neighbours (a word counted
-    as its own neighbour includes 0; a one-sided window keeps only 1 … window).
+    Hooks: `offsets(window)` are the relative positions counted as neighbours (a word counted
+    as its own neighbour includes 0; a one-sided window keeps only 1 … window); `weight(s)` is
+    what one neighbour at offset s adds (default 1: a count).
     """
     index = {w: i for i, w in enumerate(vocab)}
     X = np.zeros((len(vocab), len(vocab)))  # (V, V)
@@ -276,7 +323,7 @@ def cooccurrence_matrix(
         for t, i in enumerate(ids):
             for s in offsets(window):
                 if 0 <= t + s < len(ids):
-                    X[i, ids[t + s]] += 1.0
+                    X[i, ids[t + s]] += 1.0 if weight is None else weight(s)
     return X
 
 
@@ -354,6 +401,12 @@ def analogy(
     target = e_b - e_a + e_c if offset is None else offset(e_a, e_b, e_c)  # (d,)
     excluded = [index[a], index[b], index[c]] if exclude_inputs else []
     return vocab[best_excluding(similarity(E, target), excluded)]
+
+
+def unit_offset(e_a: np.ndarray, e_b: np.ndarray, e_c: np.ndarray) -> np.ndarray:
+    """ê_b - ê_a + ê_c with ê = e/‖e‖: gensim's `most_similar(positive=[b, c], negative=[a])`
+    (its mean of the unit vectors has the same direction, so the same cosines)."""
+    return e_b / np.linalg.norm(e_b) - e_a / np.linalg.norm(e_a) + e_c / np.linalg.norm(e_c)
 
 
 def best_excluding(sims: np.ndarray, excluded: list[int]) -> int:

@@ -199,4 +199,76 @@ register(
         ),
         section="notes §1, 'The center-vector gradient — derive it' (second term)",
     ),
+    # issue 33: conventions of the implementations students copy, which the handout excludes
+    Misconception(
+        id="softmax-over-all-entries",
+        title="softmax over every entry of the array (scipy's default axis=None)",
+        explanation=(
+            "Your softmax sums to 1 over the WHOLE array, not along `axis`: that is what "
+            "`scipy.special.softmax(x)` does when no axis is given (its default is axis=None, "
+            "every entry). The handout's softmax normalises each slice along `axis` (the last "
+            "one by default): pass the axis on, `exp(x - max) / sum(exp(x - max), axis=axis, "
+            "keepdims=True)` with the max taken along the same axis."
+        ),
+        section="the handout, question 1 (`softmax(x, axis=-1)`: along `axis`); notes §1 "
+        "(P(·|c) sums to 1 over the vocabulary)",
+    ),
+    Misconception(
+        id="sgns-true-word-skipped",
+        title="the true word skipped where it was drawn as a noise word (word2vec.c's rule)",
+        explanation=(
+            "Your loss and gradients leave out the noise terms of the samples equal to the "
+            "outside word o, as the original word2vec C code does (`if (target == word) "
+            "continue;`; gensim redraws such samples). The handout takes `neg_indices` as "
+            "given: every entry is a noise word, o included, so where o was drawn the loss "
+            "gets -log σ(-u_o·v_c) too and row o of grad_U gets both its terms."
+        ),
+        section="the handout, question 3 (`neg_indices` may contain `o` itself); notes §1, "
+        "'Negative sampling (SGNS)'",
+    ),
+    Misconception(
+        id="glove-loss-halved",
+        title="GloVe loss with a factor ½ (GloVe's C code)",
+        explanation=(
+            "Your loss is half the handout's: GloVe's own C code (glove.c) accumulates "
+            "`0.5 * f(X_ij) * diff^2`, which only rescales the gradient. The handout's J has "
+            "no ½: J = Σ_{X_ij > 0} f(X_ij) (w_i·w̃_j + b_i + b̃_j - log X_ij)²."
+        ),
+        section="the handout, question 6; notes §1, 'GloVe'",
+    ),
+    Misconception(
+        id="glove-loss-averaged",
+        title="GloVe loss averaged instead of summed",
+        explanation=(
+            "Your loss is the MEAN of the weighted squared errors (over the pairs with "
+            "X_ij > 0, or over all V² entries), as PyTorch GloVe implementations that end with "
+            "`loss.mean()` report it. The handout's J is the SUM over the pairs with X_ij > 0: "
+            "J = Σ_{X_ij > 0} f(X_ij) (w_i·w̃_j + b_i + b̃_j - log X_ij)²."
+        ),
+        section="the handout, question 6; notes §1, 'GloVe'",
+    ),
+    Misconception(
+        id="analogy-inputs-normalized",
+        title="the input vectors scaled to length 1 before e_b - e_a + e_c (gensim's most_similar)",
+        explanation=(
+            "Your answer is the word closest to ê_b - ê_a + ê_c with each input vector divided "
+            "by its norm first, which is what gensim's `most_similar(positive=[b, c], "
+            "negative=[a])` does. The handout takes the raw vectors: the target is "
+            "e_b - e_a + e_c, and only the cosine divides (each candidate by its own norm and "
+            "the target by its norm)."
+        ),
+        section="the handout, question 7 (cos(e_w, e_b - e_a + e_c)); notes §1, 'Evaluation'",
+    ),
+    Misconception(
+        id="cooccurrence-distance-weighted",
+        title="neighbours weighted by 1/distance (GloVe's cooccur.c)",
+        explanation=(
+            "Your matrix adds 1/d for a neighbour d positions away, as GloVe's co-occurrence "
+            "tool (cooccur.c) does by default. The handout counts: every word within `window` "
+            "positions on either side adds exactly 1, however far inside the window it is, so "
+            "X holds whole numbers."
+        ),
+        section="the handout, question 15 (the number of times word j occurs within `window` "
+        "positions); notes §1, 'Two families' (co-occurrence matrix)",
+    ),
 )

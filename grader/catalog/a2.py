@@ -268,4 +268,30 @@ register(
         ),
         section="notes §2, 'Vanishing / exploding through time'",
     ),
+    # issue 33: conventions of the implementations students copy, which the handout excludes
+    Misconception(
+        id="rnn-bias-counted-twice",
+        title="the bias added twice (torch.nn.RNN's b_ih + b_hh)",
+        explanation=(
+            "Your states match z_t = x_t W_x^T + h_{t-1} W_h^T + 2 b_h: the bias entered twice, "
+            "as when b_h is given to both of torch.nn.RNN's biases (`bias_ih` and `bias_hh`: "
+            "torch adds b_ih + b_hh). The handout's RNN has ONE bias: z_t = x_t W_x^T + "
+            "h_{t-1} W_h^T + b_h (with torch.nn.RNN, set one of its two biases to zero)."
+        ),
+        section="slides Week 06, 'Two ordinary units form one recurrent state' (notes §2); the "
+        "handout, 'Conventions'",
+    ),
+    Misconception(
+        id="clip-by-value",
+        title="gradients clipped by value instead of by the global norm",
+        explanation=(
+            "You clipped each entry to [-c, c] (`np.clip(g, -c, c)`, as Karpathy's min-char-rnn "
+            "and `torch.nn.utils.clip_grad_value_` do). That changes the gradient's direction: "
+            "large entries are cut while small ones stay. The handout clips by the global norm: "
+            "one norm ‖g‖_2 over all arrays together, and when it exceeds c every entry is "
+            "multiplied by the same factor c/‖g‖_2."
+        ),
+        section="slides Week 06, 'Gradient clipping limits a large update direction' (notes §2); "
+        "the handout, question 4",
+    ),
 )

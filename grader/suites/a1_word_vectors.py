@@ -60,6 +60,10 @@ from reference.word_vectors import (
     glove_loss,
     glove_weight,
     gram_matrix,
+    halved_sum,
+    inverse_distance,
+    mean_over_entries,
+    mean_over_pairs,
     minus_onehot,
     naive_softmax_loss_and_gradient,
     neg_sampling_loss_and_gradient,
@@ -68,6 +72,7 @@ from reference.word_vectors import (
     probs_only,
     softmax,
     svd_embeddings,
+    unit_offset,
 )
 
 FILE = "word_vectors.py"
@@ -110,6 +115,11 @@ def softmax_wrong_axis(x: np.ndarray, axis: int = -1):
     others = [a for a in range(ndim) if a != axis % ndim and a != first % ndim]
     outs = [softmax(x, axis=a) for a in (first, *others)]
     return outs[0] if len(outs) == 1 else AnyOf(*outs)
+
+
+def softmax_over_all_entries(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """scipy.special.softmax(x) without an axis: one softmax over every entry (axis=None)."""
+    return softmax(x, axis=None)
 
 
 def skipgram_unstable_softmax(v_c, o, U):
@@ -170,6 +180,21 @@ def sgns_deduplicated(v_c, o, U, neg_indices):
     )
 
 
+def sgns_true_word_skipped(v_c, o, U, neg_indices):
+    """word2vec.c's `if (target == word) continue;`: the samples equal to o dropped (no noise
+    term for them), the others kept, repeats included."""
+    neg = np.asarray(neg_indices, dtype=np.int64)  # (K,)
+    return neg_sampling_loss_and_gradient(v_c, o, U, neg[neg != o])
+
+
+def glove_averaged(W, W_tilde, b, b_tilde, X, x_max=100.0, alpha=0.75):
+    """The mean instead of the sum: over the pairs X_ij > 0, or over all V² entries."""
+    args = (W, W_tilde, b, b_tilde, X, x_max, alpha)
+    return AnyOf(
+        glove_loss(*args, total=mean_over_pairs), glove_loss(*args, total=mean_over_entries)
+    )
+
+
 def _include_all(X: np.ndarray) -> np.ndarray:
     return np.ones(np.shape(X), dtype=bool)
 
@@ -206,6 +231,70 @@ def softmax_cases(seed: int) -> list[Case]:
         Case(
             "hidden case 4: axis=0 (down the columns)", (rng.normal(size=(4, 3)) * 2,), {"axis": 0}
         ),
+        *_softmax_edges(seed),
+    ]
+
+
+# The input domain of every graded function, argument by argument (issue 33, item 4): what the
+# handout allows, and the edges the hidden cases are drawn at. Edge cases come after a
+# question's other cases, from a stream of their own (salts 151 …), so that every earlier case
+# stays exactly as it was.
+DOMAINS: dict[str, dict[str, str]] = {
+    "a1.softmax": {
+        "x": "any shape, float; logits to ±1000 and rows spanning ±1000 (max shift); equal rows",
+        "axis": "any axis of x: the last (default), 0, and a middle axis of a 3-D array",
+    },
+    "a1.naive_softmax": {
+        "v_c": "(d,) float; scores to about 1000",
+        "o": "an int in [0, V): ids above 256 in a vocabulary of 300 (`is` vs `==`)",
+        "U": "(V, d), V != d; V = 300",
+    },
+    "a1.neg_sampling": {
+        "v_c": "(d,) float; dot products to ±1000 and small ones on both sides of 0",
+        "o": "an int in [0, V): above 256 in a vocabulary of 300",
+        "U": "(V, d)",
+        "neg_indices": "(K,) ints, repeats, o itself among them, ids above 256",
+    },
+    "a1.noise": {
+        "counts": "(V,) counts >= 0, zeros (a word never seen), large counts",
+        "power": "0.75 by default, 0.5",
+    },
+    "a1.glove_weight": {
+        "X": "counts >= 0 of any shape: 0, below, at and far above x_max",
+        "x_max, alpha": "100 and 0.75 by default, other values",
+    },
+    "a1.glove_loss": {
+        "W, W_tilde, b, b_tilde": "(V, d), (V, d), (V,), (V,) float",
+        "X": "(V, V) counts with and without zeros, far above x_max",
+        "x_max, alpha": "the defaults and others",
+    },
+    "a1.analogy": {
+        "E": "(V, d) rows of varied norms",
+        "vocab": "V distinct words",
+        "a, b, c": "three distinct words of vocab; an input word is the nearest to the target",
+    },
+    "a1.cooccurrence": {
+        "corpus": "sentences of any length: shorter than the window, one word, empty",
+        "vocab": "every corpus word, and words the corpus never uses (zero rows)",
+        "window": ">= 1: 1 (default), 2, 3, wider than a sentence",
+    },
+    "a1.svd_embeddings": {
+        "X": "(V, C) counts, square or not, symmetric or not",
+        "k": "1 <= k < rank, with a singular-value gap after the k-th",
+    },
+}
+
+
+def _softmax_edges(seed: int) -> list[Case]:
+    """A middle axis of a 3-D array: a softmax that handles only axis 0 and the last one (by
+    `x.T` or a hard-coded last axis otherwise) normalises another axis there."""
+    rng = np.random.default_rng([151, seed])
+    return [
+        Case(
+            "hidden case 5: axis=1 of a (3, 4, 5) array (a middle axis)",
+            (rng.normal(size=(3, 4, 5)) * 2,),
+            {"axis": 1},
+        )
     ]
 
 
@@ -236,6 +325,14 @@ def skipgram_cases(seed: int) -> list[Case]:
         )
     v_c, o, U = _large_scores_skipgram(rng)
     cases.append(Case("hidden case 3: scores near 1000", (v_c, o, U)))
+    edge = np.random.default_rng([152, seed])
+    V, d = 300, 4
+    cases.append(
+        Case(
+            "hidden case 4: a vocabulary of 300 words, o above 256",
+            (edge.normal(size=d), int(edge.integers(257, V)), edge.normal(size=(V, d))),
+        )
+    )
     return cases
 
 
@@ -303,6 +400,18 @@ def sgns_cases(seed: int) -> list[Case]:
         Case(
             "hidden case 5: small dot products, |u·v_c| < 1 on both sides of 0",
             _small_scores(rng, V=7, d=4, K=5),
+        )
+    )
+    edge = np.random.default_rng([153, seed])
+    V, d = 300, 3
+    o = int(edge.integers(257, V))
+    neg = np.concatenate([edge.integers(257, V, size=3), [o], edge.integers(0, V, size=2)])
+    edge.shuffle(neg)
+    cases.append(
+        Case(
+            "hidden case 6: a vocabulary of 300 words, o and noise words above 256, o among "
+            "the negatives",
+            (edge.normal(size=d), o, edge.normal(size=(V, d)), neg),
         )
     )
     return cases
@@ -496,7 +605,34 @@ def analogy_cases(seed: int) -> list[Case]:
         Case(
             "hidden case 3: 12 words, an input word is the nearest", _separating_analogy(rng, 12, 3)
         ),
+        Case(
+            "hidden case 4: 10 words of very different norms",
+            _normalized_apart(np.random.default_rng([157, seed]), 10, 4),
+        ),
     ]
+
+
+def _normalized_apart(rng: np.random.Generator, V: int, d: int) -> tuple:
+    """Embeddings of very different norms and a, b, c where the raw target e_b - e_a + e_c and
+    gensim's ê_b - ê_a + ê_c (each input scaled to length 1 first) pick different words, and an
+    input word would win without the exclusion; clear margins (float32 too)."""
+    for _ in range(5000):
+        E = rng.normal(size=(V, d)) * rng.uniform(0.2, 4.0, size=(V, 1))  # (V, d)
+        vocab = rng.choice(_ANALOGY_ARRAY, size=V, replace=False).tolist()
+        a, b, c = (str(w) for w in rng.choice(vocab, size=3, replace=False))
+        inputs = [vocab.index(w) for w in (a, b, c)]
+        e_a, e_b, e_c = E[inputs[0]], E[inputs[1]], E[inputs[2]]
+        cos = cosine_similarity(E, e_b - e_a + e_c)  # (V,)
+        unit = cosine_similarity(E, unit_offset(e_a, e_b, e_c))  # (V,)
+        if int(np.argmax(cos)) not in inputs:
+            continue
+        rest = np.sort(np.delete(cos, inputs))[::-1]
+        rest_unit = np.sort(np.delete(unit, inputs))[::-1]
+        if rest[0] - rest[1] < 0.05 or rest_unit[0] - rest_unit[1] < 0.05:
+            continue
+        if best_excluding(cos, inputs) != best_excluding(unit, inputs):
+            return E, vocab, a, b, c
+    raise RuntimeError("no case found")  # pragma: no cover
 
 
 # ---------------------------------------------------------------- count-based vectors (notes §1)
@@ -530,7 +666,26 @@ def cooccurrence_cases(seed: int) -> list[Case]:
         Case("hidden case 2: sentences shorter than the window (3)", (short, vocab), {"window": 3}),
         Case("hidden case 3: a word repeated next to itself, window 3", (repeated, vocab, 3)),
         Case("hidden case 4: 3 sentences, window 1 by default", (corpus, vocab)),
+        _cooccurrence_edge(seed),
     ]
+
+
+def _cooccurrence_edge(seed: int) -> Case:
+    """An empty sentence, a one-word sentence and a vocabulary word the corpus never uses (its
+    row and column stay 0), window 2: the handout's corpus is any list of lists of words."""
+    rng = np.random.default_rng([155, seed])
+    vocab = list(_WORDS)
+    used = vocab[:-1]  # the last word never occurs
+    corpus = [
+        _sentences(rng, used, [int(rng.integers(5, 8))])[0],
+        [],
+        [str(rng.choice(used))],
+        _sentences(rng, used, [int(rng.integers(3, 6))])[0],
+    ]
+    return Case(
+        "hidden case 5: an empty sentence, a one-word sentence, a word never used, window 2",
+        (corpus, vocab, 2),
+    )
 
 
 COOCCURRENCE_MUTANTS = {
@@ -540,6 +695,7 @@ COOCCURRENCE_MUTANTS = {
         partial(cooccurrence_matrix, offsets=lambda w: range(1, w + 1)),
         partial(cooccurrence_matrix, offsets=lambda w: range(-w, 0)),
     ),
+    "cooccurrence-distance-weighted": partial(cooccurrence_matrix, weight=inverse_distance),
 }
 
 
@@ -832,7 +988,11 @@ QUESTIONS = (
         "Stable softmax",
         7,
         softmax_cases,
-        {"softmax-unstable": unstable_softmax, "softmax-wrong-axis": softmax_wrong_axis},
+        {
+            "softmax-unstable": unstable_softmax,
+            "softmax-wrong-axis": softmax_wrong_axis,
+            "softmax-over-all-entries": softmax_over_all_entries,
+        },
     ),
     _question(
         naive_softmax_loss_and_gradient,
@@ -867,6 +1027,7 @@ QUESTIONS = (
             "sgns-negatives-wrong-sign": partial(neg_sampling_loss_and_gradient, noise_sign=1.0),
             "sgns-negatives-deduplicated": sgns_deduplicated,
             "sgns-outside-row-overwritten": sgns_outside_row_overwritten,
+            "sgns-true-word-skipped": sgns_true_word_skipped,
         },
         id="a1.neg_sampling",
         output_names=("loss", "grad_v_c", "grad_U"),
@@ -894,6 +1055,8 @@ QUESTIONS = (
         {
             "glove-zero-counts-included": partial(glove_loss, include=_include_all),
             "glove-weight-uncapped": partial(glove_loss, weight=partial(glove_weight, cap=False)),
+            "glove-loss-halved": partial(glove_loss, total=halved_sum),
+            "glove-loss-averaged": glove_averaged,
         },
     ),
     _question(
@@ -901,7 +1064,10 @@ QUESTIONS = (
         "Analogies by cosine similarity",
         6,
         analogy_cases,
-        {"analogy-inputs-not-excluded": partial(analogy, exclude_inputs=False)},
+        {
+            "analogy-inputs-not-excluded": partial(analogy, exclude_inputs=False),
+            "analogy-inputs-normalized": partial(analogy, offset=unit_offset),
+        },
     ),
 )
 

@@ -70,6 +70,11 @@ def forward_weights_transposed(X, W_x, W_h, b_h, h0=None):
     return rnn_forward(X, W_x, np.asarray(W_h).T, b_h, h0)
 
 
+def forward_bias_twice(X, W_x, W_h, b_h, h0=None):
+    """`rnn-bias-counted-twice`: torch.nn.RNN's b_ih + b_hh with b_h given to both."""
+    return rnn_forward(X, W_x, W_h, 2.0 * np.asarray(b_h, dtype=np.float64), h0)
+
+
 def h0_ignored(fn):
     """`rnn-h0-ignored`: the forward pass starts from zeros whatever h0 is given (the
     reference called without h0; where no h0 is given this is the reference itself)."""
@@ -121,6 +126,7 @@ def _bptt_mutants(fn, *, ce: bool) -> dict[str, Any]:
         # root causes first: forward-pass bugs inside a BPTT function
         "rnn-weights-transposed": hooked(forward=forward_weights_transposed),
         "rnn-h0-ignored": h0_ignored(fn),
+        "rnn-bias-counted-twice": hooked(forward=forward_bias_twice),
         "bptt-missing-tanh-derivative": hooked(activation_derivative=_ones),
         "bptt-derivative-of-preactivation": hooked(activation_derivative=_one_minus_z2),
         "bptt-outer-product-transposed": forms({"outer": _outer_transposed}),
@@ -159,6 +165,13 @@ def clip_per_tensor(grads, max_norm):
 def clip_always_rescales(grads, max_norm):
     """`clip-always-rescales`: g · c/‖g‖ even when ‖g‖ <= c (small gradients scaled up)."""
     return clip_by_global_norm(grads, max_norm, factor=lambda norm, c: c / norm)
+
+
+def clip_by_value(grads, max_norm):
+    """`clip-by-value`: every entry clipped to [-c, c] (min-char-rnn's np.clip, clip_grad_value_)."""
+    return {
+        k: np.clip(np.asarray(g, dtype=np.float64), -max_norm, max_norm) for k, g in grads.items()
+    }
 
 
 def perplexity_in_bits(logits, targets):
@@ -220,7 +233,49 @@ def forward_cases(seed: int) -> list[Case]:
     for i, p in enumerate(_hidden(rng)):
         args, kwargs = _args(p)
         cases.append(Case(_label(i, p), args, kwargs))
-    return cases
+    return cases + _forward_edges(seed)
+
+
+# The input domain of every graded function, argument by argument (issue 33, item 4): what the
+# handout allows, and the edges the hidden cases are drawn at. Edge cases come after a
+# question's other cases, from a stream of their own (salts 251 …), so that every earlier case
+# stays exactly as it was.
+DOMAINS: dict[str, dict[str, Any]] = {
+    "a2.rnn_forward": {
+        "X": "(T, D) float, T >= 1: T = 1 (one step)",
+        "W_x, W_h, b_h": "(H, D), (H, H), (H,): H != D, H = 1 (one unit)",
+        "h0": "(H,) or None (zeros)",
+    },
+    "a2.bptt_final_state": {
+        "X, W_x, W_h, b_h, h0": "as in rnn_forward; T >= 4 and T = 1",
+        "y": "(H,) float",
+    },
+    "a2.bptt_sequence_ce": {
+        "X, W_x, W_h, b_h, h0": "as in rnn_forward",
+        "W_o, b_o": "(C, H), (C,): logits in the hundreds",
+        "targets": "(T,) ints in [0, C), repeated classes",
+    },
+    "a2.clip_by_global_norm": {
+        "grads": "{name: array} of any shapes: one array under c alone, all far above, all zero",
+        "max_norm": "c > 0, below and above the global norm",
+    },
+    "a2.sequence_perplexity": {
+        "logits": "(T, V) float, T >= 1: T = 1; logits in the hundreds; V = 300",
+        "targets": "(T,) ints in [0, V): ids above 256",
+    },
+}
+
+
+def _forward_edges(seed: int) -> list[Case]:
+    """One step (T = 1) and one unit (H = 1): stacked column states squeezed with `.squeeze()`
+    lose the axis of length 1 there, and (T, H) must stay (T, H)."""
+    rng = np.random.default_rng([251, seed])
+    one_step = _rnn_params(rng, 1, 3, 2, h0=True)
+    one_unit = _rnn_params(rng, 4, 3, 1, h0=True)
+    return [
+        Case("hidden case 4: T=1 (one step), D=3, H=2, h0 given", *_args(one_step)),
+        Case("hidden case 5: T=4, D=3, H=1 (one unit), h0 given", *_args(one_unit)),
+    ]
 
 
 def final_state_cases(seed: int) -> list[Case]:
@@ -230,6 +285,10 @@ def final_state_cases(seed: int) -> list[Case]:
         H = p["W_h"].shape[0]
         args, kwargs = _args(p, rng.uniform(-0.9, 0.9, size=H))
         cases.append(Case(_label(i, p), args, kwargs))
+    edge = np.random.default_rng([252, seed])
+    p = _rnn_params(edge, 1, 3, 2, h0=True)
+    args, kwargs = _args(p, edge.uniform(-0.9, 0.9, size=2))
+    cases.append(Case("hidden case 4: T=1 (one step), D=3, H=2, h0 given", args, kwargs))
     return cases
 
 
@@ -348,6 +407,15 @@ def clip_cases(seed: int) -> list[Case]:
             (g, float(2.0 * global_norm(g) + 0.1)),
         )
     )
+    # the domain's edge: a zero gradient (norm 0 <= c: returned unchanged, no division by 0)
+    edge = np.random.default_rng([254, seed])
+    zero = {"W_h": np.zeros((3, 3)), "b_h": np.zeros(3)}
+    cases.append(
+        Case(
+            "hidden case 4: 2 arrays, every entry 0 (a zero gradient)",
+            (zero, float(edge.uniform(0.5, 2.0))),
+        )
+    )
     return cases
 
 
@@ -376,6 +444,20 @@ def perplexity_cases(seed: int) -> list[Case]:
         Case(
             "hidden case 4: T=6 positions, V=5 classes, logits in the hundreds (softmax stability)",
             (logits, targets),
+        )
+    )
+    # the domain's edges: one position (T = 1), and 300 classes with targets above 256
+    edge = np.random.default_rng([255, seed])
+    cases.append(
+        Case(
+            "hidden case 5: T=1 position, V=4 classes",
+            (edge.normal(0.0, 2.0, size=(1, 4)), edge.integers(0, 4, size=1)),
+        )
+    )
+    cases.append(
+        Case(
+            "hidden case 6: T=5 positions, V=300 classes, targets above 256",
+            (edge.normal(0.0, 2.0, size=(5, 300)), edge.integers(257, 300, size=5)),
         )
     )
     return cases
@@ -475,6 +557,7 @@ QUESTIONS = (
         {
             "rnn-weights-transposed": forward_weights_transposed,
             "rnn-h0-ignored": h0_ignored(rnn_forward),
+            "rnn-bias-counted-twice": forward_bias_twice,
         },
         output_names=("Z", "Hs"),
     ),
@@ -500,7 +583,11 @@ QUESTIONS = (
         "Gradient clipping by the global norm",
         10,
         clip_cases,
-        {"clip-per-tensor": clip_per_tensor, "clip-always-rescales": clip_always_rescales},
+        {
+            "clip-per-tensor": clip_per_tensor,
+            "clip-always-rescales": clip_always_rescales,
+            "clip-by-value": clip_by_value,
+        },
         forbidden=("torch.nn.utils.clip_grad_norm_",),
     ),
     _question(
