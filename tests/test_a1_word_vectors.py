@@ -50,6 +50,14 @@ A1_IDS = {
     "svd-not-truncated",
     # issue 17: row o of grad_U overwritten when o is drawn as a negative too
     "sgns-outside-row-overwritten",
+    # issue 33: conventions of the implementations students copy (scipy, word2vec.c, glove.c,
+    # PyTorch GloVe code, gensim, GloVe's cooccur.c)
+    "softmax-over-all-entries",
+    "sgns-true-word-skipped",
+    "glove-loss-halved",
+    "glove-loss-averaged",
+    "analogy-inputs-normalized",
+    "cooccurrence-distance-weighted",
 }
 
 
@@ -338,6 +346,44 @@ MISTAKES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "a1.svd_embeddings",
         [("return U[:, :k] * S[:k]  # (V, k)", "return U * S")],
     ),
+    "softmax-over-all-entries": (
+        "a1.softmax",
+        [
+            ("np.max(x, axis=axis, keepdims=True)", "np.max(x)"),
+            ("np.sum(e, axis=axis, keepdims=True)", "np.sum(e)"),
+        ],
+    ),
+    "sgns-true-word-skipped": (
+        "a1.neg_sampling",
+        [
+            (
+                "neg = np.asarray(neg_indices, dtype=np.int64)  # (K,)",
+                "neg = np.asarray(neg_indices, dtype=np.int64)  # (K,)\n    neg = neg[neg != o]",
+            )
+        ],
+    ),
+    "glove-loss-halved": (
+        "a1.glove_loss",
+        [("return float(np.sum(glove_weight(", "return float(0.5 * np.sum(glove_weight(")],
+    ),
+    "glove-loss-averaged": (
+        "a1.glove_loss",
+        [("return float(np.sum(glove_weight(", "return float(np.mean(glove_weight(")],
+    ),
+    "analogy-inputs-normalized": (
+        "a1.analogy",
+        [
+            (
+                "target = E[idx[b]] - E[idx[a]] + E[idx[c]]  # (d,)",
+                "unit = E / np.linalg.norm(E, axis=1, keepdims=True)\n"
+                "    target = unit[idx[b]] - unit[idx[a]] + unit[idx[c]]  # (d,)",
+            )
+        ],
+    ),
+    "cooccurrence-distance-weighted": (
+        "a1.cooccurrence",
+        [("X[i, ids[s]] += 1\n", "X[i, ids[s]] += 1 / abs(s - t)\n")],
+    ),
 }
 # To keep CI fast, mistakes in functions that do not call each other share one submission;
 # each question is still diagnosed on its own.
@@ -354,6 +400,8 @@ GROUPS = (
     ("skipgram-grad-no-expectation", "svd-not-truncated", "sgns-outside-row-overwritten"),
     ("skipgram-gradU-no-onehot", "cooccurrence-counts-self", "svd-missing-singular-values"),
     ("cooccurrence-one-sided-window", "svd-uses-V"),
+    ("softmax-over-all-entries", "sgns-true-word-skipped", "glove-loss-halved"),
+    ("analogy-inputs-normalized", "cooccurrence-distance-weighted", "glove-loss-averaged"),
 )
 
 
