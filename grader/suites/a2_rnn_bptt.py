@@ -163,10 +163,8 @@ def clip_per_tensor(grads, max_norm):
 
 
 def clip_always_rescales(grads, max_norm):
-    """`clip-always-rescales`: g · c/‖g‖ even when ‖g‖ <= c (small gradients scaled up). A zero
-    gradient then gets 0 · c/0 = 0 · inf: NaN in every entry (the mistake's own output there)."""
-    if global_norm(grads) == 0.0:
-        return {k: np.full(np.shape(g), np.nan) for k, g in grads.items()}
+    """`clip-always-rescales`: g · c/‖g‖ even when ‖g‖ <= c (small gradients scaled up). On a
+    zero gradient c/0 raises: the mistake is no explanation there (a NaN there names nothing)."""
     return clip_by_global_norm(grads, max_norm, factor=lambda norm, c: c / norm)
 
 
