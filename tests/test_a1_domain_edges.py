@@ -1,0 +1,157 @@
+"""a1's hidden cases at the edges of the input domain (issue 33, item 4; the suite's DOMAINS).
+
+Each edge kills a slip that passes every other case: a softmax that handles a non-last axis by
+`x.T` (right for 2-D arrays, another axis on a middle axis of a 3-D one: named
+softmax-wrong-axis, which it is), a one-hot built with `w is o` (the outside word's id above
+256), a noise row found with `k is w` (ids above 256), and co-occurrence offsets indexed through
+`np.array(ids)` (an empty sentence makes a float array: IndexError). The control without the
+edge case shows the case is what kills it; the solution keeps full marks on every edge.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from pathlib import Path
+
+import pytest
+from test_validity_a1a3a6 import judge
+
+from grader import sandbox
+from grader.engine.grade import grade_submission
+from grader.suites import a1_word_vectors as a1
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text()
+FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
+SEEDS = range(6)
+
+
+def _q(qid: str):
+    return a1.ASSIGNMENT.question(qid)
+
+
+def _student(new: str, function: str):
+    """The solution with `function` redefined after it; any error it raises is a failed case,
+    as in the engine (the in-process judge counts ValueError as one)."""
+    ns: dict = {}
+    exec(compile(SOLUTION + "\n\n" + new, "word_vectors.py", "exec"), ns)
+    fn = ns[function]
+
+    def student(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            raise ValueError(repr(e)) from e
+
+    return student
+
+
+TRANSPOSED = """
+def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=np.float64)
+    if axis not in (-1, x.ndim - 1):
+        return softmax(x.T).T  # .T reverses every axis: right in 2-D only
+    z = x - np.max(x, axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / np.sum(e, axis=-1, keepdims=True)
+"""
+IS_O = """
+def naive_softmax_loss_and_gradient(v_c, o, U):
+    v_c = np.asarray(v_c, dtype=np.float64)
+    U = np.asarray(U, dtype=np.float64)
+    scores = U @ v_c
+    y_hat = softmax(scores)
+    m = scores.max()
+    loss = float(-(scores[o] - m - np.log(np.sum(np.exp(scores - m)))))
+    y = np.array([1.0 if w is o else 0.0 for w in range(len(scores))])  # `is`: only up to 256
+    grad_v_c = U.T @ (y_hat - y)
+    return loss, grad_v_c, np.outer(y_hat - y, v_c)
+"""
+IS_K = """
+def neg_sampling_loss_and_gradient(v_c, o, U, neg_indices):
+    v_c = np.asarray(v_c, dtype=np.float64)
+    U = np.asarray(U, dtype=np.float64)
+    neg = np.asarray(neg_indices, dtype=np.int64).tolist()
+    s_o = U[o] @ v_c
+    s_k = U[neg] @ v_c
+    loss = float(-_log_sigmoid(s_o) - np.sum(_log_sigmoid(-s_k)))
+    d_o, d_k = _sigmoid(s_o) - 1.0, _sigmoid(s_k)
+    grad_v_c = d_o * U[o] + d_k @ U[neg]
+    grad_U = np.zeros_like(U)
+    grad_U[o] += d_o * v_c
+    for w in range(U.shape[0]):  # each noise row, found with `is`: only up to 256
+        grad_U[w] += sum(d for k, d in zip(neg, d_k) if k is w) * v_c
+    return loss, grad_v_c, grad_U
+"""
+ARRAY_IDS = """
+def cooccurrence_matrix(corpus, vocab, window=1):
+    idx = {w: i for i, w in enumerate(vocab)}
+    X = np.zeros((len(vocab), len(vocab)))
+    for sentence in corpus:
+        ids = np.array([idx[w] for w in sentence])  # float64 when the sentence is empty
+        for k in range(1, window + 1):
+            np.add.at(X, (ids[:-k], ids[k:]), 1.0)
+            np.add.at(X, (ids[k:], ids[:-k]), 1.0)
+    return X
+"""
+SLIPS = [
+    ("a1.softmax", TRANSPOSED, "softmax", "a middle axis", ["softmax-wrong-axis"]),
+    ("a1.naive_softmax", IS_O, "naive_softmax_loss_and_gradient", "o above 256", []),
+    ("a1.neg_sampling", IS_K, "neg_sampling_loss_and_gradient", "above 256", []),
+    ("a1.cooccurrence", ARRAY_IDS, "cooccurrence_matrix", "an empty sentence", []),
+]
+IDS = ["softmax-transposed", "skipgram-is-o", "sgns-is-k", "cooccurrence-array-ids"]
+
+
+def _without(q, marker: str):
+    return dataclasses.replace(
+        q, cases=lambda seed: [c for c in q.cases(seed) if marker not in c.name]
+    )
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_every_student_gets_each_edge_hidden(seed):
+    for qid, _, _, marker, _ in SLIPS:
+        (edge,) = [c for c in _q(qid).cases(seed) if marker in c.name]
+        assert not edge.visible
+    (big,) = [c for c in _q("a1.naive_softmax").cases(seed) if "above 256" in c.name]
+    assert big.args[1] > 256 and big.args[2].shape[0] == 300
+    (big,) = [c for c in _q("a1.neg_sampling").cases(seed) if "above 256" in c.name]
+    v_c, o, U, neg = big.args
+    assert o > 256 and o in set(neg) and sum(k > 256 for k in neg) >= 3
+    (empty,) = [c for c in _q("a1.cooccurrence").cases(seed) if "empty sentence" in c.name]
+    corpus, vocab, window = empty.args
+    assert [] in corpus and any(len(s) == 1 for s in corpus) and window == 2
+    assert vocab[-1] not in {w for s in corpus for w in s}  # a word never used: a zero row
+
+
+@pytest.mark.parametrize("qid, new, function, marker, names", SLIPS, ids=IDS)
+def test_each_edge_docks_its_slip(qid, new, function, marker, names):
+    q, slip = _q(qid), _student(new, function)
+    for seed in SEEDS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert judge(q, slip, seed) == (1, names), seed
+            # the control: without its edge case the slip passes every case
+            assert judge(_without(q, marker), slip, seed) == (0, []), seed
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_solution_keeps_full_marks_on_the_edges(seed):
+    ns: dict = {}
+    exec(compile(SOLUTION, "word_vectors.py", "exec"), ns)
+    for qid in ("a1.softmax", "a1.naive_softmax", "a1.neg_sampling", "a1.cooccurrence"):
+        q = _q(qid)
+        assert judge(q, ns[q.function], seed) == (0, []), (qid, seed)
+
+
+@pytest.mark.parametrize("student", ["ann@uni.edu", "bob@uni.edu"])
+def test_the_identity_slip_loses_points_through_the_sandbox(tmp_path, student):
+    # o travels to the student's process as a Python int: `is` holds only up to 256 there too
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "word_vectors.py").write_text(SOLUTION + "\n\n" + IS_O)
+    only = dataclasses.replace(a1.ASSIGNMENT, questions=(_q("a1.naive_softmax"),))
+    (q,) = grade_submission(folder, only, student=student, limits=FAST).questions
+    assert q.score < q.max_score and q.misconceptions == [], q.feedback
