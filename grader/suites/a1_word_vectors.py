@@ -253,7 +253,7 @@ DOMAINS: dict[str, dict[str, str]] = {
         "v_c": "(d,) float; dot products to ±1000 and small ones on both sides of 0",
         "o": "an int in [0, V): above 256 in a vocabulary of 300",
         "U": "(V, d)",
-        "neg_indices": "(K,) ints, repeats, o itself among them, ids above 256",
+        "neg_indices": "(K,) ints, repeats, o itself among them, ids above 256 (K >= 1)",
     },
     "a1.noise": {
         "counts": "(V,) counts >= 0, zeros (a word never seen), large counts",
@@ -405,12 +405,13 @@ def sgns_cases(seed: int) -> list[Case]:
     edge = np.random.default_rng([153, seed])
     V, d = 300, 3
     o = int(edge.integers(257, V))
-    neg = np.concatenate([edge.integers(257, V, size=3), [o], edge.integers(0, V, size=2)])
+    big = edge.integers(257, V, size=3)
+    neg = np.concatenate([big, [big[0], o], edge.integers(0, V, size=2)])  # a repeat, and o
     edge.shuffle(neg)
     cases.append(
         Case(
             "hidden case 6: a vocabulary of 300 words, o and noise words above 256, o among "
-            "the negatives",
+            "the negatives, one drawn twice",
             (edge.normal(size=d), o, edge.normal(size=(V, d)), neg),
         )
     )
