@@ -15,7 +15,8 @@ def softmax(x, axis=-1):
 
     x: array of any shape. Returns the same shape, summing to 1 along `axis`:
         softmax(x)_i = exp(x_i - max_j x_j) / Σ_j exp(x_j - max_j x_j).
-    Must stay finite for logits around ±1000.
+    Must stay finite for logits around ±1000. Each slice along `axis` sums to 1, not the whole
+    array (`scipy.special.softmax(x)` without an axis normalises every entry together).
     """
     raise NotImplementedError
 
@@ -35,7 +36,8 @@ def naive_softmax_loss_and_gradient(v_c, o, U):
 def neg_sampling_loss_and_gradient(v_c, o, U, neg_indices):
     """Skip-gram with negative sampling (SGNS) for one pair and K noise words.
 
-    v_c: (d,); o: int; U: (V, d); neg_indices: (K,) int, may repeat (a repeat counts each time).
+    v_c: (d,); o: int; U: (V, d); neg_indices: (K,) int, may repeat (a repeat counts each time)
+    and may contain o itself (then it is a noise word too: word2vec.c's skip of it is not used).
     loss = -log σ(u_o·v_c) - Σ_k log σ(-u_k·v_c).
     Returns (loss: float, grad_v_c: (d,), grad_U: (V, d)). Use a sigmoid that does not
     overflow when |u·v_c| is about 1000.
@@ -63,7 +65,7 @@ def glove_loss(W, W_tilde, b, b_tilde, X, x_max=100.0, alpha=0.75):
     """GloVe loss J = Σ over X_ij > 0 of f(X_ij) (w_i·w̃_j + b_i + b̃_j - log X_ij)^2.
 
     W, W_tilde: (V, d) (row i = w_i, row j = w̃_j); b, b_tilde: (V,); X: (V, V) counts.
-    Returns a float.
+    Returns a float: the sum itself (no 1/2 as in glove.c's cost, no mean over the pairs).
     """
     raise NotImplementedError
 
@@ -72,7 +74,8 @@ def analogy(E, vocab, a, b, c):
     """a : b :: c : ?  by cosine similarity.
 
     E: (V, d) embeddings, row i for vocab[i]; vocab: list of V words; a, b, c: words of vocab.
-    Returns the word w, not one of a, b, c, with the highest cos(e_w, e_b - e_a + e_c).
+    Returns the word w, not one of a, b, c, with the highest cos(e_w, e_b - e_a + e_c), with the
+    raw vectors e_a, e_b, e_c (not scaled to length 1 first, as gensim's most_similar does).
     """
     raise NotImplementedError
 
@@ -83,7 +86,9 @@ def cooccurrence_matrix(corpus, vocab, window=1):
     corpus: list of sentences, each a list of words; vocab: list of V words (every corpus word
     is in it). Returns X (V, V) float: X[i, j] = the number of times vocab[j] occurs within
     `window` positions (on either side) of an occurrence of vocab[i], in the same sentence.
-    A word is not its own neighbour (the centre position is not counted); X is symmetric.
+    A word is not its own neighbour (the centre position is not counted); X is symmetric. Every
+    neighbour adds 1, however far inside the window (no 1/distance weighting as in GloVe's
+    cooccur.c). A sentence may be empty or a single word.
     """
     raise NotImplementedError
 

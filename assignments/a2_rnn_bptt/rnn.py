@@ -29,7 +29,8 @@ def rnn_forward(X, W_x, W_h, b_h, h0=None):
     Returns:
         (Z, Hs), both (T, H): row t of Z is the preactivation
             z_t = x_t W_x^T + h_{t-1} W_h^T + b_h,
-        row t of Hs is the state h_t = tanh(z_t).
+        row t of Hs is the state h_t = tanh(z_t). One bias b_h (torch.nn.RNN adds two,
+        b_ih + b_hh). T may be 1: the outputs are still (T, H).
     """
     raise NotImplementedError
 
@@ -87,6 +88,8 @@ def clip_by_global_norm(grads, max_norm):
     Returns:
         A dict with the same keys and shapes: g when ||g||_2 <= c, else (c / ||g||_2) g, where
         ||g||_2 = sqrt(Σ over all arrays, all entries of g^2) is ONE norm over all arrays together.
+        Not clipping by value (each entry to [-c, c], as min-char-rnn does). A zero gradient
+        (norm 0) is returned unchanged.
     """
     raise NotImplementedError
 
