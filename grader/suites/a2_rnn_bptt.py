@@ -163,8 +163,11 @@ def clip_per_tensor(grads, max_norm):
 
 
 def clip_always_rescales(grads, max_norm):
-    """`clip-always-rescales`: g · c/‖g‖ even when ‖g‖ <= c (small gradients scaled up). On a
-    zero gradient c/0 raises: the mistake is no explanation there (a NaN there names nothing)."""
+    """`clip-always-rescales`: g · c/‖g‖ even when ‖g‖ <= c (small gradients scaled up). A zero
+    gradient has no c/0: there the mistake shows nothing (the right output), so a NaN or a
+    crash of the student's there is no evidence for it."""
+    if global_norm(grads) == 0.0:
+        return clip_by_global_norm(grads, max_norm)
     return clip_by_global_norm(grads, max_norm, factor=lambda norm, c: c / norm)
 
 
