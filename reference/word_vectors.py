@@ -28,8 +28,8 @@ one call with one piece swapped, never a retyped algorithm):
 - `cooccurrence_matrix(..., offsets=...)`: the relative positions counted (0 included: a word
   is its own neighbour; only 1 … window: a one-sided window); `weight(s)` what one neighbour
   at offset s adds (GloVe's cooccur.c adds 1/|s|: `inverse_distance`).
-- `svd_embeddings(..., side="V" | scale=False | truncate=False)`: the rows of V instead of U,
-  U without Σ, no truncation to k.
+- `svd_embeddings(..., side="V" | scale=False | truncate=False | power=0.5)`: the rows of V
+  instead of U, U without Σ, no truncation to k, U Σ^½ (hyperwords' eigenvalue weighting).
 """
 
 from __future__ import annotations
@@ -334,18 +334,20 @@ def svd_embeddings(
     side: str = "U",
     scale: bool = True,
     truncate: bool = True,
+    power: float = 1.0,
 ) -> np.ndarray:
     """Rows of U_k Σ_k from X = U Σ V^T: the best rank-k embedding of the co-occurrence rows.
 
     Singular vectors are defined up to the sign of each column, so is the result. Hooks:
     `side="V"` takes the rows of V (the context side) instead of U, `scale=False` leaves out
-    Σ, `truncate=False` keeps every singular direction instead of the first k.
+    Σ, `truncate=False` keeps every singular direction instead of the first k, `power=0.5`
+    scales by Σ^½ (hyperwords' eigenvalue weighting, Levy, Goldberg & Dagan 2015).
     """
     X = np.asarray(X, dtype=np.float64)  # (V, C)
     U, S, Vh = np.linalg.svd(X, full_matrices=False)  # (V, r), (r,), (r, C)
     vectors = U if side == "U" else Vh.T  # (V, r) or (C, r)
     n = k if truncate else S.shape[0]
-    return vectors[:, :n] * S[:n] if scale else vectors[:, :n].copy()  # (V, k)
+    return vectors[:, :n] * S[:n] ** power if scale else vectors[:, :n].copy()  # (V, k)
 
 
 def gram_matrix(E: np.ndarray) -> np.ndarray:

@@ -362,3 +362,33 @@ def test_a_nan_producing_slip_is_docked_and_named_nothing(tmp_path):
     for student in STUDENTS_3:
         q = _grade(tmp_path, _with("glove_loss", GLOVE_NAN_SLIP), "a1.glove_loss", student)
         assert q.score < q.max_score and q.misconceptions == [], (student, q.misconceptions)
+
+
+# ---------------------------------------------------------------- hyperwords' SVD weighting
+
+
+def hyperwords_svd(X, k):
+    """hyperwords' SVDEmbedding with eig=0.5 (Levy, Goldberg & Dagan 2015): ut.T * s**0.5."""
+    ut, s, _ = np.linalg.svd(np.asarray(X, dtype=float), full_matrices=False)
+    return ut[:, :k] * s[:k] ** 0.5
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_hyperwords_eigenvalue_weighting_is_docked_and_named(seed):
+    svd = a1.ASSIGNMENT.question("a1.svd_embeddings")
+    cases = svd.cases(seed)
+    mutant = svd.mutants["svd-sqrt-singular-values"]
+    for case in cases:  # the hook is hyperwords' formula (up to column signs: the Gram matrix)
+        got, want = run_trusted(mutant, case), hyperwords_svd(*case.args)
+        np.testing.assert_allclose(got @ got.T, want @ want.T, rtol=1e-9, atol=1e-9)
+    judged = svd.custom(cases, [hyperwords_svd(*c.args) for c in cases])
+    assert not all(ok for _, ok, _ in judged.checks)
+    assert judged.misconceptions == ["svd-sqrt-singular-values"]
+    right = svd.custom(cases, [_usigma(*c.args) for c in cases])
+    assert all(ok for _, ok, _ in right.checks) and right.misconceptions == []
+
+
+def _usigma(X, k):
+    """scikit-learn's TruncatedSVD.fit_transform (exact, not randomised): U_k Σ_k."""
+    u, s, _ = np.linalg.svd(np.asarray(X, dtype=float), full_matrices=False)
+    return u[:, :k] * s[:k]

@@ -58,6 +58,7 @@ A1_IDS = {
     "glove-loss-averaged",
     "analogy-inputs-normalized",
     "cooccurrence-distance-weighted",
+    "svd-sqrt-singular-values",
 }
 
 
@@ -380,6 +381,10 @@ MISTAKES: dict[str, tuple[str, list[tuple[str, str]]]] = {
             )
         ],
     ),
+    "svd-sqrt-singular-values": (
+        "a1.svd_embeddings",
+        [("return U[:, :k] * S[:k]  # (V, k)", "return U[:, :k] * np.sqrt(S[:k])")],
+    ),
     "cooccurrence-distance-weighted": (
         "a1.cooccurrence",
         [("X[i, ids[s]] += 1\n", "X[i, ids[s]] += 1 / abs(s - t)\n")],
@@ -400,7 +405,12 @@ GROUPS = (
     ("skipgram-grad-no-expectation", "svd-not-truncated", "sgns-outside-row-overwritten"),
     ("skipgram-gradU-no-onehot", "cooccurrence-counts-self", "svd-missing-singular-values"),
     ("cooccurrence-one-sided-window", "svd-uses-V"),
-    ("softmax-over-all-entries", "sgns-true-word-skipped", "glove-loss-halved"),
+    (
+        "softmax-over-all-entries",
+        "sgns-true-word-skipped",
+        "glove-loss-halved",
+        "svd-sqrt-singular-values",
+    ),
     ("analogy-inputs-normalized", "cooccurrence-distance-weighted", "glove-loss-averaged"),
 )
 

@@ -177,3 +177,28 @@ def test_each_deviation_alone_is_named_by_the_engine(tmp_path):
     )
     q = _grade(tmp_path, SOLUTION + "\n\n" + one, "a2.rnn_forward", "ann@uni.edu")
     assert q.misconceptions == ["rnn-bias-counted-twice"] and q.score < q.max_score
+
+
+# ---------------------------------------------------------------- KenLM's log10
+
+
+def kenlm_style(logits, targets):
+    """Scores as KenLM reports them: log10 p per token, total, ppl = 10^(-total / N)."""
+    logits = np.asarray(logits, dtype=np.float64)
+    total = 0.0
+    for row, y in zip(logits, np.asarray(targets).tolist()):
+        m = row.max()
+        total += (row[y] - m - np.log(np.exp(row - m).sum())) / np.log(10.0)  # log10 p
+    return -total / len(logits), float(10.0 ** (-total / len(logits)))
+
+
+def test_kenlms_log10_scores_are_docked_and_named():
+    q = a2.ASSIGNMENT.question("a2.sequence_perplexity")
+    for seed in SEEDS:
+        for case in q.cases(seed):
+            got = run_trusted(q.mutants["ce-in-log10"], case)
+            assert any(np.allclose(o, kenlm_style(*case.args), rtol=1e-12) for o in got.options)
+            # the perplexity is the same in any base: the CE is what differs
+            assert kenlm_style(*case.args)[1] == pytest.approx(run_trusted(q.reference, case)[1])
+        failed, named = judge(q, kenlm_style, seed)
+        assert failed >= 1 and named == ["ce-in-log10"], (seed, failed, named)

@@ -50,6 +50,7 @@ A2_IDS = (
     # issue 33: conventions of the implementations students copy (torch.nn.RNN, min-char-rnn)
     "rnn-bias-counted-twice",
     "clip-by-value",
+    "ce-in-log10",  # KenLM's log10 scores
 )
 # ids only the written derivation a2.w_bptt_factor names (its broken steps), no code mutant
 A2_WRITTEN_IDS = (
@@ -351,6 +352,17 @@ MISTAKES = {
                 "Z[t] = X[t] @ W_x.T + h @ W_h.T + b_h",
                 "Z[t] = X[t] @ W_x.T + b_h + h @ W_h.T + b_h",
             ),
+        ),
+    ),
+    "ce-in-log10": (
+        "a2.sequence_perplexity",
+        _edit(
+            SOLUTION_SOURCE,
+            (
+                "ce = float(-logp[np.arange(len(targets)), targets].mean())",
+                "ce = float(-logp[np.arange(len(targets)), targets].mean() / np.log(10))",
+            ),
+            ("return ce, float(np.exp(ce))", "return ce, float(10.0 ** ce)"),
         ),
     ),
     "clip-by-value": (

@@ -96,7 +96,7 @@ def cooccurrence_matrix(corpus, vocab, window=1):
 def svd_embeddings(X, k):
     """Count-based embeddings: with X = U Σ V^T (a full SVD, singular values in decreasing
     order), return the rows of U_k Σ_k, shape (V, k): the first k columns of U, each scaled
-    by its singular value.
+    by its singular value (not by its square root, as hyperwords' eigenvalue weighting does).
 
     Singular vectors are only defined up to the sign of each column, so either sign is
     accepted: the grader compares dot products and cosine similarities between your rows.

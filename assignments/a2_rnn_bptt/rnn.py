@@ -106,5 +106,6 @@ def sequence_perplexity(logits, targets):
         perplexity = exp(ce_nats) (a float).
 
     The logits can be in the hundreds: compute log-softmax stably (subtract the row max).
+    Natural logs: not log2 (nltk.lm) nor log10 (KenLM). T may be 1.
     """
     raise NotImplementedError

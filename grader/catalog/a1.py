@@ -271,4 +271,15 @@ register(
         section="the handout, question 15 (the number of times word j occurs within `window` "
         "positions); notes §1, 'Two families' (co-occurrence matrix)",
     ),
+    Misconception(
+        id="svd-sqrt-singular-values",
+        title="rows of U Σ^½ (hyperwords' eigenvalue weighting)",
+        explanation=(
+            "Your embedding scales each direction by the square root of its singular value, "
+            "U_k Σ_k^½, the 'eigenvalue weighting' p = 0.5 of Levy, Goldberg & Dagan's hyperwords "
+            "code. The handout asks for U_k Σ_k (what scikit-learn's TruncatedSVD.fit_transform "
+            "returns): each column of U_k times its singular value itself."
+        ),
+        section="the handout, question 16 (the rows of U_k Σ_k); notes §1, 'Two families'",
+    ),
 )

@@ -294,4 +294,15 @@ register(
         section="slides Week 06, 'Gradient clipping limits a large update direction' (notes §2); "
         "the handout, question 4",
     ),
+    Misconception(
+        id="ce-in-log10",
+        title="cross-entropy in log base 10 (KenLM's scores)",
+        explanation=(
+            "Your cross-entropy uses log10, the base of KenLM's and SRILM's log-probabilities: it "
+            "is the CE in nats divided by ln 10 ≈ 2.303. The course's cross-entropy is in nats "
+            "(natural log), and the perplexity is exp(CE); 10^(CE in log10) is the same "
+            "perplexity, but the CE asked for is the one in nats."
+        ),
+        section="notes §2, 'Language modeling & training' (perplexity = exp of the CE in nats)",
+    ),
 )

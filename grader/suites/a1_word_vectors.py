@@ -751,6 +751,7 @@ SVD_MUTANTS = {
     "svd-missing-singular-values": partial(svd_embeddings, scale=False),
     "svd-uses-V": partial(svd_embeddings, side="V"),
     "svd-not-truncated": partial(svd_embeddings, truncate=False),
+    "svd-sqrt-singular-values": partial(svd_embeddings, power=0.5),
 }
 SVD_TOL = Tolerance(rtol=1e-4, atol=1e-6)
 

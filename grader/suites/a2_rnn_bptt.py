@@ -184,6 +184,13 @@ def perplexity_in_bits(logits, targets):
     return AnyOf((ce, float(2.0**ce)), (ce, float(np.exp(ce))))
 
 
+def perplexity_in_log10(logits, targets):
+    """`ce-in-log10`: CE with log base 10 (KenLM's and SRILM's scores); its perplexity 10^CE
+    (right) or exp(CE) (wrong too)."""
+    ce = sequence_ce(logits, targets, base=10.0)
+    return AnyOf((ce, float(10.0**ce)), (ce, float(np.exp(ce))))
+
+
 def perplexity_base_2(logits, targets):
     """`perplexity-base-2`: 2^CE with CE in nats."""
     ce, _ = sequence_perplexity(logits, targets)
@@ -598,6 +605,7 @@ QUESTIONS = (
             "ce-sum-not-mean": perplexity_of_summed_ce,
             "perplexity-base-2": perplexity_base_2,
             "ce-in-bits": perplexity_in_bits,
+            "ce-in-log10": perplexity_in_log10,
         },
         output_names=("ce_nats", "perplexity"),
     ),
