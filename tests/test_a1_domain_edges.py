@@ -174,3 +174,18 @@ def test_the_analogy_cases_before_the_appended_one_are_the_pinned_ones():
         assert len(cases) == 5 and "very different norms" in cases[4].name
         h.update(pickle.dumps(_plain(cases[:4]), protocol=4))
     assert h.hexdigest() == PINNED["a1_word_vectors/a1.analogy"]
+
+
+def test_every_graded_function_declares_the_domain_of_each_argument():
+    import inspect
+
+    code = [q for q in a1.ASSIGNMENT.questions if hasattr(q, "mutants")]
+    assert set(a1.DOMAINS) == {q.id for q in code}
+    for q in code:
+        params = [
+            p
+            for p in inspect.signature(q.reference).parameters.values()
+            if p.kind is p.POSITIONAL_OR_KEYWORD
+        ]
+        declared = {name.strip() for key in a1.DOMAINS[q.id] for name in key.split(",")}
+        assert {p.name for p in params} <= declared, (q.id, declared)
