@@ -589,8 +589,17 @@ def _prob_cases(seed: int) -> list[Case]:
     return cases
 
 
+def _context_count_only(c_context: float, k: float, vocab_size: int) -> float:
+    """addk-missing-v's denominator, c(context): a context never seen divides by zero, which
+    a student's code raises on (Python floats) or turns into inf (NumPy's): no value to compare,
+    so the mistake does not apply to that case (grader/mutants.py, NOT_APPLICABLE)."""
+    if c_context == 0:
+        raise ZeroDivisionError("c(context) = 0 with no k·V")
+    return c_context
+
+
 PROB_MUTANTS: dict[str, Callable[..., Any]] = {
-    "addk-missing-v": partial(cl.ngram_prob, denominator=lambda c, k, V: c),
+    "addk-missing-v": partial(cl.ngram_prob, denominator=_context_count_only),
 }
 
 
