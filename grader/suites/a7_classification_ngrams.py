@@ -224,10 +224,6 @@ def _ce_cases(seed: int) -> list[Case]:
             (edge.normal(0.0, 2.0, size=(1, 5)), edge.integers(0, 5, size=1)),
         )
     )
-    z = edge.normal(0.0, 2.0, size=(3, 4))
-    cases.append(
-        Case("domain edge: the first and the last class, B = 3, C = 4", (z, np.array([0, 3, 3])))
-    )
     return cases
 
 
