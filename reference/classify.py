@@ -10,7 +10,7 @@ error=..., batch_mean_grad=False)`, `dan_forward/dan_backward(..., average=...)`
 `dan_backward(..., scatter=...)`, `ngram_counts(..., start_pad=...)`,
 `ngram_counts(..., end_pad=...)`, `ngram_prob(..., denominator=...)`,
 `ngram_perplexity(..., prob=..., start_pad=..., end_pad=..., predict_end=False,
-exponentiate=..., per_sentence=..., count_end=False, skip_unknown=True)`, and
+exponentiate=..., per_sentence=True, count_end=False, skip_unknown=True)`, and
 `softmax_cross_entropy(..., reduce_loss=np.sum)`.
 """
 
@@ -279,6 +279,11 @@ def predictions(
     return [(tuple(tokens[i - n + 1 : i]), tokens[i]) for i in range(n - 1, last)]
 
 
+def nltk_end_pad(n: int) -> int:
+    """How many "</s>" nltk.lm's pad_both_ends puts at the end: n − 1."""
+    return n - 1
+
+
 def known_words(counts: Counts) -> set[str]:
     """The words the counts hold ("</s>" included, "<s>" never): the model's vocabulary."""
     return {w for g in counts for w in g} - {BOS}
@@ -293,10 +298,10 @@ def ngram_perplexity(
     *,
     prob: Callable[..., float] = ngram_prob,
     start_pad: int | None = None,
-    end_pad: int = 1,
+    end_pad: int | Callable[[int], int] = 1,
     predict_end: bool = True,
     exponentiate: Callable[[float], float] = np.exp,
-    per_sentence: str | None = None,
+    per_sentence: bool = False,
     count_end: bool = True,
     skip_unknown: bool = False,
 ) -> float:
@@ -305,27 +310,27 @@ def ngram_perplexity(
     N counts each sentence's words plus its "</s>" ("<s>" is never predicted), over all the
     sentences together; a word the counts never saw is predicted like any other. Hooks: `prob`
     is P(word | context); `start_pad`, `end_pad`, `predict_end` as in `predictions`;
+    `end_pad` may be a function of n (`nltk_end_pad`: n − 1, nltk.lm's pad_both_ends);
     `exponentiate(H)` turns the cross-entropy H (nats) into the perplexity (correct: exp);
-    `per_sentence="ppl"` averages the sentences' own perplexities (Hugging Face evaluate's
-    mean_perplexity), `"ce"` exponentiates the mean of their cross-entropies;
+    `per_sentence=True` averages the sentences' own perplexities (Hugging Face evaluate's
+    mean_perplexity);
     `count_end=False` divides by the words only, the "</s>" logs still summed (SRILM's ppl1);
     `skip_unknown=True` leaves out the predictions of words the counts never saw (SRILM's
     OOVs, KenLM's "excluding OOVs").
     """
     known = known_words(counts)
+    ends = end_pad(n) if callable(end_pad) else end_pad
     per: list[list[float]] = []
     sizes: list[int] = []
     for s in sentences:
-        pairs = predictions(s, n, start_pad=start_pad, end_pad=end_pad, predict_end=predict_end)
+        pairs = predictions(s, n, start_pad=start_pad, end_pad=ends, predict_end=predict_end)
         if skip_unknown:
             pairs = [(ctx, w) for ctx, w in pairs if w in known]
         per.append([float(np.log(prob(counts, vocab_size, ctx, w, k))) for ctx, w in pairs])
         sizes.append(len(pairs) - (0 if count_end else sum(w == EOS for _, w in pairs)))
-    if per_sentence is None:
+    if not per_sentence:
         flat = [x for logs in per for x in logs]
         H = -float(np.mean(flat) if count_end else np.sum(flat) / sum(sizes))  # nats
         return float(exponentiate(H))
     Hs = [-float(np.sum(logs)) / size for logs, size in zip(per, sizes)]
-    if per_sentence == "ppl":
-        return float(np.mean([exponentiate(H) for H in Hs]))
-    return float(exponentiate(float(np.mean(Hs))))
+    return float(np.mean([exponentiate(H) for H in Hs]))

@@ -108,7 +108,7 @@ def test_perplexity_hooks_are_the_tools_formulas_on_nltks_scores(n, k):
     assert ppl(end_pad=n - 1) == pytest.approx(model.perplexity(nltk_grams), rel=1e-12)
     # Hugging Face evaluate's perplexity: ppl_i = exp(mean NLL of text i), mean_perplexity = mean
     mean_ppl = np.mean([math.exp(-np.mean(logs)) for logs, _ in per])
-    assert ppl(per_sentence="ppl") == pytest.approx(mean_ppl, rel=1e-12)
+    assert ppl(per_sentence=True) == pytest.approx(mean_ppl, rel=1e-12)
     # SRILM: ppl = 10^(−logprob / (words − OOVs + sentences)), ppl1 = 10^(−logprob / (words − OOVs))
     # with logprob the log10 sum over the words and "</s>"; OOVs are not scored
     log10 = [x / math.log(10.0) for logs, _ in per for x in logs]
@@ -227,20 +227,60 @@ def test_an_evaluate_style_file_is_named_when_graded(tmp_path):
 # ---------------------------------------------------------------- names: controls (item 5)
 
 
-def test_two_conventions_in_one_file_are_not_named_as_either_alone():
-    """SRILM's ppl1 on top of a per-sentence mean: neither entry alone reproduces the output."""
-    one = SRILM_PPL1
+PAIRS = {
+    "ppl1+per-sentence": (
+        ["perplexity-averaged-per-sentence", "perplexity-n-excludes-end"],
+        [
+            ("            N += 1\n", '            N += tokens[i] != "</s>"\n'),
+            (
+                "    total, N = 0.0, 0\n    for sentence in sentences:\n",
+                "    if len(sentences) > 1:\n"
+                "        return float(np.mean([ngram_perplexity(counts, vocab_size, [s], n, k)\n"
+                "                              for s in sentences]))\n"
+                "    total, N = 0.0, 0\n    for sentence in sentences:\n",
+            ),
+        ],
+    ),
+    "nltk-padding+base-2": (
+        ["ngram-end-padded-n-minus-1", "perplexity-base-2"],
+        [
+            (
+                'return ["<s>"] * (n - 1) + list(sentence) + ["</s>"]',
+                'return ["<s>"] * (n - 1) + list(sentence) + ["</s>"] * (n - 1)',
+            ),
+            ("return float(np.exp(total / N))", "return float(2 ** (total / N))"),
+        ],
+    ),
+    "oov+ppl1": (
+        ["perplexity-n-excludes-end", "perplexity-skips-unknown-words"],
+        [
+            ("            N += 1\n", '            N += tokens[i] != "</s>"\n'),
+            (
+                "            p = ngram_prob(",
+                "            if not any(tokens[i] in g for g in counts):\n"
+                "                continue\n            p = ngram_prob(",
+            ),
+        ],
+    ),
+}
 
-    def both(counts, vocab_size, sentences, n, k=1.0):
-        return float(np.mean([one(counts, vocab_size, [s], n, k) for s in sentences]))
 
-    for seed in SEEDS:
-        failed, named = judge(PPL, both, seed)
-        assert failed >= 1
-        assert named in ([], ["perplexity-averaged-per-sentence", "perplexity-n-excludes-end"]), (
-            seed,
-            named,
-        )
+@pytest.mark.parametrize("label", sorted(PAIRS))
+def test_two_conventions_in_one_file_are_named_together(tmp_path, label):
+    """Two of the tools' conventions at once: neither alone reproduces the output; the engine's
+    combinations of the question's own mistakes (partials of the reference) name both."""
+    ids, edits = PAIRS[label]
+    source = SOLUTION
+    for old, new in edits:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    folder = tmp_path / "pat"
+    folder.mkdir()
+    (folder / "classify.py").write_text(source)
+    only = dataclasses.replace(A7, questions=(PPL,))
+    (q,) = grade_submission(folder, only, student="pat@uni.edu", limits=FAST).questions
+    assert q.score < q.max_score
+    assert sorted(q.misconceptions) == sorted(ids), q.feedback
 
 
 def test_an_infinite_perplexity_supports_no_name():

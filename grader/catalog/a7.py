@@ -138,9 +138,9 @@ register(
         id="perplexity-averaged-per-sentence",
         title="the perplexity averaged sentence by sentence",
         explanation=(
-            "Your perplexity matches an average over the sentences: the mean of each sentence's "
-            "own perplexity (Hugging Face evaluate's mean_perplexity), or exp of the mean of the "
-            "sentences' cross-entropies. That weights a short sentence as much as a long one. "
+            "Your perplexity matches the mean of each sentence's own perplexity, as Hugging Face "
+            "evaluate's mean_perplexity averages them. That weights a short sentence as much as "
+            "a long one. "
             "The handout's perplexity is one number over all the predicted tokens together: "
             "PPL = exp(−(1/N) Σ_i log P(w_i | context_i)), N the predicted tokens of every "
             "sentence."

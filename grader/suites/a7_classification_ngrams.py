@@ -651,22 +651,6 @@ def _ppl_start_pads(counts, vocab_size, sentences, n, k=1.0) -> AnyOf:
     )
 
 
-def _ppl_end_pads(counts, vocab_size, sentences, n, k=1.0) -> float:
-    """ngram-end-padded-n-minus-1: n − 1 "</s>" at the end, every one predicted (nltk.lm)."""
-    return cl.ngram_perplexity(counts, vocab_size, sentences, n, k, end_pad=n - 1)
-
-
-def _ppl_per_sentence(counts, vocab_size, sentences, n, k=1.0) -> AnyOf:
-    """perplexity-averaged-per-sentence: the mean of the sentences' perplexities, or exp of the
-    mean of their cross-entropies."""
-    return AnyOf(
-        *(
-            cl.ngram_perplexity(counts, vocab_size, sentences, n, k, per_sentence=how)
-            for how in ("ppl", "ce")
-        )
-    )
-
-
 PERPLEXITY_MUTANTS: dict[str, Callable[..., Any]] = {
     # ngram_prob's mistake, lifted to the perplexity built on it (follow-through)
     "addk-missing-v": _ppl(prob=PROB_MUTANTS["addk-missing-v"]),
@@ -674,8 +658,10 @@ PERPLEXITY_MUTANTS: dict[str, Callable[..., Any]] = {
     "perplexity-missing-end-token": _ppl(predict_end=False),
     "ngram-missing-start-padding": _ppl_start_pads,
     # the conventions of nltk.lm, Hugging Face evaluate, SRILM and KenLM the handout excludes
-    "ngram-end-padded-n-minus-1": _ppl_end_pads,
-    "perplexity-averaged-per-sentence": _ppl_per_sentence,
+    # (partials of the reference, so that two of them in one file are named together)
+    "ngram-end-padded-n-minus-1": _ppl(end_pad=cl.nltk_end_pad),
+    # the mean of the sentences' own perplexities (one form only, a partial: it combines)
+    "perplexity-averaged-per-sentence": _ppl(per_sentence=True),
     "perplexity-n-excludes-end": _ppl(count_end=False),
     "perplexity-skips-unknown-words": _ppl(skip_unknown=True),
 }

@@ -1,5 +1,5 @@
 # question: a7.ngram_perplexity
-"""classify.py in torch; the cross-entropy averaged sentence by sentence."""
+"""classify.py in torch; a perplexity per sentence, averaged."""
 
 import math
 from collections import Counter
@@ -71,12 +71,12 @@ def ngram_prob(counts, vocab_size, context, word, k=1.0):
 
 
 def ngram_perplexity(counts, vocab_size, sentences, n, k=1.0):
-    entropies = []
+    ppls = []
     for s in sentences:
         toks = ["<s>"] * (n - 1) + list(s) + ["</s>"]
         logs = torch.tensor([
             math.log(ngram_prob(counts, vocab_size, toks[i - n + 1:i], toks[i], k))
             for i in range(n - 1, len(toks))
         ], dtype=torch.float64)
-        entropies.append(-logs.mean())
-    return torch.exp(torch.stack(entropies).mean()).item()
+        ppls.append(torch.exp(-logs.mean()))
+    return torch.stack(ppls).mean().item()
