@@ -627,9 +627,10 @@ def _perplexity_cases(seed: int) -> list[Case]:
     edge = _edge_rng(707, seed)
     for n, k in ((2, 1.0), (3, 0.5)):
         corpus, counts, V = _prob_problem(edge, n)
-        short, long = _seen_contexts_only(edge, corpus, counts, n, 2)
-        long = long + [str(w) for w in edge.choice(sorted(cl.known_words(counts) - {cl.EOS}), 3)]
-        test = [short[:1], long]  # one word and five or more: lengths far apart
+        first, second, third = (corpus[int(i)] for i in edge.choice(len(corpus), 3, replace=False))
+        short = [first[0]]  # a word that starts a training sentence: its first context was seen
+        long = (list(second) + list(third) + list(first))[:8]  # training sentences run together
+        test = [short, long]  # one word and five or more: lengths far apart
         name = f"domain edge: n = {n}, k = {k}, test sentences of 1 and {len(long)} words"
         cases.append(Case(name, (counts, V, test, n), {"k": k}))
         unknown = list(test[1])
