@@ -62,6 +62,13 @@ def first_counted_pair(counts: Counter[Pair]) -> Pair | None:
     return max(live, key=live.__getitem__) if live else None
 
 
+def largest_pair(counts: Counter[Pair]) -> Pair | None:
+    """The most frequent pair, ties to the lexicographically LARGEST (subword-nmt's learn_bpe:
+    `max(stats, key=lambda x: (stats[x], x))`); None when none is left. Not the handout's rule."""
+    live = {pair: n for pair, n in counts.items() if n > 0}
+    return max(live, key=lambda pair: (live[pair], pair)) if live else None
+
+
 def apply_merge(symbols: tuple[str, ...], pair: Pair) -> tuple[str, ...]:
     """Replace each non-overlapping (a, b), scanning left to right, by the symbol a+b."""
     a, b = pair

@@ -244,6 +244,13 @@ MISTAKES = {
         "corpus = {tuple(word) + (END,): n",
         "corpus = {tuple(word[:-1]) + (word[-1] + END,): n",
     ),
+    # subword-nmt's learn_bpe: `max(stats, key=lambda x: (stats[x], x))`, the largest pair wins
+    "bpe-ties-largest-pair": (
+        "a6.bpe_learn",
+        "bpe-ties-largest-pair",
+        "best = min(pairs, key=lambda pair: (-pairs[pair], pair))",
+        "best = max(pairs, key=lambda x: (pairs[x], x))",
+    ),
     "bpe-end-of-word-glued/segment": (
         "a6.bpe_segment",
         "bpe-end-of-word-glued",

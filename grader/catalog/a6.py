@@ -198,4 +198,16 @@ register(
         ),
         section="README, 'The end-of-word symbol' (its own initial symbol, not a suffix)",
     ),
+    Misconception(
+        id="bpe-ties-largest-pair",
+        title="BPE ties broken by the largest pair",
+        explanation=(
+            "Your merges match breaking a tie between equally frequent pairs by the "
+            "lexicographically LARGEST pair (`max(stats, key=lambda x: (stats[x], x))`, as "
+            "subword-nmt's learn_bpe does). The handout breaks ties the other way: among the "
+            "pairs of the highest count, merge the lexicographically smallest `(left, right)`, "
+            'comparing Python strings ("</w>" sorts before letters).'
+        ),
+        section="README, BPE, 'Choice' (ties go to the lexicographically smallest pair)",
+    ),
 )

@@ -905,6 +905,8 @@ ASSIGNMENT = Assignment(
                 "bpe-stops-below-two": partial(bpe.bpe_learn, min_count=2),
                 # subword-nmt's convention: "</w>" glued to the last character
                 "bpe-end-of-word-glued": partial(bpe.bpe_learn, initial=bpe.glued_symbols),
+                # subword-nmt's tie rule: max((count, pair)), the largest pair
+                "bpe-ties-largest-pair": partial(bpe.bpe_learn, choose=bpe.largest_pair),
             },
             integer=True,
         ),
