@@ -114,11 +114,11 @@ def _edge_rng(salt: int, seed: int) -> np.random.Generator:
 
 
 def _one_letter_corpus(seed: int) -> tuple[dict[str, int], str]:
-    """Random words plus a one-letter word seen 25 times: ("c", "</w>") is the first merge."""
+    """Random words plus a one-letter word seen 200 times: ("c", "</w>") is the first merge."""
     edge = _edge_rng(601, seed)
     corpus = _random_corpus(edge, 5)
     letter = str(edge.choice([c for c in _ALPHABET if c not in corpus]))
-    return {**corpus, letter: 25}, letter
+    return {**corpus, letter: 200}, letter
 
 
 def _tie_corpus(rng: np.random.Generator) -> tuple[dict[str, int], int]:
