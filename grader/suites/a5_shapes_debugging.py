@@ -59,7 +59,7 @@ DOMAINS: dict[str, dict[str, str]] = {
     "split_heads": {"x": "(B, T, d) float64, d = h·d_h", "n_heads": "h >= 1 dividing d"},
     "merge_heads": {"x": "(B, h, T, d_h) float64"},
     "masked_softmax": {
-        "scores": "(..., T_q, T_k) of any size (about 800, hundreds apart, included)",
+        "scores": "(..., T_q, T_k) of any size (hundreds apart, up to 1000, included)",
         "mask": "bool, broadcastable, at least one True in every row (a row with none is "
         "outside the domain: the handout's A = softmax(S + M) is NaN there)",
     },
@@ -356,13 +356,19 @@ def masked_softmax_cases(seed: int) -> list[Case]:
             (rng.normal(size=(4, 6, 6)) * 3, att.key_mask(att.padding_mask(lengths, 6))),
         )
     )
-    # the domain's edge: scores of any size; about 800, hundreds apart (an exp without the max
-    # shift overflows, and so does one shifted by the minimum)
+    # the domain's edge: scores of any size, hundreds apart, every row's largest allowed score
+    # 1000 (an exp without the max shift overflows there, and one shifted by the row minimum
+    # overflows where the row spans more than ≈ 709.78); every row padded (lengths 2 to 4 of 5):
+    # no row is left without a key, read either way round
     edge = _edge_rng(53, seed)
-    big = 800.0 + 300.0 * edge.normal(size=(2, 2, 4, 5))  # (B, h, T, T_k)
-    # every row padded (lengths 2 to 4 of 5): no row is left without a key, read either way round
     pad = att.key_mask(att.padding_mask(edge.integers(2, 5, size=2), 5))[:, None]  # (B, 1, 1, 5)
-    cases.append(Case("domain edge: scores about 800, hundreds apart, key padding", (big, pad)))
+    big = 400.0 * edge.normal(size=(2, 2, 4, 5))  # (B, h, T, T_k)
+    allowed = np.where(np.broadcast_to(pad, big.shape), big, -np.inf)
+    big += 1000.0 - allowed.max(axis=-1, keepdims=True)
+    keys = np.flatnonzero(pad[0, 0, 0])  # the allowed keys of the first row
+    low = keys[int(np.argmin(big[0, 0, 0, keys]))]
+    big[0, 0, 0, low] = min(big[0, 0, 0, low], -200.0)  # that row spans 1200 at least
+    cases.append(Case("domain edge: scores hundreds apart, up to 1000, key padding", (big, pad)))
     return cases
 
 
