@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.mutants import NONFINITE, AnyOf, any_form
+from grader.mutants import AnyOf, any_form
 from grader.questions import Assignment, Case, CodeQuestion, Judgement, WrittenQuestion, WrongForm
 from grader.suites._attention import (
     WEIGHTS,
@@ -173,14 +173,17 @@ def _loss_summed(logits: Any, tokens: Any, pad_id: int) -> float:
 
 def _softmax_unshifted(scores: Any, mask: Any) -> Any:
     """softmax-unstable: exp of the raw scores, no max shift. Where a score passes ≈ 709.78, exp
-    overflows to inf and the weights hold NaN (in a pattern that depends on how the mask was
-    applied: a -inf fill, a product with the mask): NONFINITE there; elsewhere the same weights
-    as the reference."""
+    overflows to inf and the row's weights are inf/inf = NaN there, 0 at its finite entries.
+    Natural forms: the masked scores filled before exp (their weights 0, or NaN-free), or exp
+    of every score multiplied by the mask (an overflowing masked score gives inf·0 = NaN)."""
     s, m = _np(scores), np.broadcast_to(_np(mask).astype(bool), np.shape(scores))
     with np.errstate(all="ignore"):
-        e = np.where(m, np.exp(np.where(m, s, 0.0)), 0.0)  # (..., Tq, Tk)
-        w = e / e.sum(axis=-1, keepdims=True)
-    return w if np.all(np.isfinite(w)) else NONFINITE
+        filled = np.where(m, np.exp(np.where(m, s, 0.0)), 0.0)  # (..., Tq, Tk)
+        times_mask = np.exp(s) * m  # (..., Tq, Tk)
+        forms = [e / e.sum(axis=-1, keepdims=True) for e in (filled, times_mask)]
+    if all(np.array_equal(f, forms[0], equal_nan=True) for f in forms):
+        return forms[0]
+    return AnyOf(*forms)
 
 
 def _pool_all_rows(H: Any, lengths: Any) -> AnyOf:
