@@ -30,6 +30,12 @@ def initial_symbols(word: str) -> tuple[str, ...]:
     return (*word, END_OF_WORD)
 
 
+def glued_symbols(word: str) -> tuple[str, ...]:
+    """subword-nmt's start: "</w>" glued to the last character, "low" -> ("l", "o", "w</w>").
+    Not the handout's rule (there "</w>" is a symbol of its own)."""
+    return (*word[:-1], word[-1] + END_OF_WORD) if word else (END_OF_WORD,)
+
+
 def pair_counts(corpus: dict[tuple[str, ...], int]) -> Counter[Pair]:
     """count(a, b) = Σ_words count(word) × #{adjacent (a, b) in word}."""
     counts: Counter[Pair] = Counter()
@@ -56,6 +62,13 @@ def first_counted_pair(counts: Counter[Pair]) -> Pair | None:
     return max(live, key=live.__getitem__) if live else None
 
 
+def largest_pair(counts: Counter[Pair]) -> Pair | None:
+    """The most frequent pair, ties to the lexicographically LARGEST (subword-nmt's learn_bpe:
+    `max(stats, key=lambda x: (stats[x], x))`); None when none is left. Not the handout's rule."""
+    live = {pair: n for pair, n in counts.items() if n > 0}
+    return max(live, key=lambda pair: (live[pair], pair)) if live else None
+
+
 def apply_merge(symbols: tuple[str, ...], pair: Pair) -> tuple[str, ...]:
     """Replace each non-overlapping (a, b), scanning left to right, by the symbol a+b."""
     a, b = pair
@@ -77,18 +90,20 @@ def bpe_learn(
     *,
     choose: Callable[[Counter[Pair]], Pair | None] = best_pair,
     min_count: int = 1,
+    initial: Callable[[str], tuple[str, ...]] = initial_symbols,
 ) -> list[Pair]:
     """Greedily merge the most frequent adjacent pair (weighted by word counts), num_merges times.
 
     Hooks: `choose` picks the pair to merge from the counts; learning stops when the chosen
-    pair's count is below `min_count` (subword-nmt's learn_bpe stops below 2)."""
+    pair's count is below `min_count` (subword-nmt's learn_bpe stops below 2); `initial(word)`
+    is a word's first symbols (`glued_symbols`: subword-nmt's "w</w>")."""
     if num_merges < 0:
         raise ValueError(f"expected num_merges >= 0, got {num_merges}")
     corpus: Counter[tuple[str, ...]] = Counter()
     for word, n in word_counts.items():
         if n < 0:
             raise ValueError(f"expected non-negative word counts, got {word!r}: {n}")
-        corpus[initial_symbols(word)] += n
+        corpus[initial(word)] += n
     merges: list[Pair] = []
     for _ in range(num_merges):
         counts = pair_counts(corpus)
@@ -103,9 +118,15 @@ def bpe_learn(
     return merges
 
 
-def bpe_segment(word: str, merges: Iterable[Pair]) -> list[str]:
-    """Apply the merges in learned order to the word's characters + "</w>"; the last symbol ends in "</w>"."""
-    symbols = initial_symbols(word)
+def bpe_segment(
+    word: str,
+    merges: Iterable[Pair],
+    *,
+    initial: Callable[[str], tuple[str, ...]] = initial_symbols,
+) -> list[str]:
+    """Apply the merges in learned order to the word's characters + "</w>"; the last symbol ends
+    in "</w>". Hook: `initial(word)` as in `bpe_learn`."""
+    symbols = initial(word)
     for pair in merges:
         symbols = apply_merge(symbols, tuple(pair))
     return list(symbols)

@@ -8,8 +8,10 @@ Hooks for the mistakes the grader names (the correct behaviour is every default)
 `cosine_similarity(..., divide_by=...)`, `softmax_cross_entropy(..., stable=False,
 error=..., batch_mean_grad=False)`, `dan_forward/dan_backward(..., average=...)`,
 `dan_backward(..., scatter=...)`, `ngram_counts(..., start_pad=...)`,
-`ngram_prob(..., denominator=...)`, `ngram_perplexity(..., prob=..., start_pad=...,
-predict_end=False, exponentiate=...)`.
+`ngram_counts(..., end_pad=...)`, `ngram_prob(..., denominator=...)`,
+`ngram_perplexity(..., prob=..., start_pad=..., end_pad=..., predict_end=False,
+exponentiate=..., per_sentence=True, count_end=False, skip_unknown=True)`, and
+`softmax_cross_entropy(..., reduce_loss=np.sum)`.
 """
 
 from __future__ import annotations
@@ -72,11 +74,13 @@ def softmax_cross_entropy(
     stable: bool = True,
     error: Callable[[np.ndarray, np.ndarray], np.ndarray] = probs_minus_onehot,
     batch_mean_grad: bool = True,
+    reduce_loss: Callable[[np.ndarray], float] = np.mean,
 ) -> tuple[float, np.ndarray]:
     """L = (1/B) Σ_b −log softmax(z_b)[y_b] and ∂L/∂z = (p − e_y) / B; (C,) with an int y: B = 1.
 
     Hooks: `stable=False` exponentiates the raw logits; `error(p, y)` is the per-row gradient
-    (correct: p − e_y); `batch_mean_grad=False` leaves the 1/B out of the gradient.
+    (correct: p − e_y); `batch_mean_grad=False` leaves the 1/B out of the gradient;
+    `reduce_loss` combines the per-example losses (np.sum: torch's reduction="sum").
     """
     z = np.asarray(logits, dtype=np.float64)
     single = z.ndim == 1
@@ -89,7 +93,7 @@ def softmax_cross_entropy(
     else:
         p = _raw_softmax(Z)  # (B, C)
         logp = np.log(p)
-    loss = float(-logp[np.arange(Bn), Y].mean())
+    loss = float(reduce_loss(-logp[np.arange(Bn), Y]))
     grad = error(p, Y) / (Bn if batch_mean_grad else 1)  # (B, C)
     return loss, grad[0] if single else grad
 
@@ -203,10 +207,13 @@ def dan_backward(
 # ---------------------------------------------------------------- n-gram language model
 
 
-def pad(sentence: Sequence[str], n: int, *, start_pad: int | None = None) -> list[str]:
-    """n − 1 "<s>" in front (`start_pad` of them when given), one "</s>" at the end."""
+def pad(
+    sentence: Sequence[str], n: int, *, start_pad: int | None = None, end_pad: int = 1
+) -> list[str]:
+    """n − 1 "<s>" in front (`start_pad` of them when given), one "</s>" at the end (`end_pad`:
+    n − 1 is nltk.lm's pad_both_ends)."""
     k = n - 1 if start_pad is None else start_pad
-    return [BOS] * k + list(sentence) + [EOS]
+    return [BOS] * k + list(sentence) + [EOS] * end_pad
 
 
 def ngrams(tokens: Sequence[str], n: int) -> list[Ngram]:
@@ -215,12 +222,12 @@ def ngrams(tokens: Sequence[str], n: int) -> list[Ngram]:
 
 
 def ngram_counts(
-    corpus: Iterable[Sequence[str]], n: int, *, start_pad: int | None = None
+    corpus: Iterable[Sequence[str]], n: int, *, start_pad: int | None = None, end_pad: int = 1
 ) -> dict[Ngram, int]:
     """c(w_1 … w_n) over the padded sentences (n − 1 "<s>" in front, one "</s>" at the end)."""
     counts: dict[Ngram, int] = {}
     for sentence in corpus:
-        for g in ngrams(pad(sentence, n, start_pad=start_pad), n):
+        for g in ngrams(pad(sentence, n, start_pad=start_pad, end_pad=end_pad), n):
             counts[g] = counts.get(g, 0) + 1
     return counts
 
@@ -255,15 +262,31 @@ def ngram_prob(
 
 
 def predictions(
-    sentence: Sequence[str], n: int, *, start_pad: int | None = None, predict_end: bool = True
+    sentence: Sequence[str],
+    n: int,
+    *,
+    start_pad: int | None = None,
+    end_pad: int = 1,
+    predict_end: bool = True,
 ) -> list[tuple[Ngram, str]]:
     """(context, word) for every predicted token of the padded sentence: each word and "</s>".
 
-    A token is predicted from the n − 1 before it; "<s>" is never predicted.
+    A token is predicted from the n − 1 before it; "<s>" is never predicted (every "</s>" of
+    an `end_pad` > 1 is, as nltk.lm scores each padded n-gram).
     """
-    tokens = pad(sentence, n, start_pad=start_pad)
+    tokens = pad(sentence, n, start_pad=start_pad, end_pad=end_pad)
     last = len(tokens) if predict_end else len(tokens) - 1
     return [(tuple(tokens[i - n + 1 : i]), tokens[i]) for i in range(n - 1, last)]
+
+
+def nltk_end_pad(n: int) -> int:
+    """How many "</s>" nltk.lm's pad_both_ends puts at the end: n − 1."""
+    return n - 1
+
+
+def known_words(counts: Counts) -> set[str]:
+    """The words the counts hold ("</s>" included, "<s>" never): the model's vocabulary."""
+    return {w for g in counts for w in g} - {BOS}
 
 
 def ngram_perplexity(
@@ -275,19 +298,39 @@ def ngram_perplexity(
     *,
     prob: Callable[..., float] = ngram_prob,
     start_pad: int | None = None,
+    end_pad: int | Callable[[int], int] = 1,
     predict_end: bool = True,
     exponentiate: Callable[[float], float] = np.exp,
+    per_sentence: bool = False,
+    count_end: bool = True,
+    skip_unknown: bool = False,
 ) -> float:
     """PPL = exp(−(1/N) Σ_i log P(w_i | context_i)) over every predicted token, "</s>" included.
 
-    N counts each sentence's words plus its "</s>" ("<s>" is never predicted). Hooks: `prob`
-    is P(word | context); `start_pad`, `predict_end` as in `predictions`; `exponentiate(H)`
-    turns the cross-entropy H (nats) into the perplexity (correct: exp).
+    N counts each sentence's words plus its "</s>" ("<s>" is never predicted), over all the
+    sentences together; a word the counts never saw is predicted like any other. Hooks: `prob`
+    is P(word | context); `start_pad`, `end_pad`, `predict_end` as in `predictions`;
+    `end_pad` may be a function of n (`nltk_end_pad`: n − 1, nltk.lm's pad_both_ends);
+    `exponentiate(H)` turns the cross-entropy H (nats) into the perplexity (correct: exp);
+    `per_sentence=True` averages the sentences' own perplexities (Hugging Face evaluate's
+    mean_perplexity);
+    `count_end=False` divides by the words only, the "</s>" logs still summed (SRILM's ppl1);
+    `skip_unknown=True` leaves out the predictions of words the counts never saw (SRILM's
+    OOVs, KenLM's "excluding OOVs").
     """
-    logs = [
-        np.log(prob(counts, vocab_size, ctx, w, k))
-        for s in sentences
-        for ctx, w in predictions(s, n, start_pad=start_pad, predict_end=predict_end)
-    ]
-    H = -float(np.mean(logs))  # cross-entropy in nats
-    return float(exponentiate(H))
+    known = known_words(counts)
+    ends = end_pad(n) if callable(end_pad) else end_pad
+    per: list[list[float]] = []
+    sizes: list[int] = []
+    for s in sentences:
+        pairs = predictions(s, n, start_pad=start_pad, end_pad=ends, predict_end=predict_end)
+        if skip_unknown:
+            pairs = [(ctx, w) for ctx, w in pairs if w in known]
+        per.append([float(np.log(prob(counts, vocab_size, ctx, w, k))) for ctx, w in pairs])
+        sizes.append(len(pairs) - (0 if count_end else sum(w == EOS for _, w in pairs)))
+    if not per_sentence:
+        flat = [x for logs in per for x in logs]
+        H = -float(np.mean(flat) if count_end else np.sum(flat) / sum(sizes))  # nats
+        return float(exponentiate(H))
+    Hs = [-float(np.sum(logs)) / size for logs, size in zip(per, sizes)]
+    return float(np.mean([exponentiate(H) for H in Hs]))

@@ -169,6 +169,10 @@ def test_a5_references_agree_with_torch_on_the_hidden_cases():
 PER_TASK = ("task_mask", "task_loss_positions")
 
 
+# mistakes that show only on a domain edge (the exp overflows only for scores about 800)
+EDGE_ONLY = {("masked_softmax", "softmax-unstable")}
+
+
 def test_a5_mutants_differ_from_the_reference_and_from_each_other_on_hidden_cases():
     for q in (*suite.CODE_QUESTIONS, *suite.TASK_QUESTIONS):
         hidden = [c for c in q.cases(0) if not c.visible]
@@ -182,9 +186,12 @@ def test_a5_mutants_differ_from_the_reference_and_from_each_other_on_hidden_case
                 outputs[mid].append(got)
                 differs = bool(compare(got, want, q.tolerance, exact=q.integer))
                 shows[mid] |= differs
-                assert differs or q.function in PER_TASK, (
-                    f"{q.id}: {mid} = reference on {case.name}"
-                )
+                edge = "domain edge" in case.name  # an edge is drawn for its own slips
+                assert (
+                    differs or q.function in PER_TASK or (q.function, mid) in EDGE_ONLY or edge
+                ), f"{q.id}: {mid} = reference on {case.name}"
+                if (q.function, mid) in EDGE_ONLY and "domain edge" in case.name:
+                    assert differs, f"{q.id}: {mid} = reference on its edge, {case.name}"
         assert all(shows.values()), (q.id, shows)
         ids = list(outputs)
         for i, a in enumerate(ids):
@@ -445,6 +452,36 @@ MISTAKES_4 = {
 """,
     ),
 }
+MISTAKES_5 = {  # the conventions of widely used code the handout excludes (issue 33)
+    "causal_lm_loss": (
+        "lm-loss-mean-per-sequence",
+        """
+    logp = torch.log_softmax(logits[:, :-1], dim=-1)
+    y = tokens[:, 1:]
+    nll = -logp.gather(-1, y[..., None])[..., 0]  # (B, T-1)
+    keep = (y != pad_id).to(nll.dtype)
+    return ((nll * keep).sum(dim=1) / keep.sum(dim=1)).mean()  # per sequence, then the batch
+""",
+    ),
+    "masked_softmax": (
+        "softmax-unstable",
+        """
+    e = torch.exp(scores) * mask  # no max shift
+    return e / e.sum(dim=-1, keepdim=True)
+""",
+    ),
+}
+MISTAKES_6 = {
+    "causal_lm_loss": (
+        "lm-loss-summed",
+        """
+    V = logits.shape[-1]
+    return F.cross_entropy(
+        logits[:, :-1].reshape(-1, V), tokens[:, 1:].reshape(-1), ignore_index=pad_id, reduction="sum"
+    )
+""",
+    ),
+}
 BUGGY_PLANTED = {  # what buggy.py's planted bugs must be named
     "split_heads": "heads-reshape-without-transpose",
     "merge_heads": "merge-heads-without-transpose",
@@ -460,6 +497,8 @@ GROUPS = {
     "mistakes-2": MISTAKES_2,
     "mistakes-3": MISTAKES_3,
     "mistakes-4": MISTAKES_4,
+    "mistakes-5": MISTAKES_5,
+    "mistakes-6": MISTAKES_6,
 }
 
 

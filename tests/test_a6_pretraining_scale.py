@@ -237,6 +237,26 @@ MISTAKES = {
         "        merges.append(best)\n",
         "        if pairs[best] < 2:\n            break\n        merges.append(best)\n",
     ),
+    # subword-nmt's learn_bpe / apply_bpe: "</w>" glued to the last character
+    "bpe-end-of-word-glued/learn": (
+        "a6.bpe_learn",
+        "bpe-end-of-word-glued",
+        "corpus = {tuple(word) + (END,): n",
+        "corpus = {tuple(word[:-1]) + (word[-1] + END,): n",
+    ),
+    # subword-nmt's learn_bpe: `max(stats, key=lambda x: (stats[x], x))`, the largest pair wins
+    "bpe-ties-largest-pair": (
+        "a6.bpe_learn",
+        "bpe-ties-largest-pair",
+        "best = min(pairs, key=lambda pair: (-pairs[pair], pair))",
+        "best = max(pairs, key=lambda x: (pairs[x], x))",
+    ),
+    "bpe-end-of-word-glued/segment": (
+        "a6.bpe_segment",
+        "bpe-end-of-word-glued",
+        "symbols = tuple(word) + (END,)\n    for a, b",
+        "symbols = tuple(word[:-1]) + (word[-1] + END,)\n    for a, b",
+    ),
     "bert-mask-no-random-or-keep": (
         "a6.bert_mask",
         "bert-mask-no-random-or-keep",

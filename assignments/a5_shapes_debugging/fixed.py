@@ -35,6 +35,7 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     mask is broadcastable to scores; True = may attend (torch's boolean attn_mask).
     A = softmax(S + M), M = 0 where mask is True and -inf where it is False, so masked
     weights are exactly 0 and every row sums to 1 over its allowed keys. Same shape as scores.
+    Scores may be large (hundreds apart): the softmax must stay finite (shift by the row max).
     """
     raise NotImplementedError
 
@@ -44,6 +45,9 @@ def causal_lm_loss(logits: torch.Tensor, tokens: torch.Tensor, pad_id: int) -> t
 
     L = mean over the pairs (b, t) with t < T-1 and tokens[b, t+1] != pad_id of
         -log softmax(logits[b, t])[tokens[b, t+1]]     (natural log).
+    One mean over every real target of the batch together (torch's default reduction="mean"
+    with ignore_index): not a mean per sequence then over the batch, not the sum. Logits may
+    be large (hundreds apart): take log_softmax, not log(softmax).
     """
     raise NotImplementedError
 

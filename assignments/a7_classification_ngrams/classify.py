@@ -50,7 +50,8 @@ def dan_backward(token_ids, mask, params, y):
 def ngram_counts(corpus, n):
     """{n-gram tuple: count} over every sentence of corpus (a list of lists of words).
 
-    Each sentence is padded with n − 1 "<s>" in front and one "</s>" at the end.
+    Each sentence is padded with n − 1 "<s>" in front and one "</s>" at the end (one, for
+    any n); a one-word or empty sentence is padded the same way.
     Example (n = 2): ["the", "cat"] -> ("<s>", "the"), ("the", "cat"), ("cat", "</s>").
     """
     raise NotImplementedError
@@ -70,6 +71,7 @@ def ngram_perplexity(counts, vocab_size, sentences, n, k=1.0):
 
     Pad each sentence as ngram_counts does; predict each word and the final "</s>" (never a
     "<s>") from the n − 1 tokens before it with ngram_prob(..., k); N is the number of
-    predicted tokens.
+    predicted tokens of all the sentences together ("</s>" included; words the counts never
+    saw included): one perplexity for the whole set, not a mean of per-sentence ones.
     """
     raise NotImplementedError

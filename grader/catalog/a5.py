@@ -185,4 +185,28 @@ register(
         section="slides Week 06, 'Task heads select rows or combine them' (sequence "
         "classification: one distribution after pooling)",
     ),
+    Misconception(
+        id="lm-loss-mean-per-sequence",
+        title="the loss averaged per sequence, then over the batch",
+        explanation=(
+            "Your loss matches the mean of each sequence's own mean loss (per-sample losses "
+            "averaged, as Keras reports them): a short sequence then weighs as much as a long "
+            "one. The handout's loss is one mean over every real target of the batch together, "
+            "what torch's cross_entropy(..., ignore_index=pad_id) with its default "
+            'reduction="mean" computes: Σ over the real (b, t) of the loss, divided by their '
+            "number."
+        ),
+        section="README, question 4 (the mean over the pairs (b, t))",
+    ),
+    Misconception(
+        id="lm-loss-summed",
+        title='the loss summed over the targets (reduction="sum")',
+        explanation=(
+            "Your loss matches the sum of the real targets' losses, what torch's "
+            'cross_entropy(..., reduction="sum") gives (fairseq sums, then divides by the '
+            "number of tokens elsewhere). The handout's loss is the mean over the real targets: "
+            "the sum divided by their number."
+        ),
+        section="README, question 4 (the mean over the pairs (b, t))",
+    ),
 )

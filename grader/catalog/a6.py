@@ -186,4 +186,28 @@ register(
         ),
         section="notes §7, 'Encoder–decoders (T5) — span corruption'",
     ),
+    Misconception(
+        id="bpe-end-of-word-glued",
+        title='"</w>" glued to the last character (subword-nmt\'s "w</w>")',
+        explanation=(
+            'Your merges (or segments) match words that start as `l o w</w>`: "</w>" glued to '
+            "the last character, as subword-nmt's learn_bpe and apply_bpe write them. The "
+            'handout makes "</w>" a symbol of its own: "low" starts as `l o w </w>` (four '
+            'symbols), so `("w", "</w>")` is a pair that is counted and can be merged, and a '
+            'merge such as `("o", "w</w>")` never arises from the initial symbols.'
+        ),
+        section="README, 'The end-of-word symbol' (its own initial symbol, not a suffix)",
+    ),
+    Misconception(
+        id="bpe-ties-largest-pair",
+        title="BPE ties broken by the largest pair",
+        explanation=(
+            "Your merges match breaking a tie between equally frequent pairs by the "
+            "lexicographically LARGEST pair (`max(stats, key=lambda x: (stats[x], x))`, as "
+            "subword-nmt's learn_bpe does). The handout breaks ties the other way: among the "
+            "pairs of the highest count, merge the lexicographically smallest `(left, right)`, "
+            'comparing Python strings ("</w>" sorts before letters).'
+        ),
+        section="README, BPE, 'Choice' (ties go to the lexicographically smallest pair)",
+    ),
 )

@@ -2,6 +2,12 @@
 softmax cross-entropy, the Deep Averaging Network, add-k n-grams and perplexity.
 
 Reused from other assignments: `softmax-unstable` (a1), `perplexity-base-2` (a2).
+
+The conventions of the implementations students copy that the handout excludes (issue 33):
+torch's reduction="sum" (`ce-batch-summed`), nltk.lm's pad_both_ends
+(`ngram-end-padded-n-minus-1`), Hugging Face evaluate's mean_perplexity
+(`perplexity-averaged-per-sentence`), SRILM's ppl1 (`perplexity-n-excludes-end`) and SRILM's
+and KenLM's perplexity without the OOVs (`perplexity-skips-unknown-words`).
 """
 
 from grader.catalog import Misconception, register
@@ -102,5 +108,67 @@ register(
             "(<s>, the), (the, cat), (cat, </s>)."
         ),
         section="Lecture 7 study guide, 'N-gram models'; README, 'Padding'",
+    ),
+    Misconception(
+        id="ce-batch-summed",
+        title="the batch's losses summed, not averaged (torch's reduction=\"sum\")",
+        explanation=(
+            "Your loss is the sum of the B examples' losses and your gradient p − e_y in every "
+            'row: what torch.nn.functional.cross_entropy(..., reduction="sum") and its '
+            'gradient give. The handout uses torch\'s default, reduction="mean": the loss is '
+            "the mean (1/B) Σ_b −log p_{b, y_b} and its gradient carries the 1/B, "
+            "(p_b − e_{y_b}) / B."
+        ),
+        section="README, 'Softmax cross-entropy' (the batch convention)",
+    ),
+    Misconception(
+        id="ngram-end-padded-n-minus-1",
+        title='n − 1 "</s>" at the end (nltk.lm\'s pad_both_ends)',
+        explanation=(
+            'Your n-grams match sentences padded with n − 1 "</s>" at the end, as nltk.lm\'s '
+            "pad_both_ends and padded_everygram_pipeline pad them (nltk then also predicts the "
+            '"</s>" after "</s>"). The handout pads n − 1 "<s>" in front but ONE "</s>" at the '
+            'end, whatever n is: the end of a sentence is one event. For trigrams, "the cat" is '
+            "<s> <s> the cat </s>, whose last trigram is (the, cat, </s>); there is no "
+            "(cat, </s>, </s>)."
+        ),
+        section="README, 'Padding' (questions 5 and 7)",
+    ),
+    Misconception(
+        id="perplexity-averaged-per-sentence",
+        title="the perplexity averaged sentence by sentence",
+        explanation=(
+            "Your perplexity matches the mean of each sentence's own perplexity, as Hugging Face "
+            "evaluate's mean_perplexity averages them. That weights a short sentence as much as "
+            "a long one. "
+            "The handout's perplexity is one number over all the predicted tokens together: "
+            "PPL = exp(−(1/N) Σ_i log P(w_i | context_i)), N the predicted tokens of every "
+            "sentence."
+        ),
+        section="Lecture 7 study guide, 'Perplexity'; README, 'Perplexity'",
+    ),
+    Misconception(
+        id="perplexity-n-excludes-end",
+        title='N counts the words but not the "</s>" (SRILM\'s ppl1)',
+        explanation=(
+            'Your perplexity sums the log-probabilities of every word and every "</s>", but '
+            "divides by the number of words only, as SRILM's ppl1 does. In the handout the "
+            '"</s>" predictions are tokens like the others: N counts each sentence\'s words '
+            'plus its "</s>"; the same tokens are in the sum and in N.'
+        ),
+        section="Lecture 7 study guide, 'Perplexity'; README, 'Perplexity'",
+    ),
+    Misconception(
+        id="perplexity-skips-unknown-words",
+        title="the unknown words left out of the perplexity (SRILM's OOVs)",
+        explanation=(
+            "Your perplexity matches the one computed without the words the training counts "
+            "never saw: SRILM leaves out-of-vocabulary words out of its ppl, and KenLM reports "
+            'a perplexity "excluding OOVs". That makes a model look better the more words '
+            "it does not know. In the handout every word of a test sentence is predicted: an "
+            "unseen word gets the add-k probability (0 + k) / (c(context) + k·V), and it counts "
+            "in N."
+        ),
+        section="README, 'Perplexity' and 'Add-k smoothing'",
     ),
 )

@@ -48,6 +48,33 @@ Array = np.ndarray
 WALKTHROUGH = {"B": 2, "T": 4, "d": 8, "n_heads": 2, "d_ff": 32}
 
 
+def _edge_rng(salt: int, seed: int) -> np.random.Generator:
+    """The domain edges' own stream: drawing them leaves every earlier case as it was."""
+    return np.random.default_rng([salt, seed, 33])
+
+
+# The domain of every graded function's arguments, as the handout defines it; the cases named
+# "domain edge" sit at its edges, after the other cases.
+DOMAINS: dict[str, dict[str, str]] = {
+    "split_heads": {"x": "(B, T, d) float64, d = h·d_h", "n_heads": "h >= 1 dividing d"},
+    "merge_heads": {"x": "(B, h, T, d_h) float64"},
+    "masked_softmax": {
+        "scores": "(..., T_q, T_k) of any size (hundreds apart, up to 1000, included)",
+        "mask": "bool, broadcastable, at least one True in every row (a row with none is "
+        "outside the domain: the handout's A = softmax(S + M) is NaN there)",
+    },
+    "causal_lm_loss": {
+        "logits": "(B, T, V) of any size (spread over ±1000 included)",
+        "tokens": "(B, T) int64, right-padded, every row at least 2 real tokens",
+        "pad_id": "an id in [0, V)",
+    },
+    "masked_mean_pool": {"H": "(B, T, d)", "lengths": "(B,) in [1, T]"},
+    "block_shapes": {"B, T, d, n_heads, d_ff": "positive ints, n_heads dividing d"},
+    "task_mask": {"task": "tagging, next_token or classification", "lengths": "(B,) in [2, T]"},
+    "task_loss_positions": {"task": "as task_mask's", "lengths": "(B,) in [2, T]"},
+}
+
+
 def _rng(salt: int, seed: int) -> np.random.Generator:
     return np.random.default_rng([salt, seed])
 
@@ -129,6 +156,36 @@ def _loss_with_padding(logits: Any, tokens: Any, pad_id: int) -> AnyOf:
     )
 
 
+def _loss_per_sequence(logits: Any, tokens: Any, pad_id: int) -> float:
+    """lm-loss-mean-per-sequence: each sequence's own mean over its real targets, then the mean
+    over the batch (Keras-style per-sample losses), not one mean over every real target."""
+    lg = _np(logits)[:, :-1]  # (B, T-1, V)
+    _, targets = masking.next_token_targets(_np(tokens), pad_id)  # (B, T-1)
+    return float(np.mean([masking.token_cross_entropy(lg[b], targets[b]) for b in range(len(lg))]))
+
+
+def _loss_summed(logits: Any, tokens: Any, pad_id: int) -> float:
+    """lm-loss-summed: the real targets' losses summed (torch's reduction="sum")."""
+    _, targets = masking.next_token_targets(_np(tokens), pad_id)  # (B, T-1)
+    n = int(np.sum(targets != masking.IGNORE_INDEX))
+    return masking.causal_lm_loss(_np(logits), _np(tokens), pad_id) * n
+
+
+def _softmax_unshifted(scores: Any, mask: Any) -> Any:
+    """softmax-unstable: exp of the raw scores, no max shift. Where a score passes ≈ 709.78, exp
+    overflows to inf and the row's weights are inf/inf = NaN there, 0 at its finite entries.
+    Natural forms: the masked scores filled before exp (their weights 0, or NaN-free), or exp
+    of every score multiplied by the mask (an overflowing masked score gives inf·0 = NaN)."""
+    s, m = _np(scores), np.broadcast_to(_np(mask).astype(bool), np.shape(scores))
+    with np.errstate(all="ignore"):
+        filled = np.where(m, np.exp(np.where(m, s, 0.0)), 0.0)  # (..., Tq, Tk)
+        times_mask = np.exp(s) * m  # (..., Tq, Tk)
+        forms = [e / e.sum(axis=-1, keepdims=True) for e in (filled, times_mask)]
+    if all(np.array_equal(f, forms[0], equal_nan=True) for f in forms):
+        return forms[0]
+    return AnyOf(*forms)
+
+
 def _pool_all_rows(H: Any, lengths: Any) -> AnyOf:
     """pool-includes-padding: the padding rows summed in (every row counted as real).
 
@@ -180,10 +237,16 @@ MUTANTS: dict[str, dict[str, Callable[..., Any]]] = {
         "mask-inverted": _softmax_with(inverted_with("zero")),
         "mask-zero-fill": _softmax_with(WEIGHTS["mask-zero-fill"]),
         "softmax-wrong-axis": _softmax_with(any_form(*WRONG_AXIS_WEIGHTS)),
+        # shows on the large-scores domain edge only
+        "softmax-unstable": _softmax_unshifted,
     },
     "causal_lm_loss": {
         "lm-loss-not-shifted": _loss_not_shifted,
         "lm-loss-includes-padding": _loss_with_padding,
+        # conventions of widely used code the handout excludes: Keras-style per-sample means,
+        # torch's reduction="sum"
+        "lm-loss-mean-per-sequence": _loss_per_sequence,
+        "lm-loss-summed": _loss_summed,
     },
     "masked_mean_pool": {
         "pool-includes-padding": _pool_all_rows,
@@ -296,6 +359,19 @@ def masked_softmax_cases(seed: int) -> list[Case]:
             (rng.normal(size=(4, 6, 6)) * 3, att.key_mask(att.padding_mask(lengths, 6))),
         )
     )
+    # the domain's edge: scores of any size, hundreds apart, every row's largest allowed score
+    # 1000 (an exp without the max shift overflows there, and one shifted by the row minimum
+    # overflows where the row spans more than ≈ 709.78); every row padded (lengths 2 to 4 of 5):
+    # no row is left without a key, read either way round
+    edge = _edge_rng(53, seed)
+    pad = att.key_mask(att.padding_mask(edge.integers(2, 5, size=2), 5))[:, None]  # (B, 1, 1, 5)
+    big = 400.0 * edge.normal(size=(2, 2, 4, 5))  # (B, h, T, T_k)
+    allowed = np.where(np.broadcast_to(pad, big.shape), big, -np.inf)
+    big += 1000.0 - allowed.max(axis=-1, keepdims=True)
+    keys = np.flatnonzero(pad[0, 0, 0])  # the allowed keys of the first row
+    low = keys[int(np.argmin(big[0, 0, 0, keys]))]
+    big[0, 0, 0, low] = min(big[0, 0, 0, low], -200.0)  # that row spans 1200 at least
+    cases.append(Case("domain edge: scores hundreds apart, up to 1000, key padding", (big, pad)))
     return cases
 
 
@@ -323,6 +399,16 @@ def causal_lm_loss_cases(seed: int) -> list[Case]:
                 (logits, tokens, pad_id),
             )
         )
+    # the domain's edge: logits of any size; spread over ±1000 (log(softmax) underflows to
+    # log 0 where log_softmax does not)
+    edge = _edge_rng(54, seed)
+    logits, tokens = _lm_batch(edge, 3, 6, 8, 0)
+    cases.append(
+        Case(
+            "domain edge: B=3, T=6, V=8, logits spread over ±1000, pad_id the first id",
+            (logits * 400.0, tokens, 0),
+        )
+    )
     return cases
 
 

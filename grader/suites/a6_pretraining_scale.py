@@ -72,7 +72,53 @@ def _bpe_learn_cases(seed: int) -> list[Case]:
     cases.append(
         Case("hidden corpus 7: equally frequent pairs, listed largest first", _tie_corpus(rng))
     )
+    corpus, _ = _one_letter_corpus(seed)
+    cases.append(
+        Case("domain edge: a frequent one-letter word among 5 others, 8 merges", (corpus, 8))
+    )
     return cases
+
+
+# The domain of every graded function's arguments, as the handout defines it; the cases named
+# "domain edge" sit at these edges, drawn after the other cases from a stream of their own
+# (`_edge_rng`), so that every earlier case stays what it was.
+DOMAINS: dict[str, dict[str, str]] = {
+    "bpe_learn": {
+        "word_counts": "words of one or more letters (one-letter words included), counts >= 1",
+        "num_merges": ">= 0, more than the pairs there are included (stop early)",
+    },
+    "bpe_segment": {
+        "word": "one or more letters (one letter included), seen in the corpus or not",
+        "merges": "a learned list, possibly empty",
+    },
+    "bert_mask": {"tokens": "(n,) ids in [0, vocab_size), specials included", "p": "0 < p < 1"},
+    "next_token_targets": {
+        "tokens": "(B, T) ids, T >= 2, right-padded rows; ids above 256 included",
+        "pad_id": "any id (0, 1, 99, or above 256: compared by value, never by identity)",
+    },
+    "transformer_parameter_count": {
+        "sizes": "V, P >= 0, d, L, d_ff >= 1; tied or not, biases or not, gelu or swiglu, "
+        "layernorm or rmsnorm",
+    },
+    "span_corruption": {
+        "tokens": "ids of any size (above 256 included)",
+        "spans": "sorted, non-empty, non-overlapping, at the very start and end included",
+        "sentinel_ids": "at least one more than the spans, given as <extra_id_0>, <extra_id_1>, …",
+    },
+}
+
+
+def _edge_rng(salt: int, seed: int) -> np.random.Generator:
+    """The domain edges' own stream: drawing them leaves every earlier case as it was."""
+    return np.random.default_rng([salt, seed, 33])
+
+
+def _one_letter_corpus(seed: int) -> tuple[dict[str, int], str]:
+    """Random words plus a one-letter word seen 200 times: ("c", "</w>") is the first merge."""
+    edge = _edge_rng(601, seed)
+    corpus = _random_corpus(edge, 5)
+    letter = str(edge.choice([c for c in _ALPHABET if c not in corpus]))
+    return {**corpus, letter: 200}, letter
 
 
 def _tie_corpus(rng: np.random.Generator) -> tuple[dict[str, int], int]:
@@ -120,6 +166,9 @@ def _bpe_segment_cases(seed: int) -> list[Case]:
             Case(f"hidden word {i + 1}: {kind}, {len(merges)} learned merges", (word, merges))
         )
     cases.append(Case("hidden word 5: a word not in the corpus, no merges", (unseen[0], [])))
+    corpus, letter = _one_letter_corpus(seed)
+    merges = bpe.bpe_learn(corpus, 8)
+    cases.append(Case("domain edge: a one-letter word, 8 learned merges", (letter, merges)))
     return cases
 
 
@@ -481,6 +530,16 @@ def _next_token_cases(seed: int) -> list[Case]:
         cases.append(
             Case(f"hidden batch {i + 1}: B={B}, T={T}, right-padded rows, {which}", (tokens, pad))
         )
+    # ids above 256 (CPython shares one int object only for -5 … 256: `t is pad_id` fails here)
+    edge = _edge_rng(604, seed)
+    pad = int(edge.integers(300, 1000))
+    tokens = edge.integers(257, 1000, size=(3, 8))
+    tokens[tokens == pad] = pad + 1
+    for b, length in enumerate((5, int(edge.integers(2, 9)), 1)):  # the last: one real token
+        tokens[b, length:] = pad
+    cases.append(
+        Case(f"domain edge: token ids above 256 and pad_id {pad}, B=3, T=8", (tokens, pad))
+    )
     return cases
 
 
@@ -844,6 +903,10 @@ ASSIGNMENT = Assignment(
                 "bpe-unweighted-pair-counts": _bpe_learn_unweighted,
                 "bpe-ties-first-counted": partial(bpe.bpe_learn, choose=bpe.first_counted_pair),
                 "bpe-stops-below-two": partial(bpe.bpe_learn, min_count=2),
+                # subword-nmt's convention: "</w>" glued to the last character
+                "bpe-end-of-word-glued": partial(bpe.bpe_learn, initial=bpe.glued_symbols),
+                # subword-nmt's tie rule: max((count, pair)), the largest pair
+                "bpe-ties-largest-pair": partial(bpe.bpe_learn, choose=bpe.largest_pair),
             },
             integer=True,
         ),
@@ -852,7 +915,10 @@ ASSIGNMENT = Assignment(
             "BPE: segment a word",
             8,
             _bpe_segment_cases,
-            {"bpe-no-end-of-word": _bpe_segment_no_end_of_word},
+            {
+                "bpe-no-end-of-word": _bpe_segment_no_end_of_word,
+                "bpe-end-of-word-glued": partial(bpe.bpe_segment, initial=bpe.glued_symbols),
+            },
             integer=True,
         ),
         _question(

@@ -9,10 +9,17 @@ contributions), bigram and trigram models with k != 1 (k·V) and contexts that w
 (the denominator without k·V stays finite). `ngram_counts` returns a dict whose keys are the
 n-grams themselves, so it has its own judge (`judge_ngram_counts`): a missing or an extra
 n-gram is wrong, and a mistake is named when its counts are the student's.
+
+Every case list ends with the edges of its arguments' domains (DOMAINS says them), drawn after
+the other cases from a stream of their own, so that every earlier case stays what it was:
+one row against several (an output squeezed to 1-D), a batch of one, a sentence with a single
+real token, one-word and empty sentences, contexts never seen (c(context) = 0), test words
+the counts never saw, and test sentences of very different lengths.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -42,10 +49,53 @@ COSINE_SHORTCUTS = (
 TOY_CORPUS = [["the", "cat", "sat"], ["the", "dog", "sat"], ["a", "cat", "ran"]]
 TOY_V = 7  # the, cat, sat, dog, a, ran and "</s>"
 _WORDS = ("the", "a", "cat", "dog", "bird", "sat", "ran", "slept", "here", "there", "now")
+UNKNOWN = "zebra"  # never in a training corpus (_WORDS): a word the counts never saw
 
 
 def _rng(salt: int, seed: int) -> np.random.Generator:
     return np.random.default_rng([salt, seed])
+
+
+def _edge_rng(salt: int, seed: int) -> np.random.Generator:
+    """The domain edges' own stream: drawing them leaves every earlier case as it was."""
+    return np.random.default_rng([salt, seed, 33])
+
+
+# The domain of every graded function's arguments, as the handout defines it; each list of
+# cases ends with cases at these edges (the "domain edge" cases).
+DOMAINS: dict[str, dict[str, str]] = {
+    "cosine_similarity": {
+        "A": "(n, d) with n >= 1 (one row included), or a 1-D vector with B; no zero row",
+        "B": "(m, d) with m >= 1 (one row included), or a 1-D vector with A; no zero row",
+    },
+    "softmax_cross_entropy": {
+        "logits": "(C,) or (B, C), B >= 1 (a batch of one included), any size (±1000)",
+        "y": "an int with (C,) logits, (B,) ints with (B, C); any class, 0 and C − 1 included",
+    },
+    "dan_forward": {
+        "token_ids": "(B, T) ints in [0, V), B >= 1; padded positions hold ordinary ids",
+        "mask": "(B, T) bool, every row at least one True (a single real token included)",
+        "params": "E (V, d), W1 (h, d), b1 (h,), W2 (C, h), b2 (C,)",
+    },
+    "dan_backward": {
+        "token_ids, mask, params": "as dan_forward's",
+        "y": "(B,) ints in [0, C)",
+    },
+    "ngram_counts": {
+        "corpus": "sentences of words, a one-word sentence and an empty one included",
+        "n": "2 or 3",
+    },
+    "ngram_prob": {
+        "context": "n − 1 words, seen or never seen (c(context) = 0 gives k / (k·V) = 1/V)",
+        "word": "a seen or an unseen word after the context, or a word the counts never saw",
+        "k": "k > 0",
+    },
+    "ngram_perplexity": {
+        "sentences": "one or more test sentences of any length >= 1, words the counts never "
+        "saw included (predicted with add-k like any word)",
+        "n, k": "n in {2, 3}, k > 0",
+    },
+}
 
 
 # --------------------------------------------------------------------------- cosine
@@ -80,6 +130,15 @@ def _cosine_cases(seed: int) -> list[Case]:
         )
     a, b = _rows(rng, 2, 6)
     cases.append(Case("hidden case 4: two 1-D vectors of length 6", (a, b)))
+    edge = _edge_rng(701, seed)
+    cases += [
+        Case(
+            "domain edge: one row A (1, 5) against B (4, 5)", (_rows(edge, 1, 5), _rows(edge, 4, 5))
+        ),
+        Case(
+            "domain edge: A (3, 4) against one row B (1, 4)", (_rows(edge, 3, 4), _rows(edge, 1, 4))
+        ),
+    ]
     return cases
 
 
@@ -158,6 +217,13 @@ def _ce_cases(seed: int) -> list[Case]:
     cases.append(
         Case("hidden case 7: one example, logits spread over ±1000", (z, int(np.argmax(z))))
     )
+    edge = _edge_rng(702, seed)
+    cases.append(
+        Case(
+            "domain edge: a batch of one, logits (1, 5), y (1,)",
+            (edge.normal(0.0, 2.0, size=(1, 5)), edge.integers(0, 5, size=1)),
+        )
+    )
     return cases
 
 
@@ -188,6 +254,8 @@ CE_MUTANTS: dict[str, Callable[..., Any]] = {
     "softmax-unstable": _ce_unstable,
     "ce-grad-sign": partial(cl.softmax_cross_entropy, error=_ascent),
     "ce-grad-not-averaged": partial(cl.softmax_cross_entropy, batch_mean_grad=False),
+    # torch's reduction="sum": the loss summed and its gradient without the 1/B
+    "ce-batch-summed": partial(cl.softmax_cross_entropy, reduce_loss=np.sum, batch_mean_grad=False),
 }
 
 
@@ -247,7 +315,18 @@ def _dan_forward_cases(seed: int) -> list[Case]:
     cases.append(
         Case("hidden case 4: large output weights (logits thousands apart)", (ids, mask, params))
     )
+    cases.append(
+        Case("domain edge: a batch of one sentence with one real token", _dan_edge(seed)[:3])
+    )
     return cases
+
+
+def _dan_edge(seed: int) -> tuple[Array, Array, dict[str, Array], Array]:
+    """A batch of one (B = 1) whose sentence has a single real token, its padding other ids."""
+    edge = _edge_rng(703, seed)
+    ids, _, params = _dan_problem(edge, 2, 5, 8, 4, 6, 3)
+    ids, mask = ids[:1], np.array([[True, False, False, False, False]])  # (1, 5)
+    return ids, mask, params, edge.integers(0, 3, size=1)
 
 
 def _dan_backward_cases(seed: int) -> list[Case]:
@@ -264,6 +343,7 @@ def _dan_backward_cases(seed: int) -> list[Case]:
                 (ids, mask, params, y),
             )
         )
+    cases.append(Case("domain edge: a batch of one sentence with one real token", _dan_edge(seed)))
     return cases
 
 
@@ -289,6 +369,13 @@ def _buffered_per_sentence(target: Array, ids: Array, rows: Array, keep: Array) 
     """gE[ids_b] += rows_b sentence by sentence: a repeat inside one sentence adds once."""
     for b in range(ids.shape[0]):
         target[ids[b][keep[b]]] += rows[b][keep[b]]
+
+
+def _summed_batch(token_ids, mask, params, y):
+    """ce-batch-summed lifted to the DAN: the loss and every gradient B times the mean's."""
+    loss, grads = cl.dan_backward(token_ids, mask, params, y)
+    B = float(np.shape(token_ids)[0])
+    return B * loss, {k: B * g for k, g in grads.items()}
 
 
 def _scaled(fn: Callable[..., tuple[float, dict]], factor: Callable[[Any], float]):
@@ -326,6 +413,7 @@ DAN_BACKWARD_MUTANTS: dict[str, Callable[..., Any]] = {
     ),
     "ce-grad-sign": _scaled(cl.dan_backward, lambda ids: -1.0),
     "ce-grad-not-averaged": _scaled(cl.dan_backward, lambda ids: float(np.shape(ids)[0])),
+    "ce-batch-summed": _summed_batch,
 }
 
 
@@ -354,6 +442,13 @@ def _counts_cases(seed: int) -> list[Case]:
     for i, n in enumerate((2, 3, 2, 3)):
         corpus = _corpus(rng, int(rng.integers(3, 7)))
         cases.append(Case(f"hidden corpus {i + 1}: {len(corpus)} sentences, n = {n}", (corpus, n)))
+    edge = _edge_rng(705, seed)
+    for n in (2, 3):
+        corpus = _corpus(edge, 3)
+        corpus.insert(int(edge.integers(len(corpus) + 1)), [str(edge.choice(_WORDS))])
+        corpus.insert(int(edge.integers(len(corpus) + 1)), [])
+        name = f"domain edge: a one-word and an empty sentence among {len(corpus)}, n = {n}"
+        cases.append(Case(name, (corpus, n)))
     return cases
 
 
@@ -363,8 +458,14 @@ def _counts_start_pads(corpus: Sequence[Sequence[str]], n: int) -> AnyOf:
     return AnyOf(*(cl.ngram_counts(corpus, n, start_pad=p) for p in (0, 1)))
 
 
+def _counts_end_pads(corpus: Sequence[Sequence[str]], n: int) -> dict:
+    """ngram-end-padded-n-minus-1: nltk.lm's pad_both_ends, n − 1 "</s>" at the end."""
+    return cl.ngram_counts(corpus, n, end_pad=n - 1)
+
+
 COUNTS_MUTANTS: dict[str, Callable[..., Any]] = {
     "ngram-missing-start-padding": _counts_start_pads,
+    "ngram-end-padded-n-minus-1": _counts_end_pads,
 }
 
 
@@ -463,11 +564,38 @@ def _prob_cases(seed: int) -> list[Case]:
         what = "an unseen" if word != gram[-1] else "a seen"
         name = f"hidden case {i + 1}: n = {n}, k = {k}, {what} n-gram after a seen context"
         cases.append(Case(name, (counts, V, context, word), {"k": k}))
+    edge = _edge_rng(706, seed)
+    for n, k in ((2, 1.0), (3, 0.5)):
+        corpus, counts, V = _prob_problem(edge, n)
+        words = sorted({w for s in corpus for w in s})
+        seen = {g[:-1] for g in counts}
+        unseen = [c for c in itertools.product([*words, UNKNOWN], repeat=n - 1) if c not in seen]
+        context = unseen[int(edge.integers(len(unseen)))]
+        word = str(edge.choice([*words, UNKNOWN]))
+        name = f"domain edge: n = {n}, k = {k}, a context never seen (c(context) = 0)"
+        cases.append(Case(name, (counts, V, context, word), {"k": k}))
+    corpus, counts, V = _prob_problem(edge, 2)
+    context = (str(edge.choice(sorted({w for s in corpus for w in s}))),)
+    cases.append(
+        Case(
+            "domain edge: n = 2, k = 1.0, a word the counts never saw",
+            (counts, V, context, UNKNOWN),
+        )
+    )
     return cases
 
 
+def _context_count_only(c_context: float, k: float, vocab_size: int) -> float:
+    """addk-missing-v's denominator, c(context): a context never seen divides by zero, which
+    a student's code raises on (Python floats) or turns into inf (NumPy's): no value to compare,
+    so the mistake does not apply to that case (grader/mutants.py, NOT_APPLICABLE)."""
+    if c_context == 0:
+        raise ZeroDivisionError("c(context) = 0 with no k·V")
+    return c_context
+
+
 PROB_MUTANTS: dict[str, Callable[..., Any]] = {
-    "addk-missing-v": partial(cl.ngram_prob, denominator=lambda c, k, V: c),
+    "addk-missing-v": partial(cl.ngram_prob, denominator=_context_count_only),
 }
 
 
@@ -496,6 +624,19 @@ def _perplexity_cases(seed: int) -> list[Case]:
         test = _seen_contexts_only(rng, corpus, counts, n, 2)
         name = f"hidden case {i + 1}: n = {n}, k = {k}, {len(test)} test sentences"
         cases.append(Case(name, (counts, V, test, n), {"k": k}))
+    edge = _edge_rng(707, seed)
+    for n, k in ((2, 1.0), (3, 0.5)):
+        corpus, counts, V = _prob_problem(edge, n)
+        first, second, third = (corpus[int(i)] for i in edge.choice(len(corpus), 3, replace=False))
+        short = [first[0]]  # a word that starts a training sentence: its first context was seen
+        long = (list(second) + list(third) + list(first))[:8]  # training sentences run together
+        test = [short, long]  # one word and five or more: lengths far apart
+        name = f"domain edge: n = {n}, k = {k}, test sentences of 1 and {len(long)} words"
+        cases.append(Case(name, (counts, V, test, n), {"k": k}))
+        unknown = list(test[1])
+        unknown.insert(int(edge.integers(1, len(unknown))), UNKNOWN)
+        name = f"domain edge: n = {n}, k = {k}, a test word the counts never saw"
+        cases.append(Case(name, (counts, V, [unknown], n), {"k": k}))
     return cases
 
 
@@ -517,6 +658,13 @@ PERPLEXITY_MUTANTS: dict[str, Callable[..., Any]] = {
     "perplexity-base-2": _ppl(exponentiate=lambda H: 2.0**H),
     "perplexity-missing-end-token": _ppl(predict_end=False),
     "ngram-missing-start-padding": _ppl_start_pads,
+    # the conventions of nltk.lm, Hugging Face evaluate, SRILM and KenLM the handout excludes
+    # (partials of the reference, so that two of them in one file are named together)
+    "ngram-end-padded-n-minus-1": _ppl(end_pad=cl.nltk_end_pad),
+    # the mean of the sentences' own perplexities (one form only, a partial: it combines)
+    "perplexity-averaged-per-sentence": _ppl(per_sentence=True),
+    "perplexity-n-excludes-end": _ppl(count_end=False),
+    "perplexity-skips-unknown-words": _ppl(skip_unknown=True),
 }
 
 
@@ -612,6 +760,7 @@ def _ppl_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
         "perplexity-missing-end-token": 'this leaves out the prediction of "</s>": N counts it too.',
         "addk-missing-v": "these probabilities were smoothed without + V in the denominator.",
         "ngram-missing-start-padding": 'this leaves out the first word\'s prediction after "<s>".',
+        "perplexity-n-excludes-end": 'this divides by the words only: N counts the "</s>" too.',
     }
     want = _sentence_ppl(numbers)
     forms = []
