@@ -144,6 +144,15 @@ SLOW_TESTS = {
     "test_validity_composites.py::test_a_nan_producing_slip_names_nothing",
     "test_validity_composites.py::test_each_layernorm_deviation_alone_and_together",
     "test_visibility.py::test_the_same_key_gives_the_same_numbers_as_variant_py",
+    "test_similarity.py::test_renaming_alone_is_a_full_match_and_different_code_is_none",
+    # Of modules other engineers own (marked here, their files untouched): over ~2 s each.
+    "test_case_stability.py::test_searched_cases_are_the_pinned_ones[a3_gated_seq2seq/a3.beam_search]",
+    "test_case_stability.py::test_searched_cases_are_the_pinned_ones[a1_word_vectors/a1.analogy]",
+    "test_expr_corpus.py::test_fast_path_agrees_with_sympy_across_pairs",
+    "test_a3_gated_seq2seq.py::test_a3_torch_float32_style_gets_full_marks",
+    "test_a4_transformer.py::test_a4_torch_float32_submission_gets_full_marks",
+    "test_a6_pretraining_scale.py::test_a6_parameter_counts_of_every_case_match_a_torch_built_model",
+    "test_follow_through.py::test_a4_blocks_carry_two_mistakes_of_two_functions_at_once",
 }
 
 
