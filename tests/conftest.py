@@ -158,7 +158,8 @@ SLOW_TESTS = {
 
 def _slow_test(item: pytest.Item) -> bool:
     """Is the test (by `file::name[params]`, or `file::name` for all its parametrizations) listed?"""
-    here = item.nodeid.rsplit("/", 1)[-1]
+    path, _, name = item.nodeid.partition("::")  # a parameter's id may hold a "/"
+    here = f"{path.rsplit('/', 1)[-1]}::{name}"
     return here in SLOW_TESTS or here.split("[", 1)[0] in SLOW_TESTS
 
 
