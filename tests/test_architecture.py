@@ -18,6 +18,7 @@ still a dependency). Rooms and what each may import:
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -68,6 +69,13 @@ def imports_of(path: Path, known: set[str]) -> set[str]:
 
 
 def project_graph() -> dict[str, set[str]]:
+    """Every project module -> the project modules it imports (a fresh copy for each caller)."""
+    return {m: set(ts) for m, ts in _project_graph().items()}
+
+
+@functools.cache
+def _project_graph() -> dict[str, frozenset[str]]:
+    """The tree read once per test process: the four checks below read the same files."""
     files = [
         p
         for top in ("grader", "reference")
@@ -75,7 +83,7 @@ def project_graph() -> dict[str, set[str]]:
         if "samples" not in p.parts and "_content" not in p.parts
     ]
     known = {module_name(p) for p in files}
-    return {module_name(p): imports_of(p, known) for p in files}
+    return {module_name(p): frozenset(imports_of(p, known)) for p in files}
 
 
 def violations(graph: Mapping[str, Iterable[str]]) -> list[str]:

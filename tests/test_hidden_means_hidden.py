@@ -15,6 +15,7 @@ A notebook submission is probed the same way.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -179,6 +180,13 @@ def _grade(folder: Path, assignment: Assignment, key: str):
     return grade_submission(folder, assignment, student=key)
 
 
+@functools.cache
+def _solution_texts(aid: str, key: str) -> str:
+    """What the correct solution's own feedback shows this student (graded once per key)."""
+    assignment = registry.load(aid)
+    return "\n".join(student_texts(_grade(solution_dir(aid), assignment, key), assignment))
+
+
 def _check(aid: str, key: str, offset: int, tmp_path: Path, catalog_text: str, notebook: bool):
     assignment = registry.load(aid)
     visible = {
@@ -188,8 +196,7 @@ def _check(aid: str, key: str, offset: int, tmp_path: Path, catalog_text: str, n
         for c in q.cases(variants.seed_for(aid, key))
         if c.visible
     }
-    solution = _grade(solution_dir(aid), assignment, key)
-    shown_anyway = "\n".join(student_texts(solution, assignment)) + catalog_text
+    shown_anyway = _solution_texts(aid, key) + catalog_text
     folder = tmp_path / f"probe-{offset}"
     folder.mkdir(parents=True)
     source = probed_source(assignment, offset)

@@ -179,8 +179,15 @@ def honest(tmp_path_factory) -> dict[str, float]:
 # --------------------------------------------------------------------------- the tests
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+# The developer loop keeps one (snoop.py: it looks for the hidden material and the grader's
+# trees, and finds none); the full suite grades every one.
+QUICK_HOSTILE = "snoop.py"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [n if n == QUICK_HOSTILE else pytest.param(n, marks=pytest.mark.slow) for n in sorted(EXPECTED)],
+)
 def test_hostile_submission_is_contained(name, tmp_path, listener, honest):
     marker = Path("/tmp") / f"seqgrade-hostile-{listener.token}"
     folder = make_submission(tmp_path, name, listener, marker)

@@ -48,8 +48,26 @@ def plain_forbidden_names(
                 yield full
 
 
-def plain_scan(source: str, patterns: tuple[str, ...], function: str | None) -> list:
-    """The scan as it was: every reached statement walked for every call."""
+# The only node types plain_forbidden_names can yield a name for.
+_NAMED = (ast.Attribute, ast.Name, ast.Call, ast.ImportFrom)
+
+
+def plain_nodes(module, function: str | None) -> list[tuple[ast.AST, str | None]]:
+    """Every node of every statement `function` reaches, in the plain walk's order, with its
+    owner (only the node types a scan can report; the walk is the same for every pattern set)."""
+    return [
+        (node, owner)
+        for root, owner in shortcuts._reached(module.tree, function)
+        for node in ast.walk(root)
+        if isinstance(node, _NAMED)
+    ]
+
+
+def plain_scan(
+    source: str, patterns: tuple[str, ...], function: str | None, nodes: list | None = None
+) -> list:
+    """The scan as it was: every reached statement walked, node by node (`nodes`: the walk of
+    plain_nodes for this source and function, when the caller has it already)."""
     module = shortcuts._parsed(source) if patterns else None
     if module is None:
         return []
@@ -57,12 +75,11 @@ def plain_scan(source: str, patterns: tuple[str, ...], function: str | None) -> 
     torch_bound = any(v.split(".")[0] == "torch" for v in aliases.values())
     methods = {p.rsplit(".", 1)[1] for p in patterns if ".Tensor." in p} - module.own_methods
     found: dict = {}
-    for root, owner in shortcuts._reached(module.tree, function):
-        for node in ast.walk(root):
-            for name in plain_forbidden_names(
-                node, aliases, patterns, methods if torch_bound else set()
-            ):
-                found.setdefault(name, shortcuts.Finding(name, getattr(node, "lineno", 0), owner))
+    for node, owner in plain_nodes(module, function) if nodes is None else nodes:
+        for name in plain_forbidden_names(
+            node, aliases, patterns, methods if torch_bound else set()
+        ):
+            found.setdefault(name, shortcuts.Finding(name, getattr(node, "lineno", 0), owner))
     return sorted(found.values(), key=lambda f: f.line)
 
 
@@ -128,18 +145,26 @@ def test_scans_and_reviews_find_what_the_plain_walk_finds(aid):
     questions = [q for q in registry.load(aid).questions if isinstance(q, CodeQuestion)]
     checked = 0
     for _, label, source in (s for s in SOURCES if s[0] == aid):
-        shortcuts._parsed.cache_clear()  # a fresh memo for each file
         functions = [q.function for q in questions] + [None, "no_such_function"]
-        pattern_sets = [tuple(q.forbidden) for q in questions] + list(EXTRA) + [()]
+        pattern_sets = list(dict.fromkeys([tuple(q.forbidden) for q in questions] + list(EXTRA)))
+        pattern_sets.append(())
+        # The plain walk's answers, computed once per file (they depend on nothing else).
+        module = shortcuts._parsed(source)
+        want_review, want_scan = {}, {}
+        for function in functions:
+            want_review[function] = plain_review(source, function)
+            nodes = plain_nodes(module, function) if module is not None else []
+            for patterns in pattern_sets:
+                want_scan[function, patterns] = plain_scan(source, patterns, function, nodes)
+        shortcuts._parsed.cache_clear()  # a fresh memo for each file
         for _ in range(2):  # memoised answers: the same, and fresh lists each time
             for function in functions:
                 got = shortcuts.review(source, function)
-                assert got == plain_review(source, function), (label, function)
+                assert got == want_review[function], (label, function)
                 got.append(None)  # a caller's change does not reach the memo
                 for patterns in pattern_sets:
-                    want = plain_scan(source, patterns, function)
                     got = shortcuts.scan(source, patterns, function)
-                    assert got == want, (label, function, patterns)
+                    assert got == want_scan[function, patterns], (label, function, patterns)
                     got.append(None)
                     checked += 1
     assert checked or not questions
