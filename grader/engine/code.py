@@ -232,8 +232,10 @@ def import_words(failure: Failure, ctx: CodeContext) -> str:
 # ---------------------------------------------------------------------------- calling
 
 
-def _call(q: CodeQuestion, session: WorkerSession, case: Case) -> CallOutcome:
-    """One call of the student's function; past the submission's budget, a "not run" failure."""
+def _call(q: CodeQuestion, session: WorkerSession, case: Case, last: bool = True) -> CallOutcome:
+    """One call of the student's function; past the submission's budget, a "not run" failure.
+    `last`: the question's last case (`session.tampered`, read when the next question starts,
+    is then up to date; the calls before it skip the worker's read of its mappings)."""
     before = session.remaining()
     if before <= 0:
         return CallOutcome(failure=Failure("budget", BUDGET_SPENT))
@@ -244,6 +246,7 @@ def _call(q: CodeQuestion, session: WorkerSession, case: Case) -> CallOutcome:
             dict(case.kwargs),
             torch_inputs=q.torch_inputs,
             banned=q.forbidden,
+            check=last,
         )
     except (OSError, ValueError):
         if session.remaining() > BUDGET_MARGIN:
@@ -278,7 +281,7 @@ def _call_cases(
     for those the submission's time budget did not reach."""
     outcomes: list[CallOutcome | None] = []
     for i, case in enumerate(cases):
-        outcome = _call(q, session, case)
+        outcome = _call(q, session, case, last=i == len(cases) - 1)
         outcomes.append(outcome)
         kind = outcome.failure.kind if outcome.failure is not None else None
         if _tripped(q, outcome) or kind == "timeout" or (kind == "not-attempted" and i == 0):
