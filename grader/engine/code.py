@@ -140,6 +140,15 @@ class CodeContext:
     """The module the worker imports ("transformer.py"), whose lines `place` maps."""
     call_seconds: float = 0.0
     """The limit on one call, for the words of a timeout."""
+    cases: dict[str, list[Case] | Exception] = field(default_factory=dict)
+    """Cases built before the question ran (while the sandbox started): taken once each."""
+
+    def take_cases(self, q: CodeQuestion) -> list[Case]:
+        """The question's cases: built already (what building them raised, raised now), or now."""
+        built = self.cases.pop(q.id, None)
+        if isinstance(built, Exception):
+            raise built
+        return built if built is not None else list(q.cases(self.seed))
 
     def line_words(self, line: int) -> str:
         """A line of the code file, in the student's terms ("line 12", "code cell 4, line 3")."""
@@ -168,7 +177,7 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
     assert ctx.source is not None and ctx.session is not None
     if q.forbidden and _ban(q, ctx, result):
         return result
-    cases = list(q.cases(ctx.seed))
+    cases = ctx.take_cases(q)
     outcomes = _call_cases(q, ctx.session, cases)
     if not _stopped(q, cases, outcomes, result, ctx):
         if q.custom is not None:
