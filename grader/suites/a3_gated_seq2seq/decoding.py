@@ -397,9 +397,7 @@ def _beam_one_step(next_log_probs, bos, eos, beam_size, max_len, length_normaliz
 
 def _beam_flag_inverted(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
     """`if not length_normalize` where `if length_normalize` belongs."""
-    return seq2seq.beam_search(
-        next_log_probs, bos, eos, beam_size, max_len, not length_normalize
-    )
+    return seq2seq.beam_search(next_log_probs, bos, eos, beam_size, max_len, not length_normalize)
 
 
 # Conventions and slips named beside the missing normalisation (the cases do not depend on them).
