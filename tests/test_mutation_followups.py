@@ -97,7 +97,8 @@ def test_a2_a_forward_pass_without_its_recurrence_is_charged_once(tmp_path):
 
 def test_verdict_gives_no_name_supported_only_by_blank_matches():
     blank = Explanation("softmax-wrong-axis", 0, 0, blank=True)
-    assert verdict([[blank], [blank], []], 3) == []
+    assert verdict([[blank], [blank], []], 3) == []  # a finite wrong case it does not explain
+    assert verdict([[blank], [blank]], 2) == ["softmax-wrong-axis"]  # NaN wherever it fails
     solid = Explanation("softmax-wrong-axis", 0, 0)
     assert verdict([[blank], [solid], []], 3) == ["softmax-wrong-axis"]
     other = Explanation("mask-ignored", 0, 1)

@@ -205,10 +205,11 @@ def _differs(forms: tuple[Any, ...], than: Any, tol: Tolerance, exact: bool) -> 
 def verdict(per_case: list[list[Explanation]], n_failed: int) -> list[Mistake]:
     """The misconception named for a question: the one explaining the most failed cases.
 
-    It must explain at least half of the failed cases, and at least one of them by more than
-    outputs NaN or inf everywhere (a blank match: any NaN spreads, so NaN everywhere says only
-    that something overflowed somewhere, unless the mistake itself is marked to produce it
-    there); ties go to the closer fit, then to the question's order (root causes first).
+    It must explain at least half of the failed cases; one it explains only where the outputs
+    are NaN or inf everywhere (blank matches: any NaN spreads, so NaN everywhere says only that
+    something overflowed somewhere) must explain all of them (a student's log of a zero count:
+    NaN on every case with a zero, right on the others), not leave a finite wrong case
+    unexplained. Ties go to the closer fit, then to the question's order (root causes first).
     """
     if n_failed == 0:
         return []
@@ -221,7 +222,7 @@ def verdict(per_case: list[list[Explanation]], n_failed: int) -> list[Mistake]:
             t[1] += e.extra_wrong
             if not e.blank:
                 solid.add(e.misconception)
-    tally = {m: t for m, t in tally.items() if m in solid}
+    tally = {m: t for m, t in tally.items() if m in solid or t[0] >= n_failed}
     if not tally:
         return []
     mid, (count, _, _) = min(tally.items(), key=lambda kv: (-kv[1][0], kv[1][1], kv[1][2]))
