@@ -27,7 +27,9 @@ Run by hand, from the repository:
    mutant is a module of its own, the code file re-exports its functions under numbered names,
    and each code question whose function reaches the mutated function is duplicated, one per
    mutant (bans dropped: a mutant of the solution calls no library shortcut). A mutant is
-   killed when it loses points.
+   killed when it loses points. A multi-mistake file is graded alone, as a student's file is:
+   follow-through reads the calls in the student's own code file and the questions' own ids,
+   which a pack's re-exports and numbered duplicates hide.
 3. Survivors (full marks) are diff-tested in-process against the solution on the questions'
    own cases for several seeds and on edge inputs made from them (every float array scaled
    by 1000, by 1e-3, negated, zeroed; optional arguments dropped): no difference means an
@@ -537,8 +539,43 @@ def _questions_for(
     ]
 
 
+def grade_alone(aid: str, mutant: Mutant, reaches: dict[str, set[str]]) -> Result:
+    """One file graded as a student's submission (its code questions, bans and follow-through
+    as a student's grade has them): a multi-mistake file, whose later questions must see the
+    student's own earlier functions under their own names and question ids."""
+    assignment = registry.load(aid)
+    res = Result(mutant, [q.id for q in _questions_for(mutant, assignment, reaches)])
+    code = tuple(q for q in assignment.questions if isinstance(q, CodeQuestion))
+    with tempfile.TemporaryDirectory(prefix="mutant-") as tmp:
+        folder = Path(tmp) / "sub"
+        folder.mkdir()
+        (folder / assignment.code_file).write_text(mutant.source)
+        report = grade_submission(
+            folder,
+            dataclasses.replace(assignment, questions=code),
+            limits=LIMITS,
+            instructor_tests=[],
+        )
+    for r in report.questions:
+        if r.question_id not in res.questions:
+            continue
+        res.score += r.score
+        res.max_score += r.max_score
+        res.scores[r.question_id] = (r.score, r.max_score)
+        if r.misconceptions:
+            res.named[r.question_id] = list(r.misconceptions)
+        if r.error and "time budget" in r.error:
+            res.error = r.error
+    if report.grader_error:
+        res.error = report.grader_error
+    return res
+
+
 def grade_pack(aid: str, mutants: list[Mutant], reaches: dict[str, set[str]]) -> list[Result]:
-    """Every mutant of the pack in one submission, one duplicated question per (mutant, question)."""
+    """Every mutant of the pack in one submission, one duplicated question per (mutant, question);
+    multi-mistake files one submission each (grade_alone)."""
+    if all(m.parts for m in mutants):
+        return [grade_alone(aid, m, reaches) for m in mutants]
     assignment = registry.load(aid)
     results = {
         m.index: Result(m, [q.id for q in _questions_for(m, assignment, reaches)]) for m in mutants

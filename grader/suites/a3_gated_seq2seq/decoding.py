@@ -437,11 +437,30 @@ def _beam_fairseq(next_log_probs, bos, eos, beam_size, max_len, length_normalize
     )
 
 
+def _beam_one_step(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
+    """The stop test inverted (`if len(finished) < beam_size: break`, `if live: break`): the
+    search ends after its first step, the winner chosen among what that step kept."""
+    return seq2seq.beam_search(
+        next_log_probs, bos, eos, beam_size, min(max_len, 1), length_normalize
+    )
+
+
+def _beam_flag_inverted(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
+    """`if not length_normalize` where `if length_normalize` belongs."""
+    return seq2seq.beam_search(next_log_probs, bos, eos, beam_size, max_len, not length_normalize)
+
+
 # Conventions and slips named beside the missing normalisation (the cases do not depend on them).
+# A search stopped after one step returns [eos] wherever eos is among the first step's best, as
+# a dropped eos score does (its finished [eos] scores 0, the best there is): named apart by the
+# trees where nothing finishes. The inverted flag is the missing normalisation on every case but
+# the one with `length_normalize=False`.
 BEAM_MUTANTS = {
     "beam-no-length-normalization": _beam_no_normalization,
     "beam-eos-score-dropped": _beam_eos_dropped,
     "beam-finished-leave-the-beam": _beam_fairseq,
+    "beam-stops-after-first-step": _beam_one_step,
+    "beam-length-normalize-inverted": _beam_flag_inverted,
 }
 
 
