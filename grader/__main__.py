@@ -20,8 +20,11 @@ def _sanitise_path() -> None:
     def is_cwd(entry: str) -> bool:
         return entry in ("", ".") or os.path.realpath(entry) == cwd
 
-    kept = [p for p in sys.path if not is_cwd(p)]
-    if here == cwd:
+    def is_install(entry: str) -> bool:  # the checkout's own entry, put there by its install
+        return entry not in ("", ".") and os.path.realpath(entry) == here
+
+    kept = [p for p in sys.path if not is_cwd(p) or is_install(p)]
+    if here == cwd and not any(is_install(p) for p in kept):
         kept.append(here)  # `reference` from a checkout, found last: installed libraries win
     sys.path[:] = kept
 

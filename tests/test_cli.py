@@ -195,3 +195,28 @@ def test_the_table_shows_notes_about_the_submission_even_when_isolated():
     assert "word_vectors.ipynb` was ignored" in render.table(report)
     assert "word_vectors.ipynb` was ignored" in render.markdown(report)
     assert "not isolated" not in render.table(report)
+
+
+def test_a_checkout_run_from_its_own_folder_keeps_its_reference_before_another_install(
+    tmp_path: Path,
+) -> None:
+    """Two checkouts: this one's install entry comes first, another's (a system-wide editable
+    install) later. Run from this checkout's folder, `python -m grader` must keep its own entry
+    where the install put it; moving it last made the other copy's `reference` win, and the
+    mixed-install guard then refused every command."""
+    root = Path(__file__).resolve().parents[1]
+    other = tmp_path / "other"
+    (other / "reference").mkdir(parents=True)
+    (other / "reference" / "__init__.py").write_text("raise ImportError('the other copy')\n")
+    program = (
+        "import runpy, sys\n"
+        f"sys.path[:] = ['', {str(root)!r}, {str(other)!r}] + "
+        f"[p for p in sys.path[1:] if p not in ({str(root)!r}, '')]\n"
+        "sys.argv = ['seqgrade', 'list']\n"
+        "runpy.run_module('grader', run_name='__main__')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "a1_word_vectors" in done.stdout
