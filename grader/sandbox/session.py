@@ -352,6 +352,12 @@ class WorkerSession:
         (PR_SET_PDEATHSIG follows the forking thread, not the process)."""
         import threading
 
+        from grader.sandbox import zygote
+
+        # The warm template is started (if it is not running yet) from this thread: it dies
+        # with the thread that started it (PR_SET_PDEATHSIG), and it serves later submissions.
+        with contextlib.suppress(OSError):
+            zygote.template_for(self.preload, wait=False)
         started, self._closed = threading.Event(), threading.Event()
         self._start_error: list[BaseException] = []
 
