@@ -21,7 +21,7 @@ KEYS = [None] + [f"student{i}@uni.edu" for i in range(19)]
 # re-pinned when its domain-edge cases were added (large ids, max_len = 0 with normalisation),
 # the tree cases themselves checked against the reference beam search below.
 PINNED = {
-    "a1_word_vectors/a1.analogy": "5194aea15798e94c6fb9f0dc1c059598dca46337af7ba7bd97cf8db4e48cd85d",
+    "a1_word_vectors/a1.analogy": "86ea3188cb943f4aaffa03ff843e96a1ec7a38af9fb8883ff4b82e7c8119b995",
     "a3_gated_seq2seq/a3.beam_search": "cc3d35d5fcf93a2da597e5ca9123fd965d74bffb2c91e2953b4bd8ffa159ea2e",
 }
 

@@ -30,6 +30,9 @@ DIGESTS = {
     ),
 }
 _KEYS = [f"student{i:03d}@uni.example" for i in range(200)]
+# Cases appended since 25bad84 (domain edges, drawn from their own streams) are outside the
+# digest: the cases built then are the first PREFIX ones.
+PREFIX = {("a1_word_vectors", "analogy"): 4}
 
 
 def _canon(x: Any, out: list[str]) -> None:
@@ -73,7 +76,7 @@ def test_the_cases_of_200_keys_are_those_built_before(aid, function):
     h = hashlib.sha256()
     for key in _KEYS:
         out: list[str] = []
-        for c in q.cases(variants.seed_for(aid, key)):
+        for c in q.cases(variants.seed_for(aid, key))[: PREFIX.get((aid, function))]:
             _canon((c.name, c.args, dict(c.kwargs), c.visible, c.weight), out)
         h.update("\n".join(out).encode())
     assert h.hexdigest() == DIGESTS[(aid, function)]

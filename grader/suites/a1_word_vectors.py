@@ -621,7 +621,31 @@ def analogy_cases(seed: int) -> list[Case]:
             "hidden case 4: 10 words of very different norms",
             _normalized_apart(np.random.default_rng([157, seed]), 10, 4),
         ),
+        Case(
+            "hidden case 5: 9 words, every word that may answer points away from e_b - e_a + e_c",
+            _all_candidates_opposed(np.random.default_rng([159, seed]), 9, 4),
+        ),
     ]
+
+
+def _all_candidates_opposed(rng: np.random.Generator, V: int, d: int) -> tuple:
+    """Embeddings where every word but a, b, c has a negative cosine with e_b - e_a + e_c (rows
+    drawn, then flipped away from the target: the target depends on the inputs only), so an
+    exclusion by a score of 0 (`sims[i] = 0`, `not np.inf`) lets an input win; the best allowed
+    word wins by a clear margin (float32 too)."""
+    for _ in range(5000):
+        E = rng.normal(size=(V, d)) * rng.uniform(0.3, 3.0, size=(V, 1))  # (V, d)
+        vocab = rng.choice(_ANALOGY_ARRAY, size=V, replace=False).tolist()
+        inputs = [int(i) for i in rng.choice(V, size=3, replace=False)]  # a, b, c by position
+        target = E[inputs[1]] - E[inputs[0]] + E[inputs[2]]  # (d,)
+        others = [i for i in range(V) if i not in inputs]
+        E[others] *= -np.sign(E[others] @ target)[:, None]  # each row away from the target
+        cos = cosine_similarity(E, target)  # (V,)
+        rest = np.sort(cos[others])[::-1]
+        if rest[0] < -0.05 and rest[0] - rest[1] > 0.02 and cos[inputs].max() > 0.05:
+            a, b, c = (vocab[i] for i in inputs)
+            return E, vocab, a, b, c
+    raise RuntimeError("no case found")  # pragma: no cover
 
 
 def _normalized_apart(rng: np.random.Generator, V: int, d: int) -> tuple:
