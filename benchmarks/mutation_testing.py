@@ -763,21 +763,32 @@ def diff_test(
 
 
 def check_names(res: Result, mutant: types.ModuleType, assignment: Assignment) -> list[str]:
-    """Namings that do not explain the mutated function's wrong outputs on random inputs."""
+    """Namings that do not explain the mutated function's wrong outputs on random inputs. Two or
+    three mistakes named on one question are the engine's diagnosis "found together": judged as
+    the one combined mistake (grader.engine.combos.combine), when each alone does not explain."""
+    from grader.engine.combos import combine
+
     wrong = []
     for qid, ids in res.named.items():
         q = assignment.question(qid)
         assert isinstance(q, CodeQuestion)
-        for mid in ids:
-            if mid not in q.mutants:
-                continue  # a shortcut or a custom judge's id: not a mutant's claim
-            why = _unexplained(q, mid, mutant)
+        claims = [mid for mid in ids if mid in q.mutants]  # not a shortcut's or a judge's id
+        whys = {mid: _unexplained(q, mid, mutant) for mid in claims}
+        if len(claims) > 1 and any(whys.values()):
+            both: Any = q.mutants[claims[0]]
+            for mid in claims[1:]:
+                both = combine(both, q.mutants[mid]) if both is not None else None
+            if both is not None and not _unexplained(q, tuple(claims), mutant, both):
+                continue  # named together, and together they are what the function computes
+        for mid, why in whys.items():
             if why:
                 wrong.append(f"{q.function}: {mid} ({why})")
     return wrong
 
 
-def _unexplained(q: CodeQuestion, mid: str, mutant: types.ModuleType) -> str | None:
+def _unexplained(
+    q: CodeQuestion, mid: str | tuple[str, ...], mutant: types.ModuleType, combined: Any = None
+) -> str | None:
     checked = 0
     for seed in DIFF_SEEDS:
         for case in q.cases(seed):
@@ -793,7 +804,7 @@ def _unexplained(q: CodeQuestion, mid: str, mutant: types.ModuleType) -> str | N
                 want,
                 case.args,
                 dict(case.kwargs),
-                trusted_mutants({mid: q.mutants[mid]}),
+                trusted_mutants({mid: combined if combined is not None else q.mutants[mid]}),
                 q.tolerance,
                 exact=q.integer,
             ):
