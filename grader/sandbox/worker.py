@@ -33,10 +33,6 @@ def _load_wire() -> Any:
     sandbox, `wire.py` when this file is read where it lives in the grader's tree."""
     import importlib.util
 
-    # A warm template's fork gives the codec it compiled (grader/sandbox/launcher.py,
-    # `_run_warm`): {path: code}, for the file's bytes as they are at `path` now; the name
-    # leaves this module's globals before anything else runs.
-    compiled = globals().pop("__seqgrade_compiled__", None)
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.path.join(here, WIRE_FILE)
     if not os.path.exists(path):
@@ -44,11 +40,7 @@ def _load_wire() -> Any:
     spec = importlib.util.spec_from_file_location(WIRE_FILE[:-3], path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    code = compiled.get(path) if isinstance(compiled, dict) else None
-    if code is not None:
-        exec(code, module.__dict__)  # what exec_module runs, compiled already
-    else:
-        spec.loader.exec_module(module)
+    spec.loader.exec_module(module)
     return module
 
 
@@ -269,21 +261,16 @@ def _make_mirror(originals: dict[int, Any]) -> Any:
 
 
 def _make_mapped() -> Any:
-    """mapped(tops): whether files of any of these libraries' folders are mapped into this
-    process (its native libraries stay mapped once loaded, whatever becomes of its modules);
-    the mappings are read once for all of them (about a millisecond in a sandboxed worker)."""
+    """mapped(top): whether files of a library's folder are mapped into this process (its native
+    libraries stay mapped once loaded, whatever becomes of its modules)."""
     _open = open
 
-    def mapped(tops: list[str]) -> bool:
+    def mapped(top: str) -> bool:
         try:
             with _open("/proc/self/maps", "rb") as fh:
-                maps = fh.read()
+                return f"/{top}/".encode() in fh.read()
         except OSError:
             return False
-        for top in tops:  # noqa: SIM110 - no builtins at run time (the student may replace any())
-            if f"/{top}/".encode() in maps:
-                return True
-        return False
 
     return mapped
 
@@ -368,42 +355,30 @@ class _ShortcutGuard:
         """A banned library loaded without passing the import hook (it was removed, or its module
         dropped from sys.modules after use): its native libraries stay mapped into the process
         (`maps=False`: sys.modules only, the mappings read at the last end() stand)."""
-        unguarded = [top for top in self._state["tops"] if top not in self._done]
         missed = False
-        for top in unguarded:
-            if top in self._modules:
+        for top in self._state["tops"]:
+            if top not in self._done and (top in self._modules or (maps and self._mapped(top))):
                 missed = True
-        if not missed and maps and unguarded:
-            missed = self._mapped(unguarded)
         self.install_loaded()
         return missed
 
-    def begin(self, phase: str, banned: tuple[str, ...] = (), check: bool = True) -> bool:
+    def begin(self, phase: str, banned: tuple[str, ...] = ()) -> bool:
         # Reading /proc/self/maps costs about a millisecond in a sandboxed worker, twice a call.
         # Right after an end() that read them, with no other thread in the process, only the
         # worker's own loop and the encoding of the last value have run since; a library they
         # mapped stays mapped (Python never unloads an extension module), so the end() of this
         # call reads it and the reply says the same. Otherwise the mappings are read now too.
-        # `check=False`: a call whose end() will not read them either (see `end`).
-        maps = check and not (self._read_at_end and self._alone())
+        maps = not (self._read_at_end and self._alone())
         self._read_at_end = False
         missed = self.bypassed(maps)
         self._hits.clear()
         self._state["phase"], self._state["banned"] = phase, tuple(str(p) for p in banned)
         return not missed
 
-    def end(self, check: bool = True) -> tuple[list[tuple[str, str, int, str]], bool]:
-        """The hits of the phase, and whether a banned library was loaded around the hook.
-        `check=False` (a call the grader says is not the last of its question, that raised
-        nothing and hit nothing): the mappings are not read; sys.modules is still looked at and
-        a library found there guarded. The grader reads the reply's `tampered` only between
-        questions, after the last call of each, whose end() reads them: it learns the same at
-        the same points (docs/sandbox.md)."""
+    def end(self) -> tuple[list[tuple[str, str, int, str]], bool]:
         self._state["phase"], self._state["banned"] = "idle", ()
-        if self._hits:  # a refused shortcut ends its question's calls: read them now
-            check = True
-        missed = self.bypassed(check)
-        self._read_at_end = check
+        missed = self.bypassed()
+        self._read_at_end = True
         found = list(self._hits)
         self._hits.clear()
         return found, missed
@@ -679,8 +654,7 @@ def _call(
         return replaced
 
     space.update({n: stand_in(n) for n in saved})
-    check = request.get("check", True) is not False  # False: not the last call of its question
-    if not tools["begin"]("call", banned, check):
+    if not tools["begin"]("call", banned):
         state["bypassed"] = True
     error = None
     try:
@@ -689,7 +663,7 @@ def _call(
         error = tools["error"](exc, state["files"])
     finally:
         space.update(saved)
-    hits, bypassed = tools["end"](check or error is not None)
+    hits, bypassed = tools["end"]()
     state["bypassed"] = state["bypassed"] or bypassed
     extra = {**tools["hits"](hits), "tampered": state["bypassed"]}
     if error is not None:
