@@ -1,9 +1,12 @@
 """Speed and footprint of seqgrade, measured side by side and reported as ratios.
 
-Run by hand (not by CI), from the repository after the README's install command:
+Run by hand (not by CI), after the README's install command, from outside the checkout (a
+`seqgrade` started in the checkout's own folder drops that folder from its import path):
 
     python benchmarks/bench.py            # all measurements, a few minutes
     python benchmarks/bench.py --quick    # fewer repetitions
+    python benchmarks/bench.py --quick --course --copies 8 --baseline ../main
+                                          # the course table, beside another checkout's grader
 
 The machines here are shared and noisy: read the ratios, not the absolute seconds.
 """
@@ -162,11 +165,23 @@ def paired(n: int, a: tuple[list[str], dict], b: tuple[list[str], dict]) -> dict
     }
 
 
-def bench_course(n: int, copies: int, students: int = 2000) -> dict[str, Any]:
+def baseline_env(baseline: Path | None) -> dict[str, str] | None:
+    """The environment that runs another checkout's grader (`--baseline`: its folder first on
+    the import path, so `python -m grader` is that checkout's, `reference` too)."""
+    if baseline is None:
+        return None
+    return {**os.environ, "PYTHONPATH": str(baseline.resolve())}
+
+
+def bench_course(
+    n: int, copies: int, students: int = 2000, baseline: Path | None = None
+) -> dict[str, Any]:
     """Per assignment, side by side: one `seqgrade grade` of its solution's code against the same
     checks as an in-process gradescope-utils suite (run in turn), and the warm batch's seconds per
     submission per core (`--jobs 1`, the marginal `copies` of a 2x batch); then the projected
-    time of a whole course's regrade, `students` x these assignments on this machine's cores."""
+    time of a whole course's regrade, `students` x these assignments on this machine's cores.
+    `baseline` (another checkout, e.g. main's worktree): its grade run in turn with this one's,
+    and its batch beside this one's, so that a loaded machine still gives the ratio."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     rows: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -190,18 +205,33 @@ def bench_course(n: int, copies: int, students: int = 2000) -> dict[str, Any]:
                 ([sys.executable, "peer.py"], {"cwd": work, "env": peer_env}),
             )
             small, large = copies_of(aid, copies, work), copies_of(aid, 2 * copies, work)
+            base = baseline_env(baseline)
+            if base is not None:
+                vs = paired(
+                    n,
+                    (seqgrade("grade", str(sub), "-a", aid), {}),
+                    (seqgrade("grade", str(sub), "-a", aid), {"env": base}),
+                )
+                row["base_wall_s"], row["vs_base_wall"] = vs["b_wall_s"], vs["wall_ratio"]
+                b_small = batch_seconds(small, aid, env=base)
+                b_large = batch_seconds(large, aid, env=base)
+                row["base_batch_s_per_submission"] = (b_large - b_small) / copies
             t_small, t_large = batch_seconds(small, aid), batch_seconds(large, aid)
             row["batch_s_per_submission"] = (t_large - t_small) / copies
             row["torch"] = float(assignment.preload_torch)
             rows[aid] = row
     per_student = sum(r["batch_s_per_submission"] for r in rows.values())  # one of each
-    return {
+    out = {
         "rows": rows,
         "cores": cores,
         "students": students,
         "assignments": len(rows),
         "projected_min": students * per_student / cores / 60,
     }
+    if baseline is not None:
+        base_each = sum(r["base_batch_s_per_submission"] for r in rows.values())
+        out["base_projected_min"] = students * base_each / cores / 60
+    return out
 
 
 def bench_startup(n: int) -> dict[str, float]:
@@ -277,11 +307,17 @@ def bench_batch(copies: int) -> dict[int, float]:
 
 
 def batch_seconds(
-    root: Path, aid: str, *, jobs: int = 1, warm: bool = True, cluster: str | None = None
+    root: Path,
+    aid: str,
+    *,
+    jobs: int = 1,
+    warm: bool = True,
+    cluster: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> float:
     """Wall time of one whole `seqgrade batch --force` run (CLI start-up included)."""
     how = ["--cluster", cluster] if cluster else ["--jobs", str(jobs)]
-    env = {**os.environ, "SEQGRADE_WARM": "1" if warm else "0"}
+    env = {**(env or os.environ), "SEQGRADE_WARM": "1" if warm else "0"}
     t = time.perf_counter()
     subprocess.run(
         seqgrade(
@@ -382,11 +418,17 @@ def main() -> None:
         "--course", action="store_true", help="only the course table (section 0), then stop"
     )
     ap.add_argument("--copies", type=int, help="the course table's batch: marginal copies")
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout (e.g. main's worktree): the course table also runs its grade and "
+        "batch side by side with this one's (their ratio holds on a loaded machine)",
+    )
     args = ap.parse_args()
     n = 3 if args.quick else 5
     figures: dict = {}
 
-    course = bench_course(n, args.copies or (6 if args.quick else 24))
+    course = bench_course(n, args.copies or (6 if args.quick else 24), baseline=args.baseline)
     print(
         "0. the course: one grade vs the in-process gradescope-utils peer (run in turn; medians "
         "of the per-round ratios), and the warm batch (--jobs 1, s per submission per core)"
@@ -396,15 +438,27 @@ def main() -> None:
         f"{'batch s/sub':>11}"
     )
     for aid, r in course["rows"].items():
+        vs = (
+            f"  | baseline grade {r['base_wall_s']:.2f} s, this/baseline {r['vs_base_wall']:.2f}x, "
+            f"baseline batch {r['base_batch_s_per_submission']:.3f}"
+            if "vs_base_wall" in r
+            else ""
+        )
         print(
             f"   {aid:<26} {r['a_wall_s']:8.2f} {r['b_wall_s']:7.2f} {r['wall_ratio']:7.2f} "
             f"{r['cpu_ratio']:6.2f} {r['batch_s_per_submission']:11.3f}"
             + ("  (torch)" if r["torch"] else "")
+            + vs
         )
     print(
         f"   projected full regrade: {course['students']} students x {course['assignments']} "
         f"assignments on {course['cores']} cores at these batch rates: "
         f"{course['projected_min']:.1f} min"
+        + (
+            f" (baseline {course['base_projected_min']:.1f} min)"
+            if "base_projected_min" in course
+            else ""
+        )
     )
     figures["course"] = course
     if args.course:

@@ -27,7 +27,9 @@ Run by hand, from the repository:
    mutant is a module of its own, the code file re-exports its functions under numbered names,
    and each code question whose function reaches the mutated function is duplicated, one per
    mutant (bans dropped: a mutant of the solution calls no library shortcut). A mutant is
-   killed when it loses points.
+   killed when it loses points. A multi-mistake file is graded alone, as a student's file is:
+   follow-through reads the calls in the student's own code file and the questions' own ids,
+   which a pack's re-exports and numbered duplicates hide.
 3. Survivors (full marks) are diff-tested in-process against the solution on the questions'
    own cases for several seeds and on edge inputs made from them (every float array scaled
    by 1000, by 1e-3, negated, zeroed; optional arguments dropped): no difference means an
@@ -537,8 +539,43 @@ def _questions_for(
     ]
 
 
+def grade_alone(aid: str, mutant: Mutant, reaches: dict[str, set[str]]) -> Result:
+    """One file graded as a student's submission (its code questions, bans and follow-through
+    as a student's grade has them): a multi-mistake file, whose later questions must see the
+    student's own earlier functions under their own names and question ids."""
+    assignment = registry.load(aid)
+    res = Result(mutant, [q.id for q in _questions_for(mutant, assignment, reaches)])
+    code = tuple(q for q in assignment.questions if isinstance(q, CodeQuestion))
+    with tempfile.TemporaryDirectory(prefix="mutant-") as tmp:
+        folder = Path(tmp) / "sub"
+        folder.mkdir()
+        (folder / assignment.code_file).write_text(mutant.source)
+        report = grade_submission(
+            folder,
+            dataclasses.replace(assignment, questions=code),
+            limits=LIMITS,
+            instructor_tests=[],
+        )
+    for r in report.questions:
+        if r.question_id not in res.questions:
+            continue
+        res.score += r.score
+        res.max_score += r.max_score
+        res.scores[r.question_id] = (r.score, r.max_score)
+        if r.misconceptions:
+            res.named[r.question_id] = list(r.misconceptions)
+        if r.error and "time budget" in r.error:
+            res.error = r.error
+    if report.grader_error:
+        res.error = report.grader_error
+    return res
+
+
 def grade_pack(aid: str, mutants: list[Mutant], reaches: dict[str, set[str]]) -> list[Result]:
-    """Every mutant of the pack in one submission, one duplicated question per (mutant, question)."""
+    """Every mutant of the pack in one submission, one duplicated question per (mutant, question);
+    multi-mistake files one submission each (grade_alone)."""
+    if all(m.parts for m in mutants):
+        return [grade_alone(aid, m, reaches) for m in mutants]
     assignment = registry.load(aid)
     results = {
         m.index: Result(m, [q.id for q in _questions_for(m, assignment, reaches)]) for m in mutants
@@ -726,21 +763,32 @@ def diff_test(
 
 
 def check_names(res: Result, mutant: types.ModuleType, assignment: Assignment) -> list[str]:
-    """Namings that do not explain the mutated function's wrong outputs on random inputs."""
+    """Namings that do not explain the mutated function's wrong outputs on random inputs. Two or
+    three mistakes named on one question are the engine's diagnosis "found together": judged as
+    the one combined mistake (grader.engine.combos.combine), when each alone does not explain."""
+    from grader.engine.combos import combine
+
     wrong = []
     for qid, ids in res.named.items():
         q = assignment.question(qid)
         assert isinstance(q, CodeQuestion)
-        for mid in ids:
-            if mid not in q.mutants:
-                continue  # a shortcut or a custom judge's id: not a mutant's claim
-            why = _unexplained(q, mid, mutant)
+        claims = [mid for mid in ids if mid in q.mutants]  # not a shortcut's or a judge's id
+        whys = {mid: _unexplained(q, mid, mutant) for mid in claims}
+        if len(claims) > 1 and any(whys.values()):
+            both: Any = q.mutants[claims[0]]
+            for mid in claims[1:]:
+                both = combine(both, q.mutants[mid]) if both is not None else None
+            if both is not None and not _unexplained(q, tuple(claims), mutant, both):
+                continue  # named together, and together they are what the function computes
+        for mid, why in whys.items():
             if why:
                 wrong.append(f"{q.function}: {mid} ({why})")
     return wrong
 
 
-def _unexplained(q: CodeQuestion, mid: str, mutant: types.ModuleType) -> str | None:
+def _unexplained(
+    q: CodeQuestion, mid: str | tuple[str, ...], mutant: types.ModuleType, combined: Any = None
+) -> str | None:
     checked = 0
     for seed in DIFF_SEEDS:
         for case in q.cases(seed):
@@ -756,7 +804,7 @@ def _unexplained(q: CodeQuestion, mid: str, mutant: types.ModuleType) -> str | N
                 want,
                 case.args,
                 dict(case.kwargs),
-                trusted_mutants({mid: q.mutants[mid]}),
+                trusted_mutants({mid: combined if combined is not None else q.mutants[mid]}),
                 q.tolerance,
                 exact=q.integer,
             ):

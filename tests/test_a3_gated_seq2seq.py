@@ -47,6 +47,9 @@ A3_IDS = (
     "bleu-sentence-average",
     "beam-eos-score-dropped",
     "beam-finished-leave-the-beam",
+    # slips the mutation runs showed (benchmarks/mutation_testing.py)
+    "beam-stops-after-first-step",
+    "beam-length-normalize-inverted",
     # greedy decoding
     "greedy-returns-bos",
     "greedy-ignores-eos",
@@ -341,6 +344,25 @@ MISTAKES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                 "        top = candidates[: 2 * beam_size]\n"
                 "        finished += [c for c in top[:beam_size] if c[0][-1] == eos]\n"
                 "        live = [c for c in top if c[0][-1] != eos][:beam_size]",
+            )
+        ],
+    ),
+    # the stop test inverted (cosmic-ray's `>=` -> `<`; `not live` -> `live` does the same)
+    "beam-stops-after-first-step": (
+        "a3.beam_search",
+        [
+            (
+                "if len(finished) >= beam_size or not live:",
+                "if len(finished) < beam_size or not live:",
+            )
+        ],
+    ),
+    "beam-length-normalize-inverted": (
+        "a3.beam_search",
+        [
+            (
+                "return score / n if length_normalize and n > 0 else score",
+                "return score / n if not length_normalize and n > 0 else score",
             )
         ],
     ),

@@ -16,6 +16,7 @@ import pytest
 
 from grader.course import registry, variants
 from grader.questions import CodeQuestion, TableLM
+from reference import seq2seq
 from reference.word_vectors import analogy, best_excluding, cosine_similarity
 
 # sha256 of `_canon` over the cases of each question for the keys `_KEYS`, built by main at
@@ -152,3 +153,16 @@ def _old_wrong_beams(lm: TableLM, beam_size: int, max_len: int) -> list[list[int
         run(rank=lambda t, s: s // max(len(t) - 1, 1)),
         run(keep=10**6),
     ]
+
+
+def test_a3_one_search_gives_every_ranking_slip_and_both_winners():
+    from grader.suites.a3_gated_seq2seq import decoding as a3
+
+    rng = np.random.default_rng(11)
+    for i in range(90):
+        lm = a3._random_tree(rng, n_words=2 + i % 3, depth=1 + i % 4)
+        beam_size, max_len = 1 + i % 5, i % 6
+        assert a3._wrong_beams(lm, beam_size, max_len) == _old_wrong_beams(lm, beam_size, max_len)
+        normed, raw = a3._normed_and_raw(a3._final_pool(lm, beam_size, max_len))
+        assert normed == seq2seq.beam_search(lm, a3.BOS, a3.EOS, beam_size, max_len, True)
+        assert raw == seq2seq.beam_search(lm, a3.BOS, a3.EOS, beam_size, max_len, False)

@@ -234,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     if mixed:
         print(f"seqgrade: {mixed}", file=sys.stderr)
         return EXIT_USAGE
+    # a single grade's template starts before the registry (and what it imports) loads
+    early = args.command == "grade" and _prestart_worker(args.assignment)
     if getattr(args, "assignment", None):  # every command takes a1 … a7 or a full id
         from grader.course import registry
 
@@ -243,8 +245,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"seqgrade: {err}", file=sys.stderr)
             _write_error(getattr(args, "results", None), None, str(err))
             return EXIT_USAGE
-    if args.command == "grade":
-        _prestart_worker(args.assignment)
+    if args.command == "grade" and not early:
+        _prestart_from_registry(args.assignment)
     try:
         return _COMMANDS[args.command](args)
     except KeyboardInterrupt:
@@ -276,15 +278,46 @@ def mixed_install() -> str | None:
     )
 
 
-def _prestart_worker(aid: str) -> None:
-    """A single grade: the sandbox's warm template for the assignment (numpy, or numpy and torch,
-    decided once from the registry's shipped facts) starts importing now, on another core, while
-    this process imports the grader and the suite (SEQGRADE_WARM=0: a fresh worker)."""
+def _prestart_from_registry(aid: str) -> None:
+    """`_prestart_worker` for a suite the shipped facts do not know yet (the registry decides)."""
     from grader.course import registry
     from grader.sandbox import zygote
 
     if zygote.wanted():
         zygote.prestart(registry.warm_preload(aid))
+
+
+def _prestart_worker(name: str) -> bool:
+    """A single grade: the sandbox's warm template for the assignment (numpy, or numpy and torch,
+    decided once from the registry's shipped facts, read here without importing the registry)
+    starts importing now, on another core, while this process imports the grader and the suite
+    (SEQGRADE_WARM=0: a fresh worker). False when the shipped facts do not know the name: the
+    registry then resolves it (or says what is wrong) and `_prestart_from_registry` starts it."""
+    import os
+
+    if os.environ.get("SEQGRADE_WARM", "1").strip().lower() in ("0", "off", "no", "false"):
+        return True  # zygote.wanted(), without importing the sandbox for nothing: cold starts
+    preload = _shipped_preload(name)
+    if preload is None:
+        return False
+    from grader.sandbox import zygote
+
+    zygote.prestart(preload)
+    return True
+
+
+def _shipped_preload(name: str) -> tuple[str, ...] | None:
+    """`registry.warm_preload(name)` from the shipped facts alone, or None when they cannot say."""
+    key = name.strip().lower()
+    facts_file = Path(__file__).resolve().parents[1] / "course" / "suite_facts.json"
+    try:
+        facts = json.loads(facts_file.read_text())
+    except (OSError, ValueError):
+        return None
+    found = [aid for aid in facts if key == aid or key == aid.split("_", 1)[0]]
+    if len(found) != 1 or not isinstance(facts[found[0]], dict):
+        return None
+    return ("numpy", "torch") if facts[found[0]].get("preload_torch") else ("numpy",)
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -97,6 +97,29 @@ register(
         section="the assignment README, 'Beam search, exactly'",
     ),
     Misconception(
+        id="beam-stops-after-first-step",
+        title="beam search that stops after its first step (the stop test inverted)",
+        explanation=(
+            "Your choice matches a search that ends after one step whatever it found: the best "
+            "one-token hypothesis wins. The search goes on while fewer than `beam_size` "
+            "hypotheses have finished and some are still live; it stops once `beam_size` have "
+            "finished or none is live (`if len(finished) >= beam_size or not live: break`), "
+            "or after `max_len` steps."
+        ),
+        section="the assignment README, 'Beam search, exactly'",
+    ),
+    Misconception(
+        id="beam-length-normalize-inverted",
+        title="length normalisation applied when `length_normalize` is off, and not when on",
+        explanation=(
+            "Your choice matches the raw summed log-probability when `length_normalize=True` "
+            "and the per-token score when it is False: the flag is read the wrong way round. "
+            "With the flag on, each finished score is divided by its number of tokens after "
+            "bos; with it off, the raw sum decides."
+        ),
+        section="the assignment README, 'Beam search, exactly'",
+    ),
+    Misconception(
         id="beam-finished-leave-the-beam",
         title="finished hypotheses leave the beam (fairseq's convention)",
         explanation=(

@@ -140,6 +140,15 @@ class CodeContext:
     """The module the worker imports ("transformer.py"), whose lines `place` maps."""
     call_seconds: float = 0.0
     """The limit on one call, for the words of a timeout."""
+    cases: dict[str, list[Case] | Exception] = field(default_factory=dict)
+    """Cases built before the question ran (while the sandbox started): taken once each."""
+
+    def take_cases(self, q: CodeQuestion) -> list[Case]:
+        """The question's cases: built already (what building them raised, raised now), or now."""
+        built = self.cases.pop(q.id, None)
+        if isinstance(built, Exception):
+            raise built
+        return built if built is not None else list(q.cases(self.seed))
 
     def line_words(self, line: int) -> str:
         """A line of the code file, in the student's terms ("line 12", "code cell 4, line 3")."""
@@ -168,7 +177,7 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
     assert ctx.source is not None and ctx.session is not None
     if q.forbidden and _ban(q, ctx, result):
         return result
-    cases = list(q.cases(ctx.seed))
+    cases = ctx.take_cases(q)
     outcomes = _call_cases(q, ctx.session, cases)
     if not _stopped(q, cases, outcomes, result, ctx):
         if q.custom is not None:
@@ -232,8 +241,10 @@ def import_words(failure: Failure, ctx: CodeContext) -> str:
 # ---------------------------------------------------------------------------- calling
 
 
-def _call(q: CodeQuestion, session: WorkerSession, case: Case) -> CallOutcome:
-    """One call of the student's function; past the submission's budget, a "not run" failure."""
+def _call(q: CodeQuestion, session: WorkerSession, case: Case, last: bool = True) -> CallOutcome:
+    """One call of the student's function; past the submission's budget, a "not run" failure.
+    `last`: the question's last case (`session.tampered`, read when the next question starts,
+    is then up to date; the calls before it skip the worker's read of its mappings)."""
     before = session.remaining()
     if before <= 0:
         return CallOutcome(failure=Failure("budget", BUDGET_SPENT))
@@ -244,6 +255,7 @@ def _call(q: CodeQuestion, session: WorkerSession, case: Case) -> CallOutcome:
             dict(case.kwargs),
             torch_inputs=q.torch_inputs,
             banned=q.forbidden,
+            check=last,
         )
     except (OSError, ValueError):
         if session.remaining() > BUDGET_MARGIN:
@@ -278,7 +290,7 @@ def _call_cases(
     for those the submission's time budget did not reach."""
     outcomes: list[CallOutcome | None] = []
     for i, case in enumerate(cases):
-        outcome = _call(q, session, case)
+        outcome = _call(q, session, case, last=i == len(cases) - 1)
         outcomes.append(outcome)
         kind = outcome.failure.kind if outcome.failure is not None else None
         if _tripped(q, outcome) or kind == "timeout" or (kind == "not-attempted" and i == 0):

@@ -205,17 +205,24 @@ def _differs(forms: tuple[Any, ...], than: Any, tol: Tolerance, exact: bool) -> 
 def verdict(per_case: list[list[Explanation]], n_failed: int) -> list[Mistake]:
     """The misconception named for a question: the one explaining the most failed cases.
 
-    It must explain at least half of the failed cases; ties go to the closer fit, then to the
-    question's order (root causes first).
+    It must explain at least half of the failed cases; one it explains only where the outputs
+    are NaN or inf everywhere (blank matches: any NaN spreads, so NaN everywhere says only that
+    something overflowed somewhere) must explain all of them (a student's log of a zero count:
+    NaN on every case with a zero, right on the others), not leave a finite wrong case
+    unexplained. Ties go to the closer fit, then to the question's order (root causes first).
     """
     if n_failed == 0:
         return []
     tally: dict[Mistake, list[int]] = {}  # id -> [cases explained, total extra_wrong, order]
+    solid: set[Mistake] = set()  # explained somewhere by more than a blank match
     for explanations in per_case:
         for e in explanations:
             t = tally.setdefault(e.misconception, [0, 0, e.order])
             t[0] += 1
             t[1] += e.extra_wrong
+            if not e.blank:
+                solid.add(e.misconception)
+    tally = {m: t for m, t in tally.items() if m in solid or t[0] >= n_failed}
     if not tally:
         return []
     mid, (count, _, _) = min(tally.items(), key=lambda kv: (-kv[1][0], kv[1][1], kv[1][2]))

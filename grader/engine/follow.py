@@ -194,6 +194,11 @@ UNUSABLE = (
 """A case's failures that an earlier function's may cause with no value to carry: it raised,
 or returned something of the wrong kind, shape or structure, or NaN or inf."""
 
+WRONG_VALUES = (Category.VALUES,)
+"""A case's failure that an earlier function's wrong values may cause, with no mistake charged
+there that reproduces it (none named, or one this question cannot compute): re-run the same way,
+its own mistakes then looked for in the re-run's output only."""
+
 
 def stand_ins(q: CodeQuestion, ctx: CodeContext) -> dict[str, Graded]:
     """The student's earlier graded functions that `q.function` calls (read in their source) and
@@ -209,11 +214,13 @@ def with_stand_ins(
     ctx: CodeContext,
     share: float,
 ) -> list[CaseVerdict]:
-    """Each case that failed unusably (UNUSABLE) and that no carried mistake explains, in a
-    function that calls earlier functions of the student's that lost points: re-run with the
-    reference's in their place (the one it raised in first, then all of them), its own logic
-    judged on that run. Right, it earns `share` of its weight and is not charged again; wrong, it
-    is judged as it is, its own mistakes looked for in the re-run's output."""
+    """Each case that failed unusably (UNUSABLE) or with wrong values (WRONG_VALUES) and that no
+    carried mistake explains, in a function that calls earlier functions of the student's that
+    lost points: re-run with the reference's in their place (the one it raised in first, then
+    all of them), its own logic judged on that run. Right, it earns `share` of its weight and is
+    not charged again; wrong, it is judged as it is, its own mistakes looked for in the re-run's
+    output (for wrong values, only there: what the student's own output shows may be the
+    earlier function's mistake)."""
     helpers = stand_ins(q, ctx) if share > 0 and ctx.session is not None else {}
     if not helpers:
         return verdicts
@@ -228,6 +235,14 @@ def with_stand_ins(
             and (failure is None or failure.kind in ("exception", "bad-output"))
         ):
             v = _judged_with(q, case, outcome, v, ctx, helpers, share)
+        elif (
+            outcome is not None
+            and failure is None
+            and not v.passed
+            and not v.followed
+            and v.record.summary.category in WRONG_VALUES
+        ):
+            v = _judged_with(q, case, outcome, v, ctx, helpers, share, values=True)
         out.append(v)
     return out
 
@@ -240,6 +255,7 @@ def _judged_with(
     ctx: CodeContext,
     helpers: dict[str, Graded],
     share: float,
+    values: bool = False,
 ) -> CaseVerdict:
     spot = outcome.failure.spot if outcome.failure is not None else None
     raised_in = (
@@ -282,6 +298,15 @@ def _judged_with(
                 raised_in=raised_in,
             )
     names = tuple(tries[-1])
+    if values:
+        # Wrong values either way: the case is judged on the re-run's output, the composite's own
+        # logic with the reference's callees, and names only what shows there.
+        if value is None:
+            return v
+        own = explain_case(q, case, value, want, q.mutants) if q.mutants else []
+        return replace(
+            v, explanations=own or None, want=want, got=value, stood_in=names, raised_in=None
+        )
     if value is None or v.explanations or not q.mutants:
         return replace(v, stood_in=names, raised_in=raised_in)
     own = explain_case(q, case, value, want, q.mutants)

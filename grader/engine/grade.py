@@ -134,6 +134,9 @@ def _grade_code_part(run: _Run) -> None:
         return
     try:
         ctx = _code_context(run.assignment, located, run.seed, limits, run.hide)
+        if ctx.session is not None:
+            _while_the_sandbox_starts(ctx, [q for _, q in questions])
+            ctx.session.wait_started()  # what starting the worker raised, raised here
     except Exception as exc:  # noqa: BLE001 - the worker could not be started: ours, visible
         for number, q in questions:
             run.failed(q, number, "starting the worker", exc)
@@ -150,6 +153,26 @@ def _grade_code_part(run: _Run) -> None:
                 session.kill_strays(q.function)  # a misbehaving function may have left processes
         except Exception as exc:  # noqa: BLE001 - a bug of ours costs one question, visibly
             run.failed(q, number, f"question {q.id}", exc)
+
+
+def _while_the_sandbox_starts(ctx: CodeContext, questions: list[CodeQuestion]) -> None:
+    """The trusted side's own work for the questions, done while the worker's sandbox is built
+    on another core (`WorkerSession.start_in_background`): every question's cases (kept in
+    `ctx`, each built once, what it raised kept for its question) and the source scans (memoised
+    by grader.engine.shortcuts). Nothing here reads the session; none of it depends on what the
+    submission does."""
+    if ctx.source is None:
+        return
+    for q in questions:
+        if q.forbidden:
+            with contextlib.suppress(Exception):  # raised again where the question scans
+                shortcuts.scan(ctx.source, q.forbidden, q.function)
+                shortcuts.review(ctx.source, q.function)
+                shortcuts.scan(ctx.source, q.forbidden)
+        try:
+            ctx.cases[q.id] = list(q.cases(ctx.seed))
+        except Exception as exc:  # noqa: BLE001 - raised again in its question (grade_code)
+            ctx.cases[q.id] = exc
 
 
 def _budget_spent(q: CodeQuestion, number: str, seconds: float) -> QuestionResult:
@@ -420,5 +443,5 @@ def _code_context(
         hide=(*content.grader_trees(), *hide),  # the grader's own trees, always
         words=failure_words,
     )
-    session.start()
+    session.start_in_background()  # built while the trusted side works (see above)
     return CodeContext(located, source, None, session, **shared)

@@ -345,6 +345,45 @@ class WorkerSession:
         )
         self._ready = False
 
+    def start_in_background(self) -> None:
+        """`start()` in a thread, returning at once; `wait_started()` waits for it (spawning a
+        sandbox waits on its launcher, not on this process). The thread then lives until
+        `close()`: a fresh launcher started from it dies with the thread that started it
+        (PR_SET_PDEATHSIG follows the forking thread, not the process)."""
+        import threading
+
+        from grader.sandbox import zygote
+
+        # The warm template is started (if it is not running yet) from this thread: it dies
+        # with the thread that started it (PR_SET_PDEATHSIG), and it serves later submissions.
+        with contextlib.suppress(OSError):
+            zygote.template_for(self.preload, wait=False)
+        started, self._closed = threading.Event(), threading.Event()
+        self._start_error: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                self.start()
+            except BaseException as exc:  # noqa: BLE001 - raised again by wait_started()
+                self._start_error.append(exc)
+                return
+            finally:
+                started.set()
+            self._closed.wait()
+
+        self._starting = started
+        threading.Thread(target=run, name="seqgrade-start", daemon=True).start()
+
+    def wait_started(self) -> None:
+        """Wait for `start_in_background`'s `start()`; what it raised is raised here."""
+        starting = getattr(self, "_starting", None)
+        if starting is None:
+            return
+        starting.wait()
+        self._starting = None
+        if self._start_error:
+            raise self._start_error.pop()
+
     @property
     def isolated(self) -> bool:
         """Whether the worker ran isolated (as of its last start; a restart keeps the answer)."""
@@ -358,12 +397,18 @@ class WorkerSession:
         return self.limits.submission_seconds - (time.monotonic() - self.started_at)
 
     def close(self) -> None:
+        starting = getattr(self, "_starting", None)
+        if starting is not None:
+            starting.wait()  # (what it raised is wait_started's to raise)
         if self.proc is not None:
             with contextlib.suppress(OSError):
                 self._send({"op": "bye"})
             self._collect_output()
             self.proc.kill()
             self.proc = None
+        closed = getattr(self, "_closed", None)
+        if closed is not None:
+            closed.set()  # the starting thread may end (its launcher is stopped)
 
     def output(self) -> str:
         """Everything the student's code printed (truncated), across restarts."""
@@ -524,11 +569,15 @@ class WorkerSession:
         torch_inputs: bool = False,
         banned: tuple[str, ...] = (),
         replace: Mapping[str, Callable[..., Any]] | None = None,
+        check: bool = True,
     ) -> CallOutcome:
         """Run `function(*args, **kwargs)` in the worker; `banned`: the library entry points this
         question forbids (patterns as in the assignment), refused while the call runs;
         `replace`: the submission's functions answered, for this call only, by the caller's
-        trusted ones (`_reply_answering`)."""
+        trusted ones (`_reply_answering`). `check=False`: the caller reads `tampered` only after
+        a later call with `check=True` (its question's last), so a call that raises nothing and
+        trips nothing skips the worker's read of its mappings (about 1 ms); that later call's
+        reply reports whatever was loaded around the import hook since the last read."""
         failure = self.prepare()
         if failure is not None:
             return CallOutcome(failure=failure)
@@ -550,6 +599,8 @@ class WorkerSession:
         }
         if replace:
             header["replace"] = sorted(replace)
+        if not check:
+            header["check"] = False
         timeout = min(self.limits.call_seconds, budget)
         try:
             self._send(header, blobs)

@@ -33,6 +33,10 @@ def _load_wire() -> Any:
     sandbox, `wire.py` when this file is read where it lives in the grader's tree."""
     import importlib.util
 
+    # A warm template's fork gives the codec it compiled (grader/sandbox/launcher.py,
+    # `_run_warm`): {path: code}, for the file's bytes as they are at `path` now; the name
+    # leaves this module's globals before anything else runs.
+    compiled = globals().pop("__seqgrade_compiled__", None)
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.path.join(here, WIRE_FILE)
     if not os.path.exists(path):
@@ -40,7 +44,11 @@ def _load_wire() -> Any:
     spec = importlib.util.spec_from_file_location(WIRE_FILE[:-3], path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    code = compiled.get(path) if isinstance(compiled, dict) else None
+    if code is not None:
+        exec(code, module.__dict__)  # what exec_module runs, compiled already
+    else:
+        spec.loader.exec_module(module)
     return module
 
 
@@ -261,16 +269,21 @@ def _make_mirror(originals: dict[int, Any]) -> Any:
 
 
 def _make_mapped() -> Any:
-    """mapped(top): whether files of a library's folder are mapped into this process (its native
-    libraries stay mapped once loaded, whatever becomes of its modules)."""
+    """mapped(tops): whether files of any of these libraries' folders are mapped into this
+    process (its native libraries stay mapped once loaded, whatever becomes of its modules);
+    the mappings are read once for all of them (about a millisecond in a sandboxed worker)."""
     _open = open
 
-    def mapped(top: str) -> bool:
+    def mapped(tops: list[str]) -> bool:
         try:
             with _open("/proc/self/maps", "rb") as fh:
-                return f"/{top}/".encode() in fh.read()
+                maps = fh.read()
         except OSError:
             return False
+        for top in tops:  # noqa: SIM110 - no builtins at run time (the student may replace any())
+            if f"/{top}/".encode() in maps:
+                return True
+        return False
 
     return mapped
 
@@ -355,30 +368,42 @@ class _ShortcutGuard:
         """A banned library loaded without passing the import hook (it was removed, or its module
         dropped from sys.modules after use): its native libraries stay mapped into the process
         (`maps=False`: sys.modules only, the mappings read at the last end() stand)."""
+        unguarded = [top for top in self._state["tops"] if top not in self._done]
         missed = False
-        for top in self._state["tops"]:
-            if top not in self._done and (top in self._modules or (maps and self._mapped(top))):
+        for top in unguarded:
+            if top in self._modules:
                 missed = True
+        if not missed and maps and unguarded:
+            missed = self._mapped(unguarded)
         self.install_loaded()
         return missed
 
-    def begin(self, phase: str, banned: tuple[str, ...] = ()) -> bool:
+    def begin(self, phase: str, banned: tuple[str, ...] = (), check: bool = True) -> bool:
         # Reading /proc/self/maps costs about a millisecond in a sandboxed worker, twice a call.
         # Right after an end() that read them, with no other thread in the process, only the
         # worker's own loop and the encoding of the last value have run since; a library they
         # mapped stays mapped (Python never unloads an extension module), so the end() of this
         # call reads it and the reply says the same. Otherwise the mappings are read now too.
-        maps = not (self._read_at_end and self._alone())
+        # `check=False`: a call whose end() will not read them either (see `end`).
+        maps = check and not (self._read_at_end and self._alone())
         self._read_at_end = False
         missed = self.bypassed(maps)
         self._hits.clear()
         self._state["phase"], self._state["banned"] = phase, tuple(str(p) for p in banned)
         return not missed
 
-    def end(self) -> tuple[list[tuple[str, str, int, str]], bool]:
+    def end(self, check: bool = True) -> tuple[list[tuple[str, str, int, str]], bool]:
+        """The hits of the phase, and whether a banned library was loaded around the hook.
+        `check=False` (a call the grader says is not the last of its question, that raised
+        nothing and hit nothing): the mappings are not read; sys.modules is still looked at and
+        a library found there guarded. The grader reads the reply's `tampered` only between
+        questions, after the last call of each, whose end() reads them: it learns the same at
+        the same points (docs/sandbox.md)."""
         self._state["phase"], self._state["banned"] = "idle", ()
-        missed = self.bypassed()
-        self._read_at_end = True
+        if self._hits:  # a refused shortcut ends its question's calls: read them now
+            check = True
+        missed = self.bypassed(check)
+        self._read_at_end = check
         found = list(self._hits)
         self._hits.clear()
         return found, missed
@@ -654,7 +679,8 @@ def _call(
         return replaced
 
     space.update({n: stand_in(n) for n in saved})
-    if not tools["begin"]("call", banned):
+    check = request.get("check", True) is not False  # False: not the last call of its question
+    if not tools["begin"]("call", banned, check):
         state["bypassed"] = True
     error = None
     try:
@@ -663,7 +689,7 @@ def _call(
         error = tools["error"](exc, state["files"])
     finally:
         space.update(saved)
-    hits, bypassed = tools["end"]()
+    hits, bypassed = tools["end"](check or error is not None)
     state["bypassed"] = state["bypassed"] or bypassed
     extra = {**tools["hits"](hits), "tampered": state["bypassed"]}
     if error is not None:

@@ -213,10 +213,48 @@ def _swap_words(lm: TableLM, a: int, b: int) -> TableLM:
     )
 
 
-def _wrong_beams(lm: TableLM, beam_size: int, max_len: int) -> list[list[int]]:
+def _final_pool(lm: TableLM, beam_size: int, max_len: int) -> list[tuple[list[int], float]]:
+    """The hypotheses `_table_beam_search(lm, beam_size, max_len, ...)` ranks at its end (the
+    finished, else the live), in its order, with their scores: caught through its `rank` hook,
+    which it calls once per hypothesis of that pool. Everything but the final ranking (the
+    normalisation, the length, `rank`) leaves the search the same, so one search serves them
+    all (`_winner`)."""
+    pool: list[tuple[list[int], float]] = []
+
+    def catch(tokens: list[int], score: float) -> float:
+        pool.append((tokens, score))
+        return 0.0
+
+    _table_beam_search(lm, max(beam_size, 1), max_len, True, rank=catch)
+    return pool
+
+
+def _winner(pool: list[tuple[list[int], float]], rank: Any) -> list[int]:
+    """What the search returns ranking its final `pool` by `rank(tokens, score)`: its `max`
+    (the first of equal keys), the tokens after bos."""
+    best_tokens, _ = max(pool, key=lambda hyp: rank(hyp[0], hyp[1]))
+    return best_tokens[1:]
+
+
+def _normed_and_raw(pool: list[tuple[list[int], float]]) -> tuple[list[int], list[int]]:
+    """The per-token and the raw-score winners of one search's final pool."""
+    return (
+        _winner(pool, lambda t, s: seq2seq.hypothesis_key(t, s, True)),
+        _winner(pool, lambda t, s: seq2seq.hypothesis_key(t, s, False)),
+    )
+
+
+def _wrong_beams(
+    lm: TableLM,
+    beam_size: int,
+    max_len: int,
+    pool: list[tuple[list[int], float]] | None = None,
+) -> list[list[int]]:
     """What plausible slips other than the missing normalisation return (each must lose points
     without looking like `beam-no-length-normalization`): the length counted with bos or without
-    eos, a nonzero start score, one step short or long, a beam one wider or narrower."""
+    eos, a nonzero start score, one step short or long, a beam one wider or narrower. The slips
+    of the final ranking alone are read from one search's final `pool` (`_final_pool`); the
+    others search again."""
 
     def run(k: int = beam_size, steps: int = max_len, **hooks: Any) -> list[int]:
         return _table_beam_search(lm, max(k, 1), steps, True, **hooks)
@@ -224,20 +262,26 @@ def _wrong_beams(lm: TableLM, beam_size: int, max_len: int) -> list[list[int]]:
     def normed(t: list[int], s: float) -> float:
         return s / (len(t) - 1) if len(t) > 1 else s
 
+    if pool is None:
+        pool = _final_pool(lm, beam_size, max_len)
+
+    def by_length(length: Any) -> list[int]:
+        return _winner(pool, lambda t, s: seq2seq.hypothesis_key(t, s, True, length))
+
     return [
-        run(length=len),
-        run(length=lambda t: max(len(t) - 1 - (t[-1] == EOS), 1)),
-        run(length=lambda t: len(t) - 2),  # eos not counted, a hypothesis of 0 tokens by its score
+        by_length(len),
+        by_length(lambda t: max(len(t) - 1 - (t[-1] == EOS), 1)),
+        by_length(lambda t: len(t) - 2),  # eos not counted, a hypothesis of 0 tokens by its score
         run(start_score=1.0),
         run(start_score=-1.0),
         run(steps=max_len - 1),
         run(steps=max_len + 1),
         run(k=beam_size + 1),
         run(k=beam_size - 1),
-        run(rank=lambda t, s: -normed(t, s)),  # the worst instead of the best
-        run(rank=lambda t, s: 0.0),  # the first finished
-        run(rank=lambda t, s: s * (len(t) - 1)),  # multiplied by the length
-        run(rank=lambda t, s: s // max(len(t) - 1, 1)),  # floor division
+        _winner(pool, lambda t, s: -normed(t, s)),  # the worst instead of the best
+        _winner(pool, lambda t, s: 0.0),  # the first finished
+        _winner(pool, lambda t, s: s * (len(t) - 1)),  # multiplied by the length
+        _winner(pool, lambda t, s: s // max(len(t) - 1, 1)),  # floor division
         run(keep=10**6),
     ]  # every candidate kept (no pruning to the beam)
 
@@ -246,16 +290,17 @@ def _slip_marks(
     lm: TableLM,
     beam_size: int,
     max_len: int,
-    normed: list[int] | None = None,
-    raw: list[int] | None = None,
+    pool: list[tuple[list[int], float]] | None = None,
 ) -> list[int]:
     """Per slip of `_wrong_beams`: 0 right, +1 wrong and unlike the raw-score winner, -1 wrong
-    and equal to it (a case where the slip looks like a missing normalisation). `normed`, `raw`:
-    the two winners when the caller already searched for them."""
-    if normed is None or raw is None:
-        normed, raw = _beam(lm, beam_size, max_len, True), _beam(lm, beam_size, max_len, False)
+    and equal to it (a case where the slip looks like a missing normalisation). `pool`: the
+    final pool of the search (`_final_pool`) when the caller already has it."""
+    if pool is None:
+        pool = _final_pool(lm, beam_size, max_len)
+    normed, raw = _normed_and_raw(pool)
     return [
-        0 if w == normed else (-1 if w == raw else 1) for w in _wrong_beams(lm, beam_size, max_len)
+        0 if w == normed else (-1 if w == raw else 1)
+        for w in _wrong_beams(lm, beam_size, max_len, pool)
     ]
 
 
@@ -265,14 +310,19 @@ def _separating_trees(
     """n random trees (depth 4) where the per-token and the raw score pick different winners,
     chosen greedily from a pool so that every slip of `_wrong_beams`, over these and the `fixed`
     cases, fails more cases where it differs from the raw-score winner than cases where it
-    coincides with it: it is docked and not read as a missing normalisation."""
+    coincides with it: it is docked and not read as a missing normalisation.
+
+    One search per tree gives both winners and the ranking slips (`_final_pool`): 8 searches
+    per kept tree instead of 16, 1 per rejected one instead of 2; tests/test_speed_cases.py
+    holds a digest of the cases the earlier form built for 200 keys."""
     trees = []
     while len(trees) < pool:
         beam_size = 3 + len(trees) % 3  # up to 5 finished hypotheses: many plausible answers
         lm = _random_tree(rng, n_words=3, depth=4)
-        normed, raw = _beam(lm, beam_size, 4, True), _beam(lm, beam_size, 4, False)
+        final = _final_pool(lm, beam_size, 4)
+        normed, raw = _normed_and_raw(final)
         if normed != raw:
-            trees.append((lm, beam_size, _slip_marks(lm, beam_size, 4, normed, raw)))
+            trees.append((lm, beam_size, _slip_marks(lm, beam_size, 4, final)))
     fixed_marks = [_slip_marks(*f) for f in fixed]
     failed = [sum(m != 0 for m in col) for col in zip(*fixed_marks)]  # per slip
     like_raw = [sum(m < 0 for m in col) for col in zip(*fixed_marks)]
@@ -387,11 +437,30 @@ def _beam_fairseq(next_log_probs, bos, eos, beam_size, max_len, length_normalize
     )
 
 
+def _beam_one_step(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
+    """The stop test inverted (`if len(finished) < beam_size: break`, `if live: break`): the
+    search ends after its first step, the winner chosen among what that step kept."""
+    return seq2seq.beam_search(
+        next_log_probs, bos, eos, beam_size, min(max_len, 1), length_normalize
+    )
+
+
+def _beam_flag_inverted(next_log_probs, bos, eos, beam_size, max_len, length_normalize=True):
+    """`if not length_normalize` where `if length_normalize` belongs."""
+    return seq2seq.beam_search(next_log_probs, bos, eos, beam_size, max_len, not length_normalize)
+
+
 # Conventions and slips named beside the missing normalisation (the cases do not depend on them).
+# A search stopped after one step returns [eos] wherever eos is among the first step's best, as
+# a dropped eos score does (its finished [eos] scores 0, the best there is): named apart by the
+# trees where nothing finishes. The inverted flag is the missing normalisation on every case but
+# the one with `length_normalize=False`.
 BEAM_MUTANTS = {
     "beam-no-length-normalization": _beam_no_normalization,
     "beam-eos-score-dropped": _beam_eos_dropped,
     "beam-finished-leave-the-beam": _beam_fairseq,
+    "beam-stops-after-first-step": _beam_one_step,
+    "beam-length-normalize-inverted": _beam_flag_inverted,
 }
 
 

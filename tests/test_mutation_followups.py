@@ -1,0 +1,126 @@
+"""What the whole mutation runs (benchmarks/mutation_testing.py, issue 33) showed, fixed:
+
+- a composite whose own code is right, over an earlier graded function of the student's that
+  returns wrong values with no mistake named there (a1's `glove_weight` capped at 2 instead of
+  1, under `glove_loss`; a2's `rnn_forward` without its recurrent term, under the BPTT
+  questions), was charged again: it is now judged with the reference's function in its place;
+- a name supported only by outputs that are NaN everywhere (a4's `_softmax` shifting by the
+  max down the wrong axis: NaN after the causal mask's -inf, in `gpt_forward`) is not given.
+
+Controls: the solution keeps full marks; a composite with a mistake of its own over the wrong
+helper still loses points; a mistake the suite names keeps its name. The expectations are the
+grades' shape (full marks or not, which name), never a value computed by the code under test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from conftest import FAST, ROOT
+
+from grader.course import registry
+from grader.engine.diagnosis import Explanation, verdict
+from grader.engine.grade import grade_submission
+
+
+def _solution(aid: str) -> str:
+    a = registry.load(aid)
+    return (ROOT / "solutions" / a.id / a.code_file).read_text()
+
+
+def _plant(source: str, old: str, new: str) -> str:
+    assert source.count(old) == 1, f"the solution no longer reads {old!r}"
+    return source.replace(old, new)
+
+
+def _grade(tmp_path, aid: str, source: str, qids: tuple[str, ...]):
+    a = registry.load(aid)
+    folder = tmp_path / aid
+    folder.mkdir(parents=True)
+    (folder / a.code_file).write_text(source)
+    questions = tuple(a.question(q) for q in qids)
+    report = grade_submission(folder, dataclasses.replace(a, questions=questions), limits=FAST)
+    return {q.question_id: q for q in report.questions}
+
+
+# ---------------------------------------------------------------- wrong values, not named
+
+A1 = ("a1.glove_weight", "a1.glove_loss")
+CAP_2 = (
+    "return np.minimum((X / x_max) ** alpha, 1.0)",
+    "return np.minimum((X / x_max) ** alpha, 2.0)",
+)
+OWN_LOSS_SLIP = ("* r**2))", "* np.abs(r)))")
+
+
+def test_a1_solution_keeps_full_marks(tmp_path):
+    r = _grade(tmp_path, "a1", _solution("a1"), A1)
+    assert all(q.score == q.max_score for q in r.values())
+
+
+def test_a1_a_wrong_glove_weight_is_not_charged_again_in_glove_loss(tmp_path):
+    r = _grade(tmp_path, "a1", _plant(_solution("a1"), *CAP_2), A1)
+    weight, loss = r["a1.glove_weight"], r["a1.glove_loss"]
+    assert weight.score < weight.max_score
+    assert loss.score == loss.max_score and loss.carried_points == loss.max_score
+    assert "judged with the reference's `glove_weight` in place of yours" in loss.feedback
+    assert "was wrong on these inputs" in loss.feedback
+    assert loss.misconceptions == []
+
+
+def test_a1_glove_loss_with_its_own_slip_over_a_wrong_weight_still_loses_points(tmp_path):
+    source = _plant(_plant(_solution("a1"), *CAP_2), *OWN_LOSS_SLIP)
+    r = _grade(tmp_path, "a1", source, A1)
+    assert r["a1.glove_loss"].score < r["a1.glove_loss"].max_score
+    alone = _grade(tmp_path / "alone", "a1", _plant(_solution("a1"), *OWN_LOSS_SLIP), A1)
+    assert alone["a1.glove_loss"].score < alone["a1.glove_loss"].max_score
+    assert alone["a1.glove_weight"].score == alone["a1.glove_weight"].max_score
+
+
+A2 = ("a2.rnn_forward", "a2.bptt_final_state", "a2.bptt_sequence_ce")
+NO_RECURRENCE = ("X[t] @ W_x.T + h @ W_h.T", "X[t] @ W_x.T")
+
+
+def test_a2_a_forward_pass_without_its_recurrence_is_charged_once(tmp_path):
+    source = _solution("a2")
+    assert source.count(NO_RECURRENCE[0]) == 1
+    r = _grade(tmp_path, "a2", source.replace(*NO_RECURRENCE), A2)
+    assert r["a2.rnn_forward"].score < r["a2.rnn_forward"].max_score
+    for qid in A2[1:]:
+        assert r[qid].score == r[qid].max_score, (qid, r[qid].feedback)
+    solution = _grade(tmp_path / "solution", "a2", source, A2)
+    assert all(q.score == q.max_score for q in solution.values())
+
+
+# ---------------------------------------------------------------- NaN everywhere names nothing
+
+
+def test_verdict_gives_no_name_supported_only_by_blank_matches():
+    blank = Explanation("softmax-wrong-axis", 0, 0, blank=True)
+    assert verdict([[blank], [blank], []], 3) == []  # a finite wrong case it does not explain
+    assert verdict([[blank], [blank]], 2) == ["softmax-wrong-axis"]  # NaN wherever it fails
+    solid = Explanation("softmax-wrong-axis", 0, 0)
+    assert verdict([[blank], [solid], []], 3) == ["softmax-wrong-axis"]
+    other = Explanation("mask-ignored", 0, 1)
+    assert verdict([[blank, other], [blank, other], [other]], 3) == ["mask-ignored"]
+
+
+A4_CODE = tuple(q.id for q in registry.load("a4").questions if hasattr(q, "function"))
+SHIFT_DOWN_COLUMNS = (
+    "x = x - np.max(x, axis=-1, keepdims=True)",
+    "x = x - np.max(x, axis=0, keepdims=True)",
+)
+
+
+def test_a4_a_helper_softmax_shifted_down_the_wrong_axis_is_not_named_in_gpt_forward(tmp_path):
+    source = _plant(_solution("a4"), *SHIFT_DOWN_COLUMNS)
+    r = _grade(tmp_path, "a4", source, A4_CODE)
+    gpt = r["a4.gpt_forward"]
+    assert gpt.score < gpt.max_score
+    assert "softmax-wrong-axis" not in gpt.misconceptions
+    assert r["a4.sdpa"].score < r["a4.sdpa"].max_score
+
+
+def test_a4_solution_keeps_full_marks(tmp_path):
+    r = _grade(tmp_path, "a4", _solution("a4"), A4_CODE)
+    assert all(q.score == q.max_score for q in r.values())

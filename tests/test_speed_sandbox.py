@@ -1,0 +1,92 @@
+"""The sandbox's speed-ups of issue 37 leave what the worker is and what it reports as they were.
+
+- A warm template compiles the worker program and its codec once; a fork runs that code under
+  the shipped files' own names, so the worker is what a fresh interpreter would have run (the
+  cold worker is the authority).
+- A question's calls before its last skip the worker's read of its mappings; the reply of the
+  last call (or of any call that raised or hit a ban) still reads them.
+- A session started in the background grades as one started in the foreground.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterator
+
+import pytest
+
+from grader.course import content
+from grader.sandbox import zygote
+from grader.sandbox.session import WorkerSession
+
+PROBE = textwrap.dedent("""
+    import sys
+
+    def where():
+        main = sys.modules["__main__"]
+        wire = main._wire
+        return {
+            "file": main.__file__,
+            "serve": main._serve.__code__.co_filename,
+            "nested": main._make_hit.__code__.co_consts and [
+                c.co_filename for c in main._make_hit.__code__.co_consts if hasattr(c, "co_filename")
+            ],
+            "wire": wire.__file__,
+            "wire_code": wire.encode.__code__.co_filename,
+            "given": sorted(k for k in vars(main) if "compiled" in k),
+            "argv": sys.argv,
+        }
+
+    def two(x):
+        return 2 * x
+""")
+
+
+@pytest.fixture(params=["warm", "cold"])
+def mode(request) -> Iterator[str]:
+    zygote.enable(request.param == "warm")
+    try:
+        yield request.param
+    finally:
+        zygote.enable(False)
+
+
+def _session(source: str, **kw) -> WorkerSession:
+    return WorkerSession({"probe.py": source.encode()}, "probe", hide=content.grader_trees(), **kw)
+
+
+def test_the_worker_runs_under_its_shipped_names_warm_as_cold(mode):
+    s = _session(PROBE)
+    try:
+        out = s.call("where", (), {})
+    finally:
+        s.close()
+    assert out.ok, out.failure
+    got = out.value
+    assert got["file"].endswith("/worker.py") and got["argv"] == [got["file"]]
+    assert got["serve"] == got["file"] and got["nested"] and set(got["nested"]) == {got["file"]}
+    assert got["wire"].endswith("/seqgrade_wire.py") and got["wire_code"] == got["wire"]
+    assert got["wire"].rpartition("/")[0] == got["file"].rpartition("/")[0]
+    assert got["given"] == []  # nothing of the template's left in the worker's names
+
+
+def test_calls_that_skip_the_mappings_read_give_the_same_values(mode):
+    s = _session(PROBE, tripwires=("torch.*",))
+    try:
+        values = [s.call("two", (i,), {}, banned=("torch.*",), check=i == 4) for i in range(5)]
+    finally:
+        s.close()
+    assert [v.value for v in values] == [0, 2, 4, 6, 8]
+    assert not s.tampered
+
+
+def test_a_session_started_in_the_background_is_one_started_at_once(mode):
+    s = _session(PROBE)
+    try:
+        s.start_in_background()
+        s.wait_started()
+        assert s.proc is not None
+        assert s.call("two", (21,), {}).value == 42
+    finally:
+        s.close()
+    assert s.proc is None
