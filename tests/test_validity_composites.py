@@ -106,8 +106,9 @@ def test_an_inlined_uncapped_weight_is_the_composite_s_own_mistake(grade_files):
 
 
 def test_a_helper_s_unnamed_mistake_is_not_named_as_the_caller_s(grade_files):
-    """A softmax with floor division: no catalogued mistake; the skip-gram gradient that calls
-    it fails, and no mistake of the skip-gram's own is named for it."""
+    """A softmax with floor division: no catalogued mistake. The skip-gram gradient that calls
+    it is judged with the reference's softmax in its place: its own logic is right, so it keeps
+    its points by follow-through, and no mistake of the skip-gram's own is named for it."""
     src = _planted(
         A1,
         "return e / np.sum(e, axis=axis, keepdims=True)",
@@ -118,8 +119,10 @@ def test_a_helper_s_unnamed_mistake_is_not_named_as_the_caller_s(grade_files):
     )
     soft, loss = r["a1.softmax"], r["a1.naive_softmax"]
     assert soft.score < soft.max_score and soft.misconceptions == []
-    assert loss.score < loss.max_score and loss.misconceptions == [], loss.feedback
-    assert "calls your `softmax`" in loss.feedback
+    assert loss.misconceptions == [], loss.feedback
+    assert loss.score == loss.max_score and loss.carried_points == loss.max_score, loss.feedback
+    assert "judged with the reference's `softmax` in place of yours" in loss.feedback
+    assert "(question 1); not charged again here" in loss.feedback
 
 
 def test_a_nan_producing_slip_names_nothing(grade_files):

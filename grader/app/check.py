@@ -216,11 +216,17 @@ def _answer_key(solution: Path) -> Callable[[str | None], str] | None:
 
 
 def _short(report: Any, full: bool) -> list[str]:
-    """The questions that did not score as they should: full marks (solution) or zero (stub)."""
-    wrong = [
-        r for r in report.questions if (r.score < r.max_score - 1e-9 if full else r.score > 1e-9)
-    ]
-    return [f"{r.question_id} scored {r.score:g}/{r.max_score:g}: {reason(r)[:160]}" for r in wrong]
+    """The questions that did not score as they should: full marks on their own work (solution;
+    points carried through from an earlier wrong answer do not count) or zero (stub)."""
+    out = []
+    for r in report.questions:
+        scored = f"{r.question_id} scored {r.score:g}/{r.max_score:g}"
+        if (r.score < r.max_score - 1e-9) if full else (r.score > 1e-9):
+            out.append(f"{scored}: {reason(r)[:160]}")
+        elif full and r.carried_points > 1e-9:
+            earlier = ", ".join(dict.fromkeys(c["from"] for c in r.carried))
+            out.append(f"{scored} only by follow-through from {earlier or 'an earlier question'}")
+    return out
 
 
 def check_grades(
