@@ -12,6 +12,7 @@ MEMORY_MARKERS = (
     "can't allocate memory",
     "Unable to allocate",
     "Cannot allocate memory",
+    "Memory allocation still failed",  # OpenBLAS, which then ends the process
     "out of memory",
 )
 DEADLINE_MARGIN_SECONDS = 5.0  # the sandbox's own deadline comes this long after the caller's

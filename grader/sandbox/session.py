@@ -30,7 +30,10 @@ from grader.sandbox import wire
 
 WORKER_PROGRAM = Path(__file__).with_name("worker.py")  # run in the sandbox, never imported here
 WIRE_SOURCE = Path(wire.__file__).read_bytes()  # shipped beside it as `wire.WIRE_FILE`
-MAX_RESTARTS = 12
+MAX_RESTARTS = 12  # after a crash or a timeout
+# After a function left threads running (they hold memory, threads and time the next questions
+# need): a budget of its own, so that threads never use up the restarts a crash needs.
+MAX_THREAD_RESTARTS = 32
 MAX_CALLBACKS = 256  # calls of replaced functions answered in one call
 
 FailureKind = Literal[
@@ -315,7 +318,8 @@ class WorkerSession:
         self.import_tripped: list[str] = []  # banned entry points called while importing the module
         self.import_shortcuts: list[ShortcutUse] = []
         self.tampered = False  # a banned library was loaded behind the worker's import hook
-        self.restarts = 0
+        self.restarts = 0  # after a crash or a timeout (MAX_RESTARTS)
+        self.thread_restarts = 0  # after threads left running (MAX_THREAD_RESTARTS)
         self.events: list[Event] = []  # what the sandbox stopped or restarted, for the report
         self._ready = False
         self._expect: list[str] = []  # ids of the requests sent and not yet answered, in order
@@ -709,7 +713,7 @@ class WorkerSession:
                 )
             at_import, now = self._threads
             # (never at the cost of the questions after it: with no restart left, it stays)
-            if now > at_import and self.restarts < MAX_RESTARTS and self.remaining() > 1.0:
+            if now > at_import and self._threads_restartable():
                 self._kill_for(
                     "threads",
                     f"restarted the submission's process: `{after}` left {now - at_import} "
@@ -718,11 +722,22 @@ class WorkerSession:
                 )
                 self._maybe_restart()
 
+    def _threads_restartable(self) -> bool:
+        return self.thread_restarts < MAX_THREAD_RESTARTS and self.remaining() > 1.0
+
     def _maybe_restart(self) -> None:
-        if self.restarts >= MAX_RESTARTS or self.remaining() <= 1.0:
+        """A fresh worker after the old one was stopped (by _kill_for) or ended. One that had
+        threads of the submission's running (as of its last reply) is replaced on the threads'
+        budget: what ended it (a stop between questions, or a crash under the memory they
+        held) is theirs, and never costs the restarts later crashes and timeouts need."""
+        at_import, now = self._threads
+        if now > at_import and self._threads_restartable():
+            self.thread_restarts += 1
+        elif self.restarts >= MAX_RESTARTS or self.remaining() <= 1.0:
             self.import_failure = self._told(Failure("crashed", cause="restarts-spent"))
             return
-        # The old worker was stopped by _kill_for; a fresh one re-imports the module.
-        self.restarts += 1
+        else:
+            self.restarts += 1
+        # A fresh worker re-imports the module.
         self.start()
         self._ready = self._ensure_ready(restarting=True) is None
