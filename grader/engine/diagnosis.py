@@ -182,7 +182,8 @@ def shows(
     Given `unlike` = (a student's wrong output, a tolerance), whether the mistake shows there as
     something other than that output: every form differs from it at that tolerance, whether the
     form is the right output (the mistake shows nothing where the student's code went wrong) or
-    another wrong one. A mistake is named only when it reproduces what the student's code did on
+    another wrong one (a case where their code raised has no output: it speaks against the
+    mistake only where the mistake shows). A mistake is named only when it reproduces what the student's code did on
     the failing cases (issue 33): a failed case with a value it does not reproduce even loosely
     speaks against it, as a case the student got right where it shows does (a flipped flag is
     not "missing biases" on the models that have none: there the student adds them)."""
@@ -192,7 +193,7 @@ def shows(
     except NOT_APPLICABLE:
         return False
     forms = predicted.options if isinstance(predicted, AnyOf) else (predicted,)
-    if unlike is not None:
+    if unlike is not None and unlike[0] is not None:  # None: their code raised, no value
         return _differs(forms, unlike[0], unlike[1], exact)
     return _differs(forms, want, tol, exact)
 
