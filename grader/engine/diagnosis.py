@@ -177,17 +177,25 @@ def shows(
     unlike: tuple[Any, Tolerance] | None = None,
 ) -> bool:
     """Whether a mistake shows on a case: every form of the mutant's output differs from the
-    right one (and, given `unlike` = (an output, a tolerance), from that output too: the mutant
-    runs once for both). A student who got such a case right does not have that mistake."""
+    right one. A student who got such a case right does not have that mistake.
+
+    Given `unlike` = (a student's wrong output, a tolerance), whether the mistake shows there as
+    something other than that output: every form differs from it at that tolerance, whether the
+    form is the right output (the mistake shows nothing where the student's code went wrong) or
+    another wrong one (a case where their code raised has no output: it speaks against the
+    mistake only where the mistake shows). A mistake is named only when it reproduces what the student's code did on
+    the failing cases (issue 33): a failed case with a value it does not reproduce even loosely
+    speaks against it, as a case the student got right where it shows does (a flipped flag is
+    not "missing biases" on the models that have none: there the student adds them)."""
     try:
         with np.errstate(all="ignore"):
             predicted = mutant(*_fresh(args), **_fresh(kwargs))
     except NOT_APPLICABLE:
         return False
     forms = predicted.options if isinstance(predicted, AnyOf) else (predicted,)
-    return _differs(forms, want, tol, exact) and (
-        unlike is None or _differs(forms, unlike[0], unlike[1], exact)
-    )
+    if unlike is not None and unlike[0] is not None:  # None: their code raised, no value
+        return _differs(forms, unlike[0], unlike[1], exact)
+    return _differs(forms, want, tol, exact)
 
 
 def _differs(forms: tuple[Any, ...], than: Any, tol: Tolerance, exact: bool) -> bool:
