@@ -12,11 +12,11 @@ A mistake file must lose points and be named with exactly its id; a correct file
 marks with no id. Used by tests/test_heldout.py and benchmarks/catalog_accuracy.py;
 `folder(<assignment>)` gives every case of an assignment as files, for tests that read them.
 
-For speed, the code files of one assignment whose questions ban no library call are graded
-together in ONE submission: each file becomes a module of its own, the code file re-exports its
-functions under numbered names, and the questions are duplicated, one per file. Files graded on
-a question with a ban (whose source scan reads the code file itself) and answers files are
-graded alone. `grade_all(..., single=True)` (or SEQGRADE_HELDOUT_SINGLE=1, or
+For speed, the code files of one assignment are graded together in packs of up to 40 per
+submission: each file becomes a module of its own, the code file re-exports its functions under
+numbered names, and the questions are duplicated, one per file (a question's shortcut scan reads
+the module its function is imported from, grader/engine/code.py's `_defined`, so a ban sees the
+file's own source). Answers files are graded alone. `grade_all(..., single=True)` (or SEQGRADE_HELDOUT_SINGLE=1, or
 `python tests/heldout_harness.py --single`) grades every file as its own submission instead.
 """
 
@@ -153,10 +153,15 @@ def _questions_of(item: Item, assignment: Assignment) -> list:
     return found
 
 
-def _packable(item: Item, assignment: Assignment) -> bool:
-    if item.path.suffix != ".py":
-        return False
-    return not any(getattr(q, "forbidden", ()) for q in _questions_of(item, assignment))
+def _packable(item: Item) -> bool:
+    """A code file (an answers file is graded alone, on its one written question)."""
+    return item.path.suffix == ".py"
+
+
+def banned(item: Item, assignment: Assignment) -> bool:
+    """Is the file graded on a question that bans library calls (whose source scan follows the
+    packed code file's re-export into the file's own module)?"""
+    return any(getattr(q, "forbidden", ()) for q in _questions_of(item, assignment))
 
 
 def _outcome(item: Item, results: list, error: str | None) -> Outcome:
@@ -227,9 +232,8 @@ def grade_all(items: list[Item], jobs: int = 2, single: bool | None = None) -> l
     single = single_wanted() if single is None else single
     work: list[tuple[str, list[Item]]] = []
     for aid in sorted({i.assignment for i in items}):
-        assignment = registry.load(aid)
         mine = [i for i in items if i.assignment == aid]
-        packed = [] if single else [i for i in mine if _packable(i, assignment)]
+        packed = [] if single else [i for i in mine if _packable(i)]
         for start in range(0, len(packed), 40):  # a few packs per assignment, to share the cores
             work.append(("packed", packed[start : start + 40]))
         work += [("alone", [i]) for i in mine if i not in packed]

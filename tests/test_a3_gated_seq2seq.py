@@ -304,9 +304,9 @@ MISTAKES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "a3.corpus_bleu",
         [
             (
-                'def corpus_bleu(candidates, references, max_n=4):\n'
+                "def corpus_bleu(candidates, references, max_n=4):\n"
                 '    """Corpus BLEU: clipped n-gram precisions, geometric mean, brevity penalty."""\n',
-                'def corpus_bleu(candidates, references, max_n=4):\n'
+                "def corpus_bleu(candidates, references, max_n=4):\n"
                 '    """The mean of the sentences\' BLEU scores."""\n'
                 "    scores = [_bleu([c], [r], max_n) for c, r in zip(candidates, references)]\n"
                 "    return sum(scores) / len(scores)\n\n\n"

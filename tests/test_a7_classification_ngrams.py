@@ -198,8 +198,7 @@ MISTAKES = {
         "a7.softmax_cross_entropy",
         "loss = float(-log_p[rows, Y].mean())\n    grad = np.exp(log_p)  # p\n"
         "    grad[rows, Y] -= 1.0  # p − e_y\n    grad /= B\n",
-        "loss = float(-log_p[rows, Y].sum())\n    grad = np.exp(log_p)\n"
-        "    grad[rows, Y] -= 1.0\n",
+        "loss = float(-log_p[rows, Y].sum())\n    grad = np.exp(log_p)\n    grad[rows, Y] -= 1.0\n",
     ),
     # nltk.lm's pad_both_ends
     "ngram-end-padded-n-minus-1": (
@@ -330,9 +329,11 @@ def test_a7_correct_answers_are_not_explained_as_mistakes():
             want = [run_trusted(q.reference, c) for c in hidden]
             for mid, fn in q.mutants.items():
                 outs = [_mutant_out(fn, c) for c in hidden]
-                assert any(
-                    o is not NOT_APPLIED and compare(o, w) for o, w in zip(outs, want)
-                ), (q.id, mid, seed)
+                assert any(o is not NOT_APPLIED and compare(o, w) for o, w in zip(outs, want)), (
+                    q.id,
+                    mid,
+                    seed,
+                )
 
 
 NOT_APPLIED = object()  # a mutant whose mistake does not apply to a case (it raised)

@@ -132,12 +132,12 @@ TORCH_SUM = _student(
 )
 NLTK_PADDING = _student(
     'return ["<s>"] * (n - 1) + list(sentence) + ["</s>"]',
-    'return list(pad_both_ends(sentence, n))',
+    "return list(pad_both_ends(sentence, n))",
     "ngram_counts",
 )
 NLTK_PADDING_PPL = _student(
     'return ["<s>"] * (n - 1) + list(sentence) + ["</s>"]',
-    'return list(pad_both_ends(sentence, n))',
+    "return list(pad_both_ends(sentence, n))",
     "ngram_perplexity",
 )
 
@@ -191,7 +191,7 @@ def test_nltk_padded_counts_are_docked_and_named(seed):
 
 
 def test_the_entries_and_the_handout_say_which_rule_the_handout_wants():
-    assert "**one** `\"</s>\"`" in README and "pad_both_ends" in README
+    assert '**one** `"</s>"`' in README and "pad_both_ends" in README
     assert "mean_perplexity" in README and "ppl1" in README and "excluding OOVs" in README
     assert 'reduction="mean"' in README
     for mid, tool, rule in [

@@ -134,7 +134,9 @@ CORRECT = {
 @pytest.mark.parametrize(
     ("which", "n"), [(k, n) for k in CORRECT for n in range(len(CORRECT[k][1]))]
 )
-def test_correct_chains_in_every_notation_score_full(checker: ExprChecker, which: str, n: int) -> None:
+def test_correct_chains_in_every_notation_score_full(
+    checker: ExprChecker, which: str, n: int
+) -> None:
     q, chains = CORRECT[which]
     r = grade(q, chains[n], checker)
     assert r.status == "correct", r.feedback
@@ -224,7 +226,9 @@ def test_a_wrong_result_never_shows_the_expected_one(checker: ExprChecker) -> No
         (A3, '"d/dc_prev c_t = f_t c_prev = f_t"'),
     ],
 )
-def test_a_right_result_through_one_broken_step_earns_the_share(checker: ExprChecker, q, chain) -> None:
+def test_a_right_result_through_one_broken_step_earns_the_share(
+    checker: ExprChecker, q, chain
+) -> None:
     r = grade(q, chain, checker)
     assert r.status == "wrong" and not r.passed
     assert r.score == pytest.approx(q.points * 0.5)

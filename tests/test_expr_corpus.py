@@ -170,7 +170,9 @@ def test_corpus_is_large_enough() -> None:
 @pytest.mark.parametrize(
     ("answer", "expected", "symbols"), EQUIVALENT, ids=[a for a, _, _ in EQUIVALENT]
 )
-def test_equivalent_forms(checker: ExprChecker, answer: str, expected: str, symbols: list[str]) -> None:
+def test_equivalent_forms(
+    checker: ExprChecker, answer: str, expected: str, symbols: list[str]
+) -> None:
     verdict = _check(checker, answer, expected, symbols)
     assert verdict.error is None
     assert verdict.equivalent, verdict
@@ -181,7 +183,9 @@ def test_equivalent_forms(checker: ExprChecker, answer: str, expected: str, symb
 @pytest.mark.parametrize(
     ("answer", "expected", "symbols"), DIFFERENT, ids=[a for a, _, _ in DIFFERENT]
 )
-def test_different_forms(checker: ExprChecker, answer: str, expected: str, symbols: list[str]) -> None:
+def test_different_forms(
+    checker: ExprChecker, answer: str, expected: str, symbols: list[str]
+) -> None:
     verdict = _check(checker, answer, expected, symbols)
     assert verdict.error is None, verdict.error
     assert not verdict.equivalent

@@ -23,7 +23,7 @@ FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTION = (ROOT / "solutions" / "a6_pretraining_scale" / "pretraining.py").read_text()
 
-SENNRICH_TOY = '''
+SENNRICH_TOY = """
 import collections
 import re
 
@@ -57,9 +57,9 @@ def bpe_learn(word_counts, num_merges):
         merges.append(best)
         vocab = merge_vocab(best, vocab)
     return merges
-'''
+"""
 
-MINBPE_STYLE = '''
+MINBPE_STYLE = """
 def get_stats(ids, counts=None):
     counts = {} if counts is None else counts
     for pair in zip(ids, ids[1:]):
@@ -94,7 +94,7 @@ def bpe_learn(word_counts, num_merges):
         merges.append(pair)
         words = [(merge(ids, pair, pair[0] + pair[1]), n) for ids, n in words]
     return merges
-'''
+"""
 
 SUBWORD_NMT_STOP = SOLUTION.replace(
     "        merges.append(best)\n",

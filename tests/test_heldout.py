@@ -58,19 +58,25 @@ def test_collection_covers_every_id_the_code_questions_can_name(aid: str):
 
 
 def _sample() -> list[harness.Item]:
-    """One packable mistake file per assignment: the files whose grading packing changes."""
+    """Per assignment, the first packed mistake file graded on a question without a ban and the
+    first on a question with one (preferably a shortcut, whose scan must read the packed file's
+    own module): the files whose grading packing changes."""
     out = []
     for aid in ASSIGNMENTS:
         assignment = registry.load(aid)
         mine = [i for i in ITEMS if i.assignment == aid and i.expected is not None]
-        out += [i for i in mine if harness._packable(i, assignment)][:1]
+        mine = [i for i in mine if harness._packable(i)]
+        out += [i for i in mine if not harness.banned(i, assignment)][:1]
+        banned = [i for i in mine if harness.banned(i, assignment)]
+        shortcut = [i for i in banned if i.expected == "uses-library-shortcut"]
+        out += (shortcut or banned)[:1]
     return out
 
 
 def test_one_file_per_submission_agrees_with_the_packed_grading(outcomes):
     sample = _sample()
     alone = harness.grade_all(sample, jobs=2, single=True)
-    assert len(alone) == len(sample) >= len(ASSIGNMENTS) - 1  # one has no packable file
+    assert len(alone) == len(sample) >= len(ASSIGNMENTS) + 2  # a4: bans on every question
     for o in alone:
         packed = outcomes[_key(o.item)]
         assert (o.named, o.score, o.max_score, o.error, o.detail) == (

@@ -186,7 +186,10 @@ QUICK_HOSTILE = "snoop.py"
 
 @pytest.mark.parametrize(
     "name",
-    [n if n == QUICK_HOSTILE else pytest.param(n, marks=pytest.mark.slow) for n in sorted(EXPECTED)],
+    [
+        n if n == QUICK_HOSTILE else pytest.param(n, marks=pytest.mark.slow)
+        for n in sorted(EXPECTED)
+    ],
 )
 def test_hostile_submission_is_contained(name, tmp_path, listener, honest):
     marker = Path("/tmp") / f"seqgrade-hostile-{listener.token}"

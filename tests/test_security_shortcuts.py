@@ -326,6 +326,45 @@ NO_AUTOGRAD = ("torch.Tensor.backward", "torch.autograd.*", "torch.func.*")
 A4 = ("torch.nn.functional.layer_norm", "torch.nn.LayerNorm", "torch.nn.Transformer*")
 
 
+CLIP_IN_A_HELPER_MODULE = """import numpy as np
+import torch
+
+
+def clip_by_global_norm(grads, max_norm):
+    params = []
+    for k, g in grads.items():
+        p = torch.nn.Parameter(torch.zeros(np.shape(g), dtype=torch.float64))
+        p.grad = torch.tensor(np.asarray(g, dtype=np.float64))
+        params.append((k, p))
+    torch.nn.utils.clip_grad_norm_([p for _, p in params], max_norm)
+    return {k: p.grad.numpy() for k, p in params}
+"""
+
+
+@pytest.mark.slow
+def test_a_shortcut_in_the_students_own_module_is_read_where_it_is_written(tmp_path):
+    """The code file imports the graded function from the student's `helpers.py`: the source
+    scan reads that module (the call, the function and helpers.py's line, before any call), as
+    it reads the code file; the held-out harness's packed submissions rely on it."""
+    a = registry.load("a2")
+    q = a.question("a2.clip_by_global_norm")
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    solution = (solution_dir(a.id) / a.code_file).read_text()
+    (folder / a.code_file).write_text(solution + "\n\nfrom helpers import clip_by_global_norm\n")
+    (folder / "helpers.py").write_text(CLIP_IN_A_HELPER_MODULE)
+    report = grade_submission(folder, dataclasses.replace(a, questions=(q,)), limits=LIMITS)
+    (r,) = report.questions
+    assert r.score == 0 and r.misconceptions == ["uses-library-shortcut"], r.feedback
+    line = CLIP_IN_A_HELPER_MODULE.splitlines().index(
+        "    torch.nn.utils.clip_grad_norm_([p for _, p in params], max_norm)"
+    )
+    assert (
+        f"`clip_by_global_norm` uses `torch.nn.utils.clip_grad_norm_` (`helpers.py` line {line + 1})"
+        in r.feedback
+    ), r.feedback
+
+
 def test_scan_follows_helpers_and_module_level_aliases_but_not_unrelated_functions():
     src = (
         "import torch.nn.functional as F\n"

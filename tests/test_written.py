@@ -59,7 +59,10 @@ def checker() -> Iterator[ExprChecker]:
 
 def test_expression_correct(checker: ExprChecker) -> None:
     r = grade_written(
-        wq("params", "expression", lambda v: "12 d^2 + 13 d", symbols=("d",)), SHEET, VARIANT, checker
+        wq("params", "expression", lambda v: "12 d^2 + 13 d", symbols=("d",)),
+        SHEET,
+        VARIANT,
+        checker,
     )
     assert r.passed and r.score == 2.0 and r.max_score == 2.0 and r.status == "correct"
     assert "d*(12*d + 13)" in r.feedback and r.misconceptions == []

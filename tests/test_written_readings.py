@@ -147,7 +147,9 @@ TANH = a2_rnn_bptt.ASSIGNMENT.question("a2.w_tanh_derivative")
         '"∂h/∂z = 1 - h^2"',
     ],  # fmt: skip
 )
-def test_a_labelled_answer_is_graded_on_its_right_hand_side(checker: ExprChecker, typed: str) -> None:
+def test_a_labelled_answer_is_graded_on_its_right_hand_side(
+    checker: ExprChecker, typed: str
+) -> None:
     r = grade(TANH, typed, checker)
     assert r.status == "correct", r.feedback
     assert "was read as the quantity asked for, and the right-hand side was graded" in r.feedback

@@ -11,8 +11,10 @@ case shows to the student. No text about a case is written here.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from grader import catalog
@@ -61,13 +63,78 @@ def _shortcut_feedback(description: str) -> str:
     )
 
 
+@dataclass(frozen=True)
+class _Defined:
+    """Where the graded function is written: its module's source, its name there, the module."""
+
+    source: str
+    function: str
+    file: str = ""
+    """The student's other module the code file imports the function from ("" = the code file)."""
+
+
+def _binds(node: ast.stmt) -> set[str]:
+    """The module-level names a top-level statement binds."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {node.name}
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    return {
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
+
+
+@lru_cache(maxsize=8)
+def _reexports(source: str) -> dict[str, tuple[str, str]]:
+    """Top-level names the code file binds last by `from M import name [as local]` (M a module
+    of the submission's own folder, not a package): local -> (M, name)."""
+    try:
+        tree = shortcuts.parse_python(source)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, tuple[str, str]] = {}
+    for node in tree.body:
+        for name in _binds(node):
+            found.pop(name, None)
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and "." not in (node.module or "."):
+            for a in node.names:
+                if a.name != "*":
+                    found[a.asname or a.name] = (str(node.module), a.name)
+    return found
+
+
+def _defined(q: CodeQuestion, ctx: CodeContext) -> _Defined:
+    """The source the scans read for `q`: the code file, or the student's own module that the
+    code file imports the graded function from (`from helpers import attention`), so that a
+    shortcut written there is charged as one written in the code file is."""
+    assert ctx.source is not None
+    module, name = _reexports(ctx.source).get(q.function, ("", ""))
+    file = f"{module}.py"
+    text = ctx.located.text(file) if module and file != ctx.code_file else None
+    if text is None or file not in ctx.located.files:
+        return _Defined(ctx.source, q.function)
+    return _Defined(text, name, file)
+
+
+def _words(ctx: CodeContext, where: _Defined) -> Callable[[int], str]:
+    """Lines of the module the function is written in, in the student's terms."""
+    if not where.file:
+        return ctx.line_words
+    return lambda line: (
+        SourceSpot(file=where.file, line=line).words(with_file=True) if line else "while it ran"
+    )
+
+
 def _ban(q: CodeQuestion, ctx: CodeContext, result: QuestionResult) -> bool:
-    """Charge a forbidden call the function can reach (read in the source); True when charged.
-    Calls the source hides are refused while the function runs (see the case loop)."""
+    """Charge a forbidden call the function can reach (read in the source of the module that
+    defines it); True when charged. Calls the source hides are refused while the function runs
+    (see the case loop)."""
     assert ctx.source is not None and ctx.session is not None
-    found = shortcuts.scan(ctx.source, q.forbidden, q.function)
+    where = _defined(q, ctx)
+    found = shortcuts.scan(where.source, q.forbidden, where.function)
     if found:
-        result.lead = _shortcut_feedback(shortcuts.describe(found, q.function, ctx.line_words))
+        description = shortcuts.describe(found, where.function, _words(ctx, where))
+        result.lead = _shortcut_feedback(description)
         result.misconceptions = ["uses-library-shortcut"]
         return True
     if ctx.session.tampered:
@@ -96,17 +163,38 @@ def _flag_review(result: QuestionResult, what: list[str]) -> None:
 
 def _review_items(q: CodeQuestion, ctx: CodeContext) -> list[str]:
     """What the source scan asks an instructor to review, and banned calls made at import that
-    the source does not show."""
+    the source does not show. For a function imported from the student's own module: that
+    module's constructs and import-time calls, then the code file's own import-time ones."""
     assert ctx.source is not None and ctx.session is not None
-    items = [
-        f"{f.name} ({ctx.line_words(f.line)})" for f in shortcuts.review(ctx.source, q.function)
-    ]
+    where = _defined(q, ctx)
+    places = [where] if not where.file else [where, _Defined(ctx.source, q.function)]
+    items: list[str] = []
+    for place in places:
+        words = _words(ctx, place)
+        for f in shortcuts.review(place.source, place.function):
+            item = f"{f.name} ({words(f.line)})"
+            if item not in items:
+                items.append(item)
     visible = {f.name for f in shortcuts.scan(ctx.source, q.forbidden)}
     items += [
         f"`{u.name}` called while the file was imported ({ctx.line_words(u.line)})"
         for u in ctx.session.import_shortcuts
-        if shortcuts.matches(u.name, q.forbidden) and u.name not in visible
+        if shortcuts.matches(u.name, q.forbidden)
+        and u.name not in visible
+        and (not where.file or u.file in ("", ctx.code_file))  # not another module's
     ]
+    if where.file:
+        words, shown = (
+            _words(ctx, where),
+            {f.name for f in shortcuts.scan(where.source, q.forbidden)},
+        )
+        items += [
+            f"`{u.name}` called while `{where.file}` was imported ({words(u.line)})"
+            for u in ctx.session.import_shortcuts
+            if shortcuts.matches(u.name, q.forbidden)
+            and u.name not in shown
+            and u.file == where.file
+        ]
     return items
 
 
