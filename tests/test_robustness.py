@@ -653,3 +653,26 @@ def test_a_huge_legal_return_costs_only_its_question(submit):
     assert q.score == 0 and not report.grader_error and q.misconceptions == []
     assert "returned 10000000 values where" in q.feedback  # the visible case says so
     assert ": wrong type or structure" in q.feedback
+
+
+def test_questions_left_when_the_restarts_are_spent_say_so_not_an_import_failure(
+    submit, monkeypatch
+):
+    """A function that crashes its process, with no restart left: the later questions are not
+    run, and their feedback says the restarts ran out, not that importing the file failed (it
+    never did)."""
+    from grader.sandbox import session
+
+    monkeypatch.setattr(session, "MAX_RESTARTS", 0)
+    a1 = registry.load("a1")
+    code_only = dataclasses.replace(
+        a1, questions=tuple(q for q in a1.questions if q.kind == "code")
+    )
+    source = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text()
+    source += "\n\ndef softmax(x, axis=-1):\n    import os\n    os._exit(3)\n"
+    report = grade_submission(submit({"word_vectors.py": source}), code_only, limits=FAST)
+    later = [q for q in report.questions if q.question_id != "a1.softmax"]
+    assert later and all(q.score == 0 for q in later)
+    spent = [q for q in later if "restarted too many times after earlier calls" in q.feedback]
+    assert spent, [q.feedback[:200] for q in later]
+    assert not any("ended while importing" in q.feedback for q in report.questions)

@@ -180,3 +180,32 @@ def test_a_form_that_does_not_apply_is_skipped_and_a_bug_is_not():
     assert Forms(no_axis, lambda x: x + 1)(np.zeros(2)).tolist() == [1.0, 1.0]
     with pytest.raises(KeyError):
         Forms(bug, lambda x: x)(np.zeros(2))
+
+
+A6 = (ROOT / "solutions" / "a6_pretraining_scale" / "pretraining.py").read_text()
+
+
+def test_a_flag_read_the_wrong_way_is_not_named_as_the_mistake_it_matches_on_some_cases(
+    grade_files,
+):
+    """`biases` read the wrong way round: on models with biases it matches the catalogued
+    `params-missing-biases`, on models without them it adds biases, which that mistake does
+    not compute (there it predicts the right count). A name must reproduce every failed case
+    with a value: this one names nothing."""
+    old = "return n_in * n_out + (n_out if biases else 0)"
+    src = _planted(A6, old, "return n_in * n_out + (0 if biases else n_out)")
+    (r,) = grade_files(
+        "a6", {"pretraining.py": src}, questions=("a6.transformer_parameter_count",)
+    ).questions
+    assert r.score < r.max_score
+    assert r.misconceptions == [], r.feedback
+
+
+def test_control_biases_always_dropped_is_named(grade_files):
+    old = "return n_in * n_out + (n_out if biases else 0)"
+    src = _planted(A6, old, "return n_in * n_out")
+    (r,) = grade_files(
+        "a6", {"pretraining.py": src}, questions=("a6.transformer_parameter_count",)
+    ).questions
+    assert r.score < r.max_score
+    assert r.misconceptions == ["params-missing-biases"], r.feedback

@@ -24,6 +24,7 @@ from grader.engine.combos import together
 from grader.engine.diagnosis import Explanation, Mistake, finite, shows, split, verdict
 from grader.engine.judged import Carried, CaseVerdict, Graded, explain_case
 from grader.engine.locate import Located
+from grader.engine.sandbox_words import RESTARTS_SPENT
 from grader.engine.trusted import all_nan, run_trusted, trusted_mutants
 from grader.questions import Case, CodeQuestion, Tolerance
 from grader.records import (
@@ -296,6 +297,11 @@ def import_words(failure: Failure, ctx: CodeContext) -> str:
     shown = ctx.shown_file or ctx.code_file
     notebook = shown.endswith(".ipynb")
     doing = f"running the cells of `{shown}`" if notebook else f"importing `{shown}`"
+    if failure.cause == "restarts-spent":  # the import did not fail: nothing is left to run it
+        return (
+            f"**Not run:** the process running your code was {RESTARTS_SPENT} after earlier "
+            "calls; the questions graded before keep their points."
+        )
     if failure.after_calls:
         return (
             "**Not run:** the process running your code had to be restarted after an earlier "
