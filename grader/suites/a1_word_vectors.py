@@ -28,8 +28,9 @@ The hidden cases are built to separate the catalog's mistakes:
   non-symmetric and word-by-context matrices (where V differs from U), k below the rank, and a
   singular-value gap after the k-th so that U_k Σ_k is unique up to those signs.
 
-It stays one file (about 930 lines): each section holds a function's mistakes beside the cases
-built to separate them; the written questions are the first section to move out if it grows.
+It stays one file (about 1,140 lines with the domain edges and the field conventions): each
+section holds a function's mistakes beside the cases built to separate them; the written
+questions are the first section to move out if it grows.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ block_shapes has its own judge (`judge_block_shapes`): shapes are tuples of ints
 entry (`d / n_heads` gives 4.0, which `x.view` refuses) fails even where 4.0 == 4, and it is
 named alongside any shape mistake the mutants explain.
 
-It stays one file (a little over 800 lines): each bug's mutant, the cases built to show it and
+It stays one file (about 920 lines): each bug's mutant, the cases built to show it and
 the written question about it are read side by side.
 """
 
