@@ -185,27 +185,23 @@ def test_a_form_that_does_not_apply_is_skipped_and_a_bug_is_not():
 A6 = (ROOT / "solutions" / "a6_pretraining_scale" / "pretraining.py").read_text()
 
 
+@pytest.mark.parametrize(
+    "edit, named",
+    [
+        ("return n_in * n_out + (0 if biases else n_out)", []),  # the flag read the wrong way
+        ("return n_in * n_out", ["params-missing-biases"]),  # control: biases always dropped
+    ],
+)
 def test_a_flag_read_the_wrong_way_is_not_named_as_the_mistake_it_matches_on_some_cases(
-    grade_files,
+    grade_files, edit, named
 ):
     """`biases` read the wrong way round: on models with biases it matches the catalogued
     `params-missing-biases`, on models without them it adds biases, which that mistake does
     not compute (there it predicts the right count). A name must reproduce every failed case
-    with a value: this one names nothing."""
-    old = "return n_in * n_out + (n_out if biases else 0)"
-    src = _planted(A6, old, "return n_in * n_out + (0 if biases else n_out)")
+    with a value: this one names nothing; biases always dropped is named."""
+    src = _planted(A6, "return n_in * n_out + (n_out if biases else 0)", edit)
     (r,) = grade_files(
         "a6", {"pretraining.py": src}, questions=("a6.transformer_parameter_count",)
     ).questions
     assert r.score < r.max_score
-    assert r.misconceptions == [], r.feedback
-
-
-def test_control_biases_always_dropped_is_named(grade_files):
-    old = "return n_in * n_out + (n_out if biases else 0)"
-    src = _planted(A6, old, "return n_in * n_out")
-    (r,) = grade_files(
-        "a6", {"pretraining.py": src}, questions=("a6.transformer_parameter_count",)
-    ).questions
-    assert r.score < r.max_score
-    assert r.misconceptions == ["params-missing-biases"], r.feedback
+    assert r.misconceptions == named, r.feedback
