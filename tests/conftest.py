@@ -17,6 +17,7 @@ import textwrap
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 # Bytecode caches for the tests and every process they start, as Python writes them by default.
 # An environment that sets PYTHONDONTWRITEBYTECODE (some CI images do) makes each of the suite's
@@ -230,6 +231,35 @@ def code_questions(assignment: Assignment | str) -> list[CodeQuestion]:
 def only(assignment: Assignment, *qids: str) -> Assignment:
     """The assignment reduced to the named questions."""
     return dataclasses.replace(assignment, questions=tuple(assignment.question(q) for q in qids))
+
+
+def slipped(
+    aid: str, function: str, new: str, old: str | None = None, *, errors_fail: bool = False
+) -> Callable[..., Any]:
+    """`function` of the instructor's solution with one slip, as a student would write it: `old`
+    (standing there once) replaced by `new`, or without `old`, `new` appended after the solution
+    (the later definition wins). With `errors_fail`, any error it raises is a ValueError, which
+    the in-process judge counts as a failed case, as the engine counts any error."""
+    code_file = registry.load(aid).code_file
+    source = (ROOT / "solutions" / aid / code_file).read_text()
+    if old is None:
+        source += "\n\n" + new
+    else:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    ns: dict[str, Any] = {}
+    exec(compile(source, code_file, "exec"), ns)  # noqa: S102 - our own solution, slipped
+    fn = ns[function]
+    if not errors_fail:
+        return fn
+
+    def student(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            raise ValueError(repr(e)) from e
+
+    return student
 
 
 @pytest.fixture

@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from pathlib import Path
 
 import float32_solutions
 import pytest
+from conftest import FAST, ROOT, slipped
 from test_validity_a1a3a6 import judge
 
-from grader import sandbox
 from grader.engine.grade import grade_submission
 from grader.suites import a2_rnn_bptt as a2
 
-ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "solutions" / "a2_rnn_bptt" / "rnn.py").read_text()
-FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
 SEEDS = range(6)
 
 
@@ -32,19 +29,8 @@ def _q(qid: str):
 
 
 def _student(new: str, function: str):
-    """The solution with `function` redefined after it (the later definition wins); any error it
-    raises is a failed case, as in the engine (the in-process judge counts ValueError as one)."""
-    ns: dict = {}
-    exec(compile(SOLUTION + "\n\n" + new, "rnn.py", "exec"), ns)
-    fn = ns[function]
-
-    def student(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except Exception as e:
-            raise ValueError(repr(e)) from e
-
-    return student
+    """The solution with `function` redefined after it; any error it raises is a failed case."""
+    return slipped("a2_rnn_bptt", function, new, errors_fail=True)
 
 
 SQUEEZED = _student(

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from pathlib import Path
 
 import pytest
+from conftest import ROOT, slipped
 from test_validity_a1a3a6 import judge
 
 from grader.engine.trusted import run_trusted
@@ -21,7 +21,6 @@ from grader.suites import a3_gated_seq2seq as a3
 
 nltk_bleu = pytest.importorskip("nltk.translate.bleu_score")
 
-ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "solutions" / "a3_gated_seq2seq" / "gated_seq2seq.py").read_text()
 SEEDS = range(6)
 BLEU = a3.ASSIGNMENT.question("a3.corpus_bleu")
@@ -30,10 +29,7 @@ BEAM = a3.ASSIGNMENT.question("a3.beam_search")
 
 def _student(old: str, new: str, function: str):
     """The instructor's solution with one slip, as a student would write it."""
-    assert SOLUTION.count(old) == 1, old
-    ns: dict = {}
-    exec(compile(SOLUTION.replace(old, new), "gated_seq2seq.py", "exec"), ns)
-    return ns[function]
+    return slipped("a3_gated_seq2seq", function, new, old)
 
 
 FROM_ZERO = _student(

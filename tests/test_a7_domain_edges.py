@@ -12,10 +12,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import pickle
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ROOT, slipped
 from test_case_stability import KEYS, _plain
 from test_validity_a1a3a6 import judge
 
@@ -23,7 +23,6 @@ import grader.suites.a7_classification_ngrams as suite
 from grader.course import variants
 from grader.engine.trusted import run_trusted
 
-ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "solutions" / "a7_classification_ngrams" / "classify.py").read_text()
 A7 = suite.ASSIGNMENT
 SEEDS = range(6)
@@ -65,10 +64,7 @@ def test_every_graded_function_declares_its_domain():
 
 def _student(old: str, new: str, function: str):
     """The instructor's solution with one slip, as a student would write it."""
-    assert SOLUTION.count(old) == 1, old
-    ns: dict = {}
-    exec(compile(SOLUTION.replace(old, new), "classify.py", "exec"), ns)
-    return ns[function]
+    return slipped("a7_classification_ngrams", function, new, old)
 
 
 def _raising_as_failed(fn):
