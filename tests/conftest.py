@@ -33,7 +33,7 @@ from grader import sandbox  # noqa: E402
 from grader.course import content, registry  # noqa: E402
 from grader.engine.grade import grade_submission  # noqa: E402
 from grader.questions import Assignment, CodeQuestion  # noqa: E402
-from grader.records import GradeReport  # noqa: E402
+from grader.records import GradeReport, QuestionResult  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
@@ -260,6 +260,17 @@ def slipped(
             raise ValueError(repr(e)) from e
 
     return student
+
+
+def grade_question(aid: str, root: Path, source: str, qid: str, student: str) -> QuestionResult:
+    """The code file `source` (in a folder under `root` named after the student) graded on the
+    one question `qid` for `student`."""
+    assignment = registry.load(aid)
+    folder = root / student.split("@")[0]
+    folder.mkdir()
+    (folder / assignment.code_file).write_text(source)
+    (q,) = grade_submission(folder, only(assignment, qid), student=student, limits=FAST).questions
+    return q
 
 
 @pytest.fixture

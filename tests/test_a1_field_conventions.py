@@ -17,17 +17,16 @@ entry; a correct file keeps full marks; two conventions at once are never named 
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ROOT, grade_question
 from test_validity_a1a3a6 import judge
 
-from grader import catalog, sandbox
-from grader.engine.grade import grade_submission
+from grader import catalog
 from grader.engine.trusted import run_trusted
 from grader.suites import a1_word_vectors as a1
 
@@ -35,9 +34,7 @@ scipy_special = pytest.importorskip("scipy.special")
 torch = pytest.importorskip("torch")
 
 SEEDS = range(6)
-ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text()
-FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
 Q = {q.id: q for q in a1.ASSIGNMENT.questions if hasattr(q, "mutants")}
 NEW = {
     "softmax-over-all-entries": "a1.softmax",
@@ -312,13 +309,7 @@ def glove_loss(W, W_tilde, b, b_tilde, X, x_max=100.0, alpha=0.75):
 STUDENTS_3 = ("ann@uni.edu", "bob@uni.edu", "cy@uni.edu")
 
 
-def _grade(tmp_path: Path, source: str, qid: str, student: str):
-    folder = tmp_path / student.split("@")[0]
-    folder.mkdir()
-    (folder / "word_vectors.py").write_text(source)
-    only = dataclasses.replace(a1.ASSIGNMENT, questions=(a1.ASSIGNMENT.question(qid),))
-    (q,) = grade_submission(folder, only, student=student, limits=FAST).questions
-    return q
+_grade = functools.partial(grade_question, "a1_word_vectors")
 
 
 @pytest.mark.parametrize(

@@ -13,23 +13,20 @@ torch itself is the authority for every expected value here.
 
 from __future__ import annotations
 
-import dataclasses
-from pathlib import Path
+import functools
 
 import numpy as np
 import pytest
+from conftest import ROOT, grade_question
 from test_validity_a1a3a6 import judge
 
-from grader import catalog, sandbox
-from grader.engine.grade import grade_submission
+from grader import catalog
 from grader.engine.trusted import run_trusted
 from grader.suites import a2_rnn_bptt as a2
 
 torch = pytest.importorskip("torch")
 
-ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "solutions" / "a2_rnn_bptt" / "rnn.py").read_text()
-FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
 SEEDS = range(6)
 FORWARD = a2.ASSIGNMENT.question("a2.rnn_forward")
 CLIP = a2.ASSIGNMENT.question("a2.clip_by_global_norm")
@@ -64,26 +61,25 @@ def torch_rnn_one_bias(X, W_x, W_h, b_h, h0=None):
     return torch_rnn(X, W_x, W_h, b_h, h0, b_hh=np.zeros(np.shape(b_h)))
 
 
-def torch_clip_value(grads, max_norm):
+def _torch_clipped(grads, max_norm, clip):
+    """The gradients after torch's `clip` (clip_grad_value_ or clip_grad_norm_) on parameters
+    holding them as their .grad."""
     params = {
         k: torch.nn.Parameter(torch.zeros(np.shape(g), dtype=torch.float64))
         for k, g in grads.items()
     }
     for k, p in params.items():
         p.grad = torch.tensor(np.asarray(grads[k], dtype=np.float64))
-    torch.nn.utils.clip_grad_value_(list(params.values()), max_norm)
+    clip(list(params.values()), max_norm)
     return {k: p.grad.numpy() for k, p in params.items()}
+
+
+def torch_clip_value(grads, max_norm):
+    return _torch_clipped(grads, max_norm, torch.nn.utils.clip_grad_value_)
 
 
 def torch_clip_norm(grads, max_norm):
-    params = {
-        k: torch.nn.Parameter(torch.zeros(np.shape(g), dtype=torch.float64))
-        for k, g in grads.items()
-    }
-    for k, p in params.items():
-        p.grad = torch.tensor(np.asarray(grads[k], dtype=np.float64))
-    torch.nn.utils.clip_grad_norm_(list(params.values()), max_norm)
-    return {k: p.grad.numpy() for k, p in params.items()}
+    return _torch_clipped(grads, max_norm, torch.nn.utils.clip_grad_norm_)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -153,13 +149,7 @@ def rnn_forward(X, W_x, W_h, b_h, h0=None):
 """
 
 
-def _grade(tmp_path: Path, source: str, qid: str, student: str):
-    folder = tmp_path / student.split("@")[0]
-    folder.mkdir()
-    (folder / "rnn.py").write_text(source)
-    only = dataclasses.replace(a2.ASSIGNMENT, questions=(a2.ASSIGNMENT.question(qid),))
-    (q,) = grade_submission(folder, only, student=student, limits=FAST).questions
-    return q
+_grade = functools.partial(grade_question, "a2_rnn_bptt")
 
 
 def test_two_deviations_at_once_are_never_named_as_one_alone(tmp_path):
