@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib.util
 import json
 import os
 import sys
 import textwrap
 import time
+import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -271,6 +273,31 @@ def grade_question(aid: str, root: Path, source: str, qid: str, student: str) ->
     (folder / assignment.code_file).write_text(source)
     (q,) = grade_submission(folder, only(assignment, qid), student=student, limits=FAST).questions
     return q
+
+
+def write_submission(
+    code_file: str,
+    root: Path,
+    source: str | None,
+    answers: str | None = None,
+    name: str = "sub",
+) -> Path:
+    """A submission folder `root/name` holding the code file and answers.toml (each if given)."""
+    folder = root / name
+    folder.mkdir()
+    if source is not None:
+        (folder / code_file).write_text(source)
+    if answers is not None:
+        (folder / "answers.toml").write_text(answers)
+    return folder
+
+
+def load_module(name: str, path: Path) -> types.ModuleType:
+    """The Python file at `path` imported as module `name` (an answer key, a handout's variant.py)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture

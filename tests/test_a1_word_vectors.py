@@ -7,12 +7,14 @@ torch autograd, never from the code under test.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 import itertools
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import write_submission
 
 from grader import catalog, sandbox
 from grader.course import variants
@@ -69,13 +71,7 @@ def _answer_key():
     return module
 
 
-def _submit(tmp_path: Path, source: str, answers: str | None = None, name: str = "sub") -> Path:
-    folder = tmp_path / name
-    folder.mkdir()
-    (folder / "word_vectors.py").write_text(source)
-    if answers is not None:
-        (folder / "answers.toml").write_text(answers)
-    return folder
+_submit = functools.partial(write_submission, "word_vectors.py")
 
 
 def _only(*questions):

@@ -6,7 +6,7 @@ expected answers agree with outside authorities (torch autograd, torch's clip_gr
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
+import functools
 import itertools
 import math
 import subprocess
@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import code_questions, only, write_submission
+from conftest import load_module as _load
 
 from grader import catalog, sandbox
 from grader.engine.checks import compare
@@ -61,32 +63,17 @@ A2_WRITTEN_IDS = (
 SOLUTION_SOURCE = (SOLUTION / "rnn.py").read_text()
 
 
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 ANSWER_KEY = _load("_a2_answer_key", SOLUTION / "answer_key.py")
 VARIANT = _load("_a2_variant", HANDOUT / "variant.py")
 
 
-def _submit(tmp_path: Path, source: str, answers: str | None = None, name: str = "sub") -> Path:
-    folder = tmp_path / name
-    folder.mkdir()
-    (folder / "rnn.py").write_text(source)
-    if answers is not None:
-        (folder / "answers.toml").write_text(answers)
-    return folder
+_submit = functools.partial(write_submission, "rnn.py")
 
 
-def _only(*qids: str):
-    return dataclasses.replace(A2, questions=tuple(A2.question(q) for q in qids))
+_only = functools.partial(only, A2)
 
 
-def _code_questions() -> list[CodeQuestion]:
-    return [q for q in A2.questions if isinstance(q, CodeQuestion)]
+_code_questions = functools.partial(code_questions, A2)
 
 
 # ------------------------------------------------------------------ whole submissions

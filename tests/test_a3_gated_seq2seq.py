@@ -6,7 +6,7 @@ the written expected answers agree with outside authorities (torch, autograd, nl
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
+import functools
 import itertools
 import subprocess
 import sys
@@ -15,13 +15,15 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import code_questions, only, write_submission
+from conftest import load_module as _load
 
 from grader import catalog, sandbox
 from grader.engine.checks import compare
 from grader.engine.grade import grade_submission
 from grader.engine.trusted import run_trusted as _run_trusted
 from grader.mutants import concrete
-from grader.questions import CodeQuestion, WrittenQuestion
+from grader.questions import WrittenQuestion
 from grader.suites import a3_gated_seq2seq as suite
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,32 +61,17 @@ A3_IDS = (
 SOLUTION_SOURCE = (SOLUTION / "gated_seq2seq.py").read_text()
 
 
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 ANSWER_KEY = _load("_a3_answer_key", SOLUTION / "answer_key.py")
 VARIANT = _load("_a3_variant", HANDOUT / "variant.py")
 
 
-def _submit(tmp_path: Path, source: str, answers: str | None = None, name: str = "sub") -> Path:
-    folder = tmp_path / name
-    folder.mkdir()
-    (folder / "gated_seq2seq.py").write_text(source)
-    if answers is not None:
-        (folder / "answers.toml").write_text(answers)
-    return folder
+_submit = functools.partial(write_submission, "gated_seq2seq.py")
 
 
-def _only(*qids: str):
-    return dataclasses.replace(A3, questions=tuple(A3.question(q) for q in qids))
+_only = functools.partial(only, A3)
 
 
-def _code_questions() -> list[CodeQuestion]:
-    return [q for q in A3.questions if isinstance(q, CodeQuestion)]
+_code_questions = functools.partial(code_questions, A3)
 
 
 def _replace(source: str, old: str, new: str) -> str:

@@ -9,11 +9,13 @@ as a student would write them, not by calling the suite's mutants.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import only, write_submission
 
 import grader.suites.a7_classification_ngrams as suite
 from grader import sandbox
@@ -43,20 +45,10 @@ def _answer_key():
     return module
 
 
-def _submit(
-    tmp_path: Path, source: str | None, answers: str | None = None, name: str = "sub"
-) -> Path:
-    folder = tmp_path / name
-    folder.mkdir()
-    if source is not None:
-        (folder / "classify.py").write_text(source)
-    if answers is not None:
-        (folder / "answers.toml").write_text(answers)
-    return folder
+_submit = functools.partial(write_submission, "classify.py")
 
 
-def _only(*qids: str):
-    return dataclasses.replace(A7, questions=tuple(A7.question(q) for q in qids))
+_only = functools.partial(only, A7)
 
 
 def _code_only():
