@@ -449,11 +449,23 @@ def _too_large(rel: str, name: str, over_budget: bool) -> str:
 
 def _reading_order(names: list[str], code_files: tuple[str, ...]) -> list[str]:
     """What grading uses, most needed first: the code files, `answers.toml`, the student's
-    other modules; a code file's notebook is read only when that file is missing."""
+    other modules, their packages' modules; a code file's notebook is read only when that file
+    is missing."""
     notebooks = {c[:-3] + ".ipynb" for c in code_files}
     first = [n for n in (*code_files, ANSWERS_FILE) if n in names]
-    rest = [n for n in sorted(names) if n.endswith(".py") and n not in first]
+    rest = sorted(
+        (n for n in names if n.endswith(".py") and n not in first),
+        key=lambda n: (n.count("/"), n),  # the top level's modules before its packages'
+    )
     return first + [n for n in sorted(notebooks) if n in names] + rest
+
+
+def _kept(name: str) -> bool:
+    """Is a file of the chosen folder (its path relative to that folder) read? Its code file,
+    notebook, answers and other modules at the top, and the modules of its helper packages
+    (`minbpe/base.py`), which the worker imports as the student's own code."""
+    suffix = PurePosixPath(name).suffix
+    return suffix == ".py" if "/" in name else suffix in _KEPT_SUFFIXES
 
 
 def _collect(
@@ -467,9 +479,7 @@ def _collect(
     in_folder = {
         rel[len(prefix) :]: rel
         for rel in located.listing
-        if rel.startswith(prefix)
-        and "/" not in rel[len(prefix) :]
-        and PurePosixPath(rel).suffix in _KEPT_SUFFIXES
+        if rel.startswith(prefix) and _kept(rel[len(prefix) :])
     }
     for name in _reading_order(list(in_folder), code_files):
         rel = in_folder[name]
