@@ -142,3 +142,46 @@ def test_a_code_file_that_defines_the_function_itself_is_read_not_the_star_modul
     report = grade_submission(sub, dataclasses.replace(a, questions=(q,)), limits=LIMITS)
     (r,) = report.questions
     assert r.score == r.max_score and not r.misconceptions, r.feedback
+
+
+CLIP_BY_COMPUTED_NAME = """import importlib as _importlib
+
+import numpy as np
+
+_t = _importlib.import_module("to" + "rch")
+
+
+def clip_by_global_norm(grads, max_norm):
+    params = []
+    for k, g in grads.items():
+        p = _t.nn.Parameter(_t.zeros(np.shape(g), dtype=_t.float64))
+        p.grad = _t.tensor(np.asarray(g, dtype=np.float64))
+        params.append((k, p))
+    getattr(_t.nn.utils, "".join(reversed("_mron_darg_pilc")))([p for _, p in params], max_norm)
+    return {k: p.grad.numpy() for k, p in params}
+"""
+
+
+def test_a_shortcut_refused_while_a_package_module_runs_names_that_file(tmp_path):
+    """The scan cannot read a computed name; the worker refuses the call on the first (visible)
+    case and the feedback places it in the package's module, not at a line of the code file."""
+    a = registry.load("a2")
+    q = a.question("a2.clip_by_global_norm")
+    solution = (solution_dir(a.id) / a.code_file).read_text()
+    sub = _package(
+        tmp_path / "sub",
+        {
+            a.code_file: solution + "\n\nfrom mylib.clip import clip_by_global_norm\n",
+            "mylib/__init__.py": "",
+            "mylib/clip.py": CLIP_BY_COMPUTED_NAME,
+        },
+    )
+    report = grade_submission(sub, dataclasses.replace(a, questions=(q,)), limits=LIMITS)
+    (r,) = report.questions
+    assert r.score == 0 and r.misconceptions == ["uses-library-shortcut"], r.feedback
+    line = CLIP_BY_COMPUTED_NAME.splitlines().index(
+        '    getattr(_t.nn.utils, "".join(reversed("_mron_darg_pilc")))([p for _, p in params], max_norm)'
+    )
+    refused = f"uses `torch.nn.utils.clip_grad_norm_` (`mylib/clip.py` line {line + 1})"
+    assert refused in r.feedback, r.feedback
+    assert r.feedback.count("write") <= 1, r.feedback  # one sentence says it, not two

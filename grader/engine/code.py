@@ -59,8 +59,7 @@ def as_source_spot(spot: Spot) -> SourceSpot:
 def _shortcut_feedback(description: str) -> str:
     m = catalog.get("uses-library-shortcut")
     return (
-        f"**0 points: library shortcut.** {description}: this question asks you to write it "
-        f"yourself. {m.explanation} (`uses-library-shortcut`)"
+        f"**0 points: library shortcut.** {description}. {m.explanation} (`uses-library-shortcut`)"
     )
 
 
@@ -415,6 +414,15 @@ def _tripped(q: CodeQuestion, outcome: CallOutcome) -> list[str]:
     return [t for t in outcome.tripped if shortcuts.matches(t, q.forbidden)] if q.forbidden else []
 
 
+def _other_module(ctx: CodeContext, base: str) -> str:
+    """The student's module (its path in the submission) that the worker names by its file name
+    `base`, when it is not the code file: "" for the code file or when the name is ambiguous."""
+    if not base or base == ctx.code_file.rpartition("/")[2]:
+        return ""
+    paths = [f for f in ctx.located.files if f.rpartition("/")[2] == base]
+    return paths[0] if len(paths) == 1 else ""
+
+
 def _stopped(
     q: CodeQuestion,
     cases: list[Case],
@@ -433,7 +441,7 @@ def _stopped(
         if tripped:
             if case.visible:
                 uses = [
-                    shortcuts.Finding(u.name, u.line, u.function)
+                    shortcuts.Finding(u.name, u.line, u.function, _other_module(ctx, u.file))
                     for u in outcome.shortcuts
                     if u.name in tripped
                 ]
