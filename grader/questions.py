@@ -25,11 +25,15 @@ AnswerKind = Literal["expression", "number", "array", "shape", "choice", "list",
 class Case:
     """One call of a student function."""
 
-    name: str  # shown in feedback: "notes microscope", "hidden case 3"
-    args: tuple[Any, ...]  # positional arguments (ndarrays, ints, lists, Rng/LM specs)
+    name: str
+    """Shown in feedback: "notes microscope", "hidden case 3"."""
+    args: tuple[Any, ...]
+    """Positional arguments (ndarrays, ints, lists, Rng/LM specs)."""
     kwargs: Mapping[str, Any] = field(default_factory=dict)
-    visible: bool = False  # a visible case may show its inputs and expected output
-    weight: float = 1.0  # share of the question's points, relative to the other cases
+    visible: bool = False
+    """A visible case may show its inputs and expected output."""
+    weight: float = 1.0
+    """Share of the question's points, relative to the other cases."""
 
 
 @dataclass(frozen=True)
@@ -49,14 +53,14 @@ class Tolerance:
 class Judgement:
     """What a custom judge concluded from all of a question's outputs together."""
 
-    checks: list[tuple[str, bool, str]] = field(
-        default_factory=list
-    )  # (what, passed, detail for the student)
-    misconceptions: list[str] = field(default_factory=list)  # catalog ids the outputs show
-    fatal: str | None = (
-        None  # the outputs are unusable (type, shape): nothing else could be checked
-    )
-    how: str = ""  # how the checks were made, shown after "k/n checks passed"
+    checks: list[tuple[str, bool, str]] = field(default_factory=list)
+    """(what, passed, detail for the student) for each check."""
+    misconceptions: list[str] = field(default_factory=list)
+    """Catalog ids the outputs show."""
+    fatal: str | None = None
+    """The outputs are unusable (type, shape): nothing else could be checked."""
+    how: str = ""
+    """How the checks were made, shown after "k/n checks passed"."""
 
     @property
     def fraction(self) -> float:
@@ -77,26 +81,34 @@ class CustomJudge(Protocol):
 class CodeQuestion:
     """A question graded by calling one graded function of the student's file."""
 
-    id: str  # "a1.softmax"
+    id: str
+    """The question's id, `<assignment short id>.<name>` ("a1.softmax")."""
     title: str
     points: float
-    file: str  # the student's file, e.g. "word_vectors.py"
-    function: str  # the graded function it calls
-    reference: Callable[..., Any]  # the trusted function with the same signature
-    cases: Callable[[int], Sequence[Case]]  # variant seed -> cases
-    mutants: Mapping[str, Callable[..., Any]] = field(
-        default_factory=dict
-    )  # misconception id -> trusted mutant
-    forbidden: tuple[str, ...] = ()  # dotted library names that count as a shortcut
-    forbid_in: Literal["function", "file"] = "function"  # where the source scan looks
+    file: str
+    """The student's file, e.g. "word_vectors.py"."""
+    function: str
+    """The graded function it calls."""
+    reference: Callable[..., Any]
+    """The trusted function with the same signature."""
+    cases: Callable[[int], Sequence[Case]]
+    """Variant seed -> cases."""
+    mutants: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    """Misconception id -> trusted mutant."""
+    forbidden: tuple[str, ...] = ()
+    """Dotted library names that count as a shortcut."""
+    forbid_in: Literal["function", "file"] = "function"
+    """Where the source scan looks."""
     tolerance: Tolerance = Tolerance()
-    integer: bool = False  # exact comparison (counts, ids, shapes)
-    torch_inputs: bool = False  # arrays arrive as torch tensors in the student's process (a5);
-    # the reference and the mutants still get NumPy arrays (the grader never needs torch)
-    output_names: tuple[
-        str, ...
-    ] = ()  # names of a tuple's elements for feedback ("loss", "grad_v_c")
-    visibility: Visibility | None = None  # Gradescope's; None = the assignment's default
+    integer: bool = False
+    """Exact comparison (counts, ids, shapes)."""
+    torch_inputs: bool = False
+    """Arrays arrive as torch tensors in the student's process (a5); the reference and the
+    mutants still get NumPy arrays (the grader never needs torch)."""
+    output_names: tuple[str, ...] = ()
+    """Names of a tuple's elements for feedback ("loss", "grad_v_c")."""
+    visibility: Visibility | None = None
+    """Gradescope's; None = the assignment's default."""
     # A custom judge for questions that are not "compare with the reference" (random
     # procedures graded by distribution): the engine calls every case (and handles failures,
     # timeouts, shortcuts), then the judge reads all the outputs together.
@@ -115,9 +127,12 @@ class CodeQuestion:
 class WrongForm:
     """A known wrong answer to a written question, with the mistake it shows."""
 
-    answer: Any  # an expression string, a number, an array or a choice
-    misconception: str  # catalog id
-    message: str  # what to tell the student, in the notes' vocabulary
+    answer: Any
+    """An expression string, a number, an array or a choice."""
+    misconception: str
+    """Catalog id."""
+    message: str
+    """What to tell the student, in the notes' vocabulary."""
 
 
 @dataclass(frozen=True)
@@ -127,27 +142,37 @@ class WrittenQuestion:
     id: str
     title: str
     points: float
-    key: str  # the answers.toml key
+    key: str
+    """The answers.toml key."""
     answer_kind: AnswerKind
-    expected: Callable[[Mapping[str, Any]], Any]  # the student's variant numbers -> expected answer
-    symbols: tuple[str, ...] = ()  # declared symbols, for expression answers
-    relations: tuple[
-        str, ...
-    ] = ()  # declared relations between them, "h = tanh(z)": used when comparing
-    tolerance: Tolerance = Tolerance(
-        rtol=1e-3, atol=1e-4
-    )  # numbers: matches the precision asked for
+    expected: Callable[[Mapping[str, Any]], Any]
+    """The student's variant numbers -> expected answer."""
+    symbols: tuple[str, ...] = ()
+    """Declared symbols, for expression answers."""
+    relations: tuple[str, ...] = ()
+    """Declared relations between them, "h = tanh(z)": used when comparing."""
+    tolerance: Tolerance = Tolerance(rtol=1e-3, atol=1e-4)
+    """Numbers: matches the precision asked for."""
     wrong_forms: Callable[[Mapping[str, Any]], Sequence[WrongForm]] | None = None
-    choices: tuple[str, ...] = ()  # allowed letters for choice answers
-    ordered: bool = False  # list answers: does the order matter (BPE merges, beam outputs)?
-    visibility: Visibility | None = None  # Gradescope's; None = the assignment's default
+    choices: tuple[str, ...] = ()
+    """Allowed letters for choice answers."""
+    ordered: bool = False
+    """List answers: does the order matter (BPE merges, beam outputs)?"""
+    visibility: Visibility | None = None
+    """Gradescope's; None = the assignment's default."""
     # Reading options (docs/answers.md):
-    example: str | None = None  # shown in refusals: "4718592", "s t</w>", "2 d_k + 1"
-    integer: bool | None = None  # an exact count; None: inferred from the key and tolerance
-    count_right_from: int = 4  # a wrong list this long says how many items are right; 0: never
-    steps: bool = False  # the answer may be a derivation: steps checked one by one
-    step_share: float = 0.5  # right result through a broken step: this share of the points
-    max_steps: int = 30  # steps of one derivation that are checked
+    example: str | None = None
+    """Shown in refusals: "4718592", "s t</w>", "2 d_k + 1"."""
+    integer: bool | None = None
+    """An exact count; None: inferred from the key and tolerance."""
+    count_right_from: int = 4
+    """A wrong list this long says how many items are right; 0: never."""
+    steps: bool = False
+    """The answer may be a derivation: steps checked one by one."""
+    step_share: float = 0.5
+    """Right result through a broken step: this share of the points."""
+    max_steps: int = 30
+    """Steps of one derivation that are checked."""
     kind: Literal["written"] = "written"
 
 
@@ -158,30 +183,35 @@ Question = CodeQuestion | WrittenQuestion
 class Assignment:
     """One assignment: its id, its files, its questions."""
 
-    id: str  # "a1_word_vectors"
+    id: str
+    """The assignment's full id ("a1_word_vectors")."""
     title: str
-    code_file: str | None  # "word_vectors.py"; None when there is no code part
+    code_file: str | None
+    """The student's code file ("word_vectors.py"); None when there is no code part."""
     questions: tuple[Question, ...]
-    preload_torch: bool = False  # a5: inputs are torch tensors, the worker needs torch
-    visibility: Visibility = "visible"  # default for questions that do not set one
-    # When the answer-key test (the student's own expected written answers)
-    # becomes visible ("never" keeps it hidden); whether the student sees what their code
-    # printed; which field of the submitter is the variant key ("email" or "sid").
+    preload_torch: bool = False
+    """Inputs are torch tensors and the worker needs torch (a5)."""
+    visibility: Visibility = "visible"
+    """Default for questions that do not set one."""
     reveal_answers: Literal["after_due_date", "after_published", "visible", "never"] = (
         "after_due_date"
     )
+    """When the answer-key test (the student's own expected written answers) becomes visible
+    ("never" keeps it hidden)."""
     show_student_output: bool = False
-    # How much of a hidden case a student sees (docs/feedback.md): "category" (label, passed or
-    # not, which output, a category in fixed words), "pass-fail" (label and ✔/✘), "summary"
-    # (only how many hidden cases passed).
+    """Whether the student sees what their code printed."""
     hidden_feedback: Literal["category", "pass-fail", "summary"] = "category"
+    """How much of a hidden case a student sees (docs/feedback.md): "category" (label, passed or
+    not, which output, a category in fixed words), "pass-fail" (label and ✔/✘), "summary"
+    (only how many hidden cases passed)."""
     variant_key: Literal["email", "sid"] = "email"
-    follow_through: float = (
-        1.0  # share of a question's points when only a carried mistake explains it
-    )
-    # The ids of the questions whose hidden cases or expected answer depend on the variant key,
-    # as the registry decided when it loaded the assignment; None: not decided (built by hand).
+    """Which field of the submitter is the variant key."""
+    follow_through: float = 1.0
+    """Share of a question's points when only a carried mistake explains it."""
     per_student: frozenset[str] | None = None
+    """The ids of the questions whose hidden cases or expected answer depend on the variant
+    key, as the registry decided when it loaded the assignment; None: not decided (built by
+    hand)."""
 
     def resolved(self, q: Question) -> Question:
         """The question with its effective visibility: its own, else the assignment's."""

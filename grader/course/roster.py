@@ -37,15 +37,18 @@ def parse_duration(text: str, where: str = "") -> timedelta:
 class Student:
     """One roster row."""
 
-    email: str  # lower-cased: the default variant key and Gradescope's login
+    email: str
+    """Lower-cased: the default variant key and Gradescope's login."""
     name: str = ""
-    sid: str = ""  # the institution's student id (Canvas's SIS User ID)
-    canvas_id: str = ""  # Canvas's own user id (its gradebook's `ID` column)
+    sid: str = ""
+    """The institution's student id (Canvas's SIS User ID)."""
+    canvas_id: str = ""
+    """Canvas's own user id (its gradebook's `ID` column)."""
     section: str = ""
-    late_days: int | None = (
-        None  # this student's late-day allowance, when it differs from the term's
-    )
-    extensions: Mapping[str, timedelta] = field(default_factory=dict)  # short id (a1) -> extension
+    late_days: int | None = None
+    """This student's late-day allowance, when it differs from the term's."""
+    extensions: Mapping[str, timedelta] = field(default_factory=dict)
+    """Short id (a1) -> extension."""
 
     def keys(self) -> set[str]:
         """Every string this student may be named by in an overrides file or an export."""

@@ -25,13 +25,14 @@ class Term:
     """Everything the course staff declare for a term."""
 
     policy: late.Policy = late.Policy()
-    dates: Mapping[str, late.Dates] = field(default_factory=dict)  # full assignment id -> deadlines
+    dates: Mapping[str, late.Dates] = field(default_factory=dict)
+    """Full assignment id -> deadlines."""
     roster: roster.Roster = roster.Roster()
     roster_path: Path | None = None
-    ledger_path: Path | None = (
-        None  # late days spent, across assignments (read and written by batch)
-    )
-    overrides_dir: Path | None = None  # holds <a1 … a7>.toml or .csv
+    ledger_path: Path | None = None
+    """Late days spent, across assignments (read and written by batch)."""
+    overrides_dir: Path | None = None
+    """Holds <a1 … a7>.toml or .csv."""
 
     def overrides_file(self, assignment_id: str) -> Path | None:
         """This assignment's overrides file in the term's overrides folder, if there is one."""

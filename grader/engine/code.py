@@ -59,8 +59,7 @@ def as_source_spot(spot: Spot) -> SourceSpot:
 def _shortcut_feedback(description: str) -> str:
     m = catalog.get("uses-library-shortcut")
     return (
-        f"**0 points: library shortcut.** {description}: this question asks you to write it "
-        f"yourself. {m.explanation} (`uses-library-shortcut`)"
+        f"**0 points: library shortcut.** {description}. {m.explanation} (`uses-library-shortcut`)"
     )
 
 
@@ -85,36 +84,51 @@ def _binds(node: ast.stmt) -> set[str]:
     }
 
 
-@lru_cache(maxsize=8)
-def _reexports(source: str) -> dict[str, tuple[str, str]]:
-    """Top-level names the code file binds last by `from M import name [as local]` (M a module
-    of the submission's own folder, not a package): local -> (M, name)."""
+@lru_cache(maxsize=16)
+def _top_level(source: str) -> tuple[ast.stmt, ...]:
+    """A module's top-level statements (none when it does not parse)."""
     try:
-        tree = shortcuts.parse_python(source)
+        return tuple(shortcuts.parse_python(source).body)
     except (SyntaxError, ValueError):
-        return {}
-    found: dict[str, tuple[str, str]] = {}
-    for node in tree.body:
-        for name in _binds(node):
-            found.pop(name, None)
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and "." not in (node.module or "."):
-            for a in node.names:
-                if a.name != "*":
-                    found[a.asname or a.name] = (str(node.module), a.name)
-    return found
+        return ()
+
+
+def _module_file(ctx: CodeContext, module: str) -> str | None:
+    """The submission's file that `import module` loads (`a/b.py` or `a/b/__init__.py`), when
+    it is the student's own and not the code file."""
+    path = module.replace(".", "/")
+    for file in (f"{path}.py", f"{path}/__init__.py"):
+        if file != ctx.code_file and file in ctx.located.files:
+            return file
+    return None
 
 
 def _defined(q: CodeQuestion, ctx: CodeContext) -> _Defined:
-    """The source the scans read for `q`: the code file, or the student's own module that the
-    code file imports the graded function from (`from helpers import attention`), so that a
-    shortcut written there is charged as one written in the code file is."""
+    """The source the scans read for `q`: the code file, or the student's own module or package
+    module that the code file's last binding of the graded function imports it from
+    (`from helpers import attention`, `from mylib.layers import *`), so that a shortcut written
+    there is charged as one written in the code file is."""
     assert ctx.source is not None
-    module, name = _reexports(ctx.source).get(q.function, ("", ""))
-    file = f"{module}.py"
-    text = ctx.located.text(file) if module and file != ctx.code_file else None
-    if text is None or file not in ctx.located.files:
-        return _Defined(ctx.source, q.function)
-    return _Defined(text, name, file)
+    found: tuple[str, str] | None = None  # (file, the function's name there)
+    for node in _top_level(ctx.source):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for a in node.names:
+                if a.name != "*" and (a.asname or a.name) != q.function:
+                    continue
+                file = _module_file(ctx, node.module)
+                if a.name != "*":
+                    found = (file, a.name) if file else None
+                elif file and any(
+                    q.function in _binds(n) for n in _top_level(ctx.located.text(file) or "")
+                ):
+                    found = (file, q.function)
+        elif q.function in _binds(node):
+            found = None
+    if found is not None:
+        text = ctx.located.text(found[0])
+        if text is not None:
+            return _Defined(text, found[1], found[0])
+    return _Defined(ctx.source, q.function)
 
 
 def _words(ctx: CodeContext, where: _Defined) -> Callable[[int], str]:
@@ -400,6 +414,15 @@ def _tripped(q: CodeQuestion, outcome: CallOutcome) -> list[str]:
     return [t for t in outcome.tripped if shortcuts.matches(t, q.forbidden)] if q.forbidden else []
 
 
+def _other_module(ctx: CodeContext, base: str) -> str:
+    """The student's module (its path in the submission) that the worker names by its file name
+    `base`, when it is not the code file: "" for the code file or when the name is ambiguous."""
+    if not base or base == ctx.code_file.rpartition("/")[2]:
+        return ""
+    paths = [f for f in ctx.located.files if f.rpartition("/")[2] == base]
+    return paths[0] if len(paths) == 1 else ""
+
+
 def _stopped(
     q: CodeQuestion,
     cases: list[Case],
@@ -418,7 +441,7 @@ def _stopped(
         if tripped:
             if case.visible:
                 uses = [
-                    shortcuts.Finding(u.name, u.line, u.function)
+                    shortcuts.Finding(u.name, u.line, u.function, _other_module(ctx, u.file))
                     for u in outcome.shortcuts
                     if u.name in tripped
                 ]

@@ -59,21 +59,25 @@ class _Unreadable(Exception):
 class Located:
     """The files of one submission folder, read into memory (the grader never writes there)."""
 
-    files: dict[str, bytes] = field(default_factory=dict)  # name -> content, from the chosen folder
-    folder: str = ""  # the folder they came from, relative to the submission ("" = top level)
-    listing: list[str] = field(default_factory=list)  # every path seen, for "found: …" messages
-    notes: list[str] = field(default_factory=list)  # files skipped (too large, unreadable)
+    files: dict[str, bytes] = field(default_factory=dict)
+    """Name -> content, from the chosen folder."""
+    folder: str = ""
+    """The folder they came from, relative to the submission ("" = top level)"""
+    listing: list[str] = field(default_factory=list)
+    """Every path seen, for "found: …" messages."""
+    notes: list[str] = field(default_factory=list)
+    """Files skipped (too large, unreadable)."""
     # A file made from another (a notebook's cells as `<stem>.py`): the text the shortcut scan and
     # the syntax check read, line for line with what runs; where it came from, for messages.
     read_as: dict[str, str] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)  # name -> "the `# answers.toml` cell …"
-    problems: dict[str, str] = field(
-        default_factory=dict
-    )  # name -> why it (or its stand-in) could not be read
-    notebook: Any = (
-        None  # a grader.engine.notebook.NotebookRun when the code file came from a notebook
-    )
-    bytes_read: int = 0  # what reading the submission cost, counted against MAX_TOTAL_BYTES
+    sources: dict[str, str] = field(default_factory=dict)
+    """Name -> "the `# answers.toml` cell …"."""
+    problems: dict[str, str] = field(default_factory=dict)
+    """Name -> why it (or its stand-in) could not be read."""
+    notebook: Any = None
+    """A grader.engine.notebook.NotebookRun when the code file came from a notebook."""
+    bytes_read: int = 0
+    """What reading the submission cost, counted against MAX_TOTAL_BYTES."""
 
     def text(self, name: str) -> str | None:
         """The file's text as the student wrote it (for a notebook's code file: its code cells)."""
@@ -164,12 +168,17 @@ class ZipEntry:
     """One member as the central directory declares it."""
 
     name: str
-    flags: int  # bit 0: encrypted
-    method: int  # 0 stored, 8 deflate, 12 bzip2, 14 LZMA
+    flags: int
+    """Bit 0: encrypted."""
+    method: int
+    """0 stored, 8 deflate, 12 bzip2, 14 LZMA."""
     crc: int
-    compressed: int  # declared compressed size
-    size: int  # declared size: checked first, never trusted
-    offset: int  # of its local header in the file (any bytes before the archive counted)
+    compressed: int
+    """Declared compressed size."""
+    size: int
+    """Declared size: checked first, never trusted."""
+    offset: int
+    """The offset of its local header in the file (any bytes before the archive counted)."""
 
 
 def _zip64_fields(extra: bytes, wanted: list[str]) -> dict[str, int]:
@@ -449,11 +458,23 @@ def _too_large(rel: str, name: str, over_budget: bool) -> str:
 
 def _reading_order(names: list[str], code_files: tuple[str, ...]) -> list[str]:
     """What grading uses, most needed first: the code files, `answers.toml`, the student's
-    other modules; a code file's notebook is read only when that file is missing."""
+    other modules, their packages' modules; a code file's notebook is read only when that file
+    is missing."""
     notebooks = {c[:-3] + ".ipynb" for c in code_files}
     first = [n for n in (*code_files, ANSWERS_FILE) if n in names]
-    rest = [n for n in sorted(names) if n.endswith(".py") and n not in first]
+    rest = sorted(
+        (n for n in names if n.endswith(".py") and n not in first),
+        key=lambda n: (n.count("/"), n),  # the top level's modules before its packages'
+    )
     return first + [n for n in sorted(notebooks) if n in names] + rest
+
+
+def _kept(name: str) -> bool:
+    """Is a file of the chosen folder (its path relative to that folder) read? Its code file,
+    notebook, answers and other modules at the top, and the modules of its helper packages
+    (`minbpe/base.py`), which the worker imports as the student's own code."""
+    suffix = PurePosixPath(name).suffix
+    return suffix == ".py" if "/" in name else suffix in _KEPT_SUFFIXES
 
 
 def _collect(
@@ -467,9 +488,7 @@ def _collect(
     in_folder = {
         rel[len(prefix) :]: rel
         for rel in located.listing
-        if rel.startswith(prefix)
-        and "/" not in rel[len(prefix) :]
-        and PurePosixPath(rel).suffix in _KEPT_SUFFIXES
+        if rel.startswith(prefix) and _kept(rel[len(prefix) :])
     }
     for name in _reading_order(list(in_folder), code_files):
         rel = in_folder[name]

@@ -61,9 +61,12 @@ class NotebookError(Exception):
 class AnswersCell:
     """The cell a notebook's written answers come from."""
 
-    form: AnswersForm  # how it is marked: `%%writefile answers.toml`, `# answers.toml`, …
-    toml: str  # its TOML, other lines blank so that "line 3" is the cell's line 3
-    where: str  # how the student finds it: "code cell 9 (`%%writefile answers.toml`)"
+    form: AnswersForm
+    """How it is marked: `%%writefile answers.toml`, `# answers.toml`, …"""
+    toml: str
+    """Its TOML, other lines blank so that "line 3" is the cell's line 3."""
+    where: str
+    """How the student finds it: "code cell 9 (`%%writefile answers.toml`)"."""
     # the same without quoting the mark ("code cell 9", "the markdown cell"): feedback names the
     # answers file where this is substituted
     short: str
@@ -74,29 +77,40 @@ class Notebook:
     """The parts of a notebook that grading reads."""
 
     name: str
-    code_cells: list[tuple[int, str]]  # (code cell number, counted from 1; source) to run
-    answers: AnswersCell | None  # the first answers cell, if any
-    notes: list[str] = field(default_factory=list)  # kernel, size
-    validation: _Validation | None = None  # nbformat's schema check (when the quick one has doubts)
-    counts: dict[str, int] = field(default_factory=dict)  # cells by type, for "looked in …"
-    mentions: list[str] = field(default_factory=list)  # cells naming answers.toml, not as a mark
+    code_cells: list[tuple[int, str]]
+    """(code cell number, counted from 1; source) to run."""
+    answers: AnswersCell | None
+    """The first answers cell, if any."""
+    notes: list[str] = field(default_factory=list)
+    """Notes on the notebook itself (its kernel, its size)."""
+    validation: _Validation | None = None
+    """nbformat's schema check (when the quick one has doubts)."""
+    counts: dict[str, int] = field(default_factory=dict)
+    """Cells by type, for "looked in …"."""
+    mentions: list[str] = field(default_factory=list)
+    """Cells naming answers.toml, not as a mark."""
 
 
 @dataclass
 class NotebookRun:
     """A notebook being graded: its generated module and where each line came from."""
 
-    notebook: str  # "transformer.ipynb"
-    code_file: str  # "transformer.py", the name the worker imports
+    notebook: str
+    """The notebook's name ("transformer.ipynb")."""
+    code_file: str
+    """The code file it stands in for ("transformer.py"), the name the worker imports."""
     source: ModuleSource
-    shares: TimeShares  # the cells' time limits, for the feedback
+    shares: TimeShares
+    """The cells' time limits, for the feedback."""
     validation: _Validation | None = None
-    cell_problems: list[str] = field(default_factory=list)  # filled by cell_notes
-    failed_cells: list[int] = field(
-        default_factory=list
-    )  # code cells that raised, overran or did not run
-    outcomes: list[CellOutcome] = field(default_factory=list)  # filled by use_notebook, cell_notes
-    answers_from: str = ""  # "file", an AnswersForm, or "" (not found)
+    cell_problems: list[str] = field(default_factory=list)
+    """Filled by cell_notes."""
+    failed_cells: list[int] = field(default_factory=list)
+    """Code cells that raised, overran or did not run."""
+    outcomes: list[CellOutcome] = field(default_factory=list)
+    """Filled by use_notebook, cell_notes."""
+    answers_from: str = ""
+    """Where the answers came from: "file", an AnswersForm, or "" (not found)."""
 
     @property
     def limit(self) -> float:
@@ -124,10 +138,13 @@ CellWhat = Literal["raised", "stopped", "not run", "skipped"]
 class CellOutcome:
     """A code cell that did not run as written, as a record (the words come from it)."""
 
-    cell: int  # code cell number
-    label: str  # "code cell 4 (`def layer_norm(…)`)"
+    cell: int
+    """Code cell number."""
+    label: str
+    """"code cell 4 (`def layer_norm(…)`)"."""
     what: CellWhat
-    detail: str  # the exception's type, the limit's kind ("cpu", "wall"), the skip's reason
+    detail: str
+    """The exception's type, the limit's kind ("cpu", "wall"), the skip's reason."""
 
 
 # --------------------------------------------------------------------------- reading

@@ -187,6 +187,7 @@ class Finding:
     name: str  # the dotted name used ("torch.nn.functional.layer_norm"), or what to review
     line: int
     function: str | None = None  # the student's top-level function or class holding the line
+    file: str = ""  # the student's module holding the line, when not the code file
 
 
 def matches(name: str, patterns: Iterable[str]) -> str | None:
@@ -444,7 +445,7 @@ def describe(
     """The forbidden calls in words: the call, the student's function and the line."""
     parts = []
     for f in found[:4]:
-        where = line_words(f.line)
+        where = f"`{f.file}` line {f.line}" if f.file and f.line else line_words(f.line)
         if f.function and f.function not in (function, "<module>"):
             parts.append(f"`{function}` reaches `{f.name}` through your `{f.function}` ({where})")
         else:

@@ -1,0 +1,157 @@
+"""The engine's small modules on their own: which of the student's functions a function calls
+(grader/engine/calls.py) and the words for what the sandbox reports
+(grader/engine/sandbox_words.py). Each is pure; the gradings that use them are tested
+elsewhere, these pin the rules themselves.
+"""
+
+from __future__ import annotations
+
+import typing
+
+import pytest
+
+from grader.engine import calls, sandbox_words
+from grader.sandbox.session import Cause, Event, EventKind, Failure
+
+STUDENT = """\
+import numpy as np
+
+
+def softmax(x):
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def _scores(q, k):
+    return q @ k.T
+
+
+def attention(q, k, v):
+    w = softmax(_scores(q, k))
+    return w @ v
+
+
+def block(x):
+    def inner(y):
+        return attention(y, y, y)
+    return inner(x) + np.tanh(x)
+
+
+def recursive(n):
+    return 1 if n == 0 else recursive(n - 1)
+
+
+class Layer:
+    def forward(self, x):
+        return softmax(x)
+
+
+def method_call(x):
+    return x.softmax()
+"""
+
+
+def test_a_function_reaches_the_students_functions_it_calls_directly_and_through_others():
+    assert calls.reached(STUDENT, "attention") == {"softmax", "_scores"}
+    # through a nested function, two levels down; library calls (np.tanh) are not the student's
+    assert calls.reached(STUDENT, "block") == {"attention", "softmax", "_scores"}
+    assert calls.reached(STUDENT, "softmax") == frozenset()
+
+
+def test_a_function_does_not_reach_itself_methods_or_attribute_calls():
+    assert calls.reached(STUDENT, "recursive") == frozenset()
+    assert calls.reached(STUDENT, "method_call") == frozenset()  # `x.softmax()` is not theirs
+    assert calls.reached(STUDENT, "no_such_function") == frozenset()
+
+
+def test_unparsable_source_reaches_nothing_and_holds_no_line():
+    assert calls.reached("def f(:\n", "f") == frozenset()
+    assert calls.holding("def f(:\n", 1) is None
+
+
+def test_the_function_holding_a_line():
+    lines = STUDENT.splitlines()
+    at = lines.index("    w = softmax(_scores(q, k))") + 1
+    assert calls.holding(STUDENT, at) == "attention"
+    assert calls.holding(STUDENT, 1) is None  # the import line
+    assert calls.holding(STUDENT, lines.index("def block(x):") + 1) == "block"
+
+
+FAILURES: dict[str, Failure] = {
+    "protocol": Failure("protocol", cause="protocol", function="f", detail="bad frame"),
+    "shortcut-refused": Failure(
+        "exception", cause="shortcut-refused", function="f", detail="torch.softmax"
+    ),
+    "not-implemented": Failure("not-attempted", cause="not-implemented", function="f"),
+    "missing-function": Failure("missing-function", cause="missing-function", function="f"),
+    "bad-output": Failure("bad-output", cause="bad-output", function="f", detail="returned a set"),
+    "exit-raised": Failure("exception", cause="exit-raised", function="f", detail="SystemExit"),
+    "memory": Failure("exception", cause="memory", function="f", detail="used over 2 GiB"),
+    "raised": Failure(
+        "exception",
+        cause="raised",
+        function="f",
+        exception="ValueError: shapes differ",
+        exception_type="ValueError",
+        detail="shapes differ",
+    ),
+    "import-timeout": Failure("import", cause="import-timeout", module="rnn", seconds=10.0),
+    "import-ended": Failure("import", cause="import-ended", module="rnn", detail="killed"),
+    "import-raised": Failure(
+        "import",
+        cause="import-raised",
+        module="rnn",
+        inner=Failure(
+            "exception",
+            cause="raised",
+            exception="NameError: x",
+            exception_type="NameError",
+            detail="x",
+        ),
+    ),
+    "budget": Failure("budget", cause="budget", function="f", seconds=300.0),
+    "call-timeout": Failure("timeout", cause="call-timeout", function="f", seconds=1.0),
+    "call-ended": Failure("crashed", cause="call-ended", function="f", detail="signal 9"),
+    "unreadable-value": Failure(
+        "bad-output", cause="unreadable-value", function="f", detail="truncated"
+    ),
+    "restarts-spent": Failure("crashed", cause="restarts-spent", function="f"),
+}
+
+
+def test_every_cause_the_sandbox_reports_has_a_sentence_of_its_own():
+    causes = set(typing.get_args(Cause))
+    assert causes == set(FAILURES), "a new cause needs its words and a line here"
+    words = {cause: sandbox_words.failure_words(f) for cause, f in FAILURES.items()}
+    for cause, text in words.items():
+        assert text and text != FAILURES[cause].kind, (cause, text)  # not the fallback
+    assert len(set(words.values())) == len(words)  # no two causes read the same
+
+
+@pytest.mark.parametrize(
+    ("cause", "must"),
+    [
+        ("import-raised", ["`rnn.py` could not be imported", "`NameError: x`"]),
+        ("call-timeout", ["`f` did not return", "1 s"]),
+        ("import-timeout", ["`rnn.py`", "10 s"]),
+        ("budget", ["300 s"]),
+        ("memory", ["used over 2 GiB", "`f`", "MemoryError"]),
+        ("not-implemented", ["NotImplementedError"]),
+    ],
+)
+def test_the_words_carry_the_facts_they_are_written_from(cause, must):
+    text = sandbox_words.failure_words(FAILURES[cause])
+    for part in must:
+        assert part in text, (part, text)
+
+
+def test_every_event_kind_has_words_that_never_carry_its_detail():
+    detail = "exit status -9 after 3,141 ms"
+    for kind in typing.get_args(EventKind):
+        text = sandbox_words.event_words(Event(kind, "attention", detail), "transformer.py")
+        assert text != "the sandbox stopped your code", kind  # not the fallback
+        assert "3,141" not in text and "-9" not in text, (kind, text)
+    assert "`transformer.py`" in sandbox_words.event_words(
+        Event("import-failed", "transformer", detail), "transformer.py"
+    )
+    assert "your file" in sandbox_words.event_words(Event("import-failed", "m", detail), None)
