@@ -124,3 +124,25 @@ def test_a4_a_helper_softmax_shifted_down_the_wrong_axis_is_not_named_in_gpt_for
 def test_a4_solution_keeps_full_marks(tmp_path):
     r = _grade(tmp_path, "a4", _solution("a4"), A4_CODE)
     assert all(q.score == q.max_score for q in r.values())
+
+
+# ---------------------------------------------------------------- a judge names by the same rule
+
+BERT_SELECT = "selected = (rng.random(n) < p) & ~np.isin(tokens, list(special_ids))"
+
+
+def test_a6_bert_selecting_every_ordinary_token_is_not_named_specials_masked(tmp_path):
+    # `|` for `&`: every ordinary token is selected, and the specials at rate p. Specials
+    # selected like any token (bert-masks-specials) would select ordinary tokens at rate p:
+    # it does not reproduce the selection rate, so nothing is named.
+    either = _plant(_solution("a6"), BERT_SELECT, BERT_SELECT.replace(") & ~", ") | ~"))
+    q = _grade(tmp_path, "a6", either, ("a6.bert_mask",))["a6.bert_mask"]
+    assert q.score < q.max_score
+    assert q.misconceptions == [], q.misconceptions
+
+
+def test_a6_bert_specials_selected_like_any_token_keeps_its_name(tmp_path):
+    ignored = _plant(_solution("a6"), BERT_SELECT, BERT_SELECT.replace("list(special_ids)", "[]"))
+    q = _grade(tmp_path, "a6", ignored, ("a6.bert_mask",))["a6.bert_mask"]
+    assert q.score < q.max_score
+    assert q.misconceptions == ["bert-masks-specials"]
