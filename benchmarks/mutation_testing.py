@@ -55,6 +55,7 @@ import sys
 import tempfile
 import time
 import types
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -72,7 +73,7 @@ from grader.engine.diagnosis import explain  # noqa: E402
 from grader.engine.grade import grade_submission  # noqa: E402
 from grader.engine.sandbox_words import RESTARTS_SPENT  # noqa: E402
 from grader.engine.trusted import materialize, plain, run_trusted, trusted_mutants  # noqa: E402
-from grader.questions import Assignment, Case, CodeQuestion  # noqa: E402
+from grader.questions import Assignment, Case, CodeQuestion, Rng  # noqa: E402
 from grader.sandbox import zygote  # noqa: E402
 
 # A correct call takes milliseconds; a mutant that loops (a deleted `i += 2`) is killed at 1 s.
@@ -80,9 +81,12 @@ LIMITS = sandbox.Limits(call_seconds=1.0, submission_seconds=3600.0)
 PACK = 20  # mutants per submission (small enough that the loopers spread over the processes)
 DIFF_SEEDS = (11, 12, 13, 14, 15)  # random inputs for the diff test and the naming check
 CALL_SECONDS = 5  # in-process calls (diff test, naming check)
-# A question with its own judge grades a random procedure by invariants and distributions: the
-# diff test compares one draw exactly, so a different but equally valid draw reads as an escape.
+# A question with its own judge grades a random procedure by invariants and distributions: one
+# draw compared exactly proves nothing (a different but equally valid draw), so a survivor there
+# is compared with the solution by distribution, over fresh generators (`same_distribution`).
 RANDOM_CAVEAT = " [graded by distribution: possibly an equally valid draw, check by hand]"
+DRAWS = 8  # fresh generators per case in the distribution test
+P_DIFFERENT = 1e-6  # a chi-squared homogeneity p-value below this: the distributions differ
 
 
 @dataclasses.dataclass(frozen=True)
@@ -761,10 +765,19 @@ def inputs(q: CodeQuestion) -> Iterator[tuple[str, Case]]:
 def diff_test(
     res: Result, solution: types.ModuleType, mutant: types.ModuleType, assignment: Assignment
 ) -> str | None:
-    """The first input on which the mutant's function differs from the solution's (None: none)."""
+    """The first input on which the mutant's function differs from the solution's (None: none).
+    A random procedure's (a question with its own judge, its cases drawing from generators the
+    grader seeds) is compared by distribution instead."""
     for qid in res.questions:
         q = assignment.question(qid)
         assert isinstance(q, CodeQuestion)
+        if q.custom is not None and any(_draws(c) for c in q.cases(DIFF_SEEDS[0])):
+            shown = different_distribution(
+                getattr(solution, q.function), getattr(mutant, q.function), q
+            )
+            if shown:
+                return f"{q.function}: {shown}"
+            continue
         for label, case in inputs(q):
             want, err = call(getattr(solution, q.function), case, q.torch_inputs)
             if err is not None:
@@ -773,6 +786,112 @@ def diff_test(
             if err is not None or not same(got, want, q):
                 caveat = RANDOM_CAVEAT if q.custom is not None and err is None else ""
                 return f"{q.function}: {label}" + (f" (raises {err})" if err else "") + caveat
+    return None
+
+
+def _draws(case: Case) -> bool:
+    """Whether a case hands the function a generator the grader seeds."""
+    return any(isinstance(a, Rng) for a in (*case.args, *case.kwargs.values()))
+
+
+def _reseeded(case: Case, k: int) -> Case:
+    """The case with every generator seeded afresh (draw k)."""
+
+    def fresh(a: Any) -> Any:
+        return (
+            Rng(int(np.random.default_rng([a.seed, k]).integers(2**31)))
+            if isinstance(a, Rng)
+            else a
+        )
+
+    return dataclasses.replace(
+        case,
+        args=tuple(fresh(a) for a in case.args),
+        kwargs={key: fresh(v) for key, v in case.kwargs.items()},
+    )
+
+
+def _relations(case: Case, out: Any) -> list[Any] | None:
+    """What a random procedure's output is made of, element by element, as categories: for each
+    position of the output arrays of one length, whether each array holds the argument array's
+    entry there, a scalar argument, or another value (itself when frequent, else its decile of
+    the range: `_binned`). None when the output is not arrays of one length."""
+    leaves = [np.asarray(x) for x in (out if isinstance(out, (tuple, list)) else (out,))]
+    if not leaves or any(x.ndim != 1 or x.dtype.kind not in "biuf" for x in leaves):
+        return None
+    n = leaves[0].shape[0]
+    if any(x.shape[0] != n for x in leaves):
+        return None
+    arrays = [np.asarray(a) for a in materialize(case.args) if isinstance(a, np.ndarray)]
+    arrays = [a for a in arrays if a.shape == (n,)]
+    scalars = [
+        a
+        for a in (*case.args, *case.kwargs.values())
+        if isinstance(a, (int, np.integer)) and not isinstance(a, bool)
+    ]
+    columns = []
+    for x in leaves:
+        col = np.full(n, "", dtype=object)
+        for j, a in enumerate(arrays):
+            col[(col == "") & (x == a)] = f"arg{j}"
+        for j, v in enumerate(scalars):
+            col[(col == "") & (x == v)] = f"scalar{j}"
+        columns.append([c if c else ("value", v) for c, v in zip(col.tolist(), x.tolist())])
+    return list(zip(*columns))
+
+
+def _binned(rows: list[list[Any]]) -> list[list[Any]]:
+    """Other values (`("value", v)`) kept as themselves when they make at least 1% of the pooled
+    rows, else read as their decile of the pooled range (a random id: its size, not itself)."""
+    values = [e[1] for r in rows for cell in r for e in cell if isinstance(e, tuple)]
+    if not values:
+        return rows
+    counts = Counter(values)
+    total = sum(len(r) for r in rows)
+    lo, hi = min(values), max(values)
+    width = (hi - lo) / 10 or 1.0
+
+    def read(e: Any) -> Any:
+        if not isinstance(e, tuple) or counts[e[1]] >= 0.01 * total:
+            return e
+        return ("decile", min(int((e[1] - lo) / width), 9))
+
+    return [[tuple(read(e) for e in cell) for cell in r] for r in rows]
+
+
+def different_distribution(
+    want_fn: Callable[..., Any], got_fn: Callable[..., Any], q: CodeQuestion
+) -> str | None:
+    """Where a random procedure's outputs are not distributed as the solution's: on each case,
+    DRAWS fresh generators each, the categories of `_relations` pooled, a chi-squared
+    homogeneity test between the two (None: no difference at P_DIFFERENT, or nothing to
+    compare). Drawing order and which uniform range stands for which outcome do not matter:
+    `action > 0.9` for "random id" where the solution has `action < 0.9` is the same 10%."""
+    from scipy.stats import chi2_contingency
+
+    for case in q.cases(DIFF_SEEDS[0]):
+        if not _draws(case):
+            continue
+        pooled: list[list[Any]] = [[], []]
+        for k in range(DRAWS):
+            fresh = _reseeded(case, k)
+            for side, fn in enumerate((want_fn, got_fn)):
+                out, err = call(fn, fresh, q.torch_inputs)
+                if err is not None:
+                    return None if side == 0 else f"{case.name} (raises {err})"
+                rel = _relations(fresh, out)
+                if rel is None:
+                    return None
+                pooled[side].extend(rel)
+        want_rows, got_rows = _binned(pooled)
+        want_c, got_c = Counter(want_rows), Counter(got_rows)
+        keys = sorted(set(want_c) | set(got_c), key=repr)
+        table = np.array([[want_c[k] for k in keys], [got_c[k] for k in keys]])
+        if table.shape[1] < 2:
+            continue
+        p = chi2_contingency(table).pvalue
+        if p < P_DIFFERENT:
+            return f"{case.name}: outputs distributed otherwise over {DRAWS} draws (p = {p:.1e})"
     return None
 
 

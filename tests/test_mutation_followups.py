@@ -146,3 +146,35 @@ def test_a6_bert_specials_selected_like_any_token_keeps_its_name(tmp_path):
     q = _grade(tmp_path, "a6", ignored, ("a6.bert_mask",))["a6.bert_mask"]
     assert q.score < q.max_score
     assert q.misconceptions == ["bert-masks-specials"]
+
+
+# ---------------------------------------------------------------- a random procedure's survivors
+
+RANDOM_BAND = "to_random = selected & (action >= 0.8) & (action < 0.9)"
+
+
+def _bert_of(bench, source: str):
+    return bench.load_module(source, "bert_variant").bert_mask
+
+
+def test_the_runner_reads_the_10_percent_bands_swapped_as_the_same_distribution():
+    # `action > 0.9` for the random ids: the random 10% and the unchanged 10% trade places in
+    # [0.8, 1); BERT's 80/10/10 rule is met either way (Devlin et al. 2019, section 3.1)
+    from test_mutation_targets import _benchmark_module
+
+    bench = _benchmark_module()
+    solution = _solution("a6")
+    q = registry.load("a6").question("a6.bert_mask")
+    swapped = _plant(solution, RANDOM_BAND, RANDOM_BAND.replace("(action < 0.9)", "(action > 0.9)"))
+    same = bench.different_distribution(_bert_of(bench, solution), _bert_of(bench, swapped), q)
+    assert same is None
+    # controls: random ids from half the vocabulary, and 70/20/10, are other distributions
+    half = _plant(
+        solution, "rng.integers(0, vocab_size, size=n)", "rng.integers(0, vocab_size // 2, size=n)"
+    )
+    assert bench.different_distribution(_bert_of(bench, solution), _bert_of(bench, half), q)
+    split = _plant(
+        solution, "to_mask = selected & (action < 0.8)", "to_mask = selected & (action < 0.7)"
+    )
+    split = _plant(split, RANDOM_BAND, RANDOM_BAND.replace("0.8", "0.7"))
+    assert bench.different_distribution(_bert_of(bench, solution), _bert_of(bench, split), q)
