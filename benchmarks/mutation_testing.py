@@ -33,10 +33,22 @@ Run by hand, from the repository:
 3. Survivors (full marks) are diff-tested in-process against the solution on the questions'
    own cases for several seeds and on edge inputs made from them (every float array scaled
    by 1000, by 1e-3, negated, zeroed; optional arguments dropped): no difference means an
-   equivalent mutant, a difference a real escape (listed with the input that shows it).
+   equivalent mutant, a difference a real escape (listed with the input that shows it). A
+   random procedure (a question with its own judge whose cases hand it generators) is compared
+   by distribution instead: on each case, fresh generators for both, what each output position
+   holds (the argument's entry, a scalar argument, another value) pooled, and a chi-squared
+   homogeneity test (`different_distribution`); one draw compared exactly proves nothing.
+   An identity comparison with a string literal (`ffn is not "swiglu"`, cosmic-ray's `==` ->
+   `is not`) is not equivalent: on the interned strings a student's own calls pass it is `!=`.
+   It survives only where the grader hands the function equal strings that are not the
+   literal's object (the sandbox's decoded arguments): a real escape, listed as one.
 4. Namings. A killed mutant named with id M: on random inputs (the cases of other seeds),
    every output the mutated function gets wrong must be explained by M's mutant (the engine's
-   own criterion); otherwise it is a wrong naming (listed).
+   own criterion; an output with NaN or inf that M does not explain is no evidence either way,
+   as in the engine, but M must explain some case); otherwise it is a wrong naming (listed). In
+   a multi-mistake file a name given to a mutated function's question is checked against that
+   function's own mistake alone (the composite over the solution's helpers, as follow-through
+   judges it).
 
 Prints per assignment: mutants, killed, equivalent, escaped, mutation score = killed /
 (killed + escaped), wrong namings and their share of the named killed mutants. Exit status 0
@@ -69,7 +81,7 @@ sys.path.insert(0, str(REPO))
 from grader import sandbox  # noqa: E402
 from grader.course import registry  # noqa: E402
 from grader.engine.checks import compare  # noqa: E402
-from grader.engine.diagnosis import explain  # noqa: E402
+from grader.engine.diagnosis import explain, finite  # noqa: E402
 from grader.engine.grade import grade_submission  # noqa: E402
 from grader.engine.sandbox_words import RESTARTS_SPENT  # noqa: E402
 from grader.engine.trusted import materialize, plain, run_trusted, trusted_mutants  # noqa: E402
@@ -895,16 +907,26 @@ def different_distribution(
     return None
 
 
-def check_names(res: Result, mutant: types.ModuleType, assignment: Assignment) -> list[str]:
+def check_names(
+    res: Result,
+    mutant: types.ModuleType,
+    assignment: Assignment,
+    own: dict[str, types.ModuleType] | None = None,
+) -> list[str]:
     """Namings that do not explain the mutated function's wrong outputs on random inputs. Two or
     three mistakes named on one question are the engine's diagnosis "found together": judged as
-    the one combined mistake (grader.engine.combos.combine), when each alone does not explain."""
+    the one combined mistake (grader.engine.combos.combine), when each alone does not explain.
+    `own`: in a multi-mistake file, each mutated function's own mistake alone (its single
+    mutant's file): a name given to a composite whose own code is mutated must be that mistake,
+    the composite judged over the solution's helpers, as the engine's follow-through judges a
+    composite's own logic with the reference's function in place of the student's wrong one."""
     from grader.engine.combos import combine
 
     wrong = []
     for qid, ids in res.named.items():
         q = assignment.question(qid)
         assert isinstance(q, CodeQuestion)
+        mutant = (own or {}).get(q.function, mutant)
         claims = [mid for mid in ids if mid in q.mutants]  # not a shortcut's or a judge's id
         whys = {mid: _unexplained(q, mid, mutant) for mid in claims}
         if len(claims) > 1 and any(whys.values()):
@@ -922,7 +944,10 @@ def check_names(res: Result, mutant: types.ModuleType, assignment: Assignment) -
 def _unexplained(
     q: CodeQuestion, mid: str | tuple[str, ...], mutant: types.ModuleType, combined: Any = None
 ) -> str | None:
-    checked = 0
+    """Why `mid` is not what the mutated function computes (None: it is). A wrong output holding
+    NaN or inf that the mistake does not explain is no evidence either way (the engine's rule:
+    grader/engine/code.py `_contradicted`); a name explained on no case at all is unsupported."""
+    checked = explained = 0
     for seed in DIFF_SEEDS:
         for case in q.cases(seed):
             got, err = call(getattr(mutant, q.function), case, q.torch_inputs)
@@ -932,7 +957,7 @@ def _unexplained(
             if same(got, want, q):
                 continue
             checked += 1
-            if not explain(
+            if explain(
                 got,
                 want,
                 case.args,
@@ -941,7 +966,11 @@ def _unexplained(
                 q.tolerance,
                 exact=q.integer,
             ):
+                explained += 1
+            elif finite(got):
                 return f"seed {seed}, {case.name}: not what {mid} computes"
+    if checked and not explained:
+        return f"explained on no case: only NaN or inf where {mid} computes other values"
     return None
 
 
@@ -978,6 +1007,7 @@ def analyse_multi(
     problems = []
     graded = {q.function for q in assignment.questions if isinstance(q, CodeQuestion)}
     in_helper = any(p.function not in graded for p in res.mutant.parts)
+    own: dict[str, types.ModuleType] = {}  # a mutated function whose mistake alone shows
     for qid in res.questions:
         q = assignment.question(qid)
         assert isinstance(q, CodeQuestion)
@@ -990,12 +1020,14 @@ def analyse_multi(
                 for seed in DIFF_SEEDS[:2]
                 for case in q.cases(seed)
             )
+            if shows:
+                own[q.function] = alone
             # a random procedure graded by distribution: one draw that differs proves nothing
             if shows and score >= top - 1e-9 and q.custom is None:
                 problems.append(f"missed: {q.function} ({part.change})")
         elif score < top - 1e-9 and not in_helper:  # a helper's mistake is docked where it is used
             problems.append(f"charged again: {qid} ({score:g}/{top:g}, own function unmutated)")
-    res.wrong_names = check_names(res, module, assignment)
+    res.wrong_names = check_names(res, module, assignment, own)
     res.evidence = "; ".join(problems)
     res.status = "multi-ok" if not problems and not res.wrong_names else "multi-wrong"
 

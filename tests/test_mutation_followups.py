@@ -178,3 +178,51 @@ def test_the_runner_reads_the_10_percent_bands_swapped_as_the_same_distribution(
     )
     split = _plant(split, RANDOM_BAND, RANDOM_BAND.replace("0.8", "0.7"))
     assert bench.different_distribution(_bert_of(bench, solution), _bert_of(bench, split), q)
+
+
+# ---------------------------------------------------------------- the runner's naming check
+
+CLIP = "scale = 1.0 if norm <= max_norm else max_norm / norm"
+
+
+def test_the_runner_takes_a_nan_where_the_mistake_has_no_value_as_no_evidence_against_it():
+    # `norm is max_norm` (never true): every gradient rescaled by c/||g||, so a zero gradient
+    # becomes 0 * (c/0) = NaN, where the catalog's clip-always-rescales has no value of its own
+    from test_mutation_targets import _benchmark_module
+
+    bench = _benchmark_module()
+    q = registry.load("a2").question("a2.clip_by_global_norm")
+    always = bench.load_module(_plant(_solution("a2"), CLIP, "scale = max_norm / norm"), "always")
+    assert bench._unexplained(q, "clip-always-rescales", always) is None
+    # controls: a finite output the mistake does not compute rules it out; so does a name
+    # that explains no case at all
+    half = bench.load_module(_plant(_solution("a2"), CLIP, "scale = 0.5"), "half")
+    assert bench._unexplained(q, "clip-always-rescales", half)
+    nan = bench.load_module(_plant(_solution("a2"), CLIP, "scale = float('nan')"), "nan")
+    assert "explained on no case" in bench._unexplained(q, "clip-always-rescales", nan)
+
+
+# ---------------------------------------------------------------- BPE merges nested to the right
+
+MERGE_TEST = "symbols[i] == a and symbols[i + 1] == b"
+
+
+def test_a6_a_merge_that_never_applies_to_merged_symbols_is_not_named_no_end_of_word(tmp_path):
+    # `symbols[i + 1] is b`: a right symbol made by an earlier merge (a new string) is never
+    # the merge's own; the edge case (c, d), (b, cd), (a, bcd) shows it where "</w>" plays no part
+    identity = _plant(_solution("a6"), MERGE_TEST, "symbols[i] == a and symbols[i + 1] is b")
+    q = _grade(tmp_path, "a6", identity, ("a6.bpe_segment",))["a6.bpe_segment"]
+    assert q.score < q.max_score
+    assert q.misconceptions == [], q.misconceptions
+    assert "✘ domain edge: merges whose right symbol was merged before" in q.feedback
+
+
+def test_a6_segmenting_without_end_of_word_keeps_its_name_with_the_nested_edge(tmp_path):
+    bare = _plant(
+        _solution("a6"),
+        "symbols = tuple(word) + (END,)\n    for a, b",
+        "symbols = tuple(word)\n    for a, b",
+    )
+    q = _grade(tmp_path, "a6", bare, ("a6.bpe_segment",))["a6.bpe_segment"]
+    assert q.score < q.max_score
+    assert q.misconceptions == ["bpe-no-end-of-word"]

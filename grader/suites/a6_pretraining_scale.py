@@ -169,7 +169,19 @@ def _bpe_segment_cases(seed: int) -> list[Case]:
     corpus, letter = _one_letter_corpus(seed)
     merges = bpe.bpe_learn(corpus, 8)
     cases.append(Case("domain edge: a one-letter word, 8 learned merges", (letter, merges)))
+    word, merges = _right_nested(seed)
+    cases.append(
+        Case("domain edge: merges whose right symbol was merged before (b + cd)", (word, merges))
+    )
     return cases
+
+
+def _right_nested(seed: int) -> tuple[str, list[bpe.Pair]]:
+    """A four-letter word and the merges (c, d), (b, cd), (a, bcd): each merge's right symbol
+    is the one the merge before made, as learned merges often are ("ew" + "est</w>" in the
+    Sennrich corpus). A merge applied only where its symbols were never merged shows here."""
+    a, b, c, d = (str(x) for x in _edge_rng(604, seed).choice(list(_ALPHABET), 4, replace=False))
+    return a + b + c + d, [(c, d), (b, c + d), (a, b + c + d)]
 
 
 def _bpe_segment_no_end_of_word(word: str, merges: Sequence[bpe.Pair]) -> AnyOf:
