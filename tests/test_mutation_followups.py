@@ -5,7 +5,15 @@
   1, under `glove_loss`; a2's `rnn_forward` without its recurrent term, under the BPTT
   questions), was charged again: it is now judged with the reference's function in its place;
 - a name supported only by outputs that are NaN everywhere (a4's `_softmax` shifting by the
-  max down the wrong axis: NaN after the causal mask's -inf, in `gpt_forward`) is not given.
+  max down the wrong axis: NaN after the causal mask's -inf, in `gpt_forward`) is not given;
+- a6's BERT judge named `bert-masks-specials` for a selection `(u < p) | ~special` (every
+  ordinary token selected too): it now names a mistake only when that mistake's own outputs
+  fail the same checks; `bpe-no-end-of-word` was named for a merge that never applies to a
+  right symbol made by an earlier merge (`symbols[i + 1] is b`): a domain edge nests merges to
+  the right;
+- the benchmark read a random procedure's equally valid draw as an escape (bert_mask's random
+  and unchanged 10% bands swapped), and a NaN the named mistake has no value for as evidence
+  against the name (the engine does not).
 
 Controls: the solution keeps full marks; a composite with a mistake of its own over the wrong
 helper still loses points; a mistake the suite names keeps its name. The expectations are the
