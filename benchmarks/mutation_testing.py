@@ -33,10 +33,22 @@ Run by hand, from the repository:
 3. Survivors (full marks) are diff-tested in-process against the solution on the questions'
    own cases for several seeds and on edge inputs made from them (every float array scaled
    by 1000, by 1e-3, negated, zeroed; optional arguments dropped): no difference means an
-   equivalent mutant, a difference a real escape (listed with the input that shows it).
+   equivalent mutant, a difference a real escape (listed with the input that shows it). A
+   random procedure (a question with its own judge whose cases hand it generators) is compared
+   by distribution instead: on each case, fresh generators for both, what each output position
+   holds (the argument's entry, a scalar argument, another value) pooled, and a chi-squared
+   homogeneity test (`different_distribution`); one draw compared exactly proves nothing.
+   An identity comparison with a string literal (`ffn is not "swiglu"`, cosmic-ray's `==` ->
+   `is not`) is not equivalent: on the interned strings a student's own calls pass it is `!=`.
+   It survives only where the grader hands the function equal strings that are not the
+   literal's object (the sandbox's decoded arguments): a real escape, listed as one.
 4. Namings. A killed mutant named with id M: on random inputs (the cases of other seeds),
    every output the mutated function gets wrong must be explained by M's mutant (the engine's
-   own criterion); otherwise it is a wrong naming (listed).
+   own criterion; an output with NaN or inf that M does not explain is no evidence either way,
+   as in the engine, but M must explain some case); otherwise it is a wrong naming (listed). In
+   a multi-mistake file a name given to a mutated function's question is checked against that
+   function's own mistake alone (the composite over the solution's helpers, as follow-through
+   judges it).
 
 Prints per assignment: mutants, killed, equivalent, escaped, mutation score = killed /
 (killed + escaped), wrong namings and their share of the named killed mutants. Exit status 0
@@ -55,6 +67,7 @@ import sys
 import tempfile
 import time
 import types
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -68,11 +81,11 @@ sys.path.insert(0, str(REPO))
 from grader import sandbox  # noqa: E402
 from grader.course import registry  # noqa: E402
 from grader.engine.checks import compare  # noqa: E402
-from grader.engine.diagnosis import explain  # noqa: E402
+from grader.engine.diagnosis import explain, finite  # noqa: E402
 from grader.engine.grade import grade_submission  # noqa: E402
 from grader.engine.sandbox_words import RESTARTS_SPENT  # noqa: E402
 from grader.engine.trusted import materialize, plain, run_trusted, trusted_mutants  # noqa: E402
-from grader.questions import Assignment, Case, CodeQuestion  # noqa: E402
+from grader.questions import Assignment, Case, CodeQuestion, Rng  # noqa: E402
 from grader.sandbox import zygote  # noqa: E402
 
 # A correct call takes milliseconds; a mutant that loops (a deleted `i += 2`) is killed at 1 s.
@@ -80,9 +93,12 @@ LIMITS = sandbox.Limits(call_seconds=1.0, submission_seconds=3600.0)
 PACK = 20  # mutants per submission (small enough that the loopers spread over the processes)
 DIFF_SEEDS = (11, 12, 13, 14, 15)  # random inputs for the diff test and the naming check
 CALL_SECONDS = 5  # in-process calls (diff test, naming check)
-# A question with its own judge grades a random procedure by invariants and distributions: the
-# diff test compares one draw exactly, so a different but equally valid draw reads as an escape.
+# A question with its own judge grades a random procedure by invariants and distributions: one
+# draw compared exactly proves nothing (a different but equally valid draw), so a survivor there
+# is compared with the solution by distribution, over fresh generators (`same_distribution`).
 RANDOM_CAVEAT = " [graded by distribution: possibly an equally valid draw, check by hand]"
+DRAWS = 8  # fresh generators per case in the distribution test
+P_DIFFERENT = 1e-6  # a chi-squared homogeneity p-value below this: the distributions differ
 
 
 @dataclasses.dataclass(frozen=True)
@@ -761,10 +777,19 @@ def inputs(q: CodeQuestion) -> Iterator[tuple[str, Case]]:
 def diff_test(
     res: Result, solution: types.ModuleType, mutant: types.ModuleType, assignment: Assignment
 ) -> str | None:
-    """The first input on which the mutant's function differs from the solution's (None: none)."""
+    """The first input on which the mutant's function differs from the solution's (None: none).
+    A random procedure's (a question with its own judge, its cases drawing from generators the
+    grader seeds) is compared by distribution instead."""
     for qid in res.questions:
         q = assignment.question(qid)
         assert isinstance(q, CodeQuestion)
+        if q.custom is not None and any(_draws(c) for c in q.cases(DIFF_SEEDS[0])):
+            shown = different_distribution(
+                getattr(solution, q.function), getattr(mutant, q.function), q
+            )
+            if shown:
+                return f"{q.function}: {shown}"
+            continue
         for label, case in inputs(q):
             want, err = call(getattr(solution, q.function), case, q.torch_inputs)
             if err is not None:
@@ -776,16 +801,132 @@ def diff_test(
     return None
 
 
-def check_names(res: Result, mutant: types.ModuleType, assignment: Assignment) -> list[str]:
+def _draws(case: Case) -> bool:
+    """Whether a case hands the function a generator the grader seeds."""
+    return any(isinstance(a, Rng) for a in (*case.args, *case.kwargs.values()))
+
+
+def _reseeded(case: Case, k: int) -> Case:
+    """The case with every generator seeded afresh (draw k)."""
+
+    def fresh(a: Any) -> Any:
+        return (
+            Rng(int(np.random.default_rng([a.seed, k]).integers(2**31)))
+            if isinstance(a, Rng)
+            else a
+        )
+
+    return dataclasses.replace(
+        case,
+        args=tuple(fresh(a) for a in case.args),
+        kwargs={key: fresh(v) for key, v in case.kwargs.items()},
+    )
+
+
+def _relations(case: Case, out: Any) -> list[Any] | None:
+    """What a random procedure's output is made of, element by element, as categories: for each
+    position of the output arrays of one length, whether each array holds the argument array's
+    entry there, a scalar argument, or another value (itself when frequent, else its decile of
+    the range: `_binned`). None when the output is not arrays of one length."""
+    leaves = [np.asarray(x) for x in (out if isinstance(out, (tuple, list)) else (out,))]
+    if not leaves or any(x.ndim != 1 or x.dtype.kind not in "biuf" for x in leaves):
+        return None
+    n = leaves[0].shape[0]
+    if any(x.shape[0] != n for x in leaves):
+        return None
+    arrays = [np.asarray(a) for a in materialize(case.args) if isinstance(a, np.ndarray)]
+    arrays = [a for a in arrays if a.shape == (n,)]
+    scalars = [
+        a
+        for a in (*case.args, *case.kwargs.values())
+        if isinstance(a, (int, np.integer)) and not isinstance(a, bool)
+    ]
+    columns = []
+    for x in leaves:
+        col = np.full(n, "", dtype=object)
+        for j, a in enumerate(arrays):
+            col[(col == "") & (x == a)] = f"arg{j}"
+        for j, v in enumerate(scalars):
+            col[(col == "") & (x == v)] = f"scalar{j}"
+        columns.append([c if c else ("value", v) for c, v in zip(col.tolist(), x.tolist())])
+    return list(zip(*columns))
+
+
+def _binned(rows: list[list[Any]]) -> list[list[Any]]:
+    """Other values (`("value", v)`) kept as themselves when they make at least 1% of the pooled
+    rows, else read as their decile of the pooled range (a random id: its size, not itself)."""
+    values = [e[1] for r in rows for cell in r for e in cell if isinstance(e, tuple)]
+    if not values:
+        return rows
+    counts = Counter(values)
+    total = sum(len(r) for r in rows)
+    lo, hi = min(values), max(values)
+    width = (hi - lo) / 10 or 1.0
+
+    def read(e: Any) -> Any:
+        if not isinstance(e, tuple) or counts[e[1]] >= 0.01 * total:
+            return e
+        return ("decile", min(int((e[1] - lo) / width), 9))
+
+    return [[tuple(read(e) for e in cell) for cell in r] for r in rows]
+
+
+def different_distribution(
+    want_fn: Callable[..., Any], got_fn: Callable[..., Any], q: CodeQuestion
+) -> str | None:
+    """Where a random procedure's outputs are not distributed as the solution's: on each case,
+    DRAWS fresh generators each, the categories of `_relations` pooled, a chi-squared
+    homogeneity test between the two (None: no difference at P_DIFFERENT, or nothing to
+    compare). Drawing order and which uniform range stands for which outcome do not matter:
+    `action > 0.9` for "random id" where the solution has `action < 0.9` is the same 10%."""
+    from scipy.stats import chi2_contingency
+
+    for case in q.cases(DIFF_SEEDS[0]):
+        if not _draws(case):
+            continue
+        pooled: list[list[Any]] = [[], []]
+        for k in range(DRAWS):
+            fresh = _reseeded(case, k)
+            for side, fn in enumerate((want_fn, got_fn)):
+                out, err = call(fn, fresh, q.torch_inputs)
+                if err is not None:
+                    return None if side == 0 else f"{case.name} (raises {err})"
+                rel = _relations(fresh, out)
+                if rel is None:
+                    return None
+                pooled[side].extend(rel)
+        want_rows, got_rows = _binned(pooled)
+        want_c, got_c = Counter(want_rows), Counter(got_rows)
+        keys = sorted(set(want_c) | set(got_c), key=repr)
+        table = np.array([[want_c[k] for k in keys], [got_c[k] for k in keys]])
+        if table.shape[1] < 2:
+            continue
+        p = chi2_contingency(table).pvalue
+        if p < P_DIFFERENT:
+            return f"{case.name}: outputs distributed otherwise over {DRAWS} draws (p = {p:.1e})"
+    return None
+
+
+def check_names(
+    res: Result,
+    mutant: types.ModuleType,
+    assignment: Assignment,
+    own: dict[str, types.ModuleType] | None = None,
+) -> list[str]:
     """Namings that do not explain the mutated function's wrong outputs on random inputs. Two or
     three mistakes named on one question are the engine's diagnosis "found together": judged as
-    the one combined mistake (grader.engine.combos.combine), when each alone does not explain."""
+    the one combined mistake (grader.engine.combos.combine), when each alone does not explain.
+    `own`: in a multi-mistake file, each mutated function's own mistake alone (its single
+    mutant's file): a name given to a composite whose own code is mutated must be that mistake,
+    the composite judged over the solution's helpers, as the engine's follow-through judges a
+    composite's own logic with the reference's function in place of the student's wrong one."""
     from grader.engine.combos import combine
 
     wrong = []
     for qid, ids in res.named.items():
         q = assignment.question(qid)
         assert isinstance(q, CodeQuestion)
+        mutant = (own or {}).get(q.function, mutant)
         claims = [mid for mid in ids if mid in q.mutants]  # not a shortcut's or a judge's id
         whys = {mid: _unexplained(q, mid, mutant) for mid in claims}
         if len(claims) > 1 and any(whys.values()):
@@ -803,7 +944,10 @@ def check_names(res: Result, mutant: types.ModuleType, assignment: Assignment) -
 def _unexplained(
     q: CodeQuestion, mid: str | tuple[str, ...], mutant: types.ModuleType, combined: Any = None
 ) -> str | None:
-    checked = 0
+    """Why `mid` is not what the mutated function computes (None: it is). A wrong output holding
+    NaN or inf that the mistake does not explain is no evidence either way (the engine's rule:
+    grader/engine/code.py `_contradicted`); a name explained on no case at all is unsupported."""
+    checked = explained = 0
     for seed in DIFF_SEEDS:
         for case in q.cases(seed):
             got, err = call(getattr(mutant, q.function), case, q.torch_inputs)
@@ -813,7 +957,7 @@ def _unexplained(
             if same(got, want, q):
                 continue
             checked += 1
-            if not explain(
+            if explain(
                 got,
                 want,
                 case.args,
@@ -822,7 +966,11 @@ def _unexplained(
                 q.tolerance,
                 exact=q.integer,
             ):
+                explained += 1
+            elif finite(got):
                 return f"seed {seed}, {case.name}: not what {mid} computes"
+    if checked and not explained:
+        return f"explained on no case: only NaN or inf where {mid} computes other values"
     return None
 
 
@@ -859,6 +1007,7 @@ def analyse_multi(
     problems = []
     graded = {q.function for q in assignment.questions if isinstance(q, CodeQuestion)}
     in_helper = any(p.function not in graded for p in res.mutant.parts)
+    own: dict[str, types.ModuleType] = {}  # a mutated function whose mistake alone shows
     for qid in res.questions:
         q = assignment.question(qid)
         assert isinstance(q, CodeQuestion)
@@ -871,12 +1020,14 @@ def analyse_multi(
                 for seed in DIFF_SEEDS[:2]
                 for case in q.cases(seed)
             )
+            if shows:
+                own[q.function] = alone
             # a random procedure graded by distribution: one draw that differs proves nothing
             if shows and score >= top - 1e-9 and q.custom is None:
                 problems.append(f"missed: {q.function} ({part.change})")
         elif score < top - 1e-9 and not in_helper:  # a helper's mistake is docked where it is used
             problems.append(f"charged again: {qid} ({score:g}/{top:g}, own function unmutated)")
-    res.wrong_names = check_names(res, module, assignment)
+    res.wrong_names = check_names(res, module, assignment, own)
     res.evidence = "; ".join(problems)
     res.status = "multi-ok" if not problems and not res.wrong_names else "multi-wrong"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -130,3 +130,29 @@ def hooked(m: Any) -> Hooked | None:
         return g
 
     return Hooked(m.__code__, dict(hooks), rebuild)
+
+
+def failed_checks(judgement: Any) -> frozenset[str]:
+    """The checks a custom judge's judgement failed (its `checks`: (what, passed, detail))."""
+    return frozenset(what for what, ok, _ in judgement.checks if not ok)
+
+
+def judged_alike(
+    candidates: Sequence[str],
+    failed: frozenset[str],
+    mutants: Mapping[str, Callable[..., Any]],
+    judge_outputs: Callable[[Callable[..., Any]], Any],
+) -> list[str]:
+    """The candidate mistakes a custom judge may name: those that reproduce what the student's
+    code did. A judge reads statistics over every case, not outputs case by case, so the rule
+    that grader/engine/diagnosis.py applies to compared outputs (a mistake is named only when it
+    reproduces the failing cases, and a case the student got right where it shows rules it out)
+    reads here: the mistake's own outputs on the same cases, judged by the same checks
+    (`judge_outputs(mutant)`: a judgement, its naming left out), fail exactly the checks the
+    student's failed. Naming none beats naming a wrong one (issue 33)."""
+    kept = []
+    for mid in candidates:
+        mutant = mutants.get(mid)
+        if mutant is not None and failed_checks(judge_outputs(mutant)) == failed:
+            kept.append(mid)
+    return kept

@@ -284,9 +284,15 @@ def test_the_edges_are_what_they_say(seed):
     corpus, n = learn.args
     letters = [w for w in corpus if len(w) == 1]
     assert len(letters) == 1 and bpe.bpe_learn(corpus, n)[0] == (letters[0], bpe.END_OF_WORD)
-    (segment,) = [c for c in SEGMENT.cases(seed) if EDGE in c.name]
+    (segment,) = [c for c in SEGMENT.cases(seed) if EDGE in c.name and "one-letter" in c.name]
     word, merges = segment.args
     assert len(word) == 1 and bpe.bpe_segment(word, merges) == [word + bpe.END_OF_WORD]
+    # merges nested to the right: each merge's right symbol is what the merge before made,
+    # and "</w>" takes no part (the word merged whole, "</w>" left beside it)
+    (nested,) = [c for c in SEGMENT.cases(seed) if EDGE in c.name and "right symbol" in c.name]
+    word, merges = nested.args
+    assert len(set(word)) == 4 and [b for _, b in merges[1:]] == [a + b for a, b in merges[:-1]]
+    assert bpe.bpe_segment(word, merges) == [word, bpe.END_OF_WORD]
     (targets,) = [c for c in TARGETS.cases(seed) if EDGE in c.name]
     tokens, pad = targets.args
     assert pad > 256 and np.all(tokens > 256) and Counter((tokens == pad).sum(axis=1))[7] == 1

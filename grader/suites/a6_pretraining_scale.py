@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.mutants import AnyOf, any_form
+from grader.mutants import AnyOf, any_form, failed_checks, judged_alike
 from grader.questions import Assignment, Case, Judgement, Rng, Tolerance, WrittenQuestion, WrongForm
 from grader.suites._kit import choice, reference_builder, shown, written
 from reference import bpe, masking, params
@@ -169,7 +169,19 @@ def _bpe_segment_cases(seed: int) -> list[Case]:
     corpus, letter = _one_letter_corpus(seed)
     merges = bpe.bpe_learn(corpus, 8)
     cases.append(Case("domain edge: a one-letter word, 8 learned merges", (letter, merges)))
+    word, merges = _right_nested(seed)
+    cases.append(
+        Case("domain edge: merges whose right symbol was merged before (b + cd)", (word, merges))
+    )
     return cases
+
+
+def _right_nested(seed: int) -> tuple[str, list[bpe.Pair]]:
+    """A four-letter word and the merges (c, d), (b, cd), (a, bcd): each merge's right symbol
+    is the one the merge before made, as learned merges often are ("ew" + "est</w>" in the
+    Sennrich corpus). A merge applied only where its symbols were never merged shows here."""
+    a, b, c, d = (str(x) for x in _edge_rng(604, seed).choice(list(_ALPHABET), 4, replace=False))
+    return a + b + c + d, [(c, d), (b, c + d), (a, b + c + d)]
 
 
 def _bpe_segment_no_end_of_word(word: str, merges: Sequence[bpe.Pair]) -> AnyOf:
@@ -319,8 +331,37 @@ def judge_bert_mask(cases: Sequence[Case], outputs: Sequence[Any]) -> BertJudgem
     """Invariants on every case; selection rate and the 80/10/10 split pooled over the long cases.
 
     `outputs[i]` is what the student returned for `cases[i]` (None when the call failed). The
-    question's `custom` judge: the engine makes the calls and handles their failures.
+    question's `custom` judge: the engine makes the calls and handles their failures. A mistake
+    the statistics point to is named only when its own outputs on these cases fail the same
+    checks (`judged_alike`): specials selected like any token is not the name of a file that
+    also selects every ordinary token.
     """
+    j = _bert_judgement(cases, outputs)
+    if j.misconceptions:
+        j.misconceptions = judged_alike(
+            j.misconceptions,
+            failed_checks(j),
+            BERT_MUTANTS,
+            lambda mutant: _bert_judgement(cases, _bert_outputs_of(mutant, cases)),
+        )
+    return j
+
+
+def _bert_outputs_of(fn: Callable[..., Any], cases: Sequence[Case]) -> list[Any]:
+    """A trusted function's outputs on the cases (each generator built from its seed, as the
+    worker builds it; None where the function does not apply)."""
+    outputs: list[Any] = []
+    for case in cases:
+        args = tuple(np.random.default_rng(a.seed) if isinstance(a, Rng) else a for a in case.args)
+        try:
+            outputs.append(fn(*args, **case.kwargs))
+        except (ValueError, IndexError, TypeError):
+            outputs.append(None)
+    return outputs
+
+
+def _bert_judgement(cases: Sequence[Case], outputs: Sequence[Any]) -> BertJudgement:
+    """The checks, and the mistakes whose signature the statistics show (not yet confirmed)."""
     j = Judgement(
         how=f"graded by invariants and by distribution over {len(cases)} calls with fresh "
         "generators; any drawing order is fine"
