@@ -205,7 +205,8 @@ class Plan:
 
 _BATCH_ASSIGNMENT: list[Assignment] = []  # set before the pool forks; the workers inherit it
 _BATCH_PLAN: list[Plan] = []
-_CHECKER: list[ExprChecker] = []  # one expression checker per pool process, reused across submissions
+# one expression checker per pool process, reused across submissions
+_CHECKER: list[ExprChecker] = []
 
 
 def _grade_in_worker(

@@ -300,9 +300,7 @@ def _suite_lines(assignment: Assignment) -> set[str]:
     suite = Path(spec.origin)
     # the suite's own file and the topic modules it is split into (`<id>_parts/`)
     sources = [suite, *sorted((suite.parent / f"{assignment.id}_parts").glob("*.py"))]
-    lines = (
-        line.strip() for p in sources for line in p.read_text(encoding="utf-8").splitlines()
-    )
+    lines = (line.strip() for p in sources for line in p.read_text(encoding="utf-8").splitlines())
     return {
         s
         for s in lines

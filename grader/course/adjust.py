@@ -122,7 +122,11 @@ def apply(data: Mapping[str, Any], decision: Decision) -> dict[str, Any]:
     top = sum(float(t.get("max_score", 0.0)) for t in out.get("tests", []) if isinstance(t, dict))
     text = str(out.get("output", ""))
     if final != raw:
-        why = [w for w, on in (("the course staff's adjustment", done), ("the late policy", lost)) if on]
+        why = [
+            w
+            for w, on in (("the course staff's adjustment", done), ("the late policy", lost))
+            if on
+        ]
         line = f"**Score: {_points(final)} / {_points(top)}** (graded {_points(raw)}; after {' and '.join(why)})"
         text = (
             _SCORE_LINE.sub(line, text, count=1)

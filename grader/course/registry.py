@@ -72,11 +72,14 @@ def _check_ids(assignment: Assignment) -> None:
     fails `seqgrade list`, not a student's grading)."""
     known = set(catalog.all_ids())
     named: list[tuple[str, str]] = []
+    default: dict | None = None  # the default variant's numbers, computed once for all questions
     for q in assignment.questions:
         if isinstance(q, CodeQuestion):
             named += [(q.id, m) for m in q.mutants]
         elif isinstance(q, WrittenQuestion) and q.wrong_forms is not None:
-            forms = q.wrong_forms(variants.numbers(assignment.id, None))  # the default variant
+            if default is None:
+                default = variants.numbers(assignment.id, None)
+            forms = q.wrong_forms(dict(default))
             named += [(q.id, f.misconception) for f in forms]
     unknown = sorted({f"{qid}: {mid}" for qid, mid in named if mid not in known})
     if unknown:

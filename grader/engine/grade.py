@@ -111,7 +111,9 @@ def _grade_written_part(run: _Run) -> None:
             run.results[q.id] = _written_not_reached(q, number)
             continue
         try:
-            run.results[q.id] = _written_result(q, number, grade_written(q, sheet, numbers, checker))
+            run.results[q.id] = _written_result(
+                q, number, grade_written(q, sheet, numbers, checker)
+            )
         except Exception as exc:  # noqa: BLE001 - a bug of ours costs one question, visibly
             run.failed(q, number, f"written answer {q.key}", exc)
 

@@ -36,9 +36,7 @@ def failure_words(f: Failure) -> str:
     if cause == "bad-output":
         return f"{function} {f.detail}; return numpy arrays, torch tensors, lists or numbers"
     if cause == "exit-raised":
-        return (
-            f"the submission raised `{f.detail}` during {function}; it must return a value"
-        )
+        return f"the submission raised `{f.detail}` during {function}; it must return a value"
     if cause == "memory":
         return f"{f.detail} during {function} (`MemoryError`)"
     if cause == "raised":

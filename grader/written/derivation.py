@@ -28,6 +28,7 @@ from grader.written.expr.parser import CONSTANTS, FUNCTIONS
 from grader.written.expr.relations import declarations
 from grader.written.expr.steps import has_operator, uses_prime
 from grader.written.expr.text import canonical_symbol
+from grader.written.hints import DERIVATION_EXAMPLE
 from grader.written.question import option
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 MAX_STEP_CHARS = 2000  # one step, as one expression answer
 MAX_TOTAL_CHARS = 12_000  # all the steps of one derivation
-DERIVATION_EXAMPLE = "d/dx (x^3 + x) = 3 x^2 + 1"  # the syntax, on no question's quantity
 CHAIN_SECONDS = 20.0  # wall clock for checking one derivation; later links are not checked
 
 LinkState = Literal["first", "follows", "broken", "unreadable", "unchecked", "definition",

@@ -11,8 +11,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from grader.questions import WrittenQuestion
-from grader.written.derivation import DERIVATION_EXAMPLE
 from grader.written.question import option
+
+# a derivation's syntax, on no question's quantity
+DERIVATION_EXAMPLE = "d/dx (x^3 + x) = 3 x^2 + 1"
 
 
 def example_number(q: WrittenQuestion, want: float | None, integer: bool) -> str:
