@@ -240,12 +240,24 @@ def decode(data: Any, blobs: list[bytes], *, specials: bool = False, as_torch: b
     return _decode(data, blobs, _Budget(len(blobs)), specials, as_torch, 0)
 
 
+_NAME_CHARS = re.compile(r"[A-Za-z0-9_]{1,64}")
+
+
+def _as_literal(text: str) -> str:
+    """An argument string as the student's own call would pass it: CPython interns a string
+    literal made of name characters ("swiglu"), so `ffn is "swiglu"` holds in the student's
+    runs; a decoded string is a new object, and the same code would fail only when graded."""
+    return sys.intern(text) if _NAME_CHARS.fullmatch(text) else text
+
+
 def _decode(
     data: Any, blobs: list[bytes], budget: _Budget, specials: bool, as_torch: bool, depth: int
 ) -> Any:
     if depth > MAX_DEPTH:
         raise WireError("nested too deeply")
-    if data is None or isinstance(data, (bool, float, str)):
+    if isinstance(data, str):
+        return _as_literal(data) if specials else data
+    if data is None or isinstance(data, (bool, float)):
         return data
     if isinstance(data, int):
         if not -_INT_LIMIT < data < _INT_LIMIT:
