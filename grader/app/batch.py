@@ -42,19 +42,25 @@ from grader.written.expr.checker import ExprChecker
 class Outcome:
     """What the batch did with one submission, for the summary."""
 
-    kind: str  # "graded" (no stored result), "regraded" (whole), "reused", "updated" (--only), "failed"
-    why: tuple[str, ...] = ()  # regraded: what changed (fingerprint kinds); updated: the questions
+    kind: str
+    """ "graded" (no stored result), "regraded" (whole), "reused", "updated" (--only), "failed"."""
+    why: tuple[str, ...] = ()
+    """regraded: what changed (fingerprint kinds); updated: the questions."""
 
 
 @dataclass
 class Submission:
-    name: str  # the folder or zip's name under ROOT (bytes that are not UTF-8 shown as \xNN)
+    name: str
+    """The folder or zip's name under ROOT (bytes that are not UTF-8 shown as \\xNN)."""
     path: Path
     student_id: str | None = None
     student_name: str | None = None
-    submitters: tuple[dict[str, Any], ...] = ()  # the export's :submitters, for the variant key
-    outcome: Outcome | None = None  # what this batch run did with it (set once it is done)
-    created_at: str | None = None  # when it was submitted (the export's :created_at), ISO 8601
+    submitters: tuple[dict[str, Any], ...] = ()
+    """The export's :submitters, for the variant key."""
+    outcome: Outcome | None = None
+    """What this batch run did with it (set once it is done)."""
+    created_at: str | None = None
+    """When it was submitted (the export's :created_at), ISO 8601."""
 
 
 MAX_METADATA_BYTES = 32 << 20  # an export's submission_metadata.yml (a large class: a few MB)
@@ -196,8 +202,10 @@ def printable(name: str) -> str:
 class Plan:
     """What a batch run does with stored results (the same for every submission)."""
 
-    shared: Fingerprints  # the assignment's, catalog's, reference's and grader's (submission left empty)
-    force: bool = False  # regrade every submission whole, stored results or not
+    shared: Fingerprints
+    """The assignment's, catalog's, reference's and grader's (submission left empty)."""
+    force: bool = False
+    """Regrade every submission whole, stored results or not."""
     only: tuple[
         str, ...
     ] = ()  # `--only`: regrade these question ids, keep the rest of stored results
@@ -579,9 +587,12 @@ def identities(sub: Submission, data: dict[str, Any] | None = None) -> set[str]:
 class Adjustments:
     """What the staff declared for this batch: the term (late policy, roster) and the overrides."""
 
-    term: Any = None  # grader.course.term.Term, or None
-    overrides: tuple[Any, ...] = ()  # grader.course.overrides.Override entries
-    ledger: dict[tuple[str, str], int] | None = None  # late days spent so far
+    term: Any = None
+    """grader.course.term.Term, or None."""
+    overrides: tuple[Any, ...] = ()
+    """grader.course.overrides.Override entries."""
+    ledger: dict[tuple[str, str], int] | None = None
+    """Late days spent so far."""
 
 
 def load_adjustments(

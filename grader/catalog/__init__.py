@@ -16,21 +16,29 @@ class Form:
     """The wording of a mistake where it shows differently: in one question's function, or when
     some outputs are right (the text then says so instead of calling them wrong)."""
 
-    explanation: str  # replaces the entry's explanation there
+    explanation: str
+    """Replaces the entry's explanation there."""
     function: str | None = (
         None  # the graded function this wording is for ("padding_mask"); None = any
     )
-    right: tuple[str, ...] = ()  # outputs the student got right for this wording to apply ("loss",)
+    right: tuple[str, ...] = ()
+    """Outputs the student got right for this wording to apply ("loss",)."""
 
 
 @dataclass(frozen=True)
 class Misconception:
-    id: str  # stable id, as the handouts and results.json use it ("softmax-wrong-axis")
-    title: str  # one line: "softmax over the wrong axis"
-    explanation: str  # what the student's answer shows, in the notes' vocabulary (markdown)
-    section: str  # where to read: "notes §5, 'Which axis sums to one'"
-    credit: float = 0.0  # share of a case's points kept when this is the diagnosis
-    convention: bool = False  # a convention the notes use elsewhere: a kind message, partial credit
+    id: str
+    """Stable id, as the handouts and results.json use it ("softmax-wrong-axis")."""
+    title: str
+    """One line: "softmax over the wrong axis"."""
+    explanation: str
+    """What the student's answer shows, in the notes' vocabulary (markdown)."""
+    section: str
+    """Where to read: "notes §5, 'Which axis sums to one'"."""
+    credit: float = 0.0
+    """Share of a case's points kept when this is the diagnosis."""
+    convention: bool = False
+    """A convention the notes use elsewhere: a kind message, partial credit."""
     forms: tuple[
         Form, ...
     ] = ()  # wordings for where the mistake shows differently (first match wins)

@@ -23,7 +23,8 @@ class Decision:
 
     overrides: tuple[Override, ...] = ()
     verdict: late.Verdict | None = None
-    ledger_key: str | None = None  # whose late days the verdict spends (the roster email or key)
+    ledger_key: str | None = None
+    """Whose late days the verdict spends (the roster email or key)."""
 
     @property
     def empty(self) -> bool:

@@ -18,10 +18,14 @@ class Change:
     """One score that moved."""
 
     submission: str
-    who: str  # the student's name or email where known, else ""
-    question: str  # a question id, or "total"
-    old: float | None  # None: not graded before
-    new: float | None  # None: no longer graded
+    who: str
+    """The student's name or email where known, else ""."""
+    question: str
+    """A question id, or "total"."""
+    old: float | None
+    """None: not graded before."""
+    new: float | None
+    """None: no longer graded."""
 
 
 def scores_of(data: Mapping[str, Any]) -> Scores:

@@ -35,12 +35,18 @@ _CHUNK = 1 << 20  # bytes hashed at a time
 class Fingerprints:
     """One digest per thing a grade depends on."""
 
-    submission: str  # the submission's files: relative names and bytes
-    owner: str  # whose numbers: the variant key, its field, the group's members (owner_fingerprint)
-    suite: str  # the assignment: suite source, instructor tests, variant.py, questions as data
-    catalog: str  # grader/catalog/*.py
-    reference: str  # reference/*.py
-    grader: str  # the grader's version
+    submission: str
+    """The submission's files: relative names and bytes."""
+    owner: str
+    """Whose numbers: the variant key, its field, the group's members (owner_fingerprint)."""
+    suite: str
+    """The assignment: suite source, instructor tests, variant.py, questions as data."""
+    catalog: str
+    """grader/catalog/*.py."""
+    reference: str
+    """reference/*.py."""
+    grader: str
+    """The grader's version."""
 
     def as_dict(self) -> dict[str, str]:
         return dataclasses.asdict(self)

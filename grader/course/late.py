@@ -27,11 +27,16 @@ class LateError(ValueError):
 class Policy:
     """What lateness costs."""
 
-    kind: Kind = "none"  # none, or a percentage of the score per started day / hour late
-    percent: float = 0.0  # percent of the score lost per started unit
-    cap: float = 100.0  # at most this percent is lost, however late
-    grace: timedelta = timedelta(0)  # lateness up to this counts as on time
-    late_days: int = 0  # late days per student per term: each forgives one started day
+    kind: Kind = "none"
+    """none, or a percentage of the score per started day / hour late."""
+    percent: float = 0.0
+    """Percent of the score lost per started unit."""
+    cap: float = 100.0
+    """At most this percent is lost, however late."""
+    grace: timedelta = timedelta(0)
+    """Lateness up to this counts as on time."""
+    late_days: int = 0
+    """Late days per student per term: each forgives one started day."""
 
 
 @dataclass(frozen=True)
@@ -39,19 +44,26 @@ class Dates:
     """One assignment's deadlines (aware datetimes)."""
 
     due: datetime | None = None
-    late_due: datetime | None = None  # after this (extended), the submission scores 0
+    late_due: datetime | None = None
+    """After this (extended), the submission scores 0."""
 
 
 @dataclass(frozen=True)
 class Verdict:
     """What the policy decided for one submission."""
 
-    late_by: timedelta  # after the extended due date (0 when on time or within the grace period)
-    late_days_used: int  # late days this submission spends
-    late_days_left: int | None  # after it (None when the policy has no late days)
-    percent: float  # share of the score lost, 0-100
-    after_late_due: bool  # submitted after the (extended) late due date: scores 0
-    extension: timedelta  # the student's extension for this assignment
+    late_by: timedelta
+    """After the extended due date (0 when on time or within the grace period)."""
+    late_days_used: int
+    """Late days this submission spends."""
+    late_days_left: int | None
+    """After it (None when the policy has no late days)."""
+    percent: float
+    """Share of the score lost, 0-100."""
+    after_late_due: bool
+    """Submitted after the (extended) late due date: scores 0."""
+    extension: timedelta
+    """The student's extension for this assignment."""
 
     def message(self, lost_points: float) -> str:
         """What the student reads: "Submitted 1 day 3 h late: −10% (−8.5 points)."."""

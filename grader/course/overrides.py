@@ -24,14 +24,22 @@ class OverrideError(ValueError):
 class Override:
     """One staff decision on one student's question."""
 
-    student: str  # their email, SID, or submission folder name (lower-cased)
-    question: str  # the question's full id (a1.softmax), resolved from what the file wrote
-    score: float | None  # the points the question gets; or
-    delta: float | None  # points added (negative: taken away); exactly one of the two is set
-    comment: str  # shown to the student under the question
-    who: str  # who decided (for the staff: never shown to the student)
-    when: str  # when it was decided (as written)
-    where: str  # the file and entry, for messages
+    student: str
+    """Their email, SID, or submission folder name (lower-cased)."""
+    question: str
+    """The question's full id (a1.softmax), resolved from what the file wrote."""
+    score: float | None
+    """The points the question gets; or."""
+    delta: float | None
+    """Points added (negative: taken away); exactly one of the two is set."""
+    comment: str
+    """Shown to the student under the question."""
+    who: str
+    """Who decided (for the staff: never shown to the student)."""
+    when: str
+    """When it was decided (as written)."""
+    where: str
+    """The file and entry, for messages."""
 
     def applied_to(self, earned: float, max_score: float) -> float:
         """The question's points after this override (a delta stays within 0 … max_score)."""

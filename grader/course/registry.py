@@ -116,8 +116,10 @@ FACTS_DATA = Path(__file__).with_name("suite_facts.json")
 class SuiteFacts:
     """One assignment's shipped facts."""
 
-    per_student: frozenset[str]  # the ids of the questions whose material depends on the key
-    preload_torch: bool  # the assignment's worker preloads torch
+    per_student: frozenset[str]
+    """The ids of the questions whose material depends on the key."""
+    preload_torch: bool
+    """The assignment's worker preloads torch."""
 
 
 def facts(aid: str) -> SuiteFacts | None:

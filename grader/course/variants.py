@@ -33,11 +33,16 @@ _FIELD_WORDS = {"email": "email address", "sid": "student id (SID)"}
 class VariantKey:
     """Whose numbers a submission is graded with."""
 
-    value: str | None  # the normalised key; None = the default variant
-    field: KeyField  # what kind of key the assignment uses
-    source: KeySource  # where it came from
-    group_size: int = 1  # members of a Gradescope group submission (the first one's key is used)
-    missing_reason: str | None = None  # why no key was found, when value is None
+    value: str | None
+    """The normalised key; None = the default variant."""
+    field: KeyField
+    """What kind of key the assignment uses."""
+    source: KeySource
+    """Where it came from."""
+    group_size: int = 1
+    """Members of a Gradescope group submission (the first one's key is used)."""
+    missing_reason: str | None = None
+    """Why no key was found, when value is None."""
 
     def feedback(self) -> str:
         """One line for the student: which key their numbers were computed for."""

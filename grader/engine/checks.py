@@ -29,9 +29,12 @@ from grader.questions import Tolerance
 class Mismatch:
     """One way the output differs, with where (a tuple element or dict key) and why."""
 
-    where: str  # "" for the whole output, "grad_U", "[1]", "['W_h']"
-    reason: str  # "structure" | "type" | "shape" | "nonfinite" | "values" | "exact"
-    message: str  # in full: for a visible case and for instructors
+    where: str
+    """ "" for the whole output, "grad_U", "[1]", "['W_h']"."""
+    reason: str
+    """ "structure" | "type" | "shape" | "nonfinite" | "values" | "exact"."""
+    message: str
+    """In full: for a visible case and for instructors."""
 
 
 def _label(where: str) -> str:

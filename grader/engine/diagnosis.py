@@ -65,8 +65,10 @@ def split(mistake: Mistake) -> list[str]:
 @dataclass(frozen=True)
 class Explanation:
     misconception: Mistake
-    extra_wrong: int  # outputs the mutant gets wrong that the student got right (0 = exact fit)
-    order: int  # the mutant's position in the question's list (root causes first)
+    extra_wrong: int
+    """Outputs the mutant gets wrong that the student got right (0 = exact fit)."""
+    order: int
+    """The mutant's position in the question's list (root causes first)."""
     blank: bool = False
     """Matched only on outputs NaN or inf everywhere, by a mutant not marked NONFINITE there:
     evidence only when the student's code gives finite outputs elsewhere (grader/engine/code.py)."""

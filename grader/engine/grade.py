@@ -46,9 +46,11 @@ class _Run:
     student: str | None
     limits: sandbox.Limits
     hide: tuple[Path, ...]
-    instructor_tests: list[tuple[str, str]] | None  # None: the assignment's own, if any
+    instructor_tests: list[tuple[str, str]] | None
+    """None: the assignment's own, if any."""
     checker: ExprChecker
-    own_checker: bool  # started here, so stopped here
+    own_checker: bool
+    """Started here, so stopped here."""
     started: float = field(default_factory=time.monotonic)
     seed: int = 0
     code_qs: list[tuple[str, CodeQuestion]] = field(default_factory=list)
@@ -56,11 +58,14 @@ class _Run:
     located: Located = field(default_factory=Located)
     results: dict[str, QuestionResult] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    extra: list[QuestionResult] = field(default_factory=list)  # instructors' unittest entries
+    extra: list[QuestionResult] = field(default_factory=list)
+    """Instructors' unittest entries."""
     grader_error: str | None = None
     session: WorkerSession | None = None
-    output: str = ""  # what the student's code printed
-    events: list[Event] = field(default_factory=list)  # what the sandbox stopped or restarted
+    output: str = ""
+    """What the student's code printed."""
+    events: list[Event] = field(default_factory=list)
+    """What the sandbox stopped or restarted."""
     isolated: bool = False
 
     def failed(

@@ -18,9 +18,12 @@ class Carried:
     """A mistake charged in an earlier question, which a question built on it may carry."""
 
     misconception: str
-    root: str  # the question where it was charged
-    number: str  # that question's number, for the feedback
-    function: str  # the student's function it is in
+    root: str
+    """The question where it was charged."""
+    number: str
+    """That question's number, for the feedback."""
+    function: str
+    """The student's function it is in."""
 
 
 @dataclass(frozen=True)
@@ -28,11 +31,16 @@ class Graded:
     """A code question graded earlier in this submission, as a later one that calls its function
     sees it."""
 
-    question: str  # its id
-    number: str  # its number, for the feedback
-    mistakes: frozenset[str]  # the catalog ids it can name
-    lost: bool  # it lost points
-    named: bool  # a mistake was named there
+    question: str
+    """Its id."""
+    number: str
+    """Its number, for the feedback."""
+    mistakes: frozenset[str]
+    """The catalog ids it can name."""
+    lost: bool
+    """It lost points."""
+    named: bool
+    """A mistake was named there."""
     reference: Callable[..., Any] | None = None
     """Its trusted function, to stand in for the student's in a composite's re-run."""
 

@@ -44,19 +44,25 @@ _FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
 class SkippedCell:
     """A code cell that is not run, and why (found on the trusted side, before running)."""
 
-    number: int  # 1-based among the code cells, as a student counts them in Jupyter or Colab
-    reason: str  # markdown
+    number: int
+    """1-based among the code cells, as a student counts them in Jupyter or Colab."""
+    reason: str
+    """Markdown."""
 
 
 @dataclass
 class CellSpan:
     """Where a code cell's lines sit in the generated module (and the scan source)."""
 
-    number: int  # 1-based among the code cells
-    first_line: int  # the module line of the cell's line 1
+    number: int
+    """1-based among the code cells."""
+    first_line: int
+    """The module line of the cell's line 1."""
     n_lines: int
-    lines: list[str] = field(repr=False, default_factory=list)  # the cell's code as run
-    defines_only: bool = False  # imports and definitions only: no time limit of its own
+    lines: list[str] = field(repr=False, default_factory=list)
+    """The cell's code as run."""
+    defines_only: bool = False
+    """Imports and definitions only: no time limit of its own."""
 
 
 @dataclass
@@ -69,7 +75,8 @@ class ModuleSource:
     skipped: list[SkippedCell]
     # magics and shell escapes removed, for the notes ("`!pip install x` (code cell 2 (`…`))")
     dropped: list[str]
-    heads: dict[int, str] = field(default_factory=dict)  # code cell number -> its first line
+    heads: dict[int, str] = field(default_factory=dict)
+    """Code cell number -> its first line."""
 
     def where(self, line: int) -> tuple[int, int] | None:
         """Module line -> (code cell number, line in the cell), or None for the generated lines."""
@@ -343,9 +350,12 @@ _sg_cell = _sg_cells
 class TimeShares:
     """How the worker's import time limit (the time a `.py` gets to import) serves the cells."""
 
-    budget: float  # wall seconds after which a cell that runs code is no longer started
-    cell_seconds: float  # CPU seconds one cell that runs code may use (a training loop stops here)
-    hard_stop: float  # wall seconds after which a running cell is stopped (the import must reply)
+    budget: float
+    """Wall seconds after which a cell that runs code is no longer started."""
+    cell_seconds: float
+    """CPU seconds one cell that runs code may use (a training loop stops here)."""
+    hard_stop: float
+    """Wall seconds after which a running cell is stopped (the import must reply)."""
 
     @classmethod
     def for_import(cls, import_seconds: float) -> TimeShares:

@@ -167,8 +167,10 @@ class _Module:
     submission walk each top-level statement once, not once per question and scan)."""
 
     tree: ast.Module
-    aliases: dict[str, str]  # import-bound local names -> dotted names
-    own_methods: frozenset[str]  # method names the student's own classes define
+    aliases: dict[str, str]
+    """import-bound local names -> dotted names."""
+    own_methods: frozenset[str]
+    """Method names the student's own classes define."""
     memo: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
@@ -184,10 +186,13 @@ def _parsed(source: str) -> _Module | None:
 
 @dataclass(frozen=True)
 class Finding:
-    name: str  # the dotted name used ("torch.nn.functional.layer_norm"), or what to review
+    name: str
+    """The dotted name used ("torch.nn.functional.layer_norm"), or what to review."""
     line: int
-    function: str | None = None  # the student's top-level function or class holding the line
-    file: str = ""  # the student's module holding the line, when not the code file
+    function: str | None = None
+    """The student's top-level function or class holding the line."""
+    file: str = ""
+    """The student's module holding the line, when not the code file."""
 
 
 def matches(name: str, patterns: Iterable[str]) -> str | None:

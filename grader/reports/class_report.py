@@ -101,12 +101,18 @@ FORM_UNRECOGNISED = "not a recognised mistake"
 class Mistake:
     """One misconception across the class, counted at its root."""
 
-    id: str  # catalog id
-    students: tuple[str, ...]  # submissions holding it
-    share: float  # of the class, 0..1
-    points_lost: float  # over the class: at the root plus downstream
-    root: str  # the question where it is most often first made
-    root_points: float  # points lost where it is first made
+    id: str
+    """Catalog id."""
+    students: tuple[str, ...]
+    """Submissions holding it."""
+    share: float
+    """Of the class, 0..1."""
+    points_lost: float
+    """Over the class: at the root plus downstream."""
+    root: str
+    """The question where it is most often first made."""
+    root_points: float
+    """Points lost where it is first made."""
     dragged: tuple[
         tuple[str, float], ...
     ]  # later questions it dragged down, with the points lost there
@@ -119,8 +125,10 @@ class Mistake:
 class AnswerGroup:
     """Wrong answers to one written question that show the same mistake or form."""
 
-    question: str  # question id
-    form: str  # a catalog id, or one of the FORM_* phrases
+    question: str
+    """Question id."""
+    form: str
+    """A catalog id, or one of the FORM_* phrases."""
     students: tuple[str, ...]
 
 
@@ -648,9 +656,12 @@ class NotebookLoss:
 
     student: str
     score: float
-    written_lost: float  # points of written questions not earned
-    answers: str  # where its written answers came from ("not found" when nowhere)
-    cells: tuple[str, ...]  # "code cell 4 (`import torch`): stopped (cpu)"
+    written_lost: float
+    """Points of written questions not earned."""
+    answers: str
+    """Where its written answers came from ("not found" when nowhere)."""
+    cells: tuple[str, ...]
+    """ "code cell 4 (`import torch`): stopped (cpu)"."""
 
 
 def notebook_losses(graded: Graded) -> list[NotebookLoss]:

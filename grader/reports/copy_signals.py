@@ -34,9 +34,12 @@ MAX_CODE_BYTES = 2_000_000
 class BorrowedAnswers:
     """A student whose written numbers are right for another student's variant, not their own."""
 
-    student: str  # the submission that holds the answers
-    other: str  # the submission whose variant they are right for
-    questions: tuple[str, ...]  # question ids
+    student: str
+    """The submission that holds the answers."""
+    other: str
+    """The submission whose variant they are right for."""
+    questions: tuple[str, ...]
+    """Question ids."""
 
 
 def _key(sub: Any, data: Mapping[str, Any]) -> str | None:

@@ -45,24 +45,33 @@ _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 class Person:
     """Who a submission belongs to, as far as the batch knows."""
 
-    name: str | None = None  # the submitter's full name
-    email: str | None = None  # their email (Gradescope's `:email`; Canvas's SIS login)
-    sid: str | None = None  # the roster's student id (Gradescope's `:sid`; Canvas's SIS user id)
-    canvas_id: str | None = None  # Canvas's own user id (its `ID` column), from the term's roster
-    section: str | None = None  # the roster's section (Canvas's `Section` column)
+    name: str | None = None
+    """The submitter's full name."""
+    email: str | None = None
+    """Their email (Gradescope's `:email`; Canvas's SIS login)."""
+    sid: str | None = None
+    """The roster's student id (Gradescope's `:sid`; Canvas's SIS user id)."""
+    canvas_id: str | None = None
+    """Canvas's own user id (its `ID` column), from the term's roster."""
+    section: str | None = None
+    """The roster's section (Canvas's `Section` column)."""
 
 
 @dataclass(frozen=True)
 class Row:
     """One graded submission as the exports see it."""
 
-    submission: str  # the folder or zip's name under ROOT
-    key: str | None  # the variant key its numbers were computed for
+    submission: str
+    """The folder or zip's name under ROOT."""
+    key: str | None
+    """The variant key its numbers were computed for."""
     person: Person
     total: float
-    scores: Mapping[str, float]  # question id -> points earned
+    scores: Mapping[str, float]
+    """Question id -> points earned."""
     misconceptions: tuple[str, ...]
-    adjusted: Mapping[str, Any] | None = None  # results.json's extra_data.adjustments, when any
+    adjusted: Mapping[str, Any] | None = None
+    """results.json's extra_data.adjustments, when any."""
 
 
 def rounded(value: float, digits: int = DEFAULT_DIGITS) -> str:

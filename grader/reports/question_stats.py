@@ -31,15 +31,20 @@ COLUMNS = (
 class QuestionStats:
     """One question over the class."""
 
-    question: str  # id
+    question: str
+    """Id."""
     title: str
     points: float
-    submissions: int  # graded submissions holding the question
+    submissions: int
+    """Graded submissions holding the question."""
     mean: float
     median: float
-    share_full: float  # 0..1
-    share_attempted: float  # 0..1
-    top: tuple[tuple[str, int], ...]  # (catalog id, students), most common first
+    share_full: float
+    """0..1."""
+    share_attempted: float
+    """0..1."""
+    top: tuple[tuple[str, int], ...]
+    """(catalog id, students), most common first."""
 
 
 def attempted(test: Mapping[str, Any]) -> bool:

@@ -46,11 +46,14 @@ class Passage:
 class SimilarPair:
     """Two submissions whose code overlaps, by how much of each file the other holds."""
 
-    left: str  # submission names
+    left: str
+    """Submission names."""
     right: str
-    left_share: float  # of the left file's fingerprinted code, found in the right one (0..1)
+    left_share: float
+    """Of the left file's fingerprinted code, found in the right one (0..1)."""
     right_share: float
-    passages: tuple[Passage, ...]  # the matching stretches, in the left file's order
+    passages: tuple[Passage, ...]
+    """The matching stretches, in the left file's order."""
 
     @property
     def overlap(self) -> float:

@@ -29,9 +29,12 @@ pre{background:#f4f4f4;padding:0.6em;overflow-x:auto}p.who{color:#333}
 class Person:
     """A submission's people as the export names them (a group has several)."""
 
-    submission: str  # the folder or zip's name, unique in the batch
-    names: tuple[str, ...]  # "Ada Lovelace"
-    emails: tuple[str, ...]  # "ada@uni.edu"
+    submission: str
+    """The folder or zip's name, unique in the batch."""
+    names: tuple[str, ...]
+    """ "Ada Lovelace"."""
+    emails: tuple[str, ...]
+    """ "ada@uni.edu"."""
 
     @property
     def label(self) -> str:

@@ -31,7 +31,8 @@ class Limits:
     processes: int = 64  # processes and threads of the worker's uid (RLIMIT_NPROC)
     # largest file it may write (RLIMIT_FSIZE); also the size of its private /tmp
     file_bytes: int = 64 << 20
-    output_bytes: int = 64 << 10  # student stdout/stderr kept (the rest counted and dropped)
+    output_bytes: int = 64 << 10
+    """Student stdout/stderr kept (the rest counted and dropped)."""
 
     @property
     def cpu_seconds(self) -> int:

@@ -32,15 +32,23 @@ from grader.sandbox.zygote import WarmChild
 class SandboxProcess:
     """A running sandboxed worker: the protocol pipes, its captured output, and how it ended."""
 
-    stdin: BinaryIO  # the protocol channel to the worker (write; buffered, flush after a message)
-    stdout: BinaryIO  # the channel from the worker (read; unbuffered, so select() is exact)
-    scratch: Path  # the worker's private working folder (its cwd and HOME)
-    isolated: bool  # namespaces, unprivileged uid, no network, hidden grader files
-    warning: str | None  # "this run was not isolated: ..." when not isolated
-    mode: str  # "namespaces" | "perms" | "plain"
-    uid: int | None  # the dedicated uid the worker runs as (None in plain mode)
+    stdin: BinaryIO
+    """The protocol channel to the worker (write; buffered, flush after a message)."""
+    stdout: BinaryIO
+    """The channel from the worker (read; unbuffered, so select() is exact)."""
+    scratch: Path
+    """The worker's private working folder (its cwd and HOME)."""
+    isolated: bool
+    """Namespaces, unprivileged uid, no network, hidden grader files."""
+    warning: str | None
+    """ "this run was not isolated: ..." when not isolated."""
+    mode: str
+    """ "namespaces" | "perms" | "plain"."""
+    uid: int | None
+    """The dedicated uid the worker runs as (None in plain mode)."""
     limits: Limits
-    started_at: float  # time.monotonic() at spawn
+    started_at: float
+    """time.monotonic() at spawn."""
 
     def __init__(
         self,

@@ -153,18 +153,23 @@ class Event:
 class ShortcutUse:
     """Where a banned entry point was called: the student's innermost frame at the time."""
 
-    name: str  # the entry point, e.g. "torch.nn.functional.layer_norm"
-    file: str  # the student's file ("" when no frame of theirs was on the stack)
+    name: str
+    """The entry point, e.g. "torch.nn.functional.layer_norm"."""
+    file: str
+    """The student's file ("" when no frame of theirs was on the stack)."""
     line: int
-    function: str  # the student's function holding that line (maybe a helper)
+    function: str
+    """The student's function holding that line (maybe a helper)."""
 
 
 @dataclass
 class CallOutcome:
     value: Any = None
     failure: Failure | None = None
-    tripped: list[str] = field(default_factory=list)  # banned entry points called (and refused)
-    shortcuts: list[ShortcutUse] = field(default_factory=list)  # where each was called
+    tripped: list[str] = field(default_factory=list)
+    """Banned entry points called (and refused)."""
+    shortcuts: list[ShortcutUse] = field(default_factory=list)
+    """Where each was called."""
 
     @property
     def ok(self) -> bool:

@@ -492,10 +492,14 @@ FLOAT_SIZES = "head-dim-float-division"
 class ShapeReading:
     """One returned shape dict read against the expected one."""
 
-    problems: list[str]  # for the student (hidden cases: nothing taken from the expected shapes)
-    values: dict[str, tuple]  # every readable shape, its entries as numbers
-    wrong: set[str]  # keys whose numbers differ from the expected shape (missing keys too)
-    floats: bool  # some entry is a float with a whole value (4.0): `d / n_heads`
+    problems: list[str]
+    """For the student (hidden cases: nothing taken from the expected shapes)."""
+    values: dict[str, tuple]
+    """Every readable shape, its entries as numbers."""
+    wrong: set[str]
+    """Keys whose numbers differ from the expected shape (missing keys too)."""
+    floats: bool
+    """Some entry is a float with a whole value (4.0): `d / n_heads`."""
 
 
 def _entries(value: Any) -> tuple | None:

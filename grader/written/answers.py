@@ -62,10 +62,14 @@ class AnswerFormatError(ValueError):
 class AnswerEntry:
     """One key as read from the file."""
 
-    key: str  # dotted for keys inside tables: "part1.q2"
-    value: Any = None  # the TOML value; None when it could not be read
-    line: int | None = None  # 1-based line of the key in the file
-    error: str | None = None  # why the value could not be read, quoting the line
+    key: str
+    """Dotted for keys inside tables: "part1.q2"."""
+    value: Any = None
+    """The TOML value; None when it could not be read."""
+    line: int | None = None
+    """1-based line of the key in the file."""
+    error: str | None = None
+    """Why the value could not be read, quoting the line."""
 
 
 @dataclass(frozen=True)
@@ -73,9 +77,12 @@ class Answer:
     """What a question finds under its key."""
 
     key: str
-    status: Status  # answered | empty (template left blank) | missing | error | no-file
-    value: Any = None  # the TOML value when answered
-    message: str | None = None  # for the student, for every status but "answered"
+    status: Status
+    """Answered | empty (template left blank) | missing | error | no-file."""
+    value: Any = None
+    """The TOML value when answered."""
+    message: str | None = None
+    """For the student, for every status but "answered"."""
     line: int | None = None
 
 
@@ -83,11 +90,16 @@ class Answer:
 class AnswerSheet:
     """A student's answers.toml, read."""
 
-    path: Path | None  # the file read (None when none was given)
-    found: bool  # the file exists and could be decoded
-    entries: Mapping[str, AnswerEntry] = field(default_factory=dict)  # by dotted key
-    problems: tuple[str, ...] = ()  # notes about the whole file (a syntax error, stray lines)
-    file_error: str | None = None  # set when no key can be read at all (missing, too large)
+    path: Path | None
+    """The file read (None when none was given)."""
+    found: bool
+    """The file exists and could be decoded."""
+    entries: Mapping[str, AnswerEntry] = field(default_factory=dict)
+    """By dotted key."""
+    problems: tuple[str, ...] = ()
+    """Notes about the whole file (a syntax error, stray lines)."""
+    file_error: str | None = None
+    """Set when no key can be read at all (missing, too large)."""
 
     def get(self, key: str) -> Answer:
         """The answer under `key`, with a status and a message for every non-answer."""

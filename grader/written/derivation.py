@@ -46,10 +46,13 @@ LinkState = Literal["first", "follows", "broken", "unreadable", "unchecked", "de
 class Step:
     """One step as written."""
 
-    number: int  # 1-based, in the order written
+    number: int
+    """1-based, in the order written."""
     text: str
-    defines: str | None = None  # the name this step defines ("p_a = …", "J = …")
-    introduced: bool = False  # a name of the student's own (not declared on the question)
+    defines: str | None = None
+    """The name this step defines ("p_a = …", "J = …")."""
+    introduced: bool = False
+    """A name of the student's own (not declared on the question)."""
 
 
 @dataclass(frozen=True)
@@ -63,9 +66,12 @@ class Chain:
 @dataclass(frozen=True)
 class StepResult:
     step: Step
-    state: LinkState  # how this step relates to the one before
-    shown: str | None = None  # how it was read
-    error: str | None = None  # why it could not be read
+    state: LinkState
+    """How this step relates to the one before."""
+    shown: str | None = None
+    """How it was read."""
+    error: str | None = None
+    """Why it could not be read."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,8 @@ class ChainResult:
     final_correct: bool
     final_error: str | None = None
     misconceptions: tuple[WrongForm, ...] = ()
-    found_at: int | None = None  # the step a misconception was matched on
+    found_at: int | None = None
+    """The step a misconception was matched on."""
     timed_out: bool = False
     canonical: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)

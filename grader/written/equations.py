@@ -52,7 +52,8 @@ class Parts:
     """An answer split at its `=` signs (outside brackets), LaTeX parts rewrapped in `$…$`."""
 
     parts: tuple[str, ...]
-    label: str | None  # the first part when it names the quantity (dropped from `parts`)
+    label: str | None
+    """The first part when it names the quantity (dropped from `parts`)."""
 
 
 def _unwrapped(text: str) -> tuple[str, bool]:

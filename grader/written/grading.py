@@ -55,18 +55,28 @@ class _Outcome:
     """What a kind-specific check found (internal)."""
 
     correct: bool
-    shown: str  # the student's answer, in feedback form
+    shown: str
+    """The student's answer, in feedback form."""
     answer_text: str
     interpreted: str | None = None
-    detail: str | None = None  # extra feedback ("shape (3, 2), expected (2, 3)")
-    note: str | None = None  # a reading note from the parser
-    error: str | None = None  # unreadable: why
-    internal: bool = False  # the error is the grader's
-    near_figures: int | None = None  # a rounded number: the significant figures it needs
-    readings: tuple[str, ...] = ()  # how the answer was read beyond the plain form
-    exact_count: bool = False  # an exact-count question answered with a rounded SI count
-    right_items: str | None = None  # a long list: how many of its items are right
-    readings_replace_shown: bool = False  # a number's reading note already says what was read
+    detail: str | None = None
+    """Extra feedback ("shape (3, 2), expected (2, 3)")."""
+    note: str | None = None
+    """A reading note from the parser."""
+    error: str | None = None
+    """unreadable: why."""
+    internal: bool = False
+    """The error is the grader's."""
+    near_figures: int | None = None
+    """A rounded number: the significant figures it needs."""
+    readings: tuple[str, ...] = ()
+    """How the answer was read beyond the plain form."""
+    exact_count: bool = False
+    """An exact-count question answered with a rounded SI count."""
+    right_items: str | None = None
+    """A long list: how many of its items are right."""
+    readings_replace_shown: bool = False
+    """A number's reading note already says what was read."""
 
 
 def grade_written(

@@ -42,9 +42,12 @@ class NumberReading:
     """A number answer, read."""
 
     value: float
-    how: How  # plain | separators | suffix (an SI or worded count) | arithmetic
-    written: str  # the text as written (for feedback)
-    unit: float | None = None  # suffix: the place value of the last digit written (1e5 for 124.4M)
+    how: How
+    """Plain | separators | suffix (an SI or worded count) | arithmetic."""
+    written: str
+    """The text as written (for feedback)."""
+    unit: float | None = None
+    """suffix: the place value of the last digit written (1e5 for 124.4M)."""
 
     @property
     def note(self) -> str | None:

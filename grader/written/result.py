@@ -13,12 +13,20 @@ class WrittenResult:
     """The outcome of one written question."""
 
     question_id: str
-    score: float  # points earned
-    max_score: float  # the question's points
-    passed: bool  # full marks
-    feedback: str  # markdown for the student
-    misconceptions: list[str] = field(default_factory=list)  # catalog ids recognised
-    answer_text: str | None = None  # the answer normalised for class statistics; None if absent
+    score: float
+    """Points earned."""
+    max_score: float
+    """The question's points."""
+    passed: bool
+    """Full marks."""
+    feedback: str
+    """Markdown for the student."""
+    misconceptions: list[str] = field(default_factory=list)
+    """Catalog ids recognised."""
+    answer_text: str | None = None
+    """The answer normalised for class statistics; None if absent."""
     status: Status = "wrong"
-    not_attempted: bool = False  # no file, no key, or the template's blank left as is
-    interpreted: str | None = None  # how an expression answer was read
+    not_attempted: bool = False
+    """No file, no key, or the template's blank left as is."""
+    interpreted: str | None = None
+    """How an expression answer was read."""

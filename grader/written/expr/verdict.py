@@ -10,13 +10,20 @@ from typing import Any, Literal
 class Verdict:
     """The outcome of one expression check."""
 
-    equivalent: bool  # True only when proven equal or equal at every sample point
-    error: str | None = None  # why the answer could not be checked (for the student)
-    interpreted: str | None = None  # how the answer was read, every product explicit
-    method: Literal["symbolic", "numeric"] | None = None  # how the verdict was reached
-    canonical: str | None = None  # sympy's form of the answer, for class statistics
-    note: str | None = None  # a warning about ambiguous writing ("1/2d")
-    internal: bool = False  # the error is the grader's (a bad expected expression, a crash)
+    equivalent: bool
+    """True only when proven equal or equal at every sample point."""
+    error: str | None = None
+    """Why the answer could not be checked (for the student)."""
+    interpreted: str | None = None
+    """How the answer was read, every product explicit."""
+    method: Literal["symbolic", "numeric"] | None = None
+    """How the verdict was reached."""
+    canonical: str | None = None
+    """sympy's form of the answer, for class statistics."""
+    note: str | None = None
+    """A warning about ambiguous writing ("1/2d")."""
+    internal: bool = False
+    """The error is the grader's (a bad expected expression, a crash)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
