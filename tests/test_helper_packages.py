@@ -9,9 +9,11 @@ graded function is imported from, inside a package too, and names that file.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_security_shortcuts import CLIP_IN_A_HELPER_MODULE
 
 from grader import sandbox
 from grader.course import registry
@@ -22,19 +24,7 @@ from grader.questions import CodeQuestion
 
 LIMITS = sandbox.Limits(call_seconds=20.0, submission_seconds=180.0)
 
-CLIP_WITH_TORCH = """import numpy as np
-import torch
-
-
-def clip_by_global_norm(grads, max_norm):
-    params = []
-    for k, g in grads.items():
-        p = torch.nn.Parameter(torch.zeros(np.shape(g), dtype=torch.float64))
-        p.grad = torch.tensor(np.asarray(g, dtype=np.float64))
-        params.append((k, p))
-    torch.nn.utils.clip_grad_norm_([p for _, p in params], max_norm)
-    return {k: p.grad.numpy() for k, p in params}
-"""
+CLIP_WITH_TORCH = CLIP_IN_A_HELPER_MODULE  # the same module, here inside a package
 
 
 def _code_only(aid: str):
@@ -49,6 +39,21 @@ def _package(folder: Path, files: dict[str, str]) -> Path:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text)
     return folder
+
+
+def _clip_graded(tmp_path: Path, code: Callable[[str], str], module: str):
+    """a2's clipping question graded on the solution's code file (as `code` rewrites it) with
+    `module` as `mylib/clip.py`: its one result."""
+    a = registry.load("a2")
+    q = a.question("a2.clip_by_global_norm")
+    solution = (solution_dir(a.id) / a.code_file).read_text()
+    sub = _package(
+        tmp_path / "sub",
+        {a.code_file: code(solution), "mylib/__init__.py": "", "mylib/clip.py": module},
+    )
+    report = grade_submission(sub, dataclasses.replace(a, questions=(q,)), limits=LIMITS)
+    (r,) = report.questions
+    return r
 
 
 def test_the_packages_modules_are_read_with_the_code_file_and_nothing_else_below(tmp_path):
@@ -102,19 +107,7 @@ def test_code_in_a_package_beside_the_code_file_gets_full_marks(tmp_path, star):
     ids=["named-import", "star-import"],
 )
 def test_a_shortcut_in_a_package_module_is_charged_where_it_is_written(tmp_path, head):
-    a = registry.load("a2")
-    q = a.question("a2.clip_by_global_norm")
-    solution = (solution_dir(a.id) / a.code_file).read_text()
-    sub = _package(
-        tmp_path / "sub",
-        {
-            a.code_file: solution + "\n\n" + head,
-            "mylib/__init__.py": "",
-            "mylib/clip.py": CLIP_WITH_TORCH,
-        },
-    )
-    report = grade_submission(sub, dataclasses.replace(a, questions=(q,)), limits=LIMITS)
-    (r,) = report.questions
+    r = _clip_graded(tmp_path, lambda solution: solution + "\n\n" + head, CLIP_WITH_TORCH)
     assert r.score == 0 and r.misconceptions == ["uses-library-shortcut"], r.feedback
     line = CLIP_WITH_TORCH.splitlines().index(
         "    torch.nn.utils.clip_grad_norm_([p for _, p in params], max_norm)"
@@ -125,59 +118,33 @@ def test_a_shortcut_in_a_package_module_is_charged_where_it_is_written(tmp_path,
 def test_a_code_file_that_defines_the_function_itself_is_read_not_the_star_module(tmp_path):
     """Control: the star-imported package module has the shortcut, but the code file defines
     the graded function itself afterwards, so the student's own (clean) function is graded."""
-    a = registry.load("a2")
-    q = a.question("a2.clip_by_global_norm")
-    solution = (solution_dir(a.id) / a.code_file).read_text()
-    sub = _package(
-        tmp_path / "sub",
-        {
-            a.code_file: solution.replace(
-                "from __future__ import annotations\n",
-                "from __future__ import annotations\n\nfrom mylib.clip import *\n",
-            ),
-            "mylib/__init__.py": "",
-            "mylib/clip.py": CLIP_WITH_TORCH,
-        },
+    r = _clip_graded(
+        tmp_path,
+        lambda solution: solution.replace(
+            "from __future__ import annotations\n",
+            "from __future__ import annotations\n\nfrom mylib.clip import *\n",
+        ),
+        CLIP_WITH_TORCH,
     )
-    report = grade_submission(sub, dataclasses.replace(a, questions=(q,)), limits=LIMITS)
-    (r,) = report.questions
     assert r.score == r.max_score and not r.misconceptions, r.feedback
 
 
-CLIP_BY_COMPUTED_NAME = """import importlib as _importlib
-
-import numpy as np
-
-_t = _importlib.import_module("to" + "rch")
-
-
-def clip_by_global_norm(grads, max_norm):
-    params = []
-    for k, g in grads.items():
-        p = _t.nn.Parameter(_t.zeros(np.shape(g), dtype=_t.float64))
-        p.grad = _t.tensor(np.asarray(g, dtype=np.float64))
-        params.append((k, p))
-    getattr(_t.nn.utils, "".join(reversed("_mron_darg_pilc")))([p for _, p in params], max_norm)
-    return {k: p.grad.numpy() for k, p in params}
-"""
+# The same module reaching torch and its clip by computed names, which no source scan reads.
+CLIP_BY_COMPUTED_NAME = "import importlib as _importlib\n" + CLIP_IN_A_HELPER_MODULE.replace(
+    "import torch\n", '_t = _importlib.import_module("to" + "rch")\n'
+).replace(
+    "torch.nn.utils.clip_grad_norm_(", 'getattr(_t.nn.utils, "".join(reversed("_mron_darg_pilc")))('
+).replace("torch.", "_t.")
 
 
 def test_a_shortcut_refused_while_a_package_module_runs_names_that_file(tmp_path):
     """The scan cannot read a computed name; the worker refuses the call on the first (visible)
     case and the feedback places it in the package's module, not at a line of the code file."""
-    a = registry.load("a2")
-    q = a.question("a2.clip_by_global_norm")
-    solution = (solution_dir(a.id) / a.code_file).read_text()
-    sub = _package(
-        tmp_path / "sub",
-        {
-            a.code_file: solution + "\n\nfrom mylib.clip import clip_by_global_norm\n",
-            "mylib/__init__.py": "",
-            "mylib/clip.py": CLIP_BY_COMPUTED_NAME,
-        },
+    r = _clip_graded(
+        tmp_path,
+        lambda solution: solution + "\n\nfrom mylib.clip import clip_by_global_norm\n",
+        CLIP_BY_COMPUTED_NAME,
     )
-    report = grade_submission(sub, dataclasses.replace(a, questions=(q,)), limits=LIMITS)
-    (r,) = report.questions
     assert r.score == 0 and r.misconceptions == ["uses-library-shortcut"], r.feedback
     line = CLIP_BY_COMPUTED_NAME.splitlines().index(
         '    getattr(_t.nn.utils, "".join(reversed("_mron_darg_pilc")))([p for _, p in params], max_norm)'
