@@ -85,9 +85,34 @@ def read_message(read_exact) -> tuple[Any, list[bytes]]:
 
 
 def _array_to_blob(a: np.ndarray) -> bytes:
+    """`np.save`'s bytes of `a`: built here for a plain C-ordered array of numbers (about a
+    tenth of np.save's cost: a grade sends hundreds), else by np.save itself."""
+    quick = _npy_bytes_1_0(a)
+    if quick is not None:
+        return quick
     buf = io.BytesIO()
     np.save(buf, a, allow_pickle=False)
     return buf.getvalue()
+
+
+def _npy_bytes_1_0(a: np.ndarray) -> bytes | None:
+    """What `np.save` writes for an exact ndarray of a built-in number dtype in C order (format
+    1.0: the header's dict in sorted keys, padded for a shape that may grow, then to a multiple
+    of 64 bytes); None for anything else. tests/test_speed_round8.py holds it to np.save."""
+    if type(a) is not np.ndarray or not a.flags.c_contiguous or a.dtype.kind not in "biufc":
+        return None
+    if a.dtype.names is not None or a.dtype.subdtype is not None or a.dtype.metadata:
+        return None
+    shape = a.shape
+    text = f"{{'descr': '{a.dtype.str}', 'fortran_order': False, 'shape': {shape!r}, }}"
+    if shape:
+        text += " " * (21 - len(repr(shape[0])))  # numpy's GROWTH_AXIS_MAX_DIGITS
+    size = len(text) + 1  # with the closing newline
+    pad = 64 - (10 + size) % 64
+    if size + pad > 65535:
+        return None
+    head = _NPY_1_0 + struct.pack("<H", size + pad) + text.encode("latin1")
+    return head + b" " * pad + b"\n" + a.tobytes()
 
 
 # The header `np.save` writes (format 1.0), read without numpy's literal_eval (about 20 us an
