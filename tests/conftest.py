@@ -146,6 +146,16 @@ SLOW_TESTS = {
     "test_a4_transformer.py::test_a4_torch_float32_submission_gets_full_marks",
     "test_a6_pretraining_scale.py::test_a6_parameter_counts_of_every_case_match_a_torch_built_model",
     "test_follow_through.py::test_a4_blocks_carry_two_mistakes_of_two_functions_at_once",
+    # Over ~2 s in the quick tier, each covered there by a cheaper test of the same room.
+    "test_mutation_followups.py::test_the_runner_reads_the_10_percent_bands_swapped_as_the_same_distribution",
+    "test_mutation_followups.py::test_a4_a_helper_softmax_shifted_down_the_wrong_axis_is_not_named_in_gpt_forward",
+    "test_a2_rnn_bptt.py::test_a2_torch_float32_column_style_gets_full_marks",
+    "test_assignments.py::test_stub_scores_zero_cleanly[a5_shapes_debugging]",
+    "test_a3_gated_seq2seq.py::test_a3_a_beam_that_keeps_every_candidate_is_docked_but_not_named",
+    "test_ref_pretraining.py::test_count_equals_torch_numel[True-True-gelu-layernorm-1024]",
+    "test_a4_transformer.py::test_a4_library_shortcut_costs_only_the_questions_whose_function_reaches_it",
+    "test_similarity.py::test_the_stub_counts_for_nothing",
+    "test_helper_packages.py::test_a_shortcut_refused_while_a_package_module_runs_names_that_file",
 }
 
 
