@@ -71,6 +71,8 @@ DOMAINS: dict[str, dict[str, str]] = {
     "cosine_similarity": {
         "A": "(n, d) with n >= 1 (one row included), or a 1-D vector with B; no zero row",
         "B": "(m, d) with m >= 1 (one row included), or a 1-D vector with A; no zero row",
+        "A, B lengths": "any (the cosine ignores them): rows and vectors 0.2 to 6 long, two "
+        "vectors five times apart included",
     },
     "softmax_cross_entropy": {
         "logits": "(C,) or (B, C), B >= 1 (a batch of one included), any size (±1000)",
@@ -142,8 +144,16 @@ def _cosine_cases(seed: int) -> list[Case]:
         Case(
             "domain edge: A (3, 4) against one row B (1, 4)", (_rows(edge, 3, 4), _rows(edge, 1, 4))
         ),
+        Case("domain edge: two 1-D vectors, one five times as long", _lengths_apart(edge, 6)),
     ]
     return cases
+
+
+def _lengths_apart(rng: np.random.Generator, d: int) -> tuple[Array, Array]:
+    """Two random directions of lengths 6 and 1.2: the cosine ignores the lengths, while any
+    mix-up of the two norms (one of them, their quotient) shows as a factor far from 1."""
+    a, b = rng.normal(size=(2, d))  # (d,) each
+    return a * (6.0 / np.linalg.norm(a)), b * (1.2 / np.linalg.norm(b))
 
 
 def _only_norm(which: int) -> Callable[[Array, Array], Array]:
