@@ -8,6 +8,7 @@ above 256 for every student; without it the slip passes.
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -69,22 +70,35 @@ def test_the_solution_keeps_full_marks(tmp_path):
 
 
 BEAM = a3.ASSIGNMENT.question("a3.beam_search")
+# The beam search's domain edges these slips need: no step, ids above 256, eos the highest id.
+EDGE_NAMES = r"max_len=0 with|ids above 256|eos the highest id"
 
 
 @pytest.mark.parametrize(
-    "old, new",
+    "old, new, key",
     [
-        ("            if tokens[-1] == eos:\n", "            if tokens[-1] is eos:\n"),  # ids > 256
-        ("length_normalize and n > 0 else", "length_normalize and n >= 0 else"),  # max_len=0
+        (
+            "            if tokens[-1] == eos:\n",
+            "            if tokens[-1] is eos:\n",
+            "ann@uni.edu",
+        ),
+        ("length_normalize and n > 0 else", "length_normalize and n >= 0 else", "ann@uni.edu"),
+        # A wide beam over few words keeps a candidate ending in bos (id 0) on some keys' trees.
+        (
+            "            if tokens[-1] == eos:\n",
+            "            if tokens[-1] <= eos:\n",
+            "bob@uni.edu",
+        ),
     ],
-    ids=["is-eos", "divides-an-empty-hypothesis"],
+    ids=["is-eos", "divides-an-empty-hypothesis", "eos-by-order"],
 )
-def test_beam_search_domain_edges_kill_their_slip(tmp_path, old, new):
+def test_beam_search_domain_edges_kill_their_slip(tmp_path, old, new, key):
     assert SOLUTION.count(old) == 1, old
-    q = _grade(tmp_path, SOLUTION.replace(old, new), "ann@uni.edu", BEAM)
+    q = _grade(tmp_path, SOLUTION.replace(old, new), key, BEAM)
     assert q.score < q.max_score
     # the control: the tree cases alone let the slip through
-    edges = {c.name for c in BEAM.cases(0)[-2:]}
+    edges = {c.name for c in BEAM.cases(0) if re.search(EDGE_NAMES, c.name)}
+    assert len(edges) == 3
 
     def trees(seed: int):
         return [c for c in BEAM.cases(seed) if c.name not in edges]
@@ -92,7 +106,7 @@ def test_beam_search_domain_edges_kill_their_slip(tmp_path, old, new):
     control = _grade(
         tmp_path / "control",
         SOLUTION.replace(old, new),
-        "ann@uni.edu",
+        key,
         dataclasses.replace(BEAM, cases=trees),
     )
     assert control.score == control.max_score

@@ -355,11 +355,11 @@ def _separating_trees(
 
 def _beam_domain_cases(seed: int) -> tuple[Case, ...]:
     """The tree cases, then the domain's edges: the tree of finished lengths 1, 2 and 3 with one
-    step, a beam wider than the vocabulary, an eos candidate that takes a place in the beam; last
-    (tests/test_input_domains.py reads the last two), no step at all with length normalisation on
-    (a hypothesis of 0 tokens keeps its raw score, no division by 0) and the tree of finished
-    lengths 1, 2 and 3 with every token id above 256 (`tokens[-1] is eos` no longer finishes a
-    hypothesis)."""
+    step, a beam wider than the vocabulary, an eos candidate that takes a place in the beam, no
+    step at all with length normalisation on (a hypothesis of 0 tokens keeps its raw score, no
+    division by 0), the tree of finished lengths 1, 2 and 3 with every token id above 256
+    (`tokens[-1] is eos` no longer finishes a hypothesis) and the same tree with eos the highest
+    id (a finish tested by the ids' order)."""
     cases = tuple(_beam_cases(seed))
     rng = np.random.default_rng([381, seed])
     lengths = next(c for c in cases if "finished hypotheses of 1, 2 and 3 tokens" in c.name)
@@ -368,6 +368,9 @@ def _beam_domain_cases(seed: int) -> tuple[Case, ...]:
     vocab = len(early.default)
     wide = vocab + 2  # every candidate kept at the first step (a top-k of beam_size raises)
     ids = _large_ids(rng, len(lm.default))
+    # eos renamed above every word (bos keeps 0): a test of the id's order, `tokens[-1] <= eos`,
+    # finishes every hypothesis where eos was the lowest id that can be generated.
+    last = [0, len(lm.default) - 1, *range(1, len(lm.default) - 1)]
     n = sum(not c.visible for c in cases)
     return (
         *cases,
@@ -387,6 +390,10 @@ def _beam_domain_cases(seed: int) -> tuple[Case, ...]:
         Case(
             f"hidden case {n + 5}: finished hypotheses of 1, 2 and 3 tokens, ids above 256",
             (_renumbered(lm, ids), ids[bos], ids[eos], beam_size, max_len),
+        ),
+        Case(
+            f"hidden case {n + 6}: finished hypotheses of 1, 2 and 3 tokens, eos the highest id",
+            (_renumbered(lm, last), last[bos], last[eos], beam_size, max_len),
         ),
     )
 
