@@ -31,7 +31,7 @@ from grader.written.expr.errors import ExprError
 from grader.written.expr.nodes import Sym, postorder
 from grader.written.expr.numeric import compile_tree, numbers_close
 from grader.written.expr.numeric import numerically_equal as numerically_equal_trees
-from grader.written.expr.parser import Parsed, read
+from grader.written.expr.parser import Parsed, read_pair
 from grader.written.expr.relations import declarations, related
 from grader.written.expr.verdict import Verdict
 
@@ -62,10 +62,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'grader.written.expr.equivalence' has no attribute {name!r}")
 
 
-def _note(parsed: Parsed) -> str | None:
-    return "; ".join(parsed.notes) or None
-
-
 def fast_equivalent(
     answer: str, expected: str, symbols: Sequence[str] | None = None
 ) -> Verdict | None:
@@ -75,15 +71,10 @@ def fast_equivalent(
     Undecided: the expected side undefined at too many sample points, or a constant part
     of either side that mpmath finds undefined or out of range.
     """
-    try:
-        want = read(expected, None if symbols is None else list(symbols))
-    except ExprError as err:
-        raise ValueError(f"the expected expression {expected!r} does not parse: {err}") from err
-    names = sorted(want.symbols) if symbols is None else list(symbols)
-    try:
-        got = read(answer, names)
-    except ExprError as err:
-        return Verdict(False, str(err), None, None)
+    pair = read_pair(answer, expected, symbols)
+    if isinstance(pair, str):
+        return Verdict(False, pair, None, None)
+    got, want = pair
     order = sorted(_names_in(want, got))
     try:
         want_program = compile_tree(want.tree, order)
@@ -95,7 +86,7 @@ def fast_equivalent(
     numeric = numerically_equal_trees(got_program, want_program, len(order))
     if numeric is None:
         return None
-    return Verdict(numeric, None, got.shown, "numeric", canonical(got.tree), _note(got))
+    return Verdict(numeric, None, got.shown, "numeric", canonical(got.tree), got.note)
 
 
 def _names_in(*parsed: Parsed) -> set[str]:

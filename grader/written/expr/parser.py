@@ -36,7 +36,7 @@ Reading rules (documented for students in docs/answers.md):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -392,6 +392,11 @@ class Parsed:
             self._expr = build_sympy(self.tree, self.symbols)
         return self._expr
 
+    @property
+    def note(self) -> str | None:
+        """The reading notes as one line for the student; None when there are none."""
+        return "; ".join(self.notes) or None
+
 
 def read(text: str, symbols: Sequence[str] | None) -> Parsed:
     """Parse and check `text` without sympy; `symbols=None` is the trusted mode: every
@@ -417,6 +422,27 @@ def interpret(text: str, symbols: Sequence[str] | None) -> Parsed:
     parsed = read(text, symbols)
     parsed.expr  # noqa: B018 - built now, so that its errors are raised here
     return parsed
+
+
+def read_pair(
+    answer: str,
+    expected: str,
+    symbols: Sequence[str] | None,
+    reader: Callable[[str, Sequence[str] | None], Parsed] = read,
+) -> tuple[Parsed, Parsed] | str:
+    """(the answer, the expected) read by `reader` (`read` or `interpret`): the expected with the
+    declared `symbols` (None: every name), the answer with the expected's names. An expected
+    side that does not parse is the grader's mistake (ValueError); an answer that does not, the
+    student's: its message comes back instead of the pair."""
+    try:
+        want = reader(expected, None if symbols is None else list(symbols))
+    except ExprError as err:
+        raise ValueError(f"the expected expression {expected!r} does not parse: {err}") from err
+    try:
+        got = reader(answer, sorted(want.symbols) if symbols is None else list(symbols))
+    except ExprError as err:
+        return str(err)
+    return got, want
 
 
 def parse(text: str, symbols: Sequence[str]) -> sympy.Expr:

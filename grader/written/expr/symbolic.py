@@ -27,9 +27,8 @@ from collections.abc import Iterator, Sequence
 import mpmath
 import sympy
 
-from grader.written.expr.errors import ExprError
 from grader.written.expr.numeric import DIGITS, agree_at_points
-from grader.written.expr.parser import Parsed, interpret
+from grader.written.expr.parser import Parsed, interpret, read_pair
 from grader.written.expr.relations import declarations, related
 from grader.written.expr.verdict import Verdict
 
@@ -117,20 +116,16 @@ def compare(answer: Parsed, expected: sympy.Expr) -> Verdict:
     """The verdict for a parsed answer against a parsed expected expression."""
     a = answer.expr
     if a - expected == 0:  # sympy's automatic evaluation already agrees
-        return Verdict(True, None, answer.shown, "symbolic", readable_canonical(a), _note(answer))
+        return Verdict(True, None, answer.shown, "symbolic", readable_canonical(a), answer.note)
     numeric = numerically_equal(a, expected)
     if numeric is None:
         return Verdict(False, "could not check this answer: the expected expression is undefined "
                        "at most sample points (tell your instructor)", answer.shown, None,
-                       readable_canonical(a), _note(answer))  # fmt: skip
+                       readable_canonical(a), answer.note)  # fmt: skip
     if not numeric:
-        return Verdict(False, None, answer.shown, "numeric", readable_canonical(a), _note(answer))
+        return Verdict(False, None, answer.shown, "numeric", readable_canonical(a), answer.note)
     method = "symbolic" if symbolically_zero(a - expected) else "numeric"
-    return Verdict(True, None, answer.shown, method, readable_canonical(a), _note(answer))
-
-
-def _note(parsed: Parsed) -> str | None:
-    return "; ".join(parsed.notes) or None
+    return Verdict(True, None, answer.shown, method, readable_canonical(a), answer.note)
 
 
 def readable_canonical(expr: sympy.Expr) -> str:
@@ -153,13 +148,8 @@ def equivalent(
     if relations:
         assert names is not None
         return related(answer, expected, names, relations, equivalent)
-    try:
-        want = interpret(expected, None if symbols is None else list(symbols))
-    except ExprError as err:
-        raise ValueError(f"the expected expression {expected!r} does not parse: {err}") from err
-    names = sorted(want.symbols) if symbols is None else list(symbols)
-    try:
-        got = interpret(answer, names)
-    except ExprError as err:
-        return Verdict(False, str(err), None, None)
+    pair = read_pair(answer, expected, symbols, interpret)
+    if isinstance(pair, str):
+        return Verdict(False, pair, None, None)
+    got, want = pair
     return compare(got, want.expr)
