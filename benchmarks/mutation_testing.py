@@ -912,6 +912,7 @@ def check_names(
     mutant: types.ModuleType,
     assignment: Assignment,
     own: dict[str, types.ModuleType] | None = None,
+    carried: Callable[[str], types.ModuleType] | None = None,
 ) -> list[str]:
     """Namings that do not explain the mutated function's wrong outputs on random inputs. Two or
     three mistakes named on one question are the engine's diagnosis "found together": judged as
@@ -919,21 +920,27 @@ def check_names(
     `own`: in a multi-mistake file, each mutated function's own mistake alone (its single
     mutant's file): a name given to a composite whose own code is mutated must be that mistake,
     the composite judged over the solution's helpers, as the engine's follow-through judges a
-    composite's own logic with the reference's function in place of the student's wrong one."""
+    composite's own logic with the reference's function in place of the student's wrong one.
+    `carried(function)`: for any other question of such a file, the file with every other mutated
+    graded function restored to the solution's (a mistake charged at its own question is not
+    evidence here, as the engine's follow-through does not count it either)."""
     from grader.engine.combos import combine
 
     wrong = []
     for qid, ids in res.named.items():
         q = assignment.question(qid)
         assert isinstance(q, CodeQuestion)
-        mutant = (own or {}).get(q.function, mutant)
+        if own and q.function in own:
+            module = own[q.function]
+        else:
+            module = carried(q.function) if carried is not None else mutant
         claims = [mid for mid in ids if mid in q.mutants]  # not a shortcut's or a judge's id
-        whys = {mid: _unexplained(q, mid, mutant) for mid in claims}
+        whys = {mid: _unexplained(q, mid, module) for mid in claims}
         if len(claims) > 1 and any(whys.values()):
             both: Any = q.mutants[claims[0]]
             for mid in claims[1:]:
                 both = combine(both, q.mutants[mid]) if both is not None else None
-            if both is not None and not _unexplained(q, tuple(claims), mutant, both):
+            if both is not None and not _unexplained(q, tuple(claims), module, both):
                 continue  # named together, and together they are what the function computes
         for mid, why in whys.items():
             if why:
@@ -1027,7 +1034,16 @@ def analyse_multi(
                 problems.append(f"missed: {q.function} ({part.change})")
         elif score < top - 1e-9 and not in_helper:  # a helper's mistake is docked where it is used
             problems.append(f"charged again: {qid} ({score:g}/{top:g}, own function unmutated)")
-    res.wrong_names = check_names(res, module, assignment, own)
+    mutated_graded = [p.function for p in res.mutant.parts if p.function in graded]
+
+    def carried(function: str) -> types.ModuleType:
+        restored = load_module(res.mutant.source, f"carried_{res.mutant.index}_{function}")
+        for name in mutated_graded:
+            if name != function:
+                setattr(restored, name, getattr(solution, name))
+        return restored
+
+    res.wrong_names = check_names(res, module, assignment, own, carried)
     res.evidence = "; ".join(problems)
     res.status = "multi-ok" if not problems and not res.wrong_names else "multi-wrong"
 

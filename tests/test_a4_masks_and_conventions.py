@@ -115,6 +115,72 @@ def test_a4_a_dropped_causal_mask_is_charged_once_at_multi_head_attention(grade_
         assert q.score == q.max_score, q.feedback
 
 
+# ---------------------------------------------------------------- masks as numbers
+
+# nanoGPT's float buffer, torch.tril(torch.ones(T, T)), returned as the causal mask; the
+# solution's multi-head attention combines it with the padding mask by `&`, which floats refuse
+CAUSAL_FLOAT = """
+def causal_mask(T):
+    return np.tril(np.ones((T, T)))
+"""
+
+PADDING_INT = """
+def padding_mask(lengths, T):
+    return (np.arange(T)[None, :] < np.asarray(lengths)[:, None]).astype(np.int64)
+"""
+
+
+def test_a_mask_of_numbers_is_docked_where_it_is_built_and_not_charged_again(grade_files):
+    """The handout's masks are boolean: a causal mask of 0.0/1.0 loses its own question, named
+    as itself, and the attention that calls it is judged with the reference's mask in its place
+    (follow-through), not charged again with a TypeError."""
+    report = grade_files(
+        "a4",
+        {"transformer.py": _with(CAUSAL_FLOAT)},
+        questions=("a4.causal_mask", "a4.mha", "a4.decoder_block", "a4.gpt_forward"),
+    )
+    qs = _by_question(report)
+    mask = qs["a4.causal_mask"]
+    assert mask.score == 0 and mask.misconceptions == ["mask-not-boolean"], mask.feedback
+    assert "boolean" in mask.feedback
+    for qid in ("a4.mha", "a4.decoder_block", "a4.gpt_forward"):
+        q = qs[qid]
+        assert q.score == q.max_score and not q.misconceptions, (qid, q.feedback)
+    assert "causal_mask" in qs["a4.mha"].feedback  # says whose function was replaced
+
+
+def test_an_integer_padding_mask_is_named_and_a_boolean_one_is_not(grade_files):
+    report = grade_files(
+        "a4", {"transformer.py": _with(PADDING_INT)}, questions=("a4.padding_mask",)
+    )
+    (q,) = report.questions
+    assert q.score < q.max_score and q.misconceptions == ["mask-not-boolean"], q.feedback
+    control = grade_files(  # the same entries as booleans
+        "a4",
+        {"transformer.py": _with(PADDING_INT.replace(".astype(np.int64)", ".astype(bool)"))},
+        questions=("a4.padding_mask", "a4.causal_mask", "a4.mha"),
+    )
+    for q in control.questions:
+        assert q.score == q.max_score and not q.misconceptions, q.feedback
+
+
+def test_a_boolean_expected_array_asks_for_booleans():
+    import numpy as np
+
+    from grader.engine.checks import compare
+
+    want = np.tril(np.ones((3, 3), dtype=bool))
+    assert compare(want.copy(), want) == []
+    assert compare(want.tolist(), want) == []  # a list of True/False
+    (m,) = compare(want.astype(np.float64), want)
+    assert m.reason == "type" and "boolean" in m.message
+    (m,) = compare(want.astype(np.int64), want)
+    assert m.reason == "type"
+    (m,) = compare((~want).astype(np.float64), want)  # wrong entries: the values are the news
+    assert m.reason == "exact"
+    assert compare(want.astype(np.float64), want.astype(np.float64)) == []  # numbers expected
+
+
 # ---------------------------------------------------------------- field conventions
 
 # RMSNorm as many implementations write it: the RMS from the L2 norm, ε added outside the root

@@ -130,8 +130,11 @@ def _hidden_outputs(q: CodeQuestion, seed: int) -> dict[str, list[Any]]:
 def _differ(q: CodeQuestion, a: Any, b: Any) -> bool:
     if a is None or b is None:
         return False
-    try:
-        return bool(compare(a, b, q.tolerance, exact=q.integer, names=q.output_names))
+    try:  # both ways: a boolean expected output also asks for booleans (mask-not-boolean)
+        return any(
+            compare(x, y, q.tolerance, exact=q.integer, names=q.output_names)
+            for x, y in ((a, b), (b, a))
+        )
     except TypeError:
         return True  # not even comparable: certainly told apart
 

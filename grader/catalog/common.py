@@ -43,6 +43,19 @@ register(
         section="notes §5, 'Masks'",
     ),
     Misconception(
+        id="mask-not-boolean",
+        title="a mask of 0s and 1s instead of booleans",
+        explanation=(
+            "Your mask has the right entries, as numbers: the masks here are boolean arrays "
+            "(`dtype=bool`, True = may attend). A mask of 0.0/1.0 or 0/1 breaks where masks "
+            "are combined or read: `~` on it raises or gives -1 and -2, `m1 & m2` fails on "
+            "floats, and `scores[m]` indexes rows 0 and 1 instead of selecting entries. Build it "
+            "as booleans (`np.tril(np.ones((T, T), dtype=bool))`, a comparison such as "
+            "`np.arange(T) < length`) or convert it with `.astype(bool)`."
+        ),
+        section="notes §5, 'Masks'",
+    ),
+    Misconception(
         id="mask-inverted",
         title="mask read the wrong way round",
         explanation=(

@@ -311,8 +311,21 @@ def _compare_array(
                     f"{_label(where)}{n} of {want.size} entries differ (exact match expected)",
                 )
             ]
+        if want.dtype == bool and g.dtype != bool:
+            return [_not_boolean(g, where)]
         return []
     return _values(g.astype(np.float64), want.astype(np.float64), tol, exact, where)
+
+
+def _not_boolean(g: np.ndarray, where: str) -> Mismatch:
+    """A mask with the right entries as numbers: the handouts' masks are boolean, and code that
+    combines masks with `~`, `&` or indexing reads 0/1 numbers differently (`~1` is -2)."""
+    return Mismatch(
+        where,
+        "type",
+        f"{_label(where)}the right entries as {g.dtype} 0s and 1s: a mask must be boolean "
+        "(`dtype=bool`, True and False)",
+    )
 
 
 def _nonfinite_mismatch(g: np.ndarray, w: np.ndarray, where: str) -> Mismatch | None:

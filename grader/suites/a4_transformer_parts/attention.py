@@ -349,6 +349,7 @@ CAUSAL_MUTANTS = {
     "causal-mask-transposed": lambda T: att.causal_mask(T).T,
     "causal-mask-excludes-self": lambda T: att.causal_mask(T, offset=-1),
     "mask-inverted": lambda T: ~att.causal_mask(T),
+    "mask-not-boolean": lambda T: att.causal_mask(T).astype(np.float64),
 }
 
 
@@ -364,7 +365,10 @@ def _padding_cases(seed: int) -> list[Case]:
     ]
 
 
-PADDING_MUTANTS = {"mask-inverted": lambda lengths, T: ~att.padding_mask(lengths, T)}
+PADDING_MUTANTS = {
+    "mask-inverted": lambda lengths, T: ~att.padding_mask(lengths, T),
+    "mask-not-boolean": lambda lengths, T: att.padding_mask(lengths, T).astype(np.float64),
+}
 
 
 def _mha_weights_set(r: np.random.Generator, d: int = 6, h: int = 2, dk: int = 4, dv: int = 3):
