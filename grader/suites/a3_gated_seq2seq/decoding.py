@@ -4,8 +4,9 @@ the token-id renumbering that puts ids past CPython's small-int cache."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache, lru_cache, partial
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -33,22 +34,33 @@ def _random_tree(rng: np.random.Generator, n_words: int, depth: int) -> TableLM:
     Per prefix, breadth first: one normal draw for eos, then `n_words` for the words; drawn in
     one call for the whole tree (a Generator's normals come out the same one at a time or in an
     array), the same numbers in the same order."""
+    prefixes, bos_column, eos_shift = _tree_shape(n_words, depth)
+    draws = rng.normal(size=(len(prefixes), 1 + n_words))  # (P, 1 + n_words)
+    logits = np.concatenate(
+        (bos_column, draws[:, :1] - eos_shift, draws[:, 1:] * 1.5), axis=1
+    )  # (P, 2 + n_words)
+    rows = log_softmax(logits).tolist()  # one call for every row of the tree
+    return TableLM(table=dict(zip(prefixes, map(tuple, rows))), default=_uniform_row(n_words))
+
+
+@cache
+def _tree_shape(
+    n_words: int, depth: int
+) -> tuple[tuple[tuple[int, ...], ...], np.ndarray, np.ndarray]:
+    """What every random tree of this size shares: its prefixes (breadth first), bos's logit
+    column (P, 1) and the shift taken off eos's logit (P, 1), larger at the first step so that
+    an immediate eos is rarer. The arrays are read only."""
     words = list(range(2, 2 + n_words))
     prefixes: list[tuple[int, ...]] = []
     frontier: list[tuple[int, ...]] = [(BOS,)]
     for _ in range(depth):
         prefixes.extend(frontier)
         frontier = [prefix + (w,) for prefix in frontier for w in words]
-    draws = rng.normal(size=(len(prefixes), 1 + n_words))  # (P, 1 + n_words)
-    eos_shift = np.array(
-        [1.5 if len(p) == 1 else 0.3 for p in prefixes]
-    )  # an immediate eos is rarer
-    logits = np.concatenate(
-        (np.full((len(prefixes), 1), -25.0), draws[:, :1] - eos_shift[:, None], draws[:, 1:] * 1.5),
-        axis=1,
-    )  # (P, 2 + n_words)
-    rows = log_softmax(logits).tolist()  # one call for every row of the tree
-    return TableLM(table=dict(zip(prefixes, map(tuple, rows))), default=_uniform_row(n_words))
+    bos_column = np.full((len(prefixes), 1), -25.0)
+    eos_shift = np.array([1.5 if len(p) == 1 else 0.3 for p in prefixes])[:, None]
+    bos_column.flags.writeable = False
+    eos_shift.flags.writeable = False
+    return tuple(prefixes), bos_column, eos_shift
 
 
 @cache
@@ -213,57 +225,112 @@ def _swap_words(lm: TableLM, a: int, b: int) -> TableLM:
     )
 
 
-def _final_pool(lm: TableLM, beam_size: int, max_len: int) -> list[tuple[list[int], float]]:
+Pool = list[tuple[tuple[int, ...], float]]  # (tokens from bos on, summed log-probability)
+
+
+def _pools(
+    lm: TableLM, beam_size: int, start_score: float = 0.0, keep: int | None = None
+) -> Iterator[Pool]:
+    """The hypotheses `_table_beam_search(lm, beam_size, max_len, start_score=..., keep=...)`
+    ranks at its end (the finished, else the live), in its order, with their scores, for
+    max_len = 0, 1, 2, ... in turn: one search, paused after every step, serves every max_len.
+
+    The same arithmetic as the reference: a candidate scores `score + logp[w]`, the candidates
+    (live order, then token id) are sorted by `-score` with a stable sort, the first `keep or
+    beam_size` are kept, and those ending in eos finish. Candidates are held as numbers until
+    kept, so only the kept ones build their tokens. The yielded lists are never changed later."""
+    table, default = lm.table, lm.default
+    width = keep or beam_size
+    live: Pool = [((BOS,), start_score)]
+    finished: Pool = []
+    yield live
+    while True:
+        negs: list[float] = []  # -(score + logp[w]), the reference's sort key
+        owner: list[int] = []  # the live hypothesis a candidate extends
+        word: list[int] = []
+        for i, (tokens, score) in enumerate(live):
+            row = table.get(tokens, default)
+            negs.extend([-(score + lp) for lp in row])
+            owner.extend([i] * len(row))
+            word.extend(range(len(row)))
+        done: Pool = []
+        kept: Pool = []
+        for j in sorted(range(len(negs)), key=negs.__getitem__)[:width]:
+            w = word[j]
+            (done if w == EOS else kept).append((live[owner[j]][0] + (w,), -negs[j]))
+        if done:
+            finished = finished + done
+        live = kept
+        pool = finished if finished else live
+        yield pool
+        if len(finished) >= beam_size or not live:
+            while True:  # the search has stopped: more steps change nothing
+                yield pool
+
+
+def _pool_at(lm: TableLM, beam_size: int, max_len: int, **hooks: Any) -> Pool:
+    """The final pool of a search of at most `max_len` steps (none when max_len <= 0)."""
+    return next(islice(_pools(lm, beam_size, **hooks), max(max_len, 0), None))
+
+
+def _final_pool(lm: TableLM, beam_size: int, max_len: int) -> Pool:
     """The hypotheses `_table_beam_search(lm, beam_size, max_len, ...)` ranks at its end (the
-    finished, else the live), in its order, with their scores: caught through its `rank` hook,
-    which it calls once per hypothesis of that pool. Everything but the final ranking (the
-    normalisation, the length, `rank`) leaves the search the same, so one search serves them
-    all (`_winner`)."""
-    pool: list[tuple[list[int], float]] = []
-
-    def catch(tokens: list[int], score: float) -> float:
-        pool.append((tokens, score))
-        return 0.0
-
-    _table_beam_search(lm, max(beam_size, 1), max_len, True, rank=catch)
-    return pool
+    finished, else the live), in its order, with their scores. Everything but the final
+    ranking (the normalisation, the length, `rank`) leaves the search the same, so one search
+    serves them all (`_winner`)."""
+    return _pool_at(lm, max(beam_size, 1), max_len)
 
 
-def _winner(pool: list[tuple[list[int], float]], rank: Any) -> list[int]:
+def _winner(pool: Pool, rank: Any) -> list[int]:
     """What the search returns ranking its final `pool` by `rank(tokens, score)`: its `max`
     (the first of equal keys), the tokens after bos."""
     best_tokens, _ = max(pool, key=lambda hyp: rank(hyp[0], hyp[1]))
-    return best_tokens[1:]
+    return list(best_tokens[1:])
 
 
-def _normed_and_raw(pool: list[tuple[list[int], float]]) -> tuple[list[int], list[int]]:
+def _per_token(hyp: tuple[tuple[int, ...], float]) -> float:
+    """`seq2seq.hypothesis_key(tokens, score, True)`: the score over the tokens after bos."""
+    n = len(hyp[0]) - 1
+    return hyp[1] / n if n > 0 else hyp[1]
+
+
+def _normed_winner(pool: Pool) -> list[int]:
+    """The per-token winner of a final pool (the first of equal keys), the tokens after bos."""
+    return list(max(pool, key=_per_token)[0][1:])
+
+
+def _normed_and_raw(pool: Pool) -> tuple[list[int], list[int]]:
     """The per-token and the raw-score winners of one search's final pool."""
-    return (
-        _winner(pool, lambda t, s: seq2seq.hypothesis_key(t, s, True)),
-        _winner(pool, lambda t, s: seq2seq.hypothesis_key(t, s, False)),
-    )
+    return _normed_winner(pool), list(max(pool, key=lambda hyp: hyp[1])[0][1:])
 
 
 def _wrong_beams(
     lm: TableLM,
     beam_size: int,
     max_len: int,
-    pool: list[tuple[list[int], float]] | None = None,
+    stages: list[Pool] | None = None,
 ) -> list[list[int]]:
     """What plausible slips other than the missing normalisation return (each must lose points
     without looking like `beam-no-length-normalization`): the length counted with bos or without
-    eos, a nonzero start score, one step short or long, a beam one wider or narrower. The slips
-    of the final ranking alone are read from one search's final `pool` (`_final_pool`); the
-    others search again."""
+    eos, a nonzero start score, one step short or long, a beam one wider or narrower. One search
+    paused after each step gives the pools of max_len - 1, max_len and max_len + 1 steps
+    (`stages[s]`: the pool after s steps, from 0 to at least max_len + 1, when the caller has
+    them); the slips of the final ranking alone are read from the pool of max_len steps, and
+    the others search again."""
+    k = max(beam_size, 1)
+    if stages is None:
+        stages = list(islice(_pools(lm, k), max(max_len, 0) + 2))
 
-    def run(k: int = beam_size, steps: int = max_len, **hooks: Any) -> list[int]:
-        return _table_beam_search(lm, max(k, 1), steps, True, **hooks)
+    def at(steps: int) -> Pool:
+        return stages[max(steps, 0)]
 
-    def normed(t: list[int], s: float) -> float:
+    pool = at(max_len)
+
+    def run(width: int = beam_size, steps: int = max_len, **hooks: Any) -> list[int]:
+        return _normed_winner(_pool_at(lm, max(width, 1), steps, **hooks))
+
+    def normed(t: tuple[int, ...], s: float) -> float:
         return s / (len(t) - 1) if len(t) > 1 else s
-
-    if pool is None:
-        pool = _final_pool(lm, beam_size, max_len)
 
     def by_length(length: Any) -> list[int]:
         return _winner(pool, lambda t, s: seq2seq.hypothesis_key(t, s, True, length))
@@ -274,10 +341,10 @@ def _wrong_beams(
         by_length(lambda t: len(t) - 2),  # eos not counted, a hypothesis of 0 tokens by its score
         run(start_score=1.0),
         run(start_score=-1.0),
-        run(steps=max_len - 1),
-        run(steps=max_len + 1),
-        run(k=beam_size + 1),
-        run(k=beam_size - 1),
+        _normed_winner(at(max_len - 1)),
+        _normed_winner(at(max_len + 1)),
+        run(width=beam_size + 1),
+        run(width=beam_size - 1),
         _winner(pool, lambda t, s: -normed(t, s)),  # the worst instead of the best
         _winner(pool, lambda t, s: 0.0),  # the first finished
         _winner(pool, lambda t, s: s * (len(t) - 1)),  # multiplied by the length
@@ -290,17 +357,17 @@ def _slip_marks(
     lm: TableLM,
     beam_size: int,
     max_len: int,
-    pool: list[tuple[list[int], float]] | None = None,
+    stages: list[Pool] | None = None,
 ) -> list[int]:
     """Per slip of `_wrong_beams`: 0 right, +1 wrong and unlike the raw-score winner, -1 wrong
-    and equal to it (a case where the slip looks like a missing normalisation). `pool`: the
-    final pool of the search (`_final_pool`) when the caller already has it."""
-    if pool is None:
-        pool = _final_pool(lm, beam_size, max_len)
-    normed, raw = _normed_and_raw(pool)
+    and equal to it (a case where the slip looks like a missing normalisation). `stages`: the
+    pools of the search after 0, 1, ... steps (`_pools`) when the caller already has them."""
+    if stages is None:
+        stages = list(islice(_pools(lm, max(beam_size, 1)), max(max_len, 0) + 2))
+    normed, raw = _normed_and_raw(stages[max(max_len, 0)])
     return [
         0 if w == normed else (-1 if w == raw else 1)
-        for w in _wrong_beams(lm, beam_size, max_len, pool)
+        for w in _wrong_beams(lm, beam_size, max_len, stages)
     ]
 
 
@@ -312,17 +379,20 @@ def _separating_trees(
     cases, fails more cases where it differs from the raw-score winner than cases where it
     coincides with it: it is docked and not read as a missing normalisation.
 
-    One search per tree gives both winners and the ranking slips (`_final_pool`): 8 searches
-    per kept tree instead of 16, 1 per rejected one instead of 2; tests/test_speed_cases.py
-    holds a digest of the cases the earlier form built for 200 keys."""
+    One search per tree, paused after each step (`_pools`), gives both winners, the ranking
+    slips and the slips of one step short or long: 6 searches per kept tree, 1 per rejected
+    one; tests/test_speed_cases.py holds a digest of the cases the earlier form built for 200
+    keys."""
     trees = []
     while len(trees) < pool:
         beam_size = 3 + len(trees) % 3  # up to 5 finished hypotheses: many plausible answers
         lm = _random_tree(rng, n_words=3, depth=4)
-        final = _final_pool(lm, beam_size, 4)
-        normed, raw = _normed_and_raw(final)
+        search = _pools(lm, beam_size)
+        stages = list(islice(search, 5))  # after 0 to 4 steps
+        normed, raw = _normed_and_raw(stages[4])
         if normed != raw:
-            trees.append((lm, beam_size, _slip_marks(lm, beam_size, 4, final)))
+            stages.append(next(search))  # a fifth step, for the slip of one step too many
+            trees.append((lm, beam_size, _slip_marks(lm, beam_size, 4, stages)))
     fixed_marks = [_slip_marks(*f) for f in fixed]
     failed = [sum(m != 0 for m in col) for col in zip(*fixed_marks)]  # per slip
     like_raw = [sum(m < 0 for m in col) for col in zip(*fixed_marks)]
