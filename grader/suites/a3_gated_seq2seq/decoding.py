@@ -34,13 +34,37 @@ def _random_tree(rng: np.random.Generator, n_words: int, depth: int) -> TableLM:
     Per prefix, breadth first: one normal draw for eos, then `n_words` for the words; drawn in
     one call for the whole tree (a Generator's normals come out the same one at a time or in an
     array), the same numbers in the same order."""
+    return _random_trees(rng, n_words, depth, 1)[0]
+
+
+def _random_trees(rng: np.random.Generator, n_words: int, depth: int, count: int) -> list[TableLM]:
+    """`count` calls of `_random_tree` in one: the normals of all the trees drawn in one call and
+    every row's log-softmax taken in one call (row by row, as for one tree)."""
     prefixes, bos_column, eos_shift = _tree_shape(n_words, depth)
-    draws = rng.normal(size=(len(prefixes), 1 + n_words))  # (P, 1 + n_words)
+    draws = rng.normal(size=(count * len(prefixes), 1 + n_words))  # (count · P, 1 + n_words)
     logits = np.concatenate(
-        (bos_column, draws[:, :1] - eos_shift, draws[:, 1:] * 1.5), axis=1
-    )  # (P, 2 + n_words)
-    rows = log_softmax(logits).tolist()  # one call for every row of the tree
-    return TableLM(table=dict(zip(prefixes, map(tuple, rows))), default=_uniform_row(n_words))
+        (
+            np.tile(bos_column, (count, 1)),
+            draws[:, :1] - np.tile(eos_shift, (count, 1)),
+            draws[:, 1:] * 1.5,
+        ),
+        axis=1,
+    )  # (count · P, 2 + n_words)
+    rows = list(map(tuple, log_softmax(logits).tolist()))
+    default = _uniform_row(n_words)
+    size = len(prefixes)
+    return [
+        TableLM(table=dict(zip(prefixes, rows[k * size : (k + 1) * size])), default=default)
+        for k in range(count)
+    ]
+
+
+def _tree_stream(rng: np.random.Generator, n_words: int, depth: int) -> Iterator[TableLM]:
+    """The trees of successive `_random_tree(rng, n_words, depth)` calls, drawn 64 at a time:
+    the generator has drawn up to 63 trees more than were taken, so it is not to be used
+    after the stream."""
+    while True:
+        yield from _random_trees(rng, n_words, depth, 64)
 
 
 @cache
@@ -236,28 +260,28 @@ def _pools(
     max_len = 0, 1, 2, ... in turn: one search, paused after every step, serves every max_len.
 
     The same arithmetic as the reference: a candidate scores `score + logp[w]`, the candidates
-    (live order, then token id) are sorted by `-score` with a stable sort, the first `keep or
-    beam_size` are kept, and those ending in eos finish. Candidates are held as numbers until
+    (live order, then token id) are sorted best first with a stable sort (`reverse=True` keeps
+    equal scores in order, as the reference's key `-score` does), the first `keep or
+    beam_size` are kept, and those ending in eos finish. Candidates are held as scores until
     kept, so only the kept ones build their tokens. The yielded lists are never changed later."""
     table, default = lm.table, lm.default
     width = keep or beam_size
-    live: Pool = [((BOS,), start_score)]
+    size = len(default)
+    uniform = set(map(len, table.values())) <= {size}  # every row over the same vocabulary
+    live: Pool = [((BOS,), float(start_score))]
     finished: Pool = []
     yield live
     while True:
-        negs: list[float] = []  # -(score + logp[w]), the reference's sort key
-        owner: list[int] = []  # the live hypothesis a candidate extends
-        word: list[int] = []
-        for i, (tokens, score) in enumerate(live):
-            row = table.get(tokens, default)
-            negs.extend([-(score + lp) for lp in row])
-            owner.extend([i] * len(row))
-            word.extend(range(len(row)))
+        scores: list[float] = []  # live order, then token id
+        for tokens, score in live:
+            scores += map(score.__add__, table.get(tokens, default))  # score + logp[w]
+        best = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)[:width]
+        origin = _grid(size, len(live)) if uniform else _origins(table, default, live)
         done: Pool = []
         kept: Pool = []
-        for j in sorted(range(len(negs)), key=negs.__getitem__)[:width]:
-            w = word[j]
-            (done if w == EOS else kept).append((live[owner[j]][0] + (w,), -negs[j]))
+        for j in best:
+            i, w = origin[j]
+            (done if w == EOS else kept).append((live[i][0] + (w,), scores[j]))
         if done:
             finished = finished + done
         live = kept
@@ -266,6 +290,21 @@ def _pools(
         if len(finished) >= beam_size or not live:
             while True:  # the search has stopped: more steps change nothing
                 yield pool
+
+
+@cache
+def _grid(size: int, n_live: int) -> tuple[tuple[int, int], ...]:
+    """(live hypothesis, token) of each candidate of a step, in `_pools`' order, when every
+    row has `size` tokens."""
+    return tuple((i, w) for i in range(n_live) for w in range(size))
+
+
+def _origins(
+    table: Any, default: tuple[float, ...], live: Pool
+) -> list[tuple[int, int]]:
+    """(live hypothesis, token) of each candidate of a step, in `_pools`' order, for rows of
+    any lengths."""
+    return [(i, w) for i, (t, _) in enumerate(live) for w in range(len(table.get(t, default)))]
 
 
 def _pool_at(lm: TableLM, beam_size: int, max_len: int, **hooks: Any) -> Pool:
@@ -377,16 +416,18 @@ def _separating_trees(
     """n random trees (depth 4) where the per-token and the raw score pick different winners,
     chosen greedily from a pool so that every slip of `_wrong_beams`, over these and the `fixed`
     cases, fails more cases where it differs from the raw-score winner than cases where it
-    coincides with it: it is docked and not read as a missing normalisation.
+    coincides with it: it is docked and not read as a missing normalisation. The trees are
+    drawn from `rng` in batches (`_tree_stream`): rng is spent afterwards.
 
     One search per tree, paused after each step (`_pools`), gives both winners, the ranking
     slips and the slips of one step short or long: 6 searches per kept tree, 1 per rejected
     one; tests/test_speed_cases.py holds a digest of the cases the earlier form built for 200
     keys."""
     trees = []
+    stream = _tree_stream(rng, n_words=3, depth=4)  # rng is not drawn from after this
     while len(trees) < pool:
         beam_size = 3 + len(trees) % 3  # up to 5 finished hypotheses: many plausible answers
-        lm = _random_tree(rng, n_words=3, depth=4)
+        lm = next(stream)
         search = _pools(lm, beam_size)
         stages = list(islice(search, 5))  # after 0 to 4 steps
         normed, raw = _normed_and_raw(stages[4])
