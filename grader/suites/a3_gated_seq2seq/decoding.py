@@ -50,7 +50,8 @@ def _random_trees(rng: np.random.Generator, n_words: int, depth: int, count: int
         ),
         axis=1,
     )  # (count · P, 2 + n_words)
-    rows = list(map(tuple, log_softmax(logits).tolist()))
+    flat = log_softmax(logits).ravel().tolist()  # one list of floats: faster than rows of lists
+    rows = list(zip(*[iter(flat)] * logits.shape[1]))  # the rows as tuples, in order
     default = _uniform_row(n_words)
     size = len(prefixes)
     return [
@@ -343,6 +344,51 @@ def _normed_and_raw(pool: Pool) -> tuple[list[int], list[int]]:
     return _normed_winner(pool), list(max(pool, key=lambda hyp: hyp[1])[0][1:])
 
 
+# Final ranking keys of `_wrong_beams`' slips, on a hypothesis (tokens, score): what
+# `seq2seq.hypothesis_key(tokens, score, True, length)` gives for each wrong `length`, and
+# three wrong keys in place of `hypothesis_key`. `_best` keeps the first of equal keys.
+Hyp = tuple[tuple[int, ...], float]
+
+
+def _with_bos(h: Hyp) -> float:
+    """The length counted with bos."""
+    n = len(h[0])
+    return h[1] / n if n > 0 else h[1]
+
+
+def _without_eos(h: Hyp) -> float:
+    """The length without a final eos, at least 1."""
+    n = max(len(h[0]) - 1 - (h[0][-1] == EOS), 1)
+    return h[1] / n if n > 0 else h[1]
+
+
+def _without_eos_or_bos(h: Hyp) -> float:
+    """The length without bos and without one more token (eos): 0 tokens keep the score."""
+    n = len(h[0]) - 2
+    return h[1] / n if n > 0 else h[1]
+
+
+def _worst_first(h: Hyp) -> float:
+    """The per-token score negated."""
+    t, s = h
+    return -(s / (len(t) - 1) if len(t) > 1 else s)
+
+
+def _times_length(h: Hyp) -> float:
+    """The score multiplied by the tokens after bos."""
+    return h[1] * (len(h[0]) - 1)
+
+
+def _floor_divided(h: Hyp) -> float:
+    """The score floor-divided by the tokens after bos (at least 1)."""
+    return h[1] // max(len(h[0]) - 1, 1)
+
+
+def _best(pool: Pool, key: Any) -> list[int]:
+    """The tokens after bos of the pool's first hypothesis of the largest key."""
+    return list(max(pool, key=key)[0][1:])
+
+
 def _wrong_beams(
     lm: TableLM,
     beam_size: int,
@@ -368,26 +414,20 @@ def _wrong_beams(
     def run(width: int = beam_size, steps: int = max_len, **hooks: Any) -> list[int]:
         return _normed_winner(_pool_at(lm, max(width, 1), steps, **hooks))
 
-    def normed(t: tuple[int, ...], s: float) -> float:
-        return s / (len(t) - 1) if len(t) > 1 else s
-
-    def by_length(length: Any) -> list[int]:
-        return _winner(pool, lambda t, s: seq2seq.hypothesis_key(t, s, True, length))
-
     return [
-        by_length(len),
-        by_length(lambda t: max(len(t) - 1 - (t[-1] == EOS), 1)),
-        by_length(lambda t: len(t) - 2),  # eos not counted, a hypothesis of 0 tokens by its score
+        _best(pool, _with_bos),
+        _best(pool, _without_eos),
+        _best(pool, _without_eos_or_bos),  # a hypothesis of 0 tokens by its score
         run(start_score=1.0),
         run(start_score=-1.0),
         _normed_winner(at(max_len - 1)),
         _normed_winner(at(max_len + 1)),
         run(width=beam_size + 1),
         run(width=beam_size - 1),
-        _winner(pool, lambda t, s: -normed(t, s)),  # the worst instead of the best
-        _winner(pool, lambda t, s: 0.0),  # the first finished
-        _winner(pool, lambda t, s: s * (len(t) - 1)),  # multiplied by the length
-        _winner(pool, lambda t, s: s // max(len(t) - 1, 1)),  # floor division
+        _best(pool, _worst_first),  # the worst instead of the best
+        list(pool[0][0][1:]),  # every key 0: the first finished
+        _best(pool, _times_length),  # multiplied by the length
+        _best(pool, _floor_divided),  # floor division
         run(keep=10**6),
     ]  # every candidate kept (no pruning to the beam)
 
