@@ -60,12 +60,15 @@ def _random_trees(rng: np.random.Generator, n_words: int, depth: int, count: int
     ]
 
 
-def _tree_stream(rng: np.random.Generator, n_words: int, depth: int) -> Iterator[TableLM]:
-    """The trees of successive `_random_tree(rng, n_words, depth)` calls, drawn 64 at a time:
-    the generator has drawn up to 63 trees more than were taken, so it is not to be used
-    after the stream."""
+def _tree_stream(
+    rng: np.random.Generator, n_words: int, depth: int, first: int = 320, then: int = 16
+) -> Iterator[TableLM]:
+    """The trees of successive `_random_tree(rng, n_words, depth)` calls, drawn `first` at
+    once, then `then` at a time: the generator may have drawn trees that were not taken, so it
+    is not to be used after the stream."""
+    yield from _random_trees(rng, n_words, depth, first)
     while True:
-        yield from _random_trees(rng, n_words, depth, 64)
+        yield from _random_trees(rng, n_words, depth, then)
 
 
 @cache
@@ -254,7 +257,11 @@ Pool = list[tuple[tuple[int, ...], float]]  # (tokens from bos on, summed log-pr
 
 
 def _pools(
-    lm: TableLM, beam_size: int, start_score: float = 0.0, keep: int | None = None
+    lm: TableLM,
+    beam_size: int,
+    start_score: float = 0.0,
+    keep: int | None = None,
+    uniform: bool | None = None,
 ) -> Iterator[Pool]:
     """The hypotheses `_table_beam_search(lm, beam_size, max_len, start_score=..., keep=...)`
     ranks at its end (the finished, else the live), in its order, with their scores, for
@@ -264,11 +271,14 @@ def _pools(
     (live order, then token id) are sorted best first with a stable sort (`reverse=True` keeps
     equal scores in order, as the reference's key `-score` does), the first `keep or
     beam_size` are kept, and those ending in eos finish. Candidates are held as scores until
-    kept, so only the kept ones build their tokens. The yielded lists are never changed later."""
+    kept, so only the kept ones build their tokens. The yielded lists are never changed later.
+    `uniform`: whether every row has as many tokens as the default (`_one_row_size`), when
+    the caller knows."""
     table, default = lm.table, lm.default
     width = keep or beam_size
     size = len(default)
-    uniform = set(map(len, table.values())) <= {size}  # every row over the same vocabulary
+    if uniform is None:
+        uniform = _one_row_size(lm)
     live: Pool = [((BOS,), float(start_score))]
     finished: Pool = []
     yield live
@@ -291,6 +301,11 @@ def _pools(
         if len(finished) >= beam_size or not live:
             while True:  # the search has stopped: more steps change nothing
                 yield pool
+
+
+def _one_row_size(lm: TableLM) -> bool:
+    """Whether every row of the tree has as many tokens as its default row."""
+    return set(map(len, lm.table.values())) <= {len(lm.default)}
 
 
 @cache
@@ -403,8 +418,9 @@ def _wrong_beams(
     them); the slips of the final ranking alone are read from the pool of max_len steps, and
     the others search again."""
     k = max(beam_size, 1)
+    uniform = _one_row_size(lm)
     if stages is None:
-        stages = list(islice(_pools(lm, k), max(max_len, 0) + 2))
+        stages = list(islice(_pools(lm, k, uniform=uniform), max(max_len, 0) + 2))
 
     def at(steps: int) -> Pool:
         return stages[max(steps, 0)]
@@ -412,7 +428,7 @@ def _wrong_beams(
     pool = at(max_len)
 
     def run(width: int = beam_size, steps: int = max_len, **hooks: Any) -> list[int]:
-        return _normed_winner(_pool_at(lm, max(width, 1), steps, **hooks))
+        return _normed_winner(_pool_at(lm, max(width, 1), steps, uniform=uniform, **hooks))
 
     return [
         _best(pool, _with_bos),
@@ -468,7 +484,7 @@ def _separating_trees(
     while len(trees) < pool:
         beam_size = 3 + len(trees) % 3  # up to 5 finished hypotheses: many plausible answers
         lm = next(stream)
-        search = _pools(lm, beam_size)
+        search = _pools(lm, beam_size, uniform=True)  # drawn with one row size
         stages = list(islice(search, 5))  # after 0 to 4 steps
         normed, raw = _normed_and_raw(stages[4])
         if normed != raw:
