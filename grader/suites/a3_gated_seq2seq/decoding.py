@@ -315,9 +315,7 @@ def _grid(size: int, n_live: int) -> tuple[tuple[int, int], ...]:
     return tuple((i, w) for i in range(n_live) for w in range(size))
 
 
-def _origins(
-    table: Any, default: tuple[float, ...], live: Pool
-) -> list[tuple[int, int]]:
+def _origins(table: Any, default: tuple[float, ...], live: Pool) -> list[tuple[int, int]]:
     """(live hypothesis, token) of each candidate of a step, in `_pools`' order, for rows of
     any lengths."""
     return [(i, w) for i, (t, _) in enumerate(live) for w in range(len(table.get(t, default)))]
