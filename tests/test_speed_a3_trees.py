@@ -128,3 +128,27 @@ def test_trees_drawn_in_batches_are_trees_drawn_one_at_a_time() -> None:
             assert [[x.hex() for x in r] for r in got.table.values()] == [
                 [x.hex() for x in r] for r in want.table.values()
             ]
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_a_start_score_read_from_the_search_at_0_is_the_references(tied: bool) -> None:
+    rng = np.random.default_rng(99)
+    implied = 0
+    for i in range(80):
+        lm = _tied_tree(rng, 3, 4) if tied else a3._random_tree(rng, 3, 4)
+        beam_size, max_len = 1 + i % 5, i % 6
+        gaps: list[float] = []
+        stages = list(islice(a3._pools(lm, beam_size, gaps=gaps), max_len + 2))
+        for start in (1.0, -1.0, 2.5):
+            moved = a3._shifted(lm, stages[max_len], gaps[:max_len], start)
+            if moved is not None:
+                implied += 1
+                want = _reference_pool(lm, beam_size, max_len, start_score=start)
+                assert _bits(moved) == _bits(want), (i, start)
+        assert a3._wrong_beams(lm, beam_size, max_len, stages, gaps) == a3._wrong_beams(
+            lm, beam_size, max_len
+        )
+    if tied:
+        assert implied < 3 * 80  # ties leave some searches to be run again
+    else:
+        assert implied > 2 * 80  # and random trees mostly do not

@@ -262,6 +262,7 @@ def _pools(
     start_score: float = 0.0,
     keep: int | None = None,
     uniform: bool | None = None,
+    gaps: list[float] | None = None,
 ) -> Iterator[Pool]:
     """The hypotheses `_table_beam_search(lm, beam_size, max_len, start_score=..., keep=...)`
     ranks at its end (the finished, else the live), in its order, with their scores, for
@@ -273,7 +274,8 @@ def _pools(
     beam_size` are kept, and those ending in eos finish. Candidates are held as scores until
     kept, so only the kept ones build their tokens. The yielded lists are never changed later.
     `uniform`: whether every row has as many tokens as the default (`_one_row_size`), when
-    the caller knows."""
+    the caller knows. `gaps`, when a list: per step, the smallest difference between the scores
+    of neighbours in the ranking of the first `keep or beam_size` + 1 candidates (`_shifted`)."""
     table, default = lm.table, lm.default
     width = keep or beam_size
     size = len(default)
@@ -286,7 +288,11 @@ def _pools(
         scores: list[float] = []  # live order, then token id
         for tokens, score in live:
             scores += map(score.__add__, table.get(tokens, default))  # score + logp[w]
-        best = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)[:width]
+        ranked = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
+        best = ranked[:width]
+        if gaps is not None:
+            top = [scores[j] for j in ranked[: width + 1]]
+            gaps.append(min([a - b for a, b in zip(top, top[1:])], default=math.inf))
         origin = _grid(size, len(live)) if uniform else _origins(table, default, live)
         done: Pool = []
         kept: Pool = []
@@ -301,6 +307,30 @@ def _pools(
         if len(finished) >= beam_size or not live:
             while True:  # the search has stopped: more steps change nothing
                 yield pool
+
+
+MARGIN = 1e-6  # far above the rounding of a sum of a few log-probabilities (~1e-13)
+
+
+def _shifted(lm: TableLM, pool: Pool, gaps: list[float], start_score: float) -> Pool | None:
+    """The final pool of the search that made `pool` (start score 0, `gaps` recorded), started
+    from `start_score` instead, when that is certain without searching again, else None.
+
+    A start score adds the same amount to every candidate of a step, so only rounding can
+    change the ranking: when neighbours among the kept candidates and the first one dropped
+    were at least MARGIN apart at every step, the same hypotheses are kept in the same order,
+    and only their scores differ. Those are summed again from the start score, one token at a
+    time, as the search sums them."""
+    if not all(g > MARGIN for g in gaps):
+        return None
+    table, default = lm.table, lm.default
+    out: Pool = []
+    for tokens, _ in pool:
+        score = float(start_score)
+        for k in range(1, len(tokens)):
+            score = score + table.get(tokens[:k], default)[tokens[k]]
+        out.append((tokens, score))
+    return out
 
 
 def _one_row_size(lm: TableLM) -> bool:
@@ -407,14 +437,16 @@ def _wrong_beams(
     beam_size: int,
     max_len: int,
     stages: list[Pool] | None = None,
+    gaps: list[float] | None = None,
 ) -> list[list[int]]:
     """What plausible slips other than the missing normalisation return (each must lose points
     without looking like `beam-no-length-normalization`): the length counted with bos or without
     eos, a nonzero start score, one step short or long, a beam one wider or narrower. One search
     paused after each step gives the pools of max_len - 1, max_len and max_len + 1 steps
     (`stages[s]`: the pool after s steps, from 0 to at least max_len + 1, when the caller has
-    them); the slips of the final ranking alone are read from the pool of max_len steps, and
-    the others search again."""
+    them); the slips of the final ranking alone are read from the pool of max_len steps, a
+    start score other than 0 from it too where the search's `gaps` (of its first max_len
+    steps) show the ranking cannot change (`_shifted`), and the others search again."""
     k = max(beam_size, 1)
     uniform = _one_row_size(lm)
     if stages is None:
@@ -425,6 +457,10 @@ def _wrong_beams(
 
     pool = at(max_len)
 
+    def shifted(start_score: float) -> list[int]:
+        moved = None if gaps is None else _shifted(lm, pool, gaps[:max_len], start_score)
+        return run(start_score=start_score) if moved is None else _normed_winner(moved)
+
     def run(width: int = beam_size, steps: int = max_len, **hooks: Any) -> list[int]:
         return _normed_winner(_pool_at(lm, max(width, 1), steps, uniform=uniform, **hooks))
 
@@ -432,8 +468,8 @@ def _wrong_beams(
         _best(pool, _with_bos),
         _best(pool, _without_eos),
         _best(pool, _without_eos_or_bos),  # a hypothesis of 0 tokens by its score
-        run(start_score=1.0),
-        run(start_score=-1.0),
+        shifted(1.0),
+        shifted(-1.0),
         _normed_winner(at(max_len - 1)),
         _normed_winner(at(max_len + 1)),
         run(width=beam_size + 1),
@@ -451,16 +487,18 @@ def _slip_marks(
     beam_size: int,
     max_len: int,
     stages: list[Pool] | None = None,
+    gaps: list[float] | None = None,
 ) -> list[int]:
     """Per slip of `_wrong_beams`: 0 right, +1 wrong and unlike the raw-score winner, -1 wrong
     and equal to it (a case where the slip looks like a missing normalisation). `stages`: the
-    pools of the search after 0, 1, ... steps (`_pools`) when the caller already has them."""
+    pools of the search after 0, 1, ... steps (`_pools`) when the caller already has them, and
+    the `gaps` it recorded."""
     if stages is None:
         stages = list(islice(_pools(lm, max(beam_size, 1)), max(max_len, 0) + 2))
     normed, raw = _normed_and_raw(stages[max(max_len, 0)])
     return [
         0 if w == normed else (-1 if w == raw else 1)
-        for w in _wrong_beams(lm, beam_size, max_len, stages)
+        for w in _wrong_beams(lm, beam_size, max_len, stages, gaps)
     ]
 
 
@@ -474,20 +512,21 @@ def _separating_trees(
     drawn from `rng` in batches (`_tree_stream`): rng is spent afterwards.
 
     One search per tree, paused after each step (`_pools`), gives both winners, the ranking
-    slips and the slips of one step short or long: 6 searches per kept tree, 1 per rejected
-    one; tests/test_speed_cases.py holds a digest of the cases the earlier form built for 200
+    slips, the slips of one step short or long and mostly those of a start score other than 0
+    (`_shifted`): 4 to 6 searches per kept tree, 1 per rejected one; tests/test_speed_cases.py holds a digest of the cases the earlier form built for 200
     keys."""
     trees = []
     stream = _tree_stream(rng, n_words=3, depth=4)  # rng is not drawn from after this
     while len(trees) < pool:
         beam_size = 3 + len(trees) % 3  # up to 5 finished hypotheses: many plausible answers
         lm = next(stream)
-        search = _pools(lm, beam_size, uniform=True)  # drawn with one row size
+        gaps: list[float] = []
+        search = _pools(lm, beam_size, uniform=True, gaps=gaps)  # drawn with one row size
         stages = list(islice(search, 5))  # after 0 to 4 steps
         normed, raw = _normed_and_raw(stages[4])
         if normed != raw:
             stages.append(next(search))  # a fifth step, for the slip of one step too many
-            trees.append((lm, beam_size, _slip_marks(lm, beam_size, 4, stages)))
+            trees.append((lm, beam_size, _slip_marks(lm, beam_size, 4, stages, gaps)))
     fixed_marks = [_slip_marks(*f) for f in fixed]
     failed = [sum(m != 0 for m in col) for col in zip(*fixed_marks)]  # per slip
     like_raw = [sum(m < 0 for m in col) for col in zip(*fixed_marks)]
