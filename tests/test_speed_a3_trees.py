@@ -137,15 +137,15 @@ def test_a_start_score_read_from_the_search_at_0_is_the_references(tied: bool) -
     for i in range(80):
         lm = _tied_tree(rng, 3, 4) if tied else a3._random_tree(rng, 3, 4)
         beam_size, max_len = 1 + i % 5, i % 6
-        gaps: list[float] = []
-        stages = list(islice(a3._pools(lm, beam_size, gaps=gaps), max_len + 2))
+        rankings: list[Any] = []
+        stages = list(islice(a3._pools(lm, beam_size, rankings=rankings), max_len + 2))
         for start in (1.0, -1.0, 2.5):
-            moved = a3._shifted(lm, stages[max_len], gaps[:max_len], start)
+            moved = a3._shifted(lm, stages[max_len], rankings[:max_len], beam_size, start)
             if moved is not None:
                 implied += 1
                 want = _reference_pool(lm, beam_size, max_len, start_score=start)
                 assert _bits(moved) == _bits(want), (i, start)
-        assert a3._wrong_beams(lm, beam_size, max_len, stages, gaps) == a3._wrong_beams(
+        assert a3._wrong_beams(lm, beam_size, max_len, stages, rankings) == a3._wrong_beams(
             lm, beam_size, max_len
         )
     if tied:

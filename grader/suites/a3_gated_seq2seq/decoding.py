@@ -4,6 +4,7 @@ the token-id renumbering that puts ids past CPython's small-int cache."""
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterator, Sequence
 from functools import cache, lru_cache, partial
 from itertools import islice
@@ -254,6 +255,7 @@ def _swap_words(lm: TableLM, a: int, b: int) -> TableLM:
 
 
 Pool = list[tuple[tuple[int, ...], float]]  # (tokens from bos on, summed log-probability)
+Ranking = tuple[list[float], list[int]]  # a step's candidate scores, their indices best first
 
 
 def _pools(
@@ -262,7 +264,7 @@ def _pools(
     start_score: float = 0.0,
     keep: int | None = None,
     uniform: bool | None = None,
-    gaps: list[float] | None = None,
+    rankings: list[Ranking] | None = None,
 ) -> Iterator[Pool]:
     """The hypotheses `_table_beam_search(lm, beam_size, max_len, start_score=..., keep=...)`
     ranks at its end (the finished, else the live), in its order, with their scores, for
@@ -274,8 +276,8 @@ def _pools(
     beam_size` are kept, and those ending in eos finish. Candidates are held as scores until
     kept, so only the kept ones build their tokens. The yielded lists are never changed later.
     `uniform`: whether every row has as many tokens as the default (`_one_row_size`), when
-    the caller knows. `gaps`, when a list: per step, the smallest difference between the scores
-    of neighbours in the ranking of the first `keep or beam_size` + 1 candidates (`_shifted`)."""
+    the caller knows. `rankings`, when a list: per step, the candidates' scores and their
+    ranking (`_shifted` reads them)."""
     table, default = lm.table, lm.default
     width = keep or beam_size
     size = len(default)
@@ -290,15 +292,17 @@ def _pools(
             scores += map(score.__add__, table.get(tokens, default))  # score + logp[w]
         ranked = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
         best = ranked[:width]
-        if gaps is not None:
-            top = [scores[j] for j in ranked[: width + 1]]
-            gaps.append(min([a - b for a, b in zip(top, top[1:])], default=math.inf))
+        if rankings is not None:
+            rankings.append((scores, ranked))
         origin = _grid(size, len(live)) if uniform else _origins(table, default, live)
         done: Pool = []
         kept: Pool = []
         for j in best:
             i, w = origin[j]
-            (done if w == EOS else kept).append((live[i][0] + (w,), scores[j]))
+            if w == EOS:
+                done.append((live[i][0] + (w,), scores[j]))
+            else:
+                kept.append((live[i][0] + (w,), scores[j]))
         if done:
             finished = finished + done
         live = kept
@@ -312,17 +316,22 @@ def _pools(
 MARGIN = 1e-6  # far above the rounding of a sum of a few log-probabilities (~1e-13)
 
 
-def _shifted(lm: TableLM, pool: Pool, gaps: list[float], start_score: float) -> Pool | None:
-    """The final pool of the search that made `pool` (start score 0, `gaps` recorded), started
-    from `start_score` instead, when that is certain without searching again, else None.
+def _shifted(
+    lm: TableLM, pool: Pool, rankings: list[Ranking], width: int, start_score: float
+) -> Pool | None:
+    """The final pool of the search that made `pool` (start score 0, keeping `width` a step,
+    its `rankings` recorded), started from `start_score` instead, when that is certain without
+    searching again, else None.
 
     A start score adds the same amount to every candidate of a step, so only rounding can
     change the ranking: when neighbours among the kept candidates and the first one dropped
-    were at least MARGIN apart at every step, the same hypotheses are kept in the same order,
+    were more than MARGIN apart at every step, the same hypotheses are kept in the same order,
     and only their scores differ. Those are summed again from the start score, one token at a
     time, as the search sums them."""
-    if not all(g > MARGIN for g in gaps):
-        return None
+    for scores, ranked in rankings:
+        top = [scores[j] for j in ranked[: width + 1]]
+        if min(map(operator.sub, top, top[1:]), default=math.inf) <= MARGIN:
+            return None
     table, default = lm.table, lm.default
     out: Pool = []
     for tokens, _ in pool:
@@ -437,7 +446,7 @@ def _wrong_beams(
     beam_size: int,
     max_len: int,
     stages: list[Pool] | None = None,
-    gaps: list[float] | None = None,
+    rankings: list[Ranking] | None = None,
 ) -> list[list[int]]:
     """What plausible slips other than the missing normalisation return (each must lose points
     without looking like `beam-no-length-normalization`): the length counted with bos or without
@@ -445,8 +454,8 @@ def _wrong_beams(
     paused after each step gives the pools of max_len - 1, max_len and max_len + 1 steps
     (`stages[s]`: the pool after s steps, from 0 to at least max_len + 1, when the caller has
     them); the slips of the final ranking alone are read from the pool of max_len steps, a
-    start score other than 0 from it too where the search's `gaps` (of its first max_len
-    steps) show the ranking cannot change (`_shifted`), and the others search again."""
+    start score other than 0 from it too where the `rankings` of its first max_len steps show
+    that the ranking cannot change (`_shifted`), and the others search again."""
     k = max(beam_size, 1)
     uniform = _one_row_size(lm)
     if stages is None:
@@ -458,7 +467,9 @@ def _wrong_beams(
     pool = at(max_len)
 
     def shifted(start_score: float) -> list[int]:
-        moved = None if gaps is None else _shifted(lm, pool, gaps[:max_len], start_score)
+        if rankings is None:
+            return run(start_score=start_score)
+        moved = _shifted(lm, pool, rankings[: max(max_len, 0)], k, start_score)
         return run(start_score=start_score) if moved is None else _normed_winner(moved)
 
     def run(width: int = beam_size, steps: int = max_len, **hooks: Any) -> list[int]:
@@ -487,18 +498,18 @@ def _slip_marks(
     beam_size: int,
     max_len: int,
     stages: list[Pool] | None = None,
-    gaps: list[float] | None = None,
+    rankings: list[Ranking] | None = None,
 ) -> list[int]:
     """Per slip of `_wrong_beams`: 0 right, +1 wrong and unlike the raw-score winner, -1 wrong
     and equal to it (a case where the slip looks like a missing normalisation). `stages`: the
     pools of the search after 0, 1, ... steps (`_pools`) when the caller already has them, and
-    the `gaps` it recorded."""
+    the `rankings` it recorded."""
     if stages is None:
         stages = list(islice(_pools(lm, max(beam_size, 1)), max(max_len, 0) + 2))
     normed, raw = _normed_and_raw(stages[max(max_len, 0)])
     return [
         0 if w == normed else (-1 if w == raw else 1)
-        for w in _wrong_beams(lm, beam_size, max_len, stages, gaps)
+        for w in _wrong_beams(lm, beam_size, max_len, stages, rankings)
     ]
 
 
@@ -520,13 +531,13 @@ def _separating_trees(
     while len(trees) < pool:
         beam_size = 3 + len(trees) % 3  # up to 5 finished hypotheses: many plausible answers
         lm = next(stream)
-        gaps: list[float] = []
-        search = _pools(lm, beam_size, uniform=True, gaps=gaps)  # drawn with one row size
+        rankings: list[Ranking] = []
+        search = _pools(lm, beam_size, uniform=True, rankings=rankings)  # one row size
         stages = list(islice(search, 5))  # after 0 to 4 steps
         normed, raw = _normed_and_raw(stages[4])
         if normed != raw:
             stages.append(next(search))  # a fifth step, for the slip of one step too many
-            trees.append((lm, beam_size, _slip_marks(lm, beam_size, 4, stages, gaps)))
+            trees.append((lm, beam_size, _slip_marks(lm, beam_size, 4, stages, rankings)))
     fixed_marks = [_slip_marks(*f) for f in fixed]
     failed = [sum(m != 0 for m in col) for col in zip(*fixed_marks)]  # per slip
     like_raw = [sum(m < 0 for m in col) for col in zip(*fixed_marks)]
