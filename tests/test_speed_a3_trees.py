@@ -140,9 +140,9 @@ def test_a_start_score_read_from_the_search_at_0_is_the_references(tied: bool) -
         rankings: list[Any] = []
         stages = list(islice(a3._pools(lm, beam_size, rankings=rankings), max_len + 2))
         for start in (1.0, -1.0, 2.5):
-            moved = a3._shifted(lm, stages[max_len], rankings[:max_len], beam_size, start)
-            if moved is not None:
+            if a3._steady(rankings[:max_len], beam_size):
                 implied += 1
+                moved = a3._rescored(lm, stages[max_len], start)
                 want = _reference_pool(lm, beam_size, max_len, start_score=start)
                 assert _bits(moved) == _bits(want), (i, start)
         assert a3._wrong_beams(lm, beam_size, max_len, stages, rankings) == a3._wrong_beams(

@@ -277,7 +277,7 @@ def _pools(
     kept, so only the kept ones build their tokens. The yielded lists are never changed later.
     `uniform`: whether every row has as many tokens as the default (`_one_row_size`), when
     the caller knows. `rankings`, when a list: per step, the candidates' scores and their
-    ranking (`_shifted` reads them)."""
+    ranking (`_steady` reads them)."""
     table, default = lm.table, lm.default
     width = keep or beam_size
     size = len(default)
@@ -316,22 +316,23 @@ def _pools(
 MARGIN = 1e-6  # far above the rounding of a sum of a few log-probabilities (~1e-13)
 
 
-def _shifted(
-    lm: TableLM, pool: Pool, rankings: list[Ranking], width: int, start_score: float
-) -> Pool | None:
-    """The final pool of the search that made `pool` (start score 0, keeping `width` a step,
-    its `rankings` recorded), started from `start_score` instead, when that is certain without
-    searching again, else None.
+def _steady(rankings: list[Ranking], width: int) -> bool:
+    """Whether a search that recorded these `rankings`, keeping `width` a step, keeps the same
+    hypotheses in the same order from any start score.
 
     A start score adds the same amount to every candidate of a step, so only rounding can
-    change the ranking: when neighbours among the kept candidates and the first one dropped
-    were more than MARGIN apart at every step, the same hypotheses are kept in the same order,
-    and only their scores differ. Those are summed again from the start score, one token at a
-    time, as the search sums them."""
+    change the ranking: it cannot when neighbours among the kept candidates and the first one
+    dropped are more than MARGIN apart at every step."""
     for scores, ranked in rankings:
         top = [scores[j] for j in ranked[: width + 1]]
         if min(map(operator.sub, top, top[1:]), default=math.inf) <= MARGIN:
-            return None
+            return False
+    return True
+
+
+def _rescored(lm: TableLM, pool: Pool, start_score: float) -> Pool:
+    """The hypotheses of `pool` scored from `start_score`: summed one token at a time, as the
+    search sums them. A steady search's final pool from another start score (`_steady`)."""
     table, default = lm.table, lm.default
     out: Pool = []
     for tokens, _ in pool:
@@ -380,15 +381,12 @@ def _winner(pool: Pool, rank: Any) -> list[int]:
     return list(best_tokens[1:])
 
 
-def _per_token(hyp: tuple[tuple[int, ...], float]) -> float:
-    """`seq2seq.hypothesis_key(tokens, score, True)`: the score over the tokens after bos."""
-    n = len(hyp[0]) - 1
-    return hyp[1] / n if n > 0 else hyp[1]
-
-
 def _normed_winner(pool: Pool) -> list[int]:
-    """The per-token winner of a final pool (the first of equal keys), the tokens after bos."""
-    return list(max(pool, key=_per_token)[0][1:])
+    """The per-token winner of a final pool, the tokens after bos: the first of the largest
+    `seq2seq.hypothesis_key(tokens, score, True)` (the score over the tokens after bos), as
+    `max` keeps the first of equal keys."""
+    keys = [s / (len(t) - 1) if len(t) > 1 else s for t, s in pool]
+    return list(pool[keys.index(max(keys))][0][1:])
 
 
 def _normed_and_raw(pool: Pool) -> tuple[list[int], list[int]]:
@@ -455,7 +453,7 @@ def _wrong_beams(
     (`stages[s]`: the pool after s steps, from 0 to at least max_len + 1, when the caller has
     them); the slips of the final ranking alone are read from the pool of max_len steps, a
     start score other than 0 from it too where the `rankings` of its first max_len steps show
-    that the ranking cannot change (`_shifted`), and the others search again."""
+    that the ranking cannot change (`_steady`), and the others search again."""
     k = max(beam_size, 1)
     uniform = _one_row_size(lm)
     if stages is None:
@@ -466,11 +464,12 @@ def _wrong_beams(
 
     pool = at(max_len)
 
+    steady = rankings is not None and _steady(rankings[: max(max_len, 0)], k)
+
     def shifted(start_score: float) -> list[int]:
-        if rankings is None:
+        if not steady:
             return run(start_score=start_score)
-        moved = _shifted(lm, pool, rankings[: max(max_len, 0)], k, start_score)
-        return run(start_score=start_score) if moved is None else _normed_winner(moved)
+        return _normed_winner(_rescored(lm, pool, start_score))
 
     def run(width: int = beam_size, steps: int = max_len, **hooks: Any) -> list[int]:
         return _normed_winner(_pool_at(lm, max(width, 1), steps, uniform=uniform, **hooks))
@@ -524,7 +523,7 @@ def _separating_trees(
 
     One search per tree, paused after each step (`_pools`), gives both winners, the ranking
     slips, the slips of one step short or long and mostly those of a start score other than 0
-    (`_shifted`): 4 to 6 searches per kept tree, 1 per rejected one; tests/test_speed_cases.py holds a digest of the cases the earlier form built for 200
+    (`_steady`): 4 to 6 searches per kept tree, 1 per rejected one; tests/test_speed_cases.py holds a digest of the cases the earlier form built for 200
     keys."""
     trees = []
     stream = _tree_stream(rng, n_words=3, depth=4)  # rng is not drawn from after this
