@@ -43,14 +43,10 @@ def _random_trees(rng: np.random.Generator, n_words: int, depth: int, count: int
     every row's log-softmax taken in one call (row by row, as for one tree)."""
     prefixes, bos_column, eos_shift = _tree_shape(n_words, depth)
     draws = rng.normal(size=(count * len(prefixes), 1 + n_words))  # (count · P, 1 + n_words)
-    logits = np.concatenate(
-        (
-            np.tile(bos_column, (count, 1)),
-            draws[:, :1] - np.tile(eos_shift, (count, 1)),
-            draws[:, 1:] * 1.5,
-        ),
-        axis=1,
-    )  # (count · P, 2 + n_words)
+    logits = np.empty((draws.shape[0], 2 + n_words))  # (count · P, 2 + n_words)
+    logits[:, :1] = np.tile(bos_column, (count, 1))
+    np.subtract(draws[:, :1], np.tile(eos_shift, (count, 1)), out=logits[:, 1:2])
+    np.multiply(draws[:, 1:], 1.5, out=logits[:, 2:])
     flat = log_softmax(logits).ravel().tolist()  # one list of floats: faster than rows of lists
     rows = list(zip(*[iter(flat)] * logits.shape[1]))  # the rows as tuples, in order
     default = _uniform_row(n_words)
@@ -523,8 +519,8 @@ def _separating_trees(
 
     One search per tree, paused after each step (`_pools`), gives both winners, the ranking
     slips, the slips of one step short or long and mostly those of a start score other than 0
-    (`_steady`): 4 to 6 searches per kept tree, 1 per rejected one; tests/test_speed_cases.py holds a digest of the cases the earlier form built for 200
-    keys."""
+    (`_steady`): 4 to 6 searches per kept tree, 1 per rejected one; tests/test_speed_cases.py
+    holds a digest of the cases the earlier form built for 200 keys."""
     trees = []
     stream = _tree_stream(rng, n_words=3, depth=4)  # rng is not drawn from after this
     while len(trees) < pool:
