@@ -4,8 +4,10 @@ the token-id renumbering that puts ids past CPython's small-int cache."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import operator
+from collections.abc import Iterator, Sequence
 from functools import cache, lru_cache, partial
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -33,22 +35,57 @@ def _random_tree(rng: np.random.Generator, n_words: int, depth: int) -> TableLM:
     Per prefix, breadth first: one normal draw for eos, then `n_words` for the words; drawn in
     one call for the whole tree (a Generator's normals come out the same one at a time or in an
     array), the same numbers in the same order."""
+    return _random_trees(rng, n_words, depth, 1)[0]
+
+
+def _random_trees(rng: np.random.Generator, n_words: int, depth: int, count: int) -> list[TableLM]:
+    """`count` calls of `_random_tree` in one: the normals of all the trees drawn in one call and
+    every row's log-softmax taken in one call (row by row, as for one tree)."""
+    prefixes, bos_column, eos_shift = _tree_shape(n_words, depth)
+    draws = rng.normal(size=(count * len(prefixes), 1 + n_words))  # (count · P, 1 + n_words)
+    logits = np.empty((draws.shape[0], 2 + n_words))  # (count · P, 2 + n_words)
+    logits[:, :1] = np.tile(bos_column, (count, 1))
+    np.subtract(draws[:, :1], np.tile(eos_shift, (count, 1)), out=logits[:, 1:2])
+    np.multiply(draws[:, 1:], 1.5, out=logits[:, 2:])
+    flat = log_softmax(logits).ravel().tolist()  # one list of floats: faster than rows of lists
+    rows = list(zip(*[iter(flat)] * logits.shape[1]))  # the rows as tuples, in order
+    default = _uniform_row(n_words)
+    size = len(prefixes)
+    return [
+        TableLM(table=dict(zip(prefixes, rows[k * size : (k + 1) * size])), default=default)
+        for k in range(count)
+    ]
+
+
+def _tree_stream(
+    rng: np.random.Generator, n_words: int, depth: int, first: int = 320, then: int = 16
+) -> Iterator[TableLM]:
+    """The trees of successive `_random_tree(rng, n_words, depth)` calls, drawn `first` at
+    once, then `then` at a time: the generator may have drawn trees that were not taken, so it
+    is not to be used after the stream."""
+    yield from _random_trees(rng, n_words, depth, first)
+    while True:
+        yield from _random_trees(rng, n_words, depth, then)
+
+
+@cache
+def _tree_shape(
+    n_words: int, depth: int
+) -> tuple[tuple[tuple[int, ...], ...], np.ndarray, np.ndarray]:
+    """What every random tree of this size shares: its prefixes (breadth first), bos's logit
+    column (P, 1) and the shift taken off eos's logit (P, 1), larger at the first step so that
+    an immediate eos is rarer. The arrays are read only."""
     words = list(range(2, 2 + n_words))
     prefixes: list[tuple[int, ...]] = []
     frontier: list[tuple[int, ...]] = [(BOS,)]
     for _ in range(depth):
         prefixes.extend(frontier)
         frontier = [prefix + (w,) for prefix in frontier for w in words]
-    draws = rng.normal(size=(len(prefixes), 1 + n_words))  # (P, 1 + n_words)
-    eos_shift = np.array(
-        [1.5 if len(p) == 1 else 0.3 for p in prefixes]
-    )  # an immediate eos is rarer
-    logits = np.concatenate(
-        (np.full((len(prefixes), 1), -25.0), draws[:, :1] - eos_shift[:, None], draws[:, 1:] * 1.5),
-        axis=1,
-    )  # (P, 2 + n_words)
-    rows = log_softmax(logits).tolist()  # one call for every row of the tree
-    return TableLM(table=dict(zip(prefixes, map(tuple, rows))), default=_uniform_row(n_words))
+    bos_column = np.full((len(prefixes), 1), -25.0)
+    eos_shift = np.array([1.5 if len(p) == 1 else 0.3 for p in prefixes])[:, None]
+    bos_column.flags.writeable = False
+    eos_shift.flags.writeable = False
+    return tuple(prefixes), bos_column, eos_shift
 
 
 @cache
@@ -213,75 +250,240 @@ def _swap_words(lm: TableLM, a: int, b: int) -> TableLM:
     )
 
 
-def _final_pool(lm: TableLM, beam_size: int, max_len: int) -> list[tuple[list[int], float]]:
+Pool = list[tuple[tuple[int, ...], float]]  # (tokens from bos on, summed log-probability)
+Ranking = tuple[list[float], list[int]]  # a step's candidate scores, their indices best first
+
+
+def _pools(
+    lm: TableLM,
+    beam_size: int,
+    start_score: float = 0.0,
+    keep: int | None = None,
+    uniform: bool | None = None,
+    rankings: list[Ranking] | None = None,
+) -> Iterator[Pool]:
+    """The hypotheses `_table_beam_search(lm, beam_size, max_len, start_score=..., keep=...)`
+    ranks at its end (the finished, else the live), in its order, with their scores, for
+    max_len = 0, 1, 2, ... in turn: one search, paused after every step, serves every max_len.
+
+    The same arithmetic as the reference: a candidate scores `score + logp[w]`, the candidates
+    (live order, then token id) are sorted best first with a stable sort (`reverse=True` keeps
+    equal scores in order, as the reference's key `-score` does), the first `keep or
+    beam_size` are kept, and those ending in eos finish. Candidates are held as scores until
+    kept, so only the kept ones build their tokens. The yielded lists are never changed later.
+    `uniform`: whether every row has as many tokens as the default (`_one_row_size`), when
+    the caller knows. `rankings`, when a list: per step, the candidates' scores and their
+    ranking (`_steady` reads them)."""
+    table, default = lm.table, lm.default
+    width = keep or beam_size
+    size = len(default)
+    if uniform is None:
+        uniform = _one_row_size(lm)
+    live: Pool = [((BOS,), float(start_score))]
+    finished: Pool = []
+    yield live
+    while True:
+        scores: list[float] = []  # live order, then token id
+        for tokens, score in live:
+            scores += map(score.__add__, table.get(tokens, default))  # score + logp[w]
+        ranked = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
+        best = ranked[:width]
+        if rankings is not None:
+            rankings.append((scores, ranked))
+        origin = _grid(size, len(live)) if uniform else _origins(table, default, live)
+        done: Pool = []
+        kept: Pool = []
+        for j in best:
+            i, w = origin[j]
+            if w == EOS:
+                done.append((live[i][0] + (w,), scores[j]))
+            else:
+                kept.append((live[i][0] + (w,), scores[j]))
+        if done:
+            finished = finished + done
+        live = kept
+        pool = finished if finished else live
+        yield pool
+        if len(finished) >= beam_size or not live:
+            while True:  # the search has stopped: more steps change nothing
+                yield pool
+
+
+MARGIN = 1e-6  # far above the rounding of a sum of a few log-probabilities (~1e-13)
+
+
+def _steady(rankings: list[Ranking], width: int) -> bool:
+    """Whether a search that recorded these `rankings`, keeping `width` a step, keeps the same
+    hypotheses in the same order from any start score.
+
+    A start score adds the same amount to every candidate of a step, so only rounding can
+    change the ranking: it cannot when neighbours among the kept candidates and the first one
+    dropped are more than MARGIN apart at every step."""
+    for scores, ranked in rankings:
+        top = [scores[j] for j in ranked[: width + 1]]
+        if min(map(operator.sub, top, top[1:]), default=math.inf) <= MARGIN:
+            return False
+    return True
+
+
+def _rescored(lm: TableLM, pool: Pool, start_score: float) -> Pool:
+    """The hypotheses of `pool` scored from `start_score`: summed one token at a time, as the
+    search sums them. A steady search's final pool from another start score (`_steady`)."""
+    table, default = lm.table, lm.default
+    out: Pool = []
+    for tokens, _ in pool:
+        score = float(start_score)
+        for k in range(1, len(tokens)):
+            score = score + table.get(tokens[:k], default)[tokens[k]]
+        out.append((tokens, score))
+    return out
+
+
+def _one_row_size(lm: TableLM) -> bool:
+    """Whether every row of the tree has as many tokens as its default row."""
+    return set(map(len, lm.table.values())) <= {len(lm.default)}
+
+
+@cache
+def _grid(size: int, n_live: int) -> tuple[tuple[int, int], ...]:
+    """(live hypothesis, token) of each candidate of a step, in `_pools`' order, when every
+    row has `size` tokens."""
+    return tuple((i, w) for i in range(n_live) for w in range(size))
+
+
+def _origins(table: Any, default: tuple[float, ...], live: Pool) -> list[tuple[int, int]]:
+    """(live hypothesis, token) of each candidate of a step, in `_pools`' order, for rows of
+    any lengths."""
+    return [(i, w) for i, (t, _) in enumerate(live) for w in range(len(table.get(t, default)))]
+
+
+def _pool_at(lm: TableLM, beam_size: int, max_len: int, **hooks: Any) -> Pool:
+    """The final pool of a search of at most `max_len` steps (none when max_len <= 0)."""
+    return next(islice(_pools(lm, beam_size, **hooks), max(max_len, 0), None))
+
+
+def _final_pool(lm: TableLM, beam_size: int, max_len: int) -> Pool:
     """The hypotheses `_table_beam_search(lm, beam_size, max_len, ...)` ranks at its end (the
-    finished, else the live), in its order, with their scores: caught through its `rank` hook,
-    which it calls once per hypothesis of that pool. Everything but the final ranking (the
-    normalisation, the length, `rank`) leaves the search the same, so one search serves them
-    all (`_winner`)."""
-    pool: list[tuple[list[int], float]] = []
-
-    def catch(tokens: list[int], score: float) -> float:
-        pool.append((tokens, score))
-        return 0.0
-
-    _table_beam_search(lm, max(beam_size, 1), max_len, True, rank=catch)
-    return pool
+    finished, else the live), in its order, with their scores. Everything but the final
+    ranking (the normalisation, the length, `rank`) leaves the search the same, so one search
+    serves them all (`_winner`)."""
+    return _pool_at(lm, max(beam_size, 1), max_len)
 
 
-def _winner(pool: list[tuple[list[int], float]], rank: Any) -> list[int]:
+def _winner(pool: Pool, rank: Any) -> list[int]:
     """What the search returns ranking its final `pool` by `rank(tokens, score)`: its `max`
     (the first of equal keys), the tokens after bos."""
     best_tokens, _ = max(pool, key=lambda hyp: rank(hyp[0], hyp[1]))
-    return best_tokens[1:]
+    return list(best_tokens[1:])
 
 
-def _normed_and_raw(pool: list[tuple[list[int], float]]) -> tuple[list[int], list[int]]:
+def _normed_winner(pool: Pool) -> list[int]:
+    """The per-token winner of a final pool, the tokens after bos: the first of the largest
+    `seq2seq.hypothesis_key(tokens, score, True)` (the score over the tokens after bos), as
+    `max` keeps the first of equal keys."""
+    keys = [s / (len(t) - 1) if len(t) > 1 else s for t, s in pool]
+    return list(pool[keys.index(max(keys))][0][1:])
+
+
+def _normed_and_raw(pool: Pool) -> tuple[list[int], list[int]]:
     """The per-token and the raw-score winners of one search's final pool."""
-    return (
-        _winner(pool, lambda t, s: seq2seq.hypothesis_key(t, s, True)),
-        _winner(pool, lambda t, s: seq2seq.hypothesis_key(t, s, False)),
-    )
+    return _normed_winner(pool), list(max(pool, key=lambda hyp: hyp[1])[0][1:])
+
+
+# Final ranking keys of `_wrong_beams`' slips, on a hypothesis (tokens, score): what
+# `seq2seq.hypothesis_key(tokens, score, True, length)` gives for each wrong `length`, and
+# three wrong keys in place of `hypothesis_key`. `_best` keeps the first of equal keys.
+Hyp = tuple[tuple[int, ...], float]
+
+
+def _with_bos(h: Hyp) -> float:
+    """The length counted with bos."""
+    n = len(h[0])
+    return h[1] / n if n > 0 else h[1]
+
+
+def _without_eos(h: Hyp) -> float:
+    """The length without a final eos, at least 1."""
+    n = max(len(h[0]) - 1 - (h[0][-1] == EOS), 1)
+    return h[1] / n if n > 0 else h[1]
+
+
+def _without_eos_or_bos(h: Hyp) -> float:
+    """The length without bos and without one more token (eos): 0 tokens keep the score."""
+    n = len(h[0]) - 2
+    return h[1] / n if n > 0 else h[1]
+
+
+def _worst_first(h: Hyp) -> float:
+    """The per-token score negated."""
+    t, s = h
+    return -(s / (len(t) - 1) if len(t) > 1 else s)
+
+
+def _times_length(h: Hyp) -> float:
+    """The score multiplied by the tokens after bos."""
+    return h[1] * (len(h[0]) - 1)
+
+
+def _floor_divided(h: Hyp) -> float:
+    """The score floor-divided by the tokens after bos (at least 1)."""
+    return h[1] // max(len(h[0]) - 1, 1)
+
+
+def _best(pool: Pool, key: Any) -> list[int]:
+    """The tokens after bos of the pool's first hypothesis of the largest key."""
+    return list(max(pool, key=key)[0][1:])
 
 
 def _wrong_beams(
     lm: TableLM,
     beam_size: int,
     max_len: int,
-    pool: list[tuple[list[int], float]] | None = None,
+    stages: list[Pool] | None = None,
+    rankings: list[Ranking] | None = None,
 ) -> list[list[int]]:
     """What plausible slips other than the missing normalisation return (each must lose points
     without looking like `beam-no-length-normalization`): the length counted with bos or without
-    eos, a nonzero start score, one step short or long, a beam one wider or narrower. The slips
-    of the final ranking alone are read from one search's final `pool` (`_final_pool`); the
-    others search again."""
+    eos, a nonzero start score, one step short or long, a beam one wider or narrower. One search
+    paused after each step gives the pools of max_len - 1, max_len and max_len + 1 steps
+    (`stages[s]`: the pool after s steps, from 0 to at least max_len + 1, when the caller has
+    them); the slips of the final ranking alone are read from the pool of max_len steps, a
+    start score other than 0 from it too where the `rankings` of its first max_len steps show
+    that the ranking cannot change (`_steady`), and the others search again."""
+    k = max(beam_size, 1)
+    uniform = _one_row_size(lm)
+    if stages is None:
+        stages = list(islice(_pools(lm, k, uniform=uniform), max(max_len, 0) + 2))
 
-    def run(k: int = beam_size, steps: int = max_len, **hooks: Any) -> list[int]:
-        return _table_beam_search(lm, max(k, 1), steps, True, **hooks)
+    def at(steps: int) -> Pool:
+        return stages[max(steps, 0)]
 
-    def normed(t: list[int], s: float) -> float:
-        return s / (len(t) - 1) if len(t) > 1 else s
+    pool = at(max_len)
 
-    if pool is None:
-        pool = _final_pool(lm, beam_size, max_len)
+    steady = rankings is not None and _steady(rankings[: max(max_len, 0)], k)
 
-    def by_length(length: Any) -> list[int]:
-        return _winner(pool, lambda t, s: seq2seq.hypothesis_key(t, s, True, length))
+    def shifted(start_score: float) -> list[int]:
+        if not steady:
+            return run(start_score=start_score)
+        return _normed_winner(_rescored(lm, pool, start_score))
+
+    def run(width: int = beam_size, steps: int = max_len, **hooks: Any) -> list[int]:
+        return _normed_winner(_pool_at(lm, max(width, 1), steps, uniform=uniform, **hooks))
 
     return [
-        by_length(len),
-        by_length(lambda t: max(len(t) - 1 - (t[-1] == EOS), 1)),
-        by_length(lambda t: len(t) - 2),  # eos not counted, a hypothesis of 0 tokens by its score
-        run(start_score=1.0),
-        run(start_score=-1.0),
-        run(steps=max_len - 1),
-        run(steps=max_len + 1),
-        run(k=beam_size + 1),
-        run(k=beam_size - 1),
-        _winner(pool, lambda t, s: -normed(t, s)),  # the worst instead of the best
-        _winner(pool, lambda t, s: 0.0),  # the first finished
-        _winner(pool, lambda t, s: s * (len(t) - 1)),  # multiplied by the length
-        _winner(pool, lambda t, s: s // max(len(t) - 1, 1)),  # floor division
+        _best(pool, _with_bos),
+        _best(pool, _without_eos),
+        _best(pool, _without_eos_or_bos),  # a hypothesis of 0 tokens by its score
+        shifted(1.0),
+        shifted(-1.0),
+        _normed_winner(at(max_len - 1)),
+        _normed_winner(at(max_len + 1)),
+        run(width=beam_size + 1),
+        run(width=beam_size - 1),
+        _best(pool, _worst_first),  # the worst instead of the best
+        list(pool[0][0][1:]),  # every key 0: the first finished
+        _best(pool, _times_length),  # multiplied by the length
+        _best(pool, _floor_divided),  # floor division
         run(keep=10**6),
     ]  # every candidate kept (no pruning to the beam)
 
@@ -290,17 +492,19 @@ def _slip_marks(
     lm: TableLM,
     beam_size: int,
     max_len: int,
-    pool: list[tuple[list[int], float]] | None = None,
+    stages: list[Pool] | None = None,
+    rankings: list[Ranking] | None = None,
 ) -> list[int]:
     """Per slip of `_wrong_beams`: 0 right, +1 wrong and unlike the raw-score winner, -1 wrong
-    and equal to it (a case where the slip looks like a missing normalisation). `pool`: the
-    final pool of the search (`_final_pool`) when the caller already has it."""
-    if pool is None:
-        pool = _final_pool(lm, beam_size, max_len)
-    normed, raw = _normed_and_raw(pool)
+    and equal to it (a case where the slip looks like a missing normalisation). `stages`: the
+    pools of the search after 0, 1, ... steps (`_pools`) when the caller already has them, and
+    the `rankings` it recorded."""
+    if stages is None:
+        stages = list(islice(_pools(lm, max(beam_size, 1)), max(max_len, 0) + 2))
+    normed, raw = _normed_and_raw(stages[max(max_len, 0)])
     return [
         0 if w == normed else (-1 if w == raw else 1)
-        for w in _wrong_beams(lm, beam_size, max_len, pool)
+        for w in _wrong_beams(lm, beam_size, max_len, stages, rankings)
     ]
 
 
@@ -310,19 +514,25 @@ def _separating_trees(
     """n random trees (depth 4) where the per-token and the raw score pick different winners,
     chosen greedily from a pool so that every slip of `_wrong_beams`, over these and the `fixed`
     cases, fails more cases where it differs from the raw-score winner than cases where it
-    coincides with it: it is docked and not read as a missing normalisation.
+    coincides with it: it is docked and not read as a missing normalisation. The trees are
+    drawn from `rng` in batches (`_tree_stream`): rng is spent afterwards.
 
-    One search per tree gives both winners and the ranking slips (`_final_pool`): 8 searches
-    per kept tree instead of 16, 1 per rejected one instead of 2; tests/test_speed_cases.py
+    One search per tree, paused after each step (`_pools`), gives both winners, the ranking
+    slips, the slips of one step short or long and mostly those of a start score other than 0
+    (`_steady`): 4 to 6 searches per kept tree, 1 per rejected one; tests/test_speed_cases.py
     holds a digest of the cases the earlier form built for 200 keys."""
     trees = []
+    stream = _tree_stream(rng, n_words=3, depth=4)  # rng is not drawn from after this
     while len(trees) < pool:
         beam_size = 3 + len(trees) % 3  # up to 5 finished hypotheses: many plausible answers
-        lm = _random_tree(rng, n_words=3, depth=4)
-        final = _final_pool(lm, beam_size, 4)
-        normed, raw = _normed_and_raw(final)
+        lm = next(stream)
+        rankings: list[Ranking] = []
+        search = _pools(lm, beam_size, uniform=True, rankings=rankings)  # one row size
+        stages = list(islice(search, 5))  # after 0 to 4 steps
+        normed, raw = _normed_and_raw(stages[4])
         if normed != raw:
-            trees.append((lm, beam_size, _slip_marks(lm, beam_size, 4, final)))
+            stages.append(next(search))  # a fifth step, for the slip of one step too many
+            trees.append((lm, beam_size, _slip_marks(lm, beam_size, 4, stages, rankings)))
     fixed_marks = [_slip_marks(*f) for f in fixed]
     failed = [sum(m != 0 for m in col) for col in zip(*fixed_marks)]  # per slip
     like_raw = [sum(m < 0 for m in col) for col in zip(*fixed_marks)]
