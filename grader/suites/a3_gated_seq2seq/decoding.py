@@ -366,22 +366,14 @@ def _final_pool(lm: TableLM, beam_size: int, max_len: int) -> Pool:
     """The hypotheses `_table_beam_search(lm, beam_size, max_len, ...)` ranks at its end (the
     finished, else the live), in its order, with their scores. Everything but the final
     ranking (the normalisation, the length, `rank`) leaves the search the same, so one search
-    serves them all (`_winner`)."""
+    serves them all (`_best`)."""
     return _pool_at(lm, max(beam_size, 1), max_len)
-
-
-def _winner(pool: Pool, rank: Any) -> list[int]:
-    """What the search returns ranking its final `pool` by `rank(tokens, score)`: its `max`
-    (the first of equal keys), the tokens after bos."""
-    best_tokens, _ = max(pool, key=lambda hyp: rank(hyp[0], hyp[1]))
-    return list(best_tokens[1:])
 
 
 def _normed_winner(pool: Pool) -> list[int]:
     """The per-token winner of a final pool, the tokens after bos: the first of the largest
-    `seq2seq.hypothesis_key(tokens, score, True)` (the score over the tokens after bos), as
-    `max` keeps the first of equal keys."""
-    keys = [s / (len(t) - 1) if len(t) > 1 else s for t, s in pool]
+    `seq2seq.hypothesis_key(tokens, score, True)`, as `max` keeps the first of equal keys."""
+    keys = list(map(_per_token, pool))
     return list(pool[keys.index(max(keys))][0][1:])
 
 
@@ -396,28 +388,35 @@ def _normed_and_raw(pool: Pool) -> tuple[list[int], list[int]]:
 Hyp = tuple[tuple[int, ...], float]
 
 
+def _over(h: Hyp, n: int) -> float:
+    """`seq2seq.hypothesis_key`'s normalised score for a length of `n`: a length of 0 or less
+    keeps the score."""
+    return h[1] / n if n > 0 else h[1]
+
+
+def _per_token(h: Hyp) -> float:
+    """The right key: the score over the tokens after bos."""
+    return _over(h, len(h[0]) - 1)
+
+
 def _with_bos(h: Hyp) -> float:
     """The length counted with bos."""
-    n = len(h[0])
-    return h[1] / n if n > 0 else h[1]
+    return _over(h, len(h[0]))
 
 
 def _without_eos(h: Hyp) -> float:
     """The length without a final eos, at least 1."""
-    n = max(len(h[0]) - 1 - (h[0][-1] == EOS), 1)
-    return h[1] / n if n > 0 else h[1]
+    return _over(h, max(len(h[0]) - 1 - (h[0][-1] == EOS), 1))
 
 
 def _without_eos_or_bos(h: Hyp) -> float:
     """The length without bos and without one more token (eos): 0 tokens keep the score."""
-    n = len(h[0]) - 2
-    return h[1] / n if n > 0 else h[1]
+    return _over(h, len(h[0]) - 2)
 
 
 def _worst_first(h: Hyp) -> float:
     """The per-token score negated."""
-    t, s = h
-    return -(s / (len(t) - 1) if len(t) > 1 else s)
+    return -_per_token(h)
 
 
 def _times_length(h: Hyp) -> float:
