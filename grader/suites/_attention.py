@@ -5,7 +5,8 @@ Heads reshaped without their transpose, and the masked-softmax mistakes as `weig
 mask)` functions that the reference attention takes as a hook: a softmax over the wrong axis,
 a mask ignored, read the wrong way round, applied after the softmax, or filled with 0. Fully
 masked rows come out as a student's code makes them: NaN (a -inf fill, no guard), zero (a
-guarded -inf fill, as the reference does) or uniform (a finite fill such as -1e9).
+guarded -inf fill, as the reference does) or uniform (a finite fill such as -1e9). A mask
+returned as numbers (`mask_as_numbers`) is the mask builders' own.
 """
 
 from __future__ import annotations
@@ -119,3 +120,8 @@ WEIGHTS: dict[str, Callable[[Array, Array | None], Array]] = {
     "mask-after-softmax": after_softmax,
     "mask-zero-fill": partial(att.masked_softmax, fill=0.0),
 }
+
+
+def mask_as_numbers(mask: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """mask-not-boolean: the boolean `mask(...)` of a mask builder returned as float 0s and 1s."""
+    return lambda *args, **kwargs: mask(*args, **kwargs).astype(np.float64)

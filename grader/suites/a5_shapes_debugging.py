@@ -33,6 +33,7 @@ from grader.suites._attention import (
     WEIGHTS,
     WRONG_AXIS_WEIGHTS,
     inverted_with,
+    mask_as_numbers,
     merge_heads_no_transpose,
     split_heads_mixed,
     split_heads_unswapped,
@@ -263,17 +264,13 @@ MUTANTS: dict[str, dict[str, Callable[..., Any]]] = {
         "task-mask-not-causal": _task_mask_with(causal_tasks=()),
         "task-mask-padding-ignored": _task_mask_with(pad_keys=False),
         "task-mask-empty-padded-rows": _task_mask_with(pad_queries=True),
-        "mask-not-boolean": lambda task, lengths, T: visibility.task_mask(
-            task, _np(lengths), T
-        ).astype(np.float64),
+        "mask-not-boolean": mask_as_numbers(REFERENCES["task_mask"]),
     },
     "task_loss_positions": {
         "loss-positions-through-last-token": _positions_with(through_last=True),
         "loss-positions-include-padding": _positions_with(lengths_ignored=True),
         "loss-positions-classification-per-token": _positions_with(pooled_reads_tokens=True),
-        "mask-not-boolean": lambda task, lengths, T: visibility.task_loss_positions(
-            task, _np(lengths), T
-        ).astype(np.float64),
+        "mask-not-boolean": mask_as_numbers(REFERENCES["task_loss_positions"]),
     },
 }
 

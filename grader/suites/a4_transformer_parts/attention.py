@@ -20,6 +20,7 @@ from grader.suites._attention import (
     after_softmax,
     ignore_mask,
     inverted_with,
+    mask_as_numbers,
     merge_heads_no_transpose,
     padded_query_rows,
     split_heads_mixed,
@@ -349,7 +350,7 @@ CAUSAL_MUTANTS = {
     "causal-mask-transposed": lambda T: att.causal_mask(T).T,
     "causal-mask-excludes-self": lambda T: att.causal_mask(T, offset=-1),
     "mask-inverted": lambda T: ~att.causal_mask(T),
-    "mask-not-boolean": lambda T: att.causal_mask(T).astype(np.float64),
+    "mask-not-boolean": mask_as_numbers(att.causal_mask),
 }
 
 
@@ -367,7 +368,7 @@ def _padding_cases(seed: int) -> list[Case]:
 
 PADDING_MUTANTS = {
     "mask-inverted": lambda lengths, T: ~att.padding_mask(lengths, T),
-    "mask-not-boolean": lambda lengths, T: att.padding_mask(lengths, T).astype(np.float64),
+    "mask-not-boolean": mask_as_numbers(att.padding_mask),
 }
 
 
