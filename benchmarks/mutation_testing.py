@@ -70,6 +70,7 @@ import types
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -1036,6 +1037,7 @@ def analyse_multi(
             problems.append(f"charged again: {qid} ({score:g}/{top:g}, own function unmutated)")
     mutated_graded = [p.function for p in res.mutant.parts if p.function in graded]
 
+    @cache  # one restored file per question's function, however many names it has
     def carried(function: str) -> types.ModuleType:
         restored = load_module(res.mutant.source, f"carried_{res.mutant.index}_{function}")
         for name in mutated_graded:
