@@ -31,6 +31,6 @@ def _sanitise_path() -> None:
 
 _sanitise_path()
 
-from grader.app.cli import main  # noqa: E402 - only once sys.path is clean
+from grader.app.cli import run  # noqa: E402 - only once sys.path is clean
 
-sys.exit(main())
+run()

@@ -220,3 +220,35 @@ def test_a_checkout_run_from_its_own_folder_keeps_its_reference_before_another_i
     )
     assert done.returncode == 0, done.stderr
     assert "a1_word_vectors" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "body,status,said",
+    [
+        ("return 0", 0, ""),
+        ("return 2", 2, ""),
+        ("sys.exit(3)", 3, ""),
+        ("sys.exit('the grader says no')", 1, "the grader says no"),
+        ("raise RuntimeError('a bug of ours')", 1, "RuntimeError: a bug of ours"),
+    ],
+)
+def test_the_command_ends_without_teardown_but_with_its_status_handlers_and_output(
+    body, status, said
+):
+    """`cli.run` skips the interpreter's teardown (a third of a single grade's peer): the exit
+    status is main's, every exit handler the command registered still runs, and what was printed
+    reaches the pipe."""
+    code = (
+        "import atexit, sys\n"
+        "from grader.app import cli\n"
+        "def main():\n"
+        "    atexit.register(lambda: print('handler ran', file=sys.stderr))\n"
+        "    print('x' * 200_000)\n"  # more than a pipe holds: flushed before the exit
+        f"    {body}\n"
+        "cli.main = main\n"
+        "cli.run()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == status, out.stderr
+    assert out.stdout == "x" * 200_000 + "\n"
+    assert "handler ran" in out.stderr and said in out.stderr

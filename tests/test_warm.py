@@ -12,6 +12,8 @@ import ast
 import json
 import os
 import signal
+import site
+import subprocess
 import sys
 import textwrap
 import time
@@ -40,6 +42,9 @@ PROBE = textwrap.dedent("""
         "shared_writable": [m for m in maps if m.split()[1] == "rw-s"],
         "argv": sys.argv, "main": __name__,
         "signals": [repr(signal.getsignal(s)) for s in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT)],
+        "path": sys.path,
+        "site_builtins": sorted(n for n in ("exit", "quit", "help", "copyright", "credits", "license")
+                                if hasattr(__import__("builtins"), n)),
     }
 """)
 
@@ -105,6 +110,15 @@ def test_a_warm_worker_is_isolated_as_a_fresh_one(program, warm):
     # Only the wire (0, 1, 2) and the descriptors the probe itself opened; the same as cold.
     assert hot["fds"] == cold["fds"] and len(hot["fds"]) <= 7
     # signals too: past the file size limit a write raises OSError, as in a fresh interpreter
+    # the template starts with -S and is given the site directories: the same import path and
+    # the builtins `site` adds, as a fresh `python -I` worker has
+    assert (
+        hot["site_builtins"]
+        == cold["site_builtins"]
+        == sorted(["exit", "quit", "help", "copyright", "credits", "license"])
+    )
+    assert Path(hot["path"][0]).name == Path(cold["path"][0]).name == "scratch"
+    assert hot["path"][1:] == cold["path"][1:]
     for key in (
         "env",
         "main",
@@ -387,3 +401,30 @@ def test_a_single_grade_starts_its_template_first_and_grades_as_a_cold_one(tmp_p
         _COLD_SINGLE["cold"] = grade("cold", tmp_path / "reference.json")[1]
     assert got == _COLD_SINGLE["cold"]
     assert 0 < got["score"] < 100  # the planted mistake (an 80/10/10 rule of 70/10/20) cost points
+
+
+def test_the_templates_site_folders_are_those_site_adds_without_running_pth_code(
+    tmp_path, monkeypatch
+):
+    """The warm template starts with -S and is given `runtime.site_dirs()`: the same folders, in
+    the same order, as `site` itself adds for a site directory (the authority, run in a fresh
+    interpreter), while the .pth file's import line, which site runs, never runs."""
+    sitedir, extra, mark = tmp_path / "site", tmp_path / "extra", tmp_path / "ran"
+    sitedir.mkdir()
+    extra.mkdir()
+    (tmp_path / "other").mkdir()
+    (sitedir / "b.pth").write_text(f"# a comment\n../extra\nimport os; open({str(mark)!r}, 'w')\n")
+    (sitedir / "a.pth").write_text("../other\nnot-there\n\n")
+    script = (
+        "import site, sys; before = list(sys.path); "
+        f"site.addsitedir({str(sitedir)!r}); print([p for p in sys.path if p not in before])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", script], capture_output=True, text=True
+    )
+    by_site = ast.literal_eval(done.stdout)
+    assert mark.exists()  # site ran the import line
+    mark.unlink()
+    monkeypatch.setattr(site, "getsitepackages", lambda: [str(sitedir)])
+    assert runtime.site_dirs() == by_site == [str(sitedir), str(tmp_path / "other"), str(extra)]
+    assert not mark.exists()

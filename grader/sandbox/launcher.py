@@ -588,6 +588,9 @@ def _run_warm(config: dict) -> None:
     # legacy generator seeds from the OS when first imported (reseeded here only if the
     # template loaded it); torch's default generator, seeded at the template's import, is
     # reseeded. Nothing is imported here that a fresh worker would not.
+    # `site` inside the sandbox would not have added a folder that is not there (a checkout the
+    # new root leaves out, named by a .pth file)
+    sys.path[:] = [p for p in sys.path if p not in _SITE_ADDED or os.path.isdir(p)]
     legacy = sys.modules.get("numpy.random")
     if legacy is not None:
         legacy.seed()
@@ -635,7 +638,23 @@ def _finish(code: int) -> None:
     os._exit(code & 0xFF)
 
 
-def _zygote(sock_fd: int, parent: int, preload: list[str]) -> None:
+_SITE_ADDED: list[str] = []  # what `_as_site_would` put on the path
+
+
+def _as_site_would(site_dirs: list[str]) -> None:
+    """What `site` gives an interpreter, for a template started with -S: the site directories on
+    the path (`runtime.site_dirs()`, read by the grader) and the builtins `exit`, `quit`, `help`,
+    `copyright`, `credits` and `license`. No .pth file's code runs."""
+    import site
+
+    _SITE_ADDED.extend(p for p in site_dirs if p not in sys.path)
+    sys.path.extend(_SITE_ADDED)
+    site.setquit()
+    site.setcopyright()
+    site.sethelper()
+
+
+def _zygote(sock_fd: int, parent: int, preload: list[str], site: list[str]) -> None:
     """The warm template: import `preload` once, then fork one sandbox launcher per request.
 
     A request on the socket is a marshal'd launcher configuration with five descriptors (the
@@ -650,6 +669,7 @@ def _zygote(sock_fd: int, parent: int, preload: list[str]) -> None:
 
     libc = _Libc()
     _die_with_parent(libc, parent)
+    _as_site_would(site)
     for name in preload:
         __import__(name)
     _precompile()
@@ -739,7 +759,12 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--launch"]:
         _launch(int(sys.argv[2]), int(sys.argv[3]))
     elif sys.argv[1:2] == ["--zygote"]:
-        _zygote(int(sys.argv[2]), int(sys.argv[3]), [n for n in sys.argv[4].split(",") if n])
+        _zygote(
+            int(sys.argv[2]),
+            int(sys.argv[3]),
+            [n for n in sys.argv[4].split(",") if n],
+            [p for p in sys.argv[5].split(os.pathsep) if p] if len(sys.argv) > 5 else [],
+        )
     elif sys.argv[1:2] == ["--probe"]:
         sys.exit(_probe())
     print("usage: launcher.py --launch CONFIG_FD STATUS_FD | --probe", file=sys.stderr)

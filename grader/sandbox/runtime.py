@@ -25,6 +25,38 @@ def package_dir(name: str) -> Path | None:
     return None
 
 
+def site_dirs() -> list[str]:
+    """The folders `site` puts on an isolated interpreter's path (`python -I`), in its order: each
+    site directory, then the folders its .pth files name. The warm template starts with `-S` and
+    is given these, so no .pth file's import lines run there (setuptools' distutils shim, a
+    container's certificate patch: nothing a worker needs, and on some machines a third of an
+    interpreter's start)."""
+    import site
+
+    found: list[str] = []
+    for sitedir in site.getsitepackages():  # the user's site directory is not read under -I
+        if not os.path.isdir(sitedir) or sitedir in found:
+            continue
+        found.append(sitedir)
+        try:
+            pth_files = sorted(n for n in os.listdir(sitedir) if n.endswith(".pth"))
+        except OSError:
+            continue
+        for name in pth_files:
+            try:
+                with open(os.path.join(sitedir, name), encoding="utf-8") as fh:
+                    lines = fh.read().splitlines()
+            except (OSError, UnicodeDecodeError):
+                continue
+            for line in lines:
+                if not line.strip() or line.startswith(("#", "import ", "import\t")):
+                    continue
+                folder = os.path.abspath(os.path.join(sitedir, line.rstrip()))
+                if os.path.isdir(folder) and folder not in found:
+                    found.append(folder)
+    return found
+
+
 def runtime_paths() -> list[Path]:
     """The interpreter's prefixes and folder, and numpy/torch's site directories (both spellings)."""
     paths = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}

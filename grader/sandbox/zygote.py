@@ -8,8 +8,9 @@ as a fresh launcher would (its own uid, namespaces, limits, scratch, seccomp, fd
 runs the worker program in place of an exec. See docs/sandbox.md, "Warm templates".
 
 The template is started by this process (never forked from it: it holds nothing of the
-grader), as `python -I -B launcher.py --zygote SOCK PARENT PRELOAD`, with the worker's
-environment; it dies with this process (parent-death signal). A fork is a child of the
+grader), as `python -I -S -B launcher.py --zygote SOCK PARENT PRELOAD SITE_DIRS`, with the
+worker's environment and the site directories an isolated interpreter would read (no .pth
+file's code runs); it dies with this process (parent-death signal). A fork is a child of the
 template, so its handle (`WarmChild`) reads the wait status from an exit pipe the template
 writes, and signals it through a pidfd (no pid reuse race).
 """
@@ -30,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader.sandbox import launcher
-from grader.sandbox.runtime import worker_env
+from grader.sandbox.runtime import site_dirs, worker_env
 
 START_SECONDS = 120.0  # importing torch on a loaded machine
 
@@ -157,12 +158,14 @@ class Template:
                 [
                     sys.executable,
                     "-I",
+                    "-S",
                     "-B",
                     launcher.__file__,
                     "--zygote",
                     str(theirs.fileno()),
                     str(os.getpid()),
                     ",".join(preload),
+                    os.pathsep.join(site_dirs()),
                 ],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
