@@ -102,12 +102,10 @@ def _grade_written_part(run: _Run) -> None:
     Each step is bounded (numbers' digits and exponents, the file's size and nesting, each
     expression in the hard-killed checker), so the limit is checked between questions.
     """
-    from grader.written.answers import load_answers_text
-    from grader.written.grading import grade_written
-
     questions, located, checker = run.written_qs, run.located, run.checker
     if not questions:
         return
+    load_answers_text, grade_written = _written_stack()
     deadline = time.monotonic() + WRITTEN_SECONDS
     sheet = load_answers_text(located.text(ANSWERS_FILE), located.missing_message(ANSWERS_FILE))
     numbers = variants.numbers(run.assignment.id, run.student)
@@ -121,6 +119,15 @@ def _grade_written_part(run: _Run) -> None:
             )
         except Exception as exc:  # noqa: BLE001 - a bug of ours costs one question, visibly
             run.failed(q, number, f"written answer {q.key}", exc)
+
+
+def _written_stack() -> tuple[Callable, Callable]:
+    """The written part's reader and grader, imported when first needed: by `_grade_code_part`
+    while the worker's sandbox is built (the trusted side is idle then), or here."""
+    from grader.written.answers import load_answers_text
+    from grader.written.grading import grade_written
+
+    return load_answers_text, grade_written
 
 
 def _written_not_reached(q: WrittenQuestion, number: str) -> QuestionResult:
@@ -143,6 +150,8 @@ def _grade_code_part(run: _Run) -> None:
         ctx = _code_context(run.assignment, located, run.seed, limits, run.hide)
         if ctx.session is not None:
             _while_the_sandbox_starts(ctx, [q for _, q in questions])
+            if run.written_qs:
+                _written_stack()
             ctx.session.wait_started()  # what starting the worker raised, raised here
     except Exception as exc:  # noqa: BLE001 - the worker could not be started: ours, visible
         for number, q in questions:

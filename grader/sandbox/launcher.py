@@ -663,16 +663,20 @@ def _zygote(sock_fd: int, parent: int, preload: list[str], site: list[str]) -> N
     template runs nothing of a submission: each child builds its sandbox as a fresh launcher
     would (namespaces, uid, limits, seccomp) before the worker program runs.
     """
+    import gc
     import marshal
     import select
     import socket
 
+    gc.disable()  # what the template imports lives as long as it does: never collected
     libc = _Libc()
     _die_with_parent(libc, parent)
     _as_site_would(site)
     for name in preload:
         __import__(name)
     _precompile()
+    gc.freeze()  # and a fork's collector never walks (nor copies) the template's objects
+    gc.enable()
     sig = _signals()
     sock = socket.socket(fileno=sock_fd)
     wake_r, wake_w = os.pipe()
