@@ -261,6 +261,13 @@ def main(argv: list[str] | None = None) -> int:
         from grader.app.expr_equal import expr_equal_cli
 
         return expr_equal_cli(argv[1:])
+    # a single grade's template starts first: numpy loads in it while the parser is built and
+    # the grader and the suite are imported here
+    early = (
+        argv[:1] == ["grade"]
+        and not {"-h", "--help"} & set(argv)
+        and _prestart_worker(_assignment_given(argv[1:]))
+    )
     args = _parser().parse_args(argv)
     if args.command is None:
         _parser().print_help()
@@ -269,8 +276,6 @@ def main(argv: list[str] | None = None) -> int:
     if mixed:
         print(f"seqgrade: {mixed}", file=sys.stderr)
         return EXIT_USAGE
-    # a single grade's template starts before the registry (and what it imports) loads
-    early = args.command == "grade" and _prestart_worker(args.assignment)
     if getattr(args, "assignment", None):  # every command takes a1 … a7 or a full id
         from grader.course import registry
 
@@ -311,6 +316,19 @@ def mixed_install() -> str | None:
         f"({theirs / 'reference'}); install this copy editable (python -m pip install -e .) or "
         "run the other copy's seqgrade (docs/authoring.md, 'Working in a clone')"
     )
+
+
+def _assignment_given(args: list[str]) -> str:
+    """The value of `-a`/`--assignment` in a command's arguments, read before argparse reads
+    them (an unreadable one: "", which no shipped fact names)."""
+    for i, arg in enumerate(args):
+        if arg in ("-a", "--assignment"):
+            return args[i + 1] if i + 1 < len(args) else ""
+        if arg.startswith("--assignment="):
+            return arg.split("=", 1)[1]
+        if arg.startswith("-a") and not arg.startswith("--"):
+            return arg[2:]
+    return ""
 
 
 def _prestart_from_registry(aid: str) -> None:

@@ -336,7 +336,8 @@ class WorkerSession:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        """Spawn the worker and ask it to preload its imports; returns without waiting."""
+        """Spawn the worker and ask it to preload its imports and import the student's module;
+        returns without waiting."""
         shipped = {**self.files, wire.WIRE_FILE: WIRE_SOURCE}  # the codec wins a name clash
         self.proc = sandbox.spawn(
             WORKER_PROGRAM, shipped, limits=self.limits, hide=self.hide, warm=self.preload
@@ -352,6 +353,9 @@ class WorkerSession:
                 "files": sorted(self.files),
             }
         )
+        # the import asked for at once: the module is imported while this side is busy
+        # (`_ensure_ready` reads both replies, and times the import from the preload's end)
+        self._send({"op": "import", "module": self.module})
         self._ready = False
 
     def start_in_background(self) -> None:
@@ -469,11 +473,11 @@ class WorkerSession:
         return header, blobs
 
     def _ensure_ready(self, restarting: bool = False) -> Failure | None:
-        """Wait for the preload, then import the student's module (once per worker)."""
+        """Wait for the preload, then for the import of the student's module (both asked for by
+        `start`, once per worker)."""
         timeout = max(1.0, min(self.remaining(), 60.0 + self.limits.call_seconds))
         try:
             self._receive(timeout)  # the hello reply: preloads done
-            self._send({"op": "import", "module": self.module})
             reply, _ = self._receive(max(0.5, min(self.remaining(), self.limits.call_seconds)))
         except _Timeout:
             self._kill_for(
