@@ -513,23 +513,26 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if not args.root.is_dir():
         print(f"seqgrade: {args.root} is not a folder", file=sys.stderr)
         return EXIT_USAGE
-    return batch.run(
-        args.root,
-        args.assignment,
-        jobs=args.jobs,
-        out=args.out,
-        report=args.report,
-        force=args.force,
-        gradebook=args.gradebook,
-        digits=args.digits,
-        quiet=args.quiet,
-        only=args.only,
-        cluster=args.cluster,
-        term=args.term,
-        overrides=args.overrides,
-        diff=args.diff,
-        anonymise=args.anonymise,
-    )
+    options = {name: getattr(args, name) for name in BATCH_OPTIONS}
+    return batch.run(args.root, args.assignment, **options)
+
+
+BATCH_OPTIONS = (
+    "jobs",
+    "out",
+    "report",
+    "force",
+    "gradebook",
+    "digits",
+    "quiet",
+    "only",
+    "cluster",
+    "term",
+    "overrides",
+    "diff",
+    "anonymise",
+)
+"""`seqgrade batch`'s options, each passed to `batch.run` under its own name."""
 
 
 def cmd_handout(args: argparse.Namespace) -> int:

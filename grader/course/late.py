@@ -44,6 +44,7 @@ class Dates:
     """One assignment's deadlines (aware datetimes)."""
 
     due: datetime | None = None
+    """None: the assignment has no due date, and no submission is late."""
     late_due: datetime | None = None
     """After this (extended), the submission scores 0."""
 

@@ -13,6 +13,34 @@ from grader.sandbox.session import Event, Failure
 RESTARTS_SPENT = "restarted too many times"  # the words of a question run after the last restart
 
 
+_FAILURE_WORDS = {
+    "shortcut-refused": (
+        "{function} called a library function this question asks you to write yourself "
+        "({detail}); the call was refused"
+    ),
+    "not-implemented": "not attempted (the function still raises `NotImplementedError`)",
+    "missing-function": "the file has no function {function}",
+    "bad-output": "{function} {detail}; return numpy arrays, torch tensors, lists or numbers",
+    "exit-raised": "the submission raised `{detail}` during {function}; it must return a value",
+    "memory": "{detail} during {function} (`MemoryError`)",
+    "import-timeout": (
+        "importing {module} did not finish within {seconds:g} s (an infinite loop or a long "
+        "computation at the top level of the file?)"
+    ),
+    "import-ended": "the submission's process ended while importing {module} ({detail})",
+    "budget": "not run: the submission used up its time budget of {seconds:g} s",
+    "call-timeout": (
+        "{function} did not return: stopped after {seconds:g} s (an infinite loop, a sleep, or "
+        "waiting for input?)"
+    ),
+    "call-ended": "the submission's process ended during {function}: {detail}",
+    "unreadable-value": "{function} returned data that could not be read: {detail}",
+    "restarts-spent": f"not run: the submission's process was {RESTARTS_SPENT}",
+}
+"""A failure's words by its cause, filled from its facts; the three causes whose words are built
+from other parts are `failure_words`' own."""
+
+
 def failure_words(f: Failure) -> str:
     """The whole story of a failure in words, the exception's message included."""
     function, module = f"`{f.function}`", f"`{f.module}.py`"
@@ -24,48 +52,16 @@ def failure_words(f: Failure) -> str:
             f"({f.detail}); a submission must not write to the grader's channel (this is the "
             "submission's doing, not a failure of the grader)"
         )
-    if cause == "shortcut-refused":
-        return (
-            f"{function} called a library function this question asks you to write "
-            f"yourself ({f.detail}); the call was refused"
-        )
-    if cause == "not-implemented":
-        return "not attempted (the function still raises `NotImplementedError`)"
-    if cause == "missing-function":
-        return f"the file has no function {function}"
-    if cause == "bad-output":
-        return f"{function} {f.detail}; return numpy arrays, torch tensors, lists or numbers"
-    if cause == "exit-raised":
-        return f"the submission raised `{f.detail}` during {function}; it must return a value"
-    if cause == "memory":
-        return f"{f.detail} during {function} (`MemoryError`)"
     if cause == "raised":
         return f"`{f.exception}`" if f.detail else f"`{f.exception_type}`"
-    if cause == "import-timeout":
-        return (
-            f"importing {module} did not finish within {f.seconds:g} s (an infinite loop or a "
-            "long computation at the top level of the file?)"
-        )
-    if cause == "import-ended":
-        return f"the submission's process ended while importing {module} ({f.detail})"
     if cause == "import-raised":
         inner = failure_words(f.inner) if f.inner is not None else ""
         at = f" at {f.spot.file} line {f.spot.line}" if f.spot else ""
         return f"{module} could not be imported: {inner}{at}"
-    if cause == "budget":
-        return f"not run: the submission used up its time budget of {f.seconds:g} s"
-    if cause == "call-timeout":
-        return (
-            f"{function} did not return: stopped after {f.seconds:g} s "
-            "(an infinite loop, a sleep, or waiting for input?)"
-        )
-    if cause == "call-ended":
-        return f"the submission's process ended during {function}: {f.detail}"
-    if cause == "unreadable-value":
-        return f"{function} returned data that could not be read: {f.detail}"
-    if cause == "restarts-spent":
-        return f"not run: the submission's process was {RESTARTS_SPENT}"
-    return f.message or f.kind
+    words = _FAILURE_WORDS.get(cause or "")
+    if words is None:
+        return f.message or f.kind
+    return words.format(function=function, module=module, detail=f.detail, seconds=f.seconds)
 
 
 _EVENT_WORDS = {

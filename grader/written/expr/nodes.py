@@ -35,9 +35,10 @@ class Sym:
 
 @dataclass(frozen=True, slots=True)
 class Const:
-    """A named constant: `e` or `pi`."""
+    """A named constant."""
 
     name: str
+    """ "e" or "pi"."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,7 @@ class Call:
 
     name: str
     args: tuple[Node, ...]
+    """In the order written; one for most functions, two or more for `max` and `min`."""
 
 
 Node = Num | Sym | Const | Neg | BinOp | Pow | Call
