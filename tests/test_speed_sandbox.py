@@ -90,3 +90,59 @@ def test_a_session_started_in_the_background_is_one_started_at_once(mode):
     finally:
         s.close()
     assert s.proc is None
+
+
+def test_a_template_reads_the_worker_code_the_grader_cached(tmp_path, monkeypatch):
+    """The grader writes the bytecode of what a template compiles (`zygote.cache_bytecode`);
+    the template (an interpreter that writes none) reads it: the same code as compiling the
+    source (the authority), and, once the cache is replaced by other code with the source's
+    header, that code, which shows the cache is what it read."""
+    import importlib.util
+    import marshal
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from grader.sandbox import launcher
+
+    here = Path(launcher.__file__).parent
+    for name in ("launcher.py", *launcher.WARM_FILES):
+        shutil.copy(here / name, tmp_path / name)
+    monkeypatch.setattr(launcher, "__file__", str(tmp_path / "launcher.py"))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    zygote.cache_bytecode()
+    caches = {
+        n: Path(importlib.util.cache_from_source(str(tmp_path / n))) for n in launcher.WARM_FILES
+    }
+    assert all(c.is_file() for c in caches.values())
+
+    def template_code() -> dict[str, str]:
+        script = (
+            f"import sys; sys.path.insert(0, {str(tmp_path)!r}); import launcher\n"
+            "launcher._precompile()\n"
+            "print(repr({c.co_filename.rpartition('/')[2]: c.co_code.hex() + repr(c.co_consts[:3])"
+            " for c in launcher._WARM_CODE.values()}))\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", "-B", "-c", script], capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return eval(done.stdout)  # noqa: S307 - our own script's repr of strings
+
+    def compiled(source: str, name: str) -> str:
+        c = compile(source, name, "exec", dont_inherit=True)
+        return c.co_code.hex() + repr(c.co_consts[:3])
+
+    sources = {n: (tmp_path / n).read_text() for n in launcher.WARM_FILES}
+    assert template_code() == {n: compiled(s, n) for n, s in sources.items()}
+    # the worker's cache replaced by other code under the real source's mtime and size
+    stat = (tmp_path / "worker.py").stat()
+    other = compile("PLANTED = 'from the cache'\n", "worker.py", "exec", dont_inherit=True)
+    header = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
+    header += (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+    header += (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+    caches["worker.py"].write_bytes(header + marshal.dumps(other))
+    got = template_code()
+    assert got["worker.py"] == compiled("PLANTED = 'from the cache'\n", "worker.py")
+    assert got["wire.py"] == compiled(sources["wire.py"], "wire.py")

@@ -537,16 +537,23 @@ _WARM_CODE: dict[bytes, object] = {}
 _SHIPPED_CODEC = "seqgrade_wire.py"  # grader.sandbox.wire.WIRE_FILE: the codec beside the program
 
 
+WARM_FILES = ("worker.py", "wire.py")  # beside this file: what a template compiles once
+
+
 def _precompile() -> None:
     """The worker program and its codec, compiled as `runpy` and an import would (no flags of
-    this file's: `dont_inherit`)."""
+    this file's), read from the grader's bytecode cache when it is fresh (the grader writes it:
+    `zygote.cache_bytecode`), compiled here otherwise."""
+    from importlib.machinery import SourceFileLoader
+
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in ("worker.py", "wire.py"):
+    for name in WARM_FILES:
+        path = os.path.join(here, name)
         try:
-            with open(os.path.join(here, name), "rb") as fh:
+            with open(path, "rb") as fh:
                 source = fh.read()
-            _WARM_CODE[source] = compile(source, name, "exec", dont_inherit=True)
-        except (OSError, SyntaxError, ValueError):
+            _WARM_CODE[source] = SourceFileLoader(name[:-3], path).get_code(name[:-3])
+        except (OSError, SyntaxError, ValueError, ImportError, EOFError):
             pass  # compiled by the fork, as a fresh worker would
 
 
