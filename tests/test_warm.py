@@ -351,7 +351,9 @@ SINGLE_GRADE = textwrap.dedent("""
     from grader.app import cli
     from grader.sandbox import zygote
     if sys.argv[4] == "broken":  # a template that cannot start: its first fork falls back
-        zygote.launcher = types.SimpleNamespace(__file__="/nonexistent/launcher.py")
+        zygote.launcher = types.SimpleNamespace(
+            __file__="/nonexistent/launcher.py", WARM_FILES=("worker.py", "wire.py")
+        )
     rc = cli.main(["grade", sys.argv[1], "-a", sys.argv[2], "--results", sys.argv[3]])
     forked = sorted(k for k, t in zygote._templates.items() if t is not None)
     print(json.dumps({"rc": rc, "enabled": zygote.enabled(), "templates": forked}))
