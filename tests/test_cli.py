@@ -8,6 +8,7 @@ hide behind either.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -252,3 +253,24 @@ def test_the_command_ends_without_teardown_but_with_its_status_handlers_and_outp
     assert out.returncode == status, out.stderr
     assert out.stdout == "x" * 200_000 + "\n"
     assert "handler ran" in out.stderr and said in out.stderr
+
+
+def test_a_grade_leaves_no_temporary_folder_behind(tmp_path):
+    """The command skips the interpreter's teardown: the sandbox's scratch folder and the
+    expression checker's folder (an answers.toml starts it) are removed all the same."""
+    aid = "a2_rnn_bptt"
+    sub = tmp_path / "sub"
+    shutil.copytree(solution_dir(aid), sub)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp)}
+    done = subprocess.run(
+        [SEQGRADE, "grade", str(sub), "-a", aid, "--results", str(tmp_path / "r.json")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["score"] == 100
+    assert list(temp.iterdir()) == []
