@@ -24,6 +24,16 @@ class LateError(ValueError):
 
 
 @dataclass(frozen=True)
+class Dates:
+    """One assignment's deadlines (aware datetimes)."""
+
+    due: datetime | None = None
+    """None: the assignment has no due date, and no submission is late."""
+    late_due: datetime | None = None
+    """After this (extended), the submission scores 0."""
+
+
+@dataclass(frozen=True)
 class Policy:
     """What lateness costs."""
 
@@ -37,16 +47,6 @@ class Policy:
     """Lateness up to this counts as on time."""
     late_days: int = 0
     """Late days per student per term: each forgives one started day."""
-
-
-@dataclass(frozen=True)
-class Dates:
-    """One assignment's deadlines (aware datetimes)."""
-
-    due: datetime | None = None
-    """None: the assignment has no due date, and no submission is late."""
-    late_due: datetime | None = None
-    """After this (extended), the submission scores 0."""
 
 
 @dataclass(frozen=True)

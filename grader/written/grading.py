@@ -63,10 +63,10 @@ class _Outcome:
     """Extra feedback ("shape (3, 2), expected (2, 3)")."""
     note: str | None = None
     """A reading note from the parser."""
+    internal: bool = False
+    """The `error` below is the grader's."""
     error: str | None = None
     """unreadable: why."""
-    internal: bool = False
-    """The error is the grader's."""
     near_figures: int | None = None
     """A rounded number: the significant figures it needs."""
     readings: tuple[str, ...] = ()
