@@ -109,7 +109,6 @@ def test_a_warm_worker_is_isolated_as_a_fresh_one(program, warm):
     assert cold["uid"] != hot["uid"]
     # Only the wire (0, 1, 2) and the descriptors the probe itself opened; the same as cold.
     assert hot["fds"] == cold["fds"] and len(hot["fds"]) <= 7
-    # signals too: past the file size limit a write raises OSError, as in a fresh interpreter
     # the template starts with -S and is given the site directories: the same import path and
     # the builtins `site` adds, as a fresh `python -I` worker has
     assert (
@@ -119,6 +118,7 @@ def test_a_warm_worker_is_isolated_as_a_fresh_one(program, warm):
     )
     assert Path(hot["path"][0]).name == Path(cold["path"][0]).name == "scratch"
     assert hot["path"][1:] == cold["path"][1:]
+    # signals too: past the file size limit a write raises OSError, as in a fresh interpreter
     for key in (
         "env",
         "main",
@@ -416,7 +416,8 @@ def test_the_templates_site_folders_are_those_site_adds_without_running_pth_code
     extra.mkdir()
     (tmp_path / "other").mkdir()
     (sitedir / "b.pth").write_text(f"# a comment\n../extra\nimport os; open({str(mark)!r}, 'w')\n")
-    (sitedir / "a.pth").write_text("../other\nnot-there\n\n")
+    (tmp_path / "lib.zip").write_bytes(b"")  # site adds what exists, a file too
+    (sitedir / "a.pth").write_text("../other\n../lib.zip\nnot-there\n\n")
     script = (
         "import site, sys; before = list(sys.path); "
         f"site.addsitedir({str(sitedir)!r}); print([p for p in sys.path if p not in before])"
@@ -428,5 +429,14 @@ def test_the_templates_site_folders_are_those_site_adds_without_running_pth_code
     assert mark.exists()  # site ran the import line
     mark.unlink()
     monkeypatch.setattr(site, "getsitepackages", lambda: [str(sitedir)])
-    assert runtime.site_dirs() == by_site == [str(sitedir), str(tmp_path / "other"), str(extra)]
+    assert (
+        runtime.site_dirs()
+        == by_site
+        == [
+            str(sitedir),
+            str(tmp_path / "other"),
+            str(tmp_path / "lib.zip"),
+            str(extra),
+        ]
+    )
     assert not mark.exists()

@@ -222,9 +222,10 @@ def _parser() -> (
 def run() -> None:
     """The `seqgrade` command as a process: `main()`, then an exit without the interpreter's
     teardown. Threads are joined and the exit handlers registered from here on run (temporary
-    folders, warm templates) as in any exit; what is skipped is the freeing of every module and object, which the system does at
-    once (in a single grade, 40-100 ms after the results were written: a third of a peer's whole
-    run). Every file the grader writes is closed before `main` returns."""
+    folders, warm templates) as in any exit; what is skipped is the freeing of every module and
+    object, which the system does at once (in a single grade, 40-100 ms after the results were
+    written: a third of a peer's whole run). Every file the grader writes is closed before
+    `main` returns."""
     import atexit
     import os
 

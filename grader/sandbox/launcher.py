@@ -591,13 +591,13 @@ def _run_warm(config: dict) -> None:
     os.environ.clear()
     os.environ.update(env)
     sys.argv = [program]
+    # `site` inside the sandbox would not have added a folder that is not there (a checkout the
+    # new root leaves out, named by a .pth file)
+    sys.path[:] = [p for p in sys.path if p not in _SITE_ADDED or os.path.exists(p)]
     # Random states as a fresh interpreter's: Python's `random` reseeds itself at fork; numpy's
     # legacy generator seeds from the OS when first imported (reseeded here only if the
     # template loaded it); torch's default generator, seeded at the template's import, is
     # reseeded. Nothing is imported here that a fresh worker would not.
-    # `site` inside the sandbox would not have added a folder that is not there (a checkout the
-    # new root leaves out, named by a .pth file)
-    sys.path[:] = [p for p in sys.path if p not in _SITE_ADDED or os.path.isdir(p)]
     legacy = sys.modules.get("numpy.random")
     if legacy is not None:
         legacy.seed()

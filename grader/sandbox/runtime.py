@@ -52,7 +52,7 @@ def site_dirs() -> list[str]:
                 if not line.strip() or line.startswith(("#", "import ", "import\t")):
                     continue
                 folder = os.path.abspath(os.path.join(sitedir, line.rstrip()))
-                if os.path.isdir(folder) and folder not in found:
+                if os.path.exists(folder) and folder not in found:  # site's test: a zip counts
                     found.append(folder)
     return found
 

@@ -38,7 +38,7 @@ class Const:
     """A named constant."""
 
     name: str
-    """ "e" or "pi"."""
+    """`e` or `pi`."""
 
 
 @dataclass(frozen=True, slots=True)
