@@ -80,10 +80,10 @@ def test_calls_that_skip_the_mappings_read_give_the_same_values(mode):
     assert not s.tampered
 
 
-def test_a_session_started_in_the_background_is_one_started_at_once(mode):
+def test_a_session_launched_then_waited_for_is_one_started_at_once(mode):
     s = _session(PROBE)
     try:
-        s.start_in_background()
+        s.launch()
         s.wait_started()
         assert s.proc is not None
         assert s.call("two", (21,), {}).value == 42

@@ -1,6 +1,8 @@
-"""The shortcut scans walk each submission once (engine/shortcuts memoises what they derive):
-their findings are those of the plain walk they replaced, on every held-out file, solution and
-sample, for every question's patterns and function, asked in any order and more than once."""
+"""The shortcut scans walk each submission once (engine/syntax walks it, engine/shortcuts
+memoises what they derive): their findings are those of the plain `ast.walk` they replaced, on
+every held-out file, solution and sample, for every question's patterns and function, asked in
+any order and more than once; and the one walk lists each statement's nodes as `ast.walk`
+does."""
 
 from __future__ import annotations
 
@@ -48,6 +50,48 @@ def plain_forbidden_names(
                 yield full
 
 
+def plain_reached(tree: ast.Module, function: str | None) -> list[tuple[ast.stmt, str | None]]:
+    """The top-level statements `function` reaches, as the scan found them before the memo."""
+    owners = [(node, shortcuts._top_level_names(node)) for node in tree.body]
+    if function is None:
+        return [(node, getattr(node, "name", None)) for node, _ in owners]
+    by_name: dict[str, list[ast.stmt]] = {}
+    for node, names in owners:
+        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+            for name in names:
+                by_name.setdefault(name, []).append(node)
+    if function not in by_name:
+        return []
+    seen: list[ast.stmt] = []
+    todo = [function]
+    visited: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in visited:
+            continue
+        visited.add(name)
+        for node in by_name.get(name, []):
+            if node not in seen:
+                seen.append(node)
+            todo += [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in by_name]
+    return [(node, getattr(node, "name", None)) for node in seen]
+
+
+def plain_aliases(tree: ast.Module) -> dict[str, str]:
+    """The import-bound names as the scan read them before the one walk: `ast.walk` itself."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                names[a.asname or a.name.split(".")[0]] = (
+                    a.name if a.asname else a.name.split(".")[0]
+                )
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for a in node.names:
+                names[a.asname or a.name] = f"{node.module}.{a.name}"
+    return names
+
+
 # The only node types plain_forbidden_names can yield a name for.
 _NAMED = (ast.Attribute, ast.Name, ast.Call, ast.ImportFrom)
 
@@ -57,7 +101,7 @@ def plain_nodes(module, function: str | None) -> list[tuple[ast.AST, str | None]
     owner (only the node types a scan can report; the walk is the same for every pattern set)."""
     return [
         (node, owner)
-        for root, owner in shortcuts._reached(module.tree, function)
+        for root, owner in plain_reached(module.tree, function)
         for node in ast.walk(root)
         if isinstance(node, _NAMED)
     ]
@@ -88,7 +132,7 @@ def plain_review(source: str, function: str | None) -> list:
     if module is None:
         return []
     tree = module.tree
-    roots = shortcuts._reached(tree, function)
+    roots = plain_reached(tree, function)
     if function is not None:
         roots += [
             (node, None)
@@ -168,3 +212,20 @@ def test_scans_and_reviews_find_what_the_plain_walk_finds(aid):
                     got.append(None)
                     checked += 1
     assert checked or not questions
+
+
+def test_the_one_walk_lists_what_ast_walk_yields():
+    """engine/syntax's single walk against `ast.walk` (the authority), on every source: each
+    top-level statement's nodes in the same order, the whole tree's too, and the aliases the
+    scans read from it."""
+    from grader.engine import syntax
+
+    for _, label, source in SOURCES:
+        parsed = syntax.parsed(source)
+        if parsed is None:
+            continue
+        tree = parsed.tree
+        for statement in tree.body:
+            assert list(parsed.nodes(statement)) == list(ast.walk(statement)), label
+        assert list(parsed.walked) == list(ast.walk(tree))[1 : 1 + len(parsed.walked)], label
+        assert shortcuts._parsed(source).aliases == plain_aliases(tree), label

@@ -10,16 +10,17 @@ call in turn.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from functools import lru_cache
 
-from grader.engine.shortcuts import parse_python
+from grader.engine import syntax
 
 
-def _called_names(fn: ast.AST) -> set[str]:
-    """The bare names this function's body calls (nested functions included)."""
+def _called_names(nodes: Iterable[ast.AST]) -> set[str]:
+    """The bare names a function's nodes call (nested functions included)."""
     return {
         node.func.id
-        for node in ast.walk(fn)
+        for node in nodes
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     }
 
@@ -27,14 +28,13 @@ def _called_names(fn: ast.AST) -> set[str]:
 @lru_cache(maxsize=8)
 def _call_graph(source: str) -> dict[str, frozenset[str]]:
     """Each top-level function of the source -> the bare names it calls."""
-    try:
-        tree = parse_python(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    parsed = syntax.parsed(source)
+    if parsed is None:
         return {}
     graph: dict[str, frozenset[str]] = {}
-    for node in tree.body:
+    for node in parsed.tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            graph[node.name] = frozenset(_called_names(node))
+            graph[node.name] = frozenset(_called_names(parsed.nodes(node)))
     return graph
 
 
@@ -62,12 +62,11 @@ def holding(source: str, line: int) -> str | None:
 
 @lru_cache(maxsize=8)
 def _spans(source: str) -> dict[str, tuple[int, int]]:
-    try:
-        tree = parse_python(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    parsed = syntax.parsed(source)
+    if parsed is None:
         return {}
     return {
         node.name: (node.lineno, node.end_lineno or node.lineno)
-        for node in tree.body
+        for node in parsed.tree.body
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     }

@@ -17,13 +17,14 @@ and forth through module boundaries (follow-through and the records already live
 from __future__ import annotations
 
 import ast
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from grader import catalog
-from grader.engine import follow, shortcuts
+from grader.engine import follow, shortcuts, syntax
 from grader.engine.checks import Mismatch, compare, preview
 from grader.engine.combos import together
 from grader.engine.diagnosis import Explanation, Mistake, finite, shows, split, verdict
@@ -90,12 +91,11 @@ def _binds(node: ast.stmt) -> set[str]:
 
 
 @lru_cache(maxsize=16)
-def _top_level(source: str) -> tuple[ast.stmt, ...]:
-    """A module's top-level statements (none when it does not parse)."""
-    try:
-        return tuple(shortcuts.parse_python(source).body)
-    except (SyntaxError, ValueError):
-        return ()
+def _top_level(source: str) -> tuple[tuple[ast.stmt, frozenset[str]], ...]:
+    """A module's top-level statements with the names each binds (none when it does not
+    parse)."""
+    parsed = syntax.parsed(source)
+    return () if parsed is None else tuple((n, frozenset(_binds(n))) for n in parsed.tree.body)
 
 
 def _module_file(ctx: CodeContext, module: str) -> str | None:
@@ -115,7 +115,7 @@ def _defined(q: CodeQuestion, ctx: CodeContext) -> _Defined:
     there is charged as one written in the code file is."""
     assert ctx.source is not None
     found: tuple[str, str] | None = None  # (file, the function's name there)
-    for node in _top_level(ctx.source):
+    for node, binds in _top_level(ctx.source):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             for a in node.names:
                 if a.name != "*" and (a.asname or a.name) != q.function:
@@ -124,10 +124,10 @@ def _defined(q: CodeQuestion, ctx: CodeContext) -> _Defined:
                 if a.name != "*":
                     found = (file, a.name) if file else None
                 elif file and any(
-                    q.function in _binds(n) for n in _top_level(ctx.located.text(file) or "")
+                    q.function in b for _, b in _top_level(ctx.located.text(file) or "")
                 ):
                     found = (file, q.function)
-        elif q.function in _binds(node):
+        elif q.function in binds:
             found = None
     if found is not None:
         text = ctx.located.text(found[0])
@@ -286,12 +286,12 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
     if q.forbidden and _ban(q, ctx, result):
         return result
     cases = ctx.take_cases(q)
-    outcomes = _call_cases(q, ctx.session, cases)
+    outcomes, wants = _call_cases(q, ctx.session, cases)
     if not _stopped(q, cases, outcomes, result, ctx):
         if q.custom is not None:
             _judge_custom(q, cases, outcomes, result, ctx)
         else:
-            _judge_compared(q, cases, outcomes, result, ctx, follow.carriable(q, ctx))
+            _judge_compared(q, cases, outcomes, result, ctx, follow.carriable(q, ctx), wants)
     if ctx.session.import_failure is not None and any(
         r.summary.category is Category.IMPORT for r in result.cases
     ):
@@ -354,10 +354,17 @@ def import_words(failure: Failure, ctx: CodeContext) -> str:
 # ---------------------------------------------------------------------------- calling
 
 
-def _call(q: CodeQuestion, session: WorkerSession, case: Case, last: bool = True) -> CallOutcome:
+def _call(
+    q: CodeQuestion,
+    session: WorkerSession,
+    case: Case,
+    last: bool = True,
+    meanwhile: Callable[[], None] | None = None,
+) -> CallOutcome:
     """One call of the student's function; past the submission's budget, a "not run" failure.
     `last`: the question's last case (`session.tampered`, read when the next question starts,
-    is then up to date; the calls before it skip the worker's read of its mappings)."""
+    is then up to date; the calls before it skip the worker's read of its mappings).
+    `meanwhile`: run while the worker computes (`WorkerSession.call`)."""
     before = session.remaining()
     if before <= 0:
         return CallOutcome(failure=Failure("budget", BUDGET_SPENT))
@@ -369,6 +376,7 @@ def _call(q: CodeQuestion, session: WorkerSession, case: Case, last: bool = True
             torch_inputs=q.torch_inputs,
             banned=q.forbidden,
             check=last,
+            meanwhile=meanwhile,
         )
     except (OSError, ValueError):
         if session.remaining() > BUDGET_MARGIN:
@@ -397,22 +405,36 @@ def _call(q: CodeQuestion, session: WorkerSession, case: Case, last: bool = True
 
 def _call_cases(
     q: CodeQuestion, session: WorkerSession, cases: list[Case]
-) -> list[CallOutcome | None]:
+) -> tuple[list[CallOutcome | None], list[Any]]:
     """Each case's outcome; None for the cases not run after a timeout (each would wait it out
     too), a refused library shortcut or a first case that is not attempted; a "not run" failure
-    for those the submission's time budget did not reach."""
+    for those the submission's time budget did not reach. With them, a compared question's
+    reference outputs, each computed while the worker ran its case (`NOT_YET` where it was not,
+    or raised: `_judge_case` computes it then, and raises as it always did)."""
     outcomes: list[CallOutcome | None] = []
+    wants: list[Any] = [NOT_YET] * len(cases)
     for i, case in enumerate(cases):
-        outcome = _call(q, session, case, last=i == len(cases) - 1)
+        meanwhile = None if q.custom is not None else partial(_reference_into, wants, i, q, case)
+        outcome = _call(q, session, case, last=i == len(cases) - 1, meanwhile=meanwhile)
         outcomes.append(outcome)
         kind = outcome.failure.kind if outcome.failure is not None else None
         if _tripped(q, outcome) or kind == "timeout" or (kind == "not-attempted" and i == 0):
             break
     if session.remaining() <= 0:
-        return outcomes + [CallOutcome(failure=Failure("budget", BUDGET_SPENT))] * (
+        outcomes += [CallOutcome(failure=Failure("budget", BUDGET_SPENT))] * (
             len(cases) - len(outcomes)
         )
-    return outcomes + [None] * (len(cases) - len(outcomes))
+        return outcomes, wants
+    return outcomes + [None] * (len(cases) - len(outcomes)), wants
+
+
+NOT_YET = object()
+"""A reference output not computed yet."""
+
+
+def _reference_into(wants: list[Any], i: int, q: CodeQuestion, case: Case) -> None:
+    with contextlib.suppress(Exception):  # computed again by `_judge_case`, raising there
+        wants[i] = run_trusted(q.reference, case)
 
 
 def _tripped(q: CodeQuestion, outcome: CallOutcome) -> list[str]:
@@ -584,7 +606,13 @@ def _judge_case(
     outcome: CallOutcome | None,
     result: QuestionResult,
     ctx: CodeContext,
+    computed: Any = NOT_YET,
 ) -> CaseVerdict:
+    """One case against the reference's output (`computed` already, or computed now)."""
+
+    def reference() -> Any:
+        return run_trusted(q.reference, case) if computed is NOT_YET else computed
+
     if outcome is None or outcome.failure is not None:
         record = _failure_record(q, case, outcome, ctx)
         if outcome is not None and outcome.failure is not None:
@@ -597,11 +625,11 @@ def _judge_case(
         ):
             # math.exp(1000) raises where numpy gives inf: read it as "every output non-finite",
             # which only the overflow misconceptions (NONFINITE mutants) explain.
-            want = run_trusted(q.reference, case)
+            want = reference()
             explained = explain_case(q, case, all_nan(want), want, q.mutants)
             return CaseVerdict(0.0, record, explained, want=want)
         return CaseVerdict(0.0, record, None)
-    want = run_trusted(q.reference, case)
+    want = reference()
     mismatches = compare(outcome.value, want, q.tolerance, exact=q.integer, names=q.output_names)
     if not mismatches:
         return CaseVerdict(1.0, _passed_record(case), None, want=want)
@@ -679,11 +707,15 @@ def _judge_compared(
     result: QuestionResult,
     ctx: CodeContext,
     carriable: tuple[dict[str, Carried], float] = ({}, 0.0),
+    wants: list[Any] | None = None,
 ) -> None:
-    """Each case compared with the reference; a wrong one explained by the mutants, or, when it
-    is right given a mistake charged in a question it builds on, earning follow-through credit."""
+    """Each case compared with the reference (`wants`: its outputs computed already, from
+    `_call_cases`); a wrong one explained by the mutants, or, when it is right given a mistake
+    charged in a question it builds on, earning follow-through credit."""
+    computed = wants if wants is not None else [NOT_YET] * len(cases)
     judged_cases = [
-        _judge_case(q, case, outcome, result, ctx) for case, outcome in zip(cases, outcomes)
+        _judge_case(q, case, outcome, result, ctx, want)
+        for case, outcome, want in zip(cases, outcomes, computed)
     ]
     strict = not any(v.passed or (v.got is not None and finite(v.got)) for v in judged_cases)
     verdicts = [
@@ -857,8 +889,10 @@ def syntax_problem(
     name: str, source: str, line_words: Callable[[int], str] = lambda n: f"line {n}"
 ) -> str | None:
     """Why the file cannot be read as Python, in the student's terms (None when it can)."""
+    if syntax.parsed(source) is not None:  # the parse every later reader shares
+        return None
     try:
-        shortcuts.parse_python(source, filename=name)
+        syntax.parse_python(source, filename=name)
     except SyntaxError as err:
         text = (err.text or "").strip()
         where = f" at {line_words(err.lineno)}" if err.lineno else ""

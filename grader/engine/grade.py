@@ -173,7 +173,7 @@ def _grade_code_part(run: _Run) -> None:
 
 def _while_the_sandbox_starts(ctx: CodeContext, questions: list[CodeQuestion]) -> None:
     """The trusted side's own work for the questions, done while the worker's sandbox is built
-    on another core (`WorkerSession.start_in_background`): every question's cases (kept in
+    on another core (`WorkerSession.launch`): every question's cases (kept in
     `ctx`, each built once, what it raised kept for its question) and the source scans (memoised
     by grader.engine.shortcuts). Nothing here reads the session; none of it depends on what the
     submission does."""
@@ -459,5 +459,5 @@ def _code_context(
         hide=(*content.grader_trees(), *hide),  # the grader's own trees, always
         words=failure_words,
     )
-    session.start_in_background()  # built while the trusted side works (see above)
+    session.launch()  # the sandbox built while the trusted side works (see above)
     return CodeContext(located, source, None, session, **shared)

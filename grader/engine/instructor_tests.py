@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from grader.engine.shortcuts import parse_python
+from grader.engine.syntax import parse_python
 from grader.questions import VISIBILITIES
 from grader.records import QuestionResult
 from grader.sandbox.session import WorkerSession

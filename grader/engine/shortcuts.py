@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-_PARSE_LOCK = threading.Lock()
+from grader.engine import syntax
 
 # Not shortcuts, although they live in banned modules: grad-mode switches compute nothing
 # (`with torch.no_grad():` in a manual backward pass is allowed). The one list: the engine
@@ -154,34 +153,41 @@ _WORKER_NAMES = {
 }
 
 
-def parse_python(source: str, filename: str = "<submission>") -> ast.Module:
-    """ast.parse behind a lock: it is not thread-safe in Python 3.11 (CPython issue 106905)."""
-    with _PARSE_LOCK:
-        return ast.parse(source, filename=filename)
-
-
 @dataclass(frozen=True)
 class _Module:
     """A parsed submission and what every scan of it reads (the tree is never modified after
     parsing; `memo` keeps what the scans derived from it, so that the questions of one
-    submission walk each top-level statement once, not once per question and scan)."""
+    submission read each top-level statement's nodes once, not once per question and scan)."""
 
-    tree: ast.Module
+    syntax: syntax.Syntax
+    """The tree and its nodes, walked once (shared with the engine's other readers)."""
     aliases: dict[str, str]
     """import-bound local names -> dotted names."""
     own_methods: frozenset[str]
     """Method names the student's own classes define."""
     memo: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
+    @property
+    def tree(self) -> ast.Module:
+        return self.syntax.tree
+
+    def names(self, statement: ast.stmt) -> tuple[str, ...]:
+        """Every `Name` a top-level statement reads or binds, in `ast.walk` order (memoised)."""
+        key = ("names", id(statement))
+        got = self.memo.get(key)
+        if got is None:
+            nodes = self.syntax.nodes(statement)
+            got = self.memo[key] = tuple(n.id for n in nodes if isinstance(n, ast.Name))
+        return got
+
 
 @lru_cache(maxsize=8)
 def _parsed(source: str) -> _Module | None:
     """The submission parsed once for all its questions' scans (None: it does not parse)."""
-    try:
-        tree = parse_python(source)
-    except (SyntaxError, ValueError):
+    parsed = syntax.parsed(source)
+    if parsed is None:
         return None
-    return _Module(tree, _aliases(tree), frozenset(_methods_defined(tree)))
+    return _Module(parsed, _aliases(parsed.walked), frozenset(_methods_defined(parsed.walked)))
 
 
 @dataclass(frozen=True)
@@ -212,10 +218,11 @@ def _match(name: str, patterns: tuple[str, ...]) -> str | None:
     return None
 
 
-def _aliases(tree: ast.AST) -> dict[str, str]:
-    """Local names bound by imports anywhere in the file -> the dotted names they stand for."""
+def _aliases(walked: Iterable[ast.AST]) -> dict[str, str]:
+    """Local names bound by imports anywhere in the file (its nodes in `ast.walk` order: a name
+    bound twice stands for what the later one says) -> the dotted names they stand for."""
     names: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in walked:
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
@@ -262,14 +269,14 @@ def _reached_in(module: _Module, function: str | None) -> list[tuple[ast.stmt, s
     key = ("reached", function)
     got = module.memo.get(key)
     if got is None:
-        got = module.memo[key] = tuple(_reached(module.tree, function))
+        got = module.memo[key] = tuple(_reached(module, function))
     return list(got)
 
 
-def _reached(tree: ast.Module, function: str | None) -> list[tuple[ast.stmt, str | None]]:
+def _reached(module: _Module, function: str | None) -> list[tuple[ast.stmt, str | None]]:
     """Top-level statements `function` can reach by name (all of them when None), each with the
     name of the function or class it defines (None for assignments and other statements)."""
-    owners = [(node, _top_level_names(node)) for node in tree.body]
+    owners = [(node, _top_level_names(node)) for node in module.tree.body]
     if function is None:
         return [(node, getattr(node, "name", None)) for node, _ in owners]
     by_name: dict[str, list[ast.stmt]] = {}
@@ -290,15 +297,15 @@ def _reached(tree: ast.Module, function: str | None) -> list[tuple[ast.stmt, str
         for node in by_name.get(name, []):
             if node not in seen:
                 seen.append(node)
-            todo += [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in by_name]
+            todo += [n for n in module.names(node) if n in by_name]
     return [(node, getattr(node, "name", None)) for node in seen]
 
 
-def _methods_defined(tree: ast.Module) -> set[str]:
+def _methods_defined(walked: Iterable[ast.AST]) -> set[str]:
     """Method names the student's own classes define (their `x.backward()` is not torch's)."""
     return {
         item.name
-        for node in ast.walk(tree)
+        for node in walked
         if isinstance(node, ast.ClassDef)
         for item in node.body
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -349,7 +356,7 @@ def _candidates(module: _Module, root: ast.stmt) -> tuple[tuple[str, int, bool],
         return got
     aliases = module.aliases
     out: list[tuple[str, int, bool]] = []
-    for node in ast.walk(root):
+    for node in module.syntax.nodes(root):
         line = getattr(node, "lineno", 0)
         if isinstance(node, (ast.Attribute, ast.Name)):
             parts = _dotted(node)
@@ -400,7 +407,7 @@ def _suspicious_in(module: _Module, root: ast.stmt) -> tuple[tuple[str, int], ..
     got = module.memo.get(key)
     if got is None:
         found = []
-        for node in ast.walk(root):
+        for node in module.syntax.nodes(root):
             what = _suspicious(node)
             if what is not None:
                 found.append((what, getattr(node, "lineno", 0)))

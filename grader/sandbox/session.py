@@ -319,6 +319,7 @@ class WorkerSession:
         self.words = words  # a failure's facts -> the sentence a student reads
         self.started_at = time.monotonic()
         self.proc: sandbox.SandboxProcess | None = None
+        self._launch: sandbox.Launch | None = None  # launched, not yet waited for
         self.import_failure: Failure | None = None
         self.import_tripped: list[str] = []  # banned entry points called while importing the module
         self.import_shortcuts: list[ShortcutUse] = []
@@ -337,11 +338,27 @@ class WorkerSession:
 
     def start(self) -> None:
         """Spawn the worker and ask it to preload its imports and import the student's module;
-        returns without waiting."""
+        returns without waiting for either."""
+        self.launch()
+        self.wait_started()
+
+    def launch(self) -> None:
+        """The first half of `start`: the sandbox prepared and its launcher started (a few ms,
+        `sandbox.launch`); the launcher builds it in its own process, on another core, while
+        this one works until `wait_started()`. Nothing runs in a thread of this process (a
+        thread waiting on its system calls beside a busy one gets the interpreter's lock only
+        every few milliseconds)."""
         shipped = {**self.files, wire.WIRE_FILE: WIRE_SOURCE}  # the codec wins a name clash
-        self.proc = sandbox.spawn(
+        self._launch = sandbox.launch(
             WORKER_PROGRAM, shipped, limits=self.limits, hide=self.hide, warm=self.preload
         )
+
+    def wait_started(self) -> None:
+        """The second half of `start`: the worker running, asked for its preload and import."""
+        launch, self._launch = self._launch, None
+        if launch is None:
+            return
+        self.proc = launch.wait()
         self._expect = []
         self._isolated, self._warning = self.proc.isolated, self.proc.warning
         self._send(
@@ -358,45 +375,6 @@ class WorkerSession:
         self._send({"op": "import", "module": self.module})
         self._ready = False
 
-    def start_in_background(self) -> None:
-        """`start()` in a thread, returning at once; `wait_started()` waits for it (spawning a
-        sandbox waits on its launcher, not on this process). The thread then lives until
-        `close()`: a fresh launcher started from it dies with the thread that started it
-        (PR_SET_PDEATHSIG follows the forking thread, not the process)."""
-        import threading
-
-        from grader.sandbox import zygote
-
-        # The warm template is started (if it is not running yet) from this thread: it dies
-        # with the thread that started it (PR_SET_PDEATHSIG), and it serves later submissions.
-        with contextlib.suppress(OSError):
-            zygote.template_for(self.preload, wait=False)
-        started, self._closed = threading.Event(), threading.Event()
-        self._start_error: list[BaseException] = []
-
-        def run() -> None:
-            try:
-                self.start()
-            except BaseException as exc:  # noqa: BLE001 - raised again by wait_started()
-                self._start_error.append(exc)
-                return
-            finally:
-                started.set()
-            self._closed.wait()
-
-        self._starting = started
-        threading.Thread(target=run, name="seqgrade-start", daemon=True).start()
-
-    def wait_started(self) -> None:
-        """Wait for `start_in_background`'s `start()`; what it raised is raised here."""
-        starting = getattr(self, "_starting", None)
-        if starting is None:
-            return
-        starting.wait()
-        self._starting = None
-        if self._start_error:
-            raise self._start_error.pop()
-
     @property
     def isolated(self) -> bool:
         """Whether the worker ran isolated (as of its last start; a restart keeps the answer)."""
@@ -410,18 +388,15 @@ class WorkerSession:
         return self.limits.submission_seconds - (time.monotonic() - self.started_at)
 
     def close(self) -> None:
-        starting = getattr(self, "_starting", None)
-        if starting is not None:
-            starting.wait()  # (what it raised is wait_started's to raise)
+        launch, self._launch = self._launch, None
+        if launch is not None:  # launched and never waited for
+            launch.cancel()
         if self.proc is not None:
             with contextlib.suppress(OSError):
                 self._send({"op": "bye"})
             self._collect_output()
             self.proc.kill()
             self.proc = None
-        closed = getattr(self, "_closed", None)
-        if closed is not None:
-            closed.set()  # the starting thread may end (its launcher is stopped)
 
     def output(self) -> str:
         """Everything the student's code printed (truncated), across restarts."""
@@ -566,7 +541,9 @@ class WorkerSession:
         if self._ready and self.proc is not None:
             return None
         if self.proc is None:
-            self.start()
+            if self._launch is None:
+                self.launch()
+            self.wait_started()
         failure = self._ensure_ready()
         self._ready = failure is None
         return failure
@@ -583,6 +560,7 @@ class WorkerSession:
         banned: tuple[str, ...] = (),
         replace: Mapping[str, Callable[..., Any]] | None = None,
         check: bool = True,
+        meanwhile: Callable[[], None] | None = None,
     ) -> CallOutcome:
         """Run `function(*args, **kwargs)` in the worker; `banned`: the library entry points this
         question forbids (patterns as in the assignment), refused while the call runs;
@@ -590,7 +568,9 @@ class WorkerSession:
         trusted ones (`_reply_answering`). `check=False`: the caller reads `tampered` only after
         a later call with `check=True` (its question's last), so a call that raises nothing and
         trips nothing skips the worker's read of its mappings (about 1 ms); that later call's
-        reply reports whatever was loaded around the import hook since the last read."""
+        reply reports whatever was loaded around the import hook since the last read.
+        `meanwhile`: the caller's own work for this call, run here once the request is sent and
+        before its reply is read, so both sides compute at once (it must not raise)."""
         failure = self.prepare()
         if failure is not None:
             return CallOutcome(failure=failure)
@@ -617,7 +597,10 @@ class WorkerSession:
         timeout = min(self.limits.call_seconds, budget)
         try:
             self._send(header, blobs)
-            reply, out_blobs = self._reply_answering(timeout, replace or {})
+            deadline = time.monotonic() + timeout
+            if meanwhile is not None:
+                meanwhile()
+            reply, out_blobs = self._reply_answering(deadline, replace or {})
         except _Timeout:
             reason = f"stopped after {timeout:g} s"
             self._kill_for("call-timeout", f"`{function}` {reason}", function)
@@ -672,13 +655,12 @@ class WorkerSession:
         return CallOutcome(value=value, tripped=tripped, shortcuts=shortcuts)
 
     def _reply_answering(
-        self, timeout: float, replace: Mapping[str, Callable[..., Any]]
+        self, deadline: float, replace: Mapping[str, Callable[..., Any]]
     ) -> tuple[dict, list[bytes]]:
-        """The call's reply, within `timeout`; on the way, each callback the worker makes to a
+        """The call's reply, by `deadline` (monotonic); on the way, each callback the worker makes to a
         function this call replaced is answered with the trusted one's value. A callback to any
         other name, past MAX_CALLBACKS or in a call that replaced nothing is the submission
         writing to the channel (WireError): the grader answers nothing it did not replace."""
-        deadline = time.monotonic() + timeout
         answered = 0
         while True:
             header, blobs = self._receive(max(0.0, deadline - time.monotonic()))

@@ -47,20 +47,211 @@ def spawn(
     warm templates are enabled (`zygote.enable()`), the launcher is forked from the template
     that imported them (same isolation; the worker program then runs without an exec).
     """
+    return launch(program, submission_files, limits=limits, hide=hide, env=env, warm=warm).wait()
+
+
+def launch(
+    program: Path,
+    submission_files: Mapping[str, bytes] | Path,
+    *,
+    limits: Limits = _DEFAULT_LIMITS,
+    hide: Sequence[Path] = (),
+    env: Mapping[str, str] | None = None,
+    warm: Sequence[str] | None = None,
+) -> Launch:
+    """`spawn` in two steps: this one prepares the sandbox (its folder, uid and memory cgroup)
+    and starts its launcher, in a few milliseconds; `Launch.wait()` then waits for the worker to
+    run. The launcher builds the sandbox in its own process, so the caller's work in between
+    costs no time. A warm template still importing is not waited for here: it is asked for its
+    fork by `wait()`."""
     _sweep_once()
     mode, why = modes.choose()
-    hidden = [Path(os.path.abspath(p)) for p in hide]
-    program = Path(program)
-    source = program.read_bytes()
-    while True:
+    return Launch(
+        mode,
+        why,
+        Path(program),
+        submission_files,
+        limits,
+        [Path(os.path.abspath(p)) for p in hide],
+        env,
+        warm,
+    )
+
+
+class Launch:
+    """A sandbox being started (`launch`): one mode tried after the other until one runs."""
+
+    def __init__(
+        self,
+        mode: str,
+        why: str | None,
+        program: Path,
+        submission_files: Mapping[str, bytes] | Path,
+        limits: Limits,
+        hidden: list[Path],
+        env: Mapping[str, str] | None,
+        warm: Sequence[str] | None,
+    ) -> None:
+        self._mode, self._why = mode, why
+        self._source, self._program_name = program.read_bytes(), program.name
+        self._files, self._limits, self._hidden, self._env = submission_files, limits, hidden, env
+        self._warm = warm
+        self._attempt: _Attempt | None = None
+        self._begin()
+
+    def _begin(self) -> None:
+        """Prepare the sandbox in the current mode, falling back while the preparing fails."""
+        while True:
+            try:
+                self._attempt = _Attempt(
+                    self._mode,
+                    self._why,
+                    self._source,
+                    self._program_name,
+                    self._files,
+                    self._limits,
+                    self._hidden,
+                    self._env,
+                    self._warm,
+                )
+                return
+            except (SandboxError, uids.UidError) as exc:
+                self._fall_back(exc)
+
+    def _fall_back(self, exc: Exception) -> None:
+        if self._mode == "plain":
+            raise exc
+        self._mode, self._why = modes.fall_back(self._mode, self._why, str(exc))
+
+    def wait(self) -> SandboxProcess:
+        """The running worker (its launcher said so); a mode that failed falls back to the next."""
+        while True:
+            attempt, self._attempt = self._attempt, None
+            if attempt is None:
+                raise SandboxError("this sandbox was already waited for or cancelled")
+            try:
+                return attempt.finish()
+            except (SandboxError, uids.UidError) as exc:
+                self._fall_back(exc)
+                self._begin()
+
+    def cancel(self) -> None:
+        """Stop what was started without waiting for it (a caller that no longer needs it)."""
+        attempt, self._attempt = self._attempt, None
+        if attempt is not None:
+            attempt.abandon()
+
+
+class _Attempt:
+    """One mode's try: the scratch folder, the uid's lease, the cgroup and the launcher (forked
+    from the warm template, or a fresh process); `finish` reads the launcher's word."""
+
+    def __init__(
+        self,
+        mode: str,
+        why: str | None,
+        source: bytes,
+        program_name: str,
+        submission_files: Mapping[str, bytes] | Path,
+        limits: Limits,
+        hidden: list[Path],
+        env: Mapping[str, str] | None,
+        warm: Sequence[str] | None,
+    ) -> None:
+        self.mode, self.limits = mode, limits
+        self.base = scratch.ScratchBase()
+        self.lease: uids.UidLease | None = None
+        self.group: MemoryCgroup | None = None
+        self.popen: Launched | None = None
+        self.status_r = -1
         try:
-            return _spawn(
-                mode, why, source, program.name, submission_files, limits, hidden, env, warm
+            scratch.copy_submission(submission_files, self.base.scratch)
+            (self.base.scratch / program_name).write_bytes(source)
+            if mode != "plain":
+                self.lease = uids.UidLease()
+                if mode == "perms":
+                    uids.remove_files_of(self.lease.uid)  # what a dead grader's worker left in /tmp
+                scratch.chown_tree(self.base.scratch, self.lease.uid)
+                os.chmod(self.base.scratch, 0o700)
+                os.chmod(self.base.path, 0o711)  # perms mode: the worker may pass through, not list
+                self.group = MemoryCgroup.create(
+                    f"{cgroup.PREFIX}{self.lease.uid}", limits.memory_bytes + _CGROUP_MARGIN
+                )
+            if mode == "namespaces":
+                self.base.newroot.mkdir(mode=0o700)
+            self.warning = _warning(mode, why, self.lease, hidden)
+            self.config = _config(
+                mode,
+                self.lease.uid if self.lease else None,
+                self.base,
+                program_name,
+                limits,
+                hidden,
+                env,
+                self.group,
             )
-        except (SandboxError, uids.UidError) as exc:
-            if mode == "plain":
-                raise
-            mode, why = modes.fall_back(mode, why, str(exc))
+            self.template = zygote.template_for(warm, wait=False) if warm is not None else None
+            if self.template is None or self.template.ready():
+                self._start()  # else `finish` asks the template once it has imported
+        except BaseException:
+            self.abandon()
+            raise
+
+    def _start(self) -> None:
+        """The launcher: a fork of the warm template when there is one, else a fresh process."""
+        if self.template is not None:
+            try:
+                self.popen, self.status_r = _start_launcher(
+                    {**self.config, "warm": True}, self.template
+                )
+                return
+            except zygote.TemplateError:
+                zygote.discard(self.template)  # a fresh launcher this time; a new template next
+        self.popen, self.status_r = _start_launcher(self.config, None)
+
+    def finish(self) -> SandboxProcess:
+        """Wait until the worker's exec succeeded (or the launcher's error: raised)."""
+        try:
+            if self.popen is None:
+                self._start()
+            assert self.popen is not None
+            try:
+                lines, late = DeadlineReader(self.status_r).lines_until(
+                    ("ready", "error"), modes.STARTUP_SECONDS
+                )
+            finally:
+                os.close(self.status_r)
+                self.status_r = -1
+            init_pid = _started(self.popen, lines, late)
+            return SandboxProcess(
+                self.popen,
+                base=self.base,
+                mode=self.mode,
+                warning=self.warning,
+                limits=self.limits,
+                lease=self.lease,
+                cgroup=self.group,
+                init_pid=init_pid,
+            )
+        except BaseException:
+            self.abandon()
+            raise
+
+    def abandon(self) -> None:
+        """Undo this try: its launcher killed (when it still runs), its uid, cgroup and folder."""
+        if self.status_r >= 0:
+            os.close(self.status_r)
+            self.status_r = -1
+        if self.popen is not None and self.popen.poll() is None:
+            with contextlib.suppress(OSError):
+                self.popen.kill()
+            self.popen.wait()
+        if self.lease is not None:
+            uids.kill_uid(self.lease.uid)
+            self.lease.release()
+        if self.group is not None:
+            self.group.remove()
+        self.base.remove()
 
 
 @cache
@@ -70,60 +261,6 @@ def _sweep_once() -> None:
         stale = set(uids.sweep_stale_uids())
         cgroup.sweep_stale(lambda uid: uid in stale or bool(uids.unleased({uid})))
     scratch.sweep_stale()
-
-
-def _spawn(
-    mode: str,
-    why: str | None,
-    source: bytes,
-    program_name: str,
-    submission_files: Mapping[str, bytes] | Path,
-    limits: Limits,
-    hidden: list[Path],
-    env: Mapping[str, str] | None,
-    warm: Sequence[str] | None,
-) -> SandboxProcess:
-    base = scratch.ScratchBase()
-    lease: uids.UidLease | None = None
-    group: MemoryCgroup | None = None
-    try:
-        scratch.copy_submission(submission_files, base.scratch)
-        (base.scratch / program_name).write_bytes(source)
-        if mode != "plain":
-            lease = uids.UidLease()
-            if mode == "perms":
-                uids.remove_files_of(lease.uid)  # what a dead grader's worker left in /tmp
-            scratch.chown_tree(base.scratch, lease.uid)
-            os.chmod(base.scratch, 0o700)
-            os.chmod(base.path, 0o711)  # perms mode: the worker may pass through, not list
-            group = MemoryCgroup.create(
-                f"{cgroup.PREFIX}{lease.uid}", limits.memory_bytes + _CGROUP_MARGIN
-            )
-        if mode == "namespaces":
-            base.newroot.mkdir(mode=0o700)
-        warning = _warning(mode, why, lease, hidden)
-        config = _config(
-            mode, lease.uid if lease else None, base, program_name, limits, hidden, env, group
-        )
-        popen, init_pid = _start(config, warm)
-        return SandboxProcess(
-            popen,
-            base=base,
-            mode=mode,
-            warning=warning,
-            limits=limits,
-            lease=lease,
-            cgroup=group,
-            init_pid=init_pid,
-        )
-    except BaseException:
-        if lease is not None:
-            uids.kill_uid(lease.uid)
-            lease.release()
-        if group is not None:
-            group.remove()
-        base.remove()
-        raise
 
 
 def _warning(
@@ -216,19 +353,8 @@ def _rlimits(limits: Limits, dedicated_uid: bool) -> dict[str, list[int]]:
     }
 
 
-def _start(config: dict, warm: Sequence[str] | None) -> tuple[Launched, int | None]:
-    """A fork of the warm template when there is one for `warm`, else a fresh launcher."""
-    template = zygote.template_for(warm) if warm is not None else None
-    if template is not None:
-        try:
-            return _start_launcher({**config, "warm": True}, template)
-        except zygote.TemplateError:
-            zygote.discard(template)  # a fresh launcher this time; a new template next time
-    return _start_launcher(config, None)
-
-
-def _start_launcher(config: dict, template: zygote.Template | None) -> tuple[Launched, int | None]:
-    """Run the launcher; wait until the worker's exec succeeded (or the launcher's error)."""
+def _start_launcher(config: dict, template: zygote.Template | None) -> tuple[Launched, int]:
+    """Run the launcher; its status pipe's read end is returned with it (`_Attempt.finish`)."""
     config_r, config_w = os.pipe()
     status_r, status_w = os.pipe()
     try:
@@ -260,18 +386,15 @@ def _start_launcher(config: dict, template: zygote.Template | None) -> tuple[Lau
                 env=launcher_env(),
                 cwd="/",
             )
+    except BaseException:
+        os.close(status_r)
+        raise
     finally:
         os.close(config_r)
         os.close(status_w)
         if config_w >= 0:
             os.close(config_w)
-    try:
-        lines, late = DeadlineReader(status_r).lines_until(
-            ("ready", "error"), modes.STARTUP_SECONDS
-        )
-    finally:
-        os.close(status_r)
-    return popen, _started(popen, lines, late)
+    return popen, status_r
 
 
 def _started(popen: Launched, lines: list[str], late: str | None) -> int | None:

@@ -201,6 +201,17 @@ class Template:
         with self._lock:
             self._await_ready()
 
+    def ready(self) -> bool:
+        """Whether a fork would be answered without waiting: the template has imported (or has
+        died, which the fork then reports as a TemplateError)."""
+        if self._ready:
+            return True
+        try:
+            readable, _, _ = select.select([self._sock], [], [], 0)
+        except (OSError, ValueError):  # closed
+            return True
+        return bool(readable)
+
     def _await_ready(self) -> None:
         """Wait for the template's "ready" (once; under `_lock`)."""
         if self._ready:
