@@ -597,6 +597,23 @@ def test_a_request_that_does_not_fit_beside_the_threads_memory_is_a_memory_error
     assert not any("restarted the submission's process" in e for e in report.event_details)
 
 
+def test_an_allocation_numpy_refuses_is_a_memory_error(submit):
+    """numpy says it is out of memory with its own subclass of MemoryError (`_ArrayMemoryError`,
+    not one of Python's built-in exceptions): the student reads `MemoryError` and the limit."""
+    a1 = registry.load("a1")
+    question = next(q for q in a1.questions if q.kind == "code" and q.function == "softmax")
+    only = dataclasses.replace(a1, questions=(question,))
+    source = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text() + (
+        "\n\ndef softmax(*args, **kwargs):\n    return np.empty((1 << 22, 1 << 22))\n"
+    )
+    report = grade_submission(submit({"word_vectors.py": source}), only, limits=FAST)
+    assert_students_fault(report)
+    (q,) = report.questions
+    assert q.score == 0.0
+    assert "`MemoryError`" in q.feedback and "memory limit" in q.feedback, q.feedback
+    assert "not one of Python's built-in exceptions" not in q.feedback
+
+
 def test_with_no_restart_left_threads_never_turn_later_questions_into_not_run(submit, monkeypatch):
     from grader.sandbox import session
 

@@ -20,6 +20,7 @@ import json
 import re
 import struct
 import sys
+from functools import lru_cache
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -125,15 +126,22 @@ _NPY_HEADER_1_0 = re.compile(
 )
 
 
-def _npy_header_1_0(blob: bytes) -> tuple[tuple[int, ...], bool, np.dtype, int] | None:
-    """(shape, fortran order, dtype, data offset) of a blob whose header is `np.save`'s own text;
-    None for any other header (the general reader then reads or refuses it)."""
+def _npy_header_1_0(blob: bytes) -> tuple[tuple[int, ...], bool, np.dtype, int, int] | None:
+    """(shape, fortran order, dtype, entries, data offset) of a blob whose header is `np.save`'s
+    own text, checked; None for any other header (the general reader then reads or refuses it)."""
     if blob[:8] != _NPY_1_0 or len(blob) < 10:
         return None
     size = blob[8] | (blob[9] << 8)
     if size > MAX_NPY_HEADER:
         return None
-    found = _NPY_HEADER_1_0.fullmatch(blob, 10, 10 + size)
+    read = _read_header_1_0(blob[10 : 10 + size])
+    return None if read is None else (*read, 10 + size)
+
+
+@lru_cache(maxsize=256)  # the arrays of a grade share a few shapes and dtypes
+def _read_header_1_0(text: bytes) -> tuple[tuple[int, ...], bool, np.dtype, int] | None:
+    """`_npy_header_1_0` of the header's text (the same text, the same answer)."""
+    found = _NPY_HEADER_1_0.fullmatch(text)
     if found is None:
         return None
     descr, fortran, dims = found.groups()
@@ -142,7 +150,7 @@ def _npy_header_1_0(blob: bytes) -> tuple[tuple[int, ...], bool, np.dtype, int] 
     except TypeError:
         return None
     shape = tuple(int(n) for n in dims.split(b",") if n.strip())
-    return shape, fortran == b"True", dtype, 10 + size
+    return shape, fortran == b"True", dtype, _entries(shape, dtype)
 
 
 def blob_to_array(blob: bytes) -> np.ndarray:
@@ -150,8 +158,7 @@ def blob_to_array(blob: bytes) -> np.ndarray:
     header whose shape accounts for exactly the bytes that follow it."""
     quick = _npy_header_1_0(blob)
     if quick is not None:
-        shape, fortran, dtype, offset = quick
-        return _checked_array(blob, shape, fortran, dtype, offset)
+        return _array_of(blob, *quick)
     buf = io.BytesIO(blob)
     try:
         version = np.lib.format.read_magic(buf)
@@ -167,14 +174,11 @@ def blob_to_array(blob: bytes) -> np.ndarray:
             raise WireError(f"an array in .npy format {version}")
     except Exception as exc:  # noqa: BLE001 - numpy's reader raises many kinds (TokenError too)
         raise WireError(f"an unreadable array header ({str(exc)[:80]})") from None
-    return _checked_array(blob, shape, fortran, dtype, buf.tell())
+    return _array_of(blob, shape, fortran, dtype, _entries(shape, dtype), buf.tell())
 
 
-def _checked_array(
-    blob: bytes, shape: Any, fortran: bool, dtype: np.dtype, offset: int
-) -> np.ndarray:
-    """The array a read header describes, once its dtype and shape are checked against the
-    bytes that follow it."""
+def _entries(shape: Any, dtype: np.dtype) -> int:
+    """How many entries a read header describes, once its dtype and shape are checked."""
     if dtype.kind not in _NUMERIC_KINDS or dtype.hasobject or dtype.fields is not None:
         raise WireError("an array must hold numbers or booleans")
     if len(shape) > 32 or any(not isinstance(n, int) or n < 0 for n in shape):
@@ -182,6 +186,13 @@ def _checked_array(
     count = 1
     for n in shape:
         count *= n
+    return count
+
+
+def _array_of(
+    blob: bytes, shape: Any, fortran: bool, dtype: np.dtype, count: int, offset: int
+) -> np.ndarray:
+    """The array a checked header describes, once its entries match the bytes that follow it."""
     if count * dtype.itemsize != len(blob) - offset:
         raise WireError(f"an array header for {count} entries over {len(blob) - offset} bytes")
     flat = np.frombuffer(blob, dtype=dtype, count=count, offset=offset)

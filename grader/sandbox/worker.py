@@ -288,21 +288,6 @@ def _make_mapped() -> Any:
     return mapped
 
 
-def _make_alone() -> Any:
-    """alone(): whether this process runs one thread, the worker's own (no thread of the
-    student's, Python or native, can be running: the worker's libraries run single-threaded,
-    grader.sandbox.runtime)."""
-    _listdir, _len = os.listdir, len
-
-    def alone() -> bool:
-        try:
-            return _len(_listdir("/proc/self/task")) == 1
-        except OSError:
-            return False
-
-    return alone
-
-
 class _ShortcutGuard:
     """The shortcut guard: `configure` (the rules and the student's files), `begin(phase, banned)`
     -> not bypassed, `end()` -> (hits, bypassed), `install_loaded()`, `watches(name)` (for the
@@ -317,8 +302,6 @@ class _ShortcutGuard:
         "_mirror",
         "_mapped",
         "_modules",
-        "_alone",
-        "_read_at_end",
     )
 
     def __init__(self, refused: type[BaseException]) -> None:
@@ -338,8 +321,6 @@ class _ShortcutGuard:
         self._wrap = _make_wrap(_make_hit(self._state, self._hits, refused), labels_of, originals)
         self._expand = _make_expand(self._state)
         self._mirror, self._mapped = _make_mirror(originals), _make_mapped()
-        self._alone = _make_alone()
-        self._read_at_end = False  # the last end() read the process's mappings
 
     def configure(self, patterns: list[str], allowed: list[str], files: list[str]) -> None:
         """The banned patterns of the whole assignment, the names under a banned module that are
@@ -378,16 +359,12 @@ class _ShortcutGuard:
         self.install_loaded()
         return missed
 
-    def begin(self, phase: str, banned: tuple[str, ...] = (), check: bool = True) -> bool:
-        # Reading /proc/self/maps costs about a millisecond in a sandboxed worker, twice a call.
-        # Right after an end() that read them, with no other thread in the process, only the
-        # worker's own loop and the encoding of the last value have run since; a library they
-        # mapped stays mapped (Python never unloads an extension module), so the end() of this
-        # call reads it and the reply says the same. Otherwise the mappings are read now too.
-        # `check=False`: a call whose end() will not read them either (see `end`).
-        maps = check and not (self._read_at_end and self._alone())
-        self._read_at_end = False
-        missed = self.bypassed(maps)
+    def begin(self, phase: str, banned: tuple[str, ...] = ()) -> bool:
+        # sys.modules is looked at here; the mappings (about a millisecond to read in a
+        # sandboxed worker) only by the phase's end(): a library mapped before the phase stays
+        # mapped (Python never unloads an extension module), so that read finds it too, and the
+        # same reply says so.
+        missed = self.bypassed(False)
         self._hits.clear()
         self._state["phase"], self._state["banned"] = phase, tuple(str(p) for p in banned)
         return not missed
@@ -403,7 +380,6 @@ class _ShortcutGuard:
         if self._hits:  # a refused shortcut ends its question's calls: read them now
             check = True
         missed = self.bypassed(check)
-        self._read_at_end = check
         found = list(self._hits)
         self._hits.clear()
         return found, missed
@@ -482,6 +458,8 @@ def _student_error(exc: BaseException, student_files: set[str]) -> dict:
     except BaseException:  # noqa: BLE001 - a hostile __str__
         message = "<unprintable>"
     etype = type(exc)
+    if isinstance(exc, MemoryError):
+        etype = MemoryError  # numpy's _ArrayMemoryError too: out of memory, whoever says so
     builtin = etype.__module__ == "builtins" and getattr(builtins, etype.__name__, None) is etype
     return {
         "type": etype.__name__,
@@ -709,7 +687,7 @@ def _call(
 
     space.update({n: stand_in(n) for n in saved})
     check = request.get("check", True) is not False  # False: not the last call of its question
-    if not tools["begin"]("call", banned, check):
+    if not tools["begin"]("call", banned):
         state["bypassed"] = True
     error = None
     try:
