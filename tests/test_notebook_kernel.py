@@ -25,6 +25,7 @@ from grader.course import content, registry
 from grader.engine import notebook
 from grader.engine.locate import Located
 from grader.questions import CodeQuestion
+from grader.sandbox import runtime
 from grader.sandbox.session import WorkerSession
 
 nbclient = pytest.importorskip("nbclient")
@@ -177,7 +178,7 @@ def _seqgrade_run(aid: str, nb: nbformat.NotebookNode) -> tuple[dict, Located]:
     session = WorkerSession(
         py,
         a.code_file[:-3],
-        preload=("numpy", "torch") if uses_torch else ("numpy",),
+        preload=runtime.preload(uses_torch),
         limits=FAST,
         hide=content.grader_trees(),
     )

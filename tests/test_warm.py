@@ -394,7 +394,7 @@ def test_a_single_grade_starts_its_template_first_and_grades_as_a_cold_one(tmp_p
 
     info, got = grade(how, tmp_path / f"{how}.json")
     if how == "warm":
-        assert info["enabled"] and info["templates"] == [["numpy"]]
+        assert info["enabled"] and info["templates"] == [["numpy", "numpy.random"]]
     else:
         assert info["templates"] == []
     if how == "cold":

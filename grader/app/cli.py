@@ -371,7 +371,9 @@ def _shipped_preload(name: str) -> tuple[str, ...] | None:
     found = [aid for aid in facts if key == aid or key == aid.split("_", 1)[0]]
     if len(found) != 1 or not isinstance(facts[found[0]], dict):
         return None
-    return ("numpy", "torch") if facts[found[0]].get("preload_torch") else ("numpy",)
+    from grader.sandbox.runtime import preload
+
+    return preload(bool(facts[found[0]].get("preload_torch")))
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -134,7 +134,9 @@ def warm_preload(name: str) -> tuple[str, ...]:
     """The imports a grade's warm template should preload, decided before the suite loads."""
     known = facts(resolve_id(name))
     torch = known.preload_torch if known is not None else load(name).preload_torch
-    return ("numpy", "torch") if torch else ("numpy",)
+    from grader.sandbox.runtime import preload
+
+    return preload(torch)
 
 
 def _per_student(assignment: Assignment) -> frozenset[str]:

@@ -29,9 +29,9 @@ from grader.engine.locate import Located, SubmissionError, locate
 from grader.engine.sandbox_words import event_words, failure_words
 from grader.questions import Assignment, CodeQuestion, WrittenQuestion
 from grader.records import GradeReport, QuestionResult
+from grader.sandbox import runtime
 from grader.sandbox.session import Event, WorkerSession
 from grader.written.expr.checker import ExprChecker
-from grader.written.result import not_attempted
 
 ANSWERS_FILE = "answers.toml"
 WRITTEN_SECONDS = 60.0  # wall clock for all written answers of one submission together
@@ -106,11 +106,6 @@ def _grade_written_part(run: _Run) -> None:
     questions, located, checker = run.written_qs, run.located, run.checker
     if not questions:
         return
-    if located.text(ANSWERS_FILE) is None:  # nothing to read: every question not attempted
-        why = located.missing_message(ANSWERS_FILE)
-        for number, q in questions:
-            run.results[q.id] = _written_result(q, number, not_attempted(q.id, q.points, why))
-        return
     load_answers_text, grade_written = _written_stack()
     deadline = time.monotonic() + WRITTEN_SECONDS
     sheet = load_answers_text(located.text(ANSWERS_FILE), located.missing_message(ANSWERS_FILE))
@@ -156,7 +151,7 @@ def _grade_code_part(run: _Run) -> None:
         ctx = _code_context(run.assignment, located, run.seed, limits, run.hide)
         if ctx.session is not None:
             _while_the_sandbox_starts(ctx, [q for _, q in questions])
-            if run.written_qs and located.text(ANSWERS_FILE) is not None:
+            if run.written_qs:
                 _written_stack()
             ctx.session.wait_started()  # what starting the worker raised, raised here
     except Exception as exc:  # noqa: BLE001 - the worker could not be started: ours, visible
@@ -458,7 +453,7 @@ def _code_context(
     session = WorkerSession(
         py_files,
         name[:-3],
-        preload=("numpy", "torch") if uses_torch else ("numpy",),
+        preload=runtime.preload(uses_torch),
         tripwires=tuple(tripwires),
         not_shortcuts=tuple(sorted(shortcuts.NOT_SHORTCUTS)),
         limits=limits,

@@ -9,6 +9,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 
+def preload(torch: bool) -> tuple[str, ...]:
+    """What a worker imports before the student's module, and its warm template before it
+    forks: numpy with its random module (numpy loads it at its first use: about 20 ms inside a
+    worker's first call that builds a generator), and torch where the assignment or the
+    submission uses it."""
+    return ("numpy", "numpy.random", "torch") if torch else ("numpy", "numpy.random")
+
+
 def package_dir(name: str) -> Path | None:
     """The folder of an importable package, found without importing it."""
     try:

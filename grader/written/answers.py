@@ -29,11 +29,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 FILE_NAME = "answers.toml"
 NOT_FOUND = "answers.toml not found: expected a file named answers.toml beside your code"
 MAX_BYTES = 1 << 20  # a larger answers.toml is refused as a whole
@@ -45,11 +40,22 @@ MAX_KEY_PARTS = 32  # dotted parts of one key or table header (tomllib is quadra
 MAX_NESTING = 64  # nested arrays and inline tables in one line
 MAX_DIGITS = 400  # digits of a number written as text ("0.25", "1/3")
 MAX_EXPONENT = 400  # |exponent| of a number written as text ("1e-3"); beyond it no answer needs
-_PARSE_ERRORS = (
-    tomllib.TOMLDecodeError,
-    ValueError,
-    RecursionError,
-)  # ValueError: over 4300 digits
+
+
+def _toml() -> Any:
+    """The TOML reader, imported when an answers.toml is first read (a grade without one never
+    loads it: about 8 ms)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    return tomllib
+
+
+def _parse_errors() -> tuple[type[BaseException], ...]:
+    """What reading a TOML text may raise (ValueError: an integer of over 4300 digits)."""
+    return (_toml().TOMLDecodeError, ValueError, RecursionError)
+
 
 Status = Literal["answered", "empty", "missing", "error", "no-file"]
 
@@ -184,8 +190,8 @@ def parse_answers(raw: bytes | str, path: Path | None = None) -> AnswerSheet:
         lines = ["" if i in too_deep else line for i, line in enumerate(lines)]
         text = "\n".join(lines)
     try:
-        data = tomllib.loads(text)
-    except _PARSE_ERRORS as err:
+        data = _toml().loads(text)
+    except _parse_errors() as err:
         problems.append(
             f"answers.toml is not valid TOML ({_why(err)}); it was read line by line, and only "
             "the lines that could not be read cost their answers"
@@ -316,9 +322,9 @@ def _read_line_by_line(lines: list[str]) -> tuple[dict[str, AnswerEntry], list[s
         header = _HEADER.match(line)
         if header and not stripped.startswith("[["):
             try:
-                names = _flatten_keys(tomllib.loads(f"[{header.group(1)}]"))
+                names = _flatten_keys(_toml().loads(f"[{header.group(1)}]"))
                 table = names + "."
-            except _PARSE_ERRORS:
+            except _parse_errors():
                 problems.append(f"{_quote(i + 1, line)} is not a valid table header")
                 table = ""
             i += 1
@@ -383,15 +389,15 @@ def _statement(
         text = text + ("\n" if end > start else "") + lines[end]
         budget[0] -= len(text)
         try:
-            return end, tomllib.loads(text), ""
-        except _PARSE_ERRORS as err:
+            return end, _toml().loads(text), ""
+        except _parse_errors() as err:
             if end == start:
                 first_reason = _reason(err) if not isinstance(err, RecursionError) else _why(err)
                 literal = _as_literal_string(text)
                 if literal is not None:  # LaTeX in "..." with single backslashes: "\sqrt"
                     try:
-                        return end, tomllib.loads(literal), ""
-                    except _PARSE_ERRORS:
+                        return end, _toml().loads(literal), ""
+                    except _parse_errors():
                         pass
     return start, None, first_reason or "unreadable value"
 

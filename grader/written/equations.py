@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 MAX_PARTS = 200  # `=` signs read in one answer; a longer chain is refused before any check
 
@@ -19,30 +20,48 @@ _NAME = (
     r"(?:\\?[A-Za-zα-ωΑ-Ω]+(?:_\{[^{}=]{1,40}\}|_[A-Za-z0-9]+)?(?:\^\{?\(?[0-9t+\-]{1,6}\)?\}?)?)"
 )
 _NAME_ARGS = _NAME + r"(?:\([^()=]{0,60}\))?"
-_LABELS = (
-    re.compile(
-        r"\\[dt]?frac\{\s*"
-        + _D
-        + r"\s*\{?"
-        + _NAME_ARGS
-        + r"\}?\s*\}\{\s*"
-        + _D
-        + r"\s*\{?"
-        + _NAME
-        + r"\}?\s*\}"
-    ),
-    re.compile(
-        _D + r"\s*\(?\s*" + _NAME_ARGS + r"\s*\)?\s*/\s*" + _D + r"\s*\(?\s*" + _NAME + r"\s*\)?"
-    ),
-    re.compile(r"(?:\\nabla|∇)\s*(?:_\{?" + _NAME + r"\}?)?\s*" + _NAME_ARGS),
-    re.compile(_NAME + r"\s*(?:'|′|\^\{?\\prime\}?)+\s*(?:\([^()=]{0,60}\))?"),
-    re.compile(_NAME_ARGS),
-)
-# a derivative operator applied to what follows: d/dz (…), \frac{\partial}{\partial z_b} …
-OPERATOR = re.compile(
-    r"\s*(?:\\[dt]?frac\{\s*" + _D + r"\s*\}\{\s*" + _D + r"\s*\{?(?P<a>" + _NAME + r")\}?\s*\}"
-    r"|" + _D + r"\s*/\s*" + _D + r"\s*(?P<b>" + _NAME + r"))\s*"
-)
+
+
+@cache
+def _labels() -> tuple[re.Pattern[str], ...]:
+    """The forms of a label (compiled when an answer is first split: about 6 ms)."""
+    return (
+        re.compile(
+            r"\\[dt]?frac\{\s*"
+            + _D
+            + r"\s*\{?"
+            + _NAME_ARGS
+            + r"\}?\s*\}\{\s*"
+            + _D
+            + r"\s*\{?"
+            + _NAME
+            + r"\}?\s*\}"
+        ),
+        re.compile(
+            _D
+            + r"\s*\(?\s*"
+            + _NAME_ARGS
+            + r"\s*\)?\s*/\s*"
+            + _D
+            + r"\s*\(?\s*"
+            + _NAME
+            + r"\s*\)?"
+        ),
+        re.compile(r"(?:\\nabla|∇)\s*(?:_\{?" + _NAME + r"\}?)?\s*" + _NAME_ARGS),
+        re.compile(_NAME + r"\s*(?:'|′|\^\{?\\prime\}?)+\s*(?:\([^()=]{0,60}\))?"),
+        re.compile(_NAME_ARGS),
+    )
+
+
+@cache
+def operator() -> re.Pattern[str]:
+    """A derivative operator applied to what follows: d/dz (…), \\frac{\\partial}{\\partial z_b} …"""
+    return re.compile(
+        r"\s*(?:\\[dt]?frac\{\s*" + _D + r"\s*\}\{\s*" + _D + r"\s*\{?(?P<a>" + _NAME + r")\}?\s*\}"
+        r"|" + _D + r"\s*/\s*" + _D + r"\s*(?P<b>" + _NAME + r"))\s*"
+    )
+
+
 _FUNCTIONS = {"exp", "log", "ln", "sqrt", "tanh", "sigmoid", "sinh", "cosh", "abs", "max", "min",
               "cos", "sin", "sigma"}  # fmt: skip
 
@@ -89,11 +108,13 @@ def is_label(part: str) -> bool:
     """A single symbol or a derivative written as a name for the quantity (not an expression)."""
     body, _ = _unwrapped(part)
     body = re.sub(r"\\(left|right|,|;|!|quad)", "", body).strip()
-    if not body or OPERATOR.match(body) and OPERATOR.match(body).end() < len(body):
+    found = operator().match(body) if body else None
+    if not body or found and found.end() < len(body):
         return False
-    if any(p.fullmatch(body) for p in _LABELS[:-1]):
+    labels = _labels()
+    if any(p.fullmatch(body) for p in labels[:-1]):
         return True
-    if _LABELS[-1].fullmatch(body):
+    if labels[-1].fullmatch(body):
         head = re.match(r"\\?([A-Za-z]+)", body)
         return not (head and head.group(1).lower() in _FUNCTIONS)
     return False

@@ -44,7 +44,7 @@ from grader.written.hints import (
 )
 from grader.written.numbers import read_number, suffix_close
 from grader.written.question import option
-from grader.written.result import Status, WrittenResult, not_attempted
+from grader.written.result import Status, WrittenResult
 
 if TYPE_CHECKING:
     from grader.written.expr.checker import ExprChecker
@@ -100,7 +100,7 @@ def grade_written(
             if answer.status != "empty"
             else f"`{question.key}` is still blank in answers.toml"
         )
-        return not_attempted(question.id, question.points, why)
+        return result("not-attempted", f"**Not attempted.** {why}", not_attempted=True)
     if answer.status == "error":
         return result("unreadable", f"**Could not read your answer.** {answer.message}\n\n"
                       f"{_expects_safely(question, variant)}")  # fmt: skip

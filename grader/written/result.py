@@ -30,16 +30,3 @@ class WrittenResult:
     """No file, no key, or the template's blank left as is."""
     interpreted: str | None = None
     """How an expression answer was read."""
-
-
-def not_attempted(question_id: str, points: float, why: str) -> WrittenResult:
-    """A question with no answer to grade (no answers.toml, no key, the template's blank)."""
-    return WrittenResult(
-        question_id,
-        0.0,
-        points,
-        False,
-        f"**Not attempted.** {why}",
-        status="not-attempted",
-        not_attempted=True,
-    )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from grader.written.equations import OPERATOR
+from grader.written.equations import operator
 from grader.written.expr.errors import ExprError
 from grader.written.expr.nodes import Sym
 from grader.written.expr.parser import read
@@ -72,7 +72,7 @@ def _unwrap(text: str) -> tuple[str, bool]:
 
 def has_operator(text: str) -> bool:
     body, _ = _unwrap(text)
-    m = OPERATOR.match(body)
+    m = operator().match(body)
     return bool(m) and m.end() < len(body)
 
 
@@ -85,7 +85,7 @@ def _expand(text: str, symbols: Sequence[str] | None) -> tuple[str, str | None]:
     """(the step with its derivative taken, the operator as read: `d/dz(tanh(z))`) or
     (the step, None) when it holds no operator."""
     body, latex = _unwrap(text)
-    m = OPERATOR.match(body)
+    m = operator().match(body)
     if not m or m.end() >= len(body):
         return text, None
     import sympy
