@@ -152,6 +152,8 @@ def _grade_code_part(run: _Run) -> None:
         if ctx.session is not None:
             _while_the_sandbox_starts(ctx, [q for _, q in questions])
             if run.written_qs:
+                if ctx.session.launched_ready():  # the module is imported while these load
+                    ctx.session.wait_started()
                 _written_stack()
             ctx.session.wait_started()  # what starting the worker raised, raised here
     except Exception as exc:  # noqa: BLE001 - the worker could not be started: ours, visible

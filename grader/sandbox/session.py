@@ -353,6 +353,10 @@ class WorkerSession:
             WORKER_PROGRAM, shipped, limits=self.limits, hide=self.hide, warm=self.preload
         )
 
+    def launched_ready(self) -> bool:
+        """Whether `wait_started()` would hardly wait (nothing launched counts as ready)."""
+        return self._launch is None or self._launch.ready()
+
     def wait_started(self) -> None:
         """The second half of `start`: the worker running, asked for its preload and import."""
         launch, self._launch = self._launch, None

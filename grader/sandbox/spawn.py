@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -123,6 +124,12 @@ class Launch:
             raise exc
         self._mode, self._why = modes.fall_back(self._mode, self._why, str(exc))
 
+    def ready(self) -> bool:
+        """Whether `wait()` would hardly wait: the launcher has written its first word (a
+        launcher deferred until its warm template imported is started here once it has)."""
+        attempt = self._attempt
+        return attempt is None or attempt.ready()
+
     def wait(self) -> SandboxProcess:
         """The running worker (its launcher said so); a mode that failed falls back to the next."""
         while True:
@@ -208,6 +215,18 @@ class _Attempt:
             except zygote.TemplateError:
                 zygote.discard(self.template)  # a fresh launcher this time; a new template next
         self.popen, self.status_r = _start_launcher(self.config, None)
+
+    def ready(self) -> bool:
+        """`Launch.ready` of this try (an error counts: `finish` then says it at once)."""
+        try:
+            if self.popen is None:
+                if self.template is None or not self.template.ready():
+                    return False
+                self._start()
+            readable, _, _ = select.select([self.status_r], [], [], 0)
+        except (OSError, ValueError, zygote.TemplateError):
+            return True
+        return bool(readable)
 
     def finish(self) -> SandboxProcess:
         """Wait until the worker's exec succeeded (or the launcher's error: raised)."""
