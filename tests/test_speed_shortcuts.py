@@ -51,30 +51,12 @@ def plain_forbidden_names(
 
 
 def plain_reached(tree: ast.Module, function: str | None) -> list[tuple[ast.stmt, str | None]]:
-    """The top-level statements `function` reaches, as the scan found them before the memo."""
-    owners = [(node, shortcuts._top_level_names(node)) for node in tree.body]
-    if function is None:
-        return [(node, getattr(node, "name", None)) for node, _ in owners]
-    by_name: dict[str, list[ast.stmt]] = {}
-    for node, names in owners:
-        if not isinstance(node, (ast.Import, ast.ImportFrom)):
-            for name in names:
-                by_name.setdefault(name, []).append(node)
-    if function not in by_name:
-        return []
-    seen: list[ast.stmt] = []
-    todo = [function]
-    visited: set[str] = set()
-    while todo:
-        name = todo.pop()
-        if name in visited:
-            continue
-        visited.add(name)
-        for node in by_name.get(name, []):
-            if node not in seen:
-                seen.append(node)
-            todo += [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in by_name]
-    return [(node, getattr(node, "name", None)) for node in seen]
+    """The statements `function` reaches, each statement's names read by `ast.walk` itself."""
+    return shortcuts._reached(
+        tree,
+        function,
+        lambda node: [n.id for n in ast.walk(node) if isinstance(n, ast.Name)],
+    )
 
 
 def plain_aliases(tree: ast.Module) -> dict[str, str]:

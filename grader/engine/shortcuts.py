@@ -269,14 +269,17 @@ def _reached_in(module: _Module, function: str | None) -> list[tuple[ast.stmt, s
     key = ("reached", function)
     got = module.memo.get(key)
     if got is None:
-        got = module.memo[key] = tuple(_reached(module, function))
+        got = module.memo[key] = tuple(_reached(module.tree, function, module.names))
     return list(got)
 
 
-def _reached(module: _Module, function: str | None) -> list[tuple[ast.stmt, str | None]]:
+def _reached(
+    tree: ast.Module, function: str | None, names_of: Callable[[ast.stmt], Iterable[str]]
+) -> list[tuple[ast.stmt, str | None]]:
     """Top-level statements `function` can reach by name (all of them when None), each with the
-    name of the function or class it defines (None for assignments and other statements)."""
-    owners = [(node, _top_level_names(node)) for node in module.tree.body]
+    name of the function or class it defines (None for assignments and other statements).
+    `names_of`: every `Name` of a statement, in `ast.walk` order."""
+    owners = [(node, _top_level_names(node)) for node in tree.body]
     if function is None:
         return [(node, getattr(node, "name", None)) for node, _ in owners]
     by_name: dict[str, list[ast.stmt]] = {}
@@ -297,7 +300,7 @@ def _reached(module: _Module, function: str | None) -> list[tuple[ast.stmt, str 
         for node in by_name.get(name, []):
             if node not in seen:
                 seen.append(node)
-            todo += [n for n in module.names(node) if n in by_name]
+            todo += [n for n in names_of(node) if n in by_name]
     return [(node, getattr(node, "name", None)) for node in seen]
 
 

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from grader.sandbox import cgroup, launcher, modes, scratch, seccomp, uids, zygote
 from grader.sandbox.cgroup import MemoryCgroup
@@ -30,15 +31,10 @@ class SandboxError(RuntimeError):
 
 
 def spawn(
-    program: Path,
-    submission_files: Mapping[str, bytes] | Path,
-    *,
-    limits: Limits = _DEFAULT_LIMITS,
-    hide: Sequence[Path] = (),
-    env: Mapping[str, str] | None = None,
-    warm: Sequence[str] | None = None,
+    program: Path, submission_files: Mapping[str, bytes] | Path, **options: Any
 ) -> SandboxProcess:
-    """Start `python program` (a standalone worker script, stdlib + numpy + torch) in the sandbox.
+    """Start `python program` (a standalone worker script, stdlib + numpy + torch) in the sandbox:
+    `launch` with the same options, then its `wait()`.
 
     The program is copied into the scratch folder and run as `sys.executable -I -B
     <scratch>/<program.name>` with cwd = scratch; fd 0 / fd 1 are the protocol pipes, fd 2 is
@@ -48,7 +44,7 @@ def spawn(
     warm templates are enabled (`zygote.enable()`), the launcher is forked from the template
     that imported them (same isolation; the worker program then runs without an exec).
     """
-    return launch(program, submission_files, limits=limits, hide=hide, env=env, warm=warm).wait()
+    return launch(program, submission_files, **options).wait()
 
 
 def launch(
@@ -60,7 +56,7 @@ def launch(
     env: Mapping[str, str] | None = None,
     warm: Sequence[str] | None = None,
 ) -> Launch:
-    """`spawn` in two steps: this one prepares the sandbox (its folder, uid and memory cgroup)
+    """`spawn` in two steps (its options: `limits`, `hide`, `env`, `warm`): this one prepares the sandbox (its folder, uid and memory cgroup)
     and starts its launcher, in a few milliseconds; `Launch.wait()` then waits for the worker to
     run. The launcher builds the sandbox in its own process, so the caller's work in between
     costs no time. A warm template still importing is not waited for here: it is asked for its
@@ -104,17 +100,7 @@ class Launch:
         """Prepare the sandbox in the current mode, falling back while the preparing fails."""
         while True:
             try:
-                self._attempt = _Attempt(
-                    self._mode,
-                    self._why,
-                    self._source,
-                    self._program_name,
-                    self._files,
-                    self._limits,
-                    self._hidden,
-                    self._env,
-                    self._warm,
-                )
+                self._attempt = _Attempt(self)
                 return
             except (SandboxError, uids.UidError) as exc:
                 self._fall_back(exc)
@@ -153,18 +139,14 @@ class _Attempt:
     """One mode's try: the scratch folder, the uid's lease, the cgroup and the launcher (forked
     from the warm template, or a fresh process); `finish` reads the launcher's word."""
 
-    def __init__(
-        self,
-        mode: str,
-        why: str | None,
-        source: bytes,
-        program_name: str,
-        submission_files: Mapping[str, bytes] | Path,
-        limits: Limits,
-        hidden: list[Path],
-        env: Mapping[str, str] | None,
-        warm: Sequence[str] | None,
-    ) -> None:
+    def __init__(self, launch: Launch) -> None:
+        """Prepare the sandbox in `launch`'s current mode; start its launcher when it can."""
+        mode, limits, hidden, program_name = (
+            launch._mode,
+            launch._limits,
+            launch._hidden,
+            launch._program_name,
+        )
         self.mode, self.limits = mode, limits
         self.base = scratch.ScratchBase()
         self.lease: uids.UidLease | None = None
@@ -172,8 +154,8 @@ class _Attempt:
         self.popen: Launched | None = None
         self.status_r = -1
         try:
-            scratch.copy_submission(submission_files, self.base.scratch)
-            (self.base.scratch / program_name).write_bytes(source)
+            scratch.copy_submission(launch._files, self.base.scratch)
+            (self.base.scratch / program_name).write_bytes(launch._source)
             if mode != "plain":
                 self.lease = uids.UidLease()
                 if mode == "perms":
@@ -186,7 +168,7 @@ class _Attempt:
                 )
             if mode == "namespaces":
                 self.base.newroot.mkdir(mode=0o700)
-            self.warning = _warning(mode, why, self.lease, hidden)
+            self.warning = _warning(mode, launch._why, self.lease, hidden)
             self.config = _config(
                 mode,
                 self.lease.uid if self.lease else None,
@@ -194,9 +176,10 @@ class _Attempt:
                 program_name,
                 limits,
                 hidden,
-                env,
+                launch._env,
                 self.group,
             )
+            warm = launch._warm
             self.template = zygote.template_for(warm, wait=False) if warm is not None else None
             if self.template is None or self.template.ready():
                 self._start()  # else `finish` asks the template once it has imported
