@@ -33,12 +33,7 @@ def test_the_shipped_facts_are_what_probing_finds(aid: str) -> None:
 def test_a_loaded_assignment_carries_its_per_student_questions(aid: str) -> None:
     assignment = registry.load(aid)
     assert assignment.per_student == frozenset(SHIPPED[aid]["per_student"])
-    want = (
-        ("numpy", "numpy.random", "torch")
-        if assignment.preload_torch
-        else ("numpy", "numpy.random")
-    )
-    assert registry.warm_preload(aid) == want
+    assert registry.preloads_torch(aid) == assignment.preload_torch
 
 
 def test_an_assignment_built_by_hand_is_probed() -> None:

@@ -5,7 +5,11 @@
   cold worker is the authority).
 - A question's calls before its last skip the worker's read of its mappings; the reply of the
   last call (or of any call that raised or hit a ban) still reads them.
-- A session started in the background grades as one started in the foreground.
+- A session launched, then waited for, grades as one started at once; one closed before it was
+  waited for leaves nothing behind.
+- The caller's work for a call (`meanwhile`: the reference's output) runs while the worker
+  computes, once per call.
+- A worker has the same modules before the student's import, warm or cold (numpy.random too).
 """
 
 from __future__ import annotations
@@ -146,3 +150,73 @@ def test_a_template_reads_the_worker_code_the_grader_cached(tmp_path, monkeypatc
     got = template_code()
     assert got["worker.py"] == compiled("PLANTED = 'from the cache'\n", "worker.py")
     assert got["wire.py"] == compiled(sources["wire.py"], "wire.py")
+
+
+def test_a_launch_cancelled_before_it_was_waited_for_leaves_nothing(mode):
+    """`WorkerSession.launch` starts the launcher at once; a session closed before
+    `wait_started` stops it: no process of its uid, no scratch folder, no lease kept."""
+    import time
+
+    from grader.sandbox import uids
+
+    s = _session(PROBE)
+    s.launch()
+    launch = s._launch
+    assert launch is not None and s.proc is None
+    attempt = launch._attempt
+    base, lease = attempt.base.path, attempt.lease
+    s.close()
+    assert s._launch is None and s.proc is None
+    assert not base.exists()
+    if lease is not None:
+        deadline = time.monotonic() + 5
+        while uids.pids_of_uid(lease.uid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not uids.pids_of_uid(lease.uid)
+        assert lease._fd == -1  # released: free for the next sandbox
+
+
+def test_the_callers_work_runs_once_while_the_worker_computes(mode):
+    """`meanwhile` runs after the request is sent and before its reply is read: once a call,
+    whatever the call's outcome, and the call's value is the same as without it."""
+    source = PROBE + textwrap.dedent("""
+        def slow(x):
+            import time
+            time.sleep(0.3)
+            return x + 1
+
+        def fails(x):
+            raise ValueError("no")
+    """)
+    s = _session(source)
+    ran: list[float] = []
+    try:
+        import time
+
+        assert (
+            s.call("two", (3,), {}).value == 6
+        )  # started and imported: the timing below is the call's
+        start = time.monotonic()
+        got = s.call("slow", (1,), {}, meanwhile=lambda: ran.append(time.monotonic() - start))
+        took = time.monotonic() - start
+        assert got.value == 2 and len(ran) == 1
+        assert ran[0] < 0.25 < took  # it ran while the worker slept, not after the reply
+        bad = s.call("fails", (1,), {}, meanwhile=lambda: ran.append(0.0))
+        assert bad.failure is not None and len(ran) == 2
+    finally:
+        s.close()
+
+
+def test_a_worker_has_numpy_random_before_the_students_module_warm_as_cold(mode):
+    """The preload (`runtime.preload`) imports numpy.random in a fresh worker's hello as the
+    warm template does before it forks: a submission sees the same modules either way."""
+    from grader.sandbox import runtime
+
+    source = (
+        "import sys\nLOADED = 'numpy.random' in sys.modules\n\ndef loaded():\n    return LOADED\n"
+    )
+    s = _session(source, preload=runtime.preload(False))
+    try:
+        assert s.call("loaded", (), {}).value is True
+    finally:
+        s.close()

@@ -335,10 +335,10 @@ def _assignment_given(args: list[str]) -> str:
 def _prestart_from_registry(aid: str) -> None:
     """`_prestart_worker` for a suite the shipped facts do not know yet (the registry decides)."""
     from grader.course import registry
-    from grader.sandbox import zygote
+    from grader.sandbox import runtime, zygote
 
     if zygote.wanted():
-        zygote.prestart(registry.warm_preload(aid))
+        zygote.prestart(runtime.preload(registry.preloads_torch(aid)))
 
 
 def _prestart_worker(name: str) -> bool:
@@ -361,7 +361,8 @@ def _prestart_worker(name: str) -> bool:
 
 
 def _shipped_preload(name: str) -> tuple[str, ...] | None:
-    """`registry.warm_preload(name)` from the shipped facts alone, or None when they cannot say."""
+    """What a grade of `name` preloads (`runtime.preload`), from the shipped facts alone, or None
+    when they cannot say (the registry then decides: `registry.preloads_torch`)."""
     key = name.strip().lower()
     facts_file = Path(__file__).resolve().parents[1] / "course" / "suite_facts.json"
     try:

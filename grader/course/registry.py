@@ -130,13 +130,11 @@ def facts(aid: str) -> SuiteFacts | None:
     return SuiteFacts(frozenset(entry["per_student"]), bool(entry["preload_torch"]))
 
 
-def warm_preload(name: str) -> tuple[str, ...]:
-    """The imports a grade's warm template should preload, decided before the suite loads."""
+def preloads_torch(name: str) -> bool:
+    """Whether a grade's worker preloads torch (its warm template too), decided before the suite
+    loads when the shipped facts know it."""
     known = facts(resolve_id(name))
-    torch = known.preload_torch if known is not None else load(name).preload_torch
-    from grader.sandbox.runtime import preload
-
-    return preload(torch)
+    return known.preload_torch if known is not None else load(name).preload_torch
 
 
 def _per_student(assignment: Assignment) -> frozenset[str]:
