@@ -26,7 +26,7 @@ from typing import Any
 from grader import __version__
 from grader.course import fingerprint, registry
 from grader.questions import Assignment
-from grader.sandbox import zygote
+from grader.sandbox import runtime, zygote
 
 INSTALL_HINT = (
     '--cluster needs dask.distributed, an optional extra: pip install "seqgrade[cluster]" '
@@ -237,7 +237,7 @@ def grade_all_on(
     `grade_one` returned, the exception it raised, or None when its task stopped two workers."""
     with connect(address) as client:
         workers = check_workers(client, assignment, plan.shared)
-        client.run(prepare_worker, ["numpy", "torch"] if assignment.preload_torch else ["numpy"])
+        client.run(prepare_worker, list(runtime.preload(assignment.preload_torch)))
         from distributed import KilledWorker, as_completed
 
         batch_id = uuid.uuid4().hex[:8]
