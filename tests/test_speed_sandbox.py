@@ -220,3 +220,19 @@ def test_a_worker_has_numpy_random_before_the_students_module_warm_as_cold(mode)
         assert s.call("loaded", (), {}).value is True
     finally:
         s.close()
+
+
+def test_the_callers_work_never_turns_a_call_into_a_timeout(mode):
+    """The call's limit is counted once the caller's work is done: work longer than the limit
+    still finds the worker's answer (it was waiting), not a timeout."""
+    import time
+
+    from grader import sandbox
+
+    s = _session(PROBE, limits=sandbox.Limits(call_seconds=0.5, submission_seconds=60.0))
+    try:
+        got = s.call("two", (4,), {}, meanwhile=lambda: time.sleep(0.8))
+        assert got.failure is None and got.value == 8
+        assert not s.events  # nothing stopped or restarted
+    finally:
+        s.close()

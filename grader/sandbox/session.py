@@ -601,9 +601,11 @@ class WorkerSession:
         timeout = min(self.limits.call_seconds, budget)
         try:
             self._send(header, blobs)
-            deadline = time.monotonic() + timeout
             if meanwhile is not None:
                 meanwhile()
+            # counted from here: however long the caller's own work took, the call gets its
+            # whole limit to answer (a reply already waiting is never a timeout)
+            deadline = time.monotonic() + timeout
             reply, out_blobs = self._reply_answering(deadline, replace or {})
         except _Timeout:
             reason = f"stopped after {timeout:g} s"
