@@ -128,6 +128,7 @@ SLOW_TESTS = {
         "test_speed_shortcuts.py::test_scans_and_reviews_find_what_the_plain_walk_finds",
         keep=("a5_shapes_debugging",),
     ),
+    "test_speed_shortcuts.py::test_the_one_walk_lists_what_ast_walk_yields",  # every source: ~8 s
     "test_term_workflow.py::test_anonymise_gives_stable_pseudonyms_and_a_private_mapping",
     "test_term_workflow.py::test_the_override_survives_a_rerun_a_suite_edit_and_only",
     "test_term_workflow.py::test_late_policy_extensions_late_days_and_an_override_in_one_batch",
