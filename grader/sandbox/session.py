@@ -663,8 +663,8 @@ class WorkerSession:
     def _reply_answering(
         self, deadline: float, replace: Mapping[str, Callable[..., Any]]
     ) -> tuple[dict, list[bytes]]:
-        """The call's reply, by `deadline` (monotonic); on the way, each callback the worker makes to a
-        function this call replaced is answered with the trusted one's value. A callback to any
+        """The call's reply, by `deadline` (monotonic); on the way, each callback the worker makes
+        to a function this call replaced is answered with the trusted one's value. A callback to any
         other name, past MAX_CALLBACKS or in a call that replaced nothing is the submission
         writing to the channel (WireError): the grader answers nothing it did not replace."""
         answered = 0

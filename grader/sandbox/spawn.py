@@ -56,11 +56,11 @@ def launch(
     env: Mapping[str, str] | None = None,
     warm: Sequence[str] | None = None,
 ) -> Launch:
-    """`spawn` in two steps (its options: `limits`, `hide`, `env`, `warm`): this one prepares the sandbox (its folder, uid and memory cgroup)
-    and starts its launcher, in a few milliseconds; `Launch.wait()` then waits for the worker to
-    run. The launcher builds the sandbox in its own process, so the caller's work in between
-    costs no time. A warm template still importing is not waited for here: it is asked for its
-    fork by `wait()`."""
+    """`spawn` in two steps (its options: `limits`, `hide`, `env`, `warm`): this one prepares
+    the sandbox (its folder, uid and memory cgroup) and starts its launcher, in a few
+    milliseconds; `Launch.wait()` then waits for the worker to run. The launcher builds the
+    sandbox in its own process, so the caller's work in between costs no time. A warm template
+    still importing is not waited for here: it is asked for its fork by `wait()`."""
     _sweep_once()
     mode, why = modes.choose()
     return Launch(
@@ -141,12 +141,7 @@ class _Attempt:
 
     def __init__(self, launch: Launch) -> None:
         """Prepare the sandbox in `launch`'s current mode; start its launcher when it can."""
-        mode, limits, hidden, program_name = (
-            launch._mode,
-            launch._limits,
-            launch._hidden,
-            launch._program_name,
-        )
+        mode, limits, hidden = launch._mode, launch._limits, launch._hidden
         self.mode, self.limits = mode, limits
         self.base = scratch.ScratchBase()
         self.lease: uids.UidLease | None = None
@@ -155,7 +150,7 @@ class _Attempt:
         self.status_r = -1
         try:
             scratch.copy_submission(launch._files, self.base.scratch)
-            (self.base.scratch / program_name).write_bytes(launch._source)
+            (self.base.scratch / launch._program_name).write_bytes(launch._source)
             if mode != "plain":
                 self.lease = uids.UidLease()
                 if mode == "perms":
@@ -173,7 +168,7 @@ class _Attempt:
                 mode,
                 self.lease.uid if self.lease else None,
                 self.base,
-                program_name,
+                launch._program_name,
                 limits,
                 hidden,
                 launch._env,
@@ -207,7 +202,7 @@ class _Attempt:
                     return False
                 self._start()
             readable, _, _ = select.select([self.status_r], [], [], 0)
-        except (OSError, ValueError, zygote.TemplateError):
+        except (OSError, ValueError):  # a launcher that could not start: `finish` raises it
             return True
         return bool(readable)
 

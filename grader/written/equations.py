@@ -55,7 +55,8 @@ def _labels() -> tuple[re.Pattern[str], ...]:
 
 @cache
 def operator() -> re.Pattern[str]:
-    """A derivative operator applied to what follows: d/dz (…), \\frac{\\partial}{\\partial z_b} …"""
+    """A derivative operator applied to what follows: d/dz (…),
+    \\frac{\\partial}{\\partial z_b} …"""
     return re.compile(
         r"\s*(?:\\[dt]?frac\{\s*" + _D + r"\s*\}\{\s*" + _D + r"\s*\{?(?P<a>" + _NAME + r")\}?\s*\}"
         r"|" + _D + r"\s*/\s*" + _D + r"\s*(?P<b>" + _NAME + r"))\s*"
