@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import jsonschema
@@ -274,3 +275,44 @@ def test_a_grade_leaves_no_temporary_folder_behind(tmp_path):
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "r.json").read_text())["score"] == 100
     assert list(temp.iterdir()) == []
+
+
+def _templates_of(pid: int) -> list[int]:
+    """The warm templates the process `pid` started that still run (`--zygote FD PARENT ...` in
+    their command line; a zombie, killed and not yet reaped, has stopped running)."""
+    mine = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            at = argv.index(b"--zygote") if b"--zygote" in argv else -1
+            if at >= 0 and argv[at + 2 : at + 3] == [str(pid).encode()] and state != "Z":
+                mine.append(int(entry))
+    return mine
+
+
+def test_the_warm_template_of_a_grade_does_not_outlive_it(tmp_path):
+    """The command kills its warm template as it exits, without waiting for it to die (the
+    kernel finishes it): nothing of the grade stays running after the command returns."""
+    aid = "a7_classification_ngrams"
+    sub = tmp_path / "sub"
+    shutil.copytree(solution_dir(aid), sub)
+    proc = subprocess.Popen(
+        [SEQGRADE, "grade", str(sub), "-a", aid, "--student", "s@uni.edu"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "SEQGRADE_WARM": "1"},
+    )
+    seen: list[int] = []
+    while proc.poll() is None and not seen:
+        seen = _templates_of(proc.pid)
+        time.sleep(0.01)
+    assert proc.wait(timeout=300) == 0
+    assert seen, "the grade started no warm template (nothing to check)"
+    deadline = time.monotonic() + 5.0
+    while _templates_of(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _templates_of(proc.pid) == []

@@ -46,7 +46,7 @@ a = registry.load(sys.argv[1])
 sub = Path(tempfile.mkdtemp())
 shutil.copy(solution_dir(a.id) / a.code_file, sub / a.code_file)
 report = grade_submission(sub, a)
-names = ("unittest", "grader.written.derivation", "grader.written.expr.parser")
+names = ("unittest", "grader.written.derivation", "grader.written.expr.parser", "grader.engine.notebook")
 print(json.dumps({n: n in sys.modules for n in names}))
 """
 
@@ -54,10 +54,36 @@ print(json.dumps({n: n in sys.modules for n in names}))
 @pytest.mark.parametrize("aid", ["a2_rnn_bptt", "a6_pretraining_scale"])
 def test_a_code_only_grade_without_instructor_modules_imports_no_unittest_nor_derivations(aid):
     """Issue 37: what a grade does not use it does not import (the derivation checker and its
-    expression parser are for answers.toml's derivations; unittest for instructor modules)."""
+    expression parser are for answers.toml's derivations; unittest for instructor modules; the
+    notebook module for a submission that holds a notebook)."""
     out = subprocess.run(
         [sys.executable, "-c", CODE_ONLY, aid], capture_output=True, text=True, timeout=300
     )
     assert out.returncode == 0, out.stderr[-2000:]
     imported = json.loads(out.stdout.strip().splitlines()[-1])
     assert not any(imported.values()), imported
+
+
+WRITTEN_STACK = """
+import importlib, json, sys
+from grader.engine import grade
+for name in grade._WRITTEN_MODULES:
+    before = set(sys.modules)
+    importlib.import_module(name)
+    assert name not in before, name  # each one loads something of its own
+before = set(sys.modules)
+grade._written_stack()
+print(json.dumps(sorted(m for m in set(sys.modules) - before if m.startswith("grader"))))
+"""
+
+
+def test_the_written_modules_loaded_one_by_one_are_the_whole_written_stack():
+    """The grade loads the written part module by module while the sandbox is built, asking for
+    the student's module as soon as the sandbox is up (`grade._WRITTEN_MODULES`): the list
+    holds everything the written part's reader and grader import of the grader, in an order
+    where each still has something of its own to load."""
+    out = subprocess.run(
+        [sys.executable, "-c", WRITTEN_STACK], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []

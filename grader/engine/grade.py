@@ -14,6 +14,7 @@ costs only the question it happened in.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import math
 import re
 import time
@@ -23,8 +24,14 @@ from pathlib import Path
 
 from grader import sandbox
 from grader.course import content, variants
-from grader.engine import notebook, shortcuts
-from grader.engine.code import BUDGET_SPENT, CodeContext, grade_code, syntax_problem
+from grader.engine import shortcuts
+from grader.engine.code import (
+    BUDGET_SPENT,
+    CodeContext,
+    as_source_spot,
+    grade_code,
+    syntax_problem,
+)
 from grader.engine.locate import Located, SubmissionError, locate
 from grader.engine.sandbox_words import event_words, failure_words
 from grader.questions import Assignment, CodeQuestion, WrittenQuestion
@@ -122,6 +129,16 @@ def _grade_written_part(run: _Run) -> None:
             run.failed(q, number, f"written answer {q.key}", exc)
 
 
+# The written part's modules in the order they load (each after those it imports): loaded one by
+# one while the worker's sandbox is built, the student's module is asked for as soon as it is up.
+_WRITTEN_MODULES = (
+    "grader.written.answers",
+    "grader.written.numbers",
+    "grader.written.result",
+    "grader.written.grading",
+)
+
+
 def _written_stack() -> tuple[Callable, Callable]:
     """The written part's reader and grader, imported when first needed: by `_grade_code_part`
     while the worker's sandbox is built (the trusted side is idle then), or here."""
@@ -152,16 +169,18 @@ def _grade_code_part(run: _Run) -> None:
         if ctx.session is not None:
             _while_the_sandbox_starts(ctx, [q for _, q in questions])
             if run.written_qs:
-                if ctx.session.launched_ready():  # the module is imported while these load
-                    ctx.session.wait_started()
-                _written_stack()
+                for module in _WRITTEN_MODULES:
+                    if ctx.session.launched_ready():  # the student's module imports meanwhile
+                        ctx.session.wait_started()
+                    importlib.import_module(module)
             ctx.session.wait_started()  # what starting the worker raised, raised here
     except Exception as exc:  # noqa: BLE001 - the worker could not be started: ours, visible
         for number, q in questions:
             run.failed(q, number, "starting the worker", exc)
         return
     run.session = session = ctx.session
-    run.warnings += notebook.cell_notes(session, located)  # cells that raised or overran
+    if located.notebook is not None:
+        run.warnings += _notebook().cell_notes(session, located)  # cells that raised or overran
     for number, q in questions:
         if session is not None and session.remaining() <= 0:
             run.results[q.id] = _budget_spent(q, number, limits.submission_seconds)
@@ -326,7 +345,7 @@ def _report(run: _Run) -> GradeReport:
         grader_error=run.grader_error,
         answer_key=_answer_key(assignment, run.student),
     )
-    return notebook.relabel(report, located)
+    return report if located.notebook is None else _notebook().relabel(report, located)
 
 
 def _answer_key(assignment: Assignment, student: str | None) -> str | None:
@@ -353,10 +372,17 @@ def _locate(submission: Path, assignment: Assignment, limits: sandbox.Limits) ->
         located = locate(Path(submission), wanted)
     except SubmissionError as err:
         located = Located(notes=[str(err)])
-    notebook.use_notebook(
-        located, assignment.code_file, limits.call_seconds
-    )  # `<stem>.ipynb` for `<stem>.py`
+    if any(name.endswith(".ipynb") for name in located.files):  # `<stem>.ipynb` for `<stem>.py`
+        _notebook().use_notebook(located, assignment.code_file, limits.call_seconds)
     return located
+
+
+def _notebook():  # noqa: ANN202 - the module
+    """grader.engine.notebook, imported by a submission that holds a notebook: a grade of .py
+    files goes without its imports (about 12 ms)."""
+    from grader.engine import notebook
+
+    return notebook
 
 
 def _close_session(run: _Run) -> tuple[str, list[Event], bool]:
@@ -435,14 +461,17 @@ def _code_context(
         "follow_through": assignment.follow_through,
         "hidden_feedback": assignment.hidden_feedback,
         "shown_file": _shown_file(located, name),
-        "place": notebook.place(located),
+        "place": as_source_spot if located.notebook is None else _notebook().place(located),
         "code_file": name,
         "call_seconds": limits.call_seconds,
     }
     source = located.text(name)
     if source is None:
         return CodeContext(located, None, located.missing_message(name), None, **shared)
-    problem = syntax_problem(shared["shown_file"], source, notebook.line_words(located))
+    if located.notebook is None:
+        problem = syntax_problem(shared["shown_file"], source)
+    else:
+        problem = syntax_problem(shared["shown_file"], source, _notebook().line_words(located))
     if problem is not None:
         return CodeContext(located, source, problem, None, **shared)
     py_files = {k: v for k, v in located.files.items() if k.endswith(".py")}

@@ -188,11 +188,16 @@ class SandboxProcess:
                 os.killpg(self._popen.pid, signal.SIGKILL)  # the worker leads its own session
         if self._init_pid:
             # Killing init tears the whole PID namespace down; the launcher reaps it and exits.
+            # An init's exit waits until every process of its namespace is gone, so once the
+            # launcher has reaped it the search of the uid below finds nothing, at its first
+            # look (searched while they die, it finds them dying and waits a round for them).
             with contextlib.suppress(OSError):
                 os.kill(self._init_pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._popen.wait(timeout=1.0)
         uid_clear = self.uid is not None and uids.kill_uid(self.uid)
         with contextlib.suppress(subprocess.TimeoutExpired):
-            self._popen.wait(timeout=1.0 if self._init_pid else 0)
+            self._popen.wait(timeout=0)
         if self._popen.poll() is None:
             self._popen.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
