@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import re
 import sys
 from pathlib import Path
@@ -54,6 +55,12 @@ def pieces(body: str) -> list[tuple[str, str]]:
         start = end
     out.append(("__end__", "".join(lines[start:])))
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _base_pieces(base_text: str) -> tuple[tuple[str, str], ...]:
+    """`pieces` of a base file after its first line, parsed once however many edits it bases."""
+    return tuple(pieces(_split_first_line(base_text)[1]))
 
 
 def _key(node: ast.stmt, index: int, lines: list[str]) -> str:
@@ -101,7 +108,7 @@ def apply(edit_text: str, base_text: str) -> str:
     for op, k, t in ops:
         if op == "before":
             before[k] = before.get(k, "") + t
-    base = pieces(_split_first_line(base_text)[1])
+    base = _base_pieces(base_text)
     keys = {k for k, _ in base} | {"__eof__"}
     unknown = (set(replaced) | set(before)) - keys
     if unknown:
