@@ -152,6 +152,54 @@ def test_a_template_reads_the_worker_code_the_grader_cached(tmp_path, monkeypatc
     assert got["wire.py"] == compiled(sources["wire.py"], "wire.py")
 
 
+def test_the_launcher_runs_as_its_script_would_from_the_cached_bytecode(tmp_path):
+    """`runtime.launcher_command` runs a script as `python -I -S -B script args` does (the
+    authority: the same `__name__`, `__file__` and argv), from the bytecode cached for it when
+    that is fresh (a cache replaced by other code under the source's mtime and size is what
+    runs), and from its source when there is none; zygote.cache_bytecode caches launcher.py."""
+    import importlib.util
+    import marshal
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from grader.sandbox import launcher, runtime
+
+    script = tmp_path / "script.py"
+    script.write_text("import sys\nprint(__name__, __file__, sys.argv[1:], 'source')\n")
+    plain = subprocess.run(
+        [sys.executable, "-I", "-S", "-B", str(script), "--x", "1"], capture_output=True, text=True
+    )
+    ours = subprocess.run(runtime.launcher_command(str(script), "--x", "1"), capture_output=True)
+    assert plain.returncode == 0 and plain.stdout.endswith(" source\n"), plain.stderr
+    assert ours.returncode == 0 and ours.stdout.decode() == plain.stdout  # no cache yet
+    stat = script.stat()
+    planted = compile(
+        "import sys\nprint(__name__, __file__, sys.argv[1:], 'cache')\n", str(script), "exec"
+    )
+    header = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
+    header += (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+    header += (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+    cache = Path(importlib.util.cache_from_source(str(script)))
+    cache.parent.mkdir()
+    cache.write_bytes(header + marshal.dumps(planted))
+    ours = subprocess.run(runtime.launcher_command(str(script), "--x", "1"), capture_output=True)
+    assert ours.stdout.decode() == plain.stdout.replace(" source\n", " cache\n")
+    # the launcher itself: its cache is written with the worker's, and it runs from it
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("launcher.py", *launcher.WARM_FILES):
+        shutil.copy(Path(launcher.__file__).parent / name, copy / name)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(launcher, "__file__", str(copy / "launcher.py"))
+        mp.setattr(sys, "dont_write_bytecode", False)
+        zygote.cache_bytecode()
+    assert Path(importlib.util.cache_from_source(str(copy / "launcher.py"))).is_file()
+    usage = subprocess.run(runtime.launcher_command(str(copy / "launcher.py")), capture_output=True)
+    assert usage.returncode == 2 and b"usage: launcher.py" in usage.stderr
+
+
 def test_a_launch_cancelled_before_it_was_waited_for_leaves_nothing(mode):
     """`WorkerSession.launch` starts the launcher at once; a session closed before
     `wait_started` stops it: no process of its uid, no scratch folder, no lease kept."""

@@ -1,6 +1,7 @@
 """The launcher: a standard-library script that builds one sandbox and execs the worker in it.
 
-Run by spawn as `python -I -S -B launcher.py --launch CONFIG_FD STATUS_FD` (the configuration
+Run by spawn as `python -I -S -B launcher.py --launch CONFIG_FD STATUS_FD` would run it, from
+the bytecode the grader cached for it (`runtime.launcher_command`; the configuration
 is a marshal'd dict on CONFIG_FD; spawn.py writes it), first as root outside the namespaces,
 then as init inside them, then as the worker until it execs Python. It imports almost
 nothing (marshal, _signal and ctypes are cheap; json, enum, dataclasses are not), because

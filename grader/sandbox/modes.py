@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from grader.sandbox import launcher
-from grader.sandbox.runtime import launcher_env
+from grader.sandbox.runtime import launcher_command, launcher_env
 
 ENV_MODE = "SEQGRADE_SANDBOX"  # "off" | "perms" | unset/"auto"/"on"
 STARTUP_SECONDS = 20.0  # how long spawn waits for the launcher to report the sandbox ready
@@ -40,7 +39,7 @@ def probe_namespaces() -> str | None:
     if _Probe.reason is None:
         try:
             done = subprocess.run(
-                [sys.executable, "-I", "-S", "-B", launcher.__file__, "--probe"],
+                launcher_command(launcher.__file__, "--probe"),
                 capture_output=True,
                 timeout=STARTUP_SECONDS,
                 env=launcher_env(),

@@ -19,7 +19,13 @@ from grader.sandbox.cgroup import MemoryCgroup
 from grader.sandbox.limits import Limits
 from grader.sandbox.pipes import DeadlineReader
 from grader.sandbox.process import SandboxProcess
-from grader.sandbox.runtime import launcher_env, runtime_paths, unused_site_dirs, worker_env
+from grader.sandbox.runtime import (
+    launcher_command,
+    launcher_env,
+    runtime_paths,
+    unused_site_dirs,
+    worker_env,
+)
 
 _CGROUP_MARGIN = 64 << 20  # the launcher's and init's share of the sandbox's memory cgroup
 _DEFAULT_LIMITS = Limits()
@@ -365,16 +371,7 @@ def _start_launcher(config: dict, template: zygote.Template | None) -> tuple[Lau
             popen = template.fork(config, status_w)
         else:
             popen = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-I",
-                    "-S",
-                    "-B",
-                    launcher.__file__,
-                    "--launch",
-                    str(config_r),
-                    str(status_w),
-                ],
+                launcher_command(launcher.__file__, "--launch", str(config_r), str(status_w)),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
