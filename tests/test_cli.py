@@ -17,6 +17,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from conftest import processes_with
 
 from grader.course import registry
 from grader.course.content import solution_dir
@@ -279,18 +280,16 @@ def test_a_grade_leaves_no_temporary_folder_behind(tmp_path):
 
 def _templates_of(pid: int) -> list[int]:
     """The warm templates the process `pid` started that still run (`--zygote FD PARENT ...` in
-    their command line; a zombie, killed and not yet reaped, has stopped running)."""
+    their command line, which is empty once a process has died, reaped or not)."""
     mine = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            at = argv.index(b"--zygote") if b"--zygote" in argv else -1
-            if at >= 0 and argv[at + 2 : at + 3] == [str(pid).encode()] and state != "Z":
-                mine.append(int(entry))
+    for found in processes_with("--zygote"):
+        try:
+            argv = Path(f"/proc/{found}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # gone meanwhile
+        at = argv.index(b"--zygote") if b"--zygote" in argv else -1
+        if at >= 0 and argv[at + 2 : at + 3] == [str(pid).encode()]:
+            mine.append(found)
     return mine
 
 

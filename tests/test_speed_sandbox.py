@@ -14,8 +14,12 @@
 
 from __future__ import annotations
 
+import importlib.util
+import marshal
 import textwrap
+import types
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -96,17 +100,26 @@ def test_a_session_launched_then_waited_for_is_one_started_at_once(mode):
     assert s.proc is None
 
 
+def _plant_cache(source: Path, code: types.CodeType) -> None:
+    """`code` written as the bytecode cache of `source`, under the source's own mtime and size
+    (a cache an interpreter takes as fresh)."""
+    stat = source.stat()
+    header = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
+    header += (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+    header += (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+    cache = Path(importlib.util.cache_from_source(str(source)))
+    cache.parent.mkdir(exist_ok=True)
+    cache.write_bytes(header + marshal.dumps(code))
+
+
 def test_a_template_reads_the_worker_code_the_grader_cached(tmp_path, monkeypatch):
     """The grader writes the bytecode of what a template compiles (`zygote.cache_bytecode`);
     the template (an interpreter that writes none) reads it: the same code as compiling the
     source (the authority), and, once the cache is replaced by other code with the source's
     header, that code, which shows the cache is what it read."""
-    import importlib.util
-    import marshal
     import shutil
     import subprocess
     import sys
-    from pathlib import Path
 
     from grader.sandbox import launcher
 
@@ -141,12 +154,8 @@ def test_a_template_reads_the_worker_code_the_grader_cached(tmp_path, monkeypatc
     sources = {n: (tmp_path / n).read_text() for n in launcher.WARM_FILES}
     assert template_code() == {n: compiled(s, n) for n, s in sources.items()}
     # the worker's cache replaced by other code under the real source's mtime and size
-    stat = (tmp_path / "worker.py").stat()
     other = compile("PLANTED = 'from the cache'\n", "worker.py", "exec", dont_inherit=True)
-    header = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
-    header += (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
-    header += (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
-    caches["worker.py"].write_bytes(header + marshal.dumps(other))
+    _plant_cache(tmp_path / "worker.py", other)
     got = template_code()
     assert got["worker.py"] == compiled("PLANTED = 'from the cache'\n", "worker.py")
     assert got["wire.py"] == compiled(sources["wire.py"], "wire.py")
@@ -157,12 +166,9 @@ def test_the_launcher_runs_as_its_script_would_from_the_cached_bytecode(tmp_path
     authority: the same `__name__`, `__file__` and argv), from the bytecode cached for it when
     that is fresh (a cache replaced by other code under the source's mtime and size is what
     runs), and from its source when there is none; zygote.cache_bytecode caches launcher.py."""
-    import importlib.util
-    import marshal
     import shutil
     import subprocess
     import sys
-    from pathlib import Path
 
     from grader.sandbox import launcher, runtime
 
@@ -174,16 +180,10 @@ def test_the_launcher_runs_as_its_script_would_from_the_cached_bytecode(tmp_path
     ours = subprocess.run(runtime.launcher_command(str(script), "--x", "1"), capture_output=True)
     assert plain.returncode == 0 and plain.stdout.endswith(" source\n"), plain.stderr
     assert ours.returncode == 0 and ours.stdout.decode() == plain.stdout  # no cache yet
-    stat = script.stat()
     planted = compile(
         "import sys\nprint(__name__, __file__, sys.argv[1:], 'cache')\n", str(script), "exec"
     )
-    header = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
-    header += (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
-    header += (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
-    cache = Path(importlib.util.cache_from_source(str(script)))
-    cache.parent.mkdir()
-    cache.write_bytes(header + marshal.dumps(planted))
+    _plant_cache(script, planted)
     ours = subprocess.run(runtime.launcher_command(str(script), "--x", "1"), capture_output=True)
     assert ours.stdout.decode() == plain.stdout.replace(" source\n", " cache\n")
     # the launcher itself: its cache is written with the worker's, and it runs from it
