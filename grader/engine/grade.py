@@ -117,7 +117,8 @@ def _grade_written_part(run: _Run) -> None:
     deadline = time.monotonic() + WRITTEN_SECONDS
     sheet = load_answers_text(located.text(ANSWERS_FILE), located.missing_message(ANSWERS_FILE))
     numbers = variants.numbers(run.assignment.id, run.student)
-    for number, q in questions:  # the caller owns the checker: it may serve many submissions
+    checker.forget()  # the caller owns the checker: it may serve many submissions
+    for number, q in questions:
         if time.monotonic() > deadline:
             run.results[q.id] = _written_not_reached(q, number)
             continue

@@ -12,7 +12,9 @@ a worker.
 Protocol: JSON lines over the worker's stdin/stdout, plain data both ways. Requests are
 `{"answer": str, "expected": str, "symbols": [str] | null}` (with `"mode": "step"`, one step
 of a derivation against the step before, `expected` null to only read it:
-grader.written.expr.steps); replies are a Verdict as a JSON object. The first line from a new worker is `{"ready": true}`.
+grader.written.expr.steps); replies are a Verdict as a JSON object. The first line from a new
+worker is `{"ready": true}`. A request may carry `"forget": true`: the worker first empties the
+memo of what earlier checks read and computed (a new submission's checks begin).
 """
 
 from __future__ import annotations
@@ -30,9 +32,12 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grader.written.expr.verdict import Verdict
+
+if TYPE_CHECKING:
+    from grader.written.expr.memo import Memo
 
 DEFAULT_TIMEOUT = 2.0  # seconds per check
 STARTUP_TIMEOUT = 60.0  # seconds for the worker to start and warm up (shared machines)
@@ -57,6 +62,7 @@ class ExprChecker:
         self._cwd: str | None = None  # the worker's private working directory
         self._ready = False
         self._symbolic = False  # the worker has imported sympy (derivative steps need it)
+        self._forget = False  # the next request tells the worker to empty its memo
         self._buffer = b""
         self._lock = threading.Lock()
         self._finalizer: weakref.finalize | None = None
@@ -127,6 +133,11 @@ class ExprChecker:
         self._buffer = b""
         self._ready = False
 
+    def forget(self) -> None:
+        """A new submission's checks begin: the worker forgets what the checks before computed
+        (grader.written.expr.memo), so one student's work never speeds up another's grade."""
+        self._forget = True
+
     def close(self) -> None:
         """Stop the worker (a later check starts a new one); it holds no state worth a clean exit."""
         with self._lock:
@@ -162,6 +173,8 @@ class ExprChecker:
             elif not self._ready:
                 self._start()
             assert self._proc is not None and self._proc.stdin is not None
+            if self._forget:
+                payload = {**payload, "forget": True}
             try:
                 self._proc.stdin.write(json.dumps(payload).encode() + b"\n")
                 self._proc.stdin.flush()
@@ -169,6 +182,7 @@ class ExprChecker:
                 self._kill()
                 self.restarts += 1
                 return None
+            self._forget = False  # sent (a worker started since has nothing to forget)
             reply = self._read(time.monotonic() + limit)
             if reply is None:
                 self._kill()
@@ -262,7 +276,7 @@ def check_equivalent(
 # ----------------------------------------------------------------------- worker
 
 
-def _answer(request: dict[str, Any]) -> dict[str, Any]:
+def _answer(request: dict[str, Any], memo: Memo | None = None) -> dict[str, Any]:
     from grader.written.expr.equivalence import equivalent
 
     answer, expected, symbols = (
@@ -271,7 +285,7 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
         request.get("symbols"),
     )
     if request.get("mode") == "step":
-        return _step(answer, expected, symbols)
+        return _step(answer, expected, symbols, memo)
     if request.get("mode") == "warm":
         import sympy  # noqa: F401 - loaded once, before the derivative steps that need it
 
@@ -279,15 +293,15 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(answer, str) or not isinstance(expected, str):
         return Verdict(False, "bad request", internal=True).to_json()
     # a ValueError: the expected expression itself is wrong, the grader's fault
-    return _verdict_json("answer", lambda: equivalent(answer, expected, symbols), ValueError)
+    return _verdict_json("answer", lambda: equivalent(answer, expected, symbols, memo), ValueError)
 
 
-def _step(answer: Any, previous: Any, symbols: Any) -> dict[str, Any]:
+def _step(answer: Any, previous: Any, symbols: Any, memo: Memo | None) -> dict[str, Any]:
     from grader.written.expr.steps import check_step
 
     if not isinstance(answer, str) or not (previous is None or isinstance(previous, str)):
         return Verdict(False, "bad request", internal=True).to_json()
-    return _verdict_json("step", lambda: check_step(answer, previous, symbols))
+    return _verdict_json("step", lambda: check_step(answer, previous, symbols, memo))
 
 
 def _verdict_json(
@@ -319,6 +333,15 @@ def _chunk_before(fd: int, deadline: float) -> bytes:
     return os.read(fd, 1 << 16)
 
 
+def _reply(request: Any, memo: Memo) -> dict[str, Any]:
+    """The worker's reply to one decoded request line; `"forget": true` empties `memo` first."""
+    if not isinstance(request, dict):
+        return Verdict(False, "bad request").to_json()
+    if request.get("forget"):
+        memo.clear()
+    return _answer(request, memo)
+
+
 def _worker_main() -> None:
     """The worker loop: one JSON request per line on stdin, one JSON reply per line on stdout."""
     protocol = sys.stdout
@@ -338,15 +361,14 @@ def _worker_main() -> None:
     )
     protocol.write(json.dumps({"ready": True}) + "\n")
     protocol.flush()
+    from grader.written.expr.memo import Memo
+
+    memo = Memo()  # what this submission's checks computed (emptied at the next one's first)
     for line in sys.stdin:
         try:
             request = json.loads(line)
         except json.JSONDecodeError:
             request = {}
-        reply = (
-            _answer(request)
-            if isinstance(request, dict)
-            else Verdict(False, "bad request").to_json()
-        )
+        reply = _reply(request, memo)
         protocol.write(json.dumps(reply) + "\n")
         protocol.flush()

@@ -24,14 +24,16 @@ wall-clock limit; the guards here only keep the common case fast.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from grader.written.expr.canonical import canonical
 from grader.written.expr.errors import ExprError
+from grader.written.expr.memo import Memo
 from grader.written.expr.nodes import Sym, postorder
 from grader.written.expr.numeric import compile_tree, numbers_close
 from grader.written.expr.numeric import numerically_equal as numerically_equal_trees
-from grader.written.expr.parser import Parsed, read_pair
+from grader.written.expr.parser import Parsed, read, read_pair
 from grader.written.expr.relations import declarations, related
 from grader.written.expr.verdict import Verdict
 
@@ -63,7 +65,10 @@ def __getattr__(name: str) -> Any:
 
 
 def fast_equivalent(
-    answer: str, expected: str, symbols: Sequence[str] | None = None
+    answer: str,
+    expected: str,
+    symbols: Sequence[str] | None = None,
+    memo: Memo | None = None,
 ) -> Verdict | None:
     """The verdict without sympy, or None when the numeric check cannot decide.
 
@@ -71,7 +76,7 @@ def fast_equivalent(
     Undecided: the expected side undefined at too many sample points, or a constant part
     of either side that mpmath finds undefined or out of range.
     """
-    pair = read_pair(answer, expected, symbols)
+    pair = read_pair(answer, expected, symbols, partial(read, memo=memo))
     if isinstance(pair, str):
         return Verdict(False, pair, None, None)
     got, want = pair
@@ -83,7 +88,7 @@ def fast_equivalent(
         # a constant part mpmath cannot evaluate (log(0), cosh(10^9)): sympy decides
         # whether it is undefined (an error for the student) or just large
         return None
-    numeric = numerically_equal_trees(got_program, want_program, len(order))
+    numeric = numerically_equal_trees(got_program, want_program, len(order), memo)
     if numeric is None:
         return None
     return Verdict(numeric, None, got.shown, "numeric", canonical(got.tree), got.note)
@@ -98,18 +103,22 @@ def equivalent(
     answer: str,
     expected: str,
     symbols: Sequence[str] | None = None,
+    memo: Memo | None = None,
 ) -> Verdict:
     """Is the student's `answer` the same function as the trusted `expected`?
 
     `symbols`: the declared names, and relations among them as "h = tanh(z)"; None means the
     free symbols of `expected` (read with every name allowed). Parse errors in the answer come
-    back as `Verdict.error`.
+    back as `Verdict.error`. `memo`: what earlier checks of this submission read and computed
+    (grader.written.expr.memo).
     """
     names, relations = declarations(symbols)
     if relations:
         assert names is not None
-        return related(answer, expected, names, relations, equivalent)
-    verdict = fast_equivalent(answer, expected, symbols)
+        return related(
+            answer, expected, names, relations, lambda a, e, n: equivalent(a, e, n, memo), memo
+        )
+    verdict = fast_equivalent(answer, expected, symbols, memo)
     if verdict is not None:
         return verdict
     from grader.written.expr.symbolic import equivalent as sympy_equivalent

@@ -31,6 +31,7 @@ from mpmath import mpc, mpf
 
 from grader.written.expr.errors import UNDEFINED, ExprError
 from grader.written.expr.limits import check_limits
+from grader.written.expr.memo import Memo
 from grader.written.expr.nodes import BinOp, Call, Const, Neg, Node, Pow, Sym, postorder
 
 N_POINTS = 24  # valid sample points wanted
@@ -109,8 +110,18 @@ def _im(z: Number) -> mpf:
     return z.imag if isinstance(z, mpc) else _ZERO
 
 
+# |x| < 2**(exp + bc) for an mpf x with raw parts (sign, man, exp, bc): a real exponent of at
+# most this many bits is inside ±EXP_LIMIT, read from its parts without a comparison of numbers
+_EXP_BITS = EXP_LIMIT.bit_length() - 1
+assert EXP_LIMIT == 1 << _EXP_BITS
+
+
 def _exp_arg(z: Number) -> bool:
     """Check an exponent for exp: False when exp(z) underflows to 0; raises when out of range."""
+    if isinstance(z, mpf):
+        _sign, man, exp, bc = z._mpf_
+        if man and exp + bc <= _EXP_BITS or not (man or exp):  # small, or zero (not inf/nan)
+            return True
     re_part = _re(z)
     if abs(_im(z)) > TRIG_LIMIT:
         raise Undefined
@@ -393,17 +404,32 @@ def agree_at_points(
     return True if valid >= min(MIN_POINTS, wanted) else None
 
 
-def numerically_equal(answer: Program, expected: Program, n_symbols: int) -> bool | None:
+def _remembered(program: Program, memo: Memo | None) -> Callable[[list[float]], Number | None]:
+    """`value_at(program, point)` for raw points, each computed once per `memo` (call inside
+    workdps): a value depends on the program and the point only."""
+    known: dict[tuple[float, ...], Number | None] = (
+        {} if memo is None else memo.get(("values", tuple(program)), dict)
+    )
+
+    def value(raw: list[float]) -> Number | None:
+        point = tuple(raw)
+        if point not in known:
+            known[point] = value_at(program, [mpf(x) for x in raw])
+        return known[point]
+
+    return value
+
+
+def numerically_equal(
+    answer: Program, expected: Program, n_symbols: int, memo: Memo | None = None
+) -> bool | None:
     """True/False from random points; None when too few points are valid to decide.
 
-    Both programs number their symbols the same way (n_symbols of them).
+    Both programs number their symbols the same way (n_symbols of them). `memo` keeps the
+    programs' values for the next comparison that meets them (grader.written.expr.memo).
     """
     with mpmath.workdps(DIGITS):
-        return agree_at_points(
-            lambda raw: value_at(expected, [mpf(x) for x in raw]),
-            lambda raw: value_at(answer, [mpf(x) for x in raw]),
-            n_symbols,
-        )
+        return agree_at_points(_remembered(expected, memo), _remembered(answer, memo), n_symbols)
 
 
 def evaluate(tree: Node, values: dict[str, float]) -> Number:

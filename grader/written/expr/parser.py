@@ -61,6 +61,8 @@ from grader.written.expr.tokens import tokenize
 if TYPE_CHECKING:
     import sympy
 
+    from grader.written.expr.memo import Memo
+
 FUNCTIONS = (
     "exp", "log", "ln", "sqrt", "tanh", "sigmoid", "sinh", "cosh", "abs", "max", "min", "cos", "sin",
 )  # fmt: skip
@@ -398,9 +400,13 @@ class Parsed:
         return "; ".join(self.notes) or None
 
 
-def read(text: str, symbols: Sequence[str] | None) -> Parsed:
+def read(text: str, symbols: Sequence[str] | None, memo: Memo | None = None) -> Parsed:
     """Parse and check `text` without sympy; `symbols=None` is the trusted mode: every
-    unknown name is a symbol. Raises ExprError with a message for the student."""
+    unknown name is a symbol. Raises ExprError with a message for the student. With a
+    `memo`, a text read before with the same symbols is not read again."""
+    if memo is not None:
+        key = ("read", text, None if symbols is None else tuple(symbols))
+        return memo.get(key, lambda: read(text, symbols))
     if isinstance(text, str) and "$" in text:
         text = restore_toml_escapes(text)
     check_raw(text)

@@ -9,6 +9,7 @@ compared with every related symbol replaced by its definition, so `1 - tanh(z)^2
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from grader.written.expr.canonical import canonical
 from grader.written.expr.errors import ExprError
@@ -16,6 +17,9 @@ from grader.written.expr.nodes import BinOp, Call, Neg, Node, Pow, Sym, postorde
 from grader.written.expr.parser import read
 from grader.written.expr.printing import show
 from grader.written.expr.verdict import Verdict
+
+if TYPE_CHECKING:
+    from grader.written.expr.memo import Memo
 
 
 def declarations(symbols: Sequence[str] | None) -> tuple[list[str] | None, dict[str, str]]:
@@ -57,24 +61,32 @@ def substitute(tree: Node, values: dict[str, Node]) -> Node:
     return built[id(tree)]
 
 
+def definitions(
+    relations: dict[str, str], names: Sequence[str] | None, memo: Memo | None = None
+) -> dict[str, Node]:
+    """Each related symbol's definition, read with every declared name but its own."""
+    return {k: read(v, [n for n in names or () if n != k], memo).tree for k, v in relations.items()}
+
+
 def related(
     answer: str,
     expected: str,
     names: list[str],
     relations: dict[str, str],
     check: Callable[[str, str, list[str]], Verdict],
+    memo: Memo | None = None,
 ) -> Verdict:
     """`check`'s verdict with every related symbol replaced by its definition on both sides;
-    the answer's reading is shown as the student wrote it."""
+    the answer's reading is shown as the student wrote it. `memo`: the texts read before."""
     try:
-        want = read(expected, names)
-        defined = {k: read(v, [n for n in names if n != k]).tree for k, v in relations.items()}
+        want = read(expected, names, memo)
+        defined = definitions(relations, names, memo)
     except ExprError as err:
         raise ValueError(
             f"the expected expression {expected!r} or a relation does not parse: {err}"
         ) from err
     try:
-        got = read(answer, names)
+        got = read(answer, names, memo)
     except ExprError as err:
         return Verdict(False, str(err), None, None)
     want_tree, got_tree = want.tree, got.tree

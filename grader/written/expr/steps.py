@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from grader.written.equations import operator
 from grader.written.expr.errors import ExprError
 from grader.written.expr.nodes import Sym
 from grader.written.expr.parser import read
 from grader.written.expr.printing import readable
-from grader.written.expr.relations import declarations, substitute
+from grader.written.expr.relations import declarations, definitions, substitute
 from grader.written.expr.sympy_tree import to_sympy
 from grader.written.expr.verdict import Verdict
+
+if TYPE_CHECKING:
+    from grader.written.expr.memo import Memo
 
 MAX_DERIVATIVE_CHARS = 4000  # a derivative written back longer than this is refused
 
@@ -76,14 +80,19 @@ def has_operator(text: str) -> bool:
     return bool(m) and m.end() < len(body)
 
 
-def expand(text: str, symbols: Sequence[str] | None) -> str:
+def expand(text: str, symbols: Sequence[str] | None, memo: Memo | None = None) -> str:
     """`text` with a leading derivative operator carried out (unchanged without one)."""
-    return _expand(text, symbols)[0]
+    return _expand(text, symbols, memo)[0]
 
 
-def _expand(text: str, symbols: Sequence[str] | None) -> tuple[str, str | None]:
+def _expand(
+    text: str, symbols: Sequence[str] | None, memo: Memo | None = None
+) -> tuple[str, str | None]:
     """(the step with its derivative taken, the operator as read: `d/dz(tanh(z))`) or
-    (the step, None) when it holds no operator."""
+    (the step, None) when it holds no operator. With a `memo`, each derivative is taken once."""
+    if memo is not None:
+        key = ("expand", text, None if symbols is None else tuple(symbols))
+        return memo.get(key, lambda: _expand(text, symbols))
     body, latex = _unwrap(text)
     m = operator().match(body)
     if not m or m.end() >= len(body):
@@ -106,9 +115,7 @@ def _expand(text: str, symbols: Sequence[str] | None) -> tuple[str, str | None]:
     parsed = read(wrap(operand), names)
     tree = parsed.tree
     if relations:
-        defined = {
-            k: read(v, [n for n in names or () if n != k]).tree for k, v in relations.items()
-        }
+        defined = definitions(relations, names)
         for _ in relations:  # a definition may use another defined name
             tree = substitute(tree, defined)
     table = {n: sympy.Symbol(n, real=True) for n in names or ()}
@@ -121,8 +128,14 @@ def _expand(text: str, symbols: Sequence[str] | None) -> tuple[str, str | None]:
     return shown, f"d/d{variable.name}({parsed.shown})"
 
 
-def check_step(answer: str, previous: str | None, symbols: Sequence[str] | None) -> Verdict:
-    """Is step `answer` equal to `previous` (None: is it readable)? Errors are the step's own."""
+def check_step(
+    answer: str,
+    previous: str | None,
+    symbols: Sequence[str] | None,
+    memo: Memo | None = None,
+) -> Verdict:
+    """Is step `answer` equal to `previous` (None: is it readable)? Errors are the step's own.
+    `memo`: what this submission's earlier checks read and computed (grader.written.expr.memo)."""
     from grader.written.expr.equivalence import equivalent
 
     names, _ = declarations(symbols)
@@ -130,8 +143,8 @@ def check_step(answer: str, previous: str | None, symbols: Sequence[str] | None)
     answer = write_primes(answer)
     previous = None if previous is None else write_primes(previous)
     try:
-        expanded, operator = _expand(answer, symbols)
-        got = read(expanded, names)
+        expanded, operator = _expand(answer, symbols, memo)
+        got = read(expanded, names, memo)
     except ExprError as err:
         return Verdict(False, str(err))
     shown = operator or primed or got.shown  # what was written, never a derivative it asks for
@@ -139,11 +152,11 @@ def check_step(answer: str, previous: str | None, symbols: Sequence[str] | None)
     if previous is None:
         return Verdict(True, None, shown, None, None, note)
     try:
-        before = expand(previous, symbols)
+        before = expand(previous, symbols, memo)
     except ExprError as err:
         return Verdict(False, f"the step before could not be read: {err}")
     try:
-        verdict = equivalent(expanded, before, symbols)
+        verdict = equivalent(expanded, before, symbols, memo)
     except ValueError as err:
         return Verdict(False, f"the step before could not be read: {err}")
     if verdict.error is not None:
