@@ -155,3 +155,55 @@ def test_every_event_kind_has_words_that_never_carry_its_detail():
         Event("import-failed", "transformer", detail), "transformer.py"
     )
     assert "your file" in sandbox_words.event_words(Event("import-failed", "m", detail), None)
+
+
+# ------------------------------------------------------ previews (grader/engine/checks.py)
+
+
+def test_a_preview_of_nested_parameters_is_brief_plain_numbers() -> None:
+    # a4's forward pass takes {"W_E": …, "blocks": [{"W_Q": …}, …]}: the nested arrays were
+    # printed whole by numpy (its `array([...])`, every digit) before the cut at 120 characters
+    import numpy as np
+
+    from grader.engine.checks import _short, preview
+
+    rng = np.random.default_rng(0)
+    params = {"W_E": rng.normal(size=(64, 64)), "blocks": [{"W_Q": rng.normal(size=(64, 64))}] * 4}
+    text = preview([params])
+    assert "array(" not in text and len(text) <= 125
+    assert text.startswith("[{'W_E': [[") and float(text[11:].split(",")[0]) == params["W_E"][0, 0]
+    shown = preview(params)
+    assert shown.startswith("{'W_E': shape (64, 64): [") and "'blocks': [{'W_Q': [[" in shown
+    # what is not a dict reads as before: lists for tuples and arrays, numbers for numpy scalars
+    assert _short((np.float64(1.5), np.array([1, 2]), np.array(3))) == "[1.5, [1, 2], 3]"
+    assert _short({"a": np.int64(2)}) == "{'a': 2}"
+    assert _short(list(range(200)), 20) == repr(list(range(200)))[:19] + "…"
+
+
+def test_a_short_preview_is_the_first_characters_of_the_whole_repr() -> None:
+    # only the first items of every level are converted: the text is still the whole value's
+    # repr (as plain Python data) cut at the limit
+    import numpy as np
+
+    from grader.engine.checks import _short
+
+    def plain(x):
+        if isinstance(x, dict):
+            return {k: plain(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [plain(v) for v in x]
+        if isinstance(x, (np.ndarray, np.generic)):
+            return plain(x.tolist()) if isinstance(x, np.ndarray) else x.item()
+        return x
+
+    rng = np.random.default_rng(1)
+    values = [
+        list(range(500)), [[1] * 50] * 50, rng.normal(size=(30, 30)), ["", ""] * 100, [[]] * 100,
+        {"a": rng.normal(size=(9, 9)), "b": [{"c": rng.integers(0, 9, size=100)}]},
+        (np.float64(1.5),) * 100, "x" * 500, [np.int8(1)] * 300, rng.integers(0, 2, 200) > 0,
+    ]  # fmt: skip
+    for value in values:
+        for limit in (20, 41, 120):
+            whole = repr(plain(value))
+            want = whole if len(whole) <= limit else whole[: limit - 1] + "…"
+            assert _short(value, limit) == want, (value, limit)

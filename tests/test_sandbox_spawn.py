@@ -334,6 +334,39 @@ def test_kill_strays_keeps_the_worker_and_stops_what_it_started(spawn, monkeypat
     assert w.value("result = 'still here'") == "still here"
 
 
+@needs_isolation
+def test_between_questions_strays_are_found_in_the_namespace_without_a_host_search(
+    spawn, monkeypatch
+):
+    # every process of the sandbox's pid namespace is below its init: the strays are read from
+    # that tree (a daemon reparented to init, a child of a thread), never from a search of every
+    # host process; a zombie the worker has not reaped is nothing to stop
+    monkeypatch.setenv("SEQGRADE_SANDBOX", "auto")
+    token = uuid.uuid4().hex
+    w = spawn()
+    assert w.proc._init_pid
+    w.ask("import os, subprocess, sys; z = subprocess.Popen([sys.executable, '-c', 'pass'])")
+    exited = "result = os.waitid(os.P_PID, z.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is not None"
+    assert wait_until(lambda: w.value(exited))  # a zombie now: exited, not reaped
+
+    def no_search(uid):
+        raise AssertionError("searched every host process")
+
+    monkeypatch.setattr(uids, "pids_of_uid", no_search)
+    assert w.proc.kill_strays() == 0  # only the zombie is there
+    w.ask(DAEMON.format(token=token))
+    w.ask(
+        "import threading, subprocess, sys\n"
+        "t = threading.Thread(target=lambda: subprocess.Popen([sys.executable, '-c', "
+        f"'import time; time.sleep(600)', '{token}']))\n"
+        "t.start(); t.join()"
+    )
+    assert wait_until(lambda: len(processes_with(token)) == 2)
+    assert w.proc.kill_strays() == 2
+    assert wait_until(lambda: processes_with(token) == [], timeout=3)
+    assert w.value("result = 'still here'") == "still here"
+
+
 # --------------------------------------------------------------------------- 5. exhausting
 
 

@@ -408,19 +408,25 @@ def _fmt(x: float) -> str:
 
 
 def _short(x: Any, limit: int = 120) -> str:
-    try:
-        text = repr(_plain(_head(x, limit)))
+    try:  # a repr's item i starts at character 1 + 3i or later ("[a, b"): the rest never shows
+        text = repr(_head(x, limit // 3 + 1))
     except ValueError:  # an int too long to print (Python's 4300-digit limit)
         return "a number too long to show"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _head(x: Any, n: int) -> Any:
-    """At most the first `n` items at every level: the same first `n` characters of repr, bounded work."""
+    """At most the first `n` items at every level, as plain Python values (lists for tuples and
+    arrays, numbers for numpy scalars, a dict's first `n` entries): the same first `n`
+    characters of repr, bounded work (a dict of large arrays is never printed whole)."""
+    if isinstance(x, dict):
+        return {k: _head(v, n) for k, v in islice(x.items(), n)}
     if isinstance(x, (list, tuple)):
-        return type(x)(_head(v, n) for v in x[:n])
-    if isinstance(x, np.ndarray) and x.ndim:
-        return _head(list(x[:n]), n)
+        return [_head(v, n) for v in x[:n]]
+    if isinstance(x, np.ndarray):
+        return [_head(v, n) for v in x[:n]] if x.ndim else x.item()
+    if isinstance(x, np.generic):
+        return x.item()
     return x
 
 
