@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import struct
+import threading
 import time
 import tracemalloc
 
@@ -132,3 +134,71 @@ def test_oversized_headers_and_counts_are_refused_before_reading_them():
 def test_too_many_entries_are_refused():
     with pytest.raises(WireError, match="entries in one message"):
         receive(frame({"value": [[0] * 1000] * 300}))
+
+
+# ------------------------------------------ the grader's reading of the worker's stream
+
+
+class _Pipe:
+    """A stand-in for the worker's process: only its stdout, one end of a real pipe."""
+
+    def __init__(self) -> None:
+        read, self.write = os.pipe()
+        self.stdout = os.fdopen(read, "rb", buffering=0)
+
+    def send(self, data: bytes) -> None:
+        os.write(self.write, data)
+
+
+def _session_reading(pipe: _Pipe, *ids: str):
+    from grader.sandbox.session import WorkerSession
+
+    s = WorkerSession({"m.py": b""}, "m")
+    s.proc = pipe  # type: ignore[assignment]
+    s._expect = list(ids)
+    return s
+
+
+def test_replies_are_read_as_a_stream_however_their_bytes_arrive() -> None:
+    # the worker's bytes are read as many as are there and kept: two replies in one write are
+    # two replies, a reply in one-byte pieces is one, arrays and all
+    a = np.arange(6.0).reshape(2, 3)
+    blob = wire._array_to_blob(a)
+    first = frame({"id": "one", "ok": True}, [blob])
+    second = frame({"id": "two", "ok": False})
+    pipe = _Pipe()
+    s = _session_reading(pipe, "one", "two", "three")
+    pipe.send(first + second)
+    header, blobs = s._receive(5.0)
+    assert header["id"] == "one" and np.array_equal(wire.blob_to_array(blobs[0]), a)
+    assert s._receive(5.0)[0] == {"id": "two", "ok": False}  # already read, nothing waited for
+    third = frame({"id": "three", "value": list(range(50))}, [blob, blob[:-8] + blob[-8:]])
+    sender = threading.Thread(
+        target=lambda: [pipe.send(third[i : i + 1]) for i in range(len(third))]
+    )
+    sender.start()
+    header, blobs = s._receive(5.0)
+    sender.join()
+    assert header["value"] == list(range(50)) and blobs == [blob, blob]
+
+
+def test_a_new_worker_reads_nothing_its_predecessor_sent() -> None:
+    old, new = _Pipe(), _Pipe()
+    s = _session_reading(old, "one")
+    old.send(frame({"id": "one"}) + b"\x00\x00\x00\x05")  # a reply, then the start of another
+    assert s._receive(5.0)[0] == {"id": "one"}
+    s.proc, s._expect = new, ["two"]  # type: ignore[assignment]
+    new.send(frame({"id": "two"}))
+    assert s._receive(5.0)[0] == {"id": "two"}  # not read after the old worker's 4 bytes
+
+
+def test_a_reply_cut_short_waits_for_its_deadline_only() -> None:
+    from grader.sandbox.session import _Timeout
+
+    pipe = _Pipe()
+    s = _session_reading(pipe, "one")
+    pipe.send(frame({"id": "one"})[:-3])
+    t = time.monotonic()
+    with pytest.raises(_Timeout):
+        s._receive(0.3)
+    assert time.monotonic() - t < 3.0

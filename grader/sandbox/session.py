@@ -35,6 +35,7 @@ MAX_RESTARTS = 12  # after a crash or a timeout
 # need): a budget of its own, so that threads never use up the restarts a crash needs.
 MAX_THREAD_RESTARTS = 32
 MAX_CALLBACKS = 256  # calls of replaced functions answered in one call
+READ_AHEAD = 1 << 16  # bytes read at once from the worker beyond what a message's part needs
 
 FailureKind = Literal[
     "not-attempted",
@@ -333,6 +334,8 @@ class WorkerSession:
         self._isolated = False
         self._warning: str | None = None
         self._threads = (0, 0)  # the student's threads alive: after the import, after the last call
+        self._inbox_of: object = None  # the worker whose bytes `_inbox` holds, read not yet used
+        self._inbox = bytearray()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -424,25 +427,31 @@ class WorkerSession:
         wire.write_message(self.proc.stdin, {**header, "id": self._expect[-1]}, blobs or [])
 
     def _receive(self, timeout: float) -> tuple[dict, list[bytes]]:
+        """The worker's next message. Its bytes are read as they come, as many as are there
+        (up to READ_AHEAD beyond the part asked for), and kept in the worker's inbox: a reply's
+        length fields, header and arrays then cost one wait, not one each."""
         assert self.proc is not None
         fd = self.proc.stdout.fileno()
         deadline = time.monotonic() + timeout
+        if self._inbox_of is not self.proc:  # a new worker: nothing of the old one's is read
+            self._inbox_of, self._inbox = self.proc, bytearray()
+        inbox = self._inbox
 
         def read_exact(n: int) -> bytes:
-            chunks, got = [], 0
-            while got < n:
+            while len(inbox) < n:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise _Timeout
                 ready, _, _ = select.select([fd], [], [], left)
                 if not ready:
                     raise _Timeout
-                chunk = os.read(fd, min(n - got, 1 << 20))
+                chunk = os.read(fd, min(max(n - len(inbox), READ_AHEAD), 1 << 20))
                 if not chunk:
                     raise EOFError
-                chunks.append(chunk)
-                got += len(chunk)
-            return b"".join(chunks)
+                inbox.extend(chunk)
+            part = bytes(inbox[:n])
+            del inbox[:n]
+            return part
 
         header, blobs = wire.read_message(read_exact)
         if not isinstance(header, dict):
