@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 from grader.course import registry  # noqa: E402
-from grader.course.content import solution_dir  # noqa: E402
+from grader.course.content import samples_dir, solution_dir  # noqa: E402
 
 
 def wall(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> float:
@@ -218,6 +218,15 @@ def bench_course(
                 row["base_batch_s_per_submission"] = (b_large - b_small) / copies
             t_small, t_large = batch_seconds(small, aid), batch_seconds(large, aid)
             row["batch_s_per_submission"] = (t_large - t_small) / copies
+            buggy = samples_dir() / aid / "buggy"
+            if buggy.is_dir():  # a class is not all solutions: wrong cases cost more words
+                small, large = (copies_of(aid, k, work, buggy) for k in (copies, 2 * copies))
+                b_small, b_large = batch_seconds(small, aid), batch_seconds(large, aid)
+                row["buggy_batch_s_per_submission"] = (b_large - b_small) / copies
+                if base is not None:
+                    b_small = batch_seconds(small, aid, env=base)
+                    b_large = batch_seconds(large, aid, env=base)
+                    row["base_buggy_batch_s_per_submission"] = (b_large - b_small) / copies
             row["torch"] = float(assignment.preload_torch)
             rows[aid] = row
     per_student = sum(r["batch_s_per_submission"] for r in rows.values())  # one of each
@@ -339,10 +348,12 @@ def batch_seconds(
     return time.perf_counter() - t
 
 
-def copies_of(aid: str, copies: int, where: Path) -> Path:
-    root = where / f"{aid}-{copies}"
+def copies_of(aid: str, copies: int, where: Path, source: Path | None = None) -> Path:
+    """`copies` submissions of `source` (the solution by default) in one batch folder."""
+    source = solution_dir(aid) if source is None else source
+    root = where / f"{aid}-{source.name}-{copies}"
     for i in range(copies):
-        shutil.copytree(solution_dir(aid), root / f"s{i:03d}")
+        shutil.copytree(source, root / f"s{i:03d}")
     return root
 
 
@@ -435,18 +446,25 @@ def main() -> None:
     )
     print(
         f"   {'assignment':<26} {'grade s':>8} {'peer s':>7} {'wall x':>7} {'cpu x':>6} "
-        f"{'batch s/sub':>11}"
+        f"{'batch s/sub':>11} {'buggy s/sub':>11}"
     )
     for aid, r in course["rows"].items():
         vs = (
             f"  | baseline grade {r['base_wall_s']:.2f} s, this/baseline {r['vs_base_wall']:.2f}x, "
             f"baseline batch {r['base_batch_s_per_submission']:.3f}"
+            + (
+                f", buggy {r['base_buggy_batch_s_per_submission']:.3f}"
+                if "base_buggy_batch_s_per_submission" in r
+                else ""
+            )
             if "vs_base_wall" in r
             else ""
         )
+        buggy = r.get("buggy_batch_s_per_submission")
         print(
             f"   {aid:<26} {r['a_wall_s']:8.2f} {r['b_wall_s']:7.2f} {r['wall_ratio']:7.2f} "
-            f"{r['cpu_ratio']:6.2f} {r['batch_s_per_submission']:11.3f}"
+            f"{r['cpu_ratio']:6.2f} {r['batch_s_per_submission']:11.3f} "
+            + (f"{buggy:11.3f}" if buggy is not None else f"{'-':>11}")
             + ("  (torch)" if r["torch"] else "")
             + vs
         )
