@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+import numpy as np
+
 # What a mutant raises when its mistake does not apply to a case's inputs: shapes that do not
 # broadcast, an index or axis the arrays do not have (numpy's AxisError is both), arithmetic
 # that fails (overflow, division by zero), a type it cannot take. Anything else is a bug of
@@ -59,12 +61,40 @@ class Forms:
         outs = []
         for f in self.forms:
             try:
-                outs.append(f(*copy.deepcopy(args), **copy.deepcopy(kwargs)))
+                outs.append(f(*_fresh(args, {}), **_fresh(kwargs, {})))
             except NOT_APPLICABLE:  # this form does not apply to these inputs
                 continue
         if not outs:
             raise ValueError("no form of this mistake applies to these inputs")
         return outs[0] if len(outs) == 1 else AnyOf(*outs)
+
+
+_SHARED = (int, float, complex, str, bytes, bool, type(None))  # immutable: never copied
+
+
+def _fresh(value: Any, memo: dict[int, Any]) -> Any:
+    """`copy.deepcopy(value)` for a case's arguments, at a fraction of its cost: arrays copied,
+    tuples, lists and dicts rebuilt, an object met twice copied once (aliases stay aliases, as
+    deepcopy keeps them), immutable values shared, anything else (a generator's state, a
+    language model) left to deepcopy itself, with the same memo. Each form then runs on
+    arguments no other form has written into."""
+    if isinstance(value, _SHARED) or isinstance(value, np.generic):
+        return value
+    known = memo.get(id(value))
+    if known is not None:
+        return known[1]
+    if type(value) is np.ndarray:
+        out: Any = value.copy()
+    elif type(value) in (tuple, list):
+        out = [_fresh(v, memo) for v in value]
+        out = tuple(out) if type(value) is tuple else out
+    elif type(value) is dict:
+        out = {k: _fresh(v, memo) for k, v in value.items()}
+    else:
+        deep = {k: v[1] for k, v in memo.items()}  # deepcopy's memo: id -> copy
+        out = copy.deepcopy(value, deep)
+    memo[id(value)] = (value, out)  # the original kept alive: its id is not reused meanwhile
+    return out
 
 
 def any_form(*forms: Callable[..., Any]) -> Callable[..., Any]:

@@ -182,6 +182,30 @@ def test_a_form_that_does_not_apply_is_skipped_and_a_bug_is_not():
         Forms(bug, lambda x: x)(np.zeros(2))
 
 
+def test_each_form_runs_on_arguments_no_other_form_wrote_into() -> None:
+    # the copies stand in for copy.deepcopy: arrays copied, aliases kept aliases (tied weights),
+    # a generator's state copied (every form draws the same numbers), the caller's left as given
+    import copy
+
+    W = np.arange(4.0).reshape(2, 2)
+    params = {"W_E": W, "W_U": W, "blocks": [{"W_Q": np.ones(2)}] * 2}
+    seen = []
+
+    def writes(p, rng):
+        seen.append((p["W_E"] is p["W_U"], p["blocks"][0] is p["blocks"][1], rng.random()))
+        p["W_E"] += 100.0
+        p["blocks"][0]["W_Q"][:] = -1.0
+        return p["W_U"].sum()
+
+    rng = np.random.default_rng(7)
+    out = Forms(writes, writes)(params, rng)
+    first = copy.deepcopy(rng).random()
+    assert out.options == (406.0, 406.0)  # each form saw W_E and W_U as one array, from 0..3
+    assert seen == [(True, True, first), (True, True, first)]
+    assert W.tolist() == [[0.0, 1.0], [2.0, 3.0]] and params["blocks"][0]["W_Q"].tolist() == [1, 1]
+    assert rng.random() == first  # the caller's generator was not drawn from
+
+
 A6 = (ROOT / "solutions" / "a6_pretraining_scale" / "pretraining.py").read_text()
 
 

@@ -350,7 +350,7 @@ def _nonfinite_mismatch(g: np.ndarray, w: np.ndarray, where: str) -> Mismatch | 
 def _values(
     g: np.ndarray, w: np.ndarray, tol: Tolerance, exact: bool, where: str
 ) -> list[Mismatch]:
-    if not (np.all(np.isfinite(g)) and np.all(np.isfinite(w))):
+    if not (np.isfinite(g).all() and np.isfinite(w).all()):  # methods: no dispatch per call
         bad = _nonfinite_mismatch(g, w, where)
         if bad is not None:
             return [bad]
@@ -359,7 +359,7 @@ def _values(
     if exact:
         ok = np.array_equal(g, w)
     else:
-        ok = bool(np.all(np.abs(g - w) <= tol.atol + tol.rtol * np.abs(w)))
+        ok = bool((np.abs(g - w) <= tol.atol + tol.rtol * np.abs(w)).all())
     if ok:
         return []
     if g.ndim == 0 or g.size == 1:
