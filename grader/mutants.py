@@ -69,7 +69,7 @@ class Forms:
         return outs[0] if len(outs) == 1 else AnyOf(*outs)
 
 
-_SHARED = (int, float, complex, str, bytes, bool, type(None))  # immutable: never copied
+_SHARED = (int, float, complex, str, bytes, bool, type(None), np.generic)  # immutable: shared
 
 
 def _fresh(value: Any, memo: dict[int, Any]) -> Any:
@@ -78,7 +78,7 @@ def _fresh(value: Any, memo: dict[int, Any]) -> Any:
     deepcopy keeps them), immutable values shared, anything else (a generator's state, a
     language model) left to deepcopy itself, with the same memo. Each form then runs on
     arguments no other form has written into."""
-    if isinstance(value, _SHARED) or isinstance(value, np.generic):
+    if isinstance(value, _SHARED):
         return value
     known = memo.get(id(value))
     if known is not None:
