@@ -561,21 +561,10 @@ def _norm(q: np.ndarray) -> np.float64:
 def _search_cosines(E: np.ndarray, q: np.ndarray) -> np.ndarray:
     """`cosine_similarity(E, q)` of float64 arrays, bit for bit, at about half its cost (the
     reference's operations in its order); a zero norm goes to the reference itself."""
-    return _cosine_parts(E, q)[0]
-
-
-def _cosine_parts(E: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(the cosines, E q, ‖e_w‖ ‖q‖) of float64 arrays: `_search_cosines` with the parts that
-    `_large_epsilon` divides too, bit for bit (the same operations on the same numbers)."""
-    dots, denom = E @ q, _row_norms(E) * _norm(q)  # (V,) each
+    denom = _row_norms(E) * _norm(q)  # (V,)
     if not (denom > 0).all():
-        return cosine_similarity(E, q), dots, denom
-    return dots / denom, dots, denom  # (V,) each
-
-
-def _first_best(scores: list[float], excluded: list[int]) -> int:
-    """`best_excluding` on plain floats without NaN: the first best index not excluded."""
-    return max((i for i in range(len(scores)) if i not in excluded), key=scores.__getitem__)
+        return cosine_similarity(E, q)
+    return (E @ q) / denom  # (V,)
 
 
 def _large_epsilon(E: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -614,7 +603,7 @@ def _separating_analogy(rng: np.random.Generator, V: int, d: int) -> tuple:
         picks = rng.choice(n_words, size=V, replace=False).tolist()
         inputs = rng.choice(V, size=3, replace=False).tolist()  # a, b, c by position
         target = E[inputs[1]] - E[inputs[0]] + E[inputs[2]]  # (d,)
-        cos, dots, denom = _cosine_parts(E, target)  # (V,) each
+        cos = _search_cosines(E, target)  # (V,)
         if int(cos.argmax()) not in inputs:
             continue  # an input word must win without the exclusion (the cheapest test first)
         scores = cos.tolist()
@@ -624,8 +613,7 @@ def _separating_analogy(rng: np.random.Generator, V: int, d: int) -> tuple:
         rest = sorted((x for i, x in enumerate(scores) if i not in inputs), reverse=True)
         if not rest[0] - rest[1] > 0.02:
             continue  # nor among the words that may answer
-        large = (dots / (denom + 1.0)).tolist()  # `_large_epsilon(E, target)`, bit for bit
-        if _first_best(scores, inputs) == _first_best(large, inputs):
+        if best_excluding(cos, inputs) == best_excluding(_large_epsilon(E, target), inputs):
             continue  # the large epsilon ties (most candidates): seen from these scores, cheaply
         vocab = [ANALOGY_WORDS[i] for i in picks]
         a, b, c = (vocab[i] for i in inputs)
