@@ -70,11 +70,12 @@ def _per_assignment(test: str, keep: tuple[str, ...]) -> list[str]:
 # on 2026-12-02; most grade whole assignments, run subprocesses or wait on a deadline): the full
 # suite runs them, the developer loop (`-m "not slow"`) does not. What the loop keeps of each
 # area: a sandboxed grade of every assignment (test_assignments: the stub of each and the
-# solution of a6 and a7; each assignment's own test file, a1's solution for two students), the CLI (test_cli's grade and
-# `python -m grader`), notebooks (an answers cell in test_notebook_handout, the numbers cell of
-# a1, test_engine_notebook), a hostile submission contained (test_hostile's snoop.py), the
-# sandbox (test_sandbox_spawn, test_security_*), the term (a grade with --term), the shortcut
-# scans against their oracle (a5) and the import rules (test_architecture).
+# solution of a6 and a7; each assignment's own test file, a1's solution for two students), the
+# CLI (test_cli's grade and `python -m grader`), notebooks (an answers cell in
+# test_notebook_handout, the numbers cell of a1, test_engine_notebook), a hostile submission
+# contained (test_hostile's snoop.py), the sandbox (test_sandbox_spawn, test_security_*), the
+# term (a grade with --term), the shortcut scans against their oracle (a5) and the import rules
+# (test_architecture).
 SLOW_TESTS = {
     *_per_assignment(
         "test_assignments.py::test_solution_scores_full_for_two_students",

@@ -12,7 +12,7 @@ stays small. A computation that raises is not remembered.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -32,6 +32,13 @@ class Memo:
 
     def clear(self) -> None:
         self._kept.clear()
+
+    def of_text(
+        self, kind: str, text: str, symbols: Sequence[str] | None, compute: Callable[[], T]
+    ) -> T:
+        """`get` for what is computed from a text and the declared symbols (a reading, a
+        derivative): one key for the same text and symbols, however the list was passed."""
+        return self.get((kind, text, None if symbols is None else tuple(symbols)), compute)
 
     def get(self, key: Hashable, compute: Callable[[], T]) -> T:
         """The result remembered under `key`, or `compute()`'s, remembered."""

@@ -405,8 +405,7 @@ def read(text: str, symbols: Sequence[str] | None, memo: Memo | None = None) -> 
     unknown name is a symbol. Raises ExprError with a message for the student. With a
     `memo`, a text read before with the same symbols is not read again."""
     if memo is not None:
-        key = ("read", text, None if symbols is None else tuple(symbols))
-        return memo.get(key, lambda: read(text, symbols))
+        return memo.of_text("read", text, symbols, lambda: read(text, symbols))
     if isinstance(text, str) and "$" in text:
         text = restore_toml_escapes(text)
     check_raw(text)

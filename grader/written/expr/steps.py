@@ -91,8 +91,7 @@ def _expand(
     """(the step with its derivative taken, the operator as read: `d/dz(tanh(z))`) or
     (the step, None) when it holds no operator. With a `memo`, each derivative is taken once."""
     if memo is not None:
-        key = ("expand", text, None if symbols is None else tuple(symbols))
-        return memo.get(key, lambda: _expand(text, symbols))
+        return memo.of_text("expand", text, symbols, lambda: _expand(text, symbols))
     body, latex = _unwrap(text)
     m = operator().match(body)
     if not m or m.end() >= len(body):
