@@ -336,9 +336,5 @@ def _live_descendants(root: int) -> list[int] | None:
 
 def _ended(pid: int) -> bool:
     """A zombie (or dead) process, or one gone: nothing left to stop."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            state = fh.read().rsplit(b")", 1)[1].split()[:1]
-    except (OSError, IndexError):
-        return True
-    return state in ([b"Z"], [b"X"])
+    fields = uids.stat_fields(pid)
+    return fields is None or fields[:1] in (["Z"], ["X"])

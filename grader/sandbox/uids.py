@@ -161,16 +161,22 @@ def tasks_of_uid(uid: int) -> int:
     return count
 
 
+def stat_fields(pid: int | str) -> list[str] | None:
+    """The fields of /proc/PID/stat after "(comm)": state, ppid, pgrp, ... (split after the
+    last ")": a process's name may hold one); None when the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
 def pids_in_group(pgid: int) -> list[int]:
     """Host pids in the process group `pgid`."""
     pids = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if int(fields[2]) == pgid:  # the fields after "(comm)": state, ppid, pgrp, ...
+            fields = stat_fields(entry)
+            if fields is not None and int(fields[2]) == pgid:
                 pids.append(int(entry))
     return pids
 
