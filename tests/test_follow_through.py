@@ -414,3 +414,90 @@ def test_a1_an_unstable_softmax_is_charged_once_not_in_skipgram(tmp_path, loss_l
 def _plant_once(source: str, old: str, new: str) -> str:
     assert source.count(old) == 1, f"the solution no longer reads {old!r}"
     return source.replace(old, new)
+
+
+# ---------------------------------------------------------------- the carried mistakes run first
+
+
+def _counted(calls: list[str], mid: str, f):
+    def run(*args, **kwargs):
+        calls.append(mid)
+        return f(*args, **kwargs)
+
+    return run
+
+
+def _counting_attend(calls: list[str]) -> Assignment:
+    mutants = {mid: _counted(calls, mid, f) for mid, f in ATTEND.mutants.items()}
+    attend = dataclasses.replace(ATTEND, mutants=mutants)
+    return dataclasses.replace(FT, questions=(SOFTMAX, attend))
+
+
+def test_a_case_the_carried_mistake_reproduces_runs_none_of_the_questions_own(tmp_path):
+    """Follow-through takes such a case as it is, so the composite's own mistakes (which could
+    not change that) are not run on it."""
+    calls: list[str] = []
+    r = _grade(tmp_path, WRONG_AXIS_SOFTMAX, OWN_ATTEND, assignment=_counting_attend(calls))
+    assert r["ft.attend"].carried == [{"from": "ft.softmax", "misconception": "softmax-wrong-axis"}]
+    assert r["ft.attend"].misconceptions == []
+    assert calls and set(calls) == {"softmax-wrong-axis"}, calls
+
+
+def test_a_case_the_carried_mistake_does_not_reproduce_is_diagnosed_by_them_all(tmp_path):
+    calls: list[str] = []
+    r = _grade(tmp_path, RIGHT_SOFTMAX, NEGATED_ATTEND, assignment=_counting_attend(calls))
+    assert r["ft.attend"].misconceptions == ["toy-grad-sign"]
+    assert "toy-grad-sign" in calls
+    calls.clear()
+    (tmp_path / "2").mkdir()
+    r = _grade(
+        tmp_path / "2", WRONG_AXIS_SOFTMAX, NEGATED_ATTEND, assignment=_counting_attend(calls)
+    )
+    assert {"softmax-wrong-axis", "toy-grad-sign"} <= set(calls), calls
+    assert r["ft.attend"].misconceptions == ["toy-grad-sign"]
+
+
+def _every_mistake_at_once(q, case, got, want, carried):
+    """The search before the carried mistakes went first: every mistake, in the catalog order."""
+    from grader.engine.judged import explain_case
+
+    return explain_case(q, case, got, want, q.mutants)
+
+
+@pytest.mark.parametrize(
+    "plants",
+    [(SCALE_BY_DK,), (SCALE_BY_DK, MERGE_NO_TRANSPOSE), (UNBIASED_LN, NO_RELU)],
+    ids=["attention", "attention-and-its-heads", "layernorm-and-ffn"],
+)
+def test_a4_running_the_carried_mistakes_first_changes_no_result(tmp_path, monkeypatch, plants):
+    """The same scores, names, notes and case records as running every mistake on every case."""
+    from grader.engine import code
+
+    source = A4_SOLUTION
+    for old, new in plants:
+        source = _plant(source, old, new)
+    first = _a4(tmp_path / "first", source)
+    monkeypatch.setattr(code, "_explanations", _every_mistake_at_once)
+    every = _a4(tmp_path / "every", source)
+    assert any(r.carried for r in every.values())
+    for qid, r in every.items():
+        assert first[qid] == r, qid
+
+
+def test_a_carried_mistake_matching_only_nan_outputs_leaves_the_full_search():
+    """A match on outputs NaN everywhere may be dropped later (no finite output anywhere), so it
+    cannot settle the case: every mistake is run, as before."""
+    from grader.engine import code
+    from grader.engine.judged import explain_case
+
+    def nan(S, V):
+        return np.full((len(S), 2), np.nan)
+
+    q = dataclasses.replace(ATTEND, mutants={"softmax-wrong-axis": nan, "toy-grad-sign": nan})
+    case = _attend_cases(0)[0]
+    want = attend_ref(*case.args)
+    got = np.full_like(want, np.nan)
+    full = explain_case(q, case, got, want, q.mutants)
+    assert [e.misconception for e in full] == ["softmax-wrong-axis", "toy-grad-sign"]
+    assert all(e.blank for e in full)
+    assert code._explanations(q, case, got, want, {"softmax-wrong-axis"}) == full

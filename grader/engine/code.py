@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from typing import Any
@@ -607,8 +607,11 @@ def _judge_case(
     result: QuestionResult,
     ctx: CodeContext,
     computed: Any = NOT_YET,
+    carried: Collection[str] = (),
 ) -> CaseVerdict:
-    """One case against the reference's output (`computed` already, or computed now)."""
+    """One case against the reference's output (`computed` already, or computed now); a wrong
+    one explained by the question's mistakes, those `carried` from the questions it builds on
+    first (`_explanations`)."""
 
     def reference() -> Any:
         return run_trusted(q.reference, case) if computed is NOT_YET else computed
@@ -635,12 +638,30 @@ def _judge_case(
         return CaseVerdict(1.0, _passed_record(case), None, want=want)
     explanations: list[Explanation] = []
     if q.mutants:
-        explanations = explain_case(q, case, outcome.value, want, q.mutants)
+        explanations = _explanations(q, case, outcome.value, want, carried)
         if not explanations:  # no one mistake explains it: two (or three) at once?
             explanations = _explain_together(q, case, outcome.value, want)
     credit = _credit(explanations)
     record = _mismatch_record(case, mismatches, outcome.value, want)
     return CaseVerdict(credit, record, explanations, want=want, got=outcome.value)
+
+
+def _explanations(
+    q: CodeQuestion, case: Case, got: Any, want: Any, carried: Collection[str]
+) -> list[Explanation]:
+    """The question's mistakes that explain a wrong case, best first. Those carried from the
+    questions it builds on are run first: when the first of them that reproduces the case
+    exactly does so on finite outputs, follow-through takes the case as right given the
+    student's earlier function (`follow.carry` takes the first such mistake and drops the rest),
+    and the question's other mistakes, which could not change that, are not run."""
+    if not carried:
+        return explain_case(q, case, got, want, q.mutants)
+    first = explain_case(q, case, got, want, q.mutants, among=carried)
+    exact = [e for e in first if e.extra_wrong == 0]
+    if exact and not exact[0].blank:  # blank ones are dropped when no output is finite
+        return first
+    rest = explain_case(q, case, got, want, q.mutants, among=set(q.mutants) - set(carried))
+    return sorted([*first, *rest], key=lambda e: (e.extra_wrong, e.order))
 
 
 def _explain_together(q: CodeQuestion, case: Case, got: Any, want: Any) -> list[Explanation]:
@@ -714,7 +735,7 @@ def _judge_compared(
     charged in a question it builds on, earning follow-through credit."""
     computed = wants if wants is not None else [NOT_YET] * len(cases)
     judged_cases = [
-        _judge_case(q, case, outcome, result, ctx, want)
+        _judge_case(q, case, outcome, result, ctx, want, carriable[0].keys())
         for case, outcome, want in zip(cases, outcomes, computed)
     ]
     strict = not any(v.passed or (v.got is not None and finite(v.got)) for v in judged_cases)

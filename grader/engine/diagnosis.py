@@ -10,7 +10,7 @@ puts root causes (a forward-pass bug) before their downstream symptoms.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,8 +118,10 @@ def explain(
     tol: Tolerance,
     *,
     exact: bool = False,
+    among: Container[Mistake] | None = None,
 ) -> list[Explanation]:
-    """The mutants that explain `got` on this case, best first (empty when none does)."""
+    """The mutants that explain `got` on this case, best first (empty when none does); with
+    `among`, only those mutants are run, each keeping its place in `mutants` as its order."""
     want_parts = _parts(want)
     got_parts = _student_parts(got, want_parts)
     wrong = {
@@ -134,6 +136,8 @@ def explain(
     blank = all(k in got_parts and _blank(got_parts[k]) for k in wrong)
     found: list[tuple[int, int, Explanation]] = []
     for order, (mid, mutant) in enumerate(mutants.items()):
+        if among is not None and mid not in among:
+            continue
         try:
             with np.errstate(
                 all="ignore"

@@ -3,7 +3,7 @@ carried from an earlier question, and a code question graded earlier in the subm
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,9 +78,15 @@ class CaseVerdict:
 
 
 def explain_case(
-    q: CodeQuestion, case: Case, got: Any, want: Any, mutants: dict[Mistake, Any]
+    q: CodeQuestion,
+    case: Case,
+    got: Any,
+    want: Any,
+    mutants: dict[Mistake, Any],
+    among: Container[Mistake] | None = None,
 ) -> list[Explanation]:
-    """The mutants that explain `got` on this case, best first (run on the trusted side)."""
+    """The mutants that explain `got` on this case, best first (run on the trusted side); with
+    `among`, only those of them, each keeping its place in `mutants` as its order."""
     return explain(
         got,
         want,
@@ -89,4 +95,5 @@ def explain_case(
         trusted_mutants(mutants),
         q.tolerance,
         exact=q.integer,
+        among=among,
     )
