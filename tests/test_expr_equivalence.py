@@ -101,6 +101,44 @@ def _programs(answer: str, expected: str, names: list[str]):
     )
 
 
+SHARED = [
+    # p_a, p_b, p_c of a softmax, substituted: one sum of exponentials in three places
+    "exp(a c)/(exp(a c) + exp(b c)) + b exp(b c)/(exp(a c) + exp(b c)) - a",
+    "(exp(a) + 1)^2 + exp(a) + (exp(a) + 1) + log(exp(a) + 1)",  # nested repeats
+    "log(a - b) + log(a - b)^2 + sqrt(a - b)",  # undefined or complex at half the points
+    "1/(a - a) + (a - a)",  # undefined everywhere
+    "tanh(a b) tanh(a b) + tanh(b a)",  # a b and b a are different computations
+    "sigmoid(a) (1 - sigmoid(a)) + sigmoid(a)^2 + max(a, b) + max(a, b)",
+]
+
+
+@pytest.mark.parametrize("text", SHARED)
+def test_a_repeated_computation_is_done_once_with_the_same_values(text, monkeypatch) -> None:
+    """Each computation that occurs twice is kept and loaded: the program is shorter, and its
+    value at every point is the unshared program's, bit for bit (or undefined where it is)."""
+    import mpmath
+
+    from grader.written.expr import numeric
+
+    names = ["a", "b", "c"]
+    tree = read(text, names).tree
+    shared = compile_tree(tree, names)
+    monkeypatch.setattr(numeric, "_shared", lambda program: program)
+    plain = compile_tree(tree, names)
+    assert any(op == "load" for op, _ in shared) and len(shared) < len(plain)
+    with mpmath.workdps(numeric.DIGITS):
+        for raw in list(numeric.points(3))[:40]:
+            point = [mpmath.mpf(x) for x in raw]
+            want = numeric.value_at(plain, point)
+            got = numeric.value_at(shared, point)
+            assert (got is None) == (want is None) and (want is None or got == want), raw
+
+
+def test_a_program_without_repeats_is_left_as_it_is() -> None:
+    (program, _) = _programs("exp(x) + log(x + 1) x", "x", ["x"])
+    assert not any(op in ("keep", "load") for op, _ in program)
+
+
 def test_fast_path_on_trees() -> None:
     assert numerically_equal_trees(*_programs("(x+1)^2", "x^2 + 2x + 1", ["x"]), 1) is True
     assert numerically_equal_trees(*_programs("(x+1)^2", "x^2 + 1", ["x"]), 1) is False

@@ -2,7 +2,8 @@
 
 A tree from `grader.written.expr.parser.read` is compiled once into a short stack program
 (constant subtrees evaluated in advance: exact rationals from `check_limits`, the rest
-with mpmath), then run at each sample point with 30-digit arithmetic. Values may turn
+with mpmath; a computation that occurs twice done once), then run at each sample point
+with 30-digit arithmetic. Values may turn
 complex (`sqrt`, `log`, fractional powers of negative numbers), as with sympy's real
 symbols: principal branches throughout.
 
@@ -242,7 +243,8 @@ _BINARY: dict[str, Callable[[Number, Any], Number]] = {
 # ------------------------------------------------------------------------ programs
 
 # An instruction is (opcode, argument): ("val", number), ("sym", index), ("neg", None),
-# (binary op, None), ("powi", int), ("call", (function, n_args)).
+# (binary op, None), ("powi", int), ("call", (function, n_args)); ("keep", slot) stores the
+# value on top of the stack, ("load", slot) pushes a stored one (`_shared`).
 Program = list[tuple[str, Any]]
 
 
@@ -322,7 +324,62 @@ def compile_tree(tree: Node, names: Sequence[str]) -> Program:
             code.append((op, arg))
             done[key] = ("code", code)
     kind, body = done[id(tree)]
-    return [("val", body)] if kind == "val" else body
+    return [("val", body)] if kind == "val" else _shared(body)
+
+
+def _operands(op: str, arg: Any) -> int:
+    if op in ("val", "sym"):
+        return 0
+    if op in ("neg", "powi"):
+        return 1
+    return arg[1] if op == "call" else 2
+
+
+def _shared(program: Program) -> Program:
+    """`program` with each computation that occurs more than once done once per run: the first
+    occurrence keeps its value, the later ones load it. A definition substituted into a step
+    (p_a, p_b, p_c sharing one sum of exponentials) repeats whole subtrees. A computation gives
+    the same value wherever it occurs, so every run gives the value the unshared program gives,
+    or fails where it fails."""
+    table: dict[tuple[str, Any, tuple[int, ...]], int] = {}
+    ends: list[tuple[int, int]] = []  # per instruction: the computation it ends, where it starts
+    stack: list[tuple[int, int]] = []
+    for i, (op, arg) in enumerate(program):
+        n = _operands(op, arg)
+        operands = stack[len(stack) - n :] if n else []
+        del stack[len(stack) - n :]
+        key = (op, arg, tuple(c for c, _ in operands))
+        computation = table.setdefault(key, len(table))
+        ends.append((computation, operands[0][1] if operands else i))
+        stack.append(ends[-1])
+    seen: set[int] = set()
+    repeated: dict[int, int] = {}  # start -> end of the widest later occurrence starting there
+    first_end: dict[int, int] = {}  # a repeated computation's first occurrence ends here
+    for i, (computation, start) in enumerate(ends):
+        if start == i:  # a number or a symbol: nothing to save
+            continue
+        if computation in seen:
+            repeated[start] = max(repeated.get(start, i), i)
+            first_end.setdefault(computation, -1)
+        else:
+            seen.add(computation)
+    if not repeated:
+        return program
+    slots: dict[int, int] = {}
+    out: Program = []
+    i = 0
+    while i < len(program):
+        if i in repeated:
+            out.append(("load", slots[ends[repeated[i]][0]]))
+            i = repeated[i] + 1
+            continue
+        out.append(program[i])
+        computation = ends[i][0]
+        if computation in first_end and computation not in slots and ends[i][1] != i:
+            slots[computation] = len(slots)
+            out.append(("keep", slots[computation]))
+        i += 1
+    return out
 
 
 def _constant(compute: Callable[..., Number], *args: Any) -> Number:
@@ -335,6 +392,7 @@ def _constant(compute: Callable[..., Number], *args: Any) -> Number:
 def run(program: Program, point: Sequence[Number]) -> Number:
     """The program's value at `point` (call inside mpmath.workdps(DIGITS)); raises Undefined."""
     stack: list[Any] = []
+    kept: dict[int, Any] = {}
     for op, arg in program:
         if op == "val":
             stack.append(arg)
@@ -349,6 +407,10 @@ def run(program: Program, point: Sequence[Number]) -> Number:
             stack.append(_apply(op, arg, args))
         elif op == "powi":
             stack[-1] = _apply(op, arg, [stack[-1]])
+        elif op == "keep":
+            kept[arg] = stack[-1]
+        elif op == "load":
+            stack.append(kept[arg])
         else:
             b = stack.pop()
             stack[-1] = _apply(op, arg, [stack[-1], b])
