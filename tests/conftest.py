@@ -148,9 +148,11 @@ SLOW_TESTS = {
     "test_a4_transformer.py::test_a4_torch_float32_submission_gets_full_marks",
     "test_a6_pretraining_scale.py::test_a6_parameter_counts_of_every_case_match_a_torch_built_model",
     "test_follow_through.py::test_a4_blocks_carry_two_mistakes_of_two_functions_at_once",
-    # the loop keeps the [attention] one: the carried mistakes first against every mistake
+    # the loop keeps one of each: the carried mistakes first, the stand-in re-runs first
     "test_follow_through.py::test_a4_running_the_carried_mistakes_first_changes_no_result[attention-and-its-heads]",
     "test_follow_through.py::test_a4_running_the_carried_mistakes_first_changes_no_result[layernorm-and-ffn]",
+    "test_follow_through.py::test_a4_diagnosing_after_the_stand_in_reruns_changes_no_result[shifted-and-its-heads]",
+    "test_follow_through.py::test_a4_diagnosing_after_the_stand_in_reruns_changes_no_result[shifted-and-ffn]",
     # Over ~2 s in the quick tier, each covered there by a cheaper test of the same room.
     "test_mutation_followups.py::test_the_runner_reads_the_10_percent_bands_swapped_as_the_same_distribution",
     "test_mutation_followups.py::test_a4_a_helper_softmax_shifted_down_the_wrong_axis_is_not_named_in_gpt_forward",

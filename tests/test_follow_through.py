@@ -501,3 +501,54 @@ def test_a_carried_mistake_matching_only_nan_outputs_leaves_the_full_search():
     assert [e.misconception for e in full] == ["softmax-wrong-axis", "toy-grad-sign"]
     assert all(e.blank for e in full)
     assert code._explanations(q, case, got, want, {"softmax-wrong-axis"}) == full
+
+
+# ------------------------------------------- a re-run with the reference's functions goes first
+
+SHIFTED_SOFTMAX = """
+import numpy as np
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True) + 0.01   # a mistake no catalog entry describes
+"""
+
+
+def test_a_case_a_stand_in_rerun_makes_right_runs_none_of_the_questions_mistakes(tmp_path):
+    """No mistake was named in softmax, so none is carried: attend's wrong cases are re-run with
+    the reference's softmax, and right there, attend's own mistakes are never looked for."""
+    calls: list[str] = []
+    r = _grade(tmp_path, SHIFTED_SOFTMAX, OWN_ATTEND, assignment=_counting_attend(calls))
+    assert r["ft.softmax"].score < r["ft.softmax"].max_score
+    assert r["ft.softmax"].misconceptions == []
+    assert r["ft.attend"].score == pytest.approx(r["ft.attend"].max_score)
+    assert calls == []
+
+
+def test_a_case_the_stand_in_rerun_leaves_wrong_is_diagnosed_as_before(tmp_path):
+    calls: list[str] = []
+    r = _grade(tmp_path, SHIFTED_SOFTMAX, NEGATED_ATTEND, assignment=_counting_attend(calls))
+    assert r["ft.attend"].misconceptions == ["toy-grad-sign"]
+    assert "toy-grad-sign" in calls
+
+
+SDPA_SHIFTED = ("    return weights @ V, weights\n", "    return weights @ V + 0.01, weights\n")
+
+
+@pytest.mark.parametrize(
+    "plants",
+    [(SDPA_SHIFTED,), (SDPA_SHIFTED, MERGE_NO_TRANSPOSE), (SDPA_SHIFTED, NO_RELU)],
+    ids=["attention-shifted", "shifted-and-its-heads", "shifted-and-ffn"],
+)
+def test_a4_diagnosing_after_the_stand_in_reruns_changes_no_result(tmp_path, monkeypatch, plants):
+    """The same scores, names, notes and case records as diagnosing every wrong case first."""
+    from grader.engine import follow
+
+    source = A4_SOLUTION
+    for old, new in plants:
+        source = _plant(source, old, new)
+    later = _a4(tmp_path / "later", source)
+    monkeypatch.setattr(follow, "may_stand_in", lambda q, ctx, share: False)
+    first = _a4(tmp_path / "first", source)
+    assert any("replaced by the reference" in str(c) for r in first.values() for c in r.cases)
+    for qid, r in first.items():
+        assert later[qid] == r, qid

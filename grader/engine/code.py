@@ -608,10 +608,11 @@ def _judge_case(
     ctx: CodeContext,
     computed: Any = NOT_YET,
     carried: Collection[str] = (),
+    diagnose: bool = True,
 ) -> CaseVerdict:
     """One case against the reference's output (`computed` already, or computed now); a wrong
     one explained by the question's mistakes, those `carried` from the questions it builds on
-    first (`_explanations`)."""
+    first (`_explanations`), or, without `diagnose`, left for `_diagnosed`."""
 
     def reference() -> Any:
         return run_trusted(q.reference, case) if computed is NOT_YET else computed
@@ -636,14 +637,33 @@ def _judge_case(
     mismatches = compare(outcome.value, want, q.tolerance, exact=q.integer, names=q.output_names)
     if not mismatches:
         return CaseVerdict(1.0, _passed_record(case), None, want=want)
-    explanations: list[Explanation] = []
-    if q.mutants:
-        explanations = _explanations(q, case, outcome.value, want, carried)
-        if not explanations:  # no one mistake explains it: two (or three) at once?
-            explanations = _explain_together(q, case, outcome.value, want)
-    credit = _credit(explanations)
     record = _mismatch_record(case, mismatches, outcome.value, want)
-    return CaseVerdict(credit, record, explanations, want=want, got=outcome.value)
+    if q.mutants and not diagnose:
+        return CaseVerdict(0.0, record, [], want=want, got=outcome.value, diagnosed=False)
+    explanations = _case_explanations(q, case, outcome.value, want, carried)
+    return CaseVerdict(_credit(explanations), record, explanations, want=want, got=outcome.value)
+
+
+def _case_explanations(
+    q: CodeQuestion, case: Case, got: Any, want: Any, carried: Collection[str] = ()
+) -> list[Explanation]:
+    """The single mistakes that explain a wrong case, else two or three of them at once."""
+    if not q.mutants:
+        return []
+    explanations = _explanations(q, case, got, want, carried)
+    if not explanations:  # no one mistake explains it: two (or three) at once?
+        explanations = _explain_together(q, case, got, want)
+    return explanations
+
+
+def _diagnosed(q: CodeQuestion, case: Case, v: CaseVerdict, strict: bool) -> CaseVerdict:
+    """A verdict `_judge_case` left undiagnosed, as it would have judged it: its explanations on
+    the student's own output and their credit (weighed as `_weighed` does)."""
+    if v.diagnosed or v.followed:
+        return v
+    explanations = _case_explanations(q, case, v.got, v.want)
+    diagnosed = replace(v, credit=_credit(explanations), explanations=explanations, diagnosed=True)
+    return _weighed(diagnosed, strict)
 
 
 def _explanations(
@@ -734,8 +754,12 @@ def _judge_compared(
     `_call_cases`); a wrong one explained by the mutants, or, when it is right given a mistake
     charged in a question it builds on, earning follow-through credit."""
     computed = wants if wants is not None else [NOT_YET] * len(cases)
+    # With no carried mistake to try and earlier functions of the student's that may be re-run
+    # with the reference's in their place, a case with wrong values is diagnosed only if that
+    # re-run does not make it right (a right one drops its diagnosis: follow.with_stand_ins).
+    defer = not carriable[0] and follow.may_stand_in(q, ctx, carriable[1])
     judged_cases = [
-        _judge_case(q, case, outcome, result, ctx, want, carriable[0].keys())
+        _judge_case(q, case, outcome, result, ctx, want, carriable[0].keys(), diagnose=not defer)
         for case, outcome, want in zip(cases, outcomes, computed)
     ]
     strict = not any(v.passed or (v.got is not None and finite(v.got)) for v in judged_cases)
@@ -743,7 +767,9 @@ def _judge_compared(
         follow.carry(q, case, outcome, _weighed(v, strict), *carriable, strict=strict)
         for case, outcome, v in zip(cases, outcomes, judged_cases)
     ]
-    verdicts = follow.with_stand_ins(q, cases, outcomes, verdicts, ctx, carriable[1])
+    diagnose = partial(_diagnosed, q, strict=strict)
+    verdicts = follow.with_stand_ins(q, cases, outcomes, verdicts, ctx, carriable[1], diagnose)
+    verdicts = [diagnose(case, v) for case, v in zip(cases, verdicts)]
     verdicts = _with_combinations(q, cases, verdicts, strict)
     own = [v for v in verdicts if not v.followed]
     per_case = [v.explanations for v in own if v.explanations is not None]

@@ -206,6 +206,11 @@ def stand_ins(q: CodeQuestion, ctx: CodeContext) -> dict[str, Graded]:
     return {f: g for f, g in called_graded(q, ctx) if g.lost and g.reference is not None}
 
 
+def may_stand_in(q: CodeQuestion, ctx: CodeContext, share: float) -> bool:
+    """Whether `with_stand_ins` may re-run the question's wrong cases."""
+    return share > 0 and ctx.session is not None and bool(stand_ins(q, ctx))
+
+
 def with_stand_ins(
     q: CodeQuestion,
     cases: list[Case],
@@ -213,6 +218,7 @@ def with_stand_ins(
     verdicts: list[CaseVerdict],
     ctx: CodeContext,
     share: float,
+    diagnose: Callable[[Case, CaseVerdict], CaseVerdict] = lambda case, v: v,
 ) -> list[CaseVerdict]:
     """Each case that failed unusably (UNUSABLE) or with wrong values (WRONG_VALUES) and that no
     carried mistake explains, in a function that calls earlier functions of the student's that
@@ -220,7 +226,8 @@ def with_stand_ins(
     all of them), its own logic judged on that run. Right, it earns `share` of its weight and is
     not charged again; wrong, it is judged as it is, its own mistakes looked for in the re-run's
     output (for wrong values, only there: what the student's own output shows may be the
-    earlier function's mistake)."""
+    earlier function's mistake). `diagnose` gives a verdict its diagnosis on the student's own
+    output, when it was left for later (`CaseVerdict.diagnosed`), before a wrong re-run reads it."""
     helpers = stand_ins(q, ctx) if share > 0 and ctx.session is not None else {}
     if not helpers:
         return verdicts
@@ -234,7 +241,7 @@ def with_stand_ins(
             and v.record.summary.category in UNUSABLE
             and (failure is None or failure.kind in ("exception", "bad-output"))
         ):
-            v = _judged_with(q, case, outcome, v, ctx, helpers, share)
+            v = _judged_with(q, case, outcome, v, ctx, helpers, share, diagnose)
         elif (
             outcome is not None
             and failure is None
@@ -242,7 +249,7 @@ def with_stand_ins(
             and not v.followed
             and v.record.summary.category in WRONG_VALUES
         ):
-            v = _judged_with(q, case, outcome, v, ctx, helpers, share, values=True)
+            v = _judged_with(q, case, outcome, v, ctx, helpers, share, diagnose, values=True)
         out.append(v)
     return out
 
@@ -255,6 +262,7 @@ def _judged_with(
     ctx: CodeContext,
     helpers: dict[str, Graded],
     share: float,
+    diagnose: Callable[[Case, CaseVerdict], CaseVerdict],
     values: bool = False,
 ) -> CaseVerdict:
     spot = outcome.failure.spot if outcome.failure is not None else None
@@ -297,6 +305,7 @@ def _judged_with(
                 rescued=True,
                 raised_in=raised_in,
             )
+    v = diagnose(case, v)  # not made right: what the student's own output shows is read
     names = tuple(tries[-1])
     if values:
         # Wrong values either way: the case is judged on the re-run's output, the composite's own

@@ -66,6 +66,10 @@ class CaseVerdict:
     """Right in that re-run: follow-through credit (grader/engine/follow.py)."""
     raised_in: str | None = None
     """The student's earlier function the case's own run raised in."""
+    diagnosed: bool = True
+    """False: wrong values whose mistakes are looked for only when a re-run with the reference's
+    functions standing in for the student's earlier ones does not make the case right
+    (grader/engine/code.py, `_judge_compared`)."""
 
     @property
     def followed(self) -> bool:
