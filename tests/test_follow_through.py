@@ -552,3 +552,22 @@ def test_a4_diagnosing_after_the_stand_in_reruns_changes_no_result(tmp_path, mon
     assert any("replaced by the reference" in str(c) for r in first.values() for c in r.cases)
     for qid, r in first.items():
         assert later[qid] == r, qid
+
+
+def test_a_case_no_mistake_explains_is_searched_for_combinations_once(tmp_path, monkeypatch):
+    """The search of two or three mistakes at once, the costliest part of a diagnosis, runs
+    once per wrong case, and finds nothing here: no mistake is named."""
+    from grader.engine import code
+
+    searches: list[str] = []
+    search = code._together_search
+
+    def counted(q, case, got, want):
+        searches.append(case.name)
+        return search(q, case, got, want)
+
+    monkeypatch.setattr(code, "_together_search", counted)
+    r = _grade(tmp_path, RIGHT_SOFTMAX, UNRELATED_ATTEND)
+    wrong = [c for c in r["ft.attend"].cases if c.summary.category.name != "PASSED"]
+    assert len(wrong) == 3 and r["ft.attend"].misconceptions == []
+    assert sorted(searches) == sorted(c.name for c in _attend_cases(0)), searches

@@ -57,6 +57,12 @@ SOURCE_CHARS = 160  # characters of the student's line quoted in a syntax error
 SCORE_DIGITS = 4  # a question's score is rounded to this many decimals
 
 
+# The combinations' search of each case of a question, by the case's id: the output searched
+# (by identity) and what was found. A case no single mistake explains is searched when judged;
+# `_with_combinations` may ask for the same search again, on the same output.
+Searched = dict[int, tuple[Any, list[Explanation]]]
+
+
 def as_source_spot(spot: Spot) -> SourceSpot:
     """A line the worker reported, as it stands in the student's file."""
     return SourceSpot(file=spot.file, line=spot.line, text=spot.text)
@@ -609,6 +615,7 @@ def _judge_case(
     computed: Any = NOT_YET,
     carried: Collection[str] = (),
     diagnose: bool = True,
+    searched: Searched | None = None,
 ) -> CaseVerdict:
     """One case against the reference's output (`computed` already, or computed now); a wrong
     one explained by the question's mistakes, those `carried` from the questions it builds on
@@ -640,28 +647,35 @@ def _judge_case(
     record = _mismatch_record(case, mismatches, outcome.value, want)
     if q.mutants and not diagnose:
         return CaseVerdict(0.0, record, [], want=want, got=outcome.value, diagnosed=False)
-    explanations = _case_explanations(q, case, outcome.value, want, carried)
+    explanations = _case_explanations(q, case, outcome.value, want, carried, searched)
     return CaseVerdict(_credit(explanations), record, explanations, want=want, got=outcome.value)
 
 
 def _case_explanations(
-    q: CodeQuestion, case: Case, got: Any, want: Any, carried: Collection[str] = ()
+    q: CodeQuestion,
+    case: Case,
+    got: Any,
+    want: Any,
+    carried: Collection[str] = (),
+    searched: Searched | None = None,
 ) -> list[Explanation]:
     """The single mistakes that explain a wrong case, else two or three of them at once."""
     if not q.mutants:
         return []
     explanations = _explanations(q, case, got, want, carried)
     if not explanations:  # no one mistake explains it: two (or three) at once?
-        explanations = _explain_together(q, case, got, want)
+        explanations = _explain_together(q, case, got, want, searched)
     return explanations
 
 
-def _diagnosed(q: CodeQuestion, case: Case, v: CaseVerdict, strict: bool) -> CaseVerdict:
+def _diagnosed(
+    q: CodeQuestion, case: Case, v: CaseVerdict, strict: bool, searched: Searched | None = None
+) -> CaseVerdict:
     """A verdict `_judge_case` left undiagnosed, as it would have judged it: its explanations on
     the student's own output and their credit (weighed as `_weighed` does)."""
     if v.diagnosed or v.followed:
         return v
-    explanations = _case_explanations(q, case, v.got, v.want)
+    explanations = _case_explanations(q, case, v.got, v.want, searched=searched)
     diagnosed = replace(v, credit=_credit(explanations), explanations=explanations, diagnosed=True)
     return _weighed(diagnosed, strict)
 
@@ -684,9 +698,22 @@ def _explanations(
     return sorted([*first, *rest], key=lambda e: (e.extra_wrong, e.order))
 
 
-def _explain_together(q: CodeQuestion, case: Case, got: Any, want: Any) -> list[Explanation]:
+def _explain_together(
+    q: CodeQuestion, case: Case, got: Any, want: Any, searched: Searched | None = None
+) -> list[Explanation]:
     """The combinations of the question's own mistakes (two, then three: grader/engine/combos.py)
-    that reproduce `got` exactly, ordered after the single mistakes."""
+    that reproduce `got` exactly, ordered after the single mistakes (`searched`: what earlier
+    searches of the question's cases found)."""
+    known = searched.get(id(case)) if searched is not None else None
+    if known is not None and known[0] is got:
+        return known[1]
+    found = _together_search(q, case, got, want)
+    if searched is not None:
+        searched[id(case)] = (got, found)
+    return found
+
+
+def _together_search(q: CodeQuestion, case: Case, got: Any, want: Any) -> list[Explanation]:
     for size in (2, 3):
         combos = together(q.mutants, size)
         found = [
@@ -700,7 +727,11 @@ def _explain_together(q: CodeQuestion, case: Case, got: Any, want: Any) -> list[
 
 
 def _with_combinations(
-    q: CodeQuestion, cases: list[Case], verdicts: list[CaseVerdict], strict: bool = False
+    q: CodeQuestion,
+    cases: list[Case],
+    verdicts: list[CaseVerdict],
+    strict: bool = False,
+    searched: Searched | None = None,
 ) -> list[CaseVerdict]:
     """When no single mistake explains every failed case (two deviations in one function: each
     alone is near the student's output on some cases), the combinations that reproduce a case
@@ -726,7 +757,9 @@ def _with_combinations(
             isinstance(e.misconception, tuple) for e in v.explanations or []
         ):
             extra = [
-                e for e in _explain_together(q, case, v.got, v.want) if not (strict and e.blank)
+                e
+                for e in _explain_together(q, case, v.got, v.want, searched)
+                if not (strict and e.blank)
             ]
             v = replace(v, explanations=[*(v.explanations or []), *extra])
         out.append(v)
@@ -758,8 +791,9 @@ def _judge_compared(
     # with the reference's in their place, a case with wrong values is diagnosed only if that
     # re-run does not make it right (a right one drops its diagnosis: follow.with_stand_ins).
     defer = not carriable[0] and follow.may_stand_in(q, ctx, carriable[1])
+    searched: Searched = {}
     judged_cases = [
-        _judge_case(q, case, outcome, result, ctx, want, carriable[0].keys(), diagnose=not defer)
+        _judge_case(q, case, outcome, result, ctx, want, carriable[0].keys(), not defer, searched)
         for case, outcome, want in zip(cases, outcomes, computed)
     ]
     strict = not any(v.passed or (v.got is not None and finite(v.got)) for v in judged_cases)
@@ -767,10 +801,10 @@ def _judge_compared(
         follow.carry(q, case, outcome, _weighed(v, strict), *carriable, strict=strict)
         for case, outcome, v in zip(cases, outcomes, judged_cases)
     ]
-    diagnose = partial(_diagnosed, q, strict=strict)
+    diagnose = partial(_diagnosed, q, strict=strict, searched=searched)
     verdicts = follow.with_stand_ins(q, cases, outcomes, verdicts, ctx, carriable[1], diagnose)
     verdicts = [diagnose(case, v) for case, v in zip(cases, verdicts)]
-    verdicts = _with_combinations(q, cases, verdicts, strict)
+    verdicts = _with_combinations(q, cases, verdicts, strict, searched)
     own = [v for v in verdicts if not v.followed]
     per_case = [v.explanations for v in own if v.explanations is not None]
     n_failed = sum(1 for v in own if not v.passed)
