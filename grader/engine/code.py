@@ -57,10 +57,15 @@ SOURCE_CHARS = 160  # characters of the student's line quoted in a syntax error
 SCORE_DIGITS = 4  # a question's score is rounded to this many decimals
 
 
-# The combinations' search of each case of a question, by the case's id: the output searched
-# (by identity) and what was found. A case no single mistake explains is searched when judged;
-# `_with_combinations` may ask for the same search again, on the same output.
-Searched = dict[int, tuple[Any, list[Explanation]]]
+@dataclass
+class Searched:
+    """The combinations' searches of one question's cases: the combinations of its mistakes, by
+    size, built once; per case (by id), the output searched (by identity) and what was found. A
+    case no single mistake explains is searched when judged; `_with_combinations` may ask for
+    the same search again, on the same output."""
+
+    combos: dict[int, dict[Mistake, Callable[..., Any]]] = field(default_factory=dict)
+    found: dict[int, tuple[Any, list[Explanation]]] = field(default_factory=dict)
 
 
 def as_source_spot(spot: Spot) -> SourceSpot:
@@ -704,18 +709,22 @@ def _explain_together(
     """The combinations of the question's own mistakes (two, then three: grader/engine/combos.py)
     that reproduce `got` exactly, ordered after the single mistakes (`searched`: what earlier
     searches of the question's cases found)."""
-    known = searched.get(id(case)) if searched is not None else None
+    searched = Searched() if searched is None else searched
+    known = searched.found.get(id(case))
     if known is not None and known[0] is got:
         return known[1]
-    found = _together_search(q, case, got, want)
-    if searched is not None:
-        searched[id(case)] = (got, found)
+    found = _together_search(q, case, got, want, searched)
+    searched.found[id(case)] = (got, found)
     return found
 
 
-def _together_search(q: CodeQuestion, case: Case, got: Any, want: Any) -> list[Explanation]:
+def _together_search(
+    q: CodeQuestion, case: Case, got: Any, want: Any, searched: Searched
+) -> list[Explanation]:
     for size in (2, 3):
-        combos = together(q.mutants, size)
+        if size not in searched.combos:
+            searched.combos[size] = together(q.mutants, size)
+        combos = searched.combos[size]
         found = [
             replace(e, order=len(q.mutants) + e.order)
             for e in explain_case(q, case, got, want, combos)
@@ -791,7 +800,7 @@ def _judge_compared(
     # with the reference's in their place, a case with wrong values is diagnosed only if that
     # re-run does not make it right (a right one drops its diagnosis: follow.with_stand_ins).
     defer = not carriable[0] and follow.may_stand_in(q, ctx, carriable[1])
-    searched: Searched = {}
+    searched = Searched()
     judged_cases = [
         _judge_case(q, case, outcome, result, ctx, want, carriable[0].keys(), not defer, searched)
         for case, outcome, want in zip(cases, outcomes, computed)

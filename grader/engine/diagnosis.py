@@ -119,9 +119,12 @@ def explain(
     *,
     exact: bool = False,
     among: Container[Mistake] | None = None,
+    copied: bool = False,
 ) -> list[Explanation]:
     """The mutants that explain `got` on this case, best first (empty when none does); with
-    `among`, only those mutants are run, each keeping its place in `mutants` as its order."""
+    `among`, only those mutants are run, each keeping its place in `mutants` as its order. Each
+    mutant runs on fresh copies of the arguments; `copied`: the mutants make them themselves
+    (grader.engine.trusted.trusted_mutants), so none are made here."""
     want_parts = _parts(want)
     got_parts = _student_parts(got, want_parts)
     wrong = {
@@ -142,7 +145,9 @@ def explain(
             with np.errstate(
                 all="ignore"
             ):  # mutants such as an unstable softmax overflow on purpose
-                predicted = mutant(*_fresh(args), **_fresh(kwargs))
+                predicted = (
+                    mutant(*args, **kwargs) if copied else mutant(*_fresh(args), **_fresh(kwargs))
+                )
         except (
             NOT_APPLICABLE
         ):  # this mistake does not apply to these inputs; anything else is our bug

@@ -100,4 +100,5 @@ def explain_case(
         q.tolerance,
         exact=q.integer,
         among=among,
+        copied=True,
     )
