@@ -367,6 +367,23 @@ def test_between_questions_strays_are_found_in_the_namespace_without_a_host_sear
     assert w.value("result = 'still here'") == "still here"
 
 
+def test_a_stray_that_takes_several_rounds_to_die_is_counted_once(monkeypatch):
+    """The count in "stopped N processes" is of processes, not of the rounds it took to stop
+    them (a busy machine lets a killed process linger a few rounds)."""
+    from grader.sandbox import process
+
+    rounds = iter([[7, 111, 222], [7, 111, 222], [7, 222]])
+    proc = object.__new__(process.SandboxProcess)
+    proc._init_pid, proc.uid = 1, None
+    monkeypatch.setattr(process.SandboxProcess, "_worker_pid", lambda self: 7)
+    monkeypatch.setattr(process, "_live_descendants", lambda root: next(rounds, [7]))
+    sent: list[tuple[int, int]] = []
+    monkeypatch.setattr(process.os, "kill", lambda pid, sig: sent.append((pid, sig)))
+    monkeypatch.setattr(process.time, "sleep", lambda seconds: None)
+    assert proc.kill_strays() == 2
+    assert {pid for pid, _ in sent} == {111, 222}
+
+
 # --------------------------------------------------------------------------- 5. exhausting
 
 

@@ -205,7 +205,8 @@ class SandboxProcess:
         return uid_clear
 
     def kill_strays(self) -> int:
-        """Kill every process the worker started, keeping the worker; returns how many.
+        """Kill every process the worker started, keeping the worker; returns how many (each
+        counted once, however many rounds it takes to die).
 
         For between calls: a daemon or a fork bomb left by one call would otherwise share the
         CPU and the process limit with the calls that follow.
@@ -213,7 +214,7 @@ class SandboxProcess:
         worker = self._worker_pid()
         if worker is None:
             return 0
-        killed = 0
+        killed: set[int] = set()
         for _ in range(50):
             below = _live_descendants(self._init_pid) if self._init_pid else None
             if below is not None:  # the namespace's tree: no search of every host process
@@ -228,9 +229,9 @@ class SandboxProcess:
                 for pid in strays:
                     with contextlib.suppress(OSError):
                         os.kill(pid, sig)
-            killed += len(strays)
+            killed.update(strays)
             time.sleep(0.005)
-        return killed
+        return len(killed)
 
     def _worker_pid(self) -> int | None:
         """The worker's pid on the host (in namespace mode, the child of init)."""
