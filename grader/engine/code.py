@@ -802,7 +802,17 @@ def _judge_compared(
     defer = not carriable[0] and follow.may_stand_in(q, ctx, carriable[1])
     searched = Searched()
     judged_cases = [
-        _judge_case(q, case, outcome, result, ctx, want, carriable[0].keys(), not defer, searched)
+        _judge_case(
+            q,
+            case,
+            outcome,
+            result,
+            ctx,
+            want,
+            carried=carriable[0].keys(),
+            diagnose=not defer,
+            searched=searched,
+        )
         for case, outcome, want in zip(cases, outcomes, computed)
     ]
     strict = not any(v.passed or (v.got is not None and finite(v.got)) for v in judged_cases)
