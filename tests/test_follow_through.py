@@ -473,15 +473,23 @@ def test_a4_running_the_carried_mistakes_first_changes_no_result(tmp_path, monke
     """The same scores, names, notes and case records as running every mistake on every case."""
     from grader.engine import code
 
-    source = A4_SOLUTION
-    for old, new in plants:
-        source = _plant(source, old, new)
-    first = _a4(tmp_path / "first", source)
-    monkeypatch.setattr(code, "_explanations", _every_mistake_at_once)
-    every = _a4(tmp_path / "every", source)
+    first, every = _a4_with_and_without(
+        tmp_path, plants, lambda: monkeypatch.setattr(code, "_explanations", _every_mistake_at_once)
+    )
     assert any(r.carried for r in every.values())
     for qid, r in every.items():
         assert first[qid] == r, qid
+
+
+def _a4_with_and_without(tmp_path, plants, undo):
+    """The a4 solution with `plants`, graded as it is and again after `undo()` (a patch that puts
+    back the earlier way of judging)."""
+    source = A4_SOLUTION
+    for old, new in plants:
+        source = _plant(source, old, new)
+    now = _a4(tmp_path / "now", source)
+    undo()
+    return now, _a4(tmp_path / "before", source)
 
 
 def test_a_carried_mistake_matching_only_nan_outputs_leaves_the_full_search():
@@ -543,12 +551,9 @@ def test_a4_diagnosing_after_the_stand_in_reruns_changes_no_result(tmp_path, mon
     """The same scores, names, notes and case records as diagnosing every wrong case first."""
     from grader.engine import follow
 
-    source = A4_SOLUTION
-    for old, new in plants:
-        source = _plant(source, old, new)
-    later = _a4(tmp_path / "later", source)
-    monkeypatch.setattr(follow, "may_stand_in", lambda q, ctx, share: False)
-    first = _a4(tmp_path / "first", source)
+    later, first = _a4_with_and_without(
+        tmp_path, plants, lambda: monkeypatch.setattr(follow, "may_stand_in", lambda *a: False)
+    )
     assert any("replaced by the reference" in str(c) for r in first.values() for c in r.cases)
     for qid, r in first.items():
         assert later[qid] == r, qid
