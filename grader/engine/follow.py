@@ -218,7 +218,7 @@ def with_stand_ins(
     verdicts: list[CaseVerdict],
     ctx: CodeContext,
     share: float,
-    diagnose: Callable[[Case, CaseVerdict], CaseVerdict] = lambda case, v: v,
+    diagnose: Callable[[Case, CaseVerdict], CaseVerdict],
 ) -> list[CaseVerdict]:
     """Each case that failed unusably (UNUSABLE) or with wrong values (WRONG_VALUES) and that no
     carried mistake explains, in a function that calls earlier functions of the student's that
