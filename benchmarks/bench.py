@@ -178,8 +178,10 @@ def bench_course(
 ) -> dict[str, Any]:
     """Per assignment, side by side: one `seqgrade grade` of its solution's code against the same
     checks as an in-process gradescope-utils suite (run in turn), and the warm batch's seconds per
-    submission per core (`--jobs 1`, the marginal `copies` of a 2x batch); then the projected
-    time of a whole course's regrade, `students` x these assignments on this machine's cores.
+    submission per core (`--jobs 1`, the marginal `copies` of a 2x batch) beside the median of
+    that batch's grades (each results.json's execution_time: steadier, without the batch's own
+    work); then the projected time of a whole course's regrade, `students` x these assignments
+    on this machine's cores, at either rate.
     `baseline` (another checkout, e.g. main's worktree): its grade run in turn with this one's,
     and its batch beside this one's, so that a loaded machine still gives the ratio."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -216,8 +218,10 @@ def bench_course(
                 b_small = batch_seconds(small, aid, env=base)
                 b_large = batch_seconds(large, aid, env=base)
                 row["base_batch_s_per_submission"] = (b_large - b_small) / copies
+                row["base_batch_grade_s"] = median_grade(large)
             t_small, t_large = batch_seconds(small, aid), batch_seconds(large, aid)
             row["batch_s_per_submission"] = (t_large - t_small) / copies
+            row["batch_grade_s"] = median_grade(large)
             buggy = samples_dir() / aid / "buggy"
             if buggy.is_dir():  # a class is not all solutions: wrong cases cost more words
                 small, large = (copies_of(aid, k, work, buggy) for k in (copies, 2 * copies))
@@ -236,10 +240,16 @@ def bench_course(
         "students": students,
         "assignments": len(rows),
         "projected_min": students * per_student / cores / 60,
+        "projected_by_grade_min": students
+        * sum(r["batch_grade_s"] for r in rows.values())
+        / cores
+        / 60,
     }
     if baseline is not None:
         base_each = sum(r["base_batch_s_per_submission"] for r in rows.values())
         out["base_projected_min"] = students * base_each / cores / 60
+        base_grades = sum(r["base_batch_grade_s"] for r in rows.values())
+        out["base_projected_by_grade_min"] = students * base_grades / cores / 60
     return out
 
 
@@ -348,6 +358,16 @@ def batch_seconds(
     return time.perf_counter() - t
 
 
+def median_grade(root: Path) -> float:
+    """The median `execution_time` of the results a `batch_seconds(root, ...)` run wrote: each
+    submission's grade alone, without the batch's own work (steadier than a marginal)."""
+    times = [
+        json.loads(f.read_text())["execution_time"]
+        for f in (root.parent / f"{root.name}_results").glob("*.json")
+    ]
+    return statistics.median(times) if times else float("nan")
+
+
 def copies_of(aid: str, copies: int, where: Path, source: Path | None = None) -> Path:
     """`copies` submissions of `source` (the solution by default) in one batch folder."""
     source = solution_dir(aid) if source is None else source
@@ -442,16 +462,18 @@ def main() -> None:
     course = bench_course(n, args.copies or (6 if args.quick else 24), baseline=args.baseline)
     print(
         "0. the course: one grade vs the in-process gradescope-utils peer (run in turn; medians "
-        "of the per-round ratios), and the warm batch (--jobs 1, s per submission per core)"
+        "of the per-round ratios), and the warm batch (--jobs 1, s per submission per core; "
+        "'grade in it': the median of its grades' own execution_time)"
     )
     print(
         f"   {'assignment':<26} {'grade s':>8} {'peer s':>7} {'wall x':>7} {'cpu x':>6} "
-        f"{'batch s/sub':>11} {'buggy s/sub':>11}"
+        f"{'batch s/sub':>11} {'grade in it':>11} {'buggy s/sub':>11}"
     )
     for aid, r in course["rows"].items():
         vs = (
             f"  | baseline grade {r['base_wall_s']:.2f} s, this/baseline {r['vs_base_wall']:.2f}x, "
-            f"baseline batch {r['base_batch_s_per_submission']:.3f}"
+            f"baseline batch {r['base_batch_s_per_submission']:.3f} "
+            f"(grade in it {r['base_batch_grade_s']:.3f})"
             + (
                 f", buggy {r['base_buggy_batch_s_per_submission']:.3f}"
                 if "base_buggy_batch_s_per_submission" in r
@@ -464,6 +486,7 @@ def main() -> None:
         print(
             f"   {aid:<26} {r['a_wall_s']:8.2f} {r['b_wall_s']:7.2f} {r['wall_ratio']:7.2f} "
             f"{r['cpu_ratio']:6.2f} {r['batch_s_per_submission']:11.3f} "
+            f"{r['batch_grade_s']:11.3f} "
             + (f"{buggy:11.3f}" if buggy is not None else f"{'-':>11}")
             + ("  (torch)" if r["torch"] else "")
             + vs
@@ -475,6 +498,12 @@ def main() -> None:
         + (
             f" (baseline {course['base_projected_min']:.1f} min)"
             if "base_projected_min" in course
+            else ""
+        )
+        + f"; at the median grade in the batch: {course['projected_by_grade_min']:.1f} min"
+        + (
+            f" (baseline {course['base_projected_by_grade_min']:.1f} min)"
+            if "base_projected_by_grade_min" in course
             else ""
         )
     )
