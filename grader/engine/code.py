@@ -922,8 +922,17 @@ def _shows(
     q: CodeQuestion,
     unlike: tuple[Any, Tolerance] | None = None,
 ) -> bool:
+    """`shows` for one of the question's mutants, wrapped by `trusted_mutants` (it copies the
+    case's arguments itself)."""
     return shows(
-        mutant, want, case.args, dict(case.kwargs), q.tolerance, exact=q.integer, unlike=unlike
+        mutant,
+        want,
+        case.args,
+        dict(case.kwargs),
+        q.tolerance,
+        exact=q.integer,
+        unlike=unlike,
+        copied=True,
     )
 
 

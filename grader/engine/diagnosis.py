@@ -145,9 +145,7 @@ def explain(
             with np.errstate(
                 all="ignore"
             ):  # mutants such as an unstable softmax overflow on purpose
-                predicted = (
-                    mutant(*args, **kwargs) if copied else mutant(*_fresh(args), **_fresh(kwargs))
-                )
+                predicted = _call(mutant, args, kwargs, copied)
         except (
             NOT_APPLICABLE
         ):  # this mistake does not apply to these inputs; anything else is our bug
@@ -186,6 +184,7 @@ def shows(
     *,
     exact: bool = False,
     unlike: tuple[Any, Tolerance] | None = None,
+    copied: bool = False,
 ) -> bool:
     """Whether a mistake shows on a case: every form of the mutant's output differs from the
     right one. A student who got such a case right does not have that mistake.
@@ -197,16 +196,22 @@ def shows(
     mistake only where the mistake shows). A mistake is named only when it reproduces what the student's code did on
     the failing cases (issue 33): a failed case with a value it does not reproduce even loosely
     speaks against it, as a case the student got right where it shows does (a flipped flag is
-    not "missing biases" on the models that have none: there the student adds them)."""
+    not "missing biases" on the models that have none: there the student adds them).
+    `copied`: as for `explain`."""
     try:
         with np.errstate(all="ignore"):
-            predicted = mutant(*_fresh(args), **_fresh(kwargs))
+            predicted = _call(mutant, args, kwargs, copied)
     except NOT_APPLICABLE:
         return False
     forms = predicted.options if isinstance(predicted, AnyOf) else (predicted,)
     if unlike is not None and unlike[0] is not None:  # None: their code raised, no value
         return _differs(forms, unlike[0], unlike[1], exact)
     return _differs(forms, want, tol, exact)
+
+
+def _call(mutant: Callable[..., Any], args: tuple, kwargs: Mapping[str, Any], copied: bool) -> Any:
+    """The mutant on the case's arguments: fresh copies of them, unless it makes its own."""
+    return mutant(*args, **kwargs) if copied else mutant(*_fresh(args), **_fresh(kwargs))
 
 
 def _differs(forms: tuple[Any, ...], than: Any, tol: Tolerance, exact: bool) -> bool:
