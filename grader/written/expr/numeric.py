@@ -3,9 +3,8 @@
 A tree from `grader.written.expr.parser.read` is compiled once into a short stack program
 (constant subtrees evaluated in advance: exact rationals from `check_limits`, the rest
 with mpmath; a computation that occurs twice done once), then run at each sample point
-with 30-digit arithmetic. Values may turn
-complex (`sqrt`, `log`, fractional powers of negative numbers), as with sympy's real
-symbols: principal branches throughout.
+with 30-digit arithmetic. Values may turn complex (`sqrt`, `log`, fractional powers of
+negative numbers), as with sympy's real symbols: principal branches throughout.
 
 Sampling follows grader.written.expr.symbolic exactly (same seed, same points, same order):
 24 valid points wanted, 16 with every symbol in [0.5, 2], 8 with random signs; a point
@@ -353,14 +352,14 @@ def _shared(program: Program) -> Program:
         ends.append((computation, operands[0][1] if operands else i))
         stack.append(ends[-1])
     seen: set[int] = set()
+    again: set[int] = set()  # the computations that occur more than once
     repeated: dict[int, int] = {}  # start -> end of the widest later occurrence starting there
-    first_end: dict[int, int] = {}  # a repeated computation's first occurrence ends here
     for i, (computation, start) in enumerate(ends):
         if start == i:  # a number or a symbol: nothing to save
             continue
         if computation in seen:
             repeated[start] = max(repeated.get(start, i), i)
-            first_end.setdefault(computation, -1)
+            again.add(computation)
         else:
             seen.add(computation)
     if not repeated:
@@ -375,7 +374,7 @@ def _shared(program: Program) -> Program:
             continue
         out.append(program[i])
         computation = ends[i][0]
-        if computation in first_end and computation not in slots and ends[i][1] != i:
+        if computation in again and computation not in slots and ends[i][1] != i:
             slots[computation] = len(slots)
             out.append(("keep", slots[computation]))
         i += 1
