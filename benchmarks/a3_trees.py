@@ -9,11 +9,10 @@ seeds are printed per run, then the ratio of the medians of all runs."""
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
-import sys
 from pathlib import Path
+
+from checkouts import timed_in  # benchmarks/checkouts.py, beside this script
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -33,16 +32,7 @@ print(json.dumps({"file": decoding.__file__, "times": times}))
 
 def _run(checkout: Path, seeds: int) -> list[float]:
     """The per-seed times of one fresh interpreter importing `checkout`'s grader."""
-    out = subprocess.run(
-        [sys.executable, "-c", TIMER, str(checkout), str(seeds)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=checkout,
-    )
-    got = json.loads(out.stdout)
-    assert got["file"].startswith(str(checkout)), got["file"]
-    return got["times"]
+    return timed_in(checkout, TIMER, str(seeds))
 
 
 def main() -> None:

@@ -11,13 +11,13 @@ grades are printed per round, then the ratio of the medians of all rounds."""
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from checkouts import timed_in  # benchmarks/checkouts.py, beside this script
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -66,11 +66,10 @@ print(json.dumps({"file": grader.__file__, "times": times[1:]}))
 
 def submissions(where: Path) -> list[tuple[str, str, Path]]:
     """(assignment, what it is, its folder): the buggy samples, then the planted mistakes."""
-    out = []
-    for aid in sorted({p[0] for p in PLANTS} | {"a1_word_vectors"}):
-        buggy = HERE / "grader" / "samples" / aid / "buggy"
-        if buggy.is_dir():
-            out.append((aid, "the bundled buggy sample", buggy))
+    out = [
+        (buggy.parent.name, "the bundled buggy sample", buggy)
+        for buggy in sorted((HERE / "grader" / "samples").glob("*/buggy"))
+    ]
     for i, (aid, what, old, new) in enumerate(PLANTS):
         solution = HERE / "solutions" / aid
         code = next(p for p in solution.glob("*.py") if p.name != "answer_key.py")
@@ -89,16 +88,7 @@ def submissions(where: Path) -> list[tuple[str, str, Path]]:
 
 def _run(checkout: Path, aid: str, sub: Path, grades: int) -> float:
     """The median warm grade of `sub` by `checkout`'s grader, in a fresh interpreter."""
-    done = subprocess.run(
-        [sys.executable, "-c", TIMER, str(checkout), aid, str(sub), str(grades)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=checkout,
-    )
-    got = json.loads(done.stdout.strip().splitlines()[-1])
-    assert got["file"].startswith(str(checkout)), got["file"]
-    return statistics.median(got["times"])
+    return statistics.median(timed_in(checkout, TIMER, aid, str(sub), str(grades)))
 
 
 def main() -> None:
