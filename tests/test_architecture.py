@@ -11,7 +11,8 @@ still a dependency). Rooms and what each may import:
     suites   → questions, mutants, reference only
     catalog  → nothing but itself
     sandbox  → nothing in grader           (it knows nothing of grading)
-    leaves   → nothing: questions, records (the records and their rendering), mutants, the package's own __init__
+    leaves   → nothing: questions, records (the records and their rendering), mutants, the
+               dataclass cache, the package's own __init__
     reference → nothing in grader          (the trusted formulas know nothing of judging)
 """
 
@@ -23,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LEAVES = {"questions", "records", "mutants", "grader"}
+LEAVES = {"questions", "records", "mutants", "grader", "dataclass_cache"}
 ROOMS = {"app", "reports", "engine", "written", "course", "suites", "catalog", "sandbox"}
 ALLOWED: dict[str, set[str]] = {
     "app": ROOMS | LEAVES | {"reference", "__main__"},
@@ -37,6 +38,7 @@ ALLOWED: dict[str, set[str]] = {
     "reference": set(),
     "__main__": {"app"},
     **{leaf: {"grader"} for leaf in LEAVES},  # a leaf may read the package's __version__
+    "grader": {"grader", "dataclass_cache"},  # the package installs the cache before any record
 }
 
 

@@ -232,6 +232,9 @@ def run() -> None:
     code: list[int] = [EXIT_FAILED]  # an exception that escapes main: Python's traceback, then 1
 
     def finish() -> None:  # registered first, so it runs after every other exit handler
+        from grader import dataclass_cache
+
+        dataclass_cache.install().save()  # its own exit handler would never run: os._exit
         for stream in (sys.stdout, sys.stderr):
             try:  # noqa: SIM105
                 stream.flush()
