@@ -1,13 +1,15 @@
 """The engine's small modules on their own: which of the student's functions a function calls
-(grader/engine/calls.py) and the words for what the sandbox reports
-(grader/engine/sandbox_words.py). Each is pure; the gradings that use them are tested
-elsewhere, these pin the rules themselves.
+(grader/engine/calls.py), the words for what the sandbox reports
+(grader/engine/sandbox_words.py), previews and the comparison's yes-or-no that the diagnosis asks
+(grader/engine/checks.py). Each is pure; the gradings that use them are tested elsewhere, these
+pin the rules themselves.
 """
 
 from __future__ import annotations
 
 import typing
 
+import numpy as np
 import pytest
 
 from grader.engine import calls, sandbox_words
@@ -207,3 +209,61 @@ def test_a_short_preview_is_the_first_characters_of_the_whole_repr() -> None:
             whole = repr(plain(value))
             want = whole if len(whole) <= limit else whole[: limit - 1] + "…"
             assert _short(value, limit) == want, (value, limit)
+
+
+# ---------------------------------------------- the diagnosis's yes/no (grader/engine/checks.py)
+
+
+def _pairs() -> list[tuple[np.ndarray, np.ndarray]]:
+    """Float arrays against expected ones of their shape: within, at and past the tolerance,
+    NaN and inf in the same and in other places, float32 against float64."""
+    rng = np.random.default_rng(7)
+    w = rng.normal(size=(3, 4))
+    out = [(w.copy(), w), (w + 1e-12, w), (w + 1e-3, w), (w.astype(np.float32), w)]
+    out.append((w * (1 + 2e-7), w))  # near the relative tolerance
+    for got_bad, want_bad in [
+        (np.nan, np.nan),
+        (np.inf, np.inf),
+        (np.inf, -np.inf),
+        (np.nan, np.inf),
+        (np.nan, None),
+    ]:
+        g, e = w.copy(), w.copy()
+        g[1, 2] = got_bad
+        if want_bad is not None:
+            e[1, 2] = want_bad
+        out.append((g, e))
+    g = w.copy()
+    g[0, 0] = np.nan
+    e = w.copy()
+    e[2, 3] = np.nan  # NaN in another place
+    out.append((g, e))
+    return out
+
+
+@pytest.mark.parametrize("i", range(11))
+def test_matches_decides_as_numpy_isclose_and_as_compare(i: int) -> None:
+    """`matches` (the diagnosis asks it of every mutant's output) answers what numpy's
+    `allclose` answers with the grader's tolerance (NaN equal to NaN, inf to inf of its sign),
+    and what `compare` finds, without writing the mismatch."""
+    from grader.engine.checks import compare, matches
+    from grader.questions import Tolerance
+
+    tol = Tolerance()
+    got, want = _pairs()[i]
+    outside = bool(np.allclose(got, want, rtol=tol.rtol, atol=tol.atol, equal_nan=True))
+    assert matches(got, want, tol) == outside
+    assert (not compare(got, want, tol)) == outside
+
+
+def test_matches_falls_back_to_compare_beyond_float_arrays() -> None:
+    from grader.engine.checks import matches
+    from grader.questions import Tolerance
+
+    tol, w = Tolerance(), np.arange(6.0).reshape(2, 3)
+    assert not matches(w.T, w, tol)  # another shape
+    assert not matches(w.tolist()[0], w, tol)
+    assert matches(w.tolist(), w, tol)  # a list of the right numbers
+    assert matches(np.arange(6).reshape(2, 3), np.arange(6).reshape(2, 3), tol)
+    assert not matches(w + 1e-9, w, tol, exact=True)
+    assert matches((w, 1.0), (w, 1.0 + 1e-12), tol) and not matches((w, 1.0), (w, 2.0), tol)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.engine.checks import as_array, compare
+from grader.engine.checks import as_array, matches
 from grader.engine.trusted import materialize as _fresh  # fresh copies of array arguments
 from grader.mutants import NOT_APPLICABLE, AnyOf, NonFinite
 from grader.questions import Tolerance
@@ -25,7 +25,7 @@ from grader.questions import Tolerance
 def _matches(got: Any, predicted: Any, tol: Tolerance, exact: bool) -> bool:
     if isinstance(predicted, NonFinite):
         return _nonfinite(got)
-    return not compare(got, predicted, tol, exact=exact)
+    return matches(got, predicted, tol, exact=exact)
 
 
 def _nonfinite(leaf: Any) -> bool:
@@ -130,7 +130,7 @@ def explain(
     wrong = {
         k
         for k in want_parts
-        if k not in got_parts or compare(got_parts[k], want_parts[k], tol, exact=exact)
+        if k not in got_parts or not matches(got_parts[k], want_parts[k], tol, exact=exact)
     }
     if not wrong:
         return []
