@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import select
 import shutil
 import subprocess
@@ -213,7 +214,7 @@ class ExprChecker:
 
         Errors, the previous step's included, are the student's (never `internal`)."""
         limit = self.timeout if timeout is None else timeout
-        if not self._symbolic and _needs_sympy(step, previous):
+        if not self._symbolic and _needs_sympy(step, previous, symbols):
             # importing sympy takes seconds on a loaded machine: outside any step's limit
             reply = self.request({"mode": "warm"}, self.startup_timeout)
             self._symbolic = reply is not None and reply.get("ready") is True
@@ -233,10 +234,19 @@ class ExprChecker:
         return Verdict.from_json(reply)
 
 
-def _needs_sympy(step: str, previous: str | None) -> bool:
+def _needs_sympy(step: str, previous: str | None, symbols: Sequence[str] | None) -> bool:
+    """Whether a step asks for a derivative that only sympy takes: of abs, max or min, in the
+    step or in a definition it may use (grader.written.expr.derivative has the rules of every
+    other function). The worker then imports sympy first, outside the step's time limit."""
     from grader.written.expr.steps import has_operator
 
-    return has_operator(step) or (previous is not None and has_operator(previous))
+    texts = [step] if previous is None else [step, previous]
+    if not any(has_operator(t) for t in texts):
+        return False
+    return any(_NO_RULE.search(t) for t in [*texts, *(symbols or ())])
+
+
+_NO_RULE = re.compile(r"\b(?:abs|max|min)\b")
 
 
 def _checker_env() -> dict[str, str]:

@@ -3,9 +3,10 @@ asks for, and compare it with the step before.
 
 A step may start with a derivative operator applied to what follows: `d/dz tanh(z)`,
 `∂/∂z_b (exp(z_a)/S)`, `$\\frac{\\partial}{\\partial v_c} \\log(…)$`. The operand is read
-like any answer, every defined name replaced by its definition, differentiated by sympy
-(imported only then) and written back in the answer grammar; the judge's hard time limit
-bounds it as it bounds every check.
+like any answer, every defined name replaced by its definition, differentiated on the tree
+(grader.written.expr.derivative; by sympy, imported only then, for abs, max and min) and
+written back in the answer grammar; the judge's hard time limit bounds it as it bounds every
+check.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from grader.written.equations import operator
+from grader.written.expr.derivative import derivative
 from grader.written.expr.errors import ExprError
-from grader.written.expr.nodes import Sym
+from grader.written.expr.nodes import Node, Sym
 from grader.written.expr.parser import read
-from grader.written.expr.printing import readable
+from grader.written.expr.printing import readable, show
 from grader.written.expr.relations import declarations, definitions, substitute
 from grader.written.expr.sympy_tree import to_sympy
 from grader.written.expr.verdict import Verdict
@@ -96,8 +98,6 @@ def _expand(
     m = operator().match(body)
     if not m or m.end() >= len(body):
         return text, None
-    import sympy
-
     wrap = (lambda s: f"${s}$") if latex else (lambda s: s)
     names, relations = declarations(symbols)
     variable = read(wrap(m.group("a") or m.group("b")), names).tree
@@ -117,14 +117,23 @@ def _expand(
         defined = definitions(relations, names)
         for _ in relations:  # a definition may use another defined name
             tree = substitute(tree, defined)
-    table = {n: sympy.Symbol(n, real=True) for n in names or ()}
-    derivative = sympy.diff(to_sympy(tree, table), table[variable.name])
-    if derivative.has(sympy.Derivative, sympy.Subs):
-        raise ExprError("this derivative cannot be taken in closed form here")
-    shown = re.sub(r"\bE\b", "e", readable(derivative))  # sympy's Euler number
+    taken = derivative(tree, variable.name)
+    shown = show(taken) if taken is not None else _by_sympy(tree, variable.name, names)
     if len(shown) > MAX_DERIVATIVE_CHARS:
         raise ExprError("the derivative is too large to check")
     return shown, f"d/d{variable.name}({parsed.shown})"
+
+
+def _by_sympy(tree: Node, variable: str, names: frozenset[str] | None) -> str:
+    """The derivative taken by sympy, for the functions `derivative` has no rule for (abs, max,
+    min), written back in the answer grammar."""
+    import sympy
+
+    table = {n: sympy.Symbol(n, real=True) for n in names or ()}
+    taken = sympy.diff(to_sympy(tree, table), table[variable])
+    if taken.has(sympy.Derivative, sympy.Subs):
+        raise ExprError("this derivative cannot be taken in closed form here")
+    return re.sub(r"\bE\b", "e", readable(taken))  # sympy's Euler number
 
 
 def check_step(
