@@ -44,12 +44,18 @@ def _d(tree: Node, x: str) -> Node:
             return _neg(_d(operand, x))
         case BinOp(op, left, right) if op in nodes.SUMS:
             dl, dr = _d(left, x), _d(right, x)
-            return _add(dl, dr) if op is Op.ADD else _sub(dl, dr)
+            return _join(Op.ADD, dl, dr) if op is Op.ADD else _join(Op.SUB, dl, dr)
         case BinOp(Op.DIV, left, right):  # (l/r)' = l'/r - l r'/r^2
             dl, dr = _d(left, x), _d(right, x)
-            return _sub(_div(dl, right), _div(_mul(left, dr), Pow(right, TWO)))
+            return _join(
+                Op.SUB,
+                _join(Op.DIV, dl, right),
+                _join(Op.DIV, _join(Op.MUL, left, dr), Pow(right, TWO)),
+            )
         case BinOp(_, left, right):  # a product, written with `*` or without
-            return _add(_mul(_d(left, x), right), _mul(left, _d(right, x)))
+            return _join(
+                Op.ADD, _join(Op.MUL, _d(left, x), right), _join(Op.MUL, left, _d(right, x))
+            )
         case Pow(base, exponent):
             return _power(base, exponent, x)
         case Call(name, args):
@@ -60,12 +66,16 @@ def _d(tree: Node, x: str) -> Node:
 def _power(base: Node, exponent: Node, x: str) -> Node:
     db, de = _d(base, x), _d(exponent, x)
     if _is(de, 0):  # b^n: n b^(n-1) b'
-        return _mul(_mul(exponent, _pow(base, _minus_one(exponent))), db)
+        return _join(Op.MUL, _join(Op.MUL, exponent, _pow(base, _minus_one(exponent))), db)
     if isinstance(base, Const) and base.name == "e":  # e^u: e^u u'
-        return _mul(Pow(base, exponent), de)
+        return _join(Op.MUL, Pow(base, exponent), de)
     # b^u = e^(u log b): b^u (u' log b + u b'/b)
-    rate = _add(_mul(de, Call("log", (base,))), _div(_mul(exponent, db), base))
-    return _mul(Pow(base, exponent), rate)
+    rate = _join(
+        Op.ADD,
+        _join(Op.MUL, de, Call("log", (base,))),
+        _join(Op.DIV, _join(Op.MUL, exponent, db), base),
+    )
+    return _join(Op.MUL, Pow(base, exponent), rate)
 
 
 def _call(name: str, args: tuple[Node, ...], x: str) -> Node:
@@ -81,13 +91,13 @@ def _call(name: str, args: tuple[Node, ...], x: str) -> Node:
         case "exp":
             outer: Node = Call("exp", (u,))
         case "log" | "ln":
-            return _div(du, u)
+            return _join(Op.DIV, du, u)
         case "sqrt":
-            return _div(du, _mul(TWO, Call("sqrt", (u,))))
+            return _join(Op.DIV, du, _join(Op.MUL, TWO, Call("sqrt", (u,))))
         case "tanh":
-            outer = _sub(ONE, Pow(Call("tanh", (u,)), TWO))
+            outer = _join(Op.SUB, ONE, Pow(Call("tanh", (u,)), TWO))
         case "sigmoid":
-            outer = _mul(Call("sigmoid", (u,)), _sub(ONE, Call("sigmoid", (u,))))
+            outer = _join(Op.MUL, Call("sigmoid", (u,)), _join(Op.SUB, ONE, Call("sigmoid", (u,))))
         case "sinh":
             outer = Call("cosh", (u,))
         case "cosh":
@@ -98,7 +108,7 @@ def _call(name: str, args: tuple[Node, ...], x: str) -> Node:
             outer = _neg(Call("sin", (u,)))
         case _:  # abs
             raise _NoRule(name)
-    return _mul(outer, du)
+    return _join(Op.MUL, outer, du)
 
 
 # --------------------------------------------------------------- building with 0 and 1 folded
@@ -140,7 +150,7 @@ def _constant(tree: Node) -> Fraction | None:
 
 def _minus_one(exponent: Node) -> Node:
     value = _constant(exponent)
-    return _sub(exponent, ONE) if value is None else _number(value - 1)
+    return _join(Op.SUB, exponent, ONE) if value is None else _number(value - 1)
 
 
 def _pow(base: Node, exponent: Node) -> Node:
@@ -151,38 +161,21 @@ def _pow(base: Node, exponent: Node) -> Node:
     return Pow(base, exponent)
 
 
-def _add(a: Node, b: Node) -> Node:
-    if _is(a, 0):
-        return b
-    if _is(b, 0):
-        return a
-    return BinOp(Op.ADD, a, b)
-
-
-def _sub(a: Node, b: Node) -> Node:
-    if _is(b, 0):
-        return a
-    if _is(a, 0):
-        return _neg(b)
-    return BinOp(Op.SUB, a, b)
-
-
-def _mul(a: Node, b: Node) -> Node:
-    if _is(a, 0) or _is(b, 0):
-        return ZERO
-    if _is(a, 1):
-        return b
-    if _is(b, 1):
-        return a
-    return BinOp(Op.MUL, a, b)
-
-
-def _div(a: Node, b: Node) -> Node:
-    if _is(a, 0):
-        return ZERO
-    if _is(b, 1):
-        return a
-    return BinOp(Op.DIV, a, b)
+def _join(op: Op, a: Node, b: Node) -> Node:
+    """`a op b` with 0 and 1 folded: `a + 0`, `0 - b`, `1 * b`, `a * 0`, `0 / b`, `a / 1`."""
+    if op in nodes.SUMS:
+        if _is(b, 0):
+            return a
+        if _is(a, 0):
+            return b if op is Op.ADD else _neg(b)
+    else:
+        if _is(a, 0) or (op is Op.MUL and _is(b, 0)):
+            return ZERO
+        if _is(b, 1):
+            return a
+        if op is Op.MUL and _is(a, 1):
+            return b
+    return BinOp(op, a, b)
 
 
 def _neg(a: Node) -> Node:
