@@ -6,8 +6,8 @@ FUNCTIONS): sums, products, quotients, powers, and exp, log, sqrt, tanh, sigmoid
 sin and cos by the chain rule. Products by 0 and 1 and sums with 0 are folded as the tree is
 built, and nothing else is simplified: the steps are compared numerically, so the derivative
 need only be equal, not tidy. `abs`, `max` and `min` have no derivative in these functions
-(sign, Heaviside): for those `derivative` returns None and the caller asks sympy, as it did for
-every step before (importing sympy costs a grade about 0.2 s).
+(sign, Heaviside): for those `derivative` returns None and the caller asks sympy, whose import
+costs a grade about 0.2 s (so it is asked for nothing else).
 """
 
 from __future__ import annotations
