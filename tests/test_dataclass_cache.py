@@ -119,7 +119,9 @@ def test_nothing_is_written_where_bytecode_is_not(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     (tmp_path / "c.marshal").mkdir()  # a folder where the file should be: left as it is
     cache.save()
-    assert (tmp_path / "c.marshal").is_dir() and list(tmp_path.iterdir()) == [tmp_path / "c.marshal"]
+    assert (tmp_path / "c.marshal").is_dir() and list(tmp_path.iterdir()) == [
+        tmp_path / "c.marshal"
+    ]
 
 
 def test_the_cache_grows_no_further_than_its_cap(tmp_path, monkeypatch):
