@@ -43,8 +43,7 @@ def _d(tree: Node, x: str) -> Node:
         case Neg(operand):
             return _neg(_d(operand, x))
         case BinOp(op, left, right) if op in nodes.SUMS:
-            dl, dr = _d(left, x), _d(right, x)
-            return _join(Op.ADD, dl, dr) if op is Op.ADD else _join(Op.SUB, dl, dr)
+            return _join(op, _d(left, x), _d(right, x))
         case BinOp(Op.DIV, left, right):  # (l/r)' = l'/r - l r'/r^2
             dl, dr = _d(left, x), _d(right, x)
             return _join(
