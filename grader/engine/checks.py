@@ -349,16 +349,20 @@ def _not_boolean(g: np.ndarray, where: str) -> Mismatch:
     )
 
 
-def _nonfinite_mismatch(g: np.ndarray, w: np.ndarray, where: str) -> Mismatch | None:
+def _same_nonfinite(g: np.ndarray, w: np.ndarray) -> bool:
     """Non-finite values match only non-finite values of the same kind at the same place
-    (a mutant such as an unstable softmax produces NaN on purpose); None when they do."""
+    (a mutant such as an unstable softmax produces NaN on purpose)."""
     g_bad, w_bad = ~np.isfinite(g), ~np.isfinite(w)
-    same = np.array_equal(g_bad, w_bad) and np.array_equal(
+    return np.array_equal(g_bad, w_bad) and np.array_equal(
         np.nan_to_num(g[g_bad], nan=0.0), np.nan_to_num(w[w_bad], nan=0.0)
     )
-    if same:
+
+
+def _nonfinite_mismatch(g: np.ndarray, w: np.ndarray, where: str) -> Mismatch | None:
+    """What differs in the non-finite values (`_same_nonfinite`); None when nothing does."""
+    if _same_nonfinite(g, w):
         return None
-    n = int(np.sum(g_bad & ~w_bad))
+    n = int(np.sum(~np.isfinite(g) & np.isfinite(w)))
     if n:
         return Mismatch(
             where,
@@ -372,7 +376,7 @@ def _values_match(g: np.ndarray, w: np.ndarray, tol: Tolerance, exact: bool) -> 
     """The decision `_values` explains: the same non-finite entries at the same places, and the
     finite ones equal (`exact`) or within the tolerance."""
     if not (np.isfinite(g).all() and np.isfinite(w).all()):  # methods: no dispatch per call
-        if _nonfinite_mismatch(g, w, "") is not None:
+        if not _same_nonfinite(g, w):
             return False
         keep = np.isfinite(g)
         g, w = g[keep], w[keep]
