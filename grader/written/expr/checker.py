@@ -235,18 +235,17 @@ class ExprChecker:
 
 
 def _needs_sympy(step: str, previous: str | None, symbols: Sequence[str] | None) -> bool:
-    """Whether a step asks for a derivative that only sympy takes: of abs, max or min, in the
-    step or in a definition it may use (grader.written.expr.derivative has the rules of every
-    other function). The worker then imports sympy first, outside the step's time limit."""
+    """Whether a step asks for a derivative that only sympy takes: of a function without a rule
+    in grader.written.expr.derivative (`WITHOUT_RULES`: abs, max, min), named in the step or in
+    a definition it may use. The worker then imports sympy first, outside the step's limit."""
+    from grader.written.expr.derivative import WITHOUT_RULES
     from grader.written.expr.steps import has_operator
 
     texts = [step] if previous is None else [step, previous]
     if not any(has_operator(t) for t in texts):
         return False
-    return any(_NO_RULE.search(t) for t in [*texts, *(symbols or ())])
-
-
-_NO_RULE = re.compile(r"\b(?:abs|max|min)\b")
+    named = r"\b(?:" + "|".join(sorted(WITHOUT_RULES)) + r")\b"
+    return any(re.search(named, t) for t in [*texts, *(symbols or ())])
 
 
 def _checker_env() -> dict[str, str]:
