@@ -8,12 +8,15 @@ arrays. (Timings live in benchmarks/bench.py; this checks the property that make
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from grader.course import registry
+from grader.sandbox.runtime import ONE_THREAD
 
 CODE = """
 import json, sys
@@ -87,3 +90,75 @@ def test_the_written_modules_loaded_one_by_one_are_the_whole_written_stack():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+THREADS = """
+import json, os, sys
+from grader.app import cli
+
+def main():
+    import numpy  # noqa: F401 - what a grade loads, with the environment `run` left
+    names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+    print(json.dumps({"threads": len(os.listdir("/proc/self/task")),
+                      "env": {n: os.environ.get(n) for n in names}}))
+    return 0
+
+cli.main = main
+sys.argv = ["seqgrade", "grade"]
+cli.run()
+"""
+
+PLAIN = "import os, numpy; print(len(os.listdir('/proc/self/task')))"
+
+
+def _without_thread_settings(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    return {**env, **extra}
+
+
+def _openblas() -> bool:
+    import numpy
+
+    try:
+        return "openblas" in numpy.__config__.CONFIG["Build Dependencies"]["blas"]["name"]
+    except (AttributeError, KeyError, TypeError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
+def test_the_seqgrade_process_loads_numpy_on_one_thread():
+    """`seqgrade` runs BLAS and OpenMP on one thread (runtime.ONE_THREAD) unless its caller chose:
+    OpenBLAS's pool, one spinning thread per core, made the grader's numpy import and its warm
+    template's, side by side on two cores, take about twice as long."""
+    out = subprocess.run(
+        [sys.executable, "-c", THREADS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_without_thread_settings(),
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"threads": 1, "env": ONE_THREAD}
+    if (os.cpu_count() or 1) > 1 and _openblas():  # the control: without it, a pool starts
+        plain = subprocess.run(
+            [sys.executable, "-c", PLAIN],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=_without_thread_settings(),
+        )
+        assert int(plain.stdout) > 1, plain.stderr[-2000:]
+
+
+def test_a_callers_own_thread_setting_is_kept():
+    out = subprocess.run(
+        [sys.executable, "-c", THREADS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_without_thread_settings(OPENBLAS_NUM_THREADS="2"),
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    env = json.loads(out.stdout.strip().splitlines()[-1])["env"]
+    assert env == {**ONE_THREAD, "OPENBLAS_NUM_THREADS": "2"}

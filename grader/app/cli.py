@@ -229,6 +229,8 @@ def run() -> None:
     import atexit
     import os
 
+    from grader.sandbox.runtime import ONE_THREAD
+
     code: list[int] = [EXIT_FAILED]  # an exception that escapes main: Python's traceback, then 1
 
     def finish() -> None:  # registered first, so it runs after every other exit handler
@@ -243,6 +245,8 @@ def run() -> None:
         os._exit(code[0])
 
     atexit.register(finish)
+    for name, value in ONE_THREAD.items():  # before anything loads numpy (runtime.ONE_THREAD)
+        os.environ.setdefault(name, value)
     if sys.argv[1:2] == ["grade"]:
         import gc
 

@@ -116,6 +116,13 @@ def launcher_command(script: str, *args: str) -> list[str]:
     return [sys.executable, "-I", "-S", "-B", "-c", _FROM_CACHE, script, *args]
 
 
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+"""BLAS and OpenMP on one thread, in the worker and in the grader's own processes (`seqgrade`
+sets them unless the caller did). The arrays graded are small, and a thread pool only costs:
+OpenBLAS starts one thread per core when numpy loads and they spin, so a grader and its warm
+template loading numpy side by side on two cores each took about twice as long."""
+
+
 def worker_env(scratch: Path, extra: Mapping[str, str] | None) -> dict[str, str]:
     """The worker's whole environment: never the grader's own variables."""
     env = {
@@ -124,9 +131,7 @@ def worker_env(scratch: Path, extra: Mapping[str, str] | None) -> dict[str, str]
         ),
         "HOME": str(scratch),
         "LANG": "C.UTF-8",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-        "OPENBLAS_NUM_THREADS": "1",
+        **ONE_THREAD,
         "PYTHONDONTWRITEBYTECODE": "1",
         "USER": "student",
         "LOGNAME": "student",
