@@ -29,13 +29,12 @@ from typing import Any
 if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
     sys.dont_write_bytecode = False
 
-from grader.sandbox.runtime import ONE_THREAD  # noqa: E402 - it loads no numpy
+from grader.sandbox.runtime import one_thread  # noqa: E402 - it loads no numpy
 
 # BLAS and OpenMP on one thread in the tests and every process they start, before numpy loads,
 # as `seqgrade` runs (runtime.ONE_THREAD): else each of those processes starts OpenBLAS's
 # spinning thread pool on cores the suite already keeps busy.
-for _name, _value in ONE_THREAD.items():
-    os.environ.setdefault(_name, _value)
+one_thread()
 
 import pytest  # noqa: E402
 

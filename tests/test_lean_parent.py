@@ -94,19 +94,20 @@ def test_the_written_modules_loaded_one_by_one_are_the_whole_written_stack():
 
 THREADS = """
 import json, os, sys
-from grader.app import cli
+from grader.app import cli, gradescope
 
 def main():
-    import numpy  # noqa: F401 - what a grade loads, with the environment `run` left
+    import numpy  # noqa: F401 - what a grade loads, with the environment the entry left
     names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
     print(json.dumps({"threads": len(os.listdir("/proc/self/task")),
                       "env": {n: os.environ.get(n) for n in names}}))
     return 0
 
-cli.main = main
+cli.main = gradescope.main = main
 sys.argv = ["seqgrade", "grade"]
-cli.run()
+sys.exit(cli.run() if "{entry}" == "seqgrade" else gradescope.run())
 """
+ENTRIES = ("seqgrade", "gradescope")  # `seqgrade` (cli.run) and the container's entry point
 
 PLAIN = "import os, numpy; print(len(os.listdir('/proc/self/task')))"
 
@@ -126,12 +127,13 @@ def _openblas() -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
-def test_the_seqgrade_process_loads_numpy_on_one_thread():
-    """`seqgrade` runs BLAS and OpenMP on one thread (runtime.ONE_THREAD) unless its caller chose:
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_the_grading_process_loads_numpy_on_one_thread(entry):
+    """`seqgrade` and the Gradescope entry point run BLAS and OpenMP on one thread (runtime.ONE_THREAD) unless its caller chose:
     OpenBLAS's pool, one spinning thread per core, made the grader's numpy import and its warm
     template's, side by side on two cores, take about twice as long."""
     out = subprocess.run(
-        [sys.executable, "-c", THREADS],
+        [sys.executable, "-c", THREADS.replace("{entry}", entry)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -151,9 +153,10 @@ def test_the_seqgrade_process_loads_numpy_on_one_thread():
         assert int(plain.stdout) > 1, plain.stderr[-2000:]
 
 
-def test_a_callers_own_thread_setting_is_kept():
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_a_callers_own_thread_setting_is_kept(entry):
     out = subprocess.run(
-        [sys.executable, "-c", THREADS],
+        [sys.executable, "-c", THREADS.replace("{entry}", entry)],
         capture_output=True,
         text=True,
         timeout=120,

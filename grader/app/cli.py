@@ -229,7 +229,7 @@ def run() -> None:
     import atexit
     import os
 
-    from grader.sandbox.runtime import ONE_THREAD
+    from grader.sandbox.runtime import one_thread
 
     code: list[int] = [EXIT_FAILED]  # an exception that escapes main: Python's traceback, then 1
 
@@ -245,8 +245,7 @@ def run() -> None:
         os._exit(code[0])
 
     atexit.register(finish)
-    for name, value in ONE_THREAD.items():  # before anything loads numpy (runtime.ONE_THREAD)
-        os.environ.setdefault(name, value)
+    one_thread()  # BLAS on one thread, before anything loads numpy
     if sys.argv[1:2] == ["grade"]:
         import gc
 

@@ -126,5 +126,14 @@ def main() -> int:
         return 0
 
 
+def run() -> int:
+    """The process (`python -m grader.app.gradescope`): BLAS on one thread, as `seqgrade` runs
+    (runtime.ONE_THREAD), then `main`."""
+    from grader.sandbox.runtime import one_thread
+
+    one_thread()
+    return main()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

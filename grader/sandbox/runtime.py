@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 
 
@@ -121,6 +121,13 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THRE
 sets them unless the caller did). The arrays graded are small, and a thread pool only costs:
 OpenBLAS starts one thread per core when numpy loads and they spin, so a grader and its warm
 template loading numpy side by side on two cores each took about twice as long."""
+
+
+def one_thread(environ: MutableMapping[str, str] = os.environ) -> None:
+    """`ONE_THREAD` for this process and those it starts, where the caller has not chosen;
+    called by the process entry points, before anything loads numpy."""
+    for name, value in ONE_THREAD.items():
+        environ.setdefault(name, value)
 
 
 def worker_env(scratch: Path, extra: Mapping[str, str] | None) -> dict[str, str]:
