@@ -15,6 +15,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from grader.written.expr import nodes
+from grader.written.expr.limits import check_limits
 from grader.written.expr.nodes import BinOp, Call, Const, Neg, Node, Num, Op, Pow, Sym
 
 ZERO = Num(Fraction(0), "0")
@@ -129,28 +130,8 @@ def _number(value: Fraction) -> Node:
     return BinOp(Op.DIV, whole, Num(Fraction(value.denominator), str(value.denominator)))
 
 
-def _constant(tree: Node) -> Fraction | None:
-    """The value of a tree of numbers alone (`-1`, `1/2`), else None."""
-    match tree:
-        case Num(value):
-            return value
-        case Neg(operand):
-            inner = _constant(operand)
-            return None if inner is None else -inner
-        case BinOp(op, left, right):
-            a, b = _constant(left), _constant(right)
-            if a is None or b is None or (op is Op.DIV and b == 0):
-                return None
-            if op is Op.ADD:
-                return a + b
-            if op is Op.SUB:
-                return a - b
-            return a / b if op is Op.DIV else a * b
-    return None
-
-
 def _minus_one(exponent: Node) -> Node:
-    value = _constant(exponent)
+    value = check_limits(exponent).get(id(exponent))  # a constant exponent's exact value
     return _join(Op.SUB, exponent, ONE) if value is None else _number(value - 1)
 
 
