@@ -95,12 +95,12 @@ def test_the_written_modules_loaded_one_by_one_are_the_whole_written_stack():
 THREADS = """
 import json, os, sys
 from grader.app import cli, gradescope
+from grader.sandbox.runtime import ONE_THREAD
 
 def main():
     import numpy  # noqa: F401 - what a grade loads, with the environment the entry left
-    names = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
     print(json.dumps({"threads": len(os.listdir("/proc/self/task")),
-                      "env": {n: os.environ.get(n) for n in names}}))
+                      "env": {n: os.environ.get(n) for n in ONE_THREAD}}))
     return 0
 
 cli.main = gradescope.main = main
@@ -112,9 +112,18 @@ ENTRIES = ("seqgrade", "gradescope")  # `seqgrade` (cli.run) and the container's
 PLAIN = "import os, numpy; print(len(os.listdir('/proc/self/task')))"
 
 
-def _without_thread_settings(**extra: str) -> dict[str, str]:
+def _run(code: str, **extra_env: str) -> str:
+    """`code` in a fresh interpreter whose environment sets no thread counts but `extra_env`."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
-    return {**env, **extra}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**env, **extra_env},
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.strip().splitlines()[-1]
 
 
 def _openblas() -> bool:
@@ -129,39 +138,17 @@ def _openblas() -> bool:
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
 @pytest.mark.parametrize("entry", ENTRIES)
 def test_the_grading_process_loads_numpy_on_one_thread(entry):
-    """`seqgrade` and the Gradescope entry point run BLAS and OpenMP on one thread (runtime.ONE_THREAD) unless its caller chose:
-    OpenBLAS's pool, one spinning thread per core, made the grader's numpy import and its warm
-    template's, side by side on two cores, take about twice as long."""
-    out = subprocess.run(
-        [sys.executable, "-c", THREADS.replace("{entry}", entry)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=_without_thread_settings(),
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    """`seqgrade` and the Gradescope entry point run BLAS and OpenMP on one thread
+    (runtime.ONE_THREAD) unless their caller chose: OpenBLAS's pool, one spinning thread per
+    core, made the grader's numpy import and its warm template's, side by side on two cores,
+    take about twice as long."""
+    got = json.loads(_run(THREADS.replace("{entry}", entry)))
     assert got == {"threads": 1, "env": ONE_THREAD}
     if (os.cpu_count() or 1) > 1 and _openblas():  # the control: without it, a pool starts
-        plain = subprocess.run(
-            [sys.executable, "-c", PLAIN],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=_without_thread_settings(),
-        )
-        assert int(plain.stdout) > 1, plain.stderr[-2000:]
+        assert int(_run(PLAIN)) > 1
 
 
 @pytest.mark.parametrize("entry", ENTRIES)
 def test_a_callers_own_thread_setting_is_kept(entry):
-    out = subprocess.run(
-        [sys.executable, "-c", THREADS.replace("{entry}", entry)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=_without_thread_settings(OPENBLAS_NUM_THREADS="2"),
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    env = json.loads(out.stdout.strip().splitlines()[-1])["env"]
+    env = json.loads(_run(THREADS.replace("{entry}", entry), OPENBLAS_NUM_THREADS="2"))["env"]
     assert env == {**ONE_THREAD, "OPENBLAS_NUM_THREADS": "2"}
