@@ -67,7 +67,6 @@ import sys
 import tempfile
 import time
 import types
-from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from functools import cache
@@ -824,11 +823,17 @@ def _reseeded(case: Case, k: int) -> Case:
     )
 
 
-def _relations(case: Case, out: Any) -> list[Any] | None:
-    """What a random procedure's output is made of, element by element, as categories: for each
-    position of the output arrays of one length, whether each array holds the argument array's
-    entry there, a scalar argument, or another value (itself when frequent, else its decile of
-    the range: `_binned`). None when the output is not arrays of one length."""
+# What a position of a random procedure's output holds (`_relations`): an argument array's
+# entry there, a scalar argument, another value, or (for a rare other value) its decile.
+ARG, SCALAR, VALUE, DECILE = 0.0, 1.0, 2.0, 3.0
+
+
+def _relations(case: Case, out: Any) -> np.ndarray | None:
+    """What a random procedure's output is made of, position by position: for each output array
+    (all of one length n), a (kind, which) pair per position, shape (n, arrays, 2). Kind ARG
+    (which: the argument array whose entry it is), SCALAR (which scalar argument it equals) or
+    VALUE (which: the value itself; `_binned` reads a rare one as its decile). None when the
+    output is not 1-D numeric arrays of one length."""
     leaves = [np.asarray(x) for x in (out if isinstance(out, (tuple, list)) else (out,))]
     if not leaves or any(x.ndim != 1 or x.dtype.kind not in "biuf" for x in leaves):
         return None
@@ -842,34 +847,42 @@ def _relations(case: Case, out: Any) -> list[Any] | None:
         for a in (*case.args, *case.kwargs.values())
         if isinstance(a, (int, np.integer)) and not isinstance(a, bool)
     ]
-    columns = []
-    for x in leaves:
-        col = np.full(n, "", dtype=object)
-        for j, a in enumerate(arrays):
-            col[(col == "") & (x == a)] = f"arg{j}"
-        for j, v in enumerate(scalars):
-            col[(col == "") & (x == v)] = f"scalar{j}"
-        columns.append([c if c else ("value", v) for c, v in zip(col.tolist(), x.tolist())])
-    return list(zip(*columns))
+    cells = np.empty((n, len(leaves), 2))
+    for i, x in enumerate(leaves):
+        kind, which = np.full(n, VALUE), x.astype(float)
+        for category, references in ((ARG, arrays), (SCALAR, scalars)):
+            for j, a in enumerate(references):  # the first that matches, in order
+                hit = (kind == VALUE) & (x == a)
+                kind[hit], which[hit] = category, j
+        cells[:, i, 0], cells[:, i, 1] = kind, which
+    return cells
 
 
-def _binned(rows: list[list[Any]]) -> list[list[Any]]:
-    """Other values (`("value", v)`) kept as themselves when they make at least 1% of the pooled
-    rows, else read as their decile of the pooled range (a random id: its size, not itself)."""
-    values = [e[1] for r in rows for cell in r for e in cell if isinstance(e, tuple)]
-    if not values:
-        return rows
-    counts = Counter(values)
-    total = sum(len(r) for r in rows)
-    lo, hi = min(values), max(values)
+def _binned(sides: list[np.ndarray]) -> list[np.ndarray]:
+    """Each side's `_relations` cells as integer codes, shape (positions, arrays): kind * base +
+    which. An other value (VALUE) is kept as itself (its index among the frequent values) when
+    it makes at least 1% of the pooled positions of both sides, else read as its decile of the
+    pooled range (DECILE: a random id's size, not itself)."""
+    pooled = np.concatenate(sides)
+    kinds, whichs = pooled[..., 0], pooled[..., 1]
+    values = whichs[kinds == VALUE]
+    distinct, counts = np.unique(values, return_counts=True)
+    frequent = distinct[counts >= 0.01 * len(pooled)]
+    lo, hi = (values.min(), values.max()) if values.size else (0.0, 0.0)
     width = (hi - lo) / 10 or 1.0
-
-    def read(e: Any) -> Any:
-        if not isinstance(e, tuple) or counts[e[1]] >= 0.01 * total:
-            return e
-        return ("decile", min(int((e[1] - lo) / width), 9))
-
-    return [[tuple(read(e) for e in cell) for cell in r] for r in rows]
+    base = max(len(frequent), 10, int(whichs[kinds != VALUE].max(initial=0)) + 1)
+    out = []
+    for cells in sides:
+        kind, which = cells[..., 0], cells[..., 1]
+        code = (kind * base + which).astype(np.int64)  # ARG, SCALAR: which argument
+        value = kind == VALUE
+        v = which[value]
+        at = np.minimum(np.searchsorted(frequent, v), max(len(frequent) - 1, 0))
+        kept = frequent[at] == v if len(frequent) else np.zeros(v.shape, bool)
+        decile = np.minimum(np.floor((v - lo) / width), 9).astype(np.int64)
+        code[value] = np.where(kept, int(VALUE) * base + at, int(DECILE) * base + decile)
+        out.append(code)
+    return out
 
 
 def different_distribution(
@@ -885,7 +898,7 @@ def different_distribution(
     for case in q.cases(DIFF_SEEDS[0]):
         if not _draws(case):
             continue
-        pooled: list[list[Any]] = [[], []]
+        pooled: list[list[np.ndarray]] = [[], []]
         for k in range(DRAWS):
             fresh = _reseeded(case, k)
             for side, fn in enumerate((want_fn, got_fn)):
@@ -895,11 +908,23 @@ def different_distribution(
                 rel = _relations(fresh, out)
                 if rel is None:
                     return None
-                pooled[side].extend(rel)
-        want_rows, got_rows = _binned(pooled)
-        want_c, got_c = Counter(want_rows), Counter(got_rows)
-        keys = sorted(set(want_c) | set(got_c), key=repr)
-        table = np.array([[want_c[k] for k in keys], [got_c[k] for k in keys]])
+                pooled[side].append(rel)
+        shapes = {rel.shape[1] for rel in pooled[0]}, {rel.shape[1] for rel in pooled[1]}
+        if len(shapes[0]) > 1:
+            return None  # the solution's own outputs are not one kind of thing
+        if shapes[1] != shapes[0]:
+            return f"{case.name}: returns {sorted(shapes[1])} arrays, not {sorted(shapes[0])}"
+        sides = _binned([np.concatenate(p) for p in pooled])
+        # a position's category: its cells over the output arrays, as one key; counted per side
+        codes = np.concatenate(sides)
+        key = np.zeros(len(codes), dtype=np.int64)
+        for column in codes.T:  # kept below the number of positions, one array at a time
+            _, key = np.unique(key * (column.max() + 1) + column, return_inverse=True)
+        key = key.reshape(-1)
+        split = len(sides[0])
+        table = np.stack(
+            [np.bincount(part, minlength=key.max() + 1) for part in (key[:split], key[split:])]
+        )
         if table.shape[1] < 2:
             continue
         p = chi2_contingency(table).pvalue
