@@ -140,10 +140,6 @@ def printed_forms(value: Any) -> set[str]:
     return {f for f in forms if len(f.lstrip("-").replace(".", "")) >= 4 and "e" not in f}
 
 
-def hidden_secrets(assignment: Assignment, key: str, shown_anyway: str) -> set[str]:
-    return {s for s in _only_hidden(assignment.id, key) if s not in shown_anyway}
-
-
 @functools.cache  # each key's cases are probed by two submissions
 def _only_hidden(aid: str, key: str) -> frozenset[str]:
     """How this student's hidden inputs could be spelled, less what their visible ones spell."""
@@ -220,9 +216,12 @@ def _check(aid: str, key: str, offset: int, tmp_path: Path, catalog_text: str, n
     rest = "\n".join(without_visible_cases(t, visible) for t in texts)
     leaked = {kind: m.findall(rest)[:3] for kind, m in MARKERS.items() if m.search(rest)}
     assert not leaked, (aid, key, leaked)
-    secrets = hidden_secrets(assignment, key, shown_anyway)
+    # a hidden input's spelling in what the student sees, unless the solution's own feedback or
+    # the catalog shows it anyway (that substring search last: only the few found need it)
     tokens = words(rest)
-    found = [s for s in secrets if shown_in(s, rest, tokens)]
+    found = [
+        s for s in _only_hidden(aid, key) if shown_in(s, rest, tokens) and s not in shown_anyway
+    ]
     assert not found, (aid, key, found[:10])
     whole = "\n".join(texts)
     return {kind for kind, m in MARKERS.items() if m.search(whole)}
