@@ -50,12 +50,25 @@ def plain_forbidden_names(
                 yield full
 
 
+# `ast.walk` of a node of the file being checked, kept while the test checks it: the oracle
+# walks the same statements for every function and pattern set it is asked about.
+_WALKS: dict[ast.AST, list[ast.AST]] = {}
+
+
+def walk(node: ast.AST) -> list[ast.AST]:
+    """`ast.walk(node)`, as a list (computed once per node while its file is checked)."""
+    got = _WALKS.get(node)
+    if got is None:
+        got = _WALKS[node] = list(ast.walk(node))
+    return got
+
+
 def plain_reached(tree: ast.Module, function: str | None) -> list[tuple[ast.stmt, str | None]]:
     """The statements `function` reaches, each statement's names read by `ast.walk` itself."""
     return shortcuts._reached(
         tree,
         function,
-        lambda node: [n.id for n in ast.walk(node) if isinstance(n, ast.Name)],
+        lambda node: [n.id for n in walk(node) if isinstance(n, ast.Name)],
     )
 
 
@@ -84,7 +97,7 @@ def plain_nodes(module, function: str | None) -> list[tuple[ast.AST, str | None]
     return [
         (node, owner)
         for root, owner in plain_reached(module.tree, function)
-        for node in ast.walk(root)
+        for node in walk(root)
         if isinstance(node, _NAMED)
     ]
 
@@ -123,7 +136,7 @@ def plain_review(source: str, function: str | None) -> list:
         ]
     found: dict = {}
     for root, owner in roots:
-        for node in ast.walk(root):
+        for node in walk(root):
             what = shortcuts._suspicious(node)
             if what is not None:
                 found.setdefault(what, shortcuts.Finding(what, getattr(node, "lineno", 0), owner))
@@ -175,6 +188,7 @@ def test_scans_and_reviews_find_what_the_plain_walk_finds(aid):
         pattern_sets = list(dict.fromkeys([tuple(q.forbidden) for q in questions] + list(EXTRA)))
         pattern_sets.append(())
         # The plain walk's answers, computed once per file (they depend on nothing else).
+        _WALKS.clear()
         module = shortcuts._parsed(source)
         want_review, want_scan = {}, {}
         for function in functions:
