@@ -13,6 +13,7 @@ import dataclasses
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 import textwrap
 import time
@@ -323,6 +324,21 @@ def write_submission(
     if answers is not None:
         (folder / "answers.toml").write_text(answers)
     return folder
+
+
+def student_pytest(folder: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """`python -m pytest -q` run in `folder` as a student runs a handout's public tests there:
+    no cache folder left behind, and without the pytest plugins this machine has installed for
+    the project's own suite (hypothesis, pytest-benchmark, xdist; a student's machine need not
+    have them, and their imports cost each run about 0.3 s)."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=folder,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def load_module(name: str, path: Path) -> types.ModuleType:

@@ -6,13 +6,11 @@ import ast
 import dataclasses
 import importlib.util
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import FAST, ROOT, code_questions
+from conftest import FAST, ROOT, code_questions, student_pytest
 
 from grader import catalog
 from grader.course import registry, variants
@@ -133,13 +131,7 @@ def test_public_tests_pass_on_the_solution_and_fail_on_the_stub(aid: str, tmp_pa
         folder = tmp_path / which
         shutil.copytree(ROOT / "assignments" / aid, folder)  # the handout as students get it
         shutil.copy(ROOT / which / aid / a.code_file, folder / a.code_file)
-        runs[which] = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_public.py"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        runs[which] = student_pytest(folder, "test_public.py")
     assert runs["solutions"].returncode == 0, runs["solutions"].stdout[-2000:]
     stub = runs["assignments"]
     assert stub.returncode == 1 and "NotImplementedError" in stub.stdout, stub.stdout[-2000:]

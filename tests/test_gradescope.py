@@ -18,6 +18,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from conftest import student_pytest
 
 from grader.app.bundles import REQUIREMENTS, TORCH_PIN, build_autograder, build_handout
 from grader.course import registry
@@ -269,13 +270,7 @@ def test_handout_has_no_hidden_material_and_grades_to_zero(tmp_path, aid):
 def test_handout_public_tests_run_with_pytest(tmp_path, aid):
     with zipfile.ZipFile(build_handout(aid, tmp_path / "handout.zip")) as zf:
         zf.extractall(tmp_path / "h")
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=tmp_path / "h" / aid,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    run = student_pytest(tmp_path / "h" / aid, timeout=300)
     # The stub fails its public tests (it raises NotImplementedError) but pytest runs them.
     assert run.returncode == 1 and "NotImplementedError" in run.stdout, run.stdout[-2000:]
 

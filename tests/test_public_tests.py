@@ -11,12 +11,12 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import float32_solutions as f32
 import numpy as np
 import pytest
+from conftest import student_pytest
 
 from grader.course.registry import ASSIGNMENT_IDS, load
 from grader.engine.grade import grade_submission
@@ -27,13 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _run_public_tests(aid: str, folder: Path) -> subprocess.CompletedProcess[str]:
     shutil.copy(ROOT / "assignments" / aid / "test_public.py", folder / "test_public.py")
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_public.py"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return student_pytest(folder, "test_public.py")
 
 
 def test_the_float32_version_computes_in_float32(tmp_path: Path) -> None:
