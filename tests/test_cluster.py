@@ -261,6 +261,52 @@ def test_a_chunk_that_stops_two_workers_is_split_and_only_its_killer_fails(tmp_p
 
 
 @needs_dask
+def test_a_local_cluster_that_fails_to_shut_down_does_not_fail_the_batch(monkeypatch, capsys):
+    """distributed's own close can fail after every result is in (on a loaded machine: a nanny
+    whose killed worker's new process never started, "can only join a started process"): the
+    batch goes on, and stderr says so. An error of the batch itself still propagates."""
+    import distributed
+
+    closed = []
+
+    class Cluster:
+        def __init__(self, **kwargs):
+            pass
+
+        def close(self):
+            closed.append(True)
+            raise AssertionError("can only join a started process")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):  # as distributed's: it closes
+            self.close()
+
+    class Client:
+        def __init__(self, cluster):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(distributed, "LocalCluster", Cluster)
+    monkeypatch.setattr(distributed, "Client", Client)
+    monkeypatch.setattr(cluster, "_start_forkserver", lambda: "spawn")
+    with cluster.connect("local:2") as client:
+        assert isinstance(client, Client)
+    assert closed == [True]
+    err = capsys.readouterr().err
+    assert "did not shut down cleanly" in err and "can only join a started process" in err
+    with pytest.raises(KeyError), cluster.connect("local:2"):
+        raise KeyError("the batch's own error")
+    assert closed == [True, True]
+
+
+@needs_dask
 @pytest.mark.slow
 def test_without_a_fork_server_the_local_workers_are_spawned(tmp_path, monkeypatch):
     """local:N forks its workers from multiprocessing's fork server; where none can be started

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import logging
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -118,17 +119,18 @@ def connect(address: str) -> Iterator[Any]:
 
     with dask.config.set({**CONFIG, "distributed.worker.multiprocessing-method": start}):
         if isinstance(where, int):
-            with (
-                LocalCluster(
-                    n_workers=where,
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address=None,
-                    silence_logs=logging.ERROR,
-                ) as cluster,
-                Client(cluster) as client,
-            ):
-                yield client
+            cluster = LocalCluster(
+                n_workers=where,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
+            try:
+                with Client(cluster) as client:
+                    yield client
+            finally:
+                _close_local(cluster)
             return
         try:
             client = Client(where, timeout="20s")
@@ -136,6 +138,21 @@ def connect(address: str) -> Iterator[Any]:
             raise ClusterError(f"cannot reach the scheduler at {where}: {exc}") from exc
         with client:
             yield client
+
+
+def _close_local(cluster: Any) -> None:
+    """Close a local cluster. A failure inside distributed's own shutdown is said on stderr, not
+    raised: the batch's results are in by then. (Seen on a loaded machine: a nanny whose worker
+    had been killed and whose new process never started cannot be closed, "can only join a
+    started process".) The workers are daemon processes of this one and end with it."""
+    try:
+        cluster.close()
+    except Exception as exc:  # noqa: BLE001 - only the shutdown failed, whatever distributed raised
+        print(
+            f"seqgrade: warning: the local cluster did not shut down cleanly "
+            f"({type(exc).__name__}: {exc}); its workers end with this process",
+            file=sys.stderr,
+        )
 
 
 def worker_identity(assignment_id: str) -> dict[str, Any]:
