@@ -862,24 +862,31 @@ def _binned(sides: list[np.ndarray]) -> list[np.ndarray]:
     """Each side's `_relations` cells as integer codes, shape (positions, arrays): kind * base +
     which. An other value (VALUE) is kept as itself (its index among the frequent values) when
     it makes at least 1% of the pooled positions of both sides, else read as its decile of the
-    pooled range (DECILE: a random id's size, not itself)."""
+    pooled finite range (DECILE: a random id's size, not itself; NaN, inf and -inf are bins 10,
+    11 and 12)."""
     pooled = np.concatenate(sides)
     kinds, whichs = pooled[..., 0], pooled[..., 1]
     values = whichs[kinds == VALUE]
-    distinct, counts = np.unique(values, return_counts=True)
+    distinct, counts = np.unique(values[~np.isnan(values)], return_counts=True)
     frequent = distinct[counts >= 0.01 * len(pooled)]
-    lo, hi = (values.min(), values.max()) if values.size else (0.0, 0.0)
+    finite = values[np.isfinite(values)]
+    lo, hi = (finite.min(), finite.max()) if finite.size else (0.0, 0.0)
     width = (hi - lo) / 10 or 1.0
-    base = max(len(frequent), 10, int(whichs[kinds != VALUE].max(initial=0)) + 1)
+    base = max(len(frequent), 13, int(whichs[kinds != VALUE].max(initial=0)) + 1)
     out = []
     for cells in sides:
         kind, which = cells[..., 0], cells[..., 1]
-        code = (kind * base + which).astype(np.int64)  # ARG, SCALAR: which argument
         value = kind == VALUE
+        code = (kind * base + np.where(value, 0, which)).astype(np.int64)  # ARG, SCALAR: which
         v = which[value]
         at = np.minimum(np.searchsorted(frequent, v), max(len(frequent) - 1, 0))
         kept = frequent[at] == v if len(frequent) else np.zeros(v.shape, bool)
-        decile = np.minimum(np.floor((v - lo) / width), 9).astype(np.int64)
+        with np.errstate(invalid="ignore"):
+            decile = np.select(
+                [np.isnan(v), v == np.inf, v == -np.inf],
+                [10, 11, 12],
+                np.minimum(np.floor((v - lo) / width), 9),
+            ).astype(np.int64)
         code[value] = np.where(kept, int(VALUE) * base + at, int(DECILE) * base + decile)
         out.append(code)
     return out

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 from conftest import FAST, ROOT
 
 from grader.course import registry
@@ -186,6 +187,28 @@ def test_the_runner_reads_the_10_percent_bands_swapped_as_the_same_distribution(
     )
     split = _plant(split, RANDOM_BAND, RANDOM_BAND.replace("0.8", "0.7"))
     assert bench.different_distribution(_bert_of(bench, solution), _bert_of(bench, split), q)
+
+
+def test_the_distribution_test_reads_nan_and_inf_as_their_own_outcomes():
+    # a rare value is read as its decile of the finite range; NaN, inf and -inf are bins of
+    # their own (not a decile computed from them), and the same value is one code on both sides
+    from test_mutation_targets import _benchmark_module
+
+    bench = _benchmark_module()
+
+    def cells(values):
+        out = np.empty((len(values), 1, 2))
+        out[:, 0, 0], out[:, 0, 1] = bench.VALUE, values
+        return out
+
+    rare = [float(v) for v in range(1000)]  # each under 1% of the positions: deciles
+    want, got = bench._binned(
+        [cells(rare + [np.nan] * 10), cells(rare + [np.inf] * 5 + [-np.inf] * 5)]
+    )
+    assert want[:1000].tolist() == got[:1000].tolist()
+    assert len(set(want[:1000].ravel().tolist())) == 10  # the ten deciles
+    nan, inf, minus_inf = want[-1, 0], got[-6, 0], got[-1, 0]
+    assert len({nan, inf, minus_inf} | set(want[:1000].ravel().tolist())) == 13
 
 
 # ---------------------------------------------------------------- the runner's naming check
