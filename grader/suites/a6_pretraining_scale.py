@@ -7,7 +7,7 @@ random, so it is graded by invariants and by distribution (`judge_bert_mask`), n
 draws: students may draw from the generator in any order. Written questions take the
 student's own numbers from the handout's `variant.py`.
 
-It stays one file (about 970 lines): each section (BPE, BERT masking, targets, T5, parameter
+It stays one file (about 1,000 lines): each section (BPE, BERT masking, targets, T5, parameter
 counts, written) holds a function's mistakes beside the cases built to separate them; the
 written questions are the first section to move out if it grows.
 """
