@@ -247,10 +247,10 @@ def test_the_pinned_torch_exists_for_the_target_python(started, version):
     from grader.app.bundles import TORCH_PIN
 
     out = started["torch", version].result()
-    if any(s in out.stdout + out.stderr for s in UNREACHABLE):
-        pytest.skip("the package index is unreachable")
     listed = out.stdout.partition("Available versions:")[2].splitlines()[:1]
     found = [v.strip() for v in listed[0].split(",")] if listed else []
+    if not found and any(s in out.stdout + out.stderr for s in UNREACHABLE):
+        pytest.skip("the package index is unreachable")  # a retry that then got through is not
     assert TORCH_PIN.partition("==")[2] in found, out.stdout[-1500:] + out.stderr[-1500:]
 
 
