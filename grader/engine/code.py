@@ -8,10 +8,11 @@ Each case becomes a `CaseRecord` (grader/records.py): a summary from a fixed voc
 view may show, and the full detail (messages, values, the student's line) that only a visible
 case shows to the student. No text about a case is written here.
 
-Over 800 lines (about 1,000) because the case loop is kept whole: the ban, the calls, the records of a
-failed or stopped call and the judging of the compared outputs all read one `CodeContext` and
-build one question's `QuestionResult` in turn, and split apart they would pass that state back
-and forth through module boundaries (follow-through and the records already live elsewhere).
+Over 800 lines (about 1,000) because the case loop is kept whole: the ban, the calls, the
+records of a failed or stopped call and the judging of the compared outputs all read one
+`CodeContext` and build one question's `QuestionResult` in turn, and split apart they would pass
+that state back and forth through module boundaries (follow-through and the records already
+live elsewhere).
 """
 
 from __future__ import annotations
