@@ -37,14 +37,18 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 SLEEPER = "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', '{token}'], start_new_session=True)"
+# The classic daemon: a double fork whose middle process has ended (reaped by pid, not by
+# os.wait(), which could reap another child that had exited first and return at once) by the
+# time the snippet returns.
 DAEMON = textwrap.dedent("""
     import os, sys, time
-    if os.fork() == 0:
+    middle = os.fork()
+    if middle == 0:
         os.setsid()
         if os.fork() == 0:
             os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(600)', '{token}'])
         os._exit(0)
-    os.wait()
+    os.waitpid(middle, 0)
 """)
 
 
