@@ -160,7 +160,7 @@ def test_a_cell_that_names_the_file_below_its_first_line_is_a_near_miss_named_wh
     message = nb.answers_not_found(book)
     assert "`answers.toml` was not found" in message and "`a.ipynb`" in message
     assert "2 code, 0 markdown and 0 raw cells" in message
-    assert "code cell 2" in message and "not as its first line" in message
+    assert "code cell 2" in message and "neither starts with an answers mark" in message
 
 
 # ------------------------------------------------------------------ Colab's notebooks
@@ -282,3 +282,112 @@ def test_a_cell_with_keys_outside_the_format_is_read_with_a_note():
     notes = book.validation.result()
     assert len(notes) == 1 and "does not follow the notebook format exactly" in notes[0]
     assert "read anyway" in notes[0]
+
+
+# ------------------------------------------------------------------ answers in a cell without a mark
+
+KEYS = frozenset({"q1", "q2"})
+WRITE = 'answers = """\nq1 = "B"\nq2 = 3.5\n"""\nwith open("answers.toml", "w") as f:\n    f.write(answers)\n'
+
+
+@pytest.mark.parametrize(
+    "answers_cell,form,line_of_q1",
+    [
+        (cell("markdown", "## Written answers\n\n```toml\n" + TOML + "```\n"), "markdown", 4),
+        (
+            cell("markdown", "### My answers (answers.toml)\n```toml\n" + TOML + "```"),
+            "markdown",
+            3,
+        ),
+        (cell("code", "# Written part\n# answers.toml\n" + TOML), "comment", 3),
+        (cell("code", WRITE), "string", 2),
+        (
+            cell(
+                "code",
+                'from pathlib import Path\nPath("answers.toml").write_text(\n"""q1 = "B"\nq2 = 3.5\n""")\n',
+            ),
+            "string",
+            3,
+        ),
+    ],
+    ids=[
+        "markdown-fence",
+        "markdown-title-naming-the-file",
+        "mark-below-a-title",
+        "open-write",
+        "write_text",
+    ],
+)
+def test_an_unmarked_cell_that_sets_a_written_key_is_taken_as_the_answers(
+    answers_cell, form, line_of_q1
+):
+    """Where students put their answers without the mark (docs/notebooks.md, "Without the
+    mark"): taken when it sets a key of the assignment, with the cell's own line numbers."""
+    book = nb.read_notebook(notebook(cell("code", "x = 1\n"), answers_cell), "a.ipynb")
+    assert book.answers is None  # the first line is not a mark
+    nb.adopt_unmarked(book, KEYS)
+    assert book.answers is not None and book.answers.form == form and not book.answers.marked
+    lines = book.answers.toml.split("\n")
+    assert lines[line_of_q1 - 1] == 'q1 = "B"' and lines[line_of_q1] == "q2 = 3.5"
+    assert [ln for ln in lines if ln.strip()] == ['q1 = "B"', "q2 = 3.5"]
+    assert any("taken as your written answers" in n and "`q1`" in n for n in book.notes)
+    ran = [n for n, _ in book.code_cells]
+    # a cell of TOML is read, not run; a cell of Python that writes the file still runs
+    assert ran == ([1, 2] if form == "string" else [1])
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        cell(
+            "markdown", '## Syntax\n```toml\nexample = "d/dx (x^3) = 3 x^2"\n```'
+        ),  # no key of ours
+        cell("code", 'text = """\nq1 = "B"\n"""\nprint(text)  # answers.toml\n'),  # not written
+        cell("code", '"""Notes on answers.toml:\nq1 = "B"\n"""\n'),  # a docstring, not written
+        cell("raw", "q1 = 'B'\n"),  # no mention of answers.toml
+    ],
+    ids=["example-of-other-keys", "printed-string", "docstring", "raw-without-the-name"],
+)
+def test_a_cell_that_sets_no_key_or_writes_no_file_is_not_taken(other):
+    book = nb.read_notebook(notebook(cell("code", "x = 1\n"), other), "a.ipynb")
+    nb.adopt_unmarked(book, KEYS)
+    assert book.answers is None
+    assert "`answers.toml` was not found" in nb.answers_not_found(book)
+
+
+def test_a_marked_cell_wins_over_an_earlier_unmarked_one_and_nothing_is_taken_without_keys():
+    unmarked = cell("markdown", "## Written answers\n```toml\nq1 = 'A'\n```")
+    marked = cell("code", "# answers.toml\nq1 = 'B'\n")
+    book = nb.read_notebook(notebook(unmarked, marked), "a.ipynb")
+    nb.adopt_unmarked(book, KEYS)
+    assert book.answers.marked and "q1 = 'B'" in book.answers.toml
+    alone = nb.read_notebook(notebook(unmarked), "a.ipynb")
+    nb.adopt_unmarked(alone, frozenset())
+    assert alone.answers is None
+
+
+def test_the_first_unmarked_cell_that_sets_a_key_is_taken():
+    book = nb.read_notebook(
+        notebook(
+            cell("markdown", "## Syntax\n```toml\nexample = 1\n```"),
+            cell("markdown", "## Mine\n```toml\nq2 = 1.0\n```"),
+            cell("markdown", "## Draft\n```toml\nq1 = 'C'\n```"),
+        ),
+        "a.ipynb",
+    )
+    nb.adopt_unmarked(book, KEYS)
+    assert "q2 = 1.0" in book.answers.toml and "starts `## Mine`" in book.answers.where
+
+
+def test_the_file_beside_the_notebook_wins_over_an_unmarked_cell():
+    from grader.engine.locate import Located
+
+    data = notebook(cell("code", "x = 1\n"), cell("markdown", "## A\n```toml\nq1 = 'A'\n```"))
+    located = Located(files={"rnn.ipynb": data, nb.ANSWERS_FILE: b"q1 = 'Z'\n"})
+    nb.use_notebook(located, "rnn.py", 10.0, KEYS)
+    assert located.files[nb.ANSWERS_FILE] == b"q1 = 'Z'\n"
+    assert located.notebook.answers_from == "file"
+    located = Located(files={"rnn.ipynb": data})
+    nb.use_notebook(located, "rnn.py", 10.0, KEYS)
+    assert b"q1 = 'A'" in located.files[nb.ANSWERS_FILE]
+    assert located.notebook.answers_from == "markdown"

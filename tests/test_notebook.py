@@ -484,6 +484,36 @@ def test_written_feedback_names_the_answers_cell_and_its_line(tmp_path: Path):
     )
 
 
+def test_answers_a_code_cell_writes_from_a_string_are_graded_with_their_lines(tmp_path: Path):
+    """A Colab student without the mark: a code cell that writes answers.toml from a string.
+    Full marks as with the mark; a broken key is named at its line of that cell."""
+    key = _answer_key(A1).to_toml(None)
+    write = (
+        f'answers = """\n{key}"""\nwith open("answers.toml", "w") as fh:\n    fh.write(answers)\n'
+    )
+    a1 = _code_cells(A1_SOLUTION)
+    cells = [*a1, v4.new_markdown_cell("## Written answers"), v4.new_code_cell(write)]
+    report = _grade(_write(tmp_path / "ok", {"word_vectors.ipynb": _notebook(cells)}), A1)
+    assert report.score == report.max_score == 100
+    number = len(a1) + 1
+    assert any(
+        f'code cell {number} (`answers = """`) was taken as your written answers' in w
+        for w in report.warnings
+    ), report.warnings
+    lines = key.split("\n")
+    first = next(i for i, line in enumerate(lines) if "=" in line and not line.startswith("#"))
+    name = lines[first].split("=")[0].strip()
+    lines[first] = f"{name} = = broken"
+    broken = write.replace(key, "\n".join(lines))
+    cells[-1] = v4.new_code_cell(broken)
+    report = _grade(_write(tmp_path / "broken", {"word_vectors.ipynb": _notebook(cells)}), A1)
+    hit = [q for q in report.questions if q.kind == "written" and q.status == "failed"]
+    # The string opens at the end of the cell's line 1: the key's line is first + 2 there.
+    assert (
+        hit and f"code cell {number}), line {first + 2}: `{name} = = broken`" in hit[0].feedback
+    ), [q.feedback for q in hit]
+
+
 def test_too_much_code_and_an_old_format(tmp_path: Path):
     huge = _notebook([v4.new_code_cell("x = 1\n" * 400_000)])
     report = _grade(_write(tmp_path / "huge", {"word_vectors.ipynb": huge}), A1)

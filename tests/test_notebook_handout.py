@@ -84,8 +84,28 @@ def test_every_answers_cell_form_is_read(form: str, tmp_path: Path):
     assert report.notebook is not None
 
 
-def test_no_answers_cell_says_where_it_looked(tmp_path: Path):
+def test_the_mark_below_a_title_line_is_still_read_with_a_note(tmp_path: Path):
+    """Not an answers cell by its first line, but it sets the written questions' keys: read
+    (docs/notebooks.md, "Without the mark"), and the note says how to make it certain."""
     near = v4.new_code_cell(f"# my written part\n# answers.toml\n{TOML}")
+    nb = v4.new_notebook(cells=[v4.new_markdown_cell("# A1"), *_cells(A1), near])
+    report = _grade(tmp_path / "below", A1, word_vectors__ipynb=nbformat.writes(nb))
+    got, full = _written(report)
+    assert got == full > 0 and report.score == 100
+    n_code = len(_cells(A1)) + 1
+    assert any(
+        f"code cell {n_code} (`# my written part`) was taken as your written answers" in w
+        and "`# answers.toml`" in w
+        for w in report.warnings
+    ), report.warnings
+
+
+def test_no_answers_cell_says_where_it_looked(tmp_path: Path):
+    # the answers as a Python dict saved by a library: no line sets a key, so nothing is read
+    near = v4.new_code_cell(
+        "# my written part, saved to answers.toml\nimport toml\n"
+        'answers = {"why_three_quarters": "B"}\ntoml.dump(answers, open("answers.toml", "w"))\n'
+    )
     nb = v4.new_notebook(cells=[v4.new_markdown_cell("# A1"), *_cells(A1), near])
     report = _grade(tmp_path / "none", A1, word_vectors__ipynb=nbformat.writes(nb))
     got, full = _written(report)
@@ -93,7 +113,8 @@ def test_no_answers_cell_says_where_it_looked(tmp_path: Path):
     feedback = next(q.feedback for q in report.questions if q.kind == "written")
     n_code = len(_cells(A1)) + 1
     assert f"none of its {n_code} code, 1 markdown and 0 raw cells is an answers cell" in feedback
-    assert f"code cell {n_code} (`# my written part`) names `answers.toml`" in feedback
+    assert f"code cell {n_code} (`# my written part, saved to…`) names `answers.toml`" in feedback
+    assert "sets a key of this assignment's written questions" in feedback
     assert "`%%writefile answers.toml`" in feedback  # the forms that are read
     assert report.score == pytest.approx(100 - full)  # the code is graded all the same
 

@@ -374,7 +374,8 @@ def _locate(submission: Path, assignment: Assignment, limits: sandbox.Limits) ->
     except SubmissionError as err:
         located = Located(notes=[str(err)])
     if any(name.endswith(".ipynb") for name in located.files):  # `<stem>.ipynb` for `<stem>.py`
-        _notebook().use_notebook(located, assignment.code_file, limits.call_seconds)
+        keys = [q.key for q in assignment.questions if isinstance(q, WrittenQuestion)]
+        _notebook().use_notebook(located, assignment.code_file, limits.call_seconds, keys)
     return located
 
 

@@ -4,11 +4,10 @@ The trusted side reads the notebook (plain JSON, outputs never looked at; nbform
 check when a quick check of keys and types has doubts, nbformat's upgrade for version 3), turns
 its code cells into the source of `<stem>.py` (`notebook_source`), and
 the worker imports that like any submission: no Jupyter kernel is started. Written answers come
-from `answers.toml` beside the notebook or from an answers cell (`find_answers`): a code cell
-whose first line is `%%writefile answers.toml` or `# answers.toml`, a markdown cell with a
-```toml block under that first line, or a raw cell. Lines of the code are put in the
-notebook's terms as they are recorded (`place`: "code cell 4 (`def layer_norm(…)`), line 3",
-code cells counted from 1).
+from `answers.toml` beside the notebook, else from its answers cell (`notebook_answers`: a cell
+marked by its first line), else from the first unmarked cell that sets a written question's key
+(`adopt_unmarked`). Lines of the code are put in the notebook's terms as they are recorded
+(`place`: "code cell 4 (`def layer_norm(…)`), line 3", code cells counted from 1).
 
 The hooks, called by `grader.engine.grade`: `use_notebook` (after locating the files), `place`
 and `line_words` (for the code questions' records), `cell_notes` (once the worker is started:
@@ -20,12 +19,25 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from grader.engine.code import as_source_spot
 from grader.engine.locate import Located
+from grader.engine.notebook_answers import (
+    ANSWERS_FILE,
+    ANSWERS_FORMS,
+    ANSWERS_MARK,
+    MAX_UNMARKED,
+    AnswersCell,
+    answers_cell,
+    assigned_key,
+    cell_text,
+    mention,
+    near_miss,
+    unmarked_candidate,
+)
 from grader.engine.notebook_source import (
     ModuleSource,
     TimeShares,
@@ -37,39 +49,16 @@ from grader.engine.notebook_source import (
 from grader.records import GradeReport, QuestionResult, SourceSpot
 from grader.sandbox.session import Spot, WorkerSession
 
-ANSWERS_FILE = "answers.toml"
-ANSWERS_MARK = "# answers.toml"
 SKIP_TAG = "skip-grading"  # a code cell with this tag is not run (the handout's public-tests cell)
 MAX_CELLS = 10_000  # cells read; a notebook with more is cut there, with a note
 MAX_CODE_CHARS = (
     2 << 20
 )  # all code cells together: as much as a .py may hold (locate.MAX_FILE_BYTES)
 REPORT_FUNCTION = "_seqgrade_notebook_cells"  # defined by the generated module
-_FENCE = re.compile(r"^\s*(```|~~~)\s*([\w-]*)\s*$")
-# First lines that make a cell the answers cell, by the cell's type.
-_WRITEFILE = re.compile(r"^%%writefile(\s+-a|\s+--append)?\s+(\./)?answers\.toml\s*$", re.I)
-_COMMENT_MARK = re.compile(r"^#\s*answers\.toml\s*$", re.I)
-_MARKDOWN_MARK = re.compile(r"^(#{1,6}\s*)?[*_`]*answers\.toml[*_`]*\s*:?\s*$", re.I)
-AnswersForm = Literal["writefile", "comment", "markdown", "raw"]
 
 
 class NotebookError(Exception):
     """The notebook cannot be read at all (not JSON, not a notebook); costs its code questions."""
-
-
-@dataclass(frozen=True)
-class AnswersCell:
-    """The cell a notebook's written answers come from."""
-
-    form: AnswersForm
-    """How it is marked: `%%writefile answers.toml`, `# answers.toml`, …"""
-    toml: str
-    """Its TOML, other lines blank so that "line 3" is the cell's line 3."""
-    where: str
-    """How the student finds it: "code cell 9 (`%%writefile answers.toml`)"."""
-    # the same without quoting the mark ("code cell 9", "the markdown cell"): feedback names the
-    # answers file where this is substituted
-    short: str
 
 
 @dataclass
@@ -89,6 +78,8 @@ class Notebook:
     """Cells by type, for "looked in …"."""
     mentions: list[str] = field(default_factory=list)
     """Cells naming answers.toml, not as a mark."""
+    unmarked: list[AnswersCell] = field(default_factory=list)
+    """Cells that may hold the answers without a mark on their first line (`adopt_unmarked`)."""
 
 
 @dataclass
@@ -148,15 +139,6 @@ class CellOutcome:
 
 
 # --------------------------------------------------------------------------- reading
-
-
-def _text(value: Any) -> str:
-    """A cell's source: a string or a list of strings (nbformat's multiline form)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "".join(v for v in value if isinstance(v, str))
-    return ""
 
 
 def _parse_json(data: bytes, name: str) -> dict:
@@ -294,60 +276,29 @@ def _tags(cell: dict) -> list[str]:
     return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
 
 
-def _lines(cell: dict) -> list[str]:
-    return _text(cell.get("source")).replace("\r\n", "\n").replace("\r", "\n").split("\n")
-
-
-def _mark_row(cell: dict, lines: list[str]) -> tuple[int, AnswersForm] | None:
-    """The row of the cell's answers mark (its first line that is not blank), and its form."""
-    row = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if row is None:
-        return None
-    head = lines[row].strip()
-    kind = cell.get("cell_type")
-    if kind == "code" and _WRITEFILE.match(head):
-        return row, "writefile"
-    if kind in ("code", "raw") and _COMMENT_MARK.match(head):
-        return row, "comment" if kind == "code" else "raw"
-    if kind == "raw" and head.lower() == ANSWERS_FILE:
-        return row, "raw"
-    if kind == "markdown" and _MARKDOWN_MARK.match(head):
-        return row, "markdown"
-    return None
-
-
-def _markdown_toml(lines: list[str], after: int) -> list[str]:
-    """A markdown cell's TOML: the first fenced block (```toml or plain) after the mark, or,
-    without a fence, everything after it. Every other line is blanked (line numbers kept)."""
-    fences = [i for i in range(after + 1, len(lines)) if _FENCE.match(lines[i])]
-    if not fences:
-        return ["" if i <= after else line for i, line in enumerate(lines)]
-    start = next(
-        (i for i in fences if (m := _FENCE.match(lines[i])) and m.group(2).lower() == "toml"),
-        fences[0],
-    )
-    end = next((i for i in fences if i > start), len(lines))
-    return [line if start < i < end else "" for i, line in enumerate(lines)]
-
-
-def answers_cell(cell: dict, code_number: int | None = None) -> AnswersCell | None:
-    """The answers in `cell`, if it is an answers cell (`code_number`: its number among the
-    code cells, for a code cell)."""
-    lines = _lines(cell)
-    found = _mark_row(cell, lines)
-    if found is None:
-        return None
-    row, form = found
-    if form == "markdown":
-        body = _markdown_toml(lines, row)
-    else:
-        body = ["" if i <= row else line for i, line in enumerate(lines)]
-    if cell.get("cell_type") == "code" and code_number is not None:
-        where, short = cell_label(code_number, lines[row]), f"code cell {code_number}"
-    else:
-        where = f"the {cell.get('cell_type')} cell that starts `{lines[row].strip()[:40]}`"
-        short = f"the {cell.get('cell_type')} cell"
-    return AnswersCell(form, "\n".join(body) + "\n", where, short)
+def adopt_unmarked(book: Notebook, keys: Collection[str]) -> None:
+    """A notebook without an answers cell: the first unmarked cell that assigns one of the
+    written questions' `keys` becomes it. A code cell of TOML is then read, not run; a code cell
+    that writes the file from a string still runs, as in Jupyter."""
+    if book.answers is not None:
+        return
+    for found in book.unmarked:
+        key = assigned_key(found.toml, keys)
+        if key is None:
+            continue
+        book.answers = found
+        if found.form != "string" and found.number is not None:
+            book.code_cells = [(n, text) for n, text in book.code_cells if n != found.number]
+            how = "it was read, not run"
+        elif found.form == "string":
+            how = f"the string it writes to `{ANSWERS_FILE}` was read"
+        else:
+            how = "it was read"
+        book.notes.append(
+            f"{found.where} was taken as your written answers ({how}): it sets `{key}`, although "
+            f"its first line is not `{ANSWERS_MARK}`, the mark of an answers cell"
+        )
+        return
 
 
 def read_notebook(data: bytes, name: str) -> Notebook:
@@ -367,6 +318,7 @@ def read_notebook(data: bytes, name: str) -> Notebook:
     answers: AnswersCell | None = None
     counts = {"code": 0, "markdown": 0, "raw": 0}
     mentions: list[str] = []
+    unmarked: list[AnswersCell] = []
     for cell in cells:
         kind = cell.get("cell_type")
         if kind in counts:
@@ -379,37 +331,23 @@ def read_notebook(data: bytes, name: str) -> Notebook:
                 notes.append(f"{found.where} holds your written answers: it was read, not run")
             continue
         if kind == "code" and number is not None and SKIP_TAG in _tags(cell):
-            label = cell_label(number, first_line(_text(cell.get("source"))))
+            label = cell_label(number, first_line(cell_text(cell.get("source"))))
             notes.append(f"{label} is tagged `{SKIP_TAG}` and was not run")
         elif kind == "code" and number is not None:
-            code.append((number, _text(cell.get("source"))))
-        if _near_miss(cell, kind):
-            mentions.append(_mention(cell, number))
+            code.append((number, cell_text(cell.get("source"))))
+        if near_miss(cell, kind):
+            mentions.append(mention(cell, number))
+        if answers is None and len(unmarked) < MAX_UNMARKED:
+            candidate = unmarked_candidate(cell, number)
+            if candidate is not None:
+                unmarked.append(candidate)
     size = sum(len(text) for _, text in code)
     if size > MAX_CODE_CHARS:
         raise NotebookError(
             f"`{name}` holds {size:,} characters of code, more than a submission may "
             f"({MAX_CODE_CHARS:,})"
         )
-    return Notebook(name, code, answers, notes, checked, counts, mentions[:3])
-
-
-def _near_miss(cell: dict, kind: Any) -> bool:
-    """A cell that looks meant as the answers cell: it names the file and holds TOML-like lines
-    (a code or raw cell, or a markdown cell with a ```toml block), but not under its mark."""
-    text = _text(cell.get("source"))
-    if ANSWERS_FILE not in text.lower():
-        return False
-    if kind == "markdown":
-        return "```toml" in text.lower()
-    return kind in ("code", "raw")
-
-
-def _mention(cell: dict, number: int | None) -> str:
-    head = first_line(_text(cell.get("source")))
-    if number is not None:
-        return cell_label(number, head)
-    return f"the {cell.get('cell_type')} cell that starts `{head.strip()[:40]}`"
+    return Notebook(name, code, answers, notes, checked, counts, mentions[:3], unmarked)
 
 
 # --------------------------------------------------------------------------- hooks
@@ -418,13 +356,6 @@ def _mention(cell: dict, number: int | None) -> str:
 def notebook_name(code_file: str) -> str:
     """`transformer.py` -> `transformer.ipynb`."""
     return code_file.removesuffix(".py") + ".ipynb"
-
-
-ANSWERS_FORMS = (
-    "a code cell whose first line is `%%writefile answers.toml` (the handout's form) or "
-    "`# answers.toml`, a markdown cell that starts `# answers.toml` over a ```toml block, or a "
-    "raw cell that starts `# answers.toml`"
-)
 
 
 def answers_not_found(book: Notebook) -> str:
@@ -437,8 +368,9 @@ def answers_not_found(book: Notebook) -> str:
     near = ""
     if book.mentions:
         near = (
-            f" ({', '.join(book.mentions)} names `{ANSWERS_FILE}`, but not as its first line, so it "
-            "was not read as your answers)"
+            f" ({', '.join(book.mentions)} names `{ANSWERS_FILE}`, but neither starts with an "
+            "answers mark nor sets a key of this assignment's written questions, so it was not "
+            "read as your answers)"
         )
     return (
         f"`{ANSWERS_FILE}` was not found: it is not beside `{book.name}`, and none of {looked} is "
@@ -464,11 +396,17 @@ def _take_answers(located: Located, book: Notebook, run: NotebookRun) -> None:
     located.sources[ANSWERS_FILE] = f"the answers cell ({book.answers.short})"
 
 
-def use_notebook(located: Located, code_file: str | None, import_seconds: float) -> None:
+def use_notebook(
+    located: Located,
+    code_file: str | None,
+    import_seconds: float,
+    answer_keys: Collection[str] = (),
+) -> None:
     """Put the notebook's cells in place of the missing `code_file` (and its answers cell).
 
     A no-op without a notebook. `import_seconds`: the worker's time limit for importing the
-    module, shared among the cells (`TimeShares`).
+    module, shared among the cells (`TimeShares`). `answer_keys`: the written questions' keys,
+    by which a cell without an answers mark may still be found to hold the answers.
     """
     if code_file is None or not code_file.endswith(".py"):
         return
@@ -484,6 +422,8 @@ def use_notebook(located: Located, code_file: str | None, import_seconds: float)
     shares = TimeShares.for_import(import_seconds)
     try:
         book = read_notebook(data, name)
+        if ANSWERS_FILE not in located.files:
+            adopt_unmarked(book, frozenset(answer_keys))
         source = build_module(book.code_cells, name, shares)
     except NotebookError as err:
         located.problems[code_file] = f"{err}; no function in it could be run."
