@@ -103,6 +103,27 @@ def test_latex(latex: str, symbols: list[str], want: sympy.Expr) -> None:
     same(latex, symbols, want)
 
 
+@pytest.mark.parametrize(
+    ("latex", "symbols", "want"),
+    [
+        ("\\frac{1}{\\sqrt{d_k}}", ["d_k"], 1 / sympy.sqrt(d_k)),
+        ("1/\\sqrt{d_k}", ["d_k"], 1 / sympy.sqrt(d_k)),
+        (
+            "\\sigma(x)(1 - \\sigma(x))",
+            ["x"],
+            1 / (1 + sympy.exp(-x)) * (1 - 1 / (1 + sympy.exp(-x))),
+        ),
+        ("x^{2} \\cdot y", ["x", "y"], x**2 * y),
+        ("\\alpha_1 x", ["alpha_1", "x"], sympy.Symbol("alpha_1", real=True) * x),
+    ],
+)
+def test_latex_without_dollar_signs_is_read_when_it_uses_a_latex_command(
+    latex: str, symbols: list[str], want: sympy.Expr
+) -> None:
+    """A backslash command has no meaning in the plain syntax: the text is read as LaTeX."""
+    same(latex, symbols, want)
+
+
 def test_latex_translation_is_plain_text() -> None:
     assert latex_to_plain("\\frac{a}{b}") == "((a)/(b))"
 
@@ -149,7 +170,7 @@ def test_trusted_mode_takes_every_name_as_a_symbol() -> None:
         ("1/0", [], "division by zero"),
         ("$\\input{x}$", ["x"], "\\input is not supported"),
         ("$x$ + $y$", ["x", "y"], "single pair"),
-        ("\\frac{1}{2}", [], "between $ signs"),
+        ("\\input{x}", ["x"], "between $ signs"),  # not a command the reader knows
         ("$x_{t-1}$", ["x"], "subscript"),
         ("tanh^-1(x)", ["x"], "positive whole number"),
         ("$\\tanh^{x}(x)$", ["x"], "positive whole number"),

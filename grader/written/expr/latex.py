@@ -9,6 +9,7 @@ from grader.written.expr.errors import ExprError
 from grader.written.expr.limits import MAX_DEPTH
 from grader.written.expr.text import GREEK_NAMES, TOML_ESCAPES
 
+_COMMAND = re.compile(r"\\([A-Za-z]+)")
 _LATEX_FUNCTIONS = {"exp", "log", "ln", "tanh", "sinh", "cosh", "sin", "cos", "max", "min"}
 _LATEX_OPS = {"cdot": "*", "times": "*", "ast": "*", "div": "/"}
 _LATEX_SPACES = {",", ";", ":", "!", " ", "quad", "qquad", "displaystyle", "textstyle"}
@@ -19,7 +20,8 @@ _LATEX_GREEK_VARIANTS = {"varepsilon": "epsilon", "vartheta": "theta", "varphi":
 
 
 def unwrap_latex(text: str) -> str | None:
-    """The LaTeX inside `$…$`, `$$…$$` or `\\(…\\)`, or None when the text is not LaTeX."""
+    """The LaTeX inside `$…$`, `$$…$$` or `\\(…\\)`, the whole text when it uses a known LaTeX
+    command without them (`\\frac{1}{\\sqrt{d_k}}`), or None when the text is not LaTeX."""
     s = text.strip()
     for left, right in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
         if s.startswith(left) and s.endswith(right) and len(s) >= len(left) + len(right):
@@ -29,6 +31,8 @@ def unwrap_latex(text: str) -> str | None:
             return inner
     if "$" in s:
         raise ExprError("put the whole LaTeX expression between $ signs, e.g. $\\frac{1}{d}$")
+    if any(m.group(1) in _KNOWN_COMMANDS for m in _COMMAND.finditer(s)):
+        return s  # LaTeX without its $ signs: a backslash command means nothing else here
     return None
 
 
