@@ -101,6 +101,15 @@ def test_hostile_or_foreign_arithmetic_is_refused_quickly(typed: str) -> None:
     assert "This question asks for a number" in r.feedback
 
 
+@pytest.mark.parametrize("typed", ['"4x"', '"x4"', '"×4"', '"4 times"', '"4-fold"', '"4 X"'])
+def test_a_factor_is_read_as_its_number(typed: str) -> None:
+    """ "By what factor": 4x, x4, ×4 are the number 4 (a number question has no symbol x)."""
+    r = grade(question("factor", "number", 4.0), typed)
+    assert r.status == "correct", r.feedback
+    assert "was read as 4 (a factor)" in r.feedback
+    assert grade(question("factor", "number", 4.0), '"2x"').status == "wrong"
+
+
 def test_an_si_count_for_an_exact_count_is_close_not_correct() -> None:
     r = grade(COUNT, '"124.4M"')
     assert r.status == "wrong" and r.score == 0
@@ -203,6 +212,15 @@ def test_a_letter_followed_by_a_reason_is_the_letter(typed: str, rest: str) -> N
     assert f"the text after the letter (`{rest}`) was not graded" in r.feedback
 
 
+@pytest.mark.parametrize(
+    "typed", ['"Option C"', '"answer: C"', '"The answer is (C)"', '"Choice C. no mean"']
+)
+def test_a_word_before_the_letter_that_only_announces_it_is_read_past(typed: str) -> None:
+    assert grade(CHOICE, typed).status == "correct"
+    assert grade(CHOICE, '"Option"').status == "unreadable"
+    assert grade(CHOICE, '"Option D"').status == "wrong"
+
+
 def test_several_letters_then_a_reason() -> None:
     q = question("two", "choice", "A, C", choices=("A", "B", "C", "D"))
     assert grade(q, '"A and C: both hold"').status == "correct"
@@ -246,6 +264,29 @@ def test_array_and_shape_refusals_teach() -> None:
     assert "This question asks for an array of numbers, row by row" in r.feedback
     r = grade(question("s", "shape", (2, 3)), '"two by three"')
     assert 'This question asks for a shape: [2, 3] or "(2, 3)"' in r.feedback
+
+
+def test_an_array_written_as_a_string_or_with_numbers_as_strings_is_read() -> None:
+    q = question("a", "array", [[1000.0, 0.5]])
+    for typed in (
+        '"[[1000, 0.5]]"',
+        "'[[1000, 0.5]]'",
+        '[["1,000", "0.5"]]',
+        "\"[['1,000', 0.5]]\"",
+    ):
+        r = grade(q, typed)
+        assert r.status == "correct", (typed, r.feedback)
+    r = grade(q, '"[[1000, 0.5]]"')
+    assert "the array written as a string was read as an array" in r.feedback
+    r = grade(q, '[["1,000", "0.5"]]')
+    assert "`1,000` was read as 1000 (thousands separators dropped)" in r.feedback
+    assert grade(q, '"[[900, 0.5]]"').status == "wrong"
+
+
+@pytest.mark.parametrize("text", ["[[[[[1]]]]]", "[1, 2,]", "[" * 9000 + "]" * 9000])
+def test_a_string_that_is_not_an_array_of_numbers_is_refused(text: str) -> None:
+    r = grade(question("a", "array", [1.0]), f'"{text}"')
+    assert r.status == "unreadable" and "This question asks for an array of numbers" in r.feedback
 
 
 MERGES = ["s t", "e r", "st </w>", "l o", "lo w"]  # a BPE answer's form: two symbols, a space

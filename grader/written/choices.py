@@ -1,5 +1,6 @@
 """Reading a choice answer that carries a justification: `C. RMSNorm drops the mean`,
-`(C) because …`, `A and C: both …` are the letters, and the rest is noted as not graded."""
+`(C) because …`, `A and C: both …` are the letters, and the rest is noted as not graded; a
+leading `Option`, `Answer:` or `Choice` before the letter is read past."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ _LETTER = re.compile(
     r"\s*(?:(?:,|;|/|&|\+|and(?=[\s(]))\s*)?\(?([A-Za-z])\)?(?=[\s.,:;)\-–—!?]|$)[.:)]?"
 )
 _WORD = re.compile(r"[A-Za-z]{2,}")
+_LEAD = re.compile(r"\s*(?:the\s+)?(?:answer|option|choice|ans)\b\s*(?:is\b)?\s*[:.\-–—]?\s*", re.I)
 MAX_LEADING = 26  # letters read before the justification
 
 
@@ -26,6 +28,13 @@ def read_choice(value: Any, allowed: Iterable[str] = ()) -> tuple[frozenset[str]
             raise
         first_error = err
     text = value.strip()
+    lead = _LEAD.match(text)
+    if lead and lead.end() < len(text):  # "Option B", "Answer: C because …"
+        text = text[lead.end() :]
+        try:
+            return as_choice(text, allowed_set), ""
+        except AnswerFormatError:
+            pass
     found: list[tuple[str, int]] = []
     pos = 0
     while len(found) < MAX_LEADING and (m := _LETTER.match(text, pos)) and m.end() > pos:

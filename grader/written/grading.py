@@ -42,7 +42,7 @@ from grader.written.hints import (
     list_format,
     malformed_item,
 )
-from grader.written.numbers import read_number, suffix_close
+from grader.written.numbers import read_array, read_number, suffix_close
 from grader.written.question import option
 from grader.written.result import Status, WrittenResult
 
@@ -330,15 +330,16 @@ def _example_number(q: WrittenQuestion, want: float, integer: bool) -> str:
 def _check_array(
     q: WrittenQuestion, value: Any, expected: Any, checker: object, hidden: bool
 ) -> _Outcome:
+    value, readings = read_array(value)
     got = as_array(value)
     want = np.asarray(expected, dtype=np.float64)
     text = _show("array", got)
     if got.shape != want.shape:
         detail = f"Your array has shape {_shape(got.shape)}, which is not the shape asked for."
-        return _Outcome(False, text, text, detail=detail)
+        return _Outcome(False, text, text, detail=detail, readings=readings)
     correct = _close(got, want, q.tolerance)
     near = None if correct else _near_figures(got, want, q.tolerance)
-    return _Outcome(correct, text, text, near_figures=near)
+    return _Outcome(correct, text, text, near_figures=near, readings=readings)
 
 
 def _check_shape(

@@ -5,7 +5,8 @@ Beyond a plain number (`12.53`, `1e-3`, `"1/3"`), a number question reads:
   `124 439 808` (plain, thin or no-break spaces), `124_439_808`, `124'439'808`;
 - an SI-suffixed or worded count: `124.4M`, `1.5B`, `3k`, `2.5 million` (k, M, B or G, T);
 - arithmetic, read by the safe expression parser with no symbols: `12*8*1024^2`,
-  `$e^{2.45}$`, `exp(2.45)`, `2^20`.
+  `$e^{2.45}$`, `exp(2.45)`, `2^20`;
+- a factor: `4x`, `x4`, `×4`, `4 times`, `4-fold` (a number question has no symbol `x`).
 Anything else is refused with a message that says what a number looks like here.
 """
 
@@ -19,7 +20,7 @@ from typing import Any, Literal
 
 from grader.written.answers import AnswerFormatError, _describe, as_number
 
-How = Literal["plain", "separators", "suffix", "arithmetic"]
+How = Literal["plain", "separators", "suffix", "arithmetic", "factor"]
 
 _SEPARATORS = ",_' \u00a0\u2009\u202f"
 _GROUPED = re.compile(
@@ -34,6 +35,10 @@ _PLAIN = re.compile(
     r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?(?:\s*/\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)?"
 )
 _DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
+_NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_FACTOR = re.compile(
+    rf"(?:[x×*]\s*(?P<before>{_NUM})|(?P<after>{_NUM})\s*(?:[x×]|times|-?fold))", re.IGNORECASE
+)
 MAX_TEXT = 200  # characters of a number answer read as arithmetic
 
 
@@ -58,6 +63,7 @@ class NumberReading:
             "separators": "thousands separators dropped",
             "suffix": "the suffix read as a power of ten",
             "arithmetic": "the arithmetic evaluated",
+            "factor": "a factor",
         }[self.how]
         return f"`{self.written}` was read as {show_number(self.value)} ({what})"
 
@@ -88,6 +94,11 @@ def read_number(value: Any, example: str = "0.25") -> NumberReading:
         decimals = len(num.partition(".")[2])
         exact = Fraction(num) * 10**power
         return NumberReading(float(exact), "suffix", text, unit=10.0 ** (power - decimals))
+    factor = _FACTOR.fullmatch(text)
+    if factor:
+        return NumberReading(
+            as_number(factor.group("before") or factor.group("after")), "factor", text
+        )
     if _DECIMAL_COMMA.fullmatch(text):
         raise AnswerFormatError(
             f"{_describe(value)}: a comma is read only between groups of three digits "
@@ -141,3 +152,57 @@ def suffix_close(reading: NumberReading, want: float) -> bool:
     if reading.how != "suffix" or reading.unit is None:
         return False
     return abs(reading.value - want) <= reading.unit / 2 + 1e-9 * abs(want)
+
+
+MAX_ARRAY_TEXT = 20_000  # characters of an array written as one string
+MAX_ARRAY_NESTING = 4  # brackets deep: an answer is a vector or a matrix
+
+
+def _nesting(text: str) -> int:
+    depth = deepest = 0
+    for ch in text:
+        if ch == "[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch == "]":
+            depth -= 1
+    return deepest
+
+
+def read_array(value: Any) -> tuple[Any, tuple[str, ...]]:
+    """An array answer as TOML arrays of numbers, and how it was read when it was not one: an
+    array written as a string (`"[0.5, -1.0]"`) is read as the array it spells, and a number
+    written as a string inside an array (`"23,236,608"`) as `read_number` reads it."""
+    notes: list[str] = []
+    if (
+        isinstance(value, str)
+        and value.strip().startswith("[")
+        and len(value) <= MAX_ARRAY_TEXT
+        and _nesting(value) <= MAX_ARRAY_NESTING
+    ):
+        import json
+
+        try:
+            parsed = json.loads(value.replace("'", '"'))
+        except (ValueError, RecursionError):
+            parsed = None
+        if isinstance(parsed, list):
+            value = parsed
+            notes.append("the array written as a string was read as an array")
+    if not isinstance(value, list):
+        return value, tuple(notes)
+
+    def number(x: Any) -> Any:
+        if isinstance(x, list):
+            return [number(v) for v in x]
+        if isinstance(x, str):
+            try:
+                reading = read_number(x)
+            except AnswerFormatError:
+                return x  # as_array says what is wrong with it
+            notes.append(reading.note or "numbers written as strings were read as numbers")
+            return reading.value
+        return x
+
+    read = number(value)
+    return read, tuple(dict.fromkeys(notes))[:3]
