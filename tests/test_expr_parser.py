@@ -75,6 +75,8 @@ def same(text: str, symbols: list[str], want: sympy.Expr) -> None:
         ("abs(x)", ["x"], sympy.Abs(x)),
         ("log(8, 2)", [], sympy.Integer(3)),
         ("  x \n + 1\t", ["x"], x + 1),
+        ("1/sqrt(dk)", ["d_k"], 1 / sympy.sqrt(d_k)),  # d_k without its underscore
+        ("2 dmodel", ["d_model", "h"], 2 * sympy.Symbol("d_model", real=True)),
     ],
 )
 def test_reading_rules(text: str, symbols: list[str], want: sympy.Expr) -> None:
@@ -145,7 +147,7 @@ def test_trusted_mode_takes_every_name_as_a_symbol() -> None:
 @pytest.mark.parametrize(
     ("text", "symbols", "fragment"),
     [
-        ("dk", ["d_k"], "did you mean d_k"),
+        ("abc", ["a_bc", "ab_c"], "unknown name 'abc'"),  # two symbols without underscores
         ("q", ["x", "y"], "unknown name 'q'"),
         ("q", ["x", "y"], "x, y"),
         ("x +", ["x"], "ends too early"),
@@ -333,3 +335,9 @@ def test_unicode_greek_reads_as_the_declared_symbol(
     text: str, symbols: list[str], want: str
 ) -> None:
     assert read(text, symbols).shown == want
+
+
+def test_a_symbol_written_without_its_underscore_is_read_with_a_note() -> None:
+    parsed = read("1/sqrt(dk)", ["d_k"])
+    assert parsed.note == "`dk` was read as `d_k`"
+    assert read("1/sqrt(d_k)", ["d_k"]).note is None

@@ -233,7 +233,11 @@ class _Parser:
             raise ExprError(f"the name at position {pos + 1} is too long ({len(word)} letters)")
         pieces = _segment(word, self.symbols, call_next)
         if pieces is None:
-            raise ExprError(_unknown_name(word, self.symbols))
+            meant = _without_underscore(word, self.symbols)
+            if meant is None:
+                raise ExprError(_unknown_name(word, self.symbols))
+            self.notes.append(f"`{word}` was read as `{meant}`")
+            return self.node(Sym(meant))
         tree: Node | None = None
         for piece in pieces:
             if piece in self.symbols:
@@ -360,6 +364,13 @@ def _segment(word: str, symbols: frozenset[str], call_next: bool) -> list[str] |
 
     pieces = split(0)
     return pieces if pieces and len(pieces) > 1 else None
+
+
+def _without_underscore(word: str, symbols: frozenset[str]) -> str | None:
+    """The one declared symbol that `word` writes without its underscores (`dk` for `d_k`,
+    `dmodel` for `d_model`), or None when there is none or more than one."""
+    meant = [s for s in symbols if "_" in s and s.replace("_", "") == word]
+    return meant[0] if len(meant) == 1 else None
 
 
 def _unknown_name(word: str, symbols: frozenset[str]) -> str:
