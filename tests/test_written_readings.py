@@ -283,6 +283,29 @@ def test_an_array_written_as_a_string_or_with_numbers_as_strings_is_read() -> No
     assert grade(q, '"[[900, 0.5]]"').status == "wrong"
 
 
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "'''[[1000.   0.5]]'''",  # numpy's print: spaces, no commas
+        "'''[[ 1.0e+03  5.0e-01]]'''",
+        '"array([[1000., .5]])"',  # numpy's repr
+        '"tensor([[1000.0000,    0.5000]])"',  # torch's
+        '"np.array([[1000, 0.5]], dtype=np.float64)"',
+    ],
+)
+def test_an_array_as_numpy_or_torch_prints_it_is_read(typed: str) -> None:
+    r = grade(question("a", "array", [[1000.0, 0.5]]), typed)
+    assert r.status == "correct", (typed, r.feedback)
+
+
+def test_two_rows_printed_by_numpy_keep_their_shape() -> None:
+    q = question("a", "array", [[0.2176, -0.1224], [-0.1224, 0.1476]])
+    assert grade(q, "'''[[ 0.2176 -0.1224]\n [-0.1224  0.1476]]'''").status == "correct"
+    r = grade(q, "'''[ 0.2176 -0.1224 -0.1224  0.1476]'''")
+    assert r.status == "wrong" and "shape (4,)" in r.feedback
+    assert grade(question("v", "array", [0.959, -1.959]), '"(0.959, -1.959)"').status == "correct"
+
+
 @pytest.mark.parametrize("text", ["[[[[[1]]]]]", "[1, 2,]", "[" * 9000 + "]" * 9000])
 def test_a_string_that_is_not_an_array_of_numbers_is_refused(text: str) -> None:
     r = grade(question("a", "array", [1.0]), f'"{text}"')

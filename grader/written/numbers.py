@@ -169,24 +169,52 @@ def _nesting(text: str) -> int:
     return deepest
 
 
+_PRINTED = re.compile(
+    r"(?:np\.|numpy\.|torch\.)?(?:array|tensor)\((.*?)(?:,\s*dtype=[\w.]+)?\)", re.S
+)
+_NUMERIC = re.compile(r"[\[\]()\s0-9eE.,+\-]*")
+
+
+def _array_text(text: str) -> list | None:
+    """The array a string spells: `"[0.5, -1.0]"`, `"(0.5, -1.0)"`, or as numpy and torch print
+    one (`"[[ 0.5 -1. ]\n [ 2.  0.25]]"`, `"array([0.5, -1.])"`); None when it spells none."""
+    import json
+
+    s = text.strip()
+    printed = _PRINTED.fullmatch(s)
+    if printed:
+        s = printed.group(1).strip()
+    if s[:1] not in ("[", "(") or _nesting(s) > MAX_ARRAY_NESTING:
+        return None
+    try:  # TOML's and JSON's own form, items quoted or not
+        parsed = json.loads(s.replace("'", '"'))
+        if isinstance(parsed, list):
+            return parsed
+    except (ValueError, RecursionError):
+        pass
+    if not _NUMERIC.fullmatch(s):
+        return None
+    s = s.replace("(", "[").replace(")", "]")
+    s = re.sub(r"(?<=[0-9.])\s+(?=[-+0-9.])", ",", s)  # numpy's spaces between numbers
+    s = re.sub(r"\]\s*\[", "],[", s)  # and between rows
+    s = re.sub(r"(?<![0-9])\.(?=[0-9])", "0.", s)  # .5 -> 0.5
+    s = re.sub(r"(?<=[0-9])\.(?![0-9])", ".0", s)  # 1. -> 1.0
+    s = re.sub(r"(?<=[\[,])\s*\+", "", s)  # +1 -> 1
+    try:
+        parsed = json.loads(s)
+    except (ValueError, RecursionError):
+        return None
+    return parsed if isinstance(parsed, list) else None
+
+
 def read_array(value: Any) -> tuple[Any, tuple[str, ...]]:
     """An array answer as TOML arrays of numbers, and how it was read when it was not one: an
     array written as a string (`"[0.5, -1.0]"`) is read as the array it spells, and a number
     written as a string inside an array (`"23,236,608"`) as `read_number` reads it."""
     notes: list[str] = []
-    if (
-        isinstance(value, str)
-        and value.strip().startswith("[")
-        and len(value) <= MAX_ARRAY_TEXT
-        and _nesting(value) <= MAX_ARRAY_NESTING
-    ):
-        import json
-
-        try:
-            parsed = json.loads(value.replace("'", '"'))
-        except (ValueError, RecursionError):
-            parsed = None
-        if isinstance(parsed, list):
+    if isinstance(value, str) and len(value) <= MAX_ARRAY_TEXT:
+        parsed = _array_text(value)
+        if parsed is not None:
             value = parsed
             notes.append("the array written as a string was read as an array")
     if not isinstance(value, list):
