@@ -315,6 +315,32 @@ def test_a_string_that_is_not_an_array_of_numbers_is_refused(text: str) -> None:
 MERGES = ["s t", "e r", "st </w>", "l o", "lo w"]  # a BPE answer's form: two symbols, a space
 
 
+@pytest.mark.parametrize(
+    "typed",
+    [
+        '[["s", "t"], ["e", "r"], ["st", "</w>"], ["l", "o"], ["lo", "w"]]',  # as bpe_learn returns
+        '["(s, t)", "(e, r)", "(st, </w>)", "(l, o)", "(lo, w)"]',
+        """["('s', 't')", "('e', 'r')", "('st', '</w>')", "('l', 'o')", "('lo', 'w')"]""",
+        '["s t -> st", "e r -> er", "st </w> -> st</w>", "l o -> lo", "lo w -> low"]',
+        '"(s, t), (e, r), (st, </w>), (l, o), (lo, w)"',
+    ],
+)
+def test_merges_written_as_tuples_or_with_their_result_are_read(typed: str) -> None:
+    q = question("bpe", "list", MERGES, cls=WrittenQuestion, ordered=True)
+    r = grade(q, typed)
+    assert r.status == "correct", r.feedback
+
+
+def test_a_tuple_form_is_still_graded_item_by_item_and_never_guessed() -> None:
+    q = question("bpe", "list", MERGES, cls=WrittenQuestion, ordered=True)
+    r = grade(q, '[["t", "s"], ["e", "r"], ["st", "</w>"], ["l", "o"], ["lo", "w"]]')
+    assert r.status == "wrong" and "read as symbols separated by a space" in r.feedback
+    assert "4 of the 5 items asked for are right" in r.feedback
+    # an arrow whose right side is not the symbols joined is not a merge
+    r = grade(q, '["s t -> ts", "e r", "st </w>", "l o", "lo w"]')
+    assert r.status == "unreadable" and "item 1 of your list" in r.feedback
+
+
 def test_a_malformed_list_item_is_named() -> None:
     q = question("bpe", "list", MERGES, cls=WrittenQuestion, ordered=True)
     r = grade(q, '["s t", "e r", "st</w>", "l o", "lo w"]')

@@ -868,7 +868,8 @@ WRITTEN: tuple[WrittenQuestion, ...] = (
         "expression",
         lambda n: params.per_block_text(),
         _per_block_wrong,
-        symbols=("d",),
+        symbols=("d", "d_model"),
+        relations=("d_model = d",),  # the notes write the model width both ways
     ),
     written(
         "a6.gpt2_small_total",

@@ -42,6 +42,7 @@ from grader.written.hints import (
     list_format,
     malformed_item,
 )
+from grader.written.items import read_items
 from grader.written.numbers import read_array, read_number, suffix_close
 from grader.written.question import option
 from grader.written.result import Status, WrittenResult
@@ -366,10 +367,11 @@ def _clip(text: str, n: int = 60) -> str:
 def _check_list(
     q: WrittenQuestion, value: Any, expected: Any, checker: object, hidden: bool
 ) -> _Outcome:
-    got = as_list(value)
     want = as_list(list(expected))
     ordered = bool(getattr(q, "ordered", False))
     fmt = list_format(q, want)
+    value, note = read_items(value, fmt)
+    got = as_list(value)
     bad = malformed_item(got, fmt)
     if bad is not None and not hidden:
         raise AnswerFormatError(bad)
@@ -381,7 +383,7 @@ def _check_list(
         n = _items_right(got, want, ordered, q.tolerance)
         where = " (each in its place)" if ordered else ""
         right = f"{n} of the {len(want)} items asked for are right{where}."
-    return _Outcome(correct, text, text, right_items=right)
+    return _Outcome(correct, text, text, right_items=right, readings=(note,) if note else ())
 
 
 def _items_right(
