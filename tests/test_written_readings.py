@@ -259,6 +259,32 @@ def test_an_expression_refusal_names_the_symbols(checker: ExprChecker) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        ('"torch.Size([2, 4, 8])"', "torch's `Size(…)` was read"),
+        ('"x.shape = torch.Size([2, 4, 8])"', "the sizes after `=` were read"),
+        ('"(B, T, d) = (2, 4, 8)"', "(`(B, T, d)` is their label)"),
+        ('"2 4 8"', "sizes separated by spaces"),
+        ('"(2 4 8)"', "sizes separated by spaces"),
+    ],
+)
+def test_a_shape_as_torch_prints_it_or_labelled_is_read(typed: str, said: str) -> None:
+    q = question("s", "shape", (2, 4, 8))
+    r = grade(q, typed)
+    assert r.status == "correct", r.feedback
+    r = grade(question("s", "shape", (2, 4, 9)), typed)
+    assert r.status == "wrong" and said in r.feedback
+
+
+def test_one_whole_number_is_a_one_dimensional_shape() -> None:
+    r = grade(question("s", "shape", (8,)), "8")
+    assert r.status == "correct"
+    r = grade(question("s", "shape", (9,)), "8")
+    assert r.status == "wrong" and "`8` was read as the one-dimensional shape (8,)" in r.feedback
+    assert grade(question("s", "shape", (2, 4)), '"2 4 x"').status == "unreadable"
+
+
 def test_array_and_shape_refusals_teach() -> None:
     r = grade(question("a", "array", [[1.0, 0.0]]), '"one, zero"')
     assert "This question asks for an array of numbers, row by row" in r.feedback

@@ -43,7 +43,7 @@ from grader.written.hints import (
     malformed_item,
 )
 from grader.written.items import read_items
-from grader.written.numbers import read_array, read_number, suffix_close
+from grader.written.numbers import read_array, read_number, read_shape, suffix_close
 from grader.written.question import option
 from grader.written.result import Status, WrittenResult
 
@@ -346,8 +346,10 @@ def _check_array(
 def _check_shape(
     q: WrittenQuestion, value: Any, expected: Any, checker: object, hidden: bool
 ) -> _Outcome:
+    value, note = read_shape(value)
     got = as_shape(value)
-    return _Outcome(got == _as_shape_trusted(expected), _shape(got), _shape(got))
+    readings = (note,) if note else ()
+    return _Outcome(got == _as_shape_trusted(expected), _shape(got), _shape(got), readings=readings)
 
 
 def _check_choice(

@@ -1,4 +1,5 @@
-"""Reading a number answer as students write one, and saying how it was read.
+"""Reading a number answer (and an array or a shape of numbers) as students write one, and
+saying how it was read.
 
 Beyond a plain number (`12.53`, `1e-3`, `"1/3"`), a number question reads:
 - thousands separators, one kind per number, in groups of three: `124,439,808`,
@@ -234,3 +235,32 @@ def read_array(value: Any) -> tuple[Any, tuple[str, ...]]:
 
     read = number(value)
     return read, tuple(dict.fromkeys(notes))[:3]
+
+
+_SIZE = re.compile(r"(?:torch\.)?Size\((.*)\)", re.S)
+_SPACED = re.compile(r"[(\[]?\s*\d+(?:\s+\d+)+\s*[)\]]?")
+
+
+def read_shape(value: Any) -> tuple[Any, str | None]:
+    """A shape answer in a form `as_shape` reads, and how it was read when it was not one:
+    torch's `torch.Size([2, 4])`, a label before `=` (`(B, T) = (2, 4)`), sizes separated by
+    spaces (`2 4`), one whole number for a one-dimensional shape (`8`)."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**18:
+        return [value], f"`{value}` was read as the one-dimensional shape ({value},)"
+    if not isinstance(value, str) or len(value) > MAX_TEXT:
+        return value, None
+    text = value.strip()
+    notes = []
+    if "=" in text:
+        left, _, right = text.rpartition("=")
+        if any(ch.isalpha() for ch in left):
+            text = right.strip()
+            notes.append(f"the sizes after `=` were read (`{left.strip()}` is their label)")
+    size = _SIZE.fullmatch(text)
+    if size:
+        text = size.group(1).strip()
+        notes.append("torch's `Size(…)` was read as the shape it holds")
+    if _SPACED.fullmatch(text):
+        text = ", ".join(text.strip("()[] \t\n").split())
+        notes.append("sizes separated by spaces were read as a shape")
+    return (text, "; ".join(notes)) if notes else (value, None)
