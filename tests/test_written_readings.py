@@ -367,6 +367,28 @@ def test_a_tuple_form_is_still_graded_item_by_item_and_never_guessed() -> None:
     assert r.status == "unreadable" and "item 1 of your list" in r.feedback
 
 
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        ('"[2, 3, 1]"', "the list written as a string was read as a list"),
+        ('"2 3 1"', "numbers separated by spaces were read as a list"),
+    ],
+)
+def test_a_list_of_numbers_written_as_one_string_is_read(typed: str, said: str) -> None:
+    """a3's beam search by hand: token ids. Before, "2 3 1" was one item, graded wrong."""
+    q = question("beam", "list", [2, 3, 1], cls=WrittenQuestion, ordered=True)
+    assert grade(q, typed).status == "correct"
+    r = grade(q, typed.replace("3", "4"))
+    assert r.status == "wrong" and said in r.feedback
+
+
+def test_words_separated_by_spaces_stay_one_item_where_items_are_symbols() -> None:
+    q = question("bpe", "list", MERGES, cls=WrittenQuestion, ordered=True)
+    typed = "\"['s t', 'e r', 'st </w>', 'l o', 'lo w']\""  # one TOML string
+    assert grade(q, typed).status == "correct"
+    assert grade(q, '"s t e r"').status == "unreadable"  # never split into merges
+
+
 def test_a_malformed_list_item_is_named() -> None:
     q = question("bpe", "list", MERGES, cls=WrittenQuestion, ordered=True)
     r = grade(q, '["s t", "e r", "st</w>", "l o", "lo w"]')

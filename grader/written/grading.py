@@ -42,7 +42,7 @@ from grader.written.hints import (
     list_format,
     malformed_item,
 )
-from grader.written.items import read_items
+from grader.written.items import read_list
 from grader.written.numbers import read_array, read_number, read_shape, suffix_close
 from grader.written.question import option
 from grader.written.result import Status, WrittenResult
@@ -372,7 +372,7 @@ def _check_list(
     want = as_list(list(expected))
     ordered = bool(getattr(q, "ordered", False))
     fmt = list_format(q, want)
-    value, note = read_items(value, fmt)
+    value, note = read_list(value, fmt, all(isinstance(w, float) for w in want))
     got = as_list(value)
     bad = malformed_item(got, fmt)
     if bad is not None and not hidden:

@@ -1,8 +1,9 @@
-"""Reading a list answer whose items are tuples of symbols (a6's BPE merges, `"s t"`) as
-students write them, and saying how it was read.
+"""Reading a list answer as students write one, and saying how it was read: a list written
+as a string (`"[2, 3, 1]"`, `"2 3 1"` where the items are numbers), and items that are tuples
+of symbols (a6's BPE merges, `"s t"`).
 
-The form asked for is the symbols separated by a space. Also read, when every item then has
-the symbols the question's items have:
+Items of symbols are asked for as the symbols separated by a space. Also read, when every
+item then has as many symbols as the question's items have:
 - an item as a TOML array of strings: `["s", "t"]` (as `bpe_learn` returns a merge);
 - an item as a Python tuple in a string: `"(s, t)"`, `"('s', 't')"`;
 - an item with the merged symbol after an arrow: `"s t -> st"` (the arrow's right side must be
@@ -18,6 +19,24 @@ from typing import Any
 _TUPLE = re.compile(r"\(([^()]*)\)")
 _ARROW = re.compile(r"\s*(?:->|→|=>)\s*")
 MAX_ITEMS = 1000  # items read; a longer list is left as written
+MAX_TEXT = 20_000  # characters of a list written as one string
+_NUMBERS = re.compile(r"[+-]?\d+(?:\.\d*)?(?:\s+[+-]?\d+(?:\.\d*)?)+")
+
+
+def read_list(value: Any, parts: int | None, numeric: bool) -> tuple[Any, str | None]:
+    """A list answer as `as_list` reads it, and a note when it was rewritten: a list written
+    as a string in brackets (`"[2, 3, 1]"`), numbers separated by spaces where every item
+    asked for is a number (`"2 3 1"`), and items of `parts` symbols (`read_items`)."""
+    note = None
+    if isinstance(value, str) and len(value) <= MAX_TEXT:
+        text = value.strip()
+        if text[:1] == "[" and text[-1:] == "]" and "[" not in text[1:-1]:
+            items = [i.strip().strip("'\"").strip() for i in text[1:-1].split(",")]
+            value, note = [i for i in items if i], "the list written as a string was read as a list"
+        elif numeric and "," not in text and _NUMBERS.fullmatch(text):
+            value, note = text.split(), "numbers separated by spaces were read as a list"
+    value, tuples = read_items(value, parts)
+    return value, "; ".join(n for n in (note, tuples) if n) or None
 
 
 def read_items(value: Any, parts: int | None) -> tuple[Any, str | None]:
