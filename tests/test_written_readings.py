@@ -110,6 +110,31 @@ def test_a_factor_is_read_as_its_number(typed: str) -> None:
     assert grade(question("factor", "number", 4.0), '"2x"').status == "wrong"
 
 
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        ('"p = 0.2500"', "`p =` set aside"),
+        ('"P(like | I) = 1/4"', "`P(like | I) =` set aside"),
+        ('"= 0.25"', "the `=` set aside"),
+        ('"≈ 0.25"', "`≈` set aside"),
+        ('"~0.25"', "the approximation sign set aside"),
+        ('"about 0.25"', "the approximation sign set aside"),
+        ('"0.25 (rounded)"', "`(rounded)` set aside"),
+        ('"0.25."', "the full stop set aside"),
+    ],
+)
+def test_what_only_surrounds_a_number_is_set_aside_and_said(typed: str, said: str) -> None:
+    r = grade(question("p", "number", 0.25), typed)
+    assert r.status == "correct", r.feedback
+    r = grade(question("p", "number", 0.5), typed)
+    assert r.status == "wrong" and said in r.feedback and "was read as 0.25" in r.feedback
+
+
+@pytest.mark.parametrize("typed", ['"p = "', '"p = q = "', '"(about)"'])
+def test_nothing_or_a_number_in_the_remark_is_not_guessed(typed: str) -> None:
+    assert grade(question("p", "number", 0.25), typed).status == "unreadable"
+
+
 def test_an_si_count_for_an_exact_count_is_close_not_correct() -> None:
     r = grade(COUNT, '"124.4M"')
     assert r.status == "wrong" and r.score == 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -54,19 +54,25 @@ class NumberReading:
     """The text as written (for feedback)."""
     unit: float | None = None
     """suffix: the place value of the last digit written (1e5 for 124.4M)."""
+    set_aside: str | None = None
+    """What around the number was not read: "`p =` set aside"."""
 
     @property
     def note(self) -> str | None:
         """How the answer was read, when it was not a plain number."""
-        if self.how == "plain":
+        whats = [self.set_aside] if self.set_aside else []
+        if self.how != "plain":
+            whats.append(
+                {
+                    "separators": "thousands separators dropped",
+                    "suffix": "the suffix read as a power of ten",
+                    "arithmetic": "the arithmetic evaluated",
+                    "factor": "a factor",
+                }[self.how]
+            )
+        if not whats:
             return None
-        what = {
-            "separators": "thousands separators dropped",
-            "suffix": "the suffix read as a power of ten",
-            "arithmetic": "the arithmetic evaluated",
-            "factor": "a factor",
-        }[self.how]
-        return f"`{self.written}` was read as {show_number(self.value)} ({what})"
+        return f"`{self.written}` was read as {show_number(self.value)} ({'; '.join(whats)})"
 
 
 def show_number(x: float) -> str:
@@ -81,7 +87,43 @@ def read_number(value: Any, example: str = "0.25") -> NumberReading:
     """A number answer, read as docs/answers.md says; AnswerFormatError (teaching) otherwise."""
     if not isinstance(value, str) or isinstance(value, bool):
         return NumberReading(as_number(value), "plain", str(value))
-    text = value.strip().replace("\u2212", "-")
+    written = value.strip().replace("\u2212", "-")
+    text, set_aside = _bare(written)
+    reading = _read_text(value, text, example)
+    if set_aside is None:
+        return reading
+    return replace(reading, written=written, set_aside=set_aside)
+
+
+_LABEL = re.compile(r"(?P<label>.*)(?P<sign>=|≈)\s*(?P<rest>[^=≈]*)", re.S)
+_APPROX = re.compile(r"(?:~|≈|about|approx\.?|approximately)\s*(?P<rest>\S.*)", re.I | re.S)
+_ASIDE = re.compile(r"(?P<rest>.*?\S)\s*\((?P<aside>[^()\d]*)\)", re.S)
+_END_STOP = re.compile(r"(?P<rest>[+-]?\d*\.\d+)\.")
+
+
+def _bare(text: str) -> tuple[str, str | None]:
+    """The number's own text without what only surrounds it: a label and `=` (`p = 1/3`), an
+    approximation sign (`≈ 0.94`, `~0.94`), a remark in brackets (`0.94 (rounded)`), a full
+    stop after a decimal (`0.94.`); and what was set aside, in words."""
+    aside = []
+    if len(text) <= MAX_TEXT and (m := _LABEL.fullmatch(text)) and m.group("rest").strip():
+        label = m.group("label").strip()
+        text = m.group("rest").strip()
+        sign = m.group("sign")
+        aside.append(f"`{label} {sign}` set aside" if label else f"the `{sign}` set aside")
+    if m := _APPROX.fullmatch(text):
+        text = m.group("rest").strip()
+        aside.append("the approximation sign set aside")
+    if (m := _ASIDE.fullmatch(text)) and m.group("aside").strip():
+        text = m.group("rest")
+        aside.append(f"`({m.group('aside').strip()})` set aside")
+    if m := _END_STOP.fullmatch(text):
+        text = m.group("rest")
+        aside.append("the full stop set aside")
+    return text, "; ".join(aside) or None
+
+
+def _read_text(value: Any, text: str, example: str) -> NumberReading:
     if _PLAIN.fullmatch(text):
         return NumberReading(as_number(text), "plain", text)
     grouped = _GROUPED.fullmatch(text)
