@@ -301,6 +301,7 @@ WRITE = 'answers = """\nq1 = "B"\nq2 = 3.5\n"""\nwith open("answers.toml", "w") 
         ),
         (cell("code", "# Written part\n# answers.toml\n" + TOML), "comment", 3),
         (cell("code", WRITE), "string", 2),
+        (cell("code", "# my answers\n" + TOML), "toml", 2),
         (
             cell(
                 "code",
@@ -315,6 +316,7 @@ WRITE = 'answers = """\nq1 = "B"\nq2 = 3.5\n"""\nwith open("answers.toml", "w") 
         "markdown-title-naming-the-file",
         "mark-below-a-title",
         "open-write",
+        "code-of-toml",
         "write_text",
     ],
 )
@@ -329,11 +331,26 @@ def test_an_unmarked_cell_that_sets_a_written_key_is_taken_as_the_answers(
     assert book.answers is not None and book.answers.form == form and not book.answers.marked
     lines = book.answers.toml.split("\n")
     assert lines[line_of_q1 - 1] == 'q1 = "B"' and lines[line_of_q1] == "q2 = 3.5"
-    assert [ln for ln in lines if ln.strip()] == ['q1 = "B"', "q2 = 3.5"]
+    assert [ln for ln in lines if ln.strip() and not ln.startswith("#")] == ['q1 = "B"', "q2 = 3.5"]
     assert any("taken as your written answers" in n and "`q1`" in n for n in book.notes)
     ran = [n for n, _ in book.code_cells]
     # a cell of TOML is read, not run; a cell of Python that writes the file still runs
     assert ran == ([1, 2] if form == "string" else [1])
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "q1 = 'B'\n",  # one value: a variable, not a sheet of answers
+        "d = 4\nh = 2\n",  # TOML, but no written key
+        "q1 = 'B'\nq2 = f(3)\n",  # Python, not TOML
+    ],
+)
+def test_a_code_cell_is_taken_as_toml_answers_only_when_it_is_toml_with_two_values(source):
+    book = nb.read_notebook(notebook(cell("code", "x = 1\n"), cell("code", source)), "a.ipynb")
+    nb.adopt_unmarked(book, KEYS | {"d_model"})
+    assert book.answers is None
+    assert [n for n, _ in book.code_cells] == [1, 2]
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,9 @@
 
 An answers cell is marked by its first line (`%%writefile answers.toml` or `# answers.toml` in a
 code cell, `# answers.toml` over a ```toml block in a markdown cell, or a raw cell). A notebook
-without one may still hold its answers in a cell that is not marked (`unmarked_candidate`):
+without one may still hold its answers in a cell that is not marked (`unmarked_candidate`: a
+```toml block, a mark below a title line, a string written to the file, a code cell that is
+itself TOML):
 `grader.engine.notebook` takes such a cell only when it sets a key of the assignment's written
 questions. The answers are read, never run, with the cell's own line numbers.
 """
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from grader.engine.notebook_source import cell_label, first_line
+from grader.written.answers import toml_table
 
 ANSWERS_FILE = "answers.toml"
 ANSWERS_MARK = "# answers.toml"
@@ -23,7 +26,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)\s*([\w-]*)\s*$")
 _WRITEFILE = re.compile(r"^%%writefile(\s+-a|\s+--append)?\s+(\./)?answers\.toml\s*$", re.I)
 _COMMENT_MARK = re.compile(r"^#\s*answers\.toml\s*$", re.I)
 _MARKDOWN_MARK = re.compile(r"^(#{1,6}\s*)?[*_`]*answers\.toml[*_`]*\s*:?\s*$", re.I)
-AnswersForm = Literal["writefile", "comment", "markdown", "raw", "string"]
+AnswersForm = Literal["writefile", "comment", "markdown", "raw", "string", "toml"]
 
 
 def cell_text(value: Any) -> str:
@@ -124,10 +127,11 @@ _TRIPLE = re.compile(r"^[rRuU]?('''|\"\"\")")
 
 
 MAX_UNMARKED = 20  # unmarked cells kept as candidates
+MAX_TOML_CELL = 64 << 10  # characters of a code cell tried as a whole TOML document
 
 
 def unmarked_candidate(cell: dict, number: int | None) -> AnswersCell | None:
-    """What an unmarked cell would give as the answers (`grader.engine.notebook.adopt_unmarked` decides)."""
+    """What an unmarked cell would give as the answers (`notebook.adopt_unmarked` decides)."""
     kind = cell.get("cell_type")
     lines = _lines(cell)
     head = first_line("\n".join(lines)).strip()
@@ -145,6 +149,8 @@ def unmarked_candidate(cell: dict, number: int | None) -> AnswersCell | None:
             return None
         body = _markdown_toml(lines, tomls[0] - 1)
         return AnswersCell("markdown", "\n".join(body) + "\n", where, short, False)
+    if kind == "code" and ANSWERS_FILE not in "\n".join(lines).lower():
+        return _toml_code(lines, where, short, number)
     if kind not in ("code", "raw") or ANSWERS_FILE not in "\n".join(lines).lower():
         return None
     row = next((i for i, line in enumerate(lines) if _MARK_LINE.match(line)), None)
@@ -157,6 +163,18 @@ def unmarked_candidate(cell: dict, number: int | None) -> AnswersCell | None:
     if kind == "code":
         return _string_candidate(lines, where, short, number)
     return None
+
+
+def _toml_code(lines: list[str], where: str, short: str, number: int | None) -> AnswersCell | None:
+    """A code cell that is a whole TOML document of two or more values (`score_variance =
+    "d_k"` …, answers written as Python variables): read as the answers, not run."""
+    source = "\n".join(lines)
+    if len(source) > MAX_TOML_CELL or source.count("=") < 2:
+        return None
+    table = toml_table(source)
+    if table is None or sum(not isinstance(v, dict) for v in table.values()) < 2:
+        return None
+    return AnswersCell("toml", source + "\n", where, short, False, number)
 
 
 def _string_candidate(

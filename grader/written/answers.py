@@ -52,6 +52,14 @@ def _toml() -> Any:
     return tomllib
 
 
+def toml_table(text: str) -> dict[str, Any] | None:
+    """The table `text` is as a whole TOML document, or None when it is not one."""
+    try:
+        return _toml().loads(text)
+    except _parse_errors():
+        return None
+
+
 def _parse_errors() -> tuple[type[BaseException], ...]:
     """What reading a TOML text may raise (ValueError: an integer of over 4300 digits)."""
     return (_toml().TOMLDecodeError, ValueError, RecursionError)
