@@ -105,8 +105,10 @@ def _bare(text: str) -> tuple[str, str | None]:
     """The number's own text without what only surrounds it: a label and `=` (`p = 1/3`), an
     approximation sign (`≈ 0.94`, `~0.94`), a remark in brackets (`0.94 (rounded)`), a full
     stop after a decimal (`0.94.`); and what was set aside, in words."""
+    if len(text) > MAX_TEXT:  # too long to be a number: refused as it is
+        return text, None
     aside = []
-    if len(text) <= MAX_TEXT and (m := _LABEL.fullmatch(text)) and m.group("rest").strip():
+    if (m := _LABEL.fullmatch(text)) and m.group("rest").strip():
         label = m.group("label").strip()
         text = m.group("rest").strip()
         sign = m.group("sign")
