@@ -341,3 +341,26 @@ def test_a_symbol_written_without_its_underscore_is_read_with_a_note() -> None:
     parsed = read("1/sqrt(dk)", ["d_k"])
     assert parsed.note == "`dk` was read as `d_k`"
     assert read("1/sqrt(d_k)", ["d_k"]).note is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sigma(u_o^T v_c) u_o",
+        "sigma(u_o^Tv_c) u_o",
+        "σ(u_oᵀ v_c) u_o",
+        "σ(u_o⊤v_c) u_o",
+        "$\\sigma(u_o^\\top v_c) u_o$",
+        "$\\sigma(u_o^{T} v_c) u_o$",
+        "$\\sigma(u_o^{\\intercal} v_c) u_o$",
+    ],
+)
+def test_a_transpose_is_read_where_no_symbol_t_is_declared(text: str) -> None:
+    """Vectors are compared as numbers (one dimension), where u^T v is u v."""
+    u_o, v_c = (sympy.Symbol(n, real=True) for n in ("u_o", "v_c"))
+    same(text, ["u_o", "v_c"], u_o / (1 + sympy.exp(-u_o * v_c)))
+    assert read(text, ["u_o", "v_c"]).note == "`^T` was read as a transpose"
+
+
+def test_with_a_declared_symbol_t_the_caret_is_a_power() -> None:
+    same("x^T", ["x", "T"], x ** sympy.Symbol("T", real=True))

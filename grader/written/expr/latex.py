@@ -114,6 +114,8 @@ class _Latex:
             return f"sqrt({self.group()})"
         if name in _LATEX_OPS:
             return _LATEX_OPS[name]
+        if name in ("top", "intercal"):
+            return " T "  # a transpose, as in `u^\\top v`: read by the parser's `^T`
         if name in _LATEX_SPACES:
             return " "
         if name in _LATEX_SIZES:
@@ -167,7 +169,7 @@ class _Latex:
 _KNOWN_COMMANDS = (
     {"frac", "dfrac", "tfrac", "sqrt", "left", "right", "big", "Big", "bigl", "bigr", "mathrm",
      "mathit", "mathbf", "operatorname", "text", "textrm", "quad", "qquad", "displaystyle",
-     "textstyle"} | _LATEX_FUNCTIONS | set(_LATEX_OPS) | set(_LATEX_GREEK_VARIANTS) | GREEK_NAMES
+     "textstyle", "top", "intercal"} | _LATEX_FUNCTIONS | set(_LATEX_OPS) | set(_LATEX_GREEK_VARIANTS) | GREEK_NAMES
 )  # fmt: skip
 
 

@@ -175,6 +175,8 @@ class _Parser:
     def power(self) -> Node:
         base = self.primary()
         t = self.peek()
+        if t is not None and t[0] == "pow" and self.transpose():
+            return base
         if t is not None and t[0] == "pow":
             self.k += 1
             self.pow_nesting += 1
@@ -188,6 +190,32 @@ class _Parser:
             self.pow_nesting -= 1
             return self.node(Pow(base, exponent))
         return base
+
+    def transpose(self) -> bool:
+        """`u^T`, `u^(T)`, `u^\\top`, `uᵀ`: a transpose when the question declares no symbol `T`,
+        skipped (the answers' vectors are compared as numbers, where a transpose changes
+        nothing). True when one was read."""
+        if "T" in self.symbols or self.open_names:
+            return False
+        following = [self.peek(n) for n in (1, 2, 3)]
+        words = [f[1] if f is not None else None for f in following]
+        if words[0] == "T" and following[0][0] == "name":
+            self.k += 2
+        elif words[:3] == ["(", "T", ")"]:
+            self.k += 4
+        elif (
+            following[0] is not None
+            and following[0][0] == "name"
+            and following[0][1][:1] == "T"
+            and following[0][1][1:] in self.symbols
+        ):  # `u^Tv`: the transpose, then the declared symbol written against it
+            kind, word, pos = following[0]
+            self.toks[self.k + 1] = (kind, word[1:], pos + 1)
+            self.k += 1
+        else:
+            return False
+        self.notes.append("`^T` was read as a transpose")
+        return True
 
     def primary(self) -> Node:
         t = self.peek()
