@@ -63,12 +63,19 @@ def test_stub_is_not_attempted_everywhere(submit):
 
 
 def test_missing_file_costs_code_questions_with_a_message_naming_it(submit):
-    report = grade(submit({"toy_v2.py": toy.NUMPY_SOLUTION}))
+    # two files, neither named for toy.py: no stand-in is guessed (grader/engine/renamed.py)
+    report = grade(submit({"mine.py": toy.NUMPY_SOLUTION, "other.py": toy.NUMPY_SOLUTION}))
     assert report.score == 0
     assert all(
-        "`toy.py` was not found" in q.feedback and "toy_v2.py" in q.feedback
+        "`toy.py` was not found" in q.feedback and "mine.py" in q.feedback
         for q in report.questions
     )
+
+
+def test_a_file_named_for_the_code_file_stands_in_for_it_with_a_note(submit):
+    report = grade(submit({"toy_v2.py": toy.NUMPY_SOLUTION}))
+    assert report.score == report.max_score
+    assert any("`toy_v2.py` was graded as `toy.py`" in w for w in report.warnings)
 
 
 def test_syntax_error_names_the_students_line(submit):

@@ -20,7 +20,10 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
+
+from grader.engine.renamed import note as renamed_note
+from grader.engine.renamed import stand_ins
 
 MAX_FILE_BYTES = 2 << 20  # a student's source or answers file
 MAX_NOTEBOOK_BYTES = 160 << 20  # a notebook, outputs included (they are dropped unread)
@@ -41,6 +44,7 @@ _IGNORED_DIRS = {
 }
 _KEPT_SUFFIXES = {".py", ".toml", ".ipynb"}
 ANSWERS_FILE = "answers.toml"
+T = TypeVar("T")
 
 
 class SubmissionError(Exception):
@@ -407,8 +411,9 @@ def locate(submission: Path, wanted: tuple[str, ...]) -> Located:
     if not submission.exists():
         raise SubmissionError(f"the submission {submission} does not exist")
     located = Located()
+    code_file = code_files[0] if code_files else None
     if submission.is_dir():
-        paths = _entries_from_dir(submission, located.notes)
+        paths = _renamed(_entries_from_dir(submission, located.notes), code_file, located.notes)
         located.listing = sorted(paths)
         located.folder = _choose_folder(located.listing, wanted)
         sizes = {rel: p.stat().st_size for rel, p in paths.items()}
@@ -418,6 +423,7 @@ def locate(submission: Path, wanted: tuple[str, ...]) -> Located:
         try:
             with open(submission, "rb") as fh:
                 members = _entries_from_zip(_zip_directory(fh, located.notes), located.notes)
+                members = _renamed(members, code_file, located.notes)
                 located.listing = sorted(members)
                 located.folder = _choose_folder(located.listing, wanted)
                 sizes = {rel: e.size for rel, e in members.items()}
@@ -430,12 +436,22 @@ def locate(submission: Path, wanted: tuple[str, ...]) -> Located:
         except (OSError, struct.error) as exc:
             raise SubmissionError(f"the zip file could not be read: {exc}") from None
         return located
-    if submission.suffix in (".py", ".ipynb") or submission.name == ANSWERS_FILE:
-        located.listing = [submission.name]
-        sizes = {submission.name: submission.stat().st_size}
+    if submission.suffix in (".py", ".ipynb", ".toml"):
+        name = next(iter(_renamed({submission.name: None}, code_file, located.notes)))
+        located.listing = [name]
+        sizes = {name: submission.stat().st_size}
         _collect(located, code_files, sizes, lambda rel, limit: _read_file(submission, limit))
         return located
     raise SubmissionError(f"{submission} is neither a folder nor a .zip file")
+
+
+def _renamed(entries: dict[str, T], code_file: str | None, notes: list[str]) -> dict[str, T]:
+    """The entries with a file submitted under another name (`Copy of transformer.ipynb`) under
+    the name asked for, when one unambiguously stands in for a missing one (grader.engine.renamed)."""
+    for original, name in stand_ins(sorted(entries), code_file).items():
+        entries[name] = entries.pop(original)
+        notes.append(renamed_note(original, name))
+    return entries
 
 
 def _cap(name: str) -> int:
