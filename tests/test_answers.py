@@ -284,3 +284,36 @@ def test_a_shape_with_a_long_run_of_spaces_is_read_in_linear_time() -> None:
         as_shape("2" + " " * 200_000 + "3")  # was quadratic: 8 s for 20,000 spaces
     assert time.perf_counter() - started < 2
     assert as_shape(" ( 2 ,  4 x 8 ) ") == (2, 4, 8)
+
+
+def test_curly_quotes_from_an_editor_are_read_as_straight_with_a_note() -> None:
+    sheet = parse_answers('a = “d_k”\nb = ‘B’\nc = "the model’s output"\n')
+    assert sheet.get("a").value == "d_k" and sheet.get("b").value == "B"
+    assert sheet.get("c").value == "the model’s output"  # inside straight quotes: kept
+    assert sum("curly quotes were read as straight quotes" in p for p in sheet.problems) == 2
+
+
+def test_a_utf16_file_is_read_by_its_byte_order_mark() -> None:
+    for encoding in ("utf-16", "utf-16-be"):
+        raw = ("\ufeff" if encoding.endswith("be") else "") + 'a = "d_k"\nb = 2\n'
+        sheet = parse_answers(raw.encode(encoding))
+        assert sheet.get("a").value == "d_k" and sheet.get("b").value == 2
+        assert any("UTF-16" in p for p in sheet.problems)
+
+
+def test_how_the_file_was_read_reaches_the_report(tmp_path: Path) -> None:
+    from conftest import FAST
+
+    from grader.course import registry
+    from grader.course.content import solution_dir
+    from grader.engine.grade import grade_submission
+
+    a1 = registry.load("a1_word_vectors")
+    code = (solution_dir(a1.id) / "word_vectors.py").read_text()
+    key = (solution_dir(a1.id) / "answers.toml").read_text()
+    (tmp_path / "word_vectors.py").write_text(code)
+    curly = key.replace('why_three_quarters = "C"', "why_three_quarters = “C”")
+    (tmp_path / "answers.toml").write_text(curly)
+    report = grade_submission(tmp_path, a1, limits=FAST)
+    assert report.score == 100
+    assert any("curly quotes were read as straight quotes" in w for w in report.warnings)

@@ -115,7 +115,10 @@ def _grade_written_part(run: _Run) -> None:
         return
     load_answers_text, grade_written = _written_stack()
     deadline = time.monotonic() + WRITTEN_SECONDS
-    sheet = load_answers_text(located.text(ANSWERS_FILE), located.missing_message(ANSWERS_FILE))
+    sheet = load_answers_text(
+        located.files.get(ANSWERS_FILE), located.missing_message(ANSWERS_FILE)
+    )
+    run.warnings += [p for p in sheet.problems if p not in run.warnings]  # how the file was read
     numbers = variants.numbers(run.assignment.id, run.student)
     checker.forget()  # the caller owns the checker: it may serve many submissions
     for number, q in questions:

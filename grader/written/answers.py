@@ -181,7 +181,10 @@ def load_answers_text(text: str | bytes | None, missing_message: str = NOT_FOUND
 def parse_answers(raw: bytes | str, path: Path | None = None) -> AnswerSheet:
     """Read the text of an answers.toml."""
     problems: list[str] = []
-    if isinstance(raw, bytes):
+    if isinstance(raw, bytes) and raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        text = raw.decode("utf-16", errors="replace")  # Windows' "Unicode": its BOM says so
+        problems.append("answers.toml was saved as UTF-16 and read as such: save it as UTF-8")
+    elif isinstance(raw, bytes):
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError:
@@ -314,6 +317,13 @@ _ASSIGN = re.compile(
 _KEY_GUESS = re.compile(r"""^\s*["']?([A-Za-z0-9_\-.]+)""")
 
 
+_CURLY = re.compile("[\u201c\u201d\u2018\u2019\u201e\u00ab\u00bb]")
+_STRAIGHT = str.maketrans(
+    {"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"',
+     "\u2018": "'", "\u2019": "'"}
+)  # fmt: skip
+
+
 def _read_line_by_line(lines: list[str]) -> tuple[dict[str, AnswerEntry], list[str]]:
     """Best-effort reading of a file with a syntax error: each statement on its own."""
     entries: dict[str, AnswerEntry] = {}
@@ -348,6 +358,15 @@ def _read_line_by_line(lines: list[str]) -> tuple[dict[str, AnswerEntry], list[s
             i += 1
             continue
         end, data, reason = _statement(lines, i, budget)
+        if data is None and _CURLY.search(line):  # an editor's autocorrect: “d_k”, ‘B’
+            straight = line.translate(_STRAIGHT)
+            end2, data, _ = _statement([straight], 0, budget)
+            if data is not None:
+                end = i + end2
+                problems.append(
+                    f"{_quote(i + 1, line)}: its curly quotes were read as straight quotes "
+                    "(write \" or ' in answers.toml)"
+                )
         if data is None:
             guess = _KEY_GUESS.match(line)
             key = table + (guess.group(1) if guess else stripped.split("=")[0].strip())
