@@ -67,8 +67,7 @@ def test_missing_file_costs_code_questions_with_a_message_naming_it(submit):
     report = grade(submit({"mine.py": toy.NUMPY_SOLUTION, "other.py": toy.NUMPY_SOLUTION}))
     assert report.score == 0
     assert all(
-        "`toy.py` was not found" in q.feedback and "mine.py" in q.feedback
-        for q in report.questions
+        "`toy.py` was not found" in q.feedback and "mine.py" in q.feedback for q in report.questions
     )
 
 

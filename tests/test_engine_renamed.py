@@ -34,6 +34,7 @@ CODE = "transformer.py"
         (["A4.ipynb", "check.py"], {"A4.ipynb": "transformer.ipynb"}),  # the only notebook
         (["answers (2).toml", CODE], {"answers (2).toml": "answers.toml"}),
         (["my answers.toml.txt", CODE], {"my answers.toml.txt": "answers.toml"}),
+        (["transformer.py.txt"], {"transformer.py.txt": CODE}),
         # the named one wins over another of the same kind
         (["transformer (1).py", "helpers.py"], {"transformer (1).py": CODE}),
         (

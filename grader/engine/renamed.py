@@ -1,7 +1,8 @@
 """Files submitted under another name than the one the assignment asks for: Colab's `Copy of
-transformer.ipynb`, a browser's `transformer (1).py`, `A4_transformer_final.ipynb`,
-`answers (2).toml`. When the asked-for file is missing and one file unambiguously stands in for
-it, that file is graded under the asked-for name, and the feedback says so.
+transformer.ipynb`, a browser's `transformer (1).py`, an editor's `transformer.py.txt`,
+`A4_transformer_final.ipynb`, `answers (2).toml`. When the asked-for file is missing and one
+file unambiguously stands in for it, that file is graded under the asked-for name, and the
+feedback says so.
 
 A stand-in is, in this order: the one file of the same kind whose name holds the asked-for
 stem (`transformer`) once a `Copy of` and a ` (1)` are set aside; else, for the code, the one
@@ -73,7 +74,7 @@ def stand_ins(paths: list[str], code_file: str | None) -> dict[str, str]:
         stem = code_file[:-3]
         notebook = f"{stem}.ipynb"
         if code_file not in names and notebook not in names:
-            py = _named(paths, (".py",), stem)
+            py = _named(paths, (".py", ".py.txt"), stem)  # .txt: an editor's "Save as"
             nb = None if py else _named(paths, (".ipynb",), stem)
             if py is None and nb is None:
                 all_py = [p for p in paths if p.endswith(".py") and _eligible(p)]
