@@ -322,6 +322,19 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
     return result
 
 
+def missing_library_words(names: tuple[str, ...]) -> str:
+    """The note for libraries the student's module imports and the grader's environment lacks
+    (the worker gave each a stand-in: only a function that uses one fails)."""
+    listed = ", ".join(f"`{n}`" for n in names)
+    one = len(names) == 1
+    return (
+        f"{listed} {'is' if one else 'are'} not installed where your code is graded: "
+        f"{'its import was' if one else 'their imports were'} given a stand-in, so only a "
+        f"function that uses {'it' if one else 'them'} fails (remove the import if your "
+        "functions do not need it)"
+    )
+
+
 def import_words(failure: Failure, ctx: CodeContext) -> str:
     """Why the student's file could not be imported, from what the grader knows for sure: what
     the submission's process said is shown only before any of its functions had been called."""

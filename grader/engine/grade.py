@@ -30,6 +30,7 @@ from grader.engine.code import (
     CodeContext,
     as_source_spot,
     grade_code,
+    missing_library_words,
     syntax_problem,
 )
 from grader.engine.locate import Located, SubmissionError, locate
@@ -195,6 +196,8 @@ def _grade_code_part(run: _Run) -> None:
                 session.kill_strays(q.function)  # a misbehaving function may have left processes
         except Exception as exc:  # noqa: BLE001 - a bug of ours costs one question, visibly
             run.failed(q, number, f"question {q.id}", exc)
+    if session is not None and session.missing_libraries:
+        run.warnings.append(missing_library_words(session.missing_libraries))
 
 
 def _while_the_sandbox_starts(ctx: CodeContext, questions: list[CodeQuestion]) -> None:

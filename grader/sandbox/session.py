@@ -219,6 +219,14 @@ def _protocol_failure(function: str | None, module: str, exc: Exception) -> Fail
     return Failure("protocol", cause="protocol", function=function, module=module, detail=str(exc))
 
 
+def _names_of(value: Any) -> tuple[str, ...]:
+    """Module names the worker reported: identifiers only, a few (the reply is the student's
+    process's)."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(n for n in value if isinstance(n, str) and n.isidentifier() and len(n) <= 64)[:8]
+
+
 def _shortcuts_of(reply: dict) -> tuple[list[str], list[ShortcutUse]]:
     """The banned entry points a reply names, checked as plain data."""
     raw_names, raw_uses = reply.get("tripped"), reply.get("tripped_at")
@@ -324,6 +332,8 @@ class WorkerSession:
         self.import_failure: Failure | None = None
         self.import_tripped: list[str] = []  # banned entry points called while importing the module
         self.import_shortcuts: list[ShortcutUse] = []
+        # libraries the module imports that this environment lacks, given a stand-in (worker)
+        self.missing_libraries: tuple[str, ...] = ()
         self.tampered = False  # a banned library was loaded behind the worker's import hook
         self.restarts = 0  # after a crash or a timeout (MAX_RESTARTS)
         self.thread_restarts = 0  # after threads left running (MAX_THREAD_RESTARTS)
@@ -521,6 +531,7 @@ class WorkerSession:
             )
         if not restarting:
             self.import_tripped, self.import_shortcuts = _shortcuts_of(reply)
+            self.missing_libraries = _names_of(reply.get("missing"))
         self._threads = (_threads_of(reply), _threads_of(reply))
         return None
 
