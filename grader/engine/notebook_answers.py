@@ -206,7 +206,7 @@ def _string_candidate(
         if isinstance(node, ast.Constant)
         and isinstance(node.value, str)
         and "\n" in node.value
-        and _TRIPLE.match(lines[node.lineno - 1][node.col_offset :])
+        and _TRIPLE.match(_from_column(lines[node.lineno - 1], node.col_offset))
     ]
     if not strings:
         return None
@@ -217,6 +217,11 @@ def _string_candidate(
         start = node.lineno  # escaped line ends: lines no longer match the cell's; near enough
     body = [""] * start + value_lines
     return AnswersCell("string", "\n".join(body) + "\n", where, short, False, number)
+
+
+def _from_column(line: str, col_offset: int) -> str:
+    """The line from an AST column (a count of UTF-8 bytes, not characters) on."""
+    return line.encode("utf-8", "surrogatepass")[col_offset:].decode("utf-8", "ignore")
 
 
 def assigned_key(toml: str, keys: Collection[str]) -> str | None:
