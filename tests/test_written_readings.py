@@ -197,6 +197,27 @@ def test_the_right_hand_side_shows_its_mistake(checker: ExprChecker) -> None:
     assert "1 - h^2" not in r.feedback and "1 - tanh(z)^2" not in r.feedback
 
 
+@pytest.mark.parametrize(
+    "typed", ['"1 - h^2 (the derivative of tanh)"', '"dh/dz = 1 - h^2 (as in the notes, eq. 3)"']
+)
+def test_a_remark_in_brackets_after_an_expression_is_set_aside(
+    checker: ExprChecker, typed: str
+) -> None:
+    r = grade(TANH, typed, checker)
+    assert r.status == "correct", r.feedback
+    r = grade(TANH, typed.replace("1 - h^2", "1 - h"), checker)
+    assert r.status == "wrong" and "was not graded" in r.feedback
+    assert r.misconceptions == ["bptt-tanh-prime-one-minus-tanh"]
+
+
+@pytest.mark.parametrize("typed", ['"2 (h + z)"', '"(1 - h) (1 + h)"', '"1 - h^2 (alpha)"'])
+def test_brackets_of_maths_or_a_greek_name_are_never_a_remark(
+    checker: ExprChecker, typed: str
+) -> None:
+    r = grade(TANH, typed, checker)
+    assert "was not graded" not in r.feedback
+
+
 def test_a_single_symbol_on_the_left_is_a_label(checker: ExprChecker) -> None:
     q = question("v", "expression", "d_k", symbols=("d_k",))
     assert grade(q, '"Var = d_k"', checker).status == "correct"

@@ -227,8 +227,10 @@ def _check_expression(
 ) -> _Outcome:
     text = as_expression(value)
     readings: tuple[str, ...] = ()
+    text, remark = _remark(text, q)
     if "=" in text:
         text, readings = _right_hand_side(text)
+    readings += remark
     if checker is None:
         raise RuntimeError(f"question {q.id}: an expression question needs an ExprChecker")
     v = checker.check(
@@ -238,6 +240,29 @@ def _check_expression(
         return _Outcome(False, text, text, error=v.error, internal=v.internal, readings=readings)
     return _Outcome(v.equivalent, text, v.canonical or text, interpreted=v.interpreted, note=v.note,
                     readings=readings)  # fmt: skip
+
+
+_FUNCTION_NAMES = frozenset(
+    {"exp", "log", "ln", "sqrt", "tanh", "sigmoid", "sinh", "cosh", "abs", "max", "min", "cos",
+     "sin", "pi", "softmax", "diag", "sum"}
+)  # fmt: skip
+_REMARK = re.compile(r"(?P<answer>.*\S)\s*\((?P<remark>[A-Za-z][A-Za-z0-9 ,.;:'’-]*)\)\s*", re.S)
+
+
+def _remark(text: str, q: WrittenQuestion) -> tuple[str, tuple[str, ...]]:
+    """`d_k (the dimension)`: the expression, and a note that the remark in brackets after it was
+    not graded. Only words that are none of the question's symbols or functions make a remark:
+    `2 (h + z)` stays an expression."""
+    m = _REMARK.fullmatch(text) if len(text) <= 2000 else None
+    if m is None:
+        return text, ()
+    from grader.written.expr.text import GREEK_NAMES
+
+    words = re.findall(r"[A-Za-z]+", m.group("remark"))
+    names = {s.split("=")[0].strip() for s in q.symbols} | _FUNCTION_NAMES | GREEK_NAMES
+    if not any(len(w) >= 3 and w.lower() not in names and w not in names for w in words):
+        return text, ()
+    return m.group("answer"), (f"the remark `({m.group('remark').strip()})` was not graded",)
 
 
 def _right_hand_side(text: str) -> tuple[str, tuple[str, ...]]:
