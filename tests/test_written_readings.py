@@ -259,7 +259,16 @@ def test_a_letter_followed_by_a_reason_is_the_letter(typed: str, rest: str) -> N
 
 
 @pytest.mark.parametrize(
-    "typed", ['"Option C"', '"answer: C"', '"The answer is (C)"', '"Choice C. no mean"']
+    "typed",
+    [
+        '"Option C"',
+        '"answer: C"',
+        '"The answer is (C)"',
+        '"Choice C. no mean"',
+        '"**C**"',  # markdown bold, copied from a notebook
+        '"`C`"',
+        '"[C]"',
+    ],
 )
 def test_a_word_before_the_letter_that_only_announces_it_is_read_past(typed: str) -> None:
     assert grade(CHOICE, typed).status == "correct"

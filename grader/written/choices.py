@@ -1,6 +1,7 @@
 """Reading a choice answer that carries a justification: `C. RMSNorm drops the mean`,
 `(C) because …`, `A and C: both …` are the letters, and the rest is noted as not graded; a
-leading `Option`, `Answer:` or `Choice` before the letter is read past."""
+leading `Option`, `Answer:` or `Choice` before the letter, and markdown's `**C**` or a
+bracketed `[C]` around it, are read past."""
 
 from __future__ import annotations
 
@@ -28,6 +29,14 @@ def read_choice(value: Any, allowed: Iterable[str] = ()) -> tuple[frozenset[str]
             raise
         first_error = err
     text = value.strip()
+    inner = text
+    while len(inner) > 2 and inner[0] in "*_`[" and inner[-1] in "*_`]":
+        inner = inner[1:-1].strip()  # markdown's **B**, `B`, a bracketed [B]
+    if inner != text:
+        try:
+            return as_choice(inner, allowed_set), ""
+        except AnswerFormatError:
+            pass
     lead = _LEAD.match(text)
     if lead and lead.end() < len(text):  # "Option B", "Answer: C because …"
         text = text[lead.end() :]
