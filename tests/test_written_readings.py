@@ -121,6 +121,8 @@ def test_a_factor_is_read_as_its_number(typed: str) -> None:
         ('"about 0.25"', "the approximation sign set aside"),
         ('"0.25 (rounded)"', "`(rounded)` set aside"),
         ('"0.25."', "the full stop set aside"),
+        ('"**0.25**"', "the markdown around it set aside"),
+        ('"`p = 0.25`"', "`p =` set aside"),
     ],
 )
 def test_what_only_surrounds_a_number_is_set_aside_and_said(typed: str, said: str) -> None:

@@ -108,6 +108,12 @@ def _bare(text: str) -> tuple[str, str | None]:
     if len(text) > MAX_TEXT:  # too long to be a number: refused as it is
         return text, None
     aside = []
+    marked = text
+    while len(marked) > 2 and marked[0] in "*_`" and marked[-1] == marked[0]:
+        marked = marked[1:-1].strip()  # markdown's **0.94** or `0.94`
+    if marked != text:
+        text = marked
+        aside.append("the markdown around it set aside")
     if (m := _LABEL.fullmatch(text)) and m.group("rest").strip():
         label = m.group("label").strip()
         text = m.group("rest").strip()
