@@ -4,9 +4,9 @@ An answers cell is marked by its first line (`%%writefile answers.toml` or `# an
 code cell, `# answers.toml` over a ```toml block in a markdown cell, or a raw cell). A notebook
 without one may still hold its answers in a cell that is not marked (`unmarked_candidate`: a
 ```toml block, a mark below a title line, a string written to the file, a code cell that is
-itself TOML):
-`grader.engine.notebook` takes such a cell only when it sets a key of the assignment's written
-questions. The answers are read, never run, with the cell's own line numbers.
+itself TOML): `grader.engine.notebook` takes such a cell only when it sets a key of the
+assignment's written questions. The answers are read, never run, with the cell's own line
+numbers.
 """
 
 from __future__ import annotations
@@ -101,16 +101,23 @@ def answers_cell(cell: dict, code_number: int | None = None) -> AnswersCell | No
     if found is None:
         return None
     row, form = found
-    if form == "markdown":
-        body = _markdown_toml(lines, row)
-    else:
-        body = ["" if i <= row else line for i, line in enumerate(lines)]
-    if cell.get("cell_type") == "code" and code_number is not None:
-        where, short = cell_label(code_number, lines[row]), f"code cell {code_number}"
-    else:
-        where = f"the {cell.get('cell_type')} cell that starts `{lines[row].strip()[:40]}`"
-        short = f"the {cell.get('cell_type')} cell"
+    body = _markdown_toml(lines, row) if form == "markdown" else _after(lines, row)
+    where, short = _place(cell, code_number, lines[row])
     return AnswersCell(form, "\n".join(body) + "\n", where, short)
+
+
+def _place(cell: dict, code_number: int | None, head: str) -> tuple[str, str]:
+    """How the student finds the cell, quoting `head` ("code cell 9 (`%%writefile …`)"), and
+    the same without the quote ("code cell 9", "the markdown cell")."""
+    kind = cell.get("cell_type")
+    if kind == "code" and code_number is not None:
+        return cell_label(code_number, head), f"code cell {code_number}"
+    return f"the {kind} cell that starts `{head.strip()[:40]}`", f"the {kind} cell"
+
+
+def _after(lines: list[str], row: int) -> list[str]:
+    """The lines after `row`, the others blanked (line numbers kept)."""
+    return ["" if i <= row else line for i, line in enumerate(lines)]
 
 
 # A cell without a mark on its first line may still be where a student put the answers: a
@@ -118,14 +125,7 @@ def answers_cell(cell: dict, code_number: int | None = None) -> AnswersCell | No
 # code cell that writes answers.toml from a string (what Colab users do without %%writefile).
 # Such a cell is read only when no marked cell and no file exist, and only when it holds a
 # key of the assignment's written questions: an example block in the instructions holds none.
-_MARK_LINE = re.compile(
-    r"^\s*(%%writefile(\s+-a|\s+--append)?\s+(\./)?|#\s*)answers\.toml\s*$", re.I
-)
-
-
 _TRIPLE = re.compile(r"^[rRuU]?('''|\"\"\")")
-
-
 MAX_UNMARKED = 20  # unmarked cells kept as candidates
 MAX_TOML_CELL = 64 << 10  # characters of a code cell tried as a whole TOML document
 
@@ -134,11 +134,7 @@ def unmarked_candidate(cell: dict, number: int | None) -> AnswersCell | None:
     """What an unmarked cell would give as the answers (`notebook.adopt_unmarked` decides)."""
     kind = cell.get("cell_type")
     lines = _lines(cell)
-    head = first_line("\n".join(lines)).strip()
-    if kind == "code" and number is not None:
-        where, short = cell_label(number, head), f"code cell {number}"
-    else:
-        where, short = f"the {kind} cell that starts `{head[:40]}`", f"the {kind} cell"
+    where, short = _place(cell, number, first_line("\n".join(lines)))
     if kind == "markdown":
         tomls = [
             i
@@ -149,20 +145,26 @@ def unmarked_candidate(cell: dict, number: int | None) -> AnswersCell | None:
             return None
         body = _markdown_toml(lines, tomls[0] - 1)
         return AnswersCell("markdown", "\n".join(body) + "\n", where, short, False)
-    if kind == "code" and ANSWERS_FILE not in "\n".join(lines).lower():
+    names_the_file = ANSWERS_FILE in "\n".join(lines).lower()
+    if kind == "code" and not names_the_file:
         return _toml_code(lines, where, short, number)
-    if kind not in ("code", "raw") or ANSWERS_FILE not in "\n".join(lines).lower():
+    if kind not in ("code", "raw") or not names_the_file:
         return None
-    row = next((i for i, line in enumerate(lines) if _MARK_LINE.match(line)), None)
+    row = next((i for i, line in enumerate(lines) if _a_mark(line.strip())), None)
     if row is not None:  # the mark below a title line
         form: AnswersForm = "raw" if kind == "raw" else "comment"
-        if kind == "code" and lines[row].lstrip().startswith("%"):
+        if kind == "code" and _WRITEFILE.match(lines[row].strip()):
             form = "writefile"
-        body = ["" if i <= row else line for i, line in enumerate(lines)]
+        body = _after(lines, row)
         return AnswersCell(form, "\n".join(body) + "\n", where, short, False, number)
     if kind == "code":
         return _string_candidate(lines, where, short, number)
     return None
+
+
+def _a_mark(line: str) -> bool:
+    """`%%writefile answers.toml` or `# answers.toml`, as a whole line."""
+    return bool(_WRITEFILE.match(line) or _COMMENT_MARK.match(line))
 
 
 def _toml_code(lines: list[str], where: str, short: str, number: int | None) -> AnswersCell | None:
@@ -245,10 +247,8 @@ def near_miss(cell: dict, kind: Any) -> bool:
 
 
 def mention(cell: dict, number: int | None) -> str:
-    head = first_line(cell_text(cell.get("source")))
-    if number is not None:
-        return cell_label(number, head)
-    return f"the {cell.get('cell_type')} cell that starts `{head.strip()[:40]}`"
+    """A cell named as the student finds it ("code cell 4 (`# my answers`)")."""
+    return _place(cell, number, first_line(cell_text(cell.get("source"))))[0]
 
 
 ANSWERS_FORMS = (
