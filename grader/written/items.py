@@ -31,7 +31,7 @@ def read_list(value: Any, parts: int | None, numeric: bool) -> tuple[Any, str | 
     if isinstance(value, str) and len(value) <= MAX_TEXT:
         text = value.strip()
         if text[:1] == "[" and text[-1:] == "]" and "[" not in text[1:-1]:
-            items = [i.strip().strip("'\"").strip() for i in text[1:-1].split(",")]
+            items = _split_commas(text[1:-1])
             value, note = [i for i in items if i], "the list written as a string was read as a list"
         elif numeric and "," not in text and _NUMBERS.fullmatch(text):
             value, note = text.split(), "numbers separated by spaces were read as a list"
@@ -68,25 +68,26 @@ def _item(x: Any, parts: int) -> Any:
     """One item in the asked-for form, or the item as it was when it spells no such tuple."""
     if isinstance(x, list):
         symbols = [s.strip() for s in x if isinstance(s, str)]
-        if len(symbols) == len(x) == parts and all(symbols) and not any(" " in s for s in symbols):
-            return " ".join(symbols)
-        return x
+        return (_joined(symbols, parts) if len(symbols) == len(x) else None) or x
     if not isinstance(x, str):
         return x
     text = x.strip()
     arrow = _ARROW.split(text)
-    if len(arrow) == 2:
+    if len(arrow) == 2:  # `s t -> st`: the right side must be the symbols joined
         left, right = arrow
         symbols = _symbols(left)
-        if symbols and len(symbols) == parts and "".join(symbols) == right.strip():
-            return " ".join(symbols)
-        return x
+        return (_joined(symbols, parts) if "".join(symbols) == right.strip() else None) or x
     inner = text[1:-1] if text[:1] + text[-1:] in ("()", "[]") else None
     if inner is not None or "," in text:
-        symbols = [s.strip().strip("'\"").strip() for s in (inner or text).split(",")]
-        if len(symbols) == parts and all(symbols) and not any(" " in s for s in symbols):
-            return " ".join(symbols)
+        return _joined(_split_commas(inner or text), parts) or x
     return x
+
+
+def _joined(symbols: list[str], parts: int) -> str | None:
+    """`parts` symbols as the asked-for form `s t`, or None when they are not that."""
+    if len(symbols) == parts and all(symbols) and not any(" " in s for s in symbols):
+        return " ".join(symbols)
+    return None
 
 
 def _symbols(text: str) -> list[str]:
@@ -94,6 +95,9 @@ def _symbols(text: str) -> list[str]:
     text = text.strip()
     if text[:1] + text[-1:] in ("()", "[]"):
         text = text[1:-1]
-    if "," in text:
-        return [s.strip().strip("'\"").strip() for s in text.split(",")]
-    return text.split()
+    return _split_commas(text) if "," in text else text.split()
+
+
+def _split_commas(text: str) -> list[str]:
+    """`'s', "t"` -> [s, t]: the items between commas, quotes and spaces around them dropped."""
+    return [s.strip().strip("'\"").strip() for s in text.split(",")]
