@@ -242,10 +242,8 @@ def _check_expression(
                     readings=readings)  # fmt: skip
 
 
-_FUNCTION_NAMES = frozenset(
-    {"exp", "log", "ln", "sqrt", "tanh", "sigmoid", "sinh", "cosh", "abs", "max", "min", "cos",
-     "sin", "pi", "softmax", "diag", "sum"}
-)  # fmt: skip
+# Words of maths the parser refuses with its own message, never read as a remark.
+_MATHS_WORDS = frozenset({"softmax", "diag", "sum"})
 _REMARK = re.compile(r"(?P<answer>.*\S)\s*\((?P<remark>[A-Za-z][A-Za-z0-9 ,.;:'’-]*)\)\s*", re.S)
 
 
@@ -253,13 +251,17 @@ def _remark(text: str, q: WrittenQuestion) -> tuple[str, tuple[str, ...]]:
     """`d_k (the dimension)`: the expression, and a note that the remark in brackets after it was
     not graded. Only words that are none of the question's symbols or functions make a remark:
     `2 (h + z)` stays an expression."""
-    m = _REMARK.fullmatch(text) if len(text) <= 2000 else None
+    from grader.written.expr.limits import MAX_LENGTH
+
+    m = _REMARK.fullmatch(text) if len(text) <= MAX_LENGTH else None
     if m is None:
         return text, ()
+    from grader.written.expr.parser import CONSTANTS, FUNCTIONS
     from grader.written.expr.text import GREEK_NAMES
 
     words = re.findall(r"[A-Za-z]+", m.group("remark"))
-    names = {s.split("=")[0].strip() for s in q.symbols} | _FUNCTION_NAMES | GREEK_NAMES
+    symbols = {s.split("=")[0].strip() for s in q.symbols}
+    names = symbols | {*FUNCTIONS, *CONSTANTS} | _MATHS_WORDS | GREEK_NAMES
     if not any(len(w) >= 3 and w.lower() not in names and w not in names for w in words):
         return text, ()
     return m.group("answer"), (f"the remark `({m.group('remark').strip()})` was not graded",)

@@ -32,11 +32,9 @@ _WORDS = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12}
 _SUFFIXED = re.compile(
     r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?P<suffix>[kKMBGT]|thousand|million|billion|trillion)"
 )
-_PLAIN = re.compile(
-    r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?(?:\s*/\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)?"
-)
-_DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_PLAIN = re.compile(rf"{_NUM}(?:\s*/\s*{_NUM})?")  # a number, or a fraction of two
+_DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
 _FACTOR = re.compile(
     rf"(?:[x×*]\s*(?P<before>{_NUM})|(?P<after>{_NUM})\s*(?:[x×]|times|-?fold))", re.IGNORECASE
 )

@@ -175,9 +175,9 @@ class _Parser:
     def power(self) -> Node:
         base = self.primary()
         t = self.peek()
-        if t is not None and t[0] == "pow" and self.transpose():
-            return base
         if t is not None and t[0] == "pow":
+            if self.transpose():
+                return base
             self.k += 1
             self.pow_nesting += 1
             if self.pow_nesting > MAX_POWER_NESTING:
