@@ -200,6 +200,18 @@ def pytest_configure(config: pytest.Config) -> None:
     zygote.enable_as_wanted()
 
 
+@pytest.fixture(autouse=True)
+def _warm_as_wanted() -> Any:
+    """A test that switched the warm templates off (to time or compare cold starts) leaves them
+    as the suite wants them: else every later test file of that worker grades cold, about a
+    third of a CPU-second more per grading."""
+    yield
+    from grader.sandbox import zygote
+
+    if zygote.enabled() != zygote.wanted():
+        zygote.enable_as_wanted()
+
+
 # The longest modules (the sum of their tests' times in a full run on two cores, 2026-12-02),
 # in the order they start: the files are shared out one at a time (pyproject: --dist loadfile
 # --no-loadscope-reorder), so with the long ones first the workers finish together instead of

@@ -52,11 +52,12 @@ PROBE = textwrap.dedent("""
 
 @pytest.fixture(params=["warm", "cold"])
 def mode(request) -> Iterator[str]:
+    was = zygote.enabled()
     zygote.enable(request.param == "warm")
     try:
         yield request.param
     finally:
-        zygote.enable(False)
+        zygote.enable(was)
 
 
 def _session(source: str, **kw) -> WorkerSession:

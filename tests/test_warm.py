@@ -59,11 +59,12 @@ def program(worker_program: Path) -> Path:
 
 @pytest.fixture
 def warm() -> Iterator[None]:
+    was = zygote.enabled()
     zygote.enable()
     try:
         yield
     finally:
-        zygote.enable(False)
+        zygote.enable(was)
 
 
 def ask(proc: sandbox.SandboxProcess, code: str, timeout: float = 30.0) -> dict:
