@@ -198,6 +198,23 @@ def pytest_configure(config: pytest.Config) -> None:
     from grader.sandbox import zygote
 
     zygote.enable_as_wanted()
+    _share_one_checker(config)
+
+
+def _share_one_checker(config: pytest.Config) -> None:
+    """The tests' in-process gradings share one expression checker per test process, as a
+    batch's pool process does (`grade_submission(checker=...)`): a test that passes none gets
+    it instead of starting and stopping a checker of its own (about a tenth of a CPU-second
+    each, a few hundred times). The checker forgets each submission's checks before the next
+    one's; a process forked from this one goes back to a checker per grade."""
+    from grader.written.expr.checker import ExprChecker
+
+    defaults = grade_submission.__kwdefaults__
+    assert defaults is not None and defaults.get("checker", False) is None, "grade_submission"
+    shared = ExprChecker()
+    defaults["checker"] = shared
+    os.register_at_fork(after_in_child=lambda: defaults.__setitem__("checker", None))
+    config.add_cleanup(shared.close)
 
 
 @pytest.fixture(autouse=True)
