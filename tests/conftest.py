@@ -219,9 +219,9 @@ def _share_one_checker(config: pytest.Config) -> None:
 
 @pytest.fixture(autouse=True)
 def _warm_as_wanted() -> Any:
-    """A test that switched the warm templates off (to time or compare cold starts) leaves them
-    as the suite wants them: else every later test file of that worker grades cold, about a
-    third of a CPU-second more per grading."""
+    """After each test, the warm templates on or off as the suite wants them (`SEQGRADE_WARM`),
+    whatever the test switched (to time or compare cold starts): else every later test file of
+    that worker would grade cold, about a fifth of a CPU-second more per grading."""
     yield
     from grader.sandbox import zygote
 
