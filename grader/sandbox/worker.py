@@ -529,14 +529,8 @@ class _MissingFinder:
 
         module = types.ModuleType(spec.name)
         module.__path__ = []  # a package: `from tqdm.auto import tqdm` reaches this finder too
-        root = spec.name.partition(".")[0]
-
-        def absent(attr: str) -> Any:
-            if attr.startswith("__") and attr.endswith("__"):
-                raise AttributeError(attr)
-            return _Absent(f"{spec.name}.{attr}", root)
-
-        module.__getattr__ = absent  # type: ignore[method-assign]
+        stand_in = _Absent(spec.name, spec.name.partition(".")[0])
+        module.__getattr__ = stand_in.__getattr__  # `seaborn.x`: the stand-in's absent `.x`
         return module
 
     def exec_module(self, module: Any) -> None:
