@@ -44,7 +44,7 @@ CODE = "transformer.py"
     ],
 )
 def test_the_one_file_that_stands_in_is_found(paths: list[str], want: dict[str, str]) -> None:
-    assert stand_ins(paths, CODE) == want
+    assert stand_ins(paths, CODE, "answers.toml") == want
 
 
 @pytest.mark.parametrize(
@@ -60,7 +60,9 @@ def test_the_one_file_that_stands_in_is_found(paths: list[str], want: dict[str, 
     ],
 )
 def test_no_stand_in_is_guessed(paths: list[str]) -> None:
-    assert {p: n for p, n in stand_ins(paths, CODE).items() if n != "answers.toml"} == {}
+    assert {
+        p: n for p, n in stand_ins(paths, CODE, "answers.toml").items() if n != "answers.toml"
+    } == {}
 
 
 def _solution_zip(names: dict[str, str]) -> bytes:

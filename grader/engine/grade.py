@@ -33,7 +33,7 @@ from grader.engine.code import (
     missing_library_words,
     syntax_problem,
 )
-from grader.engine.locate import Located, SubmissionError, locate
+from grader.engine.locate import ANSWERS_FILE, Located, SubmissionError, locate
 from grader.engine.sandbox_words import event_words, failure_words
 from grader.questions import Assignment, CodeQuestion, WrittenQuestion
 from grader.records import GradeReport, QuestionResult
@@ -41,7 +41,6 @@ from grader.sandbox import runtime
 from grader.sandbox.session import Event, WorkerSession
 from grader.written.expr.checker import ExprChecker
 
-ANSWERS_FILE = "answers.toml"
 WRITTEN_SECONDS = 60.0  # wall clock for all written answers of one submission together
 _TORCH_IMPORT = re.compile(r"^\s*(import\s+torch|from\s+torch[\s.])", re.M)
 

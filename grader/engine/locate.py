@@ -448,7 +448,7 @@ def locate(submission: Path, wanted: tuple[str, ...]) -> Located:
 def _renamed(entries: dict[str, T], code_file: str | None, notes: list[str]) -> dict[str, T]:
     """The entries with a file submitted under another name (`Copy of transformer.ipynb`) under
     the name asked for, when one unambiguously stands in for a missing one (grader.engine.renamed)."""
-    for original, name in stand_ins(sorted(entries), code_file).items():
+    for original, name in stand_ins(sorted(entries), code_file, ANSWERS_FILE).items():
         entries[name] = entries.pop(original)
         notes.append(renamed_note(original, name))
     return entries

@@ -16,10 +16,10 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from grader.engine.locate import ANSWERS_FILE
 from grader.engine.notebook_source import cell_label, first_line
 from grader.written.answers import toml_table
 
-ANSWERS_FILE = "answers.toml"
 ANSWERS_MARK = "# answers.toml"
 _FENCE = re.compile(r"^\s*(```|~~~)\s*([\w-]*)\s*$")
 # First lines that make a cell the answers cell, by the cell's type.

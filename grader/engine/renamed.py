@@ -65,9 +65,10 @@ def _named(paths: Iterable[str], suffixes: tuple[str, ...], stem: str) -> str | 
     return _one([p for p, core in kinds if want in core])
 
 
-def stand_ins(paths: list[str], code_file: str | None) -> dict[str, str]:
+def stand_ins(paths: list[str], code_file: str | None, answers_file: str) -> dict[str, str]:
     """Path -> the asked-for name it stands in for (in its own folder), for the code file (or
-    its notebook) and `answers.toml`, when the asked-for file is not among `paths`."""
+    its notebook) and the answers file (`answers.toml`), when the asked-for file is not among
+    `paths`."""
     names = {PurePosixPath(p).name for p in paths}
     out: dict[str, str] = {}
     if code_file and code_file.endswith(".py"):
@@ -85,12 +86,12 @@ def stand_ins(paths: list[str], code_file: str | None) -> dict[str, str]:
                 out[py] = code_file
             elif nb is not None:
                 out[nb] = notebook
-    if "answers.toml" not in names:
-        answers = _named(paths, _ANSWERS_SUFFIXES, "answers")
+    if answers_file not in names:
+        answers = _named(paths, _ANSWERS_SUFFIXES, answers_file.removesuffix(".toml"))
         if answers is None:
             answers = _one([p for p in paths if _split(p, _ANSWERS_SUFFIXES) and _eligible(p)])
         if answers is not None:
-            out[answers] = "answers.toml"
+            out[answers] = answers_file
     return {p: _sibling(p, name) for p, name in out.items()}
 
 
