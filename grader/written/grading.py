@@ -257,11 +257,12 @@ def _remark(text: str, q: WrittenQuestion) -> tuple[str, tuple[str, ...]]:
     if m is None:
         return text, ()
     from grader.written.expr.parser import CONSTANTS, FUNCTIONS
+    from grader.written.expr.relations import declarations
     from grader.written.expr.text import GREEK_NAMES
 
     words = re.findall(r"[A-Za-z]+", m.group("remark"))
-    symbols = {s.split("=")[0].strip() for s in q.symbols}
-    names = symbols | {*FUNCTIONS, *CONSTANTS} | _MATHS_WORDS | GREEK_NAMES
+    declared = declarations([*q.symbols, *q.relations])[0] or []
+    names = {*declared, *FUNCTIONS, *CONSTANTS} | _MATHS_WORDS | GREEK_NAMES
     if not any(len(w) >= 3 and w.lower() not in names and w not in names for w in words):
         return text, ()
     return m.group("answer"), (f"the remark `({m.group('remark').strip()})` was not graded",)
