@@ -317,11 +317,11 @@ _ASSIGN = re.compile(
 _KEY_GUESS = re.compile(r"""^\s*["']?([A-Za-z0-9_\-.]+)""")
 
 
-_CURLY = re.compile("[\u201c\u201d\u2018\u2019\u201e\u00ab\u00bb]")
 _STRAIGHT = str.maketrans(
     {"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"',
      "\u2018": "'", "\u2019": "'"}
 )  # fmt: skip
+_CURLY = re.compile(f"[{''.join(map(chr, _STRAIGHT))}]")  # the quotes `_STRAIGHT` replaces
 
 
 def _read_line_by_line(lines: list[str]) -> tuple[dict[str, AnswerEntry], list[str]]:
