@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import hashlib
 import importlib.util
 import os
@@ -199,16 +200,26 @@ def _named_ids(assignment: Assignment) -> set[str]:
 def _registered_ids(path: Path) -> set[str]:
     """The `id="…"` strings a catalog module's entries declare (read from its source)."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
+        return set(_declared_ids(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError):
         return set()
-    return {
+
+
+@functools.lru_cache(maxsize=256)
+def _declared_ids(source: str) -> frozenset[str]:
+    """The `id="…"` keyword strings of a source text (cached by the text: a batch or a term
+    fingerprints the same few dozen files for every assignment)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return frozenset()
+    return frozenset(
         kw.value.value
         for node in ast.walk(tree)
         if isinstance(node, ast.Call)
         for kw in node.keywords
         if kw.arg == "id" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)
-    }
+    )
 
 
 def reference_fingerprint_of(assignment: Assignment) -> str:
@@ -267,16 +278,9 @@ def _reference_files(assignment: Assignment) -> set[Path]:
 def _imports(path: Path) -> list[Path]:
     """The files of the followed modules `path` imports (absolute imports only, as ours are)."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
+        names = _imported_names(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
         return []
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module)
-            names.update(f"{node.module}.{a.name}" for a in node.names)
     out = []
     for name in sorted(names):
         if not name.startswith(_FOLLOWED):
@@ -288,6 +292,24 @@ def _imports(path: Path) -> list[Path]:
         if spec is not None and spec.origin and spec.origin.endswith(".py"):
             out.append(Path(spec.origin))
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _imported_names(source: str) -> frozenset[str]:
+    """The absolute module names a source text imports, and `module.name` for each name it
+    imports from one (cached by the text, as `_declared_ids`)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return frozenset()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return frozenset(names)
 
 
 def _is_under(path: Path, folder: Path | None) -> bool:
