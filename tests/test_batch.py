@@ -50,7 +50,7 @@ def _patch_limits(monkeypatch):
 
     real = batch.grade_submission
     monkeypatch.setattr(
-        batch, "grade_submission", lambda p, a, **kw: real(p, a, limits=LIMITS, **kw)
+        batch, "grade_submission", lambda p, a, **kw: real(p, a, **{**kw, "limits": LIMITS})
     )
 
 
@@ -92,7 +92,7 @@ def test_rerun_skips_unchanged_unless_forced(class_folder, tmp_path, monkeypatch
     shared = fingerprint.assignment_fingerprints(
         toy.ASSIGNMENT
     )  # steady while others edit the checkout
-    monkeypatch.setattr(fingerprint, "assignment_fingerprints", lambda a: shared)
+    monkeypatch.setattr(fingerprint, "assignment_fingerprints", lambda a, limits=None: shared)
     res = tmp_path / "res"
     grade_all(class_folder, toy.ASSIGNMENT, jobs=2, results_dir=res, progress=False)
     stamp = (res / "submission_1.json").stat().st_mtime_ns
@@ -235,7 +235,7 @@ def test_a_score_that_is_not_a_number_leaves_every_total_finite(tmp_path, monkey
     real = batch.grade_submission
 
     def with_nan_test(p, a, **kw):
-        report = real(p, a, limits=LIMITS, **kw)
+        report = real(p, a, **{**kw, "limits": LIMITS})
         report.questions.append(
             QuestionResult(
                 question_id="unittest:t",

@@ -236,7 +236,7 @@ def test_a_chunk_that_stops_two_workers_is_split_and_only_its_killer_fails(tmp_p
     import types
 
     assignment = registry.load("a1")
-    plan = types.SimpleNamespace(shared=fingerprint.assignment_fingerprints(assignment))
+    plan = types.SimpleNamespace(shared=fingerprint.assignment_fingerprints(assignment), limits={})
     subs = [types.SimpleNamespace(name=f"s{i:02d}") for i in range(16)]
 
     def grade_one(sub, assignment, results_dir, plan, judge=None):

@@ -21,7 +21,7 @@ import pytest
 from conftest import student_pytest
 
 from grader.app.bundles import REQUIREMENTS, TORCH_PIN, build_autograder, build_handout
-from grader.course import registry
+from grader.course import registry, term
 from grader.course.content import assignment_dir, samples_dir, solution_dir
 from grader.reports.results_json import SCHEMA
 
@@ -58,10 +58,12 @@ def solution_files(aid: str, key: str | None) -> dict[str, str]:
 class Container:
     """An /autograder root with the bundle set up once; `run` grades one submission in it."""
 
-    def __init__(self, base: Path, aid: str):
+    def __init__(self, base: Path, aid: str, term_file: Path | None = None):
+        """`term_file`: a term.toml carried in the bundle, as `seqgrade autograder --term` does."""
         self.root, self.aid = base / "autograder", aid
         (self.root / "source").mkdir(parents=True)
-        with zipfile.ZipFile(build_autograder(aid, base / "autograder.zip")) as zf:
+        extra = term.bundle_files(term_file, aid) if term_file is not None else None
+        with zipfile.ZipFile(build_autograder(aid, base / "autograder.zip", extra)) as zf:
             zf.extractall(self.root / "source")
         self.env = {
             **os.environ,

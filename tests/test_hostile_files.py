@@ -361,7 +361,7 @@ def quick(monkeypatch):
     limits = sandbox.Limits(call_seconds=2.0, submission_seconds=30.0)
     real = batch.grade_submission
     monkeypatch.setattr(
-        batch, "grade_submission", lambda p, a, **kw: real(p, a, limits=limits, **kw)
+        batch, "grade_submission", lambda p, a, **kw: real(p, a, **{**kw, "limits": limits})
     )
     for name in ("catalog_fingerprint", "reference_fingerprint"):
         value = getattr(fingerprint, name)()

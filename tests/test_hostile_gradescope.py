@@ -23,6 +23,7 @@ from conftest import processes_with, wait_until
 from test_gradescope import Container
 from test_hostile import (
     EXPECTED,
+    LIMITS,
     Listener,
     folder_digest,
     make_submission,
@@ -47,7 +48,16 @@ GRADER_PEAK_BOUND = 160 * MiB  # as in tests/test_hostile_files.py: the grader's
 
 @pytest.fixture(scope="module")
 def container(tmp_path_factory) -> Container:
-    return Container(tmp_path_factory.mktemp("a1"), A1)
+    """The bundle carries a term whose `[limits]` are tests/test_hostile.py's: the same verdicts,
+    and a hanging call spins a core for 3 s instead of the default 10."""
+    staff = tmp_path_factory.mktemp("staff")
+    (staff / "term.toml").write_text(
+        "[limits]\n"
+        f"call_seconds = {LIMITS.call_seconds}\n"
+        f"submission_seconds = {LIMITS.submission_seconds}\n"
+        f"memory_mib = {LIMITS.memory_bytes >> 20}\n"
+    )
+    return Container(tmp_path_factory.mktemp("a1"), A1, staff / "term.toml")
 
 
 @pytest.fixture
@@ -90,9 +100,11 @@ def test_hostile_submission_is_contained_by_run_autograder(
     marker = Path("/tmp") / f"seqgrade-hostile-{listener.token}"
     folder = make_submission(tmp_path, name, listener, marker)
     before = folder_digest(folder)
-    lost, _ = EXPECTED[name]
+    lost, words = EXPECTED[name]
     data, _ = container.run({p.name: p.read_text() for p in folder.iterdir()}, NO_METADATA)
     assert scores(data) == {q: (0.0 if q in lost else s) for q, s in honest.items()}
+    if name.startswith("hang"):  # stopped at the bundled term's limit, not the default
+        assert all(word in json.dumps(data) for word in words), (words, data)
     assert wait_until(lambda: processes_with(listener.token) == [], 5.0), processes_with(
         listener.token
     )

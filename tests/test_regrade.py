@@ -35,7 +35,7 @@ WRONG_QUAD = toy.NUMPY_SOLUTION.replace("2 * x", "-2 * x")  # loses toy.quad (2 
 def _limits(monkeypatch):
     real = batch.grade_submission
     monkeypatch.setattr(
-        batch, "grade_submission", lambda p, a, **kw: real(p, a, limits=LIMITS, **kw)
+        batch, "grade_submission", lambda p, a, **kw: real(p, a, **{**kw, "limits": LIMITS})
     )
 
 

@@ -15,13 +15,14 @@ import shutil
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grader import sandbox
 from grader.app import regrade
 from grader.course import fingerprint, registry, variants
 from grader.course.fingerprint import Fingerprints
@@ -206,9 +207,13 @@ class Plan:
     """The assignment's, catalog's, reference's and grader's (submission left empty)."""
     force: bool = False
     """Regrade every submission whole, stored results or not."""
-    only: tuple[
-        str, ...
-    ] = ()  # `--only`: regrade these question ids, keep the rest of stored results
+    only: tuple[str, ...] = ()
+    """`--only`: regrade these question ids, keep the rest of stored results."""
+    limits: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    """The term's `[limits]` (sandbox.Limits keyword arguments); empty: the defaults."""
+
+    def sandbox_limits(self) -> sandbox.Limits:
+        return sandbox.Limits(**self.limits)
 
 
 _BATCH_ASSIGNMENT: list[Assignment] = []  # set before the pool forks; the workers inherit it
@@ -250,11 +255,11 @@ def _grade_one(
     # A change of owner regrades the whole result: every question used the old owner's numbers.
     partial = plan.only and "owner" not in stale
     if stored is not None and partial and regrade.stored_question_ids(stored):
-        return _update(sub, assignment, stored, plan.only, now, checker, target)
+        return _update(sub, assignment, stored, plan, now, checker, target)
     if stored is not None and not stale:
         return stored, Outcome("reused")
     kind = "regraded" if target.is_file() else "graded"
-    data = _grade_whole(sub, assignment, checker)
+    data = _grade_whole(sub, assignment, checker, plan.sandbox_limits())
     clean = not _has_grader_error(data)
     set_fingerprints(data, now if clean else None)  # a failure of ours is tried again on a re-run
     write_results(target, finite_scores(data))
@@ -267,11 +272,16 @@ def _key(sub: Submission, assignment: Assignment) -> variants.VariantKey:
 
 
 def _grade_whole(
-    sub: Submission, assignment: Assignment, checker: ExprChecker | None
+    sub: Submission,
+    assignment: Assignment,
+    checker: ExprChecker | None,
+    limits: sandbox.Limits | None = None,
 ) -> dict[str, Any]:
     try:
         key = _key(sub, assignment)
-        report = grade_submission(sub.path, assignment, student=key.value, checker=checker)
+        report = grade_submission(
+            sub.path, assignment, student=key.value, checker=checker, limits=limits
+        )
         data = to_gradescope(report, key, assignment)
     except Exception as exc:  # noqa: BLE001 - one bad submission never stops the batch
         data = error_results(assignment.id, f"{type(exc).__name__}: {exc}")
@@ -285,7 +295,7 @@ def _update(
     sub: Submission,
     assignment: Assignment,
     stored: dict[str, Any],
-    only: tuple[str, ...],
+    plan: Plan,
     now: Fingerprints,
     checker: ExprChecker | None,
     target: Path,
@@ -293,11 +303,17 @@ def _update(
     """`--only`: the named questions (and any the stored result lacks) regraded, the rest kept; the
     fingerprints recorded for the regraded questions only."""
     have = regrade.stored_question_ids(stored)
-    todo = [q.id for q in assignment.questions if q.id in only or q.id not in have]
+    todo = [q.id for q in assignment.questions if q.id in plan.only or q.id not in have]
     try:
         key = _key(sub, assignment)
         report = regrade.regrade_report(
-            sub.path, assignment, todo, grade_submission, student=key.value, checker=checker
+            sub.path,
+            assignment,
+            todo,
+            grade_submission,
+            student=key.value,
+            checker=checker,
+            limits=plan.sandbox_limits(),
         )
         fresh = to_gradescope(report, key, assignment)
     except Exception as exc:  # noqa: BLE001 - a bug of ours: the stored result stands, the error shows
@@ -412,13 +428,15 @@ def grade_all(
     progress: bool = True,
     only: Sequence[str] = (),
     cluster: str | None = None,
+    limits: Mapping[str, float] | None = None,
 ) -> list[tuple[Submission, dict[str, Any]]]:
     """Grade every submission under ROOT, `jobs` at a time; one row per submission whatever happens.
 
     A stored result in `results_dir` is reused while its fingerprints (submission, suite, catalog,
     reference, grader) all match; `force` regrades every one. `only` (question ids): regrade
     those questions of each stored result and keep the rest (a submission without one is graded
-    whole). Each submission's `outcome` says which happened.
+    whole). Each submission's `outcome` says which happened. `limits`: the term's `[limits]`
+    (sandbox.Limits keyword arguments; a result graded under other limits is stale).
 
     A grading process that dies (out of memory, killed) breaks the pool: the submissions it was
     grading are retried alone, then recorded as failed; the others are graded in a fresh pool.
@@ -436,7 +454,9 @@ def grade_all(
             "--force regrades whole submissions and --only some questions: give one of them"
         )
     _BATCH_ASSIGNMENT[:] = [assignment]
-    _BATCH_PLAN[:] = [Plan(fingerprint.assignment_fingerprints(assignment), force, tuple(only))]
+    limits = dict(limits or {})
+    shared = fingerprint.assignment_fingerprints(assignment, limits)
+    _BATCH_PLAN[:] = [Plan(shared, force, tuple(only), limits)]
     pending = list(range(len(subs)))
     if cluster is not None:
         _cluster_round(cluster, subs, results_dir, out, bar)
@@ -766,6 +786,7 @@ def run(
             only=questions,
             progress=not quiet and sys.stderr.isatty(),
             cluster=cluster,
+            limits=adj.term.limits if adj.term is not None else None,
         )  # no \r frames in logs
     except ClusterError as err:
         print(f"seqgrade: {err}", file=sys.stderr)

@@ -408,6 +408,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         _write_error(args.results, aid, f"the submission {args.submission} does not exist")
         return EXIT_USAGE
     try:
+        from grader import sandbox
         from grader.engine.grade import grade_submission
         from grader.reports import render
         from grader.reports.results_json import to_gradescope, write_results
@@ -422,8 +423,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
             print(
                 "seqgrade: no --student KEY given: graded with the default variant", file=sys.stderr
             )
-        decision = _staff_decision(args, assignment.id, key.value)
-        report = grade_submission(args.submission, assignment, student=key.value, hide=hide)
+        known = _term(args)
+        decision = _staff_decision(args, assignment.id, key.value, known)
+        limits = sandbox.Limits(**known.limits) if known else None  # the term's [limits]
+        report = grade_submission(
+            args.submission, assignment, student=key.value, hide=hide, limits=limits
+        )
         data = to_gradescope(report, key, assignment)
         if decision is not None:
             from grader.course import adjust
@@ -471,15 +476,27 @@ class _BadStaffFile(Exception):
     """A term or overrides file given to `seqgrade grade` that cannot be used (message ready)."""
 
 
-def _staff_decision(args: argparse.Namespace, assignment_id: str, key: str | None):
-    """The overrides and late verdict `seqgrade grade` applies, or None when none was asked for."""
-    if args.overrides is None and args.term is None:
+def _term(args: argparse.Namespace):
+    """The term file `seqgrade grade --term` names (grader.course.term.Term), or None."""
+    if args.term is None:
+        return None
+    from grader.course import term
+
+    try:
+        return term.load(args.term)
+    except term.TermError as err:
+        raise _BadStaffFile(str(err)) from None
+
+
+def _staff_decision(args: argparse.Namespace, assignment_id: str, key: str | None, known):
+    """The overrides and late verdict `seqgrade grade` applies, or None when none was asked for;
+    `known`: the term file's Term, already read."""
+    if args.overrides is None and known is None:
         return None
     from grader.course import adjust, late, overrides, term
     from grader.course.registry import load
 
     try:
-        known = term.load(args.term) if args.term else None
         path = args.overrides or (known.overrides_file(assignment_id) if known else None)
         found = overrides.load(path, load(assignment_id)) if path else ()
         submitted = late.parse_date(args.submitted, "--submitted")

@@ -155,19 +155,26 @@ def _close_local(cluster: Any) -> None:
         )
 
 
-def worker_identity(assignment_id: str) -> dict[str, Any]:
-    """Run on each worker: its grader version and its own fingerprints of the assignment."""
+def worker_identity(assignment_id: str, limits: dict[str, float] | None = None) -> dict[str, Any]:
+    """Run on each worker: its grader version and its own fingerprints of the assignment (with
+    the batch's limits, as the batch's own fingerprints are taken)."""
     try:
-        prints = fingerprint.assignment_fingerprints(registry.load(assignment_id)).as_dict()
+        loaded = registry.load(assignment_id)
+        prints = fingerprint.assignment_fingerprints(loaded, limits).as_dict()
     except Exception as exc:  # noqa: BLE001 - said back as the reason for refusing the worker
         return {"grader": __version__, "error": f"{type(exc).__name__}: {exc}"}
     return {"grader": __version__, "fingerprints": prints}
 
 
-def check_workers(client: Any, assignment: Assignment, shared: fingerprint.Fingerprints) -> int:
+def check_workers(
+    client: Any,
+    assignment: Assignment,
+    shared: fingerprint.Fingerprints,
+    limits: dict[str, float] | None = None,
+) -> int:
     """Refuse the cluster when a worker's grader differs from ours; the number of workers."""
     client.wait_for_workers(1, timeout=60)
-    seen = client.run(worker_identity, assignment.id)
+    seen = client.run(worker_identity, assignment.id, limits)
     ours = {"grader": __version__, "fingerprints": shared.as_dict()}
     bad = []
     for worker, info in sorted(seen.items()):
@@ -253,7 +260,7 @@ def grade_all_on(
     """Send the submissions as tasks (`chunks`); `record(i, result)` as results stream back: what
     `grade_one` returned, the exception it raised, or None when its task stopped two workers."""
     with connect(address) as client:
-        workers = check_workers(client, assignment, plan.shared)
+        workers = check_workers(client, assignment, plan.shared, dict(plan.limits))
         client.run(prepare_worker, list(runtime.preload(assignment.preload_torch)))
         from distributed import KilledWorker, as_completed
 

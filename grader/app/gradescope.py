@@ -1,6 +1,7 @@
 """The Gradescope container's entry point: `run_autograder` runs `python -m grader.app.gradescope`.
 
-It grades /autograder/submission with the sandbox, takes the student's variant key from
+It grades /autograder/submission with the sandbox (within the bundled term's `[limits]`, if it
+sets any), takes the student's variant key from
 /autograder/submission_metadata.json (`users[0]`'s email, or sid when the assignment
 chooses it; never Gradescope's internal id), and always writes a valid
 /autograder/results/results.json, even when the grader itself fails. What only the
@@ -16,7 +17,10 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from grader.sandbox import Limits
 
 ROOT_ENV = "SEQGRADE_GRADESCOPE_ROOT"
 ASSIGNMENT_FILE = "seqgrade_assignment.txt"  # written into the bundle by `seqgrade autograder`
@@ -54,6 +58,24 @@ def _instructor_notes(report: Any, data: dict[str, Any]) -> None:
     if report.student_output.strip():
         print("--- what the submission printed (not shown to the student) ---")
         print(report.student_output)
+
+
+def bundled_limits(source: Path) -> Limits | None:
+    """The sandbox's limits the bundled term sets (`[limits]`, docs/term.md), or None for the
+    defaults: without a bundled term, or with one that cannot be used (said in the instructors'
+    output, as for its adjustments)."""
+    from grader import sandbox
+    from grader.course import term
+
+    path = source / term.BUNDLE_DIR / term.TERM_FILE
+    if not path.is_file():
+        return None
+    try:
+        known = term.load(path)
+    except term.TermError as err:
+        print(f"seqgrade: graded with the default limits; the term cannot be used: {err}")
+        return None
+    return sandbox.Limits(**known.limits) if known.limits else None
 
 
 def staff_adjusted(
@@ -112,6 +134,7 @@ def main() -> int:
             assignment,
             student=key.value,
             hide=(results_path.parent, root / "source", root / "submission_metadata.json"),
+            limits=bundled_limits(source),
         )
         data = to_gradescope(report, key, assignment)
         data = staff_adjusted(data, assignment, read_metadata(root), source, key.value)

@@ -386,11 +386,15 @@ def _describe(value: Any) -> str:
     return f"<{type(value).__qualname__}>"  # arrays and other objects: their source file counts instead
 
 
-def grader_fingerprint() -> str:
+def grader_fingerprint(limits: Mapping[str, float] | None = None) -> str:
     """The grader's version and the code that judges: the engine and the written-answer checker
-    (a fix there regrades, even without a version bump)."""
+    (a fix there regrades, even without a version bump); and the sandbox's limits when a term
+    sets them (`[limits]`: a submission that ran out of time may not under new ones)."""
     judging = [_sources(p) for p in ("grader.engine", "grader.written", "grader.written.expr")]
-    return _digest([__version__.encode(), *(j.encode() for j in judging)])
+    parts = [__version__.encode(), *(j.encode() for j in judging)]
+    if limits:
+        parts.append(repr(sorted(limits.items())).encode())
+    return _digest(parts)
 
 
 def current(assignment: Assignment, submission: Path) -> Fingerprints:
@@ -399,16 +403,18 @@ def current(assignment: Assignment, submission: Path) -> Fingerprints:
     return with_submission(assignment_fingerprints(assignment), submission)
 
 
-def assignment_fingerprints(assignment: Assignment) -> Fingerprints:
+def assignment_fingerprints(
+    assignment: Assignment, limits: Mapping[str, float] | None = None
+) -> Fingerprints:
     """The fingerprints shared by every submission of a batch (the submission's and owner's
-    left empty)."""
+    left empty); `limits`: the term's `[limits]`, if it sets any."""
     return Fingerprints(
         submission="",
         owner="",
         suite=suite_fingerprint(assignment),
         catalog=catalog_fingerprint_of(assignment),
         reference=reference_fingerprint_of(assignment),
-        grader=grader_fingerprint(),
+        grader=grader_fingerprint(limits),
     )
 
 

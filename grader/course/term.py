@@ -1,5 +1,6 @@
-"""The term file (`term.toml`): the course's late policy, each assignment's due dates, and where
-the roster, the late-day ledger and the overrides files live; read once, checked whole."""
+"""The term file (`term.toml`): the course's late policy, each assignment's due dates, the
+sandbox's limits, and where the roster, the late-day ledger and the overrides files live; read
+once, checked whole."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ class Term:
     """Late days spent, across assignments (read and written by batch)."""
     overrides_dir: Path | None = None
     """Holds <a1 … a7>.toml or .csv."""
+    limits: Mapping[str, float] = field(default_factory=dict)
+    """`[limits]`, by the names of grader.sandbox.Limits' fields (call_seconds,
+    submission_seconds, memory_bytes); what is not given keeps its default."""
 
     def overrides_file(self, assignment_id: str) -> Path | None:
         """This assignment's overrides file in the term's overrides folder, if there is one."""
@@ -68,7 +72,9 @@ def load(path: Path) -> Term:
     path = Path(path)
     data = _toml(path)
     base = path.parent
-    unknown = sorted(set(data) - {"late", "assignments", "roster", "late_days_ledger", "overrides"})
+    unknown = sorted(
+        set(data) - {"late", "assignments", "roster", "late_days_ledger", "overrides", "limits"}
+    )
     if unknown:
         raise TermError(f"{path.name}: unknown setting {', '.join(map(repr, unknown))}")
     try:
@@ -99,7 +105,43 @@ def load(path: Path) -> Term:
         roster_path,
         base / data["late_days_ledger"] if data.get("late_days_ledger") else None,
         base / data["overrides"] if data.get("overrides") else None,
+        limits_from(data.get("limits", {}), f"{path.name} [limits]"),
     )
+
+
+# [limits] settings: (the sandbox.Limits field, the unit's size, the smallest and largest value)
+LIMIT_SETTINGS = {
+    "call_seconds": ("call_seconds", 1, 0.1, 600.0),
+    "submission_seconds": ("submission_seconds", 1, 1.0, 3600.0),
+    "memory_mib": ("memory_bytes", 1 << 20, 256, 65536),
+}
+
+
+def limits_from(table: Any, where: str) -> dict[str, float]:
+    """The `[limits]` table as sandbox.Limits keyword arguments, each value checked."""
+    if not isinstance(table, dict):
+        raise TermError(f"{where}: a table of {', '.join(LIMIT_SETTINGS)}")
+    unknown = sorted(set(table) - set(LIMIT_SETTINGS))
+    if unknown:
+        raise TermError(
+            f"{where}: unknown setting {', '.join(map(repr, unknown))} "
+            f"(known: {', '.join(LIMIT_SETTINGS)})"
+        )
+    out: dict[str, float] = {}
+    for name, value in table.items():
+        field_name, unit, low, high = LIMIT_SETTINGS[name]
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not low <= value <= high:
+            raise TermError(f"{where} {name}: a number from {low:g} to {high:g}, not {value!r}")
+        if name == "memory_mib" and not float(value).is_integer():
+            raise TermError(f"{where} {name}: a whole number of MiB, not {value!r}")
+        out[field_name] = int(value) * unit if unit != 1 else float(value)
+    call, whole = out.get("call_seconds"), out.get("submission_seconds")
+    if call is not None and whole is not None and whole < call:
+        raise TermError(
+            f"{where}: submission_seconds ({whole:g}) is shorter than call_seconds ({call:g})"
+        )
+    return out
 
 
 def bundle_files(term_path: Path, assignment_id: str) -> dict[str, Path]:
