@@ -136,3 +136,21 @@ def test_a_batch_grades_within_the_terms_limits(tmp_path):
     assert slow["toy.linear"]["score"] == 0
     assert "did not return within 1 s" in slow["toy.linear"]["output"]
     assert rows["honest"]["score"] == sum(q.points for q in toy.ASSIGNMENT.questions)
+
+
+def test_the_notebook_handout_states_the_terms_time_limits(tmp_path, capsys):
+    """The cell budget the notebook states is derived from the per-call limit, as grading derives
+    it: 2.5 s of CPU per cell and 9 s in all by default; a quarter and 90% of 20 s with the term."""
+    import nbformat
+
+    staff = _term(tmp_path, "call_seconds = 20")
+    texts = {}
+    for name, extra in (("plain", []), ("term", ["--term", str(staff)])):
+        out = tmp_path / f"{name}.ipynb"
+        assert cli.main(["handout", "a1", "--notebook", "--out", str(out), *extra]) == 0
+        cells = nbformat.read(str(out), as_version=4).cells
+        texts[name] = next(c.source for c in cells if "How this notebook is graded" in c.source)
+    assert "**2.5 s** of CPU time" in texts["plain"] and "**9 s**" in texts["plain"]
+    assert "**5 s** of CPU time" in texts["term"] and "**18 s**" in texts["term"]
+    assert cli.main(["handout", "a1", "--out", str(tmp_path / "h.zip"), "--term", str(staff)]) == 2
+    assert "handout --term is for --notebook" in capsys.readouterr().err

@@ -191,6 +191,13 @@ def _parser() -> (
     h.add_argument(
         "--notebook", action="store_true", help="the handout as one Jupyter notebook instead"
     )
+    h.add_argument(
+        "--term",
+        type=Path,
+        default=None,
+        help="with --notebook: the time limits the notebook states are this term file's "
+        "[limits] (docs/term.md), as the bundle built with the same --term grades",
+    )
 
     a = sub.add_parser("autograder", help="the Gradescope autograder bundle of an assignment")
     a.add_argument("assignment", help="a1 … a7 or a full id")
@@ -408,7 +415,6 @@ def cmd_grade(args: argparse.Namespace) -> int:
         _write_error(args.results, aid, f"the submission {args.submission} does not exist")
         return EXIT_USAGE
     try:
-        from grader import sandbox
         from grader.engine.grade import grade_submission
         from grader.reports import render
         from grader.reports.results_json import to_gradescope, write_results
@@ -425,9 +431,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
             )
         known = _term(args)
         decision = _staff_decision(args, assignment.id, key.value, known)
-        limits = sandbox.Limits(**known.limits) if known else None  # the term's [limits]
         report = grade_submission(
-            args.submission, assignment, student=key.value, hide=hide, limits=limits
+            args.submission, assignment, student=key.value, hide=hide, limits=_term_limits(known)
         )
         data = to_gradescope(report, key, assignment)
         if decision is not None:
@@ -486,6 +491,16 @@ def _term(args: argparse.Namespace):
         return term.load(args.term)
     except term.TermError as err:
         raise _BadStaffFile(str(err)) from None
+
+
+def _term_limits(known):
+    """The sandbox's limits a term file sets (its `[limits]` over the defaults), or None for
+    the defaults: grader.sandbox.Limits."""
+    if known is None or not known.limits:
+        return None
+    from grader import sandbox
+
+    return sandbox.Limits(**known.limits)
 
 
 def _staff_decision(args: argparse.Namespace, assignment_id: str, key: str | None, known):
@@ -568,8 +583,19 @@ def cmd_handout(args: argparse.Namespace) -> int:
     if args.notebook:
         from grader.app import notebook_handout
 
-        print(f"wrote {notebook_handout.write(args.assignment, args.out)}")
+        try:
+            known = _term(args)
+        except _BadStaffFile as err:
+            print(f"seqgrade: {err}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"wrote {notebook_handout.write(args.assignment, args.out, _term_limits(known))}")
         return EXIT_OK
+    if args.term is not None:
+        print(
+            "seqgrade: handout --term is for --notebook (the limits its text states)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     if args.out is None:
         print("seqgrade: handout needs --out FILE.zip (or --notebook)", file=sys.stderr)
         return EXIT_USAGE

@@ -204,8 +204,9 @@ def _tagged(source: str, hidden: bool = False) -> Any:
     return v4.new_code_cell(source, metadata=meta)
 
 
-def build(assignment_id: str) -> Any:
-    """The handout notebook of an assignment (an nbformat v4 NotebookNode, validated)."""
+def build(assignment_id: str, limits: sandbox.Limits | None = None) -> Any:
+    """The handout notebook of an assignment (an nbformat v4 NotebookNode, validated); the time
+    limits it states are `limits`' (a term's `[limits]`), or the defaults."""
     import nbformat
     from nbformat import v4
 
@@ -218,7 +219,7 @@ def build(assignment_id: str) -> Any:
     cells = [
         v4.new_markdown_cell(text) for text in _markdown_cells((folder / "README.md").read_text())
     ]
-    cells.append(v4.new_markdown_cell(limits_text()))
+    cells.append(v4.new_markdown_cell(limits_text(limits)))
     cells.append(
         v4.new_markdown_cell(
             f"## Your code\n\nFill in each function below (this notebook is graded as "
@@ -267,14 +268,16 @@ def _defined(source: str) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
-def write(assignment_id: str, out: Path | None = None) -> Path:
+def write(
+    assignment_id: str, out: Path | None = None, limits: sandbox.Limits | None = None
+) -> Path:
     """Write the handout notebook (`<stem>.ipynb` in the current folder unless `out` is given);
     an `out` ending in `.zip` gets a zip of the notebook, `variant.py` and `check.py`."""
     import nbformat
 
     aid = registry.resolve_id(assignment_id)
     code_file = registry.load(aid).code_file or "handout.py"
-    nb = build(aid)
+    nb = build(aid, limits)
     if out is None:
         out = Path(code_file).with_suffix(".ipynb")
     out = Path(out)
