@@ -13,6 +13,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from grader.course.settings import known_keys
+
 Kind = Literal["none", "percent_per_day", "percent_per_hour"]
 KINDS: tuple[str, ...] = ("none", "percent_per_day", "percent_per_hour")
 _UNIT = {"percent_per_day": timedelta(days=1), "percent_per_hour": timedelta(hours=1)}
@@ -136,9 +138,7 @@ def policy_from(table: Mapping[str, Any], where: str = "late policy") -> Policy:
     """A Policy from a `[late]` table (kind, percent, cap, grace, late_days)."""
     from grader.course.roster import RosterError, parse_duration
 
-    unknown = sorted(set(table) - {"kind", "percent", "cap", "grace", "late_days"})
-    if unknown:
-        raise LateError(f"{where}: unknown setting {', '.join(map(repr, unknown))}")
+    known_keys(table, ("kind", "percent", "cap", "grace", "late_days"), where, LateError)
     kind = str(table.get("kind", "none"))
     if kind not in KINDS:
         raise LateError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grader.course.settings import known_keys
 from grader.questions import Assignment
 
 FIELDS = ("student", "question", "score", "delta", "comment", "who", "when")
@@ -75,13 +76,7 @@ def _number(value: Any, what: str, where: str) -> float | None:
 
 
 def _entry(raw: Any, assignment: Assignment, where: str) -> Override:
-    if not isinstance(raw, dict):
-        raise OverrideError(f"{where}: expected a table of {', '.join(FIELDS)}")
-    unknown = sorted(set(raw) - set(FIELDS))
-    if unknown:
-        raise OverrideError(
-            f"{where}: unknown field {', '.join(map(repr, unknown))}; the fields are {', '.join(FIELDS)}"
-        )
+    known_keys(raw, FIELDS, where, OverrideError, noun="field")
     student = str(raw.get("student") or "").strip().lower()
     if not student:
         raise OverrideError(f"{where}: `student` is missing (an email, SID or submission folder)")

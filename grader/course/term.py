@@ -12,8 +12,17 @@ from typing import Any
 
 from grader.course import late, roster
 from grader.course.registry import UnknownAssignment, resolve_id
+from grader.course.settings import known_keys
 
 TERM_FILE = "term.toml"
+SECTIONS = (  # the top-level keys a term file may have
+    "late",
+    "assignments",
+    "roster",
+    "late_days_ledger",
+    "overrides",
+    "limits",
+)
 BUNDLE_DIR = "seqgrade_term"  # where `seqgrade autograder --term` puts these files in the bundle
 
 
@@ -72,11 +81,7 @@ def load(path: Path) -> Term:
     path = Path(path)
     data = _toml(path)
     base = path.parent
-    unknown = sorted(
-        set(data) - {"late", "assignments", "roster", "late_days_ledger", "overrides", "limits"}
-    )
-    if unknown:
-        raise TermError(f"{path.name}: unknown setting {', '.join(map(repr, unknown))}")
+    known_keys(data, SECTIONS, path.name, TermError)
     try:
         policy = late.policy_from(data.get("late", {}), f"{path.name} [late]")
         dates = {}
@@ -119,14 +124,7 @@ LIMIT_SETTINGS = {
 
 def limits_from(table: Any, where: str) -> dict[str, float]:
     """The `[limits]` table as sandbox.Limits keyword arguments, each value checked."""
-    if not isinstance(table, dict):
-        raise TermError(f"{where}: a table of {', '.join(LIMIT_SETTINGS)}")
-    unknown = sorted(set(table) - set(LIMIT_SETTINGS))
-    if unknown:
-        raise TermError(
-            f"{where}: unknown setting {', '.join(map(repr, unknown))} "
-            f"(known: {', '.join(LIMIT_SETTINGS)})"
-        )
+    known_keys(table, LIMIT_SETTINGS, where, TermError)
     out: dict[str, float] = {}
     for name, value in table.items():
         field_name, unit, low, high = LIMIT_SETTINGS[name]
