@@ -119,7 +119,8 @@ def test_the_policy_table_is_checked():
         ({"kind": "percent_per_day"}, "needs a percent"),
         ({"kind": "none", "cap": 120}, "cap is at most 100"),
         ({"kind": "none", "grace": "soon"}, "not a duration"),
-        ({"kind": "none", "penalty": 3}, "unknown setting"),
+        ({"kind": "none", "penalty": 3}, r"unknown setting 'penalty' \(known: kind, percent"),
+        (3, "late policy: a table of kind, percent, cap, grace, late_days"),  # `late = 3`
     ):
         with pytest.raises(late.LateError, match=says):
             late.policy_from(bad)
