@@ -154,3 +154,22 @@ def test_the_notebook_handout_states_the_terms_time_limits(tmp_path, capsys):
     assert "**5 s** of CPU time" in texts["term"] and "**18 s**" in texts["term"]
     assert cli.main(["handout", "a1", "--out", str(tmp_path / "h.zip"), "--term", str(staff)]) == 2
     assert "handout --term is for --notebook" in capsys.readouterr().err
+
+
+def test_a_bundled_term_that_cannot_be_used_is_said_once_and_grades_as_without_one(
+    tmp_path, capsys
+):
+    """In the container: the default limits, the raw grade, and the reason for instructors."""
+    from grader.app import gradescope
+
+    folder = tmp_path / "source" / term.BUNDLE_DIR
+    folder.mkdir(parents=True)
+    (folder / term.TERM_FILE).write_text("[limits]\ncall_seconds = 0\n")
+    assert gradescope.bundled_term(tmp_path / "source") is None
+    said = capsys.readouterr().out
+    assert said.count("the bundled term cannot be used") == 1
+    assert "call_seconds: a number from 0.1 to 600, not 0" in said
+    raw = {"score": 1.0, "tests": []}
+    assert gradescope.staff_adjusted(raw, registry.load("a1"), {}, None, None) == raw
+    assert gradescope.bundled_term(tmp_path / "elsewhere") is None  # no bundled term: no words
+    assert capsys.readouterr().out == ""

@@ -307,14 +307,19 @@ def test_the_container_applies_the_same_term_from_the_bundle(term, tmp_path, cap
         "users": [{"email": "Alan@uni.edu", "id": 1234, "name": "Alan Turing", "sid": "1002"}],
     }
     a1 = registry.load("a1")
-    data = gradescope.staff_adjusted(raw, a1, metadata, source, "alan@uni.edu")
-    assert data["score"] == 3.6  # as in the batch: the same policy, roster, ledger and override
+
+    def adjusted() -> dict:  # as run_autograder does: the bundled term read, then applied
+        return gradescope.staff_adjusted(
+            raw, a1, metadata, gradescope.bundled_term(source), "alan@uni.edu"
+        )
+
+    assert adjusted()["score"] == 3.6  # as in the batch: the same policy, roster, ledger, override
     metadata["assignment"]["due_date"] = (
         "2026-09-21T23:59:00.000000-04:00"  # Gradescope's date wins
     )
-    assert gradescope.staff_adjusted(raw, a1, metadata, source, "alan@uni.edu")["score"] == 4
+    assert adjusted()["score"] == 4
     shutil.rmtree(source / "seqgrade_term")
-    assert gradescope.staff_adjusted(raw, a1, metadata, source, "alan@uni.edu") == raw
+    assert adjusted() == raw
 
 
 def test_list_shows_question_ids(capsys):

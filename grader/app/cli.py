@@ -508,7 +508,7 @@ def _staff_decision(args: argparse.Namespace, assignment_id: str, key: str | Non
     `known`: the term file's Term, already read."""
     if args.overrides is None and known is None:
         return None
-    from grader.course import adjust, late, overrides, term
+    from grader.course import adjust, late, overrides
     from grader.course.registry import load
 
     try:
@@ -516,7 +516,7 @@ def _staff_decision(args: argparse.Namespace, assignment_id: str, key: str | Non
         found = overrides.load(path, load(assignment_id)) if path else ()
         submitted = late.parse_date(args.submitted, "--submitted")
         ledger = late.read_ledger(known.ledger_path) if known and known.ledger_path else None
-    except (term.TermError, overrides.OverrideError, late.LateError) as err:
+    except (overrides.OverrideError, late.LateError) as err:
         raise _BadStaffFile(str(err)) from None
     keys = {k.lower() for k in (key, args.submission.name, args.submission.stem) if k}
     return adjust.decide(known, found, assignment_id, keys, submitted, ledger=ledger)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from grader.sandbox import Limits
+    from grader.course.term import Term
 
 ROOT_ENV = "SEQGRADE_GRADESCOPE_ROOT"
 ASSIGNMENT_FILE = "seqgrade_assignment.txt"  # written into the bundle by `seqgrade autograder`
@@ -60,38 +60,42 @@ def _instructor_notes(report: Any, data: dict[str, Any]) -> None:
         print(report.student_output)
 
 
-def bundled_limits(source: Path) -> Limits | None:
-    """The sandbox's limits the bundled term sets (`[limits]`, docs/term.md), or None for the
-    defaults: without a bundled term, or with one that cannot be used (said in the instructors'
-    output, as for its adjustments)."""
-    from grader import sandbox
+def bundled_term(source: Path) -> Term | None:
+    """The term file `seqgrade autograder --term` put in the bundle (docs/term.md), read once for
+    the grading's limits and the adjustments after it; None without one, or when it cannot be
+    used (the raw grade under the default limits, and why in the instructors' output)."""
     from grader.course import term
 
     path = source / term.BUNDLE_DIR / term.TERM_FILE
     if not path.is_file():
         return None
     try:
-        known = term.load(path)
+        return term.load(path)
     except term.TermError as err:
-        print(f"seqgrade: graded with the default limits; the term cannot be used: {err}")
+        print(
+            "seqgrade: the bundled term cannot be used (graded with the default limits, "
+            f"no adjustments applied): {err}"
+        )
         return None
-    return sandbox.Limits(**known.limits) if known.limits else None
 
 
 def staff_adjusted(
-    data: dict[str, Any], assignment: Any, metadata: dict[str, Any], source: Path, key: str | None
+    data: dict[str, Any],
+    assignment: Any,
+    metadata: dict[str, Any],
+    known: Term | None,
+    key: str | None,
 ) -> dict[str, Any]:
     """The result with the bundled term's overrides and late policy applied (docs/term.md): the
     due dates and the submission time from submission_metadata.json, the extension and late
-    days from the bundled roster and ledger. Without a bundled term file, `data` unchanged; a
-    term file that cannot be used leaves the raw grade and says why in the instructors' output."""
-    from grader.course import adjust, late, overrides, term
+    days from the bundled roster and ledger. Without a term (`bundled_term`), `data` unchanged;
+    an overrides file or a date that cannot be used leaves the raw grade and says why in the
+    instructors' output."""
+    from grader.course import adjust, late, overrides
 
-    folder = source / term.BUNDLE_DIR
-    if not (folder / term.TERM_FILE).is_file():
+    if known is None:
         return data
     try:
-        known = term.load(folder / term.TERM_FILE)
         path = known.overrides_file(assignment.id)
         found = overrides.load(path, assignment) if path else ()
         info = metadata.get("assignment") if isinstance(metadata.get("assignment"), dict) else {}
@@ -105,7 +109,7 @@ def staff_adjusted(
             metadata.get("created_at"), "submission_metadata.json created_at"
         )
         ledger = late.read_ledger(known.ledger_path) if known.ledger_path else None
-    except (term.TermError, overrides.OverrideError, late.LateError) as err:
+    except (overrides.OverrideError, late.LateError) as err:
         print(f"seqgrade: the term's adjustments were not applied: {err}")
         return data
     keys = {str(u.get(k) or "").strip().lower() for u in _users(metadata) for k in ("email", "sid")}
@@ -121,6 +125,7 @@ def main() -> int:
     results_path = root / "results" / "results.json"
     assignment_id = None
     try:
+        from grader import sandbox
         from grader.course import registry, variants
         from grader.engine.grade import grade_submission
         from grader.reports.results_json import to_gradescope, write_results
@@ -129,15 +134,16 @@ def main() -> int:
         assignment_id = registry.resolve_id((source / ASSIGNMENT_FILE).read_text().strip())
         assignment = registry.load(assignment_id)
         key = variants.variant_key(assignment.variant_key, users=_users(read_metadata(root)))
+        known = bundled_term(source)
         report = grade_submission(
             root / "submission",
             assignment,
             student=key.value,
             hide=(results_path.parent, root / "source", root / "submission_metadata.json"),
-            limits=bundled_limits(source),
+            limits=sandbox.Limits(**known.limits) if known else None,  # the term's [limits]
         )
         data = to_gradescope(report, key, assignment)
-        data = staff_adjusted(data, assignment, read_metadata(root), source, key.value)
+        data = staff_adjusted(data, assignment, read_metadata(root), known, key.value)
         write_results(results_path, data)
         _instructor_notes(report, data)
         return 0
