@@ -38,9 +38,13 @@ from grader.suites import a4_transformer as a4
 # The torch-style held-out files run here in this process (the grader runs them in the sandbox,
 # whose warnings are the student's output): numpy operators on their tensors raise NumPy 2.0's
 # deprecation of torch's `__array_wrap__` signature, 130 times per run, burying any new warning.
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:__array_wrap__ must accept context and return_scalar:DeprecationWarning"
-)
+# One held-out file copies its input with `torch.tensor(x)` as students do, which torch warns of.
+pytestmark = [
+    pytest.mark.filterwarnings(
+        "ignore:__array_wrap__ must accept context and return_scalar:DeprecationWarning"
+    ),
+    pytest.mark.filterwarnings("ignore:To copy construct from a tensor:UserWarning"),
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 HELDOUT = heldout_harness.folder("a4_transformer")  # the cases as files, edits generated
