@@ -207,6 +207,66 @@ def test_a_crashed_pool_process_costs_only_its_submission(tmp_path, monkeypatch)
     assert len(list(csv.DictReader(io.StringIO(out.read_text())))) == 4
 
 
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_killed_batch_leaves_no_pool_process_or_template_behind(tmp_path):
+    """`kill -9` of a batch mid-run: its pool processes (and the warm templates each started)
+    end within seconds instead of waiting forever on the pool's task queue."""
+    import os
+    import signal
+    import sys
+    import time
+
+    from grader.course.content import solution_dir
+
+    solution = (solution_dir("a1_word_vectors") / "word_vectors.py").read_text()
+    root = tmp_path / "class"
+    for i in range(300):  # many more than two processes grade before the kill
+        (root / f"s{i:03d}").mkdir(parents=True)
+        (root / f"s{i:03d}" / "word_vectors.py").write_text(solution)
+    cmd = [sys.executable, "-m", "grader", "batch", str(root), "-a", "a1", "--jobs", "2"]
+    batch = subprocess.Popen(
+        [*cmd, "--out", str(tmp_path / "g.csv"), "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        pool: list[int] = []
+        while len(pool) < 2 or not all(_children(p) for p in pool):  # pool and templates up
+            assert batch.poll() is None and time.monotonic() < deadline, "the batch never forked"
+            time.sleep(0.05)
+            pool = _children(batch.pid)
+        left = pool + [t for p in pool for t in _children(p)]
+        os.kill(batch.pid, signal.SIGKILL)
+        batch.wait()
+        deadline = time.monotonic() + 15
+        while any(_alive(p) for p in left) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [p for p in left if _alive(p)]
+    finally:
+        if batch.poll() is None:
+            batch.kill()
+
+
 def test_a_folder_name_that_is_not_utf8_does_not_stop_the_batch(tmp_path, monkeypatch):
     import os
 

@@ -13,6 +13,7 @@ import multiprocessing
 import os
 import shutil
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -233,6 +234,25 @@ def _grade_in_worker(
     done = _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, _BATCH_PLAN[0], _CHECKER[0])
     marker.unlink(missing_ok=True)
     return done
+
+
+# How often a pool process looks whether its batch still runs (seconds).
+PARENT_CHECK_SECONDS = 0.5
+
+
+def _end_with(batch: int) -> None:
+    """A pool process's start: it ends itself as soon as the batch that forked it has ended.
+
+    A batch stopped by `kill` or a scheduler's time limit has no chance to stop its pool, and
+    the pool's processes would wait forever on a task queue whose write end their own fork
+    holds, each with its warm templates (which end with their pool process)."""
+
+    def watch() -> None:
+        while os.getppid() == batch:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="seqgrade-batch-watch", daemon=True).start()
 
 
 def _running_dir(results_dir: Path) -> Path:
@@ -516,7 +536,10 @@ def _pool_round(
         stale.unlink(missing_ok=True)
     broken: list[int] = []
     with ProcessPoolExecutor(
-        max_workers=jobs, mp_context=multiprocessing.get_context("fork")
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_end_with,
+        initargs=(os.getpid(),),
     ) as pool:
         futures = {pool.submit(_grade_in_worker, subs[i], results_dir, i): i for i in indices}
         for fut in as_completed(futures):
