@@ -880,6 +880,34 @@ def test_a4_rope_written_wrong_forms_are_named(tmp_path):
     assert not np.allclose(wrong, rotated_v)
 
 
+def test_a4_embedding_counts_are_exact(tmp_path):
+    """A parameter count is right only to the parameter (torch's numel the authority); the same
+    count in another notation is right."""
+    import torch
+
+    from grader.course import variants
+
+    v = variants.numbers(A.id, "ada")
+    V, d, T = v["emb_vocab"], v["emb_d"], v["emb_positions"]
+    tied = torch.nn.Embedding(V, d).weight.numel() + torch.nn.Embedding(T, d).weight.numel()
+    untied = tied + torch.nn.Linear(d, V, bias=False).weight.numel()
+    written = dataclasses.replace(
+        A, questions=(_question("a4.w_embedding_params"),), code_file=None
+    )
+    folder = tmp_path / "w"
+    folder.mkdir()
+    for counts, right in (
+        (f"[{tied}, {untied}]", True),
+        (f'["{tied:,}", {float(untied):.8e}]', True),
+        (f"[{tied}, {untied + 1}]", False),  # one parameter off
+        (f"[{tied - d}, {untied}]", False),  # one position row short
+        (f"[{tied}, {round(untied, -2)}]", False),  # rounded to hundreds
+    ):
+        (folder / "answers.toml").write_text(f"embedding_params = {counts}\n")
+        (q,) = grade_submission(folder, written, student="ada").questions
+        assert (q.score == q.max_score) is right and (q.score == 0) is not right, (counts, q)
+
+
 # ---------------------------------------------------------------- the hidden cases separate the mutants
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from grader.questions import WrittenQuestion, WrongForm
+from grader.questions import Tolerance, WrittenQuestion, WrongForm
 from reference import attention as att
 from reference import positions
 
@@ -38,8 +38,10 @@ def _array_question(
     key: str,
     expected: Callable[[Mapping[str, Any]], Any],
     wrong_forms: Callable[[Mapping[str, Any]], list[WrongForm]],
+    **options: Any,
 ) -> WrittenQuestion:
-    """A two-point question whose answer is an array computed from the student's numbers."""
+    """A two-point question whose answer is an array computed from the student's numbers
+    (`options`: more WrittenQuestion fields, such as the tolerance)."""
     return WrittenQuestion(
         id=qid,
         title=title,
@@ -48,7 +50,12 @@ def _array_question(
         answer_kind="array",
         expected=expected,
         wrong_forms=wrong_forms,
+        **options,
     )
+
+
+# Parameter counts are whole numbers: exact, not within the numeric answers' 1e-3.
+EXACT_COUNT = Tolerance(rtol=0.0, atol=0.5)
 
 
 def _rope_attention_row(v: Mapping[str, Any], **hooks: Any) -> Array:
@@ -120,6 +127,7 @@ WRITTEN_COVERAGE = (
                 "the learned position embeddings P (T_max × d) are parameters too.",
             ),
         ],
+        tolerance=EXACT_COUNT,
     ),
     WrittenQuestion(
         id="a4.w_softmax_derivation",
