@@ -200,7 +200,12 @@ def test_the_right_hand_side_shows_its_mistake(checker: ExprChecker) -> None:
 
 
 @pytest.mark.parametrize(
-    "typed", ['"1 - h^2 (the derivative of tanh)"', '"dh/dz = 1 - h^2 (as in the notes, eq. 3)"']
+    "typed",
+    [
+        '"1 - h^2 (the derivative of tanh)"',
+        '"dh/dz = 1 - h^2 (as in the notes, eq. 3)"',
+        '"1 - h^2 (with h = tanh z)"',  # a remark restating the definition
+    ],
 )
 def test_a_remark_in_brackets_after_an_expression_is_set_aside(
     checker: ExprChecker, typed: str
@@ -218,6 +223,12 @@ def test_brackets_of_maths_or_a_greek_name_are_never_a_remark(
 ) -> None:
     r = grade(TANH, typed, checker)
     assert "was not graded" not in r.feedback
+
+
+def test_an_equals_sign_only_inside_brackets_is_named_as_such(checker: ExprChecker) -> None:
+    r = grade(TANH, '"1 - h^2 (h = tanh z)"', checker)  # maths in the brackets: no remark
+    assert r.status != "correct"
+    assert "an `=` inside brackets" in r.feedback and "0 `=` signs" not in r.feedback
 
 
 def test_a_single_symbol_on_the_left_is_a_label(checker: ExprChecker) -> None:

@@ -244,7 +244,10 @@ def _check_expression(
 
 # Words of maths the parser refuses with its own message, never read as a remark.
 _MATHS_WORDS = frozenset({"softmax", "diag", "sum"})
-_REMARK = re.compile(r"(?P<answer>.*\S)\s*\((?P<remark>[A-Za-z][A-Za-z0-9 ,.;:'’-]*)\)\s*", re.S)
+# A remark may restate a definition: `(with h = tanh z)`, `(using 1 - tanh^2 z)`.
+_REMARK = re.compile(
+    r"(?P<answer>.*\S)\s*\((?P<remark>[A-Za-z][A-Za-z0-9 ,.;:'’=^*/+-]*)\)\s*", re.S
+)
 
 
 def _remark(text: str, q: WrittenQuestion) -> tuple[str, tuple[str, ...]]:
@@ -281,6 +284,11 @@ def _right_hand_side(text: str) -> tuple[str, tuple[str, ...]]:
             f"the left-hand side of `=`, `{parts[0].strip()}`, is not a name for the quantity "
             "(a single symbol or a derivative such as dh/dz): write only the answer, or "
             "`name = answer`"
+        )
+    if len(parts) == 1:  # the `=` is inside brackets
+        raise AnswerFormatError(
+            "an `=` inside brackets cannot be part of one expression: write only the final "
+            "expression (or `name = expression`)"
         )
     raise AnswerFormatError(
         f"this question asks for one expression, and yours has {len(parts) - 1} `=` signs: "
