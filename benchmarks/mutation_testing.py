@@ -61,6 +61,7 @@ import argparse
 import ast
 import dataclasses
 import multiprocessing
+import os
 import pickle
 import signal
 import sys
@@ -79,6 +80,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from grader import sandbox  # noqa: E402
+from grader.app.batch import end_with  # noqa: E402
 from grader.course import registry  # noqa: E402
 from grader.engine.checks import compare  # noqa: E402
 from grader.engine.diagnosis import explain, finite  # noqa: E402
@@ -1179,11 +1181,20 @@ def table(rows: dict[str, dict[str, float]]) -> None:
         )
 
 
+def _start_grader(parent: int) -> None:
+    """A pool process: warm templates, as a batch has them, and an end with this run's."""
+    end_with(parent)
+    zygote.enable_as_wanted()
+
+
 def pool(jobs: int) -> ProcessPoolExecutor:
-    """Processes that grade packs (warm templates, as a batch has them), shared by assignments."""
+    """Processes that grade packs, shared by assignments."""
     ctx = multiprocessing.get_context("spawn")
     return ProcessPoolExecutor(
-        max_workers=max(1, jobs), mp_context=ctx, initializer=zygote.enable_as_wanted
+        max_workers=max(1, jobs),
+        mp_context=ctx,
+        initializer=_start_grader,
+        initargs=(os.getpid(),),
     )
 
 

@@ -240,8 +240,8 @@ def _grade_in_worker(
 PARENT_CHECK_SECONDS = 0.5
 
 
-def _end_with(batch: int) -> None:
-    """A pool process's start: it ends itself as soon as the batch that forked it has ended.
+def end_with(batch: int) -> None:
+    """A pool process's start: it ends itself as soon as the process `batch` has ended.
 
     A batch stopped by `kill` or a scheduler's time limit has no chance to stop its pool, and
     the pool's processes would wait forever on a task queue whose write end their own fork
@@ -538,7 +538,7 @@ def _pool_round(
     with ProcessPoolExecutor(
         max_workers=jobs,
         mp_context=multiprocessing.get_context("fork"),
-        initializer=_end_with,
+        initializer=end_with,
         initargs=(os.getpid(),),
     ) as pool:
         futures = {pool.submit(_grade_in_worker, subs[i], results_dir, i): i for i in indices}
