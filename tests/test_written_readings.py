@@ -132,6 +132,27 @@ def test_what_only_surrounds_a_number_is_set_aside_and_said(typed: str, said: st
     assert r.status == "wrong" and said in r.feedback and "was read as 0.25" in r.feedback
 
 
+@pytest.mark.parametrize(
+    ("typed", "expected", "said"),
+    [
+        ('"0.25 (1/4)"', 0.25, "`0.25` and `1/4` read as one number"),
+        ('"1/3 (0.333)"', 1 / 3, "`1/3` and `0.333` read as one number"),
+        ('"0.33 (1/3)"', 1 / 3, "read as 0.3333333333333333"),  # the exact form is graded
+        ('"p = 0.5 (1/2)"', 0.5, "`p =` set aside; `0.5` and `1/2` read as one number"),
+    ],
+)
+def test_one_number_written_two_ways_is_read_once(typed: str, expected: float, said: str) -> None:
+    r = grade(question("p", "number", expected), typed)
+    assert r.status == "correct" and said in r.feedback, r.feedback
+
+
+def test_two_different_numbers_stay_arithmetic() -> None:
+    """`2 (3)` is 2 · 3, as before; `0.25 (1/3)` is no number written twice."""
+    assert grade(question("x", "number", 6.0), '"2 (3)"').status == "correct"
+    r = grade(question("x", "number", 0.25), '"0.25 (1/3)"')
+    assert r.status == "wrong" and "the arithmetic evaluated" in r.feedback
+
+
 @pytest.mark.parametrize("typed", ['"p = "', '"p = q = "', '"(about)"'])
 def test_nothing_or_a_number_in_the_remark_is_not_guessed(typed: str) -> None:
     assert grade(question("p", "number", 0.25), typed).status == "unreadable"

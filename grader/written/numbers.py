@@ -7,7 +7,8 @@ Beyond a plain number (`12.53`, `1e-3`, `"1/3"`), a number question reads:
 - an SI-suffixed or worded count: `124.4M`, `1.5B`, `3k`, `2.5 million` (k, M, B or G, T);
 - arithmetic, read by the safe expression parser with no symbols: `12*8*1024^2`,
   `$e^{2.45}$`, `exp(2.45)`, `2^20`;
-- a factor: `4x`, `x4`, `×4`, `4 times`, `4-fold` (a number question has no symbol `x`).
+- a factor: `4x`, `x4`, `×4`, `4 times`, `4-fold` (a number question has no symbol `x`);
+- one number written two ways: `0.25 (1/4)`, `1/3 (0.333)` (the more precise is read).
 Anything else is refused with a message that says what a number looks like here.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -97,6 +99,7 @@ _LABEL = re.compile(r"(?P<label>.*)(?P<sign>=|≈)\s*(?P<rest>[^=≈]*)", re.S)
 _APPROX = re.compile(r"(?:~|≈|about|approx\.?|approximately)\s*(?P<rest>\S.*)", re.I | re.S)
 _ASIDE = re.compile(r"(?P<rest>.*?\S)\s*\((?P<aside>[^()\d]*)\)", re.S)
 _END_STOP = re.compile(r"(?P<rest>[+-]?\d*\.\d+)\.")
+_TWICE = re.compile(rf"(?P<first>{_PLAIN.pattern})\s*\(\s*(?P<second>{_PLAIN.pattern})\s*\)")
 
 
 def _bare(text: str) -> tuple[str, str | None]:
@@ -126,7 +129,31 @@ def _bare(text: str) -> tuple[str, str | None]:
     if m := _END_STOP.fullmatch(text):
         text = m.group("rest")
         aside.append("the full stop set aside")
+    if (m := _TWICE.fullmatch(text)) and (same := _same_number(m["first"], m["second"])):
+        text = same
+        aside.append(f"`{m['first']}` and `{m['second']}` read as one number")
     return text, "; ".join(aside) or None
+
+
+def _unit(text: str) -> float:
+    """Half the place value of a decimal's last written digit (0 for a fraction: exact)."""
+    if "/" in text:
+        return 0.0
+    exponent = Decimal(text.strip()).as_tuple().exponent
+    return 0.5 * 10.0 ** int(exponent)
+
+
+def _same_number(first: str, second: str) -> str | None:
+    """`0.25 (1/4)`, `1/3 (0.333)`: one number written two ways (the same to the digits of the
+    less precise), as the more precise of the two; None for two numbers (read as arithmetic)."""
+    try:
+        a, b = as_number(first), as_number(second)  # bounded sizes, or AnswerFormatError
+        ua, ub = _unit(first), _unit(second)
+    except (AnswerFormatError, ArithmeticError):
+        return None
+    if abs(a - b) > max(ua, ub) + 1e-12 * max(abs(a), abs(b)):
+        return None
+    return first if ua <= ub else second
 
 
 def _read_text(value: Any, text: str, example: str) -> NumberReading:
