@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import toy_assignment as toy
+from conftest import wait_until
 
 from grader import sandbox
 from grader.app.batch import find_submissions, grade_all, write_csv
@@ -207,23 +208,17 @@ def test_a_crashed_pool_process_costs_only_its_submission(tmp_path, monkeypatch)
     assert len(list(csv.DictReader(io.StringIO(out.read_text())))) == 4
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
-
-
-def _alive(pid: int) -> bool:
+def _ppid_if_alive(pid: int | str) -> int | None:
+    """The parent of a running process (None once it has ended, reaped or not)."""
     try:
-        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
+        state, ppid = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+    except (OSError, ValueError):
+        return None
+    return None if state == "Z" else int(ppid)
+
+
+def _children(pid: int) -> list[int]:
+    return [int(e.name) for e in Path("/proc").iterdir() if _ppid_if_alive(e.name) == pid]
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
@@ -233,7 +228,6 @@ def test_a_killed_batch_leaves_no_pool_process_or_template_behind(tmp_path):
     import os
     import signal
     import sys
-    import time
 
     from grader.course.content import solution_dir
 
@@ -248,20 +242,21 @@ def test_a_killed_batch_leaves_no_pool_process_or_template_behind(tmp_path):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+
+    def pool_up() -> bool:  # two pool processes, each with its template
+        pool = _children(batch.pid)
+        return len(pool) >= 2 and all(_children(p) for p in pool)
+
     try:
-        deadline = time.monotonic() + 120
-        pool: list[int] = []
-        while len(pool) < 2 or not all(_children(p) for p in pool):  # pool and templates up
-            assert batch.poll() is None and time.monotonic() < deadline, "the batch never forked"
-            time.sleep(0.05)
-            pool = _children(batch.pid)
+        wait_until(lambda: batch.poll() is not None or pool_up(), timeout=120)
+        assert batch.poll() is None, "the batch ended before its pool was seen"
+        pool = _children(batch.pid)
         left = pool + [t for p in pool for t in _children(p)]
         os.kill(batch.pid, signal.SIGKILL)
         batch.wait()
-        deadline = time.monotonic() + 15
-        while any(_alive(p) for p in left) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not [p for p in left if _alive(p)]
+        assert wait_until(lambda: all(_ppid_if_alive(p) is None for p in left), timeout=15), [
+            p for p in left if _ppid_if_alive(p) is not None
+        ]
     finally:
         if batch.poll() is None:
             batch.kill()
