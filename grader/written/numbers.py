@@ -135,7 +135,7 @@ def _bare(text: str) -> tuple[str, str | None]:
     return text, "; ".join(aside) or None
 
 
-def _unit(text: str) -> float:
+def _half_unit(text: str) -> float:
     """Half the place value of a decimal's last written digit (0 for a fraction: exact)."""
     if "/" in text:
         return 0.0
@@ -148,7 +148,7 @@ def _same_number(first: str, second: str) -> str | None:
     less precise), as the more precise of the two; None for two numbers (read as arithmetic)."""
     try:
         a, b = as_number(first), as_number(second)  # bounded sizes, or AnswerFormatError
-        ua, ub = _unit(first), _unit(second)
+        ua, ub = _half_unit(first), _half_unit(second)
     except (AnswerFormatError, ArithmeticError):
         return None
     if abs(a - b) > max(ua, ub) + 1e-12 * max(abs(a), abs(b)):
