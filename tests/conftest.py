@@ -198,22 +198,27 @@ def pytest_configure(config: pytest.Config) -> None:
     from grader.sandbox import zygote
 
     zygote.enable_as_wanted()
-    _share_one_checker(config)
+    _share_as_a_pool_process_does(config)
 
 
-def _share_one_checker(config: pytest.Config) -> None:
-    """The tests' in-process gradings share one expression checker per test process, as a
-    batch's pool process does (`grade_submission(checker=...)`): a test that passes none gets
-    it instead of starting and stopping a checker of its own (about a tenth of a CPU-second
-    each, a few hundred times). The checker forgets each submission's checks before the next
-    one's; a process forked from this one goes back to a checker per grade."""
+def _share_as_a_pool_process_does(config: pytest.Config) -> None:
+    """The tests' in-process gradings share one expression checker and one TrustedRuns per test
+    process, as a batch's pool process does (`grade_submission(checker=..., runs=...)`): a test
+    that passes none gets them instead of starting and stopping a checker of its own (about a
+    tenth of a CPU-second each, a few hundred times) and running the reference and the mutants
+    again on cases graded before (the same samples are graded in many tests). The checker
+    forgets each submission's checks before the next one's; a process forked from this one goes
+    back to a checker and trusted outputs per grade."""
+    from grader.engine.trusted import TrustedRuns
     from grader.written.expr.checker import ExprChecker
 
     defaults = grade_submission.__kwdefaults__
-    assert defaults is not None and defaults.get("checker", False) is None, "grade_submission"
+    assert defaults is not None, "grade_submission"
+    for name in ("checker", "runs"):
+        assert defaults.get(name, False) is None, f"grade_submission's {name}"
     shared = ExprChecker()
-    defaults["checker"] = shared
-    os.register_at_fork(after_in_child=lambda: defaults.__setitem__("checker", None))
+    defaults.update(checker=shared, runs=TrustedRuns())
+    os.register_at_fork(after_in_child=lambda: defaults.update(checker=None, runs=None))
     config.add_cleanup(shared.close)
 
 

@@ -28,6 +28,7 @@ from grader.app import regrade
 from grader.course import fingerprint, registry, variants
 from grader.course.fingerprint import Fingerprints
 from grader.engine.grade import grade_submission
+from grader.engine.trusted import TrustedRuns, remembering
 from grader.questions import Assignment
 from grader.reports.results_json import (
     error_results,
@@ -219,8 +220,9 @@ class Plan:
 
 _BATCH_ASSIGNMENT: list[Assignment] = []  # set before the pool forks; the workers inherit it
 _BATCH_PLAN: list[Plan] = []
-# one expression checker per pool process, reused across submissions
+# one expression checker per pool process, reused across submissions, and its trusted outputs
 _CHECKER: list[ExprChecker] = []
+_RUNS: list[TrustedRuns] = []
 
 
 def _grade_in_worker(
@@ -230,8 +232,10 @@ def _grade_in_worker(
     marker.touch()
     if not _CHECKER:
         _CHECKER.append(ExprChecker())
+        _RUNS.append(TrustedRuns())
         zygote.enable_as_wanted()  # warm sandboxes for this pool process (SEQGRADE_WARM=0: cold)
-    done = _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, _BATCH_PLAN[0], _CHECKER[0])
+    with remembering(_RUNS[0]):
+        done = _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, _BATCH_PLAN[0], _CHECKER[0])
     marker.unlink(missing_ok=True)
     return done
 

@@ -35,6 +35,7 @@ from grader.engine.code import (
 )
 from grader.engine.locate import ANSWERS_FILE, Located, SubmissionError, locate
 from grader.engine.sandbox_words import event_words, failure_words
+from grader.engine.trusted import TrustedRuns, kept_runs, remembering
 from grader.questions import Assignment, CodeQuestion, WrittenQuestion
 from grader.records import GradeReport, QuestionResult
 from grader.sandbox import runtime
@@ -263,13 +264,17 @@ def grade_submission(
     hide: tuple[Path, ...] = (),
     instructor_tests: list[tuple[str, str]] | None = None,
     checker: ExprChecker | None = None,
+    runs: TrustedRuns | None = None,
 ) -> GradeReport:
     """Grade one submission folder or zip against an assignment: the `STEPS` in order, then the
     worker and the checker stopped whatever happened, then the report.
 
     `instructor_tests`: (file name, source) of extra gradescope-utils unittest modules; by
     default those in grader/suites/<id>_unittests/. `checker`: an expression checker to reuse
-    across submissions (batch grading); by default one is started and stopped here.
+    across submissions (batch grading); by default one is started and stopped here. `runs`: the
+    reference's and the mutants' outputs to reuse across submissions; by default those of an
+    enclosing `trusted.remembering` block (a batch's pool process keeps one for all its
+    submissions, which share the visible cases), else kept for this submission only.
     """
     run = _Run(
         submission=Path(submission),
@@ -281,12 +286,13 @@ def grade_submission(
         checker=checker or ExprChecker(),
         own_checker=checker is None,
     )
-    try:
-        for step in STEPS:
-            step(run)
-    finally:
-        _stop(run)
-    return _report(run)
+    with remembering(runs or kept_runs() or TrustedRuns()):
+        try:
+            for step in STEPS:
+                step(run)
+        finally:
+            _stop(run)
+        return _report(run)
 
 
 def _number_questions(run: _Run) -> None:
