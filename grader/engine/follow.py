@@ -16,7 +16,7 @@ from grader.engine.checks import compare
 from grader.engine.combos import MAX_FORMS, combine, forms
 from grader.engine.diagnosis import Explanation, Mistake, split
 from grader.engine.judged import Carried, CaseVerdict, Graded, explain_case
-from grader.engine.trusted import materialize, plain, run_trusted
+from grader.engine.trusted import computed, run_trusted
 from grader.questions import Case, CodeQuestion
 from grader.records import Category, QuestionResult
 from grader.sandbox.session import CallOutcome
@@ -329,7 +329,7 @@ STAND_IN_MARGIN = 1.0  # seconds of the submission's budget a re-run leaves for 
 
 def _trusted(reference: Callable[..., Any]) -> Callable[..., Any]:
     """A reference as a stand-in: fresh arguments, plain outputs (the trusted side's own run)."""
-    return lambda *a, **k: plain(reference(*materialize(a), **materialize(k)))
+    return lambda *a, **k: computed(reference, a, k)
 
 
 def stand_in_notes(verdicts: list[CaseVerdict], graded: dict[str, Graded]) -> list[str]:

@@ -62,11 +62,16 @@ def run_trusted(fn: Callable[..., Any], case: Case) -> Any:
     return _run(fn, case.args, dict(case.kwargs))
 
 
+def computed(fn: Callable[..., Any], args: tuple, kwargs: Mapping[str, Any]) -> Any:
+    """`fn` on fresh copies of the arguments, its output plain (computed now, never kept)."""
+    return plain(fn(*materialize(args), **materialize(kwargs)))
+
+
 def _run(fn: Callable[..., Any], args: tuple, kwargs: Mapping[str, Any]) -> Any:
-    """`fn` on fresh copies of the arguments, its output plain; kept while `remembering`."""
+    """`computed`, kept while `remembering`."""
     runs = _REMEMBERING.get()
     if runs is None:
-        return plain(fn(*materialize(args), **materialize(kwargs)))
+        return computed(fn, args, kwargs)
     return runs.run(fn, args, kwargs)
 
 
@@ -78,7 +83,7 @@ KEPT_ONE_BYTES = 2**20  # a larger output is computed again each time
 
 class TrustedRuns:
     """Trusted outputs by function and inputs, the least recently used dropped past
-    `KEPT_BYTES`. Each caller gets its own copy of a kept output (a caller may write into it).
+    `kept_bytes`. Each caller gets its own copy of a kept output (a caller may write into it).
 
     Inputs are told apart by content (type, dtype, shape and bytes of every part, an `Rng`'s
     seed, a `TableLM`'s table); inputs holding anything else (an object array, a generator)
@@ -90,21 +95,21 @@ class TrustedRuns:
         self._bytes = 0
         self._limit = kept_bytes
         self.hits = 0
-        """Outputs given again instead of computed (for the tests and benchmarks)."""
+        """Outputs given again instead of computed (what the tests look at)."""
         self._last: tuple[tuple, dict[str, Any], bytes | None] | None = None
 
     def run(self, fn: Callable[..., Any], args: tuple, kwargs: Mapping[str, Any]) -> Any:
         """`fn` on fresh copies of the arguments, its output plain: kept, or computed now."""
         inputs = self._inputs_key(args, kwargs)
         if inputs is None:
-            return plain(fn(*materialize(args), **materialize(kwargs)))
+            return computed(fn, args, kwargs)
         key = (fn, inputs)
         kept = self._kept.get(key)
         if kept is not None:
             self._kept.move_to_end(key)
             self.hits += 1
             return _copy(kept[0])
-        out = plain(fn(*materialize(args), **materialize(kwargs)))
+        out = computed(fn, args, kwargs)
         size = _size(out)
         if size is not None and size <= min(KEPT_ONE_BYTES, self._limit):
             self._kept[key] = (_copy(out), size)
