@@ -53,6 +53,10 @@ Run by hand, from the repository:
 Prints per assignment: mutants, killed, equivalent, escaped, mutation score = killed /
 (killed + escaped), wrong namings and their share of the named killed mutants. Exit status 0
 whatever the figures (1 when a grading failed).
+
+It stays one script (about 1,300 lines), run by path and loaded by path by its tests; its
+sections follow the four steps above (operators and mutants, grading packs, in-process checks,
+the report), each readable on its own.
 """
 
 from __future__ import annotations

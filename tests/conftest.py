@@ -257,6 +257,7 @@ LONGEST_FIRST = (
     "test_hostile_files",
     "test_validity_a4",
     "test_sandbox_spawn",
+    "test_sandbox_fallbacks",
     "test_regrade",
     "test_robustness",
     "test_class_report",
@@ -432,7 +433,7 @@ def grade_files(submit) -> Callable[..., GradeReport]:
 
 
 # ------------------------------------------------------------------ the in-sandbox echo worker
-# One script for every spawn-level test (test_sandbox_spawn, test_sandbox_containment, test_warm):
+# One script for every spawn-level test (test_sandbox_spawn, _fallbacks, _containment, test_warm):
 # it runs each line's {"code": ...} in one namespace and replies {"ok", "result": repr(result)}
 # or {"ok": False, "error"}. It holds only the wire (fds 0-2) and its two protocol descriptors:
 # test_warm counts a worker's descriptors, so nothing else stays open (the /dev/null it reads is
@@ -522,6 +523,25 @@ def processes_with(token: str) -> list[int]:
                 if token.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
                     found.append(int(entry))
     return found
+
+
+def ways_to_runtime(folder: Path) -> set[str]:
+    """The names in `folder` that lead to what the worker's Python needs (a venv inside the
+    checkout: its `.venv`)."""
+    return {
+        p.relative_to(folder).parts[0]
+        for p in sandbox.runtime.runtime_paths()
+        if p.is_relative_to(folder) and p != folder
+    }
+
+
+def python_paths() -> list[Path]:
+    """What running this interpreter reads, as typed and as resolved: a venv's `python` is a
+    link to its base interpreter, which may sit elsewhere (under /root, or another 0700 folder)."""
+    import numpy
+
+    found = [Path(sys.executable), Path(sys.prefix), Path(sys.base_prefix), Path(numpy.__file__)]
+    return [q for p in found for q in {Path(os.path.abspath(p)), Path(os.path.realpath(p))}]
 
 
 def wait_until(predicate, timeout: float = 5.0) -> bool:

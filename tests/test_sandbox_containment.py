@@ -386,7 +386,7 @@ PERMS_HIDE_SCRIPT = textwrap.dedent("""
 @pytest.mark.skipif(shutil.which("unshare") is None, reason="needs util-linux unshare")
 def test_perms_mode_makes_a_hidden_single_file_unreadable_to_the_worker(tmp_path, worker_program):
     """Gradescope-like (perms mode, Python reachable): submission_metadata.json in hide=."""
-    from test_sandbox_spawn import run_where_python_is_reachable
+    from test_sandbox_fallbacks import run_where_python_is_reachable
 
     script = tmp_path / "perms_hide.py"
     script.write_text(PERMS_HIDE_SCRIPT)
@@ -462,7 +462,7 @@ def test_perms_mode_worker_dies_with_its_grader_and_the_next_start_sweeps_its_ui
 ):
     """Gradescope-like perms mode: the worker has a parent-death signal; what it setsid'd lives
     on under its uid until the next start sweeps the uids no live grader holds."""
-    from test_sandbox_spawn import run_where_python_is_reachable
+    from test_sandbox_fallbacks import run_where_python_is_reachable
 
     script = tmp_path / "perms_death.py"
     script.write_text(PERMS_DEATH_SCRIPT)
@@ -522,7 +522,7 @@ def test_perms_mode_with_a_reachable_interpreter_and_a_private_tmpdir_falls_back
     tmp_path, worker_program
 ):
     """The exec succeeds but the uid cannot enter its scratch folder: a fallback, no broken pipe."""
-    from test_sandbox_spawn import run_where_python_is_reachable
+    from test_sandbox_fallbacks import run_where_python_is_reachable
 
     script = tmp_path / "perms_private_tmp.py"
     script.write_text(PERMS_PRIVATE_TMP_SCRIPT)
@@ -559,7 +559,7 @@ PERMS_LEFTOVERS_SCRIPT = textwrap.dedent("""
 def test_perms_mode_leaves_nothing_in_the_hosts_shared_folders(tmp_path, worker_program, mode):
     """A file left world-readable in /tmp or /dev/shm would reach the next submissions (any uid).
     With SEQGRADE_SANDBOX=off (the control) the files stay."""
-    from test_sandbox_spawn import run_where_python_is_reachable
+    from test_sandbox_fallbacks import run_where_python_is_reachable
 
     script = tmp_path / "perms_leftovers.py"
     script.write_text(PERMS_LEFTOVERS_SCRIPT)

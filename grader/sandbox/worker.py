@@ -11,6 +11,10 @@ says). While a question that bans one runs, calling it is refused with `Shortcut
 a shortcut never yields a value, whatever the submission does to the record of hits. The
 rules (the banned patterns, and the names under a banned module that are not shortcuts)
 come from the grader in the `hello` request: this script holds no list of its own.
+
+It stays one file (about 830 lines): it is the one script the session ships into the sandbox
+and runs by path, beside the codec; more files would be more to ship, hide and load by path
+before the student's module runs.
 """
 
 from __future__ import annotations
