@@ -393,6 +393,12 @@ def load_module(name: str, path: Path) -> types.ModuleType:
     return module
 
 
+def answer_key(aid: str) -> types.ModuleType:
+    """The instructor's solutions/<aid>/answer_key.py, imported (its `answers(student)` and
+    `to_toml(student)` give the right written answers for a student's variant)."""
+    return load_module(f"_{aid}_answer_key", ROOT / "solutions" / aid / "answer_key.py")
+
+
 @pytest.fixture
 def submit(tmp_path: Path) -> Callable[..., Path]:
     """submit({"rnn.py": source, "answers.toml": text}, name="sub") -> a submission folder."""

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.util
 import itertools
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import write_submission
+from conftest import answer_key, write_submission
 
 from grader import catalog, sandbox
 from grader.course import variants
@@ -62,13 +61,6 @@ A1_IDS = {
     "cooccurrence-distance-weighted",
     "svd-sqrt-singular-values",
 }
-
-
-def _answer_key():
-    spec = importlib.util.spec_from_file_location("a1_answer_key", SOLUTION / "answer_key.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 _submit = functools.partial(write_submission, "word_vectors.py")
@@ -127,7 +119,7 @@ def test_a1_notes_anchor_and_finite_differences_agree_with_the_written_keys():
 
 
 def test_a1_two_students_get_their_own_cases_and_full_marks(tmp_path):
-    key = _answer_key()
+    key = answer_key("a1_word_vectors")
     for q in CODE_QS:
         a = [c for c in q.cases(variants.seed_for(ASSIGNMENT.id, "ada")) if not c.visible]
         b = [c for c in q.cases(variants.seed_for(ASSIGNMENT.id, "grace")) if not c.visible]

@@ -8,7 +8,6 @@ never by calling mutants.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import itertools
 import re
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from a4_mistakes import GROUPS, MISTAKES, SOLUTION_SRC, WRITTEN_ONLY, sdpa, student_source
+from conftest import answer_key
 
 from grader import catalog, sandbox
 from grader.engine.checks import compare
@@ -56,20 +56,18 @@ def _submit(tmp_path: Path, source: str, answers: str | None = None, name: str =
     return folder
 
 
-def _answer_key(student: str | None) -> str:
-    spec = importlib.util.spec_from_file_location("_a4_key", SOLUTION / "answer_key.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.answers(student)
-
-
 # ---------------------------------------------------------------- whole submissions
 
 
 def test_a4_two_students_get_different_cases_and_full_marks(tmp_path):
     seeds = []
     for sid in ("ada.lovelace@uni.edu", "alan.turing@uni.edu"):
-        folder = _submit(tmp_path, SOLUTION_SRC, _answer_key(sid), name=sid.split("@")[0])
+        folder = _submit(
+            tmp_path,
+            SOLUTION_SRC,
+            answer_key("a4_transformer").answers(sid),
+            name=sid.split("@")[0],
+        )
         report = grade_submission(folder, A, student=sid, limits=FAST)
         assert report.score == 100, [
             (q.question_id, q.feedback) for q in report.questions if q.score < q.max_score

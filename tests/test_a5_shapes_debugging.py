@@ -8,7 +8,6 @@ code questions only; every question must name exactly its planted id.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import answer_key
 
 from grader import catalog
 from grader.engine.checks import compare
@@ -54,13 +54,6 @@ A5_IDS = (
 STUDENTS = ("alice@example.edu", "bob@example.edu")
 
 
-def _answer_key():
-    spec = importlib.util.spec_from_file_location("_a5_answer_key", SOLUTION / "answer_key.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _folder(tmp_path: Path, name: str, code: str | None, answers: str | None = None) -> Path:
     folder = tmp_path / name
     folder.mkdir()
@@ -72,7 +65,7 @@ def _folder(tmp_path: Path, name: str, code: str | None, answers: str | None = N
 
 
 def _answers_toml(student: str | None) -> str:
-    key = _answer_key()
+    key = answer_key("a5_shapes_debugging")
     return "\n".join(f"{k} = {key._toml(v)}" for k, v in key.answers(student).items()) + "\n"
 
 
@@ -291,7 +284,7 @@ def test_a5_two_students_full_marks_one_in_numpy_float32_style(tmp_path):
             (q.question_id, q.feedback) for q in report.questions if q.score < q.max_score
         ]
     # the two students' written numbers differ, so their keys differ
-    key = _answer_key()
+    key = answer_key("a5_shapes_debugging")
     assert key.answers(STUDENTS[0])["var_scores"] != key.answers(STUDENTS[1])["var_scores"]
 
 
@@ -593,11 +586,11 @@ def test_a5_visibility_questions_are_per_student_and_name_their_mistakes(tmp_pat
         "D": "loss-positions-include-padding",
     }
     # graded: a wrong letter for the default variant's tasks is named
-    key = _answer_key().answers(None)
+    keys = answer_key("a5_shapes_debugging")
     n = variants.numbers(A.id, None)
     wrong_letter = {"tagging": "B", "decoder": "A", "next_token": "C", "classification": "D"}
-    answers = dict(key, mask_task_1=wrong_letter[n["mask_tasks"][0]])
-    text = "\n".join(f"{k} = {_answer_key()._toml(v)}" for k, v in answers.items()) + "\n"
+    answers = dict(keys.answers(None), mask_task_1=wrong_letter[n["mask_tasks"][0]])
+    text = "\n".join(f"{k} = {keys._toml(v)}" for k, v in answers.items()) + "\n"
     written = tuple(q for q in A.questions if isinstance(q, WrittenQuestion))
     report = grade_submission(
         _folder(tmp_path, "vis", None, text),

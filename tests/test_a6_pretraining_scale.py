@@ -8,10 +8,10 @@ student would write them, not by calling the suite's mutants.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from pathlib import Path
 
 import pytest
+from conftest import answer_key
 
 import grader.suites.a6_pretraining_scale as suite
 from grader import sandbox
@@ -31,13 +31,6 @@ FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=90.0)
 SOLUTION_SRC = (SOLUTION / "pretraining.py").read_text()
 
 
-def _answer_key():
-    spec = importlib.util.spec_from_file_location("_a6_answer_key", SOLUTION / "answer_key.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _submit(tmp_path: Path, source: str, answers: str | None = None, name: str = "sub") -> Path:
     folder = tmp_path / name
     folder.mkdir()
@@ -48,7 +41,7 @@ def _submit(tmp_path: Path, source: str, answers: str | None = None, name: str =
 
 
 def _answers_toml(student: str | None) -> str:
-    key = _answer_key()
+    key = answer_key("a6_pretraining_scale")
     return "\n".join(f"{k} = {key._toml(v)}" for k, v in key.answers(student).items()) + "\n"
 
 
@@ -84,7 +77,7 @@ def test_a6_two_students_get_different_hidden_cases_and_full_marks(tmp_path):
             cb = [c for c in q.cases(b) if not c.visible]
             assert repr([c.args for c in ca]) != repr([c.args for c in cb]), q.id
     # the written numbers differ too (the default variant's answers are not everyone's)
-    key = _answer_key()
+    key = answer_key("a6_pretraining_scale")
     assert key.answers("ada@uni.edu") != key.answers("grace@uni.edu")
 
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import only, write_submission
+from conftest import answer_key, only, write_submission
 
 import grader.suites.a7_classification_ngrams as suite
 from grader import sandbox
@@ -36,13 +35,6 @@ FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=90.0)
 SOLUTION_SRC = (SOLUTION / "classify.py").read_text()
 CODE = [q for q in A7.questions if isinstance(q, CodeQuestion)]
 CODE_POINTS = sum(q.points for q in CODE)
-
-
-def _answer_key():
-    spec = importlib.util.spec_from_file_location("_a7_answer_key", SOLUTION / "answer_key.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 _submit = functools.partial(write_submission, "classify.py")
@@ -88,7 +80,7 @@ def test_a7_has_100_points_and_every_graded_function():
 
 
 def test_a7_two_students_get_their_own_cases_and_full_marks(tmp_path):
-    key = _answer_key()
+    key = answer_key("a7_classification_ngrams")
     seeds = {}
     for sid in ("ada@uni.edu", "grace@uni.edu"):
         folder = _submit(tmp_path, SOLUTION_SRC, key.to_toml(sid), name=sid.split("@")[0])

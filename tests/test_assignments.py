@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import importlib.util
 import shutil
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-from conftest import FAST, ROOT, code_questions, student_pytest
+from conftest import FAST, ROOT, answer_key, code_questions, student_pytest
 
 from grader import catalog
 from grader.course import registry, variants
@@ -21,21 +19,12 @@ ASSIGNMENTS = registry.available()
 STUDENTS = ("alice@example.edu", "s1234567")
 
 
-def _answer_key(aid: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        f"_{aid}_answer_key", ROOT / "solutions" / aid / "answer_key.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _solution(tmp_path: Path, aid: str, student: str | None) -> Path:
     a = registry.load(aid)
     folder = tmp_path / f"{aid}-{student}"
     folder.mkdir()
     shutil.copy(ROOT / "solutions" / aid / a.code_file, folder / a.code_file)
-    (folder / "answers.toml").write_text(_answer_key(aid).to_toml(student))
+    (folder / "answers.toml").write_text(answer_key(aid).to_toml(student))
     return folder
 
 

@@ -7,17 +7,15 @@ format's own library), or from the notebook's own construction (which cell holds
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
 
 import nbformat
 import pytest
-from conftest import FAST, ROOT
+from conftest import FAST, ROOT, answer_key
 from nbformat import v4
 
 from grader import sandbox
@@ -40,15 +38,6 @@ PLOT = v4.new_code_cell(
     "assert matplotlib.get_backend().lower() == 'agg'"
 )
 ERROR = v4.new_code_cell("total = 1\nprint(undefined_variable + total)")
-
-
-def _answer_key(aid: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        f"_{aid}_answer_key_nb", ROOT / "solutions" / aid / "answer_key.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _answers(toml: str) -> nbformat.NotebookNode:
@@ -95,7 +84,7 @@ def _solution_notebook(aid: str, extra_after: list | None = None) -> tuple[str, 
         *code[2:],
         PLOT,
         *(extra_after or []),
-        _answers(_answer_key(aid).to_toml(None)),
+        _answers(answer_key(aid).to_toml(None)),
     ]
     return _notebook(cells), _code_number(cells, ERROR)
 
@@ -161,7 +150,7 @@ def _with_solution(nb: nbformat.NotebookNode, aid: str) -> nbformat.NotebookNode
             used.add(_defines(cell.source))
             cell.source = solution[_defines(cell.source)]
         elif answers_cell(cell) is not None:
-            cell.source = f"%%writefile answers.toml\n{_answer_key(aid).to_toml(None)}\n"
+            cell.source = f"%%writefile answers.toml\n{answer_key(aid).to_toml(None)}\n"
     helpers = [
         v4.new_code_cell(c) for name, c in solution.items() if name not in used
     ]  # the student's own
@@ -255,7 +244,7 @@ def _a1_notebook(
     **extra: str | bytes,
 ) -> GradeReport:
     a1 = _code_cells(A1_SOLUTION)
-    text = _notebook([*a1, *cells, _answers(_answer_key(A1).to_toml(None))])
+    text = _notebook([*a1, *cells, _answers(answer_key(A1).to_toml(None))])
     folder = _write(tmp_path / name, {"word_vectors.ipynb": text, **extra})
     return grade_submission(folder, registry.load(A1), limits=limits)
 
@@ -340,7 +329,7 @@ def test_both_files_the_py_is_graded_and_the_notebook_ignored(tmp_path: Path):
         {
             "word_vectors.py": A1_SOLUTION,
             "word_vectors.ipynb": bad,
-            "answers.toml": _answer_key(A1).to_toml(None),
+            "answers.toml": answer_key(A1).to_toml(None),
         },
     )
     report = _grade(folder, A1)
@@ -356,7 +345,7 @@ def test_answers_toml_beside_the_notebook_wins_over_its_answers_cell(tmp_path: P
     text = _notebook([*a1, _answers("this is not toml = = =")])
     folder = _write(
         tmp_path / "beside",
-        {"word_vectors.ipynb": text, "answers.toml": _answer_key(A1).to_toml(None)},
+        {"word_vectors.ipynb": text, "answers.toml": answer_key(A1).to_toml(None)},
     )
     report = _grade(folder, A1)
     assert report.score == 100 and any(
@@ -371,7 +360,7 @@ def test_library_shortcut_findings_name_the_cell(tmp_path: Path):
         "import torch\n\ndef scaled_dot_product_attention(Q, K, V, mask=None):\n"
         "    return torch.nn.functional.scaled_dot_product_attention(Q, K, V)\n"
     )
-    text = _notebook([*solution, shortcut, _answers(_answer_key(aid).to_toml(None))])
+    text = _notebook([*solution, shortcut, _answers(answer_key(aid).to_toml(None))])
     report = _grade(_write(tmp_path / "a4", {"transformer.ipynb": text}), aid)
     flagged = [q for q in report.questions if "uses-library-shortcut" in q.misconceptions]
     assert flagged
@@ -387,7 +376,7 @@ def test_library_shortcut_findings_name_the_cell(tmp_path: Path):
 def test_malformed_json_costs_the_code_with_a_clear_message(tmp_path: Path):
     folder = _write(
         tmp_path / "bad",
-        {"word_vectors.ipynb": '{"cells": [', "answers.toml": _answer_key(A1).to_toml(None)},
+        {"word_vectors.ipynb": '{"cells": [', "answers.toml": answer_key(A1).to_toml(None)},
     )
     report = _grade(folder, A1)
     code = [q for q in report.questions if q.kind == "code"]
@@ -404,7 +393,7 @@ def test_malformed_json_costs_the_code_with_a_clear_message(tmp_path: Path):
 def test_a_100_mb_output_blob_is_never_read(tmp_path: Path):
     a1 = _code_cells(A1_SOLUTION)
     a1[1].outputs = [v4.new_output("stream", name="stdout", text="x" * (100 << 20))]
-    text = _notebook([*a1, _answers(_answer_key(A1).to_toml(None))])
+    text = _notebook([*a1, _answers(answer_key(A1).to_toml(None))])
     started = time.monotonic()
     report = _grade(_write(tmp_path / "blob", {"word_vectors.ipynb": text}), A1)
     assert report.score == 100
@@ -430,7 +419,7 @@ def test_more_cells_than_read_says_so(tmp_path: Path):
 def test_another_kernel_in_the_metadata_is_named(tmp_path: Path):
     a1 = _code_cells(A1_SOLUTION)
     text = _notebook(
-        [*a1, _answers(_answer_key(A1).to_toml(None))],
+        [*a1, _answers(answer_key(A1).to_toml(None))],
         kernelspec={"name": "ir", "display_name": "R", "language": "R"},
     )
     report = _grade(_write(tmp_path / "r", {"word_vectors.ipynb": text}), A1)
@@ -443,7 +432,7 @@ def test_another_kernel_in_the_metadata_is_named(tmp_path: Path):
 
 def test_not_a_notebook_format_is_read_leniently(tmp_path: Path):
     a1 = _code_cells(A1_SOLUTION)
-    doc = json.loads(_notebook([*a1, _answers(_answer_key(A1).to_toml(None))]))
+    doc = json.loads(_notebook([*a1, _answers(answer_key(A1).to_toml(None))]))
     doc["cells"][0]["unexpected_key"] = (
         1  # nbformat's schema refuses it; Jupyter would warn and open it
     )
@@ -456,7 +445,7 @@ def test_a_zipped_notebook_in_one_folder_and_a_lone_notebook_file(tmp_path: Path
     import zipfile
 
     a1 = _code_cells(A1_SOLUTION)
-    text = _notebook([*a1, _answers(_answer_key(A1).to_toml(None))])
+    text = _notebook([*a1, _answers(answer_key(A1).to_toml(None))])
     archive = tmp_path / "alice.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("my work/word_vectors.ipynb", text)
@@ -468,7 +457,7 @@ def test_a_zipped_notebook_in_one_folder_and_a_lone_notebook_file(tmp_path: Path
 
 
 def test_written_feedback_names_the_answers_cell_and_its_line(tmp_path: Path):
-    key = _answer_key(A1).to_toml(None).split("\n")
+    key = answer_key(A1).to_toml(None).split("\n")
     first = next(i for i, line in enumerate(key) if "=" in line and not line.startswith("#"))
     name = key[first].split("=")[0].strip()
     key[first] = f"{name} = = broken"
@@ -487,7 +476,7 @@ def test_written_feedback_names_the_answers_cell_and_its_line(tmp_path: Path):
 def test_answers_a_code_cell_writes_from_a_string_are_graded_with_their_lines(tmp_path: Path):
     """A Colab student without the mark: a code cell that writes answers.toml from a string.
     Full marks as with the mark; a broken key is named at its line of that cell."""
-    key = _answer_key(A1).to_toml(None)
+    key = answer_key(A1).to_toml(None)
     write = (
         f'answers = """\n{key}"""\nwith open("answers.toml", "w") as fh:\n    fh.write(answers)\n'
     )

@@ -8,17 +8,15 @@ Jupyter kernel (nbclient + ipykernel) running the handout notebook.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from types import ModuleType
 
 import nbformat
 import pytest
-from conftest import FAST, ROOT
+from conftest import FAST, ROOT, answer_key
 from nbformat import v4
 
 from grader.app import bundles, check_tool, notebook_handout
@@ -32,15 +30,6 @@ from grader.records import GradeReport
 A1, A4 = "a1_word_vectors", "a4_transformer"
 ASSIGNMENTS = registry.available()
 EMAIL = "ada.lovelace@uni.edu"
-
-
-def _answer_key(aid: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        f"_{aid}_key_nbh", ROOT / "solutions" / aid / "answer_key.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _solution(aid: str) -> str:
@@ -65,7 +54,7 @@ def _written(report: GradeReport) -> tuple[float, float]:
 
 # --------------------------------------------------------------------------- answers cells
 
-TOML = _answer_key(A1).to_toml(None)
+TOML = answer_key(A1).to_toml(None)
 FORMS = {
     "writefile": v4.new_code_cell(f"%%writefile answers.toml\n{TOML}"),
     "comment": v4.new_code_cell(f"# answers.toml\n{TOML}"),
@@ -307,7 +296,7 @@ def test_check_py_on_the_py_handout(tmp_path: Path):
         timeout=120,
     )
     assert wrong.returncode == 1
-    (folder / "answers.toml").write_text(_answer_key(A4).to_toml(None))
+    (folder / "answers.toml").write_text(answer_key(A4).to_toml(None))
     report = grade_submission(folder, registry.load(A4), limits=FAST)
     assert _grader_line(report, "layer_norm") in wrong.stdout, (wrong.stdout, report.questions)
 
@@ -326,7 +315,7 @@ def _filled_handout(tmp_path: Path, planted: bool) -> nbformat.NotebookNode:
             text = solution[name]
             cell.source = text.replace(*PLANTED) if planted else text
         elif cell.source.startswith("%%writefile answers.toml"):
-            cell.source = f"%%writefile answers.toml\n{_answer_key(A4).to_toml(None)}"
+            cell.source = f"%%writefile answers.toml\n{answer_key(A4).to_toml(None)}"
     header = next(
         i
         for i, c in enumerate(nb.cells)
