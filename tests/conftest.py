@@ -342,14 +342,26 @@ def slipped(
     return student
 
 
-def grade_question(aid: str, root: Path, source: str, qid: str, student: str) -> QuestionResult:
-    """The code file `source` (in a folder under `root` named after the student) graded on the
-    one question `qid` for `student`."""
+def grade_question(
+    aid: str,
+    root: Path,
+    source: str,
+    question: str | CodeQuestion,
+    student: str,
+    limits: sandbox.Limits = FAST,
+) -> QuestionResult:
+    """The code file `source` (in a folder under `root` named after the student) graded for
+    `student` on one question: the assignment's by id, or one given (its cases narrowed, say)."""
     assignment = registry.load(aid)
     folder = root / student.split("@")[0]
-    folder.mkdir()
+    folder.mkdir(parents=True)
     (folder / assignment.code_file).write_text(source)
-    (q,) = grade_submission(folder, only(assignment, qid), student=student, limits=FAST).questions
+    alone = (
+        only(assignment, question)
+        if isinstance(question, str)
+        else dataclasses.replace(assignment, questions=(question,))
+    )
+    (q,) = grade_submission(folder, alone, student=student, limits=limits).questions
     return q
 
 

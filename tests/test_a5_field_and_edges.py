@@ -15,21 +15,19 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import pickle
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import ROOT, grade_question
 from test_case_stability import KEYS, _plain
 
 import grader.suites.a5_shapes_debugging as suite
 from grader import catalog, sandbox
 from grader.course import variants
-from grader.engine.grade import grade_submission
 from grader.mutants import AnyOf
 
-ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "solutions" / "a5_shapes_debugging" / "fixed.py").read_text()
 README = (ROOT / "assignments" / "a5_shapes_debugging" / "README.md").read_text()
 A5 = suite.ASSIGNMENT
@@ -136,15 +134,6 @@ def _replace(function: str, body: str) -> str:
     return SOLUTION[:doc_end] + "\n" + body.rstrip() + "\n\n" + SOLUTION[end:]
 
 
-def _grade(tmp_path, name, source, q):
-    folder = tmp_path / name
-    folder.mkdir()
-    (folder / "fixed.py").write_text(source)
-    only = dataclasses.replace(A5, questions=(q,))
-    (result,) = grade_submission(folder, only, student=f"{name}@uni.edu", limits=FAST).questions
-    return result
-
-
 def _without_edges(q):
     return dataclasses.replace(
         q, cases=lambda seed: [c for c in q.cases(seed) if EDGE not in c.name]
@@ -185,10 +174,12 @@ SLIPS = {
 def test_a_slip_only_the_edge_catches_is_docked(tmp_path, label):
     q, function, body, named = SLIPS[label]
     source = _replace(function, body)
-    with_edge = _grade(tmp_path, "ed", source, q)
+    with_edge = grade_question(A5.id, tmp_path, source, q, "ed@uni.edu", FAST)
     assert with_edge.score < with_edge.max_score
     assert with_edge.misconceptions == named, with_edge.feedback
-    without = _grade(tmp_path, "ned", source, _without_edges(q))  # the control
+    without = grade_question(
+        A5.id, tmp_path, source, _without_edges(q), "ned@uni.edu"
+    )  # the control
     assert without.score == without.max_score and without.misconceptions == []
-    right = _grade(tmp_path, "sol", SOLUTION, q)
+    right = grade_question(A5.id, tmp_path, SOLUTION, q, "sol@uni.edu", FAST)
     assert right.score == right.max_score

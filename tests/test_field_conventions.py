@@ -10,18 +10,13 @@ solution is the control: full marks, no name.
 
 from __future__ import annotations
 
-import dataclasses
-from pathlib import Path
-
 import pytest
+from conftest import ROOT, grade_question
 
-from grader import sandbox
-from grader.engine.grade import grade_submission
 from grader.suites import a6_pretraining_scale as a6
 
-FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
-ROOT = Path(__file__).resolve().parent.parent
 SOLUTION = (ROOT / "solutions" / "a6_pretraining_scale" / "pretraining.py").read_text()
+AID = a6.ASSIGNMENT.id
 
 SENNRICH_TOY = """
 import collections
@@ -104,15 +99,6 @@ SUBWORD_NMT_STOP = SOLUTION.replace(
 )
 
 
-def _grade(tmp_path: Path, source: str, student: str) -> tuple[float, float, list[str]]:
-    folder = tmp_path / student.split("@")[0]
-    folder.mkdir()
-    (folder / "pretraining.py").write_text(source)
-    only = dataclasses.replace(a6.ASSIGNMENT, questions=(a6.ASSIGNMENT.question("a6.bpe_learn"),))
-    (q,) = grade_submission(folder, only, student=student, limits=FAST).questions
-    return q.score, q.max_score, list(q.misconceptions)
-
-
 @pytest.mark.parametrize(
     "source, mid",
     [
@@ -124,11 +110,13 @@ def _grade(tmp_path: Path, source: str, student: str) -> tuple[float, float, lis
 )
 @pytest.mark.parametrize("student", ["ann@uni.edu", "bob@uni.edu"])
 def test_a6_bpe_conventions_of_the_field_are_docked_and_named(tmp_path, source, mid, student):
-    score, top, named = _grade(tmp_path, source, student)
+    q = grade_question(AID, tmp_path, source, "a6.bpe_learn", student)
+    score, top, named = q.score, q.max_score, list(q.misconceptions)
     assert score < top
     assert named == [mid]
 
 
 def test_a6_solution_is_the_control(tmp_path):
-    score, top, named = _grade(tmp_path, SOLUTION, "ann@uni.edu")
+    q = grade_question(AID, tmp_path, SOLUTION, "a6.bpe_learn", "ann@uni.edu")
+    score, top, named = q.score, q.max_score, list(q.misconceptions)
     assert (score, named) == (top, [])

@@ -9,29 +9,17 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from pathlib import Path
 
 import pytest
+from conftest import ROOT, grade_question
 
-from grader import sandbox
-from grader.engine.grade import grade_submission
 from grader.questions import TableLM
 from grader.suites import a3_gated_seq2seq as a3
 
-FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
-ROOT = Path(__file__).resolve().parent.parent
 SOLUTION = (ROOT / "solutions" / "a3_gated_seq2seq" / "gated_seq2seq.py").read_text()
 IDENTITY = SOLUTION.replace("        if w == eos:\n", "        if w is eos:\n")
+A3 = a3.ASSIGNMENT.id
 GREEDY = a3.ASSIGNMENT.question("a3.greedy")
-
-
-def _grade(tmp_path: Path, source: str, student: str, question=GREEDY):
-    folder = tmp_path / student.split("@")[0]
-    folder.mkdir(parents=True)
-    (folder / "gated_seq2seq.py").write_text(source)
-    only = dataclasses.replace(a3.ASSIGNMENT, questions=(question,))
-    (q,) = grade_submission(folder, only, student=student, limits=FAST).questions
-    return q
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -50,7 +38,7 @@ def test_every_student_gets_a_greedy_case_with_ids_above_256(seed):
 @pytest.mark.parametrize("student", ["ann@uni.edu", "bob@uni.edu", "cy@uni.edu"])
 def test_eos_compared_with_is_loses_points_and_is_named(tmp_path, student):
     assert IDENTITY != SOLUTION
-    q = _grade(tmp_path, IDENTITY, student)
+    q = grade_question(A3, tmp_path, IDENTITY, GREEDY, student)
     assert q.score < q.max_score
     assert q.misconceptions == ["eos-compared-by-identity"]
 
@@ -60,12 +48,14 @@ def test_without_the_large_id_case_the_is_slip_passes(tmp_path):
     def cases(seed: int):
         return [c for c in GREEDY.cases(seed) if c.args[2] <= 256]
 
-    q = _grade(tmp_path, IDENTITY, "ann@uni.edu", dataclasses.replace(GREEDY, cases=cases))
+    q = grade_question(
+        A3, tmp_path, IDENTITY, dataclasses.replace(GREEDY, cases=cases), "ann@uni.edu"
+    )
     assert q.score == q.max_score
 
 
 def test_the_solution_keeps_full_marks(tmp_path):
-    q = _grade(tmp_path, SOLUTION, "ann@uni.edu")
+    q = grade_question(A3, tmp_path, SOLUTION, GREEDY, "ann@uni.edu")
     assert q.score == q.max_score and q.misconceptions == []
 
 
@@ -94,7 +84,7 @@ EDGE_NAMES = r"max_len=0 with|ids above 256|eos the highest id"
 )
 def test_beam_search_domain_edges_kill_their_slip(tmp_path, old, new, key):
     assert SOLUTION.count(old) == 1, old
-    q = _grade(tmp_path, SOLUTION.replace(old, new), key, BEAM)
+    q = grade_question(A3, tmp_path, SOLUTION.replace(old, new), BEAM, key)
     assert q.score < q.max_score
     # the control: the tree cases alone let the slip through
     edges = {c.name for c in BEAM.cases(0) if re.search(EDGE_NAMES, c.name)}
@@ -103,15 +93,16 @@ def test_beam_search_domain_edges_kill_their_slip(tmp_path, old, new, key):
     def trees(seed: int):
         return [c for c in BEAM.cases(seed) if c.name not in edges]
 
-    control = _grade(
+    control = grade_question(
+        A3,
         tmp_path / "control",
         SOLUTION.replace(old, new),
-        key,
         dataclasses.replace(BEAM, cases=trees),
+        key,
     )
     assert control.score == control.max_score
 
 
 def test_beam_search_solution_keeps_full_marks(tmp_path):
-    q = _grade(tmp_path, SOLUTION, "ann@uni.edu", BEAM)
+    q = grade_question(A3, tmp_path, SOLUTION, BEAM, "ann@uni.edu")
     assert q.score == q.max_score
