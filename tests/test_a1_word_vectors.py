@@ -9,11 +9,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import answer_key, write_submission
+from conftest import ROOT, answer_key, write_submission
 
 from grader import catalog, sandbox
 from grader.course import variants
@@ -23,7 +22,6 @@ from grader.mutants import concrete
 from grader.questions import CodeQuestion, WrittenQuestion
 from grader.suites.a1_word_vectors import ASSIGNMENT
 
-ROOT = Path(__file__).resolve().parent.parent
 HANDOUT = ROOT / "assignments" / "a1_word_vectors"
 SOLUTION = ROOT / "solutions" / "a1_word_vectors"
 SOLUTION_SRC = (SOLUTION / "word_vectors.py").read_text()

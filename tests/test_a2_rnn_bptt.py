@@ -11,14 +11,13 @@ import itertools
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import code_questions, only, write_submission
+from conftest import FAST, ROOT, code_questions, only, write_submission
 from conftest import load_module as _load
 
-from grader import catalog, sandbox
+from grader import catalog
 from grader.engine.checks import compare
 from grader.engine.grade import grade_submission
 from grader.engine.trusted import run_trusted
@@ -26,11 +25,9 @@ from grader.mutants import AnyOf, concrete
 from grader.questions import CodeQuestion, WrittenQuestion
 from grader.suites import a2_rnn_bptt as suite
 
-ROOT = Path(__file__).resolve().parent.parent
 HANDOUT = ROOT / "assignments" / "a2_rnn_bptt"
 SOLUTION = ROOT / "solutions" / "a2_rnn_bptt"
 A2 = suite.ASSIGNMENT
-FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
 A2_IDS = (
     "rnn-weights-transposed",
     "bptt-last-use-only",

@@ -12,9 +12,9 @@ import math
 import warnings
 from collections import Counter
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from test_validity_a1a3a6 import judge
 
 from grader import catalog, sandbox
@@ -25,7 +25,6 @@ from reference import bleu
 
 nltk_bleu = pytest.importorskip("nltk.translate.bleu_score")
 
-ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "solutions" / "a3_gated_seq2seq" / "gated_seq2seq.py").read_text()
 SEEDS = range(6)
 BLEU = a3.ASSIGNMENT.question("a3.corpus_bleu")

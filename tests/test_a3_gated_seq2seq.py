@@ -10,15 +10,14 @@ import functools
 import itertools
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from conftest import code_questions, only, write_submission
+from conftest import FAST, ROOT, code_questions, only, write_submission
 from conftest import load_module as _load
 
-from grader import catalog, sandbox
+from grader import catalog
 from grader.engine.checks import compare
 from grader.engine.grade import grade_submission
 from grader.engine.trusted import run_trusted as _run_trusted
@@ -26,11 +25,9 @@ from grader.mutants import concrete
 from grader.questions import WrittenQuestion
 from grader.suites import a3_gated_seq2seq as suite
 
-ROOT = Path(__file__).resolve().parent.parent
 HANDOUT = ROOT / "assignments" / "a3_gated_seq2seq"
 SOLUTION = ROOT / "solutions" / "a3_gated_seq2seq"
 A3 = suite.ASSIGNMENT
-FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
 A3_IDS = (
     "lstm-gate-order",
     "lstm-output-uses-old-cell",

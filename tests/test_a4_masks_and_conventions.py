@@ -11,13 +11,12 @@ implementations copy. Expected names come from the handout's rules, never from t
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from grader import catalog
 
-ROOT = Path(__file__).resolve().parents[1]
 SOLUTION_SRC = (ROOT / "solutions" / "a4_transformer" / "transformer.py").read_text()
 
 

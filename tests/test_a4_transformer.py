@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from a4_mistakes import GROUPS, MISTAKES, SOLUTION_SRC, WRITTEN_ONLY, sdpa, student_source
-from conftest import answer_key
+from conftest import FAST, ROOT, answer_key
 
-from grader import catalog, sandbox
+from grader import catalog
 from grader.engine.checks import compare
 from grader.engine.grade import grade_submission
 from grader.engine.trusted import run_trusted
@@ -25,11 +25,9 @@ from grader.mutants import concrete
 from grader.questions import CodeQuestion, WrittenQuestion
 from grader.suites import a4_transformer as suite
 
-ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = ROOT / "solutions" / "a4_transformer"
 HANDOUT = ROOT / "assignments" / "a4_transformer"
 A = suite.ASSIGNMENT
-FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
 
 
 def _a4_ids() -> list[str]:

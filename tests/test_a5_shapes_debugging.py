@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import answer_key
+from conftest import ROOT, answer_key
 
 from grader import catalog
 from grader.engine.checks import compare
@@ -26,7 +26,6 @@ from grader.mutants import concrete
 from grader.questions import CodeQuestion, WrittenQuestion
 from grader.suites import a5_shapes_debugging as suite
 
-ROOT = Path(__file__).resolve().parents[1]
 HANDOUT = ROOT / "assignments" / "a5_shapes_debugging"
 SOLUTION = ROOT / "solutions" / "a5_shapes_debugging"
 A = suite.ASSIGNMENT

@@ -16,20 +16,19 @@ import hashlib
 import pickle
 from collections import Counter, defaultdict
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import FAST, ROOT
 from test_case_stability import KEYS, _plain
 from test_validity_a1a3a6 import judge
 
 import grader.suites.a6_pretraining_scale as suite
-from grader import catalog, sandbox
+from grader import catalog
 from grader.course import variants
 from grader.engine.grade import grade_submission
 from reference import bpe
 
-ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "solutions" / "a6_pretraining_scale" / "pretraining.py").read_text()
 README = (ROOT / "assignments" / "a6_pretraining_scale" / "README.md").read_text()
 A6 = suite.ASSIGNMENT
@@ -38,7 +37,6 @@ SEGMENT = A6.question("a6.bpe_segment")
 TARGETS = A6.question("a6.next_token_targets")
 SEEDS = range(6)
 EDGE = "domain edge"
-FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
 
 
 # ---------------------------------------------------------------- subword-nmt, written out

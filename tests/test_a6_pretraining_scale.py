@@ -11,7 +11,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from conftest import answer_key
+from conftest import ROOT, answer_key
 
 import grader.suites.a6_pretraining_scale as suite
 from grader import sandbox
@@ -23,7 +23,6 @@ from grader.mutants import concrete
 from grader.questions import CodeQuestion, WrittenQuestion
 from reference import params
 
-ROOT = Path(__file__).resolve().parent.parent
 HANDOUT = ROOT / "assignments" / "a6_pretraining_scale"
 SOLUTION = ROOT / "solutions" / "a6_pretraining_scale"
 A6 = suite.ASSIGNMENT

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import answer_key, only, write_submission
+from conftest import ROOT, answer_key, only, write_submission
 
 import grader.suites.a7_classification_ngrams as suite
 from grader import sandbox
@@ -27,7 +27,6 @@ from grader.mutants import NOT_APPLICABLE, concrete
 from grader.questions import CodeQuestion, WrittenQuestion
 from reference import classify as cl
 
-ROOT = Path(__file__).resolve().parent.parent
 HANDOUT = ROOT / "assignments" / "a7_classification_ngrams"
 SOLUTION = ROOT / "solutions" / "a7_classification_ngrams"
 A7 = suite.ASSIGNMENT

@@ -18,15 +18,15 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from conftest import FAST, ROOT
 from test_validity_a1a3a6 import judge
 
 import grader.suites.a7_classification_ngrams as suite
-from grader import catalog, sandbox
+from grader import catalog
 from grader.engine.grade import grade_submission
 from reference import classify as cl
 
@@ -34,7 +34,6 @@ nltk_lm = pytest.importorskip("nltk.lm")
 from nltk.lm.preprocessing import pad_both_ends  # noqa: E402
 from nltk.util import ngrams as nltk_ngrams  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "solutions" / "a7_classification_ngrams" / "classify.py").read_text()
 README = (ROOT / "assignments" / "a7_classification_ngrams" / "README.md").read_text()
 A7 = suite.ASSIGNMENT
@@ -42,7 +41,6 @@ CE = A7.question("a7.softmax_cross_entropy")
 COUNTS = A7.question("a7.ngram_counts")
 PPL = A7.question("a7.ngram_perplexity")
 SEEDS = range(6)
-FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=120.0)
 CORPUS = [["the", "cat", "sat"], ["the", "dog", "sat", "down"], ["a", "cat"], ["a", "dog", "ran"]]
 TEST = [["the", "cat"], ["a", "dog", "sat", "down", "here"], ["the", "zebra", "ran"]]
 

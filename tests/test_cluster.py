@@ -16,11 +16,11 @@ from pathlib import Path
 
 import heldout_harness
 import pytest
+from conftest import ROOT
 
 from grader.app import batch, cluster
 from grader.course import fingerprint, registry
 
-ROOT = Path(__file__).resolve().parents[1]
 HELDOUT = heldout_harness.folder("a1_word_vectors")  # the cases as files, edits generated
 needs_dask = pytest.mark.skipif(not cluster.available(), reason="needs dask[distributed]")
 

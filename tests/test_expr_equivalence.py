@@ -12,10 +12,10 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import sympy
+from conftest import ROOT
 
 from grader.app.expr_equal import expr_equal_cli
 from grader.written.expr import symbolic
@@ -26,9 +26,6 @@ from grader.written.expr.numeric import compile_tree, evaluate
 from grader.written.expr.numeric import numerically_equal as numerically_equal_trees
 from grader.written.expr.parser import parse, read
 from grader.written.expr.symbolic import numerically_equal, symbolically_zero
-
-ROOT = Path(__file__).resolve().parents[1]
-
 
 # ------------------------------------------------------------------ equivalence
 

@@ -16,13 +16,12 @@ from pathlib import Path
 import float32_solutions as f32
 import numpy as np
 import pytest
-from conftest import student_pytest
+from conftest import ROOT, student_pytest
 
 from grader.course.registry import ASSIGNMENT_IDS, load
 from grader.engine.grade import grade_submission
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _run_public_tests(aid: str, folder: Path) -> subprocess.CompletedProcess[str]:

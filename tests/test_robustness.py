@@ -9,11 +9,11 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 import toy_assignment as toy
+from conftest import ROOT
 
 from grader import sandbox
 from grader.course import registry
@@ -30,7 +30,6 @@ from grader.records import QuestionResult, case_lines, question_markdown
 from grader.sandbox.session import CallOutcome, Failure
 from grader.written.answers import parse_answers
 
-ROOT = Path(__file__).resolve().parent.parent
 FAST = sandbox.Limits(call_seconds=5.0, submission_seconds=60.0)
 OURS = ("grader itself failed", "not your mistake")
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from grader.course import registry
 from grader.engine import shortcuts
@@ -19,8 +20,6 @@ from grader.questions import CodeQuestion
 
 sys.path.insert(0, str(Path(__file__).parent))
 import heldout_harness as h  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def plain_forbidden_names(

@@ -10,10 +10,10 @@ torch, autograd and nltk in tests/reference/.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from grader import catalog
 from grader.engine.checks import compare
@@ -24,7 +24,6 @@ from grader.suites import a1_word_vectors as a1
 from grader.suites import a3_gated_seq2seq as a3
 from grader.suites import a6_pretraining_scale as a6
 
-ROOT = Path(__file__).resolve().parents[1]
 SEEDS = range(6)
 
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 import ast
 import dataclasses
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from grader.engine.checks import compare
 from grader.engine.diagnosis import explain, verdict
@@ -31,7 +31,6 @@ from grader.suites import a5_shapes_debugging as a5
 from reference.attention import split_heads
 from reference.blocks import block_shapes
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import mutation_testing as mt  # noqa: E402

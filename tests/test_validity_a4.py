@@ -26,6 +26,7 @@ from typing import Any
 import heldout_harness
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from grader.engine.checks import compare
 from grader.engine.diagnosis import NOT_APPLICABLE, explain, verdict
@@ -46,7 +47,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:To copy construct from a tensor:UserWarning"),
 ]
 
-ROOT = Path(__file__).resolve().parents[1]
 HELDOUT = heldout_harness.folder("a4_transformer")  # the cases as files, edits generated
 A = a4.ASSIGNMENT
 SEEDS = range(6)
