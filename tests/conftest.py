@@ -31,7 +31,7 @@ from typing import Any
 if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
     sys.dont_write_bytecode = False
 
-from grader.sandbox.runtime import one_thread  # noqa: E402 - it loads no numpy
+from grader.sandbox.runtime import one_thread, runtime_paths  # noqa: E402 - it loads no numpy
 
 # BLAS and OpenMP on one thread in the tests and every process they start, before numpy loads,
 # as `seqgrade` runs (runtime.ONE_THREAD): else each of those processes starts OpenBLAS's
@@ -548,7 +548,7 @@ def ways_to_runtime(folder: Path) -> set[str]:
     checkout: its `.venv`)."""
     return {
         p.relative_to(folder).parts[0]
-        for p in sandbox.runtime.runtime_paths()
+        for p in runtime_paths()
         if p.is_relative_to(folder) and p != folder
     }
 
