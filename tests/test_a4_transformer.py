@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from a4_mistakes import GROUPS, MISTAKES, SOLUTION_SRC, WRITTEN_ONLY, sdpa, student_source
-from conftest import FAST, ROOT, answer_key
+from conftest import FAST, ROOT, answer_key, write_submission
 
 from grader import catalog
 from grader.engine.checks import compare
@@ -45,22 +45,14 @@ def _only(*qids: str):
     return dataclasses.replace(A, questions=tuple(_question(q) for q in qids))
 
 
-def _submit(tmp_path: Path, source: str, answers: str | None = None, name: str = "sub") -> Path:
-    folder = tmp_path / name
-    folder.mkdir()
-    (folder / "transformer.py").write_text(source)
-    if answers is not None:
-        (folder / "answers.toml").write_text(answers)
-    return folder
-
-
 # ---------------------------------------------------------------- whole submissions
 
 
 def test_a4_two_students_get_different_cases_and_full_marks(tmp_path):
     seeds = []
     for sid in ("ada.lovelace@uni.edu", "alan.turing@uni.edu"):
-        folder = _submit(
+        folder = write_submission(
+            A.code_file,
             tmp_path,
             SOLUTION_SRC,
             answer_key("a4_transformer").answers(sid),
@@ -205,7 +197,7 @@ def gpt_forward(token_ids, params, n_heads):
 
 
 def test_a4_torch_float32_submission_gets_full_marks(tmp_path):
-    folder = _submit(tmp_path, TORCH_SOLUTION)
+    folder = write_submission(A.code_file, tmp_path, TORCH_SOLUTION)
     report = grade_submission(
         folder,
         dataclasses.replace(
@@ -246,7 +238,7 @@ def test_a4_library_shortcut_costs_only_the_questions_whose_function_reaches_it(
     )
     assert "_library_attention(q, k, v, mask)" in src
     report = grade_submission(
-        _submit(tmp_path, src),
+        write_submission(A.code_file, tmp_path, src),
         _only("a4.sdpa", "a4.mha", "a4.layer_norm", "a4.encoder_block"),
         limits=FAST,
     )
@@ -300,7 +292,7 @@ def test_a4_visible_cases_match_the_slides_and_torch():
 
 def test_a4_template_sdpa_is_itself_correct(tmp_path):
     report = grade_submission(
-        _submit(tmp_path, sdpa()(SOLUTION_SRC)), _only("a4.sdpa"), limits=FAST
+        write_submission(A.code_file, tmp_path, sdpa()(SOLUTION_SRC)), _only("a4.sdpa"), limits=FAST
     )
     assert report.score == report.max_score, report.questions[0].feedback
 
@@ -328,7 +320,9 @@ def test_a4_each_mistake_is_named_and_loses_points(tmp_path):
     for i, group in enumerate(GROUPS):
         qids = [MISTAKES[m][0] for m in group]
         report = grade_submission(
-            _submit(tmp_path, student_source(*group), name=f"g{i}"), _only(*qids), limits=FAST
+            write_submission(A.code_file, tmp_path, student_source(*group), name=f"g{i}"),
+            _only(*qids),
+            limits=FAST,
         )
         for mid, q in zip(group, report.questions):
             if q.misconceptions != [mid] or not q.score < q.max_score:
@@ -339,7 +333,9 @@ def test_a4_each_mistake_is_named_and_loses_points(tmp_path):
 def test_a4_convention_mistakes_keep_partial_credit(tmp_path):
     src = student_source("layernorm-eps-outside-sqrt", "gelu-tanh-approximation")
     report = grade_submission(
-        _submit(tmp_path, src), _only("a4.layer_norm", "a4.feed_forward"), limits=FAST
+        write_submission(A.code_file, tmp_path, src),
+        _only("a4.layer_norm", "a4.feed_forward"),
+        limits=FAST,
     )
     for q in report.questions:
         assert 0 < q.score < q.max_score and "convention the notes use elsewhere" in q.feedback, (

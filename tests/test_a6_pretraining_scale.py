@@ -11,7 +11,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, answer_key
+from conftest import ROOT, answer_key, write_submission
 
 import grader.suites.a6_pretraining_scale as suite
 from grader import sandbox
@@ -28,15 +28,6 @@ SOLUTION = ROOT / "solutions" / "a6_pretraining_scale"
 A6 = suite.ASSIGNMENT
 FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=90.0)
 SOLUTION_SRC = (SOLUTION / "pretraining.py").read_text()
-
-
-def _submit(tmp_path: Path, source: str, answers: str | None = None, name: str = "sub") -> Path:
-    folder = tmp_path / name
-    folder.mkdir()
-    (folder / "pretraining.py").write_text(source)
-    if answers is not None:
-        (folder / "answers.toml").write_text(answers)
-    return folder
 
 
 def _answers_toml(student: str | None) -> str:
@@ -62,7 +53,9 @@ def _a6_ids() -> list[str]:
 def test_a6_two_students_get_different_hidden_cases_and_full_marks(tmp_path):
     seeds = {}
     for sid in ("ada@uni.edu", "grace@uni.edu"):
-        folder = _submit(tmp_path, SOLUTION_SRC, _answers_toml(sid), name=sid.split("@")[0])
+        folder = write_submission(
+            A6.code_file, tmp_path, SOLUTION_SRC, _answers_toml(sid), name=sid.split("@")[0]
+        )
         report = grade_submission(folder, A6, student=sid, limits=FAST)
         assert report.score == 100, [
             (q.question_id, q.feedback) for q in report.questions if q.score < q.max_score
@@ -187,7 +180,10 @@ def test_a6_other_style_torch_and_loops_gets_full_marks(tmp_path):
         A6, questions=tuple(q for q in A6.questions if isinstance(q, CodeQuestion))
     )
     report = grade_submission(
-        _submit(tmp_path, OTHER_STYLE), code_only, student="someone", limits=FAST
+        write_submission(A6.code_file, tmp_path, OTHER_STYLE),
+        code_only,
+        student="someone",
+        limits=FAST,
     )
     assert report.score == 60, [
         (q.question_id, q.feedback) for q in report.questions if q.score < q.max_score
@@ -342,7 +338,9 @@ def test_a6_single_mistake_is_named(tmp_path, label):
     qid, mid, old, new = MISTAKES[label]
     assert SOLUTION_SRC.count(old) == 1, old
     report = grade_submission(
-        _submit(tmp_path, SOLUTION_SRC.replace(old, new)), _only(qid), limits=FAST
+        write_submission(A6.code_file, tmp_path, SOLUTION_SRC.replace(old, new)),
+        _only(qid),
+        limits=FAST,
     )
     (q,) = report.questions
     assert q.misconceptions == [mid], q.feedback
