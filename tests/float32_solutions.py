@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import ROOT
+
 CODE_FILES = {
     "a1_word_vectors": "word_vectors.py",
     "a2_rnn_bptt": "rnn.py",
