@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from grader import sandbox
-from grader.app import regrade
+from grader.app import pool_process, regrade
 from grader.course import fingerprint, registry, variants
 from grader.course.fingerprint import Fingerprints
 from grader.engine.grade import grade_submission
-from grader.engine.trusted import TrustedRuns, remembering
+from grader.engine.trusted import remembering
 from grader.questions import Assignment
 from grader.reports.results_json import (
     error_results,
@@ -37,7 +37,6 @@ from grader.reports.results_json import (
     to_gradescope,
     write_results,
 )
-from grader.sandbox import zygote
 from grader.written.expr.checker import ExprChecker
 
 
@@ -220,9 +219,6 @@ class Plan:
 
 _BATCH_ASSIGNMENT: list[Assignment] = []  # set before the pool forks; the workers inherit it
 _BATCH_PLAN: list[Plan] = []
-# one expression checker per pool process, reused across submissions, and its trusted outputs
-_CHECKER: list[ExprChecker] = []
-_RUNS: list[TrustedRuns] = []
 
 
 def _grade_in_worker(
@@ -230,12 +226,9 @@ def _grade_in_worker(
 ) -> tuple[dict[str, Any], Outcome]:
     marker = _running_dir(results_dir) / str(index)  # left behind if this process dies mid-grading
     marker.touch()
-    if not _CHECKER:
-        _CHECKER.append(ExprChecker())
-        _RUNS.append(TrustedRuns())
-        zygote.enable_as_wanted()  # warm sandboxes for this pool process (SEQGRADE_WARM=0: cold)
-    with remembering(_RUNS[0]):
-        done = _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, _BATCH_PLAN[0], _CHECKER[0])
+    checker, runs = pool_process.kept()
+    with remembering(runs):
+        done = _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, _BATCH_PLAN[0], checker)
     marker.unlink(missing_ok=True)
     return done
 

@@ -59,8 +59,6 @@ WORKER_MODULES = [
     "grader.engine.grade",
     "grader.written.expr.checker",
 ]
-_CHECKER: list[Any] = []  # one expression checker per worker process, reused across its tasks
-_RUNS: list[Any] = []  # and one TrustedRuns (grader/engine/trusted.py)
 
 
 class ClusterError(RuntimeError):
@@ -211,15 +209,12 @@ def grade_task(
 ) -> Any:
     """One submission, on a worker: exactly what a local pool process does with it
     (`grade_one` is `batch._grade_one`, passed in: this module does not import the batch)."""
-    from grader.engine.trusted import TrustedRuns, remembering
-    from grader.written.expr.checker import ExprChecker
+    from grader.app import pool_process
+    from grader.engine.trusted import remembering
 
-    if not _CHECKER:
-        _CHECKER.append(ExprChecker())
-        _RUNS.append(TrustedRuns())
-        zygote.enable_as_wanted()
-    with remembering(_RUNS[0]):
-        return grade_one(sub, assignment, results_dir, plan, _CHECKER[0])
+    checker, runs = pool_process.kept()
+    with remembering(runs):
+        return grade_one(sub, assignment, results_dir, plan, checker)
 
 
 def grade_chunk(
