@@ -177,9 +177,8 @@ def test_a_slip_only_the_edge_catches_is_docked(tmp_path, label):
     with_edge = grade_question(A5.id, tmp_path, source, q, "ed@uni.edu", FAST)
     assert with_edge.score < with_edge.max_score
     assert with_edge.misconceptions == named, with_edge.feedback
-    without = grade_question(
-        A5.id, tmp_path, source, _without_edges(q), "ned@uni.edu"
-    )  # the control
+    # the control, with the same limits
+    without = grade_question(A5.id, tmp_path, source, _without_edges(q), "ned@uni.edu", FAST)
     assert without.score == without.max_score and without.misconceptions == []
     right = grade_question(A5.id, tmp_path, SOLUTION, q, "sol@uni.edu", FAST)
     assert right.score == right.max_score
