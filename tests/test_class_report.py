@@ -370,9 +370,9 @@ def test_the_report_in_chromium_names_links_and_sorts(written_report, tmp_path):
         shown = label(first).replace("<", "&lt;").replace(">", "&gt;")
         hrefs = re.findall(rf'<a class="student" href="([^"]+)">{re.escape(shown)}</a>', by_points)
         assert hrefs, first
-        page = written_report.parent / urllib.parse.unquote(hrefs[0])
-        assert f"<h1 id='student'>{shown}</h1>" in page.read_text(), first
-    # one of those pages as the browser opens it from its link (they are built alike)
+        linked = written_report.parent / urllib.parse.unquote(hrefs[0])
+        assert f"<h1 id='student'>{shown}</h1>" in linked.read_text(), first
+    # the last of those pages as the browser opens it from its link (they are built alike)
     page = _chromium(
         "--dump-dom", (written_report.parent / hrefs[0]).as_uri(), profile=tmp_path / "p3"
     ).stdout
