@@ -234,44 +234,49 @@ def _warm_as_wanted() -> Any:
         zygote.enable_as_wanted()
 
 
-# The longest modules (the sum of their tests' times in a full run on two cores, 2026-12-02),
-# in the order they start: the files are shared out one at a time (pyproject: --dist loadfile
-# --no-loadscope-reorder), so with the long ones first the workers finish together instead of
-# one waiting on a long file dealt out last. Packaging, the mutation targets and the held-out
-# collection go first whatever their length: the first mostly waits on pip, the other two grade
-# on a pool of two processes of their own.
-LONGEST_FIRST = (
+# The order the test modules are dealt out in (pyproject: --dist loadfile
+# --no-loadscope-reorder: a worker takes the next module when it is nearly done with its own).
+# Three workers share two cores, so a core sits idle only when two of them wait at once: on a
+# sandbox's deadline, a hung submission, a kernel or pip. The modules that mostly wait (marked
+# "waits": a sixth to four fifths of a core alone) are therefore dealt one at a time between
+# modules that keep a core or two busy (the mutation targets, the held-out collection and
+# packaging grade or install on two processes), the long ones first so that the workers finish
+# together; the rest follow in collection order. Measured 2026-12-06 (each module alone, and
+# the whole suite's idle time second by second): the earlier order, longest first whatever the
+# module did, left 27 core-seconds idle, most of it with four waiting modules dealt in a row
+# and test_speed_cases (15 s) dealt last.
+DEALT_FIRST = (
     "test_packaging",
     "test_mutation_targets",
+    "test_sandbox_containment",  # waits
     "test_heldout",
     "test_gradescope",
-    "test_notebook",
-    "test_hostile_gradescope",
+    "test_hostile",  # waits
     "test_warm",
-    "test_notebook_kernel",
+    "test_notebook_kernel",  # waits
     "test_assignments",
-    "test_hidden_means_hidden",
-    "test_hostile",
-    "test_notebook_handout",
-    "test_sandbox_containment",
     "test_hostile_files",
+    "test_notebook",  # waits
     "test_validity_a4",
-    "test_sandbox_spawn",
-    "test_sandbox_fallbacks",
+    "test_security_shortcuts",
+    "test_hostile_gradescope",  # waits
+    "test_hidden_means_hidden",
+    "test_speed_cases",
+    "test_notebook_handout",  # waits
     "test_regrade",
-    "test_robustness",
-    "test_class_report",
-    "test_validity_a2a5",
-    "test_check",
+    "test_batch",
+    "test_sandbox_spawn",  # waits
     "test_cluster",
     "test_public_tests",
-    "test_security_shortcuts",
     "test_speed_shortcuts",
+    "test_check",
+    "test_class_report",
+    "test_robustness",  # waits
+    "test_validity_a2a5",
+    "test_term_workflow",
+    "test_follow_through",
     "test_a4_transformer",
     "test_engine",
-    "test_batch",
-    "test_feedback",
-    "test_term_workflow",
 )
 
 
@@ -283,7 +288,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if _module(item) in SLOW_MODULES or _slow_test(item):
             item.add_marker(pytest.mark.slow)
-    first = {name: rank for rank, name in enumerate(LONGEST_FIRST)}
+    first = {name: rank for rank, name in enumerate(DEALT_FIRST)}
     items.sort(key=lambda item: first.get(_module(item), len(first)))  # stable: files stay whole
 
 
