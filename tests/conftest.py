@@ -243,8 +243,8 @@ def _warm_as_wanted() -> Any:
 # packaging grade or install on two processes), the long ones first so that the workers finish
 # together; the rest follow in collection order. Measured 2026-12-06 (each module alone, and
 # the whole suite's idle time second by second): the earlier order, longest first whatever the
-# module did, left 27 core-seconds idle, most of it with four waiting modules dealt in a row
-# and test_speed_cases (15 s) dealt last.
+# module did, left 26-27 core-seconds of a run idle, most of it while four waiting modules ran
+# side by side and then with test_speed_cases (15 s) dealt last; this one leaves 9-12.
 DEALT_FIRST = (
     "test_packaging",
     "test_mutation_targets",
