@@ -63,11 +63,6 @@ def _folder(tmp_path: Path, name: str, code: str | None, answers: str | None = N
     return folder
 
 
-def _answers_toml(student: str | None) -> str:
-    key = answer_key("a5_shapes_debugging")
-    return "\n".join(f"{k} = {key._toml(v)}" for k, v in key.answers(student).items()) + "\n"
-
-
 def _by_function(report) -> dict:
     return {q.function: q for q in report.questions if q.kind == "code"}
 
@@ -277,7 +272,7 @@ def task_loss_positions(task, lengths, T):
 def test_a5_two_students_full_marks_one_in_numpy_float32_style(tmp_path):
     sol = (SOLUTION / "fixed.py").read_text()
     for student, code in zip(STUDENTS, (sol, NUMPY_STYLE)):
-        folder = _folder(tmp_path, student.split("@")[0], code, _answers_toml(student))
+        folder = _folder(tmp_path, student.split("@")[0], code, answer_key(A.id).to_toml(student))
         report = grade_submission(folder, A, student=student)
         assert report.score == 100, [
             (q.question_id, q.feedback) for q in report.questions if q.score < q.max_score
@@ -526,7 +521,7 @@ def test_a5_every_a5_id_is_covered_by_a_student_style_module():
 
 def test_a5_written_wrong_forms_name_the_shape_mistakes(tmp_path):
     written = tuple(q for q in A.questions if isinstance(q, WrittenQuestion))
-    answers = _answers_toml(None)
+    answers = answer_key(A.id).to_toml(None)
     wrong = {  # notes §6 walkthrough B=2, T=4, d=8, h=2: the known wrong shapes
         "walk_ln_stats": ("[8]", "shape-ln-stats-per-feature"),
         "walk_bn_stats": ('"(2, 4)"', "shape-bn-stats-per-token"),

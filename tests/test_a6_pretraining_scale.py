@@ -11,7 +11,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, answer_key, write_submission
+from conftest import ROOT, answer_key, only, write_submission
 
 import grader.suites.a6_pretraining_scale as suite
 from grader import sandbox
@@ -30,15 +30,6 @@ FAST = sandbox.Limits(call_seconds=10.0, submission_seconds=90.0)
 SOLUTION_SRC = (SOLUTION / "pretraining.py").read_text()
 
 
-def _answers_toml(student: str | None) -> str:
-    key = answer_key("a6_pretraining_scale")
-    return "\n".join(f"{k} = {key._toml(v)}" for k, v in key.answers(student).items()) + "\n"
-
-
-def _only(qid: str):
-    return dataclasses.replace(A6, questions=(A6.question(qid),))
-
-
 def _a6_ids() -> list[str]:
     all_ids()  # loads the catalog
     import grader.catalog.a6 as cat
@@ -54,7 +45,11 @@ def test_a6_two_students_get_different_hidden_cases_and_full_marks(tmp_path):
     seeds = {}
     for sid in ("ada@uni.edu", "grace@uni.edu"):
         folder = write_submission(
-            A6.code_file, tmp_path, SOLUTION_SRC, _answers_toml(sid), name=sid.split("@")[0]
+            A6.code_file,
+            tmp_path,
+            SOLUTION_SRC,
+            answer_key(A6.id).to_toml(sid),
+            name=sid.split("@")[0],
         )
         report = grade_submission(folder, A6, student=sid, limits=FAST)
         assert report.score == 100, [
@@ -339,7 +334,7 @@ def test_a6_single_mistake_is_named(tmp_path, label):
     assert SOLUTION_SRC.count(old) == 1, old
     report = grade_submission(
         write_submission(A6.code_file, tmp_path, SOLUTION_SRC.replace(old, new)),
-        _only(qid),
+        only(A6, qid),
         limits=FAST,
     )
     (q,) = report.questions
