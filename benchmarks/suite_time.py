@@ -101,7 +101,7 @@ def _report(samples: list[tuple[float, dict[str, float]]], modules: list[dict]) 
     if not modules:
         return
     print("\nthe longest modules (start and wall time, seconds; the test process):")
-    for m in sorted(modules, key=lambda m: m["start"] - m["end"])[:15]:
+    for m in sorted(modules, key=lambda m: m["end"] - m["start"], reverse=True)[:15]:
         print(
             f"  {m['module']:48s} {m['start'] - t0:6.1f} {m['end'] - m['start']:6.1f}  {m['worker']}"
         )
