@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import FAST
+from conftest import FAST, ROOT
 
 from grader.course import registry
 from grader.course.content import samples_dir
@@ -183,3 +183,60 @@ def test_a_kept_output_grades_as_a_computed_one(aid):
         kept = _results(aid, shared, student)
         assert kept == _results(aid, TrustedRuns(kept_bytes=0), student)
     assert shared.hits > 0
+
+
+def test_what_is_made_from_a_source_is_made_once_per_source_and_tag():
+    runs, made = TrustedRuns(), []
+
+    def make(label: str):
+        made.append(label)
+        return object()
+
+    mistakes = {"m": Counted()}
+    first = runs.made_once(mistakes, "pairs", lambda: make("pairs"))
+    assert runs.made_once(mistakes, "pairs", lambda: make("again")) is first
+    runs.made_once(mistakes, "triples", lambda: make("triples"))  # another tag
+    runs.made_once(dict(mistakes), "pairs", lambda: make("equal"))  # an equal mapping, not it
+    assert made == ["pairs", "triples", "equal"]
+
+
+def test_a_questions_combined_mistakes_are_built_once_for_a_batchs_submissions(
+    tmp_path, monkeypatch
+):
+    """A gpt_forward whose logits are off by a factor no catalogued mistake makes: every wrong
+    case is searched for two and three mistakes at once. In one pool process (one TrustedRuns)
+    the combinations are built once, so the second student's search finds the outputs of the
+    visible cases kept; each grading's results are those of a grading that keeps nothing."""
+    import grader.engine.code as code
+
+    built: list[int] = []
+    together = code.together
+
+    def counted(mutants, size, **kw):
+        built.append(size)
+        return together(mutants, size, **kw)
+
+    monkeypatch.setattr(code, "together", counted)
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    source = (ROOT / "solutions" / "a4_transformer" / "transformer.py").read_text()
+    (folder / "transformer.py").write_text(
+        source + "\n\n_right = gpt_forward\n\n\ndef gpt_forward(token_ids, params, n_heads):\n"
+        "    return _right(token_ids, params, n_heads) ** 1.5\n"
+    )
+    a = registry.load("a4_transformer")
+
+    def results(runs: TrustedRuns, student: str) -> str:
+        report = grade_submission(folder, a, student=student, limits=FAST, runs=runs)
+        (q,) = [r for r in report.questions if r.question_id == "a4.gpt_forward"]
+        assert q.max_score > 0 and q.score < q.max_score
+        return json.dumps([[r.question_id, r.score, r.misconceptions] for r in report.questions])
+
+    shared = TrustedRuns()
+    first = results(shared, "ada@uni.edu")
+    assert built == [2, 3]  # searched, and built once
+    hits = shared.hits
+    second = results(shared, "grace@uni.edu")
+    assert built == [2, 3] and shared.hits > hits
+    assert first == results(TrustedRuns(kept_bytes=0), "ada@uni.edu")
+    assert second == results(TrustedRuns(kept_bytes=0), "grace@uni.edu")

@@ -32,7 +32,7 @@ from grader.engine.diagnosis import Explanation, Mistake, finite, shows, split, 
 from grader.engine.judged import Carried, CaseVerdict, Graded, explain_case
 from grader.engine.locate import Located
 from grader.engine.sandbox_words import RESTARTS_SPENT
-from grader.engine.trusted import all_nan, run_trusted, trusted_mutants
+from grader.engine.trusted import all_nan, kept_runs, run_trusted, trusted_mutants
 from grader.questions import Case, CodeQuestion, Tolerance
 from grader.records import (
     BUILTIN_EXCEPTIONS,
@@ -737,7 +737,7 @@ def _together_search(
 ) -> list[Explanation]:
     for size in (2, 3):
         if size not in searched.combos:
-            searched.combos[size] = together(q.mutants, size)
+            searched.combos[size] = _combinations(q, size)
         combos = searched.combos[size]
         found = [
             replace(e, order=len(q.mutants) + e.order)
@@ -747,6 +747,16 @@ def _together_search(
         if found:
             return found
     return []
+
+
+def _combinations(q: CodeQuestion, size: int) -> dict[Mistake, Callable[..., Any]]:
+    """The question's mistakes combined `size` at a time, the same functions for every
+    submission and question copy that share its mistakes while trusted outputs are kept (so
+    that their outputs on a case already searched are kept too)."""
+    runs = kept_runs()
+    if runs is None:
+        return together(q.mutants, size)
+    return runs.made_once(q.mutants, ("together", size), lambda: together(q.mutants, size))
 
 
 def _with_combinations(
