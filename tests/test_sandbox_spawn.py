@@ -439,6 +439,30 @@ def test_memory_limit_stops_an_allocation_with_a_clear_message(spawn):
 
 
 @needs_isolation
+def test_a_memory_error_printed_last_is_read_when_the_reader_lags(spawn, monkeypatch):
+    """A loaded grader's output reader may not yet have taken the traceback a worker printed
+    just before it exited: how it ended is told once the reader has taken what is left."""
+    from grader.sandbox import process
+
+    real = process.os.read
+
+    def lagging(fd: int, n: int) -> bytes:
+        if threading.current_thread().name.startswith("sandbox-output-"):
+            time.sleep(0.2)
+        return real(fd, n)
+
+    w = spawn(limits=sandbox.Limits(memory_bytes=512 << 20))
+    assert w.ask("1 + 1")["ok"]
+    monkeypatch.setattr(process.os, "read", lagging)
+    w.send(
+        "import traceback, os\ntry:\n    y = bytearray(1 << 30)\nexcept MemoryError:\n"
+        "    traceback.print_exc()\n    os._exit(1)"
+    )
+    assert w.proc.wait(10) == 1
+    assert w.proc.exit_description() == "memory limit 512 MiB reached"
+
+
+@needs_isolation
 def test_memory_of_all_processes_together_is_capped_when_a_cgroup_is_available(spawn):
     limits = sandbox.Limits(memory_bytes=384 << 20)
     w = spawn(limits=limits)

@@ -124,10 +124,15 @@ class SandboxProcess:
         finally:
             stream.close()
 
+    def _drained(self) -> None:
+        """Once the worker has exited, the reader given time to take what is left in the pipe
+        (what it wrote last, a MemoryError's traceback, may still be there when it is reaped)."""
+        if self._popen.poll() is not None:
+            self._drain.join(timeout=1.0)
+
     def output(self) -> str:
         """The captured student stdout+stderr, truncated with a note on what was dropped."""
-        if self._popen.poll() is not None:
-            self._drain.join(timeout=1.0)  # let the reader take what is left in the pipe
+        self._drained()
         with self._lock:
             text = self._kept.decode("utf-8", errors="replace")
             dropped = self._dropped
@@ -252,6 +257,7 @@ class SandboxProcess:
         ):
             self._memory_hit = True
             return True
+        self._drained()
         with self._lock:
             text = self._kept[-4096:].decode("utf-8", errors="replace")
         return self._popen.poll() not in (None, 0) and any(m in text for m in MEMORY_MARKERS)
