@@ -351,3 +351,42 @@ def test_a_numpy_bundle_installs_and_grades_under_the_target_python(started, ver
         (t["name"], t["output"][:300]) for t in data["tests"] if t["status"] == "failed"
     ]
     assert data["extra_data"]["student"] == key
+
+
+def _requirements_met(tmp_path: Path, lines: list[str]) -> bool:
+    """setup.sh's check before `pip install -r requirements.txt`, run on `lines`, with a made-up
+    distribution `fakepkg` installed whose extra `x` needs a package that is nowhere."""
+    import re
+
+    from grader.app.bundles import SETUP_SH
+
+    script = re.search(r"<<'PY'\n(.*?)\nPY\n", SETUP_SH, re.S)
+    assert script is not None, "setup.sh checks the requirements with an inline script"
+    info = tmp_path / "site" / "fakepkg-1.0.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: fakepkg\nVersion: 1.0\n"
+        "Provides-Extra: x\nRequires-Dist: numpy>=1\n"
+        'Requires-Dist: nosuchpkg-seqgrade>=1; extra == "x"\n'
+    )
+    (tmp_path / "requirements.txt").write_text("# a comment\n" + "\n".join(lines) + "\n")
+    run = subprocess.run(
+        [sys.executable, "-", str(tmp_path / "requirements.txt")],
+        input=script.group(1),
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "site")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return run.returncode == 0
+
+
+def test_setup_runs_pip_only_when_a_requirement_is_missing_or_out_of_range(tmp_path):
+    """What pip would install anything for (a package, a version, a package's own requirement,
+    one an extra asks for) fails the check; what it would only confirm passes it."""
+    from grader.app.bundles import REQUIREMENTS
+
+    assert _requirements_met(tmp_path, list(REQUIREMENTS))  # this environment has them all
+    assert _requirements_met(tmp_path, ["fakepkg==1.0", 'nosuchpkg-seqgrade; python_version < "3"'])
+    for missing in ("numpy<1", "nosuchpkg-seqgrade", "fakepkg>1", "fakepkg[x]"):
+        assert not _requirements_met(tmp_path, ["sympy", missing]), missing
