@@ -84,13 +84,20 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from grader import sandbox  # noqa: E402
+from grader.app import pool_process  # noqa: E402
 from grader.app.batch import end_with  # noqa: E402
 from grader.course import registry  # noqa: E402
 from grader.engine.checks import compare  # noqa: E402
 from grader.engine.diagnosis import explain, finite  # noqa: E402
 from grader.engine.grade import grade_submission  # noqa: E402
 from grader.engine.sandbox_words import RESTARTS_SPENT  # noqa: E402
-from grader.engine.trusted import materialize, plain, run_trusted, trusted_mutants  # noqa: E402
+from grader.engine.trusted import (  # noqa: E402
+    materialize,
+    plain,
+    remembering,
+    run_trusted,
+    trusted_mutants,
+)
 from grader.questions import Assignment, Case, CodeQuestion, Rng  # noqa: E402
 from grader.sandbox import zygote  # noqa: E402
 
@@ -1099,8 +1106,11 @@ def _differs(
 
 
 def _job(job: tuple[str, list[Mutant], dict[str, set[str]]]) -> list[Result]:
+    """A pack graded and analysed with the pool process's trusted outputs kept, as a batch's pool
+    process grades (the packs of an assignment meet the same cases)."""
     aid, mutants, reaches = job
-    return analyse(aid, grade_pack(aid, mutants, reaches))
+    with remembering(pool_process.kept()[1]):
+        return analyse(aid, grade_pack(aid, mutants, reaches))
 
 
 # ---------------------------------------------------------------------------- report

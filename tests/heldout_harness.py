@@ -38,8 +38,10 @@ from pathlib import Path
 import heldout_edits
 
 from grader import sandbox
+from grader.app import pool_process
 from grader.course import registry
 from grader.engine.grade import grade_submission
+from grader.engine.trusted import remembering
 from grader.questions import Assignment, CodeQuestion
 from grader.sandbox import zygote
 
@@ -218,8 +220,11 @@ def grade_packed(items: list[Item]) -> list[Outcome]:
 
 
 def _run(job: tuple[str, list[Item]]) -> list[Outcome]:
+    """A job graded with the pool process's trusted outputs kept, as a batch's pool process
+    grades (an assignment's packs and files meet the same visible cases)."""
     kind, items = job
-    return grade_packed(items) if kind == "packed" else [grade_alone(items[0])]
+    with remembering(pool_process.kept()[1]):
+        return grade_packed(items) if kind == "packed" else [grade_alone(items[0])]
 
 
 def single_wanted() -> bool:
