@@ -91,13 +91,7 @@ from grader.engine.checks import compare  # noqa: E402
 from grader.engine.diagnosis import explain, finite  # noqa: E402
 from grader.engine.grade import grade_submission  # noqa: E402
 from grader.engine.sandbox_words import RESTARTS_SPENT  # noqa: E402
-from grader.engine.trusted import (  # noqa: E402
-    materialize,
-    plain,
-    remembering,
-    run_trusted,
-    trusted_mutants,
-)
+from grader.engine.trusted import materialize, plain, run_trusted, trusted_mutants  # noqa: E402
 from grader.questions import Assignment, Case, CodeQuestion, Rng  # noqa: E402
 from grader.sandbox import zygote  # noqa: E402
 
@@ -1109,7 +1103,7 @@ def _job(job: tuple[str, list[Mutant], dict[str, set[str]]]) -> list[Result]:
     """A pack graded and analysed with the pool process's trusted outputs kept, as a batch's pool
     process grades (the packs of an assignment meet the same cases)."""
     aid, mutants, reaches = job
-    with remembering(pool_process.kept()[1]):
+    with pool_process.keeping():
         return analyse(aid, grade_pack(aid, mutants, reaches))
 
 

@@ -41,7 +41,6 @@ from grader import sandbox
 from grader.app import pool_process
 from grader.course import registry
 from grader.engine.grade import grade_submission
-from grader.engine.trusted import remembering
 from grader.questions import Assignment, CodeQuestion
 from grader.sandbox import zygote
 
@@ -223,7 +222,7 @@ def _run(job: tuple[str, list[Item]]) -> list[Outcome]:
     """A job graded with the pool process's trusted outputs kept, as a batch's pool process
     grades (an assignment's packs and files meet the same visible cases)."""
     kind, items = job
-    with remembering(pool_process.kept()[1]):
+    with pool_process.keeping():
         return grade_packed(items) if kind == "packed" else [grade_alone(items[0])]
 
 

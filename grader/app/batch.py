@@ -28,7 +28,6 @@ from grader.app import pool_process, regrade
 from grader.course import fingerprint, registry, variants
 from grader.course.fingerprint import Fingerprints
 from grader.engine.grade import grade_submission
-from grader.engine.trusted import remembering
 from grader.questions import Assignment
 from grader.reports.results_json import (
     error_results,
@@ -226,8 +225,7 @@ def _grade_in_worker(
 ) -> tuple[dict[str, Any], Outcome]:
     marker = _running_dir(results_dir) / str(index)  # left behind if this process dies mid-grading
     marker.touch()
-    checker, runs = pool_process.kept()
-    with remembering(runs):
+    with pool_process.keeping() as checker:
         done = _grade_one(sub, _BATCH_ASSIGNMENT[0], results_dir, _BATCH_PLAN[0], checker)
     marker.unlink(missing_ok=True)
     return done

@@ -210,10 +210,8 @@ def grade_task(
     """One submission, on a worker: exactly what a local pool process does with it
     (`grade_one` is `batch._grade_one`, passed in: this module does not import the batch)."""
     from grader.app import pool_process
-    from grader.engine.trusted import remembering
 
-    checker, runs = pool_process.kept()
-    with remembering(runs):
+    with pool_process.keeping() as checker:
         return grade_one(sub, assignment, results_dir, plan, checker)
 
 

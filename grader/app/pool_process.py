@@ -4,17 +4,29 @@ warm sandbox templates, each started with its first submission."""
 
 from __future__ import annotations
 
-from grader.engine.trusted import TrustedRuns
+import contextlib
+from collections.abc import Iterator
+
+from grader.engine.trusted import TrustedRuns, remembering
 from grader.sandbox import zygote
 from grader.written.expr.checker import ExprChecker
 
 _KEPT: list[tuple[ExprChecker, TrustedRuns]] = []
 
 
-def kept() -> tuple[ExprChecker, TrustedRuns]:
+def _kept() -> tuple[ExprChecker, TrustedRuns]:
     """This process's checker and trusted outputs; the first call also starts its warm sandbox
     templates as wanted (SEQGRADE_WARM=0: cold)."""
     if not _KEPT:
         _KEPT.append((ExprChecker(), TrustedRuns()))
         zygote.enable_as_wanted()
     return _KEPT[0]
+
+
+@contextlib.contextmanager
+def keeping() -> Iterator[ExprChecker]:
+    """Within the block, this process's trusted outputs are kept and reused (`remembering`); the
+    block gets its checker, to pass to each grading."""
+    checker, runs = _kept()
+    with remembering(runs):
+        yield checker
