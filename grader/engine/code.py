@@ -60,12 +60,10 @@ SCORE_DIGITS = 4  # a question's score is rounded to this many decimals
 
 @dataclass
 class Searched:
-    """The combinations' searches of one question's cases: the combinations of its mistakes, by
-    size, built once; per case (by id), the output searched (by identity) and what was found. A
-    case no single mistake explains is searched when judged; `_with_combinations` may ask for
-    the same search again, on the same output."""
+    """The combinations' searches of one question's cases: per case (by id), the output searched
+    (by identity) and what was found. A case no single mistake explains is searched when judged;
+    `_with_combinations` may ask for the same search again, on the same output."""
 
-    combos: dict[int, dict[Mistake, Callable[..., Any]]] = field(default_factory=dict)
     found: dict[int, tuple[Any, list[Explanation]]] = field(default_factory=dict)
 
 
@@ -727,18 +725,14 @@ def _explain_together(
     known = searched.found.get(id(case))
     if known is not None and known[0] is got:
         return known[1]
-    found = _together_search(q, case, got, want, searched)
+    found = _together_search(q, case, got, want)
     searched.found[id(case)] = (got, found)
     return found
 
 
-def _together_search(
-    q: CodeQuestion, case: Case, got: Any, want: Any, searched: Searched
-) -> list[Explanation]:
+def _together_search(q: CodeQuestion, case: Case, got: Any, want: Any) -> list[Explanation]:
     for size in (2, 3):
-        if size not in searched.combos:
-            searched.combos[size] = _combinations(q, size)
-        combos = searched.combos[size]
+        combos = _combinations(q, size)
         found = [
             replace(e, order=len(q.mutants) + e.order)
             for e in explain_case(q, case, got, want, combos)
