@@ -80,8 +80,9 @@ while todo:  # each requirement, and theirs, under the extras asked of them
         continue
     dist = distribution(req.name)  # raises when it is missing
     assert req.specifier.contains(dist.version, prereleases=True), req
-    if (req.name.lower(), *sorted(req.extras)) not in seen:
-        seen.add((req.name.lower(), *sorted(req.extras)))
+    key = (req.name.lower(), *sorted(req.extras))
+    if key not in seen:
+        seen.add(key)
         todo += [(Requirement(r), tuple(req.extras)) for r in dist.requires or ()]
 PY
 then
