@@ -390,3 +390,91 @@ def test_setup_runs_pip_only_when_a_requirement_is_missing_or_out_of_range(tmp_p
     assert _requirements_met(tmp_path, ["fakepkg==1.0", 'nosuchpkg-seqgrade; python_version < "3"'])
     for missing in ("numpy<1", "nosuchpkg-seqgrade", "fakepkg>1", "fakepkg[x]"):
         assert not _requirements_met(tmp_path, ["sympy", missing]), missing
+
+
+def _imported_modules(files: list[Path]) -> dict[str, set[str]]:
+    """Top-level module name -> the files that import it (imports, and `pytest.importorskip`)."""
+    import ast
+
+    found: dict[str, set[str]] = {}
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            elif (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", None) == "importorskip"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                names = [node.args[0].value]
+            else:
+                continue
+            for name in names:
+                found.setdefault(name.split(".")[0], set()).add(path.relative_to(REPO).as_posix())
+    return found
+
+
+def _installed_by(requirements: list[str]) -> set[str]:
+    """Every distribution (normalised name) that installing `requirements` brings: each one and,
+    recursively, what each requires under the extras asked of it."""
+    import re
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    def norm(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    todo = [(Requirement(r), ("",)) for r in requirements]
+    seen: set[str] = set()
+    asked: set[tuple[str, tuple[str, ...]]] = set()
+    while todo:
+        req, extras = todo.pop()
+        if req.marker and not any(req.marker.evaluate({"extra": e}) for e in extras):
+            continue
+        key = (norm(req.name), tuple(sorted(req.extras)))
+        if key in asked:
+            continue
+        asked.add(key)
+        seen.add(key[0])
+        try:
+            needs = metadata.distribution(req.name).requires or []
+        except metadata.PackageNotFoundError:
+            continue  # not installed here: pip would fail on it, which another test sees
+        todo += [(Requirement(r), ("", *req.extras)) for r in needs]
+    return seen
+
+
+def test_every_package_the_tests_and_benchmarks_import_is_installed_by_the_dev_extra():
+    """`pip install -e ".[dev]"` on a fresh machine is the README's whole set-up: a module the
+    tests or benchmarks import must come with it (declared, or required by what is declared),
+    not from whatever else this machine happens to have (scipy once did: a fresh venv failed the
+    mutation targets and skipped a module of outside-authority tests)."""
+    import re
+    from importlib import metadata
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    declared = [*project["dependencies"], *project["optional-dependencies"]["dev"]]
+    brought = _installed_by(declared)  # what this Python gets
+    brought |= {re.sub(r"[-_.]+", "-", Requirement(r).name).lower() for r in declared}  # tomli
+    files = sorted((REPO / "tests").rglob("*.py")) + sorted((REPO / "benchmarks").rglob("*.py"))
+    ours = {p.stem for p in files} | {"grader", "reference"}
+    owners = metadata.packages_distributions()
+    missing = {}
+    for module, users in sorted(_imported_modules(files).items()):
+        if module in sys.stdlib_module_names or module in ours:
+            continue
+        dists = {re.sub(r"[-_.]+", "-", d).lower() for d in owners.get(module, [module])}
+        if not dists & brought:
+            missing[module] = sorted(users)[:3]
+    assert missing == {}, "add these to pyproject's dev extra: " + repr(missing)
