@@ -208,6 +208,49 @@ def test_a_crashed_pool_process_costs_only_its_submission(tmp_path, monkeypatch)
     assert len(list(csv.DictReader(io.StringIO(out.read_text())))) == 4
 
 
+def test_pool_processes_collect_none_of_what_they_inherit_and_the_batch_thaws_what_it_froze(
+    tmp_path, monkeypatch
+):
+    """A pool process is forked with the batch's objects frozen: its collector never walks (and
+    so never copies, page by page) the heap it inherits. A process that froze nothing of its
+    own gets its collector back afterwards; one that did keeps its frozen objects."""
+    import gc
+
+    import grader.app.batch as batch
+
+    real = batch.grade_submission
+
+    def grading(p, a, **kw):
+        (tmp_path / f"frozen-{p.name}").write_text(str(gc.get_freeze_count()))
+        return real(p, a, **{**kw, "limits": LIMITS})
+
+    monkeypatch.setattr(batch, "grade_submission", grading)
+    root = tmp_path / "class"
+    for name in ("ada", "bob"):
+        (root / name).mkdir(parents=True)
+        (root / name / "toy.py").write_text(toy.NUMPY_SOLUTION)
+    full = sum(q.points for q in toy.ASSIGNMENT.questions)
+    kept = gc.get_freeze_count()  # the test process froze its imports (conftest)
+    gc.unfreeze()
+    try:
+        for run in ("fresh", "kept"):
+            if run == "kept":
+                gc.freeze()
+            held = gc.get_freeze_count()
+            graded = grade_all(
+                root, toy.ASSIGNMENT, jobs=2, results_dir=tmp_path / run, progress=False
+            )
+            assert [data["score"] for _, data in graded] == [full, full]
+            inherited = [int((tmp_path / f"frozen-{n}").read_text()) for n in ("ada", "bob")]
+            assert min(inherited) >= max(held, 1000), inherited  # modules, caches, at least
+            after = gc.get_freeze_count()  # (a frozen object freed since has left the count)
+            assert after == 0 if run == "fresh" else after >= 1000, (run, after)
+    finally:
+        gc.unfreeze()
+        if kept:
+            gc.freeze()
+
+
 def _ppid_if_alive(pid: int | str) -> int | None:
     """The parent of a running process (None once it has ended, reaped or not)."""
     try:

@@ -530,12 +530,15 @@ def _pool_round(
     for stale in running.iterdir():
         stale.unlink(missing_ok=True)
     broken: list[int] = []
-    with ProcessPoolExecutor(
-        max_workers=jobs,
-        mp_context=multiprocessing.get_context("fork"),
-        initializer=end_with,
-        initargs=(os.getpid(),),
-    ) as pool:
+    with (
+        pool_process.forking(),
+        ProcessPoolExecutor(
+            max_workers=jobs,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=end_with,
+            initargs=(os.getpid(),),
+        ) as pool,
+    ):
         futures = {pool.submit(_grade_in_worker, subs[i], results_dir, i): i for i in indices}
         for fut in as_completed(futures):
             i = futures[fut]

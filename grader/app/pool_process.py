@@ -1,10 +1,11 @@
 """What a grading process keeps across the submissions it grades one after another (a batch's
 pool process, a cluster's worker): one expression checker, the trusted side's outputs, and its
-warm sandbox templates, each started with its first submission."""
+warm sandbox templates, each started with its first submission; and how a batch forks them."""
 
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections.abc import Iterator
 
 from grader.engine.trusted import TrustedRuns, remembering
@@ -30,3 +31,22 @@ def keeping() -> Iterator[ExprChecker]:
     checker, runs = _kept()
     with remembering(runs):
         yield checker
+
+
+@contextlib.contextmanager
+def forking() -> Iterator[None]:
+    """Around a pool that forks its processes from this one: what this process holds is frozen
+    (`gc.freeze`) while they are forked, so that their collector never walks the inherited
+    objects. A walk writes to each object it visits, and each write copies its page into the
+    child (copy on write): a pool process forked from a large process (the grader with torch
+    and sympy loaded, a test process) paid in memory and system time for the parent's heap.
+
+    Thawed afterwards, unless this process already kept objects frozen (the CLI freezes what
+    its imports made): thawing would give those back to the collector too, so they stay."""
+    already = gc.get_freeze_count()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        if not already:
+            gc.unfreeze()
