@@ -236,13 +236,12 @@ def test_pool_processes_collect_none_of_what_they_inherit_and_the_batch_thaws_wh
         for run in ("fresh", "kept"):
             if run == "kept":
                 gc.freeze()
-            held = gc.get_freeze_count()
             graded = grade_all(
                 root, toy.ASSIGNMENT, jobs=2, results_dir=tmp_path / run, progress=False
             )
             assert [data["score"] for _, data in graded] == [full, full]
             inherited = [int((tmp_path / f"frozen-{n}").read_text()) for n in ("ada", "bob")]
-            assert min(inherited) >= max(held, 1000), inherited  # modules, caches, at least
+            assert min(inherited) >= 1000, inherited  # the modules and caches, at least
             after = gc.get_freeze_count()  # (a frozen object freed since has left the count)
             assert after == 0 if run == "fresh" else after >= 1000, (run, after)
     finally:
