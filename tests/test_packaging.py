@@ -418,34 +418,29 @@ def _imported_modules(files: list[Path]) -> dict[str, set[str]]:
 
 
 def _installed_by(requirements: list[str]) -> set[str]:
-    """Every distribution (normalised name) that installing `requirements` brings: each one and,
+    """Every distribution (canonical name) that installing `requirements` brings: each one and,
     recursively, what each requires under the extras asked of it."""
-    import re
     from importlib import metadata
 
     from packaging.requirements import Requirement
-
-    def norm(name: str) -> str:
-        return re.sub(r"[-_.]+", "-", name).lower()
+    from packaging.utils import canonicalize_name
 
     todo = [(Requirement(r), ("",)) for r in requirements]
-    seen: set[str] = set()
-    asked: set[tuple[str, tuple[str, ...]]] = set()
+    asked: set[tuple[str, tuple[str, ...]]] = set()  # (distribution, its extras) walked
     while todo:
         req, extras = todo.pop()
         if req.marker and not any(req.marker.evaluate({"extra": e}) for e in extras):
             continue
-        key = (norm(req.name), tuple(sorted(req.extras)))
+        key = (canonicalize_name(req.name), tuple(sorted(req.extras)))
         if key in asked:
             continue
         asked.add(key)
-        seen.add(key[0])
         try:
             needs = metadata.distribution(req.name).requires or []
         except metadata.PackageNotFoundError:
             continue  # not installed here: pip would fail on it, which another test sees
         todo += [(Requirement(r), ("", *req.extras)) for r in needs]
-    return seen
+    return {name for name, _ in asked}
 
 
 def test_every_package_the_tests_and_benchmarks_import_is_installed_by_the_dev_extra():
@@ -453,7 +448,6 @@ def test_every_package_the_tests_and_benchmarks_import_is_installed_by_the_dev_e
     tests or benchmarks import must come with it (declared, or required by what is declared),
     not from whatever else this machine happens to have (scipy once did: a fresh venv failed the
     mutation targets and skipped a module of outside-authority tests)."""
-    import re
     from importlib import metadata
 
     try:
@@ -462,11 +456,12 @@ def test_every_package_the_tests_and_benchmarks_import_is_installed_by_the_dev_e
         import tomli as tomllib
 
     from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
 
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     declared = [*project["dependencies"], *project["optional-dependencies"]["dev"]]
     brought = _installed_by(declared)  # what this Python gets
-    brought |= {re.sub(r"[-_.]+", "-", Requirement(r).name).lower() for r in declared}  # tomli
+    brought |= {canonicalize_name(Requirement(r).name) for r in declared}  # tomli, for 3.10
     files = sorted((REPO / "tests").rglob("*.py")) + sorted((REPO / "benchmarks").rglob("*.py"))
     ours = {p.stem for p in files} | {"grader", "reference"}
     owners = metadata.packages_distributions()
@@ -474,7 +469,7 @@ def test_every_package_the_tests_and_benchmarks_import_is_installed_by_the_dev_e
     for module, users in sorted(_imported_modules(files).items()):
         if module in sys.stdlib_module_names or module in ours:
             continue
-        dists = {re.sub(r"[-_.]+", "-", d).lower() for d in owners.get(module, [module])}
+        dists = {canonicalize_name(d) for d in owners.get(module, [module])}
         if not dists & brought:
             missing[module] = sorted(users)[:3]
     assert missing == {}, "add these to pyproject's dev extra: " + repr(missing)
