@@ -249,6 +249,55 @@ def test_autograder_zip_holds_only_this_assignment(tmp_path, aid):
     assert TORCH_PIN in setup and "download.pytorch.org/whl/cpu" in setup and "-m venv" in setup
 
 
+_ALIASES = {"np": "numpy"}  # how the handouts and the feedback write numpy
+
+
+def test_every_library_a_handout_or_the_feedback_names_is_in_the_image_or_said_not_to_be():
+    """A library the handout allows or the feedback suggests (a1's `scipy.special.expit`) must be
+    importable where Gradescope grades: else a student who follows the text loses the question to
+    a missing import. A name outside the image is one the suite lists as a shortcut (it costs the
+    question anyway) or one the same text says is not installed. Libraries are the third-party
+    distributions installed here and the shortcuts' packages; other dotted names are the handout's
+    own files, variables or methods."""
+    import re
+    from importlib.metadata import packages_distributions
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    from grader import catalog
+
+    image = {canonicalize_name(Requirement(r).name) for r in (*REQUIREMENTS, TORCH_PIN)}
+    distributions = packages_distributions()  # top-level module -> the distributions holding it
+    shortcuts = {
+        name
+        for aid in registry.available()
+        for q in registry.load(aid).questions
+        for name in getattr(q, "forbidden", ())
+    }
+    texts = {f"{aid}'s README": (assignment_dir(aid) / "README.md").read_text() for aid in READY}
+    texts["the misconception catalog"] = "\n".join(
+        f"{catalog.get(m).title}\n{catalog.get(m).explanation}" for m in catalog.all_ids()
+    )
+    named, outside = set(), []
+    for where, text in texts.items():
+        for dotted in set(re.findall(r"`([A-Za-z_]\w*(?:\.\w+)+)", text)):
+            root, _, rest = dotted.partition(".")
+            root = _ALIASES.get(root, root)
+            dists = {canonicalize_name(d) for d in distributions.get(root, ())}
+            shortcut = f"{root}.{rest}" in shortcuts
+            if root in sys.stdlib_module_names or root in {"grader", "reference"}:
+                continue
+            if not dists and not shortcut:
+                continue  # not a library: the handout's own module, a variable, a method
+            named.add(root)
+            said_missing = re.search(rf"\b{root}\b[^.]*\bnot installed", text)
+            if not dists & image and not shortcut and not said_missing:
+                outside.append((where, dotted))
+    assert {"numpy", "scipy", "torch"} <= named  # the scan reads what the texts name
+    assert not outside, outside
+
+
 @pytest.mark.parametrize("aid", READY)
 def test_handout_has_no_hidden_material_and_grades_to_zero(tmp_path, aid):
     z = build_handout(aid, tmp_path / "handout.zip")

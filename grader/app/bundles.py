@@ -18,6 +18,7 @@ _SKIP_PARTS = {"__pycache__", ".pytest_cache", "_content", "samples"}
 # (Ubuntu 22.04) to 3.13 (Ubuntu 24.04 is 3.12), never the build machine's exact versions.
 REQUIREMENTS = (
     "numpy>=1.24,<3",
+    "scipy>=1.10,<2",  # students' code may call it (a1's handout: scipy.special.expit)
     "sympy>=1.12,<2",  # the expression checker's fallback
     "mpmath>=1.3,<2",  # the expression checker's numeric check
     "gradescope-utils>=0.5,<1",  # instructors' unittest modules
