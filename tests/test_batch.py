@@ -208,6 +208,43 @@ def test_a_crashed_pool_process_costs_only_its_submission(tmp_path, monkeypatch)
     assert len(list(csv.DictReader(io.StringIO(out.read_text())))) == 4
 
 
+def test_a_pool_process_killed_while_it_writes_a_result_leaves_no_partial_file(
+    tmp_path, monkeypatch
+):
+    """Killed between the temporary file and its rename (as the pool's other processes are when
+    one dies): the batch still records every submission, and the results folder holds results
+    only."""
+    import os
+    import signal
+    import types
+
+    import grader.reports.results_json as results_json
+
+    _patch_limits(monkeypatch)
+    batch_pid = os.getpid()
+
+    def dump(data, fh, **kw):
+        if os.getpid() != batch_pid and '"crasher"' in json.dumps(data, default=str):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return json.dump(data, fh, **kw)
+
+    monkeypatch.setattr(results_json, "json", types.SimpleNamespace(dump=dump, dumps=json.dumps))
+    root = tmp_path / "class"
+    for name in ("alice", "crasher", "carol"):
+        (root / name).mkdir(parents=True)
+        (root / name / "toy.py").write_text(toy.NUMPY_SOLUTION)
+    graded = grade_all(root, toy.ASSIGNMENT, jobs=2, results_dir=tmp_path / "res", progress=False)
+    by = {sub.name: data for sub, data in graded}
+    full = sum(q.points for q in toy.ASSIGNMENT.questions)
+    assert by["alice"]["score"] == by["carol"]["score"] == full
+    assert "stopped the grading process twice" in by["crasher"]["output"]
+    assert sorted(p.name for p in (tmp_path / "res").iterdir()) == [
+        "alice.json",
+        "carol.json",
+        "crasher.json",
+    ]
+
+
 def test_pool_processes_collect_none_of_what_they_inherit_and_the_batch_thaws_what_it_froze(
     tmp_path, monkeypatch
 ):

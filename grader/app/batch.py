@@ -31,6 +31,7 @@ from grader.engine.grade import grade_submission
 from grader.questions import Assignment
 from grader.reports.results_json import (
     error_results,
+    remove_unfinished,
     set_fingerprints,
     stored_fingerprints,
     to_gradescope,
@@ -486,6 +487,7 @@ def grade_all(
                     bar.step()
         pending = [i for i in left if i not in suspects]
     shutil.rmtree(_running_dir(results_dir), ignore_errors=True)
+    remove_unfinished(results_dir)  # a pool process stopped mid-write (the pool broke)
     return [(s, out[i]) for i, s in enumerate(subs)]
 
 

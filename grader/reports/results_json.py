@@ -377,11 +377,15 @@ def stored_fingerprints(data: Any) -> tuple[Fingerprints | None, dict[str, Finge
     )
 
 
+UNFINISHED = ".results-"
+"""How `write_results`' temporary files begin (no name of a result does)."""
+
+
 def write_results(path: Path, data: dict[str, Any]) -> None:
     """Write atomically (a temporary file renamed over the target), so a crash never leaves half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".results-", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=UNFINISHED, dir=path.parent)
     try:
         with os.fdopen(fd, "w") as fh:
             json.dump(data, fh, indent=2, allow_nan=False, default=str)
@@ -389,3 +393,11 @@ def write_results(path: Path, data: dict[str, Any]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def remove_unfinished(folder: Path) -> None:
+    """Delete what `write_results` calls in `folder` left when their process was killed between
+    the temporary file and its rename (a batch's pool process stopped by a broken pool): call it
+    once nothing writes there any more. A finished result is never touched."""
+    for tmp in Path(folder).glob(UNFINISHED + "*"):
+        tmp.unlink(missing_ok=True)
