@@ -378,7 +378,8 @@ def stored_fingerprints(data: Any) -> tuple[Fingerprints | None, dict[str, Finge
 
 
 UNFINISHED = ".results-"
-"""How `write_results`' temporary files begin (no name of a result does)."""
+"""How `write_results`' temporary files begin: no result's name does (a batch skips hidden
+submission folders), and none of them ends in .json."""
 
 
 def write_results(path: Path, data: dict[str, Any]) -> None:
@@ -400,4 +401,5 @@ def remove_unfinished(folder: Path) -> None:
     the temporary file and its rename (a batch's pool process stopped by a broken pool): call it
     once nothing writes there any more. A finished result is never touched."""
     for tmp in Path(folder).glob(UNFINISHED + "*"):
-        tmp.unlink(missing_ok=True)
+        if tmp.suffix != ".json":
+            tmp.unlink(missing_ok=True)
