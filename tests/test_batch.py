@@ -46,6 +46,15 @@ def class_folder(tmp_path_factory) -> Path:
     return root
 
 
+def _class_of_solutions(tmp_path: Path, *names: str) -> Path:
+    """A class folder with one submission per name, each the toy's numpy solution."""
+    root = tmp_path / "class"
+    for name in names:
+        (root / name).mkdir(parents=True)
+        (root / name / "toy.py").write_text(toy.NUMPY_SOLUTION)
+    return root
+
+
 def _patch_limits(monkeypatch):
     import grader.app.batch as batch
 
@@ -186,10 +195,7 @@ def _crash_on(student: str):
 
 def test_a_crashed_pool_process_costs_only_its_submission(tmp_path, monkeypatch):
     _patch_limits(monkeypatch)
-    root = tmp_path / "class"
-    for name in ("alice", "crasher", "carol", "dave"):
-        (root / name).mkdir(parents=True)
-        (root / name / "toy.py").write_text(toy.NUMPY_SOLUTION)
+    root = _class_of_solutions(tmp_path, "alice", "crasher", "carol", "dave")
     graded = grade_all(
         root, _crash_on("crasher"), jobs=2, results_dir=tmp_path / "res", progress=False
     )
@@ -229,10 +235,7 @@ def test_a_pool_process_killed_while_it_writes_a_result_leaves_no_partial_file(
         return json.dump(data, fh, **kw)
 
     monkeypatch.setattr(results_json, "json", types.SimpleNamespace(dump=dump, dumps=json.dumps))
-    root = tmp_path / "class"
-    for name in ("alice", "crasher", "carol"):
-        (root / name).mkdir(parents=True)
-        (root / name / "toy.py").write_text(toy.NUMPY_SOLUTION)
+    root = _class_of_solutions(tmp_path, "alice", "crasher", "carol")
     graded = grade_all(root, toy.ASSIGNMENT, jobs=2, results_dir=tmp_path / "res", progress=False)
     by = {sub.name: data for sub, data in graded}
     full = sum(q.points for q in toy.ASSIGNMENT.questions)
@@ -262,10 +265,7 @@ def test_pool_processes_collect_none_of_what_they_inherit_and_the_batch_thaws_wh
         return real(p, a, **{**kw, "limits": LIMITS})
 
     monkeypatch.setattr(batch, "grade_submission", grading)
-    root = tmp_path / "class"
-    for name in ("ada", "bob"):
-        (root / name).mkdir(parents=True)
-        (root / name / "toy.py").write_text(toy.NUMPY_SOLUTION)
+    root = _class_of_solutions(tmp_path, "ada", "bob")
     full = sum(q.points for q in toy.ASSIGNMENT.questions)
     kept = gc.get_freeze_count()  # the test process froze its imports (conftest)
     gc.unfreeze()
