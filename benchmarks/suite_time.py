@@ -51,7 +51,7 @@ def pytest_sessionfinish(session):
 """
 
 
-def _counters() -> dict[str, float]:
+def cpu_counters() -> dict[str, float]:
     """The machine's CPU counters since boot, in core-seconds."""
     with open("/proc/stat") as stat:
         fields = stat.readline().split()[1:]
@@ -61,7 +61,7 @@ def _counters() -> dict[str, float]:
 
 def _sample(samples: list[tuple[float, dict[str, float]]], stop: threading.Event) -> None:
     while not stop.wait(1.0):
-        samples.append((time.time(), _counters()))
+        samples.append((time.time(), cpu_counters()))
 
 
 def main(args: list[str]) -> int:
@@ -73,7 +73,7 @@ def main(args: list[str]) -> int:
             "SUITE_TIME_OUT": str(out),
             "PYTHONPATH": os.pathsep.join(filter(None, [tmp, os.environ.get("PYTHONPATH")])),
         }
-        samples = [(time.time(), _counters())]
+        samples = [(time.time(), cpu_counters())]
         stop = threading.Event()
         sampler = threading.Thread(target=_sample, args=(samples, stop), daemon=True)
         sampler.start()
@@ -82,7 +82,7 @@ def main(args: list[str]) -> int:
         )
         stop.set()
         sampler.join()
-        samples.append((time.time(), _counters()))
+        samples.append((time.time(), cpu_counters()))
         modules = (
             [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
         )

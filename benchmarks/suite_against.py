@@ -1,0 +1,121 @@
+"""Is the test suite slower than it was at an earlier commit? Both run in turns on this machine.
+
+    python benchmarks/suite_against.py REV [--rounds N] [PYTEST ARGS...]
+
+A shared machine's speed drifts by a tenth or more within an hour (the same suite has taken
+296 and 377 s on one host in one evening), so a figure from another day or another host says
+little, and one run of each side not much more. This checks REV out as a git worktree and runs
+its suite and the working tree's in turns, the order swapped every round (old, new; new, old;
+...: a steady drift weighs on both sides alike). Each side runs `python -m pytest` (plus the
+arguments given, e.g. `-m "not slow"` for the quick tier) in its own tree, with its own
+`grader` first on the path and a `seqgrade` command of its own; both trees are byte-compiled
+first, so neither pays for compiling where the environment forbids writing bytecode.
+
+It prints each run's wall time, CPU seconds (every process of the machine: keep it otherwise
+quiet) and pytest's last line, then each round's ratio new / old and their geometric mean.
+A ratio is the figure to read: 1.00 is as fast, and a spread of ±0.1 between rounds is this
+kind of machine's noise, not the code's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from suite_time import ROOT, cpu_counters
+
+BUSY = ("user", "nice", "system", "irq", "softirq")
+# The `seqgrade` console script, as pyproject's [project.scripts] defines it.
+SHIM = """#!{python}
+import sys
+from grader.app.cli import main
+sys.exit(main())
+"""
+
+
+def _command_shim(folder: Path) -> Path:
+    """A folder holding a `seqgrade` that runs the `grader` first on PYTHONPATH."""
+    folder.mkdir(parents=True)
+    shim = folder / "seqgrade"
+    shim.write_text(SHIM.format(python=sys.executable))
+    shim.chmod(0o755)
+    return folder
+
+
+def _run(tree: Path, bin_dir: Path, args: list[str], log: Path) -> dict[str, object]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(tree),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+    }
+    before, start = cpu_counters(), time.time()
+    with log.open("w") as out:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+            cwd=tree,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    wall, after = time.time() - start, cpu_counters()
+    lines = log.read_text().strip().splitlines()
+    return {
+        "wall": wall,
+        "cpu": sum(after[k] - before[k] for k in BUSY),
+        "last": lines[-1] if lines else f"exit {done.returncode}",
+    }
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("rev", help="the earlier commit (anything git rev-parse reads)")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of one run each (2)")
+    ours, pytest_args = parser.parse_known_args(argv)
+    with tempfile.TemporaryDirectory(prefix="suite-against-") as tmp:
+        old = Path(tmp) / "old"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(old), ours.rev],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        try:
+            trees = {"old": old, "new": ROOT}
+            bins = {side: _command_shim(Path(tmp) / f"bin-{side}") for side in trees}
+            for tree in trees.values():
+                subprocess.run(
+                    [sys.executable, "-m", "compileall", "-q", "-x", r"[\\/]\.", str(tree)],
+                    check=False,
+                    capture_output=True,
+                )
+            runs: dict[str, list[dict[str, object]]] = {"old": [], "new": []}
+            for round_ in range(ours.rounds):
+                for side in ("old", "new") if round_ % 2 == 0 else ("new", "old"):
+                    log = Path(tmp) / f"{side}-{round_ + 1}.log"
+                    run = _run(trees[side], bins[side], pytest_args, log)
+                    runs[side].append(run)
+                    print(
+                        f"round {round_ + 1} {side}: {run['wall']:6.1f} s wall"
+                        f" {run['cpu']:6.0f} CPU-s   {run['last']}",
+                        flush=True,
+                    )
+        finally:
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(old)], cwd=ROOT, capture_output=True
+            )
+    for measure in ("wall", "cpu"):
+        ratios = [n[measure] / o[measure] for o, n in zip(runs["old"], runs["new"])]
+        mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        each = ", ".join(f"{r:.2f}" for r in ratios)
+        print(f"new / old, {measure}: {mean:.2f} (rounds: {each})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
