@@ -79,12 +79,15 @@ def main(argv: list[str]) -> int:
     ours, pytest_args = parser.parse_known_args(argv)
     with tempfile.TemporaryDirectory(prefix="suite-against-") as tmp:
         old = Path(tmp) / "old"
-        subprocess.run(
+        added = subprocess.run(
             ["git", "worktree", "add", "--detach", str(old), ours.rev],
             cwd=ROOT,
-            check=True,
             capture_output=True,
+            text=True,
         )
+        if added.returncode != 0:  # not a git checkout, or no such commit
+            print(f"cannot check {ours.rev} out: {added.stderr.strip()}", file=sys.stderr)
+            return 2
         try:
             trees = {"old": old, "new": ROOT}
             bins = {side: _command_shim(Path(tmp) / f"bin-{side}") for side in trees}
@@ -110,7 +113,10 @@ def main(argv: list[str]) -> int:
                 ["git", "worktree", "remove", "--force", str(old)], cwd=ROOT, capture_output=True
             )
     for measure in ("wall", "cpu"):
-        ratios = [n[measure] / o[measure] for o, n in zip(runs["old"], runs["new"])]
+        pairs = zip(runs["old"], runs["new"])
+        ratios = [n[measure] / o[measure] for o, n in pairs if o[measure] > 0 and n[measure] > 0]
+        if not ratios:  # a selection too small to measure
+            continue
         mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
         each = ", ".join(f"{r:.2f}" for r in ratios)
         print(f"new / old, {measure}: {mean:.2f} (rounds: {each})")
