@@ -28,9 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from suite_time import ROOT, cpu_counters
+from suite_time import ROOT, busy_seconds, cpu_counters
 
-BUSY = ("user", "nice", "system", "irq", "softirq")
 # The `seqgrade` console script, as pyproject's [project.scripts] defines it.
 SHIM = """#!{python}
 import sys
@@ -67,7 +66,7 @@ def _run(tree: Path, bin_dir: Path, args: list[str], log: Path) -> dict[str, obj
     lines = log.read_text().strip().splitlines()
     return {
         "wall": wall,
-        "cpu": sum(after[k] - before[k] for k in BUSY),
+        "cpu": busy_seconds(before, after),
         "last": lines[-1] if lines else f"exit {done.returncode}",
     }
 

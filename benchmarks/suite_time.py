@@ -59,6 +59,12 @@ def cpu_counters() -> dict[str, float]:
     return {name: int(value) / TICK for name, value in zip(names, fields)}
 
 
+def busy_seconds(before: dict[str, float], after: dict[str, float]) -> float:
+    """The core-seconds every process of the machine spent between two readings of
+    `cpu_counters` (user, nice, system and interrupts: all but idle, I/O wait and steal)."""
+    return sum(after[k] - before[k] for k in ("user", "nice", "system", "irq", "softirq"))
+
+
 def _sample(samples: list[tuple[float, dict[str, float]]], stop: threading.Event) -> None:
     while not stop.wait(1.0):
         samples.append((time.time(), cpu_counters()))
@@ -93,7 +99,7 @@ def main(args: list[str]) -> int:
 def _report(samples: list[tuple[float, dict[str, float]]], modules: list[dict]) -> None:
     (t0, first), (t1, last) = samples[0], samples[-1]
     spent = {name: last[name] - first[name] for name in first}
-    cpu = spent["user"] + spent["nice"] + spent["system"] + spent["irq"] + spent["softirq"]
+    cpu = busy_seconds(first, last)
     print(
         f"\nwall {t1 - t0:.1f} s   CPU {cpu:.0f} core-s   idle {spent['idle']:.0f} core-s"
         f"   steal {spent['steal']:.0f} core-s   ({os.cpu_count()} cores)"
