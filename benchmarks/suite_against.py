@@ -1,6 +1,6 @@
 """Is the test suite slower than it was at an earlier commit? Both run in turns on this machine.
 
-    python benchmarks/suite_against.py REV [--rounds N] [PYTEST ARGS...]
+    python benchmarks/suite_against.py REV [--rounds N] [--same-tests] [PYTEST ARGS...]
 
 A shared machine's speed drifts by a tenth or more within an hour (the same suite has taken
 296 and 377 s on one host in one evening), so a figure from another day or another host says
@@ -15,6 +15,10 @@ It prints each run's wall time, CPU seconds (every process of the machine: keep 
 quiet) and pytest's last line, then each round's ratio new / old and their geometric mean.
 A ratio is the figure to read: 1.00 is as fast, and a spread of ±0.1 between rounds is this
 kind of machine's noise, not the code's.
+
+`--same-tests`: the working tree runs only the test modules REV has too (today's versions of
+them, with whatever tests they have gained), REV its whole suite: whether the code and those
+tests got slower, apart from the modules added since.
 """
 
 from __future__ import annotations
@@ -71,10 +75,19 @@ def _run(tree: Path, bin_dir: Path, args: list[str], log: Path) -> dict[str, obj
     }
 
 
+def _modules_of(old: Path, new: Path) -> list[str]:
+    """The test modules (tests/**/test_*.py) that both trees have, as paths from the root."""
+    found = (p.relative_to(old) for p in old.glob("tests/**/test_*.py"))
+    return sorted(str(p) for p in found if (new / p).is_file())
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rev", help="the earlier commit (anything git rev-parse reads)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of one run each (2)")
+    parser.add_argument(
+        "--same-tests", action="store_true", help="the working tree runs only REV's test modules"
+    )
     ours, pytest_args = parser.parse_known_args(argv)
     with tempfile.TemporaryDirectory(prefix="suite-against-") as tmp:
         old = Path(tmp) / "old"
@@ -96,11 +109,19 @@ def main(argv: list[str]) -> int:
                     check=False,
                     capture_output=True,
                 )
+            args = {"old": pytest_args, "new": pytest_args}
+            if ours.same_tests:
+                args["new"] = [*_modules_of(old, ROOT), *pytest_args]
+                print(
+                    f"the working tree runs the {len(args['new']) - len(pytest_args)} test"
+                    f" modules {ours.rev} has too",
+                    flush=True,
+                )
             runs: dict[str, list[dict[str, object]]] = {"old": [], "new": []}
             for round_ in range(ours.rounds):
                 for side in ("old", "new") if round_ % 2 == 0 else ("new", "old"):
                     log = Path(tmp) / f"{side}-{round_ + 1}.log"
-                    run = _run(trees[side], bins[side], pytest_args, log)
+                    run = _run(trees[side], bins[side], args[side], log)
                     runs[side].append(run)
                     print(
                         f"round {round_ + 1} {side}: {run['wall']:6.1f} s wall"

@@ -3,7 +3,8 @@
 a1's `_separating_analogy` and a3's `_separating_trees` were rewritten for speed; not a single
 case may change. Two kinds of evidence: the earlier forms, kept here as the oracles, against
 the new ones on the same draws; and a digest of every case of the two questions the grader
-builds for 200 variant keys, computed with the earlier forms (main at 25bad84) and held here.
+builds for 50 variant keys, computed with the earlier forms (main at 25bad84) and held here.
+tests/test_case_stability.py pins every case of the same two questions for 20 other keys.
 """
 
 from __future__ import annotations
@@ -20,16 +21,17 @@ from reference import seq2seq
 from reference.word_vectors import analogy, best_excluding, cosine_similarity
 
 # sha256 of `_canon` over the cases of each question for the keys `_KEYS`, built by main at
-# 25bad84 (before this change; re-computed from that commit when floats were rounded).
+# 25bad84 (before this change; re-computed from that commit when floats were rounded, and when
+# the keys went from 200 to 50: the 200 cost 26 CPU-seconds, about 4% of the suite's).
 DIGESTS = {
     ("a1_word_vectors", "analogy"): (
-        "5dbc6d0d712db002efaebf5bd9183acada0e7b0b6e2b7f0fd91ee98dd1567ffe"
+        "db32f3cf8fb0b6cc110d8d8b1038993a05d2c68ef5de65f286f536ccf94475db"
     ),
     ("a3_gated_seq2seq", "beam_search"): (
-        "1547db9d4dc1eef0cf2447f04ca332646475a939ab918b12fe32f701ba9b961c"
+        "2119e3d4a43248e0a968d4d705b02f121ac8c98681902371f04e9365d24a56d2"
     ),
 }
-_KEYS = [f"student{i:03d}@uni.example" for i in range(200)]
+_KEYS = [f"student{i:03d}@uni.example" for i in range(50)]
 # numpy's exp and log (a3's trees are log-softmaxes) differ in the last bit between CPUs (its
 # AVX-512 kernels against its AVX2 ones): a float is compared to 8 significant digits, which
 # holds any rewrite of the search to the same cases and is the same on every machine.
@@ -75,7 +77,7 @@ def _canon(x: Any, out: list[str]) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("aid, function", sorted(DIGESTS))
-def test_the_cases_of_200_keys_are_those_built_before(aid, function):
+def test_the_cases_of_50_keys_are_those_built_before(aid, function):
     q = next(
         q
         for q in registry.load(aid).questions
