@@ -24,8 +24,8 @@ tests got slower, apart from the modules added since.
 from __future__ import annotations
 
 import argparse
-import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -111,10 +111,10 @@ def main(argv: list[str]) -> int:
                 )
             args = {"old": pytest_args, "new": pytest_args}
             if ours.same_tests:
-                args["new"] = [*_modules_of(old, ROOT), *pytest_args]
+                modules = _modules_of(old, ROOT)
+                args["new"] = [*modules, *pytest_args]
                 print(
-                    f"the working tree runs the {len(args['new']) - len(pytest_args)} test"
-                    f" modules {ours.rev} has too",
+                    f"the working tree runs the {len(modules)} test modules {ours.rev} has too",
                     flush=True,
                 )
             runs: dict[str, list[dict[str, object]]] = {"old": [], "new": []}
@@ -137,7 +137,7 @@ def main(argv: list[str]) -> int:
         ratios = [n[measure] / o[measure] for o, n in pairs if o[measure] > 0 and n[measure] > 0]
         if not ratios:  # a selection too small to measure
             continue
-        mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        mean = statistics.geometric_mean(ratios)
         each = ", ".join(f"{r:.2f}" for r in ratios)
         print(f"new / old, {measure}: {mean:.2f} (rounds: {each})")
     return 0
