@@ -9,6 +9,7 @@ worker must all use the real libraries: no marker, and the honest score (the sol
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -115,3 +116,22 @@ def test_python_m_grader_drops_the_working_directory_from_sys_path(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert str(tmp_path) not in done.stdout and not (tmp_path / "m").exists()
+
+
+def test_the_expression_checker_leaves_no_folder_however_its_process_ends(tmp_path):
+    """A batch's pool process ends with `os._exit` (no exit handlers, no finalizers): the
+    checker's private working folder must not outlive it in the temporary folder."""
+    code = (
+        "import os, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
+        "from grader.written.expr.checker import ExprChecker\n"
+        "checker = ExprChecker()\n"
+        "assert checker.check('2 x^2', 'x (2 x)').equivalent\n"
+        "os._exit(0)\n"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert list(tmp_path.iterdir()) == []

@@ -24,7 +24,6 @@ import json
 import os
 import re
 import select
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -60,7 +59,6 @@ class ExprChecker:
         self.startup_timeout = startup_timeout
         self.restarts = 0  # workers killed after a timeout or a crash
         self._proc: subprocess.Popen[bytes] | None = None
-        self._cwd: str | None = None  # the worker's private working directory
         self._ready = False
         self._symbolic = False  # the worker has imported sympy (derivative steps need it)
         self._forget = False  # the next request tells the worker to empty its memo
@@ -103,34 +101,39 @@ class ExprChecker:
         # PYTHONPATH or other PYTHON* variable of the caller's; a fixed hash seed, so that
         # sympy's fallback is deterministic, which `-I` would drop), and a private empty working
         # directory as sys.path[0], so that a submission folder holding `mpmath.py` or `sympy.py`
-        # cannot stand in for the libraries when grading runs from inside it.
+        # cannot stand in for the libraries when grading runs from inside it. The folder is
+        # removed as soon as the worker stands in it (Popen returns after the exec): imports
+        # skip a working directory that no longer exists, and nothing is left in the temporary
+        # folder however this process ends (a batch's pool process ends without exit handlers).
         root = str(Path(__file__).resolve().parents[3])
         code = (
             "import sys; sys.path.insert(0, sys.argv[1]); "
             "from grader.written.expr.checker import _worker_main; _worker_main()"
         )
-        self._cwd = tempfile.mkdtemp(prefix="seqgrade-checker-")
-        self._proc = subprocess.Popen(
-            [sys.executable, "-s", "-c", code, root],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=None if os.environ.get("SEQGRADE_JUDGE_STDERR") else subprocess.DEVNULL,
-            env=_checker_env(),
-            cwd=self._cwd,
-            close_fds=True,
-        )
+        cwd = tempfile.mkdtemp(prefix="seqgrade-checker-")
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-s", "-c", code, root],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=None if os.environ.get("SEQGRADE_JUDGE_STDERR") else subprocess.DEVNULL,
+                env=_checker_env(),
+                cwd=cwd,
+                close_fds=True,
+            )
+        finally:
+            os.rmdir(cwd)
         self._buffer = b""
         self._ready = False
         self._symbolic = False
-        self._finalizer = weakref.finalize(self, _kill, self._proc, self._cwd)
+        self._finalizer = weakref.finalize(self, _kill, self._proc)
 
     def _kill(self) -> None:
         if self._proc is not None:
-            _kill(self._proc, self._cwd)
+            _kill(self._proc)
             if self._finalizer is not None:
                 self._finalizer.detach()
         self._proc = None
-        self._cwd = None
         self._buffer = b""
         self._ready = False
 
@@ -258,7 +261,7 @@ def _checker_env() -> dict[str, str]:
     }
 
 
-def _kill(proc: subprocess.Popen[bytes], cwd: str | None = None) -> None:
+def _kill(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is None:
         proc.kill()
     with contextlib.suppress(subprocess.TimeoutExpired):
@@ -267,8 +270,6 @@ def _kill(proc: subprocess.Popen[bytes], cwd: str | None = None) -> None:
         if stream is not None:
             with contextlib.suppress(OSError):
                 stream.close()
-    if cwd is not None:
-        shutil.rmtree(cwd, ignore_errors=True)
 
 
 def check_equivalent(
