@@ -23,12 +23,17 @@ from grader.engine.trusted import run_trusted
 from grader.suites import a3_gated_seq2seq as a3
 from reference import bleu
 
-nltk_bleu = pytest.importorskip("nltk.translate.bleu_score")
-
 SOLUTION = (ROOT / "solutions" / "a3_gated_seq2seq" / "gated_seq2seq.py").read_text()
 SEEDS = range(6)
+
+
+def nltk_bleu():  # noqa: ANN201 - nltk's module
+    """nltk's BLEU module, the outside authority, imported when a test first needs it: nltk
+    loads scipy.stats, over a second that every test process would pay at collection."""
+    return pytest.importorskip("nltk.translate.bleu_score")
+
+
 BLEU = a3.ASSIGNMENT.question("a3.corpus_bleu")
-SMOOTH = nltk_bleu.SmoothingFunction()
 
 
 def _nltk(case, **kw) -> float:
@@ -36,7 +41,7 @@ def _nltk(case, **kw) -> float:
     max_n = case.kwargs.get("max_n", 4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # nltk warns when a precision is 0
-        return nltk_bleu.corpus_bleu(references, candidates, weights=(1.0 / max_n,) * max_n, **kw)
+        return nltk_bleu().corpus_bleu(references, candidates, weights=(1.0 / max_n,) * max_n, **kw)
 
 
 # ---------------------------------------------------------------- the hooks are nltk's
@@ -52,8 +57,8 @@ def test_the_reference_and_its_smoothing_hooks_are_nltks(seed):
         # no smoothing: nltk's value, except that nltk puts the smallest float in for a zero p_n
         assert want == pytest.approx(plain, rel=1e-12) or (want == 0.0 and plain < 1e-100)
         for hook, method in (
-            (bleu.epsilon_precisions, SMOOTH.method1),
-            (bleu.exp_precisions, SMOOTH.method3),
+            (bleu.epsilon_precisions, nltk_bleu().SmoothingFunction().method1),
+            (bleu.exp_precisions, nltk_bleu().SmoothingFunction().method3),
         ):
 
             def precisions(counts, hook=hook, cands=cands):
@@ -124,7 +129,7 @@ def sentence_average_bleu(candidates, references, max_n=4):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         scores = [
-            nltk_bleu.sentence_bleu(refs, cand, weights=weights)
+            nltk_bleu().sentence_bleu(refs, cand, weights=weights)
             for cand, refs in zip(candidates, references)
         ]
     return sum(scores) / len(scores)
@@ -135,7 +140,7 @@ def test_nltk_style_smoothing_is_docked_and_named(smoothing):
     student = nltk_style_bleu(smoothing)
     for seed in SEEDS:
         zero = next(c for c in BLEU.cases(seed) if "BLEU 0" in c.name and "4-gram" in c.name)
-        method = getattr(SMOOTH, smoothing)
+        method = getattr(nltk_bleu().SmoothingFunction(), smoothing)
         assert student(*zero.args, **zero.kwargs) == pytest.approx(
             _nltk(zero, smoothing_function=method), rel=1e-12
         )
