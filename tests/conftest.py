@@ -19,6 +19,7 @@ import sys
 import textwrap
 import time
 import types
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -311,6 +312,22 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: one worker more than the cores, since many tests mostly wait (a sandbox's
     deadline, a nested grader, pip) and a core would otherwise sit idle meanwhile."""
     return len(os.sched_getaffinity(0)) + 1
+
+
+def nltk_bleu() -> types.ModuleType:
+    """nltk's BLEU module, the outside authority for BLEU, imported when a test first needs it:
+    nltk loads scipy.stats, over a second that every test process would otherwise pay while
+    collecting."""
+    return pytest.importorskip("nltk.translate.bleu_score")
+
+
+def nltk_corpus_bleu(candidates: Any, references: Any, max_n: int = 4, **kw: Any) -> float:
+    """nltk's corpus BLEU, uniform weights up to `max_n` (`kw`: e.g. its smoothing_function),
+    with nltk's warning for a zero precision silenced."""
+    weights = (1.0 / max_n,) * max_n
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nltk warns when a precision is 0
+        return float(nltk_bleu().corpus_bleu(references, candidates, weights=weights, **kw))
 
 
 def code_questions(assignment: Assignment | str) -> list[CodeQuestion]:

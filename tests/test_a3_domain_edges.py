@@ -10,10 +10,9 @@ The expected BLEU values are nltk's.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 
 import pytest
-from conftest import ROOT, slipped
+from conftest import ROOT, nltk_bleu, nltk_corpus_bleu, slipped
 from test_validity_a1a3a6 import judge
 
 from grader.engine.trusted import run_trusted
@@ -21,12 +20,6 @@ from grader.suites import a3_gated_seq2seq as a3
 
 SOLUTION = (ROOT / "solutions" / "a3_gated_seq2seq" / "gated_seq2seq.py").read_text()
 SEEDS = range(6)
-
-
-def nltk_bleu():  # noqa: ANN201 - nltk's module
-    """nltk's BLEU module, the outside authority, imported when a test first needs it: nltk
-    loads scipy.stats, over a second that every test process would pay at collection."""
-    return pytest.importorskip("nltk.translate.bleu_score")
 
 
 BLEU = a3.ASSIGNMENT.question("a3.corpus_bleu")
@@ -66,10 +59,7 @@ def _without(q, marker: str):
 
 def _nltk(case) -> float:
     candidates, references = case.args
-    max_n = case.kwargs.get("max_n", 4)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # nltk warns when a precision is 0
-        return nltk_bleu().corpus_bleu(references, candidates, weights=(1.0 / max_n,) * max_n)
+    return nltk_corpus_bleu(candidates, references, case.kwargs.get("max_n", 4))
 
 
 def _edge(q, marker: str, seed: int):

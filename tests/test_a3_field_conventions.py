@@ -14,7 +14,7 @@ from collections import Counter
 from fractions import Fraction
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, nltk_bleu, nltk_corpus_bleu
 from test_validity_a1a3a6 import judge
 
 from grader import catalog, sandbox
@@ -27,21 +27,12 @@ SOLUTION = (ROOT / "solutions" / "a3_gated_seq2seq" / "gated_seq2seq.py").read_t
 SEEDS = range(6)
 
 
-def nltk_bleu():  # noqa: ANN201 - nltk's module
-    """nltk's BLEU module, the outside authority, imported when a test first needs it: nltk
-    loads scipy.stats, over a second that every test process would pay at collection."""
-    return pytest.importorskip("nltk.translate.bleu_score")
-
-
 BLEU = a3.ASSIGNMENT.question("a3.corpus_bleu")
 
 
 def _nltk(case, **kw) -> float:
     candidates, references = case.args
-    max_n = case.kwargs.get("max_n", 4)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # nltk warns when a precision is 0
-        return nltk_bleu().corpus_bleu(references, candidates, weights=(1.0 / max_n,) * max_n, **kw)
+    return nltk_corpus_bleu(candidates, references, case.kwargs.get("max_n", 4), **kw)
 
 
 # ---------------------------------------------------------------- the hooks are nltk's

@@ -11,10 +11,10 @@ only check that nltk is negligibly small and that ours is exactly 0.0.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
+from conftest import nltk_corpus_bleu
 
 from reference.bleu import (
     brevity_penalty,
@@ -45,27 +45,18 @@ HYP2 = _t("he read the book because he was interested in world history")
 REF2A = _t("he was interested in world history because he read the book")
 
 
-def _nltk(candidates, references, max_n=4):
-    from nltk.translate.bleu_score import corpus_bleu as nltk_corpus_bleu  # 1 s to import
-
-    weights = tuple([1.0 / max_n] * max_n)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # nltk warns when a precision is 0
-        return float(nltk_corpus_bleu(references, candidates, weights=weights))
-
-
 def test_nltk_documentation_example():
     candidates, references = [HYP1, HYP2], [[REF1A, REF1B, REF1C], [REF2A]]
     ours = corpus_bleu(candidates, references)
     assert ours == pytest.approx(0.5920778868801042, rel=1e-12)  # the value nltk documents
-    assert ours == pytest.approx(_nltk(candidates, references), rel=1e-12)
+    assert ours == pytest.approx(nltk_corpus_bleu(candidates, references), rel=1e-12)
 
 
 def test_short_candidate_brevity_penalty_against_nltk():
     cand = [_t("the cat sat on the mat")]
     refs = [[_t("the cat sat on the red mat today")]]
     ours = corpus_bleu(cand, refs)
-    assert ours == pytest.approx(_nltk(cand, refs), rel=1e-12)
+    assert ours == pytest.approx(nltk_corpus_bleu(cand, refs), rel=1e-12)
     # c = 6, r = 8: BP = exp(1 - 8/6); precisions 6/6, 4/5, 3/4, 2/3 by hand
     # (bigram "the mat", trigram "on the mat", 4-gram "sat on the mat" are missing from the reference).
     want = math.exp(1 - 8 / 6) * (1.0 * 0.8 * 0.75 * (2 / 3)) ** 0.25
@@ -80,7 +71,9 @@ def test_closest_reference_ties_to_the_shorter_like_nltk():
     refs = [[_t("a b c d e f"), _t("a b c d")], [_t("x y z w v")]]
     assert closest_reference_length(5, [6, 4]) == 4
     assert closest_reference_length(5, [4, 6]) == 4
-    assert _nltk(cand, refs, max_n=2) == pytest.approx(corpus_bleu(cand, refs, max_n=2), rel=1e-12)
+    assert nltk_corpus_bleu(cand, refs, max_n=2) == pytest.approx(
+        corpus_bleu(cand, refs, max_n=2), rel=1e-12
+    )
     # by hand: unigram 8/8, bigram 6/6 -> BLEU = BP
     assert corpus_bleu(cand, refs, max_n=2) == pytest.approx(math.exp(1 - 9 / 8), rel=1e-12)
 
@@ -110,7 +103,7 @@ def test_random_corpora_with_multiple_references_match_nltk(seed):
     candidates, references = _perturbed_corpus(seed)
     ours = corpus_bleu(candidates, references)
     assert 0.0 < ours <= 1.0  # every precision positive here: the region where nltk agrees
-    assert ours == pytest.approx(_nltk(candidates, references), rel=1e-12)
+    assert ours == pytest.approx(nltk_corpus_bleu(candidates, references), rel=1e-12)
 
 
 def test_identical_corpus_scores_one():
@@ -122,7 +115,7 @@ def test_zero_precision_gives_exactly_zero():
     # No 4-gram of the candidate occurs in the reference: p_4 = 0 -> 0.0 (nltk: ~1e-77, a warning).
     cand, refs = [_t("a b c d e")], [[_t("a b c x d e")]]
     assert corpus_bleu(cand, refs) == 0.0
-    assert _nltk(cand, refs) < 1e-50
+    assert nltk_corpus_bleu(cand, refs) < 1e-50
     # A candidate shorter than n has no n-grams at all: also 0.0 (nltk: ~0 again).
     assert corpus_bleu([["a", "b"]], [[["a", "b"]]]) == 0.0
     assert corpus_bleu([[]], [[["a"]]]) == 0.0
