@@ -214,6 +214,77 @@ def test_an_undeclared_helper_that_raises_is_charged_at_the_helper(grade_files):
     )
 
 
+# ------------------------------------------- a1: a softmax that loops or ends the process
+
+SOFTMAX_Z = "    z = x - np.max(x, axis=axis, keepdims=True)\n"
+STOPS = {  # on more than three logits (every hidden case; the notes' three logits pass)
+    "loops": "    if x.size > 3:\n        while True:\n            pass\n",
+    "ends the process": "    if x.size > 3:\n        import os\n        os._exit(3)\n",
+}
+SHORT = dataclasses.replace(LIMITS, call_seconds=1.0)  # a loop costs a second, not ten
+SKIPGRAM = ("a1.softmax", "a1.naive_softmax")
+
+
+def _a1_stopped(submit, src: str, monkeypatch) -> tuple[dict, list[str]]:
+    """a1's softmax and skip-gram questions graded under SHORT; also which functions were
+    re-run with the reference's standing in for the student's."""
+    reruns: list[str] = []
+    call = WorkerSession.call
+
+    def counted(self, function, *args, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if kw.get("replace"):
+            reruns.append(function)
+        return call(self, function, *args, **kw)
+
+    monkeypatch.setattr(WorkerSession, "call", counted)
+    a1 = registry.load("a1")
+    only = dataclasses.replace(a1, questions=tuple(a1.question(q) for q in SKIPGRAM))
+    report = grade_submission(submit({"word_vectors.py": src}), only, limits=SHORT)
+    return _by_id(report), reruns
+
+
+@pytest.mark.parametrize("how", list(STOPS))
+def test_a_softmax_that_gives_no_answer_is_charged_once_not_in_skipgram(submit, monkeypatch, how):
+    """The skip-gram loss calls the student's softmax, which loops forever (or ends the process)
+    on every hidden case: its own cases then give no answer either, and those after a timeout
+    are not run. Re-run with the reference's softmax in its place, each is right: the mistake is
+    charged in question 1 only."""
+    r, _ = _a1_stopped(submit, _planted(A1, SOFTMAX_Z, STOPS[how] + SOFTMAX_Z), monkeypatch)
+    soft, skip = r["a1.softmax"], r["a1.naive_softmax"]
+    assert soft.score < soft.max_score / 2, soft.feedback
+    assert skip.score == pytest.approx(skip.max_score), skip.feedback
+    hidden = [c for c in skip.cases if not c.visible]
+    assert hidden and all(c.summary.category is Category.CARRIED for c in hidden), skip.feedback
+    assert skip.carried_points == pytest.approx(skip.max_score * len(hidden) / len(skip.cases))
+    assert skip.misconceptions == [], skip.feedback
+    assert (
+        "judged with the reference's `softmax` (question 1) in place of yours, with which these "
+        "cases gave no answer"
+    ) in skip.feedback
+
+
+OWN_LOOP = (
+    "    scores = U @ v_c  # (V,)\n",
+    "    scores = U @ v_c  # (V,)\n    while U.shape[0] > 3:\n        pass\n",
+)
+
+
+def test_a_skipgram_that_loops_by_itself_is_re_run_once_and_earns_nothing(submit, monkeypatch):
+    """The softmax raises on every hidden case, and the skip-gram loss loops by itself on them
+    (more than three words): the one re-run with the reference's softmax loops too, so no other
+    case is re-run (each would cost a call's time limit) and the question earns nothing there."""
+    raises = "    if x.size > 3:\n        raise ValueError('too many logits')\n"
+    src = _planted(_planted(A1, SOFTMAX_Z, raises + SOFTMAX_Z), *OWN_LOOP)
+    r, reruns = _a1_stopped(submit, src, monkeypatch)
+    skip = r["a1.naive_softmax"]
+    hidden = [c for c in skip.cases if not c.visible]
+    assert reruns == ["naive_softmax_loss_and_gradient"], reruns
+    assert skip.carried_points == 0 and "in place of yours" not in skip.feedback, skip.feedback
+    assert hidden[0].summary.category is Category.TIMEOUT, skip.feedback
+    assert all(c.summary.category is Category.NOT_RUN for c in hidden[1:]), skip.feedback
+    assert skip.score == pytest.approx(skip.max_score / len(skip.cases)), skip.feedback
+
+
 # ---------------------------------------------------------------- names that are not the mistake
 
 A6 = (ROOT / "solutions" / "a6_pretraining_scale" / "pretraining.py").read_text()

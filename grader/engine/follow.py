@@ -1,7 +1,7 @@
 """Follow-through (docs/conventions.md): a question built on the student's own earlier function
 is not charged again for that function's mistake, whether it carries a named mistake or, when
-the earlier function raised or returned something unusable, is right with the reference's
-function in its place."""
+the earlier function raised, returned something unusable, looped or ended the process, is right
+with the reference's function in its place."""
 
 from __future__ import annotations
 
@@ -194,6 +194,13 @@ UNUSABLE = (
 """A case's failures that an earlier function's may cause with no value to carry: it raised,
 or returned something of the wrong kind, shape or structure, or NaN or inf."""
 
+STOPPED = (Category.TIMEOUT, Category.CRASHED, Category.NOT_RUN)
+"""A case's failures where the process gave no answer at all: the call was stopped at its time
+limit, the process ended during it, or it was not run after an earlier case timed out. An
+earlier function that loops or ends the process may cause them; one re-run that fails too (the
+question's own code then loops or crashes, and a re-run costs up to a call's time limit) ends
+the re-runs of such cases for the question."""
+
 WRONG_VALUES = (Category.VALUES,)
 """A case's failure that an earlier function's wrong values may cause, with no mistake charged
 there that reproduces it (none named, or one this question cannot compute): re-run the same way,
@@ -220,9 +227,9 @@ def with_stand_ins(
     share: float,
     diagnose: Callable[[Case, CaseVerdict], CaseVerdict],
 ) -> list[CaseVerdict]:
-    """Each case that failed unusably (UNUSABLE) or with wrong values (WRONG_VALUES) and that no
-    carried mistake explains, in a function that calls earlier functions of the student's that
-    lost points: re-run with the reference's in their place (the one it raised in first, then
+    """Each case that failed unusably (UNUSABLE), gave no answer (STOPPED) or gave wrong values
+    (WRONG_VALUES) and that no carried mistake explains, in a function that calls earlier
+    functions of the student's that lost points: re-run with the reference's in their place (the one it raised in first, then
     all of them), its own logic judged on that run. Right, it earns `share` of its weight and is
     not charged again; wrong, it is judged as it is, its own mistakes looked for in the re-run's
     output (for wrong values, only there: what the student's own output shows may be the
@@ -232,16 +239,29 @@ def with_stand_ins(
     if not helpers:
         return verdicts
     out = []
+    stopped_again = False  # a re-run of a stopped case was stopped too: no more of them
     for case, outcome, v in zip(cases, outcomes, verdicts):
         failure = outcome.failure if outcome is not None else None
+        category = v.record.summary.category
         if (
             outcome is not None
             and not v.passed
             and not v.followed
-            and v.record.summary.category in UNUSABLE
+            and category in UNUSABLE
             and (failure is None or failure.kind in ("exception", "bad-output"))
         ):
             v = _judged_with(q, case, outcome, v, ctx, helpers, share, diagnose)
+        elif (
+            not stopped_again
+            and not v.followed
+            and category in STOPPED
+            and (
+                outcome is None or (failure is not None and failure.kind in ("timeout", "crashed"))
+            )
+            and ctx.session.remaining() > ctx.call_seconds + STAND_IN_MARGIN
+        ):
+            v = _judged_with(q, case, outcome, v, ctx, helpers, share, diagnose, stopped=True)
+            stopped_again = not v.rescued
         elif (
             outcome is not None
             and failure is None
@@ -264,8 +284,11 @@ def _judged_with(
     share: float,
     diagnose: Callable[[Case, CaseVerdict], CaseVerdict],
     values: bool = False,
+    stopped: bool = False,
 ) -> CaseVerdict:
-    spot = outcome.failure.spot if outcome.failure is not None else None
+    """`with_stand_ins` for one case (`outcome` None: not run after an earlier case timed out);
+    `stopped`: its own run gave no answer (`STOPPED`)."""
+    spot = outcome.failure.spot if outcome is not None and outcome.failure is not None else None
     raised_in = (
         calls.holding(ctx.source, spot.line)
         if spot is not None and ctx.source and spot.file == ctx.code_file
@@ -304,6 +327,7 @@ def _judged_with(
                 stood_in=tuple(replaced),
                 rescued=True,
                 raised_in=raised_in,
+                stopped=stopped,
             )
     v = diagnose(case, v)  # not made right: what the student's own output shows is read
     names = tuple(tries[-1])
@@ -338,10 +362,18 @@ def stand_in_notes(verdicts: list[CaseVerdict], graded: dict[str, Graded]) -> li
     names = list(dict.fromkeys(f for v in rescued for f in v.stood_in))
     notes = []
     for f in names:
+        number = graded[f].number
+        if all(v.stopped for v in rescued if f in v.stood_in):
+            notes.append(
+                f"**Follow-through:** judged with the reference's `{f}` (question {number}) in "
+                "place of yours, with which these cases gave no answer (a call stopped at its time "
+                "limit, or the process ended); not charged again here."
+            )
+            continue
         how = "raised" if any(v.raised_in == f for v in rescued) else "was wrong"
         notes.append(
             f"**Follow-through:** judged with the reference's `{f}` in place of yours, which "
-            f"{how} on these inputs (question {graded[f].number}); not charged again here."
+            f"{how} on these inputs (question {number}); not charged again here."
         )
     return notes
 

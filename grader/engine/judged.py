@@ -66,6 +66,9 @@ class CaseVerdict:
     """Right in that re-run: follow-through credit (grader/engine/follow.py)."""
     raised_in: str | None = None
     """The student's earlier function the case's own run raised in."""
+    stopped: bool = False
+    """Rescued where the case's own run gave no answer: stopped at its time limit, the process
+    ended, or not run after an earlier case timed out."""
     diagnosed: bool = True
     """False: wrong values whose mistakes are looked for only when a re-run with the reference's
     functions standing in for the student's earlier ones does not make the case right
