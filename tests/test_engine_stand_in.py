@@ -263,9 +263,10 @@ def test_a_softmax_that_gives_no_answer_is_charged_once_not_in_skipgram(submit, 
     ) in skip.feedback
 
 
-OWN_LOOP = (
-    "    scores = U @ v_c  # (V,)\n",
-    "    scores = U @ v_c  # (V,)\n    if U.shape[0] > 3:\n        import time\n        time.sleep(60)\n",
+SCORES = "    scores = U @ v_c  # (V,)\n"
+OWN_HANG = (
+    SCORES,
+    SCORES + "    if U.shape[0] > 3:\n        import time\n        time.sleep(60)\n",
 )
 
 
@@ -274,7 +275,7 @@ def test_a_skipgram_that_hangs_by_itself_is_re_run_once_and_earns_nothing(submit
     (more than three words): the one re-run with the reference's softmax hangs too, so no other
     case is re-run (each would cost a call's time limit) and the question earns nothing there."""
     raises = "    if x.size > 3:\n        raise ValueError('too many logits')\n"
-    src = _planted(_planted(A1, SOFTMAX_Z, raises + SOFTMAX_Z), *OWN_LOOP)
+    src = _planted(_planted(A1, SOFTMAX_Z, raises + SOFTMAX_Z), *OWN_HANG)
     r, reruns = _a1_stopped(submit, src, monkeypatch)
     skip = r["a1.naive_softmax"]
     hidden = [c for c in skip.cases if not c.visible]

@@ -229,17 +229,18 @@ def with_stand_ins(
 ) -> list[CaseVerdict]:
     """Each case that failed unusably (UNUSABLE), gave no answer (STOPPED) or gave wrong values
     (WRONG_VALUES) and that no carried mistake explains, in a function that calls earlier
-    functions of the student's that lost points: re-run with the reference's in their place (the one it raised in first, then
-    all of them), its own logic judged on that run. Right, it earns `share` of its weight and is
-    not charged again; wrong, it is judged as it is, its own mistakes looked for in the re-run's
-    output (for wrong values, only there: what the student's own output shows may be the
-    earlier function's mistake). `diagnose` gives a verdict its diagnosis on the student's own
-    output, when it was left for later (`CaseVerdict.diagnosed`), before a wrong re-run reads it."""
+    functions of the student's that lost points: re-run with the reference's in their place
+    (the one it raised in first, then all of them), its own logic judged on that run. Right,
+    it earns `share` of its weight and is not charged again; wrong, it is judged as it is, its
+    own mistakes looked for in the re-run's output (for wrong values, only there: what the
+    student's own output shows may be the earlier function's mistake). `diagnose` gives a
+    verdict its diagnosis on the student's own output, when it was left for later
+    (`CaseVerdict.diagnosed`), before a wrong re-run reads it."""
     helpers = stand_ins(q, ctx) if share > 0 and ctx.session is not None else {}
     if not helpers:
         return verdicts
     out = []
-    stopped_again = False  # a re-run of a stopped case was stopped too: no more of them
+    stopped_again = False  # a re-run of a stopped case was not made right: no more of them
     for case, outcome, v in zip(cases, outcomes, verdicts):
         failure = outcome.failure if outcome is not None else None
         category = v.record.summary.category
