@@ -256,6 +256,8 @@ def with_stand_ins(
             not stopped_again
             and not v.followed
             and category in STOPPED
+            # None: not run after a timeout (a refused shortcut or a stub's first case scores
+            # the question before it is judged: grader/engine/code.py, `_stopped`)
             and (
                 outcome is None or (failure is not None and failure.kind in ("timeout", "crashed"))
             )
