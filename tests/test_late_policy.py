@@ -46,6 +46,31 @@ def test_span_reads_as_people_say_it():
     assert late.span(timedelta(seconds=40)) == "40 s"
 
 
+DAY, HOUR = timedelta(days=1), timedelta(hours=1)
+
+
+@pytest.mark.parametrize(
+    ("delta", "unit", "says"),
+    [
+        (timedelta(days=2, minutes=1), DAY, "2 days 1 min"),  # three started days, not two
+        (timedelta(days=2, seconds=7), DAY, "2 days 7 s"),
+        (timedelta(hours=27, minutes=1), DAY, "1 day 3 h"),  # the 3 h already starts day two
+        (timedelta(hours=27, minutes=1), HOUR, "1 day 3 h 1 min"),  # 28 started hours
+        (timedelta(hours=2, seconds=30), HOUR, "2 h 30 s"),
+        (timedelta(days=2), DAY, "2 days"),
+    ],
+)
+def test_span_never_hides_a_started_day_or_hour_the_policy_charges(delta, unit, says):
+    assert late.span(delta, unit) == says
+
+
+def test_a_minute_past_whole_days_is_said_with_the_day_it_starts():
+    # 23:59 on the 18th to 00:00 on the 21st: 2 days 1 min, three started days, 3 × 10 %
+    v = assess(PER_DAY, DATES, at("2026-09-21T00:00:00-04:00"))
+    assert v.percent == 30
+    assert v.message(3.0) == "Submitted 2 days 1 min late: −30% (−3 points)."
+
+
 def test_on_time_and_within_the_grace_period_cost_nothing():
     assert assess(PER_DAY, DATES, at("2026-09-18T22:00:00-04:00")).percent == 0
     ten_min = assess(PER_DAY, DATES, at("2026-09-19T00:09:00-04:00"))

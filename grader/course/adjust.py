@@ -145,7 +145,9 @@ def apply(data: Mapping[str, Any], decision: Decision) -> dict[str, Any]:
         if verdict is None
         else {
             "late_by_seconds": verdict.late_by.total_seconds(),
-            "late": late.span(verdict.late_by) if verdict.late_by > timedelta(0) else "",
+            "late": late.span(verdict.late_by, verdict.unit)
+            if verdict.late_by > timedelta(0)
+            else "",
             "late_days_used": verdict.late_days_used,
             "late_days_left": verdict.late_days_left,
             "percent": verdict.percent,

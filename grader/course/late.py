@@ -67,12 +67,14 @@ class Verdict:
     """Submitted after the (extended) late due date: scores 0."""
     extension: timedelta
     """The student's extension for this assignment."""
+    unit: timedelta = DAY
+    """What the policy charges per started one (a day or an hour)."""
 
     def message(self, lost_points: float) -> str:
         """What the student reads: "Submitted 1 day 3 h late: −10% (−8.5 points)."."""
         if self.late_by <= timedelta(0):
             return ""
-        when = f"Submitted {span(self.late_by)} late"
+        when = f"Submitted {span(self.late_by, self.unit)} late"
         if self.after_late_due:
             return f"{when}, after the late due date: the score counts as 0 (−{_pts(lost_points)})."
         parts = []
@@ -90,22 +92,31 @@ def _pts(points: float) -> str:
     return f"{value} point{'' if value == '1' else 's'}"
 
 
-def span(delta: timedelta) -> str:
-    """A lateness as people say it: "1 day 3 h", "2 h 5 min", "40 s"."""
+def span(delta: timedelta, unit: timedelta | None = None) -> str:
+    """A lateness as people say it: "1 day 3 h", "2 h 5 min", "40 s". `unit`: the policy's
+    (a day or an hour), charged per started one: what is left out never hides one ("2 days
+    1 min" is three started days, where "2 days" would read as two)."""
     seconds = max(int(delta.total_seconds()), 0)
     days, rest = divmod(seconds, 86400)
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
-    parts = []
+    parts: list[tuple[int, str]] = []
     if days:
-        parts.append(f"{days} day{'s' if days != 1 else ''}")
+        parts.append((days * 86400, f"{days} day{'s' if days != 1 else ''}"))
     if hours:
-        parts.append(f"{hours} h")
+        parts.append((hours * 3600, f"{hours} h"))
     if minutes and not days:
-        parts.append(f"{minutes} min")
+        parts.append((minutes * 60, f"{minutes} min"))
     if not parts:
-        parts.append(f"{secs} s")
-    return " ".join(parts)
+        parts.append((secs, f"{secs} s"))
+    if unit is not None:
+        step = max(int(unit.total_seconds()), 1)
+        shown = sum(n for n, _ in parts)
+        if -(-seconds // step) > -(-shown // step):  # a started unit the words leave out
+            rest = seconds - shown
+            more = (rest // 60, f"{rest // 60} min") if rest >= 60 else (rest, f"{rest} s")
+            parts.append(more)
+    return " ".join(words for _, words in parts)
 
 
 def parse_date(value: Any, what: str) -> datetime | None:
@@ -190,7 +201,8 @@ def assess(
         units = math.ceil(charged / _UNIT[policy.kind])
         percent = min(units * policy.percent, policy.cap)
     left = allowance - used if allowance or policy.late_days else None
-    return Verdict(late_by, used, left, percent, after, extension)
+    unit = _UNIT.get(policy.kind, DAY)
+    return Verdict(late_by, used, left, percent, after, extension, unit)
 
 
 # ------------------------------------------------------------------- late days across assignments
