@@ -91,6 +91,31 @@ def test_csv_entries(tmp_path):
 
 
 @pytest.mark.parametrize(
+    ("separator", "decimal"),
+    [(",", "2.5"), (";", "2,5"), ("\t", "2.5")],
+    ids=["comma", "semicolon", "tab"],
+)
+def test_csv_as_a_spreadsheet_saves_it(tmp_path, separator, decimal):
+    """Excel's "CSV UTF-8" starts with a byte-order mark and ends lines with CRLF; in a locale
+    whose decimal mark is the comma it separates fields with semicolons and writes 2,5."""
+    rows = [
+        ["student", "question", "score", "delta", "comment"],
+        ["Ada@Uni.edu", "toy.linear", decimal, "", "judged by hand; upheld"],
+        ["bob@uni.edu", "2", "", "-1", ""],
+    ]
+    text = "\r\n".join(
+        separator.join(f'"{v}"' if separator in v or ";" in v else v for v in row) for row in rows
+    )
+    path = tmp_path / "overrides.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    found = overrides.load(path, toy.ASSIGNMENT)
+    assert [(o.student, o.question, o.score, o.delta, o.comment) for o in found] == [
+        ("ada@uni.edu", "toy.linear", 2.5, None, "judged by hand; upheld"),
+        ("bob@uni.edu", toy.ASSIGNMENT.questions[1].id, None, -1.0, ""),
+    ]
+
+
+@pytest.mark.parametrize(
     ("text", "says"),
     [
         (

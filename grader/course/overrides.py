@@ -4,14 +4,13 @@ against the assignment's questions and the class before anything is applied."""
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.course.settings import known_keys
+from grader.course.settings import csv_rows, known_keys, number_text
 from grader.questions import Assignment
 
 FIELDS = ("student", "question", "score", "delta", "comment", "who", "when")
@@ -67,7 +66,7 @@ def _number(value: Any, what: str, where: str) -> float | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     try:
-        number = float(value)
+        number = float(number_text(value) if isinstance(value, str) else value)
     except (TypeError, ValueError):
         raise OverrideError(f"{where}: {what} must be a number, got {value!r}") from None
     if not math.isfinite(number):
@@ -125,7 +124,7 @@ def _read_toml(path: Path) -> list[Any]:
 
 
 def _read_csv(path: Path) -> list[Any]:
-    rows = list(csv.DictReader(path.read_text(encoding="utf-8-sig").splitlines()))
+    rows = list(csv_rows(path.read_text(encoding="utf-8-sig")))
     return [
         {str(k).strip().lower(): v for k, v in r.items() if k is not None and v not in (None, "")}
         for r in rows

@@ -3,12 +3,13 @@ deadline extensions and late-day allowance, read from one CSV file the staff kee
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+
+from grader.course.settings import csv_rows
 
 EXTENSION_PREFIX = "extension:"  # a column `extension:a1` holds a1's extension ("2d", "36h")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|day|days|h|hour|hours|m|min|minutes)?\s*$", re.I)
@@ -74,7 +75,7 @@ def load(path: Path) -> Roster:
         text = Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as err:
         raise RosterError(f"roster {path}: cannot be read ({err})") from None
-    reader = csv.DictReader(text.splitlines())
+    reader = csv_rows(text)
     columns = [c.strip().lower() for c in reader.fieldnames or []]
     if "email" not in columns:
         raise RosterError(
