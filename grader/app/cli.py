@@ -448,15 +448,15 @@ def cmd_grade(args: argparse.Namespace) -> int:
         _write_error(args.results, aid, f"{type(exc).__name__}: {exc}")
         print(f"seqgrade: the grader failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    adjustments = data.get("extra_data", {}).get("adjustments")
     if args.format == "json" or to_stdout:
         print(json.dumps(data, indent=2))
     elif args.format == "md":
-        print(render.markdown(report, instructor=args.instructor))
+        print(render.markdown(report, instructor=args.instructor, adjustments=adjustments))
     else:
         print(render.table(report, colour=render.use_colour(), submission=str(args.submission)))
-    adjustments = data.get("extra_data", {}).get("adjustments")
-    if adjustments and args.format != "json" and not to_stdout:
-        print(_adjustment_note(adjustments))
+        if adjustments:
+            print(_adjustment_note(adjustments))
     if report.grader_error:
         print(
             f"seqgrade: the grader failed on part of this submission: {report.grader_error}",

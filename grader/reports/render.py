@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 from grader import catalog
 from grader.records import GradeReport, QuestionResult, question_markdown
@@ -110,15 +111,36 @@ def feedback_command(report: GradeReport, submission: str | None = None) -> str:
     return f"seqgrade grade {submission or 'SUBMISSION'} -a {report.assignment_id}{student} --format md"
 
 
-def markdown(report: GradeReport, *, instructor: bool = False) -> str:
-    """The whole feedback as a student sees it; `instructor`: every hidden case in full too."""
-    out = [f"# {report.assignment_id}: {points(report.score)} / {points(report.max_score)}"]
+def markdown(
+    report: GradeReport, *, instructor: bool = False, adjustments: dict[str, Any] | None = None
+) -> str:
+    """The whole feedback as a student sees it; `instructor`: every hidden case in full too.
+    `adjustments`: the course staff's overrides and the late policy applied to it (results.json's
+    `extra_data.adjustments`): the scores then read as the student's results do."""
+    adjusted = adjustments or {}
+    total = f"{points(adjusted.get('score', report.score))} / {points(report.max_score)}"
+    if adjustments:
+        total += f" (graded {points(report.score)}; adjusted)"
+    out = [f"# {report.assignment_id}: {total}"]
+    late = (adjusted.get("late") or {}).get("message")
+    if late:
+        out.append(f"> **Late submission.** {late}")
     notes = list(report.warnings) or (["this run was not isolated"] if not report.isolated else [])
     out += [f"> ⚠ {w}" for w in notes]
     events = report.event_details if instructor else report.events
     out += [f"> sandbox: {e}" for e in dict.fromkeys(events)]
+    overrides: dict[str, list[dict[str, Any]]] = {}
+    for o in adjusted.get("overrides", []):
+        overrides.setdefault(o["question"], []).append(o)
     for q in report.questions:
-        out.append(f"## {q.number}. {q.title} — {points(q.score)}/{points(q.max_score)}")
+        mine = overrides.get(q.question_id, [])
+        score = mine[-1]["after"] if mine else q.score
+        out.append(f"## {q.number}. {q.title} — {points(score)}/{points(q.max_score)}")
+        out += [
+            f"**Adjusted by the course staff:** {points(o['before'])} → {points(o['after'])} "
+            "points." + (f" {o['comment']}" if o.get("comment") else "")
+            for o in mine
+        ]
         out.append(question_markdown(q, instructor=instructor))
     if instructor and report.student_output.strip():
         out.append("## What the code printed\n\n```\n" + report.student_output[:4000] + "\n```")
