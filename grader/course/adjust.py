@@ -72,6 +72,17 @@ def _points(x: float) -> str:
     return f"{x:.2f}".rstrip("0").rstrip(".")
 
 
+def override_note(before: float, after: float, comment: str = "") -> str:
+    """What the student reads under a question the course staff adjusted."""
+    note = f"**Adjusted by the course staff:** {_points(before)} → {_points(after)} points."
+    return note + (f" {comment}" if comment else "")
+
+
+def late_note(message: str) -> str:
+    """What the student reads at the top of a late submission's feedback (`Verdict.message`)."""
+    return f"**Late submission.** {message}"
+
+
 def apply(data: Mapping[str, Any], decision: Decision) -> dict[str, Any]:
     """A copy of the results.json `data` with the decision applied: each override sets or moves
     its question's score and says so under the question; the late penalty takes its share of the
@@ -95,10 +106,7 @@ def apply(data: Mapping[str, Any], decision: Decision) -> dict[str, Any]:
         after = o.applied_to(before, top)
         test["score"] = after
         test["status"] = "passed" if after >= top else "failed"
-        note = f"**Adjusted by the course staff:** {_points(before)} → {_points(after)} points."
-        test["output"] = f"{test.get('output', '')}\n\n{note}" + (
-            f" {o.comment}" if o.comment else ""
-        )
+        test["output"] = f"{test.get('output', '')}\n\n{override_note(before, after, o.comment)}"
         record = {
             "question": o.question,
             "before": before,
@@ -135,7 +143,7 @@ def apply(data: Mapping[str, Any], decision: Decision) -> dict[str, Any]:
             else f"{line}\n\n{text}"
         )
     if message:
-        text = f"**Late submission.** {message}\n\n{text}"
+        text = f"{late_note(message)}\n\n{text}"
     out["output"] = text
     out.setdefault("extra_data", {})["adjustments"] = {
         "raw_score": raw,

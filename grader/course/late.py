@@ -193,15 +193,14 @@ def assess(
     used = min(math.ceil(late_by / DAY), max(allowance, 0)) if late_by > timedelta(0) else 0
     charged = late_by - used * DAY
     after = dates.late_due is not None and submitted > dates.late_due + extension + used * DAY
+    unit = _UNIT.get(policy.kind, DAY)
     if after:
         percent = 100.0
     elif policy.kind == "none" or charged <= timedelta(0):
         percent = 0.0
     else:
-        units = math.ceil(charged / _UNIT[policy.kind])
-        percent = min(units * policy.percent, policy.cap)
+        percent = min(math.ceil(charged / unit) * policy.percent, policy.cap)
     left = allowance - used if allowance or policy.late_days else None
-    unit = _UNIT.get(policy.kind, DAY)
     return Verdict(late_by, used, left, percent, after, extension, unit)
 
 

@@ -117,30 +117,31 @@ def markdown(
     """The whole feedback as a student sees it; `instructor`: every hidden case in full too.
     `adjustments`: the course staff's overrides and the late policy applied to it (results.json's
     `extra_data.adjustments`): the scores then read as the student's results do."""
-    adjusted = adjustments or {}
-    total = f"{points(adjusted.get('score', report.score))} / {points(report.max_score)}"
+    total = f"{points(report.score)} / {points(report.max_score)}"
+    late = ""
+    overrides: dict[str, list[dict[str, Any]]] = {}
     if adjustments:
+        from grader.course import adjust  # only then: kept off every other grade's start-up
+
+        total = f"{points(adjustments['score'])} / {points(report.max_score)}"
         total += f" (graded {points(report.score)}; adjusted)"
+        message = (adjustments.get("late") or {}).get("message")
+        late = adjust.late_note(message) if message else ""
+        for o in adjustments.get("overrides", []):
+            note = adjust.override_note(o["before"], o["after"], o.get("comment") or "")
+            overrides.setdefault(o["question"], []).append({**o, "note": note})
     out = [f"# {report.assignment_id}: {total}"]
-    late = (adjusted.get("late") or {}).get("message")
     if late:
-        out.append(f"> **Late submission.** {late}")
+        out.append(f"> {late}")
     notes = list(report.warnings) or (["this run was not isolated"] if not report.isolated else [])
     out += [f"> ⚠ {w}" for w in notes]
     events = report.event_details if instructor else report.events
     out += [f"> sandbox: {e}" for e in dict.fromkeys(events)]
-    overrides: dict[str, list[dict[str, Any]]] = {}
-    for o in adjusted.get("overrides", []):
-        overrides.setdefault(o["question"], []).append(o)
     for q in report.questions:
         mine = overrides.get(q.question_id, [])
         score = mine[-1]["after"] if mine else q.score
         out.append(f"## {q.number}. {q.title} — {points(score)}/{points(q.max_score)}")
-        out += [
-            f"**Adjusted by the course staff:** {points(o['before'])} → {points(o['after'])} "
-            "points." + (f" {o['comment']}" if o.get("comment") else "")
-            for o in mine
-        ]
+        out += [o["note"] for o in mine]
         out.append(question_markdown(q, instructor=instructor))
     if instructor and report.student_output.strip():
         out.append("## What the code printed\n\n```\n" + report.student_output[:4000] + "\n```")
