@@ -12,7 +12,7 @@ import dataclasses
 import numpy as np
 import pytest
 from conftest import FAST as LIMITS
-from conftest import ROOT
+from conftest import ROOT, only
 
 from grader.course import registry
 from grader.engine.grade import grade_submission
@@ -182,12 +182,9 @@ def test_a_forged_callback_for_the_composite_itself_gets_nothing(grade_files):
 
 
 def test_with_follow_through_off_a_crashing_layernorm_costs_the_blocks(submit):
-    a4 = registry.load("a4")
-    only = dataclasses.replace(
-        a4, questions=tuple(a4.question(q) for q in QUESTIONS), follow_through=0.0
-    )
+    a4 = dataclasses.replace(only(registry.load("a4"), *QUESTIONS), follow_through=0.0)
     folder = submit({"transformer.py": _planted(A4, LN_VAR, LN_RAISES)})
-    r = _by_id(grade_submission(folder, only, limits=LIMITS))
+    r = _by_id(grade_submission(folder, a4, limits=LIMITS))
     for qid in BLOCKS:
         assert r[qid].score < r[qid].max_score and r[qid].carried_points == 0, r[qid].feedback
         assert "in place of yours" not in r[qid].feedback
@@ -237,9 +234,8 @@ def _a1_stopped(submit, src: str, monkeypatch) -> tuple[dict, list[str]]:
         return call(self, function, *args, **kw)
 
     monkeypatch.setattr(WorkerSession, "call", counted)
-    a1 = registry.load("a1")
-    only = dataclasses.replace(a1, questions=tuple(a1.question(q) for q in SKIPGRAM))
-    report = grade_submission(submit({"word_vectors.py": src}), only, limits=SHORT)
+    a1 = only(registry.load("a1"), *SKIPGRAM)
+    report = grade_submission(submit({"word_vectors.py": src}), a1, limits=SHORT)
     return _by_id(report), reruns
 
 
