@@ -257,6 +257,8 @@ def test_a_softmax_that_gives_no_answer_is_charged_once_not_in_skipgram(submit, 
         "judged with the reference's `softmax` (question 1) in place of yours, with which these "
         "cases gave no answer"
     ) in skip.feedback
+    # the stop is the softmax's, a failed run there only (the class report lists run failures)
+    assert soft.error is not None and skip.error is None, (soft.error, skip.error)
 
 
 SCORES = "    scores = U @ v_c  # (V,)\n"
@@ -278,6 +280,7 @@ def test_a_skipgram_that_hangs_by_itself_is_re_run_once_and_earns_nothing(submit
     assert reruns == ["naive_softmax_loss_and_gradient"], reruns
     assert skip.carried_points == 0 and "in place of yours" not in skip.feedback, skip.feedback
     assert hidden[0].summary.category is Category.TIMEOUT, skip.feedback
+    assert skip.error is not None and "did not return" in skip.error, skip.error
     assert all(c.summary.category is Category.NOT_RUN for c in hidden[1:]), skip.feedback
     assert skip.score == pytest.approx(skip.max_score / len(skip.cases)), skip.feedback
 

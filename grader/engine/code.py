@@ -793,12 +793,36 @@ def _with_combinations(
     return out
 
 
+RUN_FAILURES = ("timeout", "import", "crashed", "budget")
+"""The failures that are the question's `error` (the class report lists them): its code did not
+run to an answer, as opposed to raising or returning something wrong."""
+
+
 def _note_failure(failure: Failure, result: QuestionResult) -> None:
     """The question's first run failure (for instructors and the class report) and its kind."""
     if failure.kind not in result.failure_kinds:
         result.failure_kinds = (*result.failure_kinds, failure.kind)
-    if failure.kind in ("timeout", "import", "crashed", "budget") and result.error is None:
+    if failure.kind in RUN_FAILURES and result.error is None:
         result.error = failure.message
+
+
+def _forget_stood_in_stops(
+    outcomes: list[CallOutcome | None], verdicts: list[CaseVerdict], result: QuestionResult
+) -> None:
+    """When every call of the question that did not run to an answer was made right with the
+    reference's functions in place of the student's earlier ones (follow.with_stand_ins), the
+    stops were those functions' own, reported at their questions: this one keeps no run
+    failure (else the class report would list it among the failed runs twice)."""
+    stops = [
+        v
+        for o, v in zip(outcomes, verdicts)
+        if o is not None and o.failure is not None and o.failure.kind in RUN_FAILURES
+    ]
+    if stops and all(v.rescued and v.stopped for v in stops):
+        result.error = None
+        result.failure_kinds = tuple(
+            k for k in result.failure_kinds if k not in ("timeout", "crashed")
+        )
 
 
 def _judge_compared(
@@ -840,6 +864,7 @@ def _judge_compared(
     ]
     diagnose = partial(_diagnosed, q, strict=strict, searched=searched)
     verdicts = follow.with_stand_ins(q, cases, outcomes, verdicts, ctx, carriable[1], diagnose)
+    _forget_stood_in_stops(outcomes, verdicts, result)
     verdicts = [diagnose(case, v) for case, v in zip(cases, verdicts)]
     verdicts = _with_combinations(q, cases, verdicts, strict, searched)
     own = [v for v in verdicts if not v.followed]
