@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -198,6 +199,15 @@ def test_the_table_shows_notes_about_the_submission_even_when_isolated():
     assert "word_vectors.ipynb` was ignored" in render.table(report)
     assert "word_vectors.ipynb` was ignored" in render.markdown(report)
     assert "not isolated" not in render.table(report)
+    # the full-feedback command is pasted into a shell: a folder or key with spaces or quotes
+    # comes back as it went in
+    report.student = "o'hara@example.edu"
+    hint = render.table(report, submission="work/Ada Lovelace 1", options=["--term", "t m.toml"])
+    words = shlex.split(hint.rsplit("full feedback: ", 1)[1])
+    assert words == [
+        *("seqgrade", "grade", "work/Ada Lovelace 1", "-a", "a1_word_vectors"),
+        *("--student", "o'hara@example.edu", "--term", "t m.toml", "--format", "md"),
+    ]
 
 
 def test_a_checkout_run_from_its_own_folder_keeps_its_reference_before_another_install(

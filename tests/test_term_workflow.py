@@ -9,6 +9,7 @@ import csv
 import dataclasses
 import io
 import json
+import shlex
 import shutil
 import zipfile
 from pathlib import Path
@@ -275,10 +276,12 @@ def test_grade_applies_the_term_to_one_submission(term, capsys):
     out = capsys.readouterr().out
     assert "adjusted score: 3.6 (graded 0)" in out
     assert "Submitted 1 day 3 h late (1 late day used, 0 left): −10% (−0.4 points)." in out
-    # the full feedback reads as the student's results do: the override's 0 → 4 on softmax,
-    # then 10% off for the one day not covered by a late day
-    md = [*args, "--term", str(term["term"]), "--submitted", "2026-09-20T03:00:00-04:00"]
-    assert cli.main([*md, "--format", "md"]) == 0
+    # the full feedback, by the command the table ends with, reads as the student's results
+    # do: the override's 0 → 4 on softmax, then 10% off for the one day not covered
+    hint = out.split("full feedback: ", 1)[1].splitlines()[0]
+    command = shlex.split(hint)
+    assert command[:2] == ["seqgrade", "grade"] and command[-2:] == ["--format", "md"], hint
+    assert cli.main(command[1:]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# a1_word_vectors: 3.6 / 100 (graded 0; adjusted)\n"), out[:200]
     assert (

@@ -454,7 +454,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
     elif args.format == "md":
         print(render.markdown(report, instructor=args.instructor, adjustments=adjustments))
     else:
-        print(render.table(report, colour=render.use_colour(), submission=str(args.submission)))
+        print(
+            render.table(
+                report,
+                colour=render.use_colour(),
+                submission=str(args.submission),
+                options=_feedback_options(args),
+            )
+        )
         if adjustments:
             print(_adjustment_note(adjustments))
     if report.grader_error:
@@ -464,6 +471,17 @@ def cmd_grade(args: argparse.Namespace) -> int:
         )
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _feedback_options(args: argparse.Namespace) -> list[str]:
+    """The options of this grade that the full feedback must be given again to read the same:
+    the staff's adjustments and when the work was handed in."""
+    given = [
+        ("--term", args.term),
+        ("--overrides", args.overrides),
+        ("--submitted", args.submitted),
+    ]
+    return [word for option, value in given if value is not None for word in (option, str(value))]
 
 
 def _collect_from_here() -> None:

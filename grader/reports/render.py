@@ -9,7 +9,9 @@ most two (`1.33/8`, not `1.3333/8`); long titles are shortened at a word boundar
 from __future__ import annotations
 
 import os
+import shlex
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from grader import catalog
@@ -71,8 +73,14 @@ def _rows(report: GradeReport) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def table(report: GradeReport, colour: bool = False, submission: str | None = None) -> str:
-    """The per-question table, the reasons for lost points, and the full-feedback command."""
+def table(
+    report: GradeReport,
+    colour: bool = False,
+    submission: str | None = None,
+    options: Sequence[str] = (),
+) -> str:
+    """The per-question table, the reasons for lost points, and the full-feedback command
+    (`options`: those of this grade's command that change what the feedback says, `--term F`)."""
     paint = _colour(colour)
     rows = _rows(report)
     widths = [min(max(len(r[i]) for r in rows), MAX_COLUMN) for i in range(4)]
@@ -101,14 +109,19 @@ def table(report: GradeReport, colour: bool = False, submission: str | None = No
     ]  # missing files, notebook cells, isolation
     for event in dict.fromkeys(report.events):
         lines.append(f"sandbox: {event}")
-    lines += ["", f"full feedback: {feedback_command(report, submission)}"]
+    lines += ["", f"full feedback: {feedback_command(report, submission, options)}"]
     return "\n".join(lines)
 
 
-def feedback_command(report: GradeReport, submission: str | None = None) -> str:
-    """The command that prints this grade's full feedback (markdown)."""
-    student = f" --student {report.student}" if report.student else ""
-    return f"seqgrade grade {submission or 'SUBMISSION'} -a {report.assignment_id}{student} --format md"
+def feedback_command(
+    report: GradeReport, submission: str | None = None, options: Sequence[str] = ()
+) -> str:
+    """The command that prints this grade's full feedback (markdown), ready to paste into a
+    shell: the same submission, student and `options`, each quoted where it needs to be."""
+    words = ["seqgrade", "grade", submission or "SUBMISSION", "-a", report.assignment_id]
+    if report.student:
+        words += ["--student", report.student]
+    return shlex.join([*words, *options, "--format", "md"])
 
 
 def markdown(
