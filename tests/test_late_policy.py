@@ -183,6 +183,11 @@ def test_the_roster_reads_extensions_and_allowances(tmp_path):
     assert people.find(["nobody@uni.edu"]) is None
     path.write_text("email;name;extension:a1\r\nada@uni.edu;Ada Lovelace;2d\r\n")  # a spreadsheet's
     assert roster.load(path).find(["ada@uni.edu"]).extensions == {"a1": timedelta(days=2)}
+    path.write_text("email;extension:a1;extension:a2\nada@uni.edu;1,5d;2,5\n")  # decimal commas
+    assert roster.load(path).find(["ada@uni.edu"]).extensions == {
+        "a1": timedelta(hours=36),
+        "a2": timedelta(hours=60),
+    }
     path.write_text("name,sid\nAda,1001\n")
     with pytest.raises(roster.RosterError, match="no `email` column"):
         roster.load(path)

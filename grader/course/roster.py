@@ -12,7 +12,9 @@ from pathlib import Path
 from grader.course.settings import csv_rows
 
 EXTENSION_PREFIX = "extension:"  # a column `extension:a1` holds a1's extension ("2d", "36h")
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|day|days|h|hour|hours|m|min|minutes)?\s*$", re.I)
+_DURATION = re.compile(
+    r"^\s*(\d+(?:[.,]\d+)?)\s*(d|day|days|h|hour|hours|m|min|minutes)?\s*$", re.I
+)
 
 
 class RosterError(ValueError):
@@ -20,13 +22,14 @@ class RosterError(ValueError):
 
 
 def parse_duration(text: str, where: str = "") -> timedelta:
-    """`"2d"`, `"36h"`, `"90m"` or a plain number of days as a duration."""
+    """`"2d"`, `"36h"`, `"90m"` or a plain number of days as a duration (`"1.5d"`, or `"1,5d"`
+    as a spreadsheet with a decimal comma writes it)."""
     m = _DURATION.match(str(text))
     if not m:
         raise RosterError(
             f"{where}{text!r} is not a duration: write a number of days, or 2d, 36h, 90m"
         )
-    value, unit = float(m.group(1)), (m.group(2) or "d").lower()
+    value, unit = float(m.group(1).replace(",", ".")), (m.group(2) or "d").lower()
     if unit.startswith("d"):
         return timedelta(days=value)
     if unit.startswith("h"):
