@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from typing import Any
@@ -45,7 +45,7 @@ from grader.records import (
     SourceSpot,
     case_text,
 )
-from grader.sandbox.session import CallOutcome, Failure, Spot, WorkerSession
+from grader.sandbox.session import CallOutcome, Failure, SkippedStatement, Spot, WorkerSession
 
 LOOSE = 10.0  # a wrong case a half-explained mistake does not reproduce even at this many
 # times the tolerance rules the mistake out (float32 noise is no evidence against it)
@@ -330,6 +330,32 @@ def missing_library_words(names: tuple[str, ...]) -> str:
         f"{'its import was' if one else 'their imports were'} given a stand-in, so only a "
         f"function that uses {'it' if one else 'them'} fails (remove the import if your "
         "functions do not need it)"
+    )
+
+
+def skipped_words(skipped: Sequence[SkippedStatement], ctx: CodeContext) -> str:
+    """The note for the top-level statements that raised while the file was imported and were
+    skipped, so that the rest of the file ran (`WorkerSession.run_on`). What they raised is the
+    student's own: nothing of a hidden case exists before the first call."""
+    lines = (ctx.source or "").splitlines()
+
+    def one(s: SkippedStatement) -> str:
+        text = lines[s.line - 1].strip() if 0 < s.line <= len(lines) else ""
+        quoted = f" (`{text[:57] + '…' if len(text) > 60 else text}`)" if text else ""
+        f = s.failure
+        if f.cause == "exit-raised":
+            return f"line {s.line}{quoted} ends the program (`{f.detail}`)"
+        said = f.exception or f.exception_type or "an exception"
+        return f"line {s.line}{quoted} raised `{said[:197] + '…' if len(said) > 200 else said}`"
+
+    return (
+        f"when `{ctx.shown_file or ctx.code_file}` was imported, "
+        + "; ".join(one(s) for s in skipped)
+        + ": "
+        + ("that statement was" if len(skipped) == 1 else "those statements were")
+        + " skipped and the rest of the file run, so your functions were graded. Code that runs "
+        'or tries your functions belongs under `if __name__ == "__main__":`, which grading does '
+        "not run"
     )
 
 

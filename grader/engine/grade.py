@@ -31,6 +31,7 @@ from grader.engine.code import (
     as_source_spot,
     grade_code,
     missing_library_words,
+    skipped_words,
     syntax_problem,
 )
 from grader.engine.locate import ANSWERS_FILE, Located, SubmissionError, locate
@@ -198,6 +199,8 @@ def _grade_code_part(run: _Run) -> None:
             run.failed(q, number, f"question {q.id}", exc)
     if session is not None and session.missing_libraries:
         run.warnings.append(missing_library_words(session.missing_libraries))
+    if session is not None and session.skipped_statements:
+        run.warnings.append(skipped_words(session.skipped_statements, ctx))
 
 
 def _while_the_sandbox_starts(ctx: CodeContext, questions: list[CodeQuestion]) -> None:
@@ -503,6 +506,7 @@ def _code_context(
         limits=limits,
         hide=(*content.grader_trees(), *hide),  # the grader's own trees, always
         words=failure_words,
+        run_on=located.notebook is None,
     )
     session.launch()  # the sandbox built while the trusted side works (see above)
     return CodeContext(located, source, None, session, **shared)

@@ -227,6 +227,31 @@ def _names_of(value: Any) -> tuple[str, ...]:
     return tuple(n for n in value if isinstance(n, str) and n.isidentifier() and len(n) <= 64)[:8]
 
 
+@dataclass(frozen=True)
+class SkippedStatement:
+    """A top-level statement of the module that raised while it was imported, and was skipped."""
+
+    line: int
+    """Its first line in the module's file."""
+    failure: Failure
+    """What it raised."""
+
+
+def _skipped_of(value: Any) -> tuple[SkippedStatement, ...]:
+    """The top-level statements the worker reported skipped (checked as plain data: the reply
+    is the student's process's)."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(
+        SkippedStatement(s["line"], describe_error(s["error"], None))
+        for s in value[:10]
+        if isinstance(s, dict)
+        and isinstance(s.get("line"), int)
+        and not isinstance(s["line"], bool)
+        and isinstance(s.get("error"), dict)
+    )
+
+
 def _shortcuts_of(reply: dict) -> tuple[list[str], list[ShortcutUse]]:
     """The banned entry points a reply names, checked as plain data."""
     raw_names, raw_uses = reply.get("tripped"), reply.get("tripped_at")
@@ -317,9 +342,13 @@ class WorkerSession:
         limits: sandbox.Limits = sandbox.Limits(),
         hide: tuple[Path, ...] = (),
         words: Callable[[Failure], str] = plain_words,
+        run_on: bool = False,
     ) -> None:
         self.files = files
         self.module = module
+        # a top-level statement of the module that raises is skipped and the module run on
+        # from the next one (a .py; a notebook's generated module guards its own cells)
+        self.run_on = run_on
         self.preload = preload
         self.tripwires = tripwires
         self.not_shortcuts = not_shortcuts  # names under a banned module that are never refused
@@ -334,6 +363,9 @@ class WorkerSession:
         self.import_shortcuts: list[ShortcutUse] = []
         # libraries the module imports that this environment lacks, given a stand-in (worker)
         self.missing_libraries: tuple[str, ...] = ()
+        # the module's top-level statements that raised and were skipped (`run_on`), with what
+        # they raised, from its first import only (a later one may follow hidden calls)
+        self.skipped_statements: tuple[SkippedStatement, ...] = ()
         self.tampered = False  # a banned library was loaded behind the worker's import hook
         self.restarts = 0  # after a crash or a timeout (MAX_RESTARTS)
         self.thread_restarts = 0  # after threads left running (MAX_THREAD_RESTARTS)
@@ -389,7 +421,7 @@ class WorkerSession:
         )
         # the import asked for at once: the module is imported while this side is busy
         # (`_ensure_ready` reads both replies, and times the import from the preload's end)
-        self._send({"op": "import", "module": self.module})
+        self._send({"op": "import", "module": self.module, "resume": self.run_on})
         self._ready = False
 
     @property
@@ -532,6 +564,7 @@ class WorkerSession:
         if not restarting:
             self.import_tripped, self.import_shortcuts = _shortcuts_of(reply)
             self.missing_libraries = _names_of(reply.get("missing"))
+            self.skipped_statements = _skipped_of(reply.get("skipped"))
         self._threads = (_threads_of(reply), _threads_of(reply))
         return None
 

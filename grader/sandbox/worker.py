@@ -720,13 +720,22 @@ def _hello(request: dict, guard: _ShortcutGuard, state: dict[str, Any]) -> None:
 
 
 def _import_student(request: dict, tools: dict[str, Any], state: dict[str, Any]) -> dict:
-    import importlib
+    import importlib.util
 
     tools["begin"]("import")
     missing = state["missing"]
+    name, files = str(request.get("module")), state["files"]
+    skipped: list[dict] = []
     while True:
+        module = None
         try:
-            state["module"] = importlib.import_module(str(request.get("module")))
+            spec = importlib.util.find_spec(name)
+            if spec is None or spec.loader is None:
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module  # as `import` does: the module may import itself
+            spec.loader.exec_module(module)
+            state["module"] = sys.modules.get(name, module)
             error = None
         except BaseException as exc:  # noqa: BLE001 - anything the student's import does
             library = _missing_library(exc, state["files"])
@@ -736,17 +745,86 @@ def _import_student(request: dict, tools: dict[str, Any], state: dict[str, Any])
                 and len(missing.names) < MAX_MISSING
             ):
                 missing.names.add(library)  # again, with a stand-in for it
+                sys.modules.pop(name, None)
                 continue
-            error = tools["error"](exc, state["files"])
+            failed = _top_statement(exc, module) if request.get("resume") else None
+            if failed is None:
+                sys.modules.pop(name, None)
+                error = tools["error"](exc, state["files"])
+            else:
+                body, index = failed
+                skipped.append({"line": body[index].lineno, "error": tools["error"](exc, files)})
+                skipped += _run_on(module, body, index, tools["error"], files)
+                state["module"] = module
+                error = None
         break
     hits, bypassed = tools["end"]()
     state["bypassed"] = state["bypassed"] or bypassed
     out = {"ok": error is None, **tools["hits"](hits), "tampered": state["bypassed"]}
     if missing.names:
         out["missing"] = sorted(missing.names)
+    if skipped:
+        out["skipped"] = skipped[:MAX_SKIPPED]
     if error is not None:
         out["error"] = error
     return out
+
+
+MAX_SKIPPED = 10  # top-level statements that raised, reported from one import
+RUN_ON = (Exception, SystemExit)  # what a skipped statement may raise (not ShortcutRefused)
+
+
+def _top_statement(exc: BaseException, module: Any) -> tuple[list[Any], int] | None:
+    """Where the module's own top level raised `exc` (an Exception, or SystemExit from a
+    `sys.exit()` left at the top level): the file's top-level statements and the index of the
+    one that raised. None when the module's code did not run (a syntax error),
+    or raised elsewhere."""
+    import ast
+    import importlib.util
+
+    if not isinstance(exc, RUN_ON) or module is None:
+        return None
+    tb, line = exc.__traceback__, None
+    while tb is not None:  # the outermost frame running the module's own top level
+        frame = tb.tb_frame
+        if frame.f_globals is module.__dict__ and frame.f_code.co_name == "<module>":
+            line = tb.tb_lineno
+            break
+        tb = tb.tb_next
+    path = getattr(module, "__file__", None)
+    if line is None or not path:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            tree = ast.parse(importlib.util.decode_source(fh.read()), path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for i, stmt in enumerate(tree.body):
+        if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+            return tree.body, i
+    return None
+
+
+def _run_on(module: Any, body: list[Any], failed: int, error: Any, files: set[str]) -> list[dict]:
+    """The module's top-level statements after the one that raised, run one at a time in its
+    namespace, as a notebook runs its next cell: each one that raises is skipped too."""
+    import __future__
+
+    import ast
+
+    flags = 0
+    for stmt in body:  # `from __future__ import annotations` holds for every statement
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+            for alias in stmt.names:
+                flags |= getattr(getattr(__future__, alias.name, None), "compiler_flag", 0)
+    skipped = []
+    for stmt in body[failed + 1 :]:
+        try:
+            code = compile(ast.Module([stmt], []), module.__file__, "exec", flags, True)
+            exec(code, module.__dict__)  # noqa: S102 - the student's own statement
+        except RUN_ON as exc:
+            skipped.append({"line": stmt.lineno, "error": error(exc, files)})
+    return skipped
 
 
 def _call(

@@ -1,0 +1,138 @@
+"""A `.py` whose top level raises while it is imported: the statement is skipped and the file
+runs on from the next one, as a notebook runs its next cell, so the functions are graded and
+the feedback names each skipped line with what it raised (grader/sandbox/worker.py, `_run_on`).
+
+The files are the instructor's a1 solution with lines a student leaves at the top level: a
+data file loaded that only their machine has, a `sys.exit()`, a quick try of a function.
+Expected scores are the questions' points (the solution's functions are untouched) or, for a
+function that needs a name the skipped line would have set, nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FAST, ROOT, only
+
+from grader.course import registry
+from grader.engine.grade import grade_submission
+from grader.reports.results_json import to_gradescope
+
+A1 = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text()
+BEFORE_ANALOGY = "def analogy(E, vocab, a, b, c):\n"
+QUESTIONS = ("a1.softmax", "a1.analogy", "a1.svd_embeddings")  # before, after, last in the file
+
+
+def _with(lines: str, at: str = BEFORE_ANALOGY) -> str:
+    """The solution with `lines` at the top level just before `at` (between its functions)."""
+    assert A1.count(at) == 1
+    return A1.replace(at, lines + "\n\n" + at)
+
+
+def _grade(submit, source: str, *questions: str):
+    a1 = only(registry.load("a1"), *(questions or QUESTIONS))
+    return grade_submission(submit({"word_vectors.py": source}), a1, limits=FAST)
+
+
+def _line(source: str, text: str) -> int:
+    return source.splitlines().index(text) + 1
+
+
+STRAY = 'vectors = np.load("glove_50d.npy")\nprint(analogy(vectors, {"a": 0}, "a", "a", "a"))'
+
+
+def test_a_data_file_only_the_student_has_costs_no_function(submit):
+    source = _with(STRAY)
+    report = _grade(submit, source)
+    assert [q.score for q in report.questions] == [q.max_score for q in report.questions]
+    (note,) = [w for w in report.warnings if "was imported" in w]
+    load, call = _line(source, STRAY.splitlines()[0]), _line(source, STRAY.splitlines()[1])
+    assert f'line {load} (`vectors = np.load("glove_50d.npy")`) raised `FileNotFoundError' in note
+    assert f"line {call} (`print(analogy(" in note and "`NameError: name 'analogy'" in note
+    assert "those statements were skipped" in note and '`if __name__ == "__main__":`' in note
+    # the student reads it at the top of their results, and no question carries an error
+    data = to_gradescope(report)
+    assert "glove_50d.npy" in data["output"]
+    assert all("error" not in t["extra_data"] for t in data["tests"])
+
+
+@pytest.mark.parametrize("exit_call", ["sys.exit(0)", "exit()", "raise SystemExit(main())"])
+def test_a_sys_exit_left_at_the_top_level_ends_nothing(submit, exit_call):
+    source = _with(f"import sys\n\ndef main():\n    return 0\n\n{exit_call}")
+    report = _grade(submit, source)
+    assert [q.score for q in report.questions] == [q.max_score for q in report.questions]
+    (note,) = [w for w in report.warnings if "was imported" in w]
+    assert (
+        f"line {_line(source, exit_call)} (`{exit_call}`) ends the program (`SystemExit`)" in note
+    )
+    assert "that statement was skipped" in note
+
+
+def test_a_function_that_needs_what_the_skipped_line_set_fails_alone(submit):
+    """`analogy` reads a module constant that the raising line would have set: it alone fails,
+    with the NameError a student can trace to the note."""
+    uses_scale = A1.replace(BEFORE_ANALOGY, BEFORE_ANALOGY + "    assert SCALE == 1\n")
+    source = uses_scale.replace(
+        BEFORE_ANALOGY, "SCALE = int(open('scale.txt').read())\n\n\n" + BEFORE_ANALOGY
+    )
+    soft, ana, svd = _grade(submit, source).questions
+    assert soft.score == soft.max_score and svd.score == svd.max_score
+    assert ana.score == 0 and "NameError" in ana.feedback, ana.feedback
+
+
+def test_future_annotations_hold_for_the_statements_run_after_a_skip(submit):
+    """A function after the skipped line whose annotation names something undefined imports
+    only under `from __future__ import annotations`, as the whole file would."""
+    source = "from __future__ import annotations\n" + _with(
+        "raise RuntimeError('left from debugging')",
+        at="def svd_embeddings(X, k):\n",
+    ).replace("def svd_embeddings(X, k):\n", "def svd_embeddings(X: Undefined, k):\n")
+    report = _grade(submit, source)
+    assert [q.score for q in report.questions] == [q.max_score for q in report.questions]
+    assert any("`RuntimeError: left from debugging`" in w for w in report.warnings)
+
+
+def test_what_a_re_import_after_a_hidden_call_raises_is_never_shown(submit, tmp_path, monkeypatch):
+    """The process ends in a hidden case after writing its inputs to a file; when the worker
+    starts again, the top level raises with them and is skipped. Only the first import, before
+    any call, is reported: nothing of the hidden case reaches the student. Unisolated
+    (`SEQGRADE_SANDBOX=off`), so that the file outlives the process as it could where the
+    sandbox has to fall back."""
+    monkeypatch.setenv("SEQGRADE_SANDBOX", "off")
+    seen = tmp_path / "seen.txt"
+    trap = (
+        "import os\n"
+        f"if os.path.exists({str(seen)!r}):\n"
+        "    print('RE-IMPORTED')\n"
+        f"    raise ValueError('LEAKMARK' + open({str(seen)!r}).read())"
+    )
+    leak = (
+        "def softmax(x, axis=-1):\n"
+        "    if np.asarray(x).size > 3:\n"
+        f"        open({str(seen)!r}, 'w').write(repr(x))\n"
+        "        os._exit(3)\n"
+    )
+    source = _with(trap).replace("def softmax(x, axis=-1):\n", leak)
+    report = _grade(submit, source, "a1.softmax", "a1.analogy")
+    assert "RE-IMPORTED" in report.student_output  # the trap did fire on a re-import
+    data = to_gradescope(report)
+    shown = [data["output"]] + [
+        t["output"] for t in data["tests"] if t.get("visibility", "visible") == "visible"
+    ]
+    assert not any("LEAKMARK" in text for text in shown), shown
+    assert report.questions[1].score == report.questions[1].max_score
+
+
+def test_a_notebook_cell_that_raises_is_still_told_as_its_cell(submit):
+    """The run-on is for a `.py`: a notebook's cells keep their own words (docs/notebooks.md)."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(A1),
+        nbformat.v4.new_code_cell('vectors = np.load("glove_50d.npy")'),
+    ]
+    folder = submit({"word_vectors.ipynb": nbformat.writes(nb)})
+    report = grade_submission(folder, only(registry.load("a1"), "a1.softmax"), limits=FAST)
+    assert report.questions[0].score == report.questions[0].max_score
+    assert any("code cell 2" in w for w in report.warnings), report.warnings
+    assert not any("was imported" in w for w in report.warnings), report.warnings
