@@ -136,3 +136,37 @@ def test_a_notebook_cell_that_raises_is_still_told_as_its_cell(submit):
     assert report.questions[0].score == report.questions[0].max_score
     assert any("code cell 2" in w for w in report.warnings), report.warnings
     assert not any("was imported" in w for w in report.warnings), report.warnings
+
+
+TRAINING = (
+    "losses = []\n"
+    "for epoch in range(10**9):  # left running from the student's own tries\n"
+    "    losses = (losses + [epoch * 0.5])[-5:]"
+)
+
+
+def test_a_training_loop_left_at_the_top_level_is_stopped_and_the_functions_graded(submit):
+    """The whole import runs out of time once; it is run again one statement at a time, the
+    loop stopped at a notebook cell's CPU time (a quarter of the import time, at least 1 s),
+    and every function graded, also by the workers started again after a crash (each
+    re-import is run the same way, else it would run out of time again)."""
+    import dataclasses
+
+    ends = (
+        "def softmax(x, axis=-1):\n"
+        "    if np.asarray(x).size > 3:\n"
+        "        import os\n"
+        "        os._exit(3)\n"
+    )
+    source = _with(TRAINING).replace("def softmax(x, axis=-1):\n", ends)
+    a1 = only(registry.load("a1"), *QUESTIONS)
+    limits = dataclasses.replace(FAST, call_seconds=2.0)
+    report = grade_submission(submit({"word_vectors.py": source}), a1, limits=limits)
+    soft, ana, svd = report.questions
+    assert soft.score < soft.max_score  # its hidden cases end the process: restarts follow
+    assert ana.score == ana.max_score and svd.score == svd.max_score, (ana.feedback, svd.feedback)
+    (note,) = [w for w in report.warnings if "importing" in w]
+    assert "`word_vectors.py` did not finish importing within 2 s" in note, note
+    line = _line(source, TRAINING.splitlines()[1])
+    assert f"line {line} (`for epoch in range(10**9):" in note, note
+    assert "was stopped after 1 s of CPU time" in note, note

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from typing import Any
@@ -333,23 +333,35 @@ def missing_library_words(names: tuple[str, ...]) -> str:
     )
 
 
-def skipped_words(skipped: Sequence[SkippedStatement], ctx: CodeContext) -> str:
-    """The note for the top-level statements that raised while the file was imported and were
-    skipped, so that the rest of the file ran (`WorkerSession.run_on`). What they raised is the
-    student's own: nothing of a hidden case exists before the first call."""
+def skipped_words(session: WorkerSession, ctx: CodeContext) -> str:
+    """The note for the top-level statements skipped while the file was imported, so that the
+    rest of the file ran (`WorkerSession.run_on`). What they raised is the student's own:
+    nothing of a hidden case exists before the first call."""
     lines = (ctx.source or "").splitlines()
+    shown = ctx.shown_file or ctx.code_file
 
     def one(s: SkippedStatement) -> str:
         text = lines[s.line - 1].strip() if 0 < s.line <= len(lines) else ""
         quoted = f" (`{text[:57] + '…' if len(text) > 60 else text}`)" if text else ""
         f = s.failure
+        if f is None:
+            return f"line {s.line}{quoted} was stopped after {s.stopped_after:g} s of CPU time"
         if f.cause == "exit-raised":
             return f"line {s.line}{quoted} ends the program (`{f.detail}`)"
         said = f.exception or f.exception_type or "an exception"
         return f"line {s.line}{quoted} raised `{said[:197] + '…' if len(said) > 200 else said}`"
 
+    skipped = session.skipped_statements
+    if session.statement_by_statement and session.run_on is not None:
+        head = (
+            f"`{shown}` did not finish importing within {ctx.call_seconds:g} s, so it was run "
+            "again one top-level statement at a time, each that runs code limited to "
+            f"{session.run_on.statement_seconds:g} s of CPU time: "
+        )
+    else:
+        head = f"when `{shown}` was imported, "
     return (
-        f"when `{ctx.shown_file or ctx.code_file}` was imported, "
+        head
         + "; ".join(one(s) for s in skipped)
         + ": "
         + ("that statement was" if len(skipped) == 1 else "those statements were")
@@ -376,9 +388,15 @@ def import_words(failure: Failure, ctx: CodeContext) -> str:
             f"call, and {doing} again failed; the questions graded before keep their points."
         )
     if failure.kind == "timeout":
+        again = ""
+        if ctx.session is not None and ctx.session.statement_by_statement:
+            again = (
+                ", nor when it was run again one top-level statement at a time with a CPU limit "
+                "on each (a statement that waits, or catches every exception, is not stopped by it)"
+            )
         return (
-            f"**Not run:** {doing} did not finish within {ctx.call_seconds:g} s (an infinite loop "
-            "or a long computation at the top level of the file?)."
+            f"**Not run:** {doing} did not finish within {ctx.call_seconds:g} s{again} (an infinite "
+            "loop or a long computation at the top level of the file?)."
         )
     if failure.kind == "crashed":
         return f"**Not run:** the process running your code ended while {doing}."

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from grader import sandbox
 from grader.course import content, variants
-from grader.engine import shortcuts
+from grader.engine import shortcuts, syntax
 from grader.engine.code import (
     BUDGET_SPENT,
     CodeContext,
@@ -40,7 +40,7 @@ from grader.engine.trusted import TrustedRuns, kept_runs, remembering
 from grader.questions import Assignment, CodeQuestion, WrittenQuestion
 from grader.records import GradeReport, QuestionResult
 from grader.sandbox import runtime
-from grader.sandbox.session import Event, WorkerSession
+from grader.sandbox.session import Event, RunOn, WorkerSession
 from grader.written.expr.checker import ExprChecker
 
 WRITTEN_SECONDS = 60.0  # wall clock for all written answers of one submission together
@@ -200,7 +200,7 @@ def _grade_code_part(run: _Run) -> None:
     if session is not None and session.missing_libraries:
         run.warnings.append(missing_library_words(session.missing_libraries))
     if session is not None and session.skipped_statements:
-        run.warnings.append(skipped_words(session.skipped_statements, ctx))
+        run.warnings.append(skipped_words(session, ctx))
 
 
 def _while_the_sandbox_starts(ctx: CodeContext, questions: list[CodeQuestion]) -> None:
@@ -463,6 +463,20 @@ def _shown_file(located: Located, code_file: str | None) -> str | None:
     return located.notebook.notebook if located.notebook is not None else code_file
 
 
+def _run_on(source: str, limits: sandbox.Limits) -> RunOn:
+    """How a `.py` whose top level fails is run on: its statements that only import or define
+    are never limited, as a notebook's cells of such statements are not, and one that runs code
+    gets a notebook cell's CPU time (docs/conventions.md, "Code")."""
+    from grader.engine.notebook_source import TimeShares, only_defines
+
+    tree = syntax.parsed(source)
+    body = tree.tree.body if tree is not None else []
+    return RunOn(
+        statement_seconds=TimeShares.for_import(limits.call_seconds).cell_seconds,
+        defining_lines=frozenset(s.lineno for s in body if only_defines(s)),
+    )
+
+
 def _code_context(
     assignment: Assignment,
     located: Located,
@@ -506,7 +520,7 @@ def _code_context(
         limits=limits,
         hide=(*content.grader_trees(), *hide),  # the grader's own trees, always
         words=failure_words,
-        run_on=located.notebook is None,
+        run_on=_run_on(source, limits) if located.notebook is None else None,
     )
     session.launch()  # the sandbox built while the trusted side works (see above)
     return CodeContext(located, source, None, session, **shared)

@@ -379,7 +379,9 @@ def _calls_nothing(node: ast.AST | None) -> bool:
     return node is None or not any(isinstance(n, (ast.Call, ast.Await)) for n in ast.walk(node))
 
 
-def _defines(stmt: ast.stmt) -> bool:
+def only_defines(stmt: ast.stmt) -> bool:
+    """Whether a statement only imports or defines (a cell of such statements, or a `.py`'s
+    top-level statement, has no time limit of its own)."""
     if isinstance(stmt, _DEFINING):
         return True
     if isinstance(stmt, ast.Expr):  # a docstring, a bare name
@@ -388,9 +390,9 @@ def _defines(stmt: ast.stmt) -> bool:
         return _calls_nothing(stmt.value)
     if isinstance(stmt, ast.Try):  # `try: import torch` / `except ImportError: torch = None`
         blocks = [stmt.body, stmt.orelse, stmt.finalbody, *(h.body for h in stmt.handlers)]
-        return all(_defines(s) for block in blocks for s in block)
+        return all(only_defines(s) for block in blocks for s in block)
     if isinstance(stmt, ast.If):
-        return _calls_nothing(stmt.test) and all(_defines(s) for s in stmt.body + stmt.orelse)
+        return _calls_nothing(stmt.test) and all(only_defines(s) for s in stmt.body + stmt.orelse)
     return False
 
 
@@ -400,7 +402,7 @@ def defines_only(code: str) -> bool:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    return all(_defines(stmt) for stmt in tree.body)
+    return all(only_defines(stmt) for stmt in tree.body)
 
 
 def _syntax_reason(err: SyntaxError, lines: list[str], offset: int) -> str:

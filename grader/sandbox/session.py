@@ -228,13 +228,26 @@ def _names_of(value: Any) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class RunOn:
+    """How a module whose top level fails while it is imported is run on (a `.py`; a notebook's
+    generated module guards its own cells): a statement that raises is skipped and the module
+    run on from the next one; an import that runs out of time is tried once more, one
+    statement at a time, each that runs code limited to `statement_seconds` of CPU time."""
+
+    statement_seconds: float
+    defining_lines: frozenset[int] = frozenset()
+    """First lines of the top-level statements that only import or define: never limited."""
+
+
+@dataclass(frozen=True)
 class SkippedStatement:
-    """A top-level statement of the module that raised while it was imported, and was skipped."""
+    """A top-level statement of the module that was skipped while the module was imported."""
 
     line: int
     """Its first line in the module's file."""
-    failure: Failure
-    """What it raised."""
+    failure: Failure | None = None
+    """What it raised; None when it was stopped at its CPU time (`stopped_after`)."""
+    stopped_after: float | None = None
 
 
 def _skipped_of(value: Any) -> tuple[SkippedStatement, ...]:
@@ -242,14 +255,16 @@ def _skipped_of(value: Any) -> tuple[SkippedStatement, ...]:
     is the student's process's)."""
     if not isinstance(value, list):
         return ()
-    return tuple(
-        SkippedStatement(s["line"], describe_error(s["error"], None))
-        for s in value[:10]
-        if isinstance(s, dict)
-        and isinstance(s.get("line"), int)
-        and not isinstance(s["line"], bool)
-        and isinstance(s.get("error"), dict)
-    )
+    out = []
+    for s in value[:10]:
+        line = s.get("line") if isinstance(s, dict) else None
+        if not isinstance(line, int) or isinstance(line, bool):
+            continue
+        if isinstance(s.get("error"), dict):
+            out.append(SkippedStatement(line, failure=describe_error(s["error"], None)))
+        elif isinstance(s.get("stopped"), (int, float)) and not isinstance(s["stopped"], bool):
+            out.append(SkippedStatement(line, stopped_after=float(s["stopped"])))
+    return tuple(out)
 
 
 def _shortcuts_of(reply: dict) -> tuple[list[str], list[ShortcutUse]]:
@@ -342,13 +357,14 @@ class WorkerSession:
         limits: sandbox.Limits = sandbox.Limits(),
         hide: tuple[Path, ...] = (),
         words: Callable[[Failure], str] = plain_words,
-        run_on: bool = False,
+        run_on: RunOn | None = None,
     ) -> None:
         self.files = files
         self.module = module
-        # a top-level statement of the module that raises is skipped and the module run on
-        # from the next one (a .py; a notebook's generated module guards its own cells)
         self.run_on = run_on
+        # the first import ran out of time, and the module is imported one statement at a time
+        # since (`RunOn`)
+        self.statement_by_statement = False
         self.preload = preload
         self.tripwires = tripwires
         self.not_shortcuts = not_shortcuts  # names under a banned module that are never refused
@@ -421,8 +437,20 @@ class WorkerSession:
         )
         # the import asked for at once: the module is imported while this side is busy
         # (`_ensure_ready` reads both replies, and times the import from the preload's end)
-        self._send({"op": "import", "module": self.module, "resume": self.run_on})
+        self._send({"op": "import", "module": self.module, **self._run_on_request()})
         self._ready = False
+
+    def _run_on_request(self) -> dict[str, Any]:
+        """The import request's part that says how the module's top level is run on."""
+        if self.run_on is None:
+            return {}
+        guard = {
+            "seconds": self.run_on.statement_seconds,
+            "free": sorted(self.run_on.defining_lines),
+            # stopped at its CPU time by the first import: not run again by a restart's
+            "skip": sorted(s.line for s in self.skipped_statements if s.stopped_after),
+        }
+        return {"resume": True, "guard": guard if self.statement_by_statement else None}
 
     @property
     def isolated(self) -> bool:
@@ -510,6 +538,16 @@ class WorkerSession:
             self._receive(timeout)  # the hello reply: preloads done
             reply, _ = self._receive(max(0.5, min(self.remaining(), self.limits.call_seconds)))
         except _Timeout:
+            if self.run_on is not None and not restarting and not self.statement_by_statement:
+                # once more, one statement at a time, each that runs code limited (`RunOn`)
+                self.statement_by_statement = True
+                if self.proc is not None:
+                    self._collect_output()
+                    self.proc.kill(reason="the import ran out of time: once more, by statements")
+                    self.proc = None
+                self.launch()
+                self.wait_started()
+                return self._ensure_ready()
             self._kill_for(
                 "import-timeout",
                 f"stopped after {self.limits.call_seconds:g} s while importing `{self.module}.py`",

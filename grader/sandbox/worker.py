@@ -720,25 +720,23 @@ def _hello(request: dict, guard: _ShortcutGuard, state: dict[str, Any]) -> None:
 
 
 def _import_student(request: dict, tools: dict[str, Any], state: dict[str, Any]) -> dict:
-    import importlib.util
-
     tools["begin"]("import")
     missing = state["missing"]
     name, files = str(request.get("module")), state["files"]
+    guard = _guard_of(request.get("guard"))
     skipped: list[dict] = []
     while True:
         module = None
         try:
-            spec = importlib.util.find_spec(name)
-            if spec is None or spec.loader is None:
-                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module  # as `import` does: the module may import itself
-            spec.loader.exec_module(module)
+            module = _new_module(name)
+            if guard is None:
+                module.__spec__.loader.exec_module(module)
+            else:  # the whole import ran out of time once: one statement at a time, limited
+                skipped = _run_on(module, _statements(module), -1, tools["error"], state, guard)
             state["module"] = sys.modules.get(name, module)
             error = None
         except BaseException as exc:  # noqa: BLE001 - anything the student's import does
-            library = _missing_library(exc, state["files"])
+            library = _missing_library(exc, files)
             if (
                 library is not None
                 and library not in missing.names
@@ -750,11 +748,11 @@ def _import_student(request: dict, tools: dict[str, Any], state: dict[str, Any])
             failed = _top_statement(exc, module) if request.get("resume") else None
             if failed is None:
                 sys.modules.pop(name, None)
-                error = tools["error"](exc, state["files"])
+                error = tools["error"](exc, files)
             else:
                 body, index = failed
                 skipped.append({"line": body[index].lineno, "error": tools["error"](exc, files)})
-                skipped += _run_on(module, body, index, tools["error"], files)
+                skipped += _run_on(module, body, index, tools["error"], state, None)
                 state["module"] = module
                 error = None
         break
@@ -770,18 +768,37 @@ def _import_student(request: dict, tools: dict[str, Any], state: dict[str, Any])
     return out
 
 
-MAX_SKIPPED = 10  # top-level statements that raised, reported from one import
+MAX_SKIPPED = 10  # top-level statements skipped, reported from one import
 RUN_ON = (Exception, SystemExit)  # what a skipped statement may raise (not ShortcutRefused)
+
+
+def _new_module(name: str) -> Any:
+    """The student's module, made as `import` makes it and entered in `sys.modules` (it may
+    import itself), not yet run."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    return module
+
+
+def _statements(module: Any) -> list[Any]:
+    """The module file's top-level statements (SyntaxError when it does not parse)."""
+    import ast
+    import importlib.util
+
+    with open(module.__file__, "rb") as fh:
+        return ast.parse(importlib.util.decode_source(fh.read()), module.__file__).body
 
 
 def _top_statement(exc: BaseException, module: Any) -> tuple[list[Any], int] | None:
     """Where the module's own top level raised `exc` (an Exception, or SystemExit from a
     `sys.exit()` left at the top level): the file's top-level statements and the index of the
-    one that raised. None when the module's code did not run (a syntax error),
-    or raised elsewhere."""
-    import ast
-    import importlib.util
-
+    one that raised. None when the module's code did not run (a syntax error), or raised
+    elsewhere."""
     if not isinstance(exc, RUN_ON) or module is None:
         return None
     tb, line = exc.__traceback__, None
@@ -791,39 +808,103 @@ def _top_statement(exc: BaseException, module: Any) -> tuple[list[Any], int] | N
             line = tb.tb_lineno
             break
         tb = tb.tb_next
-    path = getattr(module, "__file__", None)
-    if line is None or not path:
+    if line is None or not getattr(module, "__file__", None):
         return None
     try:
-        with open(path, "rb") as fh:
-            tree = ast.parse(importlib.util.decode_source(fh.read()), path)
+        body = _statements(module)
     except (OSError, SyntaxError, ValueError):
         return None
-    for i, stmt in enumerate(tree.body):
+    for i, stmt in enumerate(body):
         if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
-            return tree.body, i
+            return body, i
     return None
 
 
-def _run_on(module: Any, body: list[Any], failed: int, error: Any, files: set[str]) -> list[dict]:
-    """The module's top-level statements after the one that raised, run one at a time in its
-    namespace, as a notebook runs its next cell: each one that raises is skipped too."""
+class _Overran(BaseException):  # noqa: N818 - not an Exception: `except Exception` must not catch it
+    """A top-level statement used up its CPU time (`_run_on` with a guard)."""
+
+
+def _guard_of(value: Any) -> tuple[float, frozenset[int], frozenset[int]] | None:
+    """The import request's guard: the CPU seconds a top-level statement that runs code may
+    use, the first lines of those that only import or define (never limited), and of those
+    not to run at all (stopped by an earlier import of this submission's)."""
+    if not isinstance(value, dict):
+        return None
+    seconds, free, skip = value.get("seconds"), value.get("free"), value.get("skip")
+    if not isinstance(seconds, (int, float)) or seconds <= 0:
+        return None
+    lines = [
+        frozenset(n for n in v if isinstance(n, int)) if isinstance(v, list) else frozenset()
+        for v in (free, skip)
+    ]
+    return float(seconds), lines[0], lines[1]
+
+
+@contextlib.contextmanager
+def _cpu_limited(seconds: float) -> Any:
+    """Raise `_Overran` in the code run inside once it has used `seconds` of CPU time (again
+    every 50 ms, should the code catch it)."""
+    import signal
+
+    def stop(_signum: int, _frame: Any) -> None:
+        raise _Overran
+
+    previous = signal.signal(signal.SIGPROF, stop)
+    signal.setitimer(signal.ITIMER_PROF, seconds, 0.05)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
+def _run_on(
+    module: Any,
+    body: list[Any],
+    failed: int,
+    error: Any,
+    state: dict[str, Any],
+    guard: tuple[float, frozenset[int], frozenset[int]] | None,
+) -> list[dict]:
+    """The module's top-level statements after the one that raised (`failed`; -1: all), run
+    one at a time in its namespace, as a notebook runs its next cell: each one that raises is
+    skipped too (one that imports a library this environment lacks is run again with a
+    stand-in for it, as a whole import is). With a `guard`, each statement that runs code is
+    stopped and skipped once it has used the guard's CPU time, and those it names as stopped
+    before are not run."""
     import __future__
 
     import ast
 
+    files, missing = state["files"], state["missing"]
     flags = 0
     for stmt in body:  # `from __future__ import annotations` holds for every statement
         if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
             for alias in stmt.names:
                 flags |= getattr(getattr(__future__, alias.name, None), "compiler_flag", 0)
-    skipped = []
+    skipped: list[dict] = []
     for stmt in body[failed + 1 :]:
-        try:
-            code = compile(ast.Module([stmt], []), module.__file__, "exec", flags, True)
-            exec(code, module.__dict__)  # noqa: S102 - the student's own statement
-        except RUN_ON as exc:
-            skipped.append({"line": stmt.lineno, "error": error(exc, files)})
+        if guard is not None and stmt.lineno in guard[2]:
+            continue
+        limited = guard is not None and stmt.lineno not in guard[1]
+        while True:
+            try:
+                code = compile(ast.Module([stmt], []), module.__file__, "exec", flags, True)
+                with _cpu_limited(guard[0]) if limited else contextlib.nullcontext():
+                    exec(code, module.__dict__)  # noqa: S102 - the student's own statement
+            except _Overran:
+                skipped.append({"line": stmt.lineno, "stopped": guard[0]})
+            except RUN_ON as exc:
+                library = _missing_library(exc, files)
+                if (
+                    library is not None
+                    and library not in missing.names
+                    and len(missing.names) < MAX_MISSING
+                ):
+                    missing.names.add(library)  # the statement again, with a stand-in for it
+                    continue
+                skipped.append({"line": stmt.lineno, "error": error(exc, files)})
+            break
     return skipped
 
 

@@ -1,6 +1,14 @@
 # ruff: noqa - a fragment appended to the solution, with placeholders; hostile on purpose
 # ---- hostile part: hanging at import ------------------------------------------------------
-# The module never finishes importing: every code question is lost, the written ones are not.
+# The module never finishes importing, and cannot be cut short: it waits rather than computes
+# (a statement's limit counts CPU time) and swallows every exception, the limit's own too.
+# Every code question is lost, the written ones are not.
+import time as _time
+
 _n = 0
 while True:
-    _n += 1
+    try:
+        _n += 1
+        _time.sleep(0.01)
+    except BaseException:
+        pass
