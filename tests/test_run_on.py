@@ -170,3 +170,14 @@ def test_a_training_loop_left_at_the_top_level_is_stopped_and_the_functions_grad
     line = _line(source, TRAINING.splitlines()[1])
     assert f"line {line} (`for epoch in range(10**9):" in note, note
     assert "was stopped after 1 s of CPU time" in note, note
+
+
+def test_a_missing_library_after_a_skipped_line_still_gets_its_stand_in(submit):
+    """Past a skipped line, `import seaborn` (not installed here) is run again with a stand-in,
+    as a whole import is (docs/conventions.md): a note names the library, not a skipped line."""
+    source = _with("vectors = np.load('glove.npy')\nimport seaborn_is_not_installed as sns")
+    report = _grade(submit, source)
+    assert [q.score for q in report.questions] == [q.max_score for q in report.questions]
+    (note,) = [w for w in report.warnings if "was imported" in w]
+    assert "`FileNotFoundError" in note and "seaborn" not in note, note
+    assert any("`seaborn_is_not_installed` is not installed" in w for w in report.warnings)
