@@ -260,6 +260,9 @@ class CodeContext:
     """The limit on one call, for the words of a timeout."""
     cases: dict[str, list[Case] | Exception] = field(default_factory=dict)
     """Cases built before the question ran (while the sandbox started): taken once each."""
+    left_out: tuple[syntax.LeftOut, ...] = ()
+    """Top-level statements blanked out of the code file for their syntax errors (`source` is
+    the file without them)."""
 
     def take_cases(self, q: CodeQuestion) -> list[Case]:
         """The question's cases: built already (what building them raised, raised now), or now."""
@@ -293,6 +296,14 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
         result.error = ctx.file_problem
         return result
     assert ctx.source is not None and ctx.session is not None
+    left = next((left for left in ctx.left_out if q.function in left.defines), None)
+    if left is not None and q.function not in _top_level_names(ctx.source):
+        at = f" (`{left.text[:SOURCE_CHARS]}`)" if left.text else ""
+        result.error = result.lead = (
+            f"**Not run:** `{q.function}` was left out with the statements around the syntax "
+            f"error at line {left.line}{at}: {left.message}. Fix it to have this question graded."
+        )
+        return result
     if q.forbidden and _ban(q, ctx, result):
         return result
     cases = ctx.take_cases(q)
@@ -330,6 +341,39 @@ def missing_library_words(names: tuple[str, ...]) -> str:
         f"{'its import was' if one else 'their imports were'} given a stand-in, so only a "
         f"function that uses {'it' if one else 'them'} fails (remove the import if your "
         "functions do not need it)"
+    )
+
+
+def _top_level_names(source: str) -> set[str]:
+    """The names a module's top-level statements bind by `def`, `class`, `=` or `import`."""
+    tree = syntax.parsed(source)
+    names: set[str] = set()
+    for stmt in tree.tree.body if tree is not None else []:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).partition(".")[0] for a in stmt.names}
+    return names
+
+
+def left_out_words(ctx: CodeContext) -> str:
+    """The note for the top-level statements left out of the file for their syntax errors."""
+
+    def one(left: syntax.LeftOut) -> str:
+        lines = (
+            f"line {left.first}" if left.first == left.last else f"lines {left.first}–{left.last}"
+        )
+        at = f": `{left.text[:SOURCE_CHARS]}`" if left.text else ""
+        return f"{lines}, for the syntax error at line {left.line}{at} ({left.message})"
+
+    return (
+        f"`{ctx.shown_file or ctx.code_file}` does not parse as Python, so the top-level "
+        f"statements with the errors were left out and the rest of the file graded: "
+        + "; ".join(one(left) for left in ctx.left_out)
+        + ". A function defined there is missing: fix the error to have it graded"
     )
 
 

@@ -30,6 +30,7 @@ from grader.engine.code import (
     CodeContext,
     as_source_spot,
     grade_code,
+    left_out_words,
     missing_library_words,
     skipped_words,
     syntax_problem,
@@ -185,6 +186,8 @@ def _grade_code_part(run: _Run) -> None:
             run.failed(q, number, "starting the worker", exc)
         return
     run.session = session = ctx.session
+    if ctx.left_out:
+        run.warnings.append(left_out_words(ctx))
     if located.notebook is not None:
         run.warnings += _notebook().cell_notes(session, located)  # cells that raised or overran
     for number, q in questions:
@@ -498,13 +501,19 @@ def _code_context(
     source = located.text(name)
     if source is None:
         return CodeContext(located, None, located.missing_message(name), None, **shared)
+    left_out: tuple[syntax.LeftOut, ...] = ()
     if located.notebook is None:
         problem = syntax_problem(shared["shown_file"], source)
+        salvaged = syntax.without_broken_statements(source) if problem is not None else None
+        if salvaged is not None:  # the statements with the errors left out, the rest graded
+            (source, left_out), problem = salvaged, None
     else:
         problem = syntax_problem(shared["shown_file"], source, _notebook().line_words(located))
     if problem is not None:
         return CodeContext(located, source, problem, None, **shared)
     py_files = {k: v for k, v in located.files.items() if k.endswith(".py")}
+    if left_out:
+        py_files[name] = source.encode("utf-8")
     uses_torch = assignment.preload_torch or any(
         _TORCH_IMPORT.search(v.decode("utf-8", "replace")) for v in py_files.values()
     )
@@ -523,4 +532,4 @@ def _code_context(
         run_on=_run_on(source, limits) if located.notebook is None else None,
     )
     session.launch()  # the sandbox built while the trusted side works (see above)
-    return CodeContext(located, source, None, session, **shared)
+    return CodeContext(located, source, None, session, left_out=left_out, **shared)
