@@ -567,6 +567,16 @@ def _missing_library(exc: BaseException, files: set[str]) -> str | None:
     return root if inner and os.path.basename(inner[-1].filename) in files else None
 
 
+def _stand_in_for(exc: BaseException, files: set[str], missing: Any) -> bool:
+    """Whether `exc` is the student's import of a library this environment lacks that may get a
+    stand-in (one more, up to `MAX_MISSING`): then it is given one, and the import is run again."""
+    library = _missing_library(exc, files)
+    if library is None or library in missing.names or len(missing.names) >= MAX_MISSING:
+        return False
+    missing.names.add(library)
+    return True
+
+
 def _hits_json(hits: list[tuple[str, str, int, str]]) -> dict[str, Any]:
     labels: list[str] = []
     for h in hits:
@@ -736,13 +746,7 @@ def _import_student(request: dict, tools: dict[str, Any], state: dict[str, Any])
             state["module"] = sys.modules.get(name, module)
             error = None
         except BaseException as exc:  # noqa: BLE001 - anything the student's import does
-            library = _missing_library(exc, files)
-            if (
-                library is not None
-                and library not in missing.names
-                and len(missing.names) < MAX_MISSING
-            ):
-                missing.names.add(library)  # again, with a stand-in for it
+            if _stand_in_for(exc, files, missing):  # again, with a stand-in for it
                 sys.modules.pop(name, None)
                 continue
             failed = _top_statement(exc, module) if request.get("resume") else None
@@ -895,13 +899,7 @@ def _run_on(
             except _Overran:
                 skipped.append({"line": stmt.lineno, "stopped": guard[0]})
             except RUN_ON as exc:
-                library = _missing_library(exc, files)
-                if (
-                    library is not None
-                    and library not in missing.names
-                    and len(missing.names) < MAX_MISSING
-                ):
-                    missing.names.add(library)  # the statement again, with a stand-in for it
+                if _stand_in_for(exc, files, missing):  # the statement again, with a stand-in
                     continue
                 skipped.append({"line": stmt.lineno, "error": error(exc, files)})
             break
