@@ -909,7 +909,7 @@ def _forget_stood_in_stops(
     if stops and all(v.rescued and v.stopped for v in stops):
         result.error = None
         result.failure_kinds = tuple(
-            k for k in result.failure_kinds if k not in ("timeout", "crashed")
+            k for k in result.failure_kinds if k not in follow.STOPPED_KINDS
         )
 
 

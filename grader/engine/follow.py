@@ -201,6 +201,10 @@ earlier function that loops or ends the process may cause them; one re-run that 
 question's own code then loops or crashes, and a re-run costs up to a call's time limit) ends
 the re-runs of such cases for the question."""
 
+STOPPED_KINDS = ("timeout", "crashed")
+"""The call failures behind a STOPPED case that a re-run may make right (not the submission's
+budget running out, nor an import that failed)."""
+
 WRONG_VALUES = (Category.VALUES,)
 """A case's failure that an earlier function's wrong values may cause, with no mistake charged
 there that reproduces it (none named, or one this question cannot compute): re-run the same way,
@@ -258,9 +262,7 @@ def with_stand_ins(
             and category in STOPPED
             # None: not run after a timeout (a refused shortcut or a stub's first case scores
             # the question before it is judged: grader/engine/code.py, `_stopped`)
-            and (
-                outcome is None or (failure is not None and failure.kind in ("timeout", "crashed"))
-            )
+            and (outcome is None or (failure is not None and failure.kind in STOPPED_KINDS))
             and ctx.session.remaining() > ctx.call_seconds + STAND_IN_MARGIN
         ):
             v = _judged_with(q, case, outcome, v, ctx, helpers, share, diagnose, stopped=True)
