@@ -232,6 +232,19 @@ def _share_as_a_pool_process_does(config: pytest.Config) -> None:
     config.add_cleanup(shared.close)
 
 
+@pytest.fixture(scope="module")
+def trusted_outputs_kept() -> Any:
+    """The reference's and the mutants' outputs kept across a module's tests (the TrustedRuns
+    its gradings share), for the tests that call the diagnosis themselves: a module that asks
+    for it runs each function once per case, as a batch's pool process does, where each
+    test's every `explain` ran every mutant again (the validity modules: tens of CPU-seconds)."""
+    from grader.engine.trusted import TrustedRuns, remembering
+
+    runs = grade_submission.__kwdefaults__.get("runs") or TrustedRuns()
+    with remembering(runs):
+        yield runs
+
+
 @pytest.fixture(autouse=True)
 def _warm_as_wanted() -> Any:
     """After each test, the warm templates on or off as the suite wants them (`SEQGRADE_WARM`),

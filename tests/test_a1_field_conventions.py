@@ -30,6 +30,8 @@ from grader import catalog
 from grader.engine.trusted import run_trusted
 from grader.suites import a1_word_vectors as a1
 
+pytestmark = pytest.mark.usefixtures("trusted_outputs_kept")
+
 scipy_special = pytest.importorskip("scipy.special")
 torch = pytest.importorskip("torch")
 

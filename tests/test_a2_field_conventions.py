@@ -24,6 +24,8 @@ from grader import catalog
 from grader.engine.trusted import run_trusted
 from grader.suites import a2_rnn_bptt as a2
 
+pytestmark = pytest.mark.usefixtures("trusted_outputs_kept")
+
 torch = pytest.importorskip("torch")
 
 SOLUTION = (ROOT / "solutions" / "a2_rnn_bptt" / "rnn.py").read_text()

@@ -19,6 +19,8 @@ from grader.engine.grade import grade_submission
 from grader.questions import Assignment, Case, CodeQuestion
 from reference.functional import softmax
 
+pytestmark = pytest.mark.usefixtures("trusted_outputs_kept")
+
 
 def attend_ref(S, V, *, axis=-1, sign=1.0):
     """softmax(S) @ V, with hooks: the softmax axis, and a sign (a toy own mistake)."""

@@ -24,6 +24,8 @@ from grader.suites import a1_word_vectors as a1
 from grader.suites import a3_gated_seq2seq as a3
 from grader.suites import a6_pretraining_scale as a6
 
+pytestmark = pytest.mark.usefixtures("trusted_outputs_kept")
+
 SEEDS = range(6)
 
 

@@ -35,6 +35,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import mutation_testing as mt  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("trusted_outputs_kept")
+
 SEEDS = range(12)
 LN2 = np.log(2.0)
 

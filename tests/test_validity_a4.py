@@ -41,6 +41,7 @@ from grader.suites import a4_transformer as a4
 # deprecation of torch's `__array_wrap__` signature, 130 times per run, burying any new warning.
 # One held-out file copies its input with `torch.tensor(x)` as students do, which torch warns of.
 pytestmark = [
+    pytest.mark.usefixtures("trusted_outputs_kept"),
     pytest.mark.filterwarnings(
         "ignore:__array_wrap__ must accept context and return_scalar:DeprecationWarning"
     ),

@@ -18,6 +18,8 @@ from conftest import ROOT
 from grader.engine.combos import combine, together
 from grader.mutants import Forms
 
+pytestmark = pytest.mark.usefixtures("trusted_outputs_kept")
+
 A1 = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text()
 A4 = (ROOT / "solutions" / "a4_transformer" / "transformer.py").read_text()
 
