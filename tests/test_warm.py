@@ -337,8 +337,11 @@ def test_warm_workers_draw_different_random_numbers_as_fresh_ones_do(program, wa
     seen = []
     for _ in range(2):
         proc = sandbox.spawn(
-            program, {}, limits=sandbox.Limits(submission_seconds=60.0), warm=("numpy", "torch")
-        )
+            program,
+            {},
+            limits=sandbox.Limits(submission_seconds=60.0),
+            warm=runtime.preload(torch=True),
+        )  # the template a grade that uses torch forks from (started once per test process)
         with proc:
             reply = ask(proc, draw)
             assert reply["ok"], reply
