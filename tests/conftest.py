@@ -104,6 +104,7 @@ SLOW_TESTS = {
     "test_engine_stand_in.py::test_a_softmax_that_gives_no_answer_is_charged_once_not_in_skipgram[hangs]",
     "test_engine_stand_in.py::test_a_skipgram_that_hangs_by_itself_is_re_run_once_and_earns_nothing",
     "test_run_on.py::test_a_training_loop_left_at_the_top_level_is_stopped_and_the_functions_graded",
+    "test_run_on.py::test_a_statement_that_waits_is_stopped_at_the_import_time_and_the_functions_graded",
     "test_feedback.py::test_the_decoder_block_names_a_mistake_of_a_shared_part",
     "test_feedback.py::test_a_fully_masked_row_is_explained_as_such",
     "test_feedback.py::test_a_student_missing_1_over_T_in_the_gradients_sees_it_in_the_table",

@@ -172,6 +172,33 @@ def test_a_training_loop_left_at_the_top_level_is_stopped_and_the_functions_grad
     assert "was stopped after 1 s of CPU time" in note, note
 
 
+WAITING = 'import time\ntime.sleep(3600)  # until the data has downloaded\nprint("ready")'
+
+
+def test_a_statement_that_waits_is_stopped_at_the_import_time_and_the_functions_graded(submit):
+    """A wait computes nothing, so no CPU limit stops it: in the re-import one statement at a
+    time it is stopped when the import's time runs out, as a notebook's cell is at its hard
+    stop; a later statement that runs code is then not run at all, and the definitions after
+    it still are (a quarter of a second each past the stop)."""
+    import dataclasses
+
+    source = _with(WAITING)
+    a1 = only(registry.load("a1"), *QUESTIONS)
+    limits = dataclasses.replace(FAST, call_seconds=2.0)
+    report = grade_submission(submit({"word_vectors.py": source}), a1, limits=limits)
+    assert [q.score for q in report.questions] == [q.max_score for q in report.questions], [
+        q.feedback for q in report.questions
+    ]
+    (note,) = [w for w in report.warnings if "importing" in w]
+    assert "`word_vectors.py` did not finish importing within 2 s" in note, note
+    wait, ready = _line(source, WAITING.splitlines()[1]), _line(source, 'print("ready")')
+    assert (
+        f"line {wait} (`time.sleep(3600)  # until the data has downloaded`) was stopped when "
+        "the time for importing the file ran out" in note
+    ), note
+    assert f'line {ready} (`print("ready")`) was not run: the time for importing' in note, note
+
+
 def test_a_missing_library_after_a_skipped_line_still_gets_its_stand_in(submit):
     """Past a skipped line, `import seaborn` (not installed here) is run again with a stand-in,
     as a whole import is (docs/conventions.md): a note names the library, not a skipped line."""

@@ -388,8 +388,12 @@ def skipped_words(session: WorkerSession, ctx: CodeContext) -> str:
         text = lines[s.line - 1].strip() if 0 < s.line <= len(lines) else ""
         quoted = f" (`{text[:57] + '…' if len(text) > 60 else text}`)" if text else ""
         f = s.failure
+        if s.stopped == "not-run":
+            return f"line {s.line}{quoted} was not run: the time for importing the file was spent"
+        if s.stopped == "wall":
+            return f"line {s.line}{quoted} was stopped when the time for importing the file ran out"
         if f is None:
-            return f"line {s.line}{quoted} was stopped after {s.stopped_after:g} s of CPU time"
+            return f"line {s.line}{quoted} was stopped after {s.stopped_after or 0:g} s of CPU time"
         if f.cause == "exit-raised":
             return f"line {s.line}{quoted} ends the program (`{f.detail}`)"
         said = f.exception or f.exception_type or "an exception"
@@ -399,8 +403,9 @@ def skipped_words(session: WorkerSession, ctx: CodeContext) -> str:
     if session.statement_by_statement and session.run_on is not None:
         head = (
             f"`{shown}` did not finish importing within {ctx.call_seconds:g} s, so it was run "
-            "again one top-level statement at a time, each that runs code limited to "
-            f"{session.run_on.statement_seconds:g} s of CPU time: "
+            "again one top-level statement at a time, as a notebook's cells are: each that runs "
+            f"code may compute for {session.run_on.statement_seconds:g} s of CPU time, and all "
+            f"together have {session.run_on.hard_stop:g} s: "
         )
     else:
         head = f"when `{shown}` was imported, "

@@ -467,15 +467,19 @@ def _shown_file(located: Located, code_file: str | None) -> str | None:
 
 
 def _run_on(source: str, limits: sandbox.Limits) -> RunOn:
-    """How a `.py` whose top level fails is run on: its statements that only import or define
-    are never limited, as a notebook's cells of such statements are not, and one that runs code
-    gets a notebook cell's CPU time (docs/conventions.md, "Code")."""
+    """How a `.py` whose top level fails is run on, by a notebook's time rules: its statements
+    that only import or define have no CPU limit, as a notebook's cells of such statements have
+    none; one that runs code gets a notebook cell's CPU time and starts only within the cells'
+    budget; every one is stopped at the notebook's hard stop (docs/conventions.md, "Code")."""
     from grader.engine.notebook_source import TimeShares, only_defines
 
     tree = syntax.parsed(source)
     body = tree.tree.body if tree is not None else []
+    shares = TimeShares.for_import(limits.call_seconds)
     return RunOn(
-        statement_seconds=TimeShares.for_import(limits.call_seconds).cell_seconds,
+        statement_seconds=shares.cell_seconds,
+        budget=shares.budget,
+        hard_stop=shares.hard_stop,
         defining_lines=frozenset(s.lineno for s in body if only_defines(s)),
     )
 

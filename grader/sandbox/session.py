@@ -232,11 +232,18 @@ class RunOn:
     """How a module whose top level fails while it is imported is run on (a `.py`; a notebook's
     generated module guards its own cells): a statement that raises is skipped and the module
     run on from the next one; an import that runs out of time is tried once more, one
-    statement at a time, each that runs code limited to `statement_seconds` of CPU time."""
+    statement at a time, by the time rules of a notebook's cells."""
 
     statement_seconds: float
+    """CPU seconds a statement that runs code may use."""
+    budget: float
+    """Wall seconds into the import after which a statement that runs code is not started."""
+    hard_stop: float
+    """Wall seconds into the import at which a running statement is stopped (one that only
+    imports or defines still gets a quarter of a second past it)."""
     defining_lines: frozenset[int] = frozenset()
-    """First lines of the top-level statements that only import or define: never limited."""
+    """First lines of the top-level statements that only import or define: no CPU limit, and
+    started whenever their turn comes."""
 
 
 @dataclass(frozen=True)
@@ -246,8 +253,13 @@ class SkippedStatement:
     line: int
     """Its first line in the module's file."""
     failure: Failure | None = None
-    """What it raised; None when it was stopped at its CPU time (`stopped_after`)."""
+    """What it raised; None when it was stopped (`stopped`)."""
+    stopped: str = ""
+    """Why it was stopped, in a re-import one statement at a time: "cpu" (it used up its CPU
+    time), "wall" (the import's time ran out while it ran: it waited rather than computed) or
+    "not-run" (the import's time for code was spent before its turn)."""
     stopped_after: float | None = None
+    """Seconds it ran until stopped: CPU seconds ("cpu"), wall seconds ("wall")."""
 
 
 def _skipped_of(value: Any) -> tuple[SkippedStatement, ...]:
@@ -262,8 +274,14 @@ def _skipped_of(value: Any) -> tuple[SkippedStatement, ...]:
             continue
         if isinstance(s.get("error"), dict):
             out.append(SkippedStatement(line, failure=describe_error(s["error"], None)))
-        elif isinstance(s.get("stopped"), (int, float)) and not isinstance(s["stopped"], bool):
-            out.append(SkippedStatement(line, stopped_after=float(s["stopped"])))
+        elif s.get("stopped") in ("cpu", "wall", "not-run"):
+            seconds = s.get("seconds")
+            number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+            out.append(
+                SkippedStatement(
+                    line, stopped=s["stopped"], stopped_after=float(seconds) if number else None
+                )
+            )
     return tuple(out)
 
 
@@ -446,9 +464,11 @@ class WorkerSession:
             return {}
         guard = {
             "seconds": self.run_on.statement_seconds,
+            "budget": self.run_on.budget,
+            "hard_stop": self.run_on.hard_stop,
             "free": sorted(self.run_on.defining_lines),
-            # stopped at its CPU time by the first import: not run again by a restart's
-            "skip": sorted(s.line for s in self.skipped_statements if s.stopped_after),
+            # stopped (or not run) by the first import: not run again by a restart's
+            "skip": sorted(s.line for s in self.skipped_statements if s.stopped),
         }
         return {"resume": True, "guard": guard if self.statement_by_statement else None}
 

@@ -825,41 +825,84 @@ def _top_statement(exc: BaseException, module: Any) -> tuple[list[Any], int] | N
 
 
 class _Overran(BaseException):  # noqa: N818 - not an Exception: `except Exception` must not catch it
-    """A top-level statement used up its CPU time (`_run_on` with a guard)."""
+    """A top-level statement ran past its limit (`_run_on` with a guard): `kind` "cpu" (it used
+    up its CPU time) or "wall" (the import's time ran out while it ran)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
 
 
-def _guard_of(value: Any) -> tuple[float, frozenset[int], frozenset[int]] | None:
-    """The import request's guard: the CPU seconds a top-level statement that runs code may
-    use, the first lines of those that only import or define (never limited), and of those
-    not to run at all (stopped by an earlier import of this submission's)."""
+class _Guard:
+    """The import request's guard for a re-import one statement at a time, a notebook's cells'
+    time rules: a statement that runs code may compute for `seconds` of CPU time and is started
+    only within `budget` wall seconds of the import; every statement is stopped at `hard_stop`
+    (a definition still gets a quarter of a second past it). `free`: the first lines of the
+    statements that only import or define (no CPU limit, started whenever their turn comes);
+    `skip`: of those stopped by an earlier import of this submission's (not run again)."""
+
+    def __init__(
+        self,
+        seconds: float,
+        budget: float,
+        hard_stop: float,
+        free: frozenset[int],
+        skip: frozenset[int],
+    ) -> None:
+        self.seconds, self.budget, self.hard_stop = seconds, budget, hard_stop
+        self.free, self.skip = free, skip
+
+
+def _guard_of(value: Any) -> _Guard | None:
+    """The guard the import request carries, checked as plain data (None: no guard)."""
     if not isinstance(value, dict):
         return None
-    seconds, free, skip = value.get("seconds"), value.get("free"), value.get("skip")
-    if not isinstance(seconds, (int, float)) or seconds <= 0:
+    numbers = [value.get(k) for k in ("seconds", "budget", "hard_stop")]
+    if not all(isinstance(n, (int, float)) and not isinstance(n, bool) and n > 0 for n in numbers):
         return None
-    lines = [
+    free, skip = (
         frozenset(n for n in v if isinstance(n, int)) if isinstance(v, list) else frozenset()
-        for v in (free, skip)
-    ]
-    return float(seconds), lines[0], lines[1]
+        for v in (value.get("free"), value.get("skip"))
+    )
+    return _Guard(*(float(n) for n in numbers), free, skip)
 
 
 @contextlib.contextmanager
-def _cpu_limited(seconds: float) -> Any:
-    """Raise `_Overran` in the code run inside once it has used `seconds` of CPU time (again
-    every 50 ms, should the code catch it)."""
+def _limited(cpu: float | None, wall: float) -> Any:
+    """Raise `_Overran` in the code run inside once it has used `cpu` seconds of CPU time (None:
+    no such limit) or run for `wall` seconds, and again every 50 ms should the code catch it.
+    Only the student's code is interrupted: a tick that lands in the worker's own code (this
+    limit's ending, an import hook) is let pass, the next one stops the student's. The worker's
+    own deadline (an alarm() where the sandbox has no init) stays: the wall limit ends before
+    it, and it is armed again after."""
     import signal
+    import time
 
-    def stop(_signum: int, _frame: Any) -> None:
-        raise _Overran
+    started = time.monotonic()
+    outer = signal.getitimer(signal.ITIMER_REAL)[0]
+    if outer:
+        wall = min(wall, max(0.05, outer - 0.5))
 
-    previous = signal.signal(signal.SIGPROF, stop)
-    signal.setitimer(signal.ITIMER_PROF, seconds, 0.05)
+    def stop(signum: int, frame: Any) -> None:
+        if frame is not None and frame.f_code.co_filename in ours:
+            return
+        raise _Overran("cpu" if signum == signal.SIGPROF else "wall")
+
+    ours = (stop.__code__.co_filename, contextlib.__file__)
+
+    on_prof, on_alarm = signal.signal(signal.SIGPROF, stop), signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, wall, 0.05)
+    if cpu is not None:
+        signal.setitimer(signal.ITIMER_PROF, cpu, 0.05)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGPROF, previous)
+        signal.signal(signal.SIGPROF, on_prof)
+        signal.signal(signal.SIGALRM, on_alarm)
+        if outer:
+            signal.setitimer(signal.ITIMER_REAL, max(0.001, outer - (time.monotonic() - started)))
 
 
 def _run_on(
@@ -868,17 +911,17 @@ def _run_on(
     failed: int,
     error: Any,
     state: dict[str, Any],
-    guard: tuple[float, frozenset[int], frozenset[int]] | None,
+    guard: _Guard | None,
 ) -> list[dict]:
     """The module's top-level statements after the one that raised (`failed`; -1: all), run
     one at a time in its namespace, as a notebook runs its next cell: each one that raises is
     skipped too (one that imports a library this environment lacks is run again with a
-    stand-in for it, as a whole import is). With a `guard`, each statement that runs code is
-    stopped and skipped once it has used the guard's CPU time, and those it names as stopped
-    before are not run."""
+    stand-in for it, as a whole import is). With a `guard`, each statement runs by its time
+    rules, is skipped once stopped, and those it names as stopped before are not run."""
     import __future__
 
     import ast
+    import time
 
     files, missing = state["files"], state["missing"]
     flags = 0
@@ -887,17 +930,31 @@ def _run_on(
             for alias in stmt.names:
                 flags |= getattr(getattr(__future__, alias.name, None), "compiler_flag", 0)
     skipped: list[dict] = []
+    started = time.monotonic()
     for stmt in body[failed + 1 :]:
-        if guard is not None and stmt.lineno in guard[2]:
+        if guard is not None and stmt.lineno in guard.skip:
             continue
-        limited = guard is not None and stmt.lineno not in guard[1]
+        limited = guard is not None and stmt.lineno not in guard.free
+        if limited and time.monotonic() - started > guard.budget:
+            skipped.append({"line": stmt.lineno, "stopped": "not-run"})
+            continue
         while True:
+            began = time.monotonic()
             try:
                 code = compile(ast.Module([stmt], []), module.__file__, "exec", flags, True)
-                with _cpu_limited(guard[0]) if limited else contextlib.nullcontext():
+                with (
+                    contextlib.nullcontext()
+                    if guard is None
+                    else _limited(
+                        guard.seconds if limited else None,
+                        max(0.25, guard.hard_stop - (began - started)),
+                    )
+                ):
                     exec(code, module.__dict__)  # noqa: S102 - the student's own statement
-            except _Overran:
-                skipped.append({"line": stmt.lineno, "stopped": guard[0]})
+            except _Overran as stop:
+                took = round(time.monotonic() - began, 2)
+                seconds = guard.seconds if guard is not None and stop.kind == "cpu" else took
+                skipped.append({"line": stmt.lineno, "stopped": stop.kind, "seconds": seconds})
             except RUN_ON as exc:
                 if _stand_in_for(exc, files, missing):  # the statement again, with a stand-in
                     continue

@@ -1,7 +1,7 @@
 # ruff: noqa - a fragment appended to the solution, with placeholders; hostile on purpose
 # ---- hostile part: hanging at import ------------------------------------------------------
-# The module never finishes importing, and cannot be cut short: it waits rather than computes
-# (a statement's limit counts CPU time) and swallows every exception, the limit's own too.
+# The module never finishes importing, and cannot be cut short: it swallows every exception,
+# the statement limits' own too (they fire again every 50 ms, and are caught every time).
 # Every code question is lost, the written ones are not.
 import time as _time
 
