@@ -43,7 +43,10 @@ EXPECTED: dict[str, tuple[set[str], tuple[str, ...]]] = {
     "forge.py": (set(), ()),
     "snoop.py": ({"a1.glove_loss", "a1.analogy"}, ("hostile: found 0 hidden things",)),
     "hang.py": ({"a1.noise", "a1.glove_loss", "a1.analogy"}, ("stopped after 3 s",)),
-    "hang_at_import.py": (set(CODE_QUESTIONS), ("did not finish within 3 s",)),
+    "hang_at_import.py": (
+        set(CODE_QUESTIONS),
+        ("did not finish within 3 s", "one top-level statement at a time with time limits"),
+    ),
     "leave_exit.py": (
         {"a1.naive_softmax", "a1.noise", "a1.glove_loss", "a1.analogy"},
         ("SystemExit", "KeyboardInterrupt", "exited with status 0", "SIGSEGV (segmentation fault)"),

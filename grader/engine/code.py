@@ -440,8 +440,9 @@ def import_words(failure: Failure, ctx: CodeContext) -> str:
         again = ""
         if ctx.session is not None and ctx.session.statement_by_statement:
             again = (
-                ", nor when it was run again one top-level statement at a time with a CPU limit "
-                "on each (a statement that waits, or catches every exception, is not stopped by it)"
+                ", nor when it was run again one top-level statement at a time with time limits "
+                "on each (a statement that catches every exception, the limits' own too, is not "
+                "stopped by them)"
             )
         return (
             f"**Not run:** {doing} did not finish within {ctx.call_seconds:g} s{again} (an infinite "
