@@ -353,6 +353,11 @@ def code_questions(assignment: Assignment | str) -> list[CodeQuestion]:
     return [q for q in a.questions if isinstance(q, CodeQuestion)]
 
 
+def line_of(source: str, text: str) -> int:
+    """The number (from 1) of the line of `source` that is exactly `text`."""
+    return source.splitlines().index(text) + 1
+
+
 def only(assignment: Assignment, *qids: str) -> Assignment:
     """The assignment reduced to the named questions."""
     return dataclasses.replace(assignment, questions=tuple(assignment.question(q) for q in qids))

@@ -11,7 +11,7 @@ function that needs a name the skipped line would have set, nothing.
 from __future__ import annotations
 
 import pytest
-from conftest import FAST, ROOT, only
+from conftest import FAST, ROOT, line_of, only
 
 from grader.course import registry
 from grader.engine.grade import grade_submission
@@ -33,10 +33,6 @@ def _grade(submit, source: str, *questions: str):
     return grade_submission(submit({"word_vectors.py": source}), a1, limits=FAST)
 
 
-def _line(source: str, text: str) -> int:
-    return source.splitlines().index(text) + 1
-
-
 STRAY = 'vectors = np.load("glove_50d.npy")\nprint(analogy(vectors, {"a": 0}, "a", "a", "a"))'
 
 
@@ -45,7 +41,7 @@ def test_a_data_file_only_the_student_has_costs_no_function(submit):
     report = _grade(submit, source)
     assert [q.score for q in report.questions] == [q.max_score for q in report.questions]
     (note,) = [w for w in report.warnings if "was imported" in w]
-    load, call = _line(source, STRAY.splitlines()[0]), _line(source, STRAY.splitlines()[1])
+    load, call = line_of(source, STRAY.splitlines()[0]), line_of(source, STRAY.splitlines()[1])
     assert f'line {load} (`vectors = np.load("glove_50d.npy")`) raised `FileNotFoundError' in note
     assert f"line {call} (`print(analogy(" in note and "`NameError: name 'analogy'" in note
     assert "those statements were skipped" in note and '`if __name__ == "__main__":`' in note
@@ -62,7 +58,7 @@ def test_a_sys_exit_left_at_the_top_level_ends_nothing(submit, exit_call):
     assert [q.score for q in report.questions] == [q.max_score for q in report.questions]
     (note,) = [w for w in report.warnings if "was imported" in w]
     assert (
-        f"line {_line(source, exit_call)} (`{exit_call}`) ends the program (`SystemExit`)" in note
+        f"line {line_of(source, exit_call)} (`{exit_call}`) ends the program (`SystemExit`)" in note
     )
     assert "that statement was skipped" in note
 
@@ -167,7 +163,7 @@ def test_a_training_loop_left_at_the_top_level_is_stopped_and_the_functions_grad
     assert ana.score == ana.max_score and svd.score == svd.max_score, (ana.feedback, svd.feedback)
     (note,) = [w for w in report.warnings if "importing" in w]
     assert "`word_vectors.py` did not finish importing within 2 s" in note, note
-    line = _line(source, TRAINING.splitlines()[1])
+    line = line_of(source, TRAINING.splitlines()[1])
     assert f"line {line} (`for epoch in range(10**9):" in note, note
     assert "was stopped after 1 s of CPU time" in note, note
 
@@ -191,7 +187,7 @@ def test_a_statement_that_waits_is_stopped_at_the_import_time_and_the_functions_
     ]
     (note,) = [w for w in report.warnings if "importing" in w]
     assert "`word_vectors.py` did not finish importing within 2 s" in note, note
-    wait, ready = _line(source, WAITING.splitlines()[1]), _line(source, 'print("ready")')
+    wait, ready = line_of(source, WAITING.splitlines()[1]), line_of(source, 'print("ready")')
     assert (
         f"line {wait} (`time.sleep(3600)  # until the data has downloaded`) was stopped when "
         "the time for importing the file ran out" in note

@@ -11,7 +11,7 @@ are the questions' points, and nothing for the broken function's question.
 from __future__ import annotations
 
 import pytest
-from conftest import FAST, ROOT, only
+from conftest import FAST, ROOT, line_of, only
 
 from grader.course import registry
 from grader.engine import syntax
@@ -25,10 +25,6 @@ SVD = "    U, S, _ = np.linalg.svd(np.asarray(X, dtype=np.float64), full_matrice
 def _grade(submit, source: str):
     a1 = only(registry.load("a1"), *QUESTIONS)
     return grade_submission(submit({"word_vectors.py": source}), a1, limits=FAST)
-
-
-def _line(source: str, text: str) -> int:
-    return source.splitlines().index(text) + 1
 
 
 COOC = "def cooccurrence_matrix(corpus, vocab, window=1):\n"
@@ -91,5 +87,5 @@ def test_a_file_that_cannot_be_saved_still_names_its_first_error(submit):
     many = "".join(f"def broken{i}(:\n    pass\n" for i in range(syntax.MAX_LEFT_OUT + 1))
     report = _grade(submit, A1 + "\n" + many)
     assert all(q.score == 0 for q in report.questions)
-    first = _line(A1 + "\n" + many, "def broken0(:")
+    first = line_of(A1 + "\n" + many, "def broken0(:")
     assert f"has a syntax error at line {first}: `def broken0(:`" in report.questions[0].feedback

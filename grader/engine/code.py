@@ -54,7 +54,7 @@ REVIEW_SHOWN = 6  # constructs named in one needs-review note
 ARGS_SHOWN = 6  # positional (and keyword) arguments of a case shown to instructors
 ARG_ENTRIES = 4  # numbers shown of each argument
 MESSAGES_SHOWN = 4  # mismatch messages kept per case
-SOURCE_CHARS = 160  # characters of the student's line quoted in a syntax error
+SOURCE_CHARS = 160  # characters of the student's line quoted (a syntax error, a skipped line)
 SCORE_DIGITS = 4  # a question's score is rounded to this many decimals
 
 
@@ -386,7 +386,7 @@ def skipped_words(session: WorkerSession, ctx: CodeContext) -> str:
 
     def one(s: SkippedStatement) -> str:
         text = lines[s.line - 1].strip() if 0 < s.line <= len(lines) else ""
-        quoted = f" (`{text[:57] + '…' if len(text) > 60 else text}`)" if text else ""
+        quoted = f" (`{text[:SOURCE_CHARS]}`)" if text else ""
         f = s.failure
         if s.stopped == "not-run":
             return f"line {s.line}{quoted} was not run: the time for importing the file was spent"
