@@ -494,6 +494,16 @@ def test_exact_comparisons_of_odd_returns_are_mismatches_not_errors():
     assert compare(np.array([1, 2]), [1, 2]) == []
 
 
+def test_a_whole_number_is_shown_in_full_and_a_negative_zero_as_zero():
+    """GPT-2 small's block has 7,087,872 parameters: a count 1,536 short must not read as
+    7.086e+06, nor the reference's -0.0 as "-0" beside a student's 0."""
+    (wrong,) = compare({"per_block": 7086336}, {"per_block": 7087872})
+    assert wrong.message == "`'per_block'`: value differs (got 7086336)"
+    assert compare(-0.0, 1.0)[0].message == "value differs (got 0)"
+    assert compare(2.5e20, 1.0)[0].message == "value differs (got 2.5e+20)"
+    assert compare(0.1234567, 1.0)[0].message == "value differs (got 0.1235)"
+
+
 def test_a_hidden_case_with_nan_says_nan_and_shows_the_output_to_instructors_only():
     want = np.array([0.2, 0.3, 0.5])
     got = np.array([np.nan, 0.3, np.inf])

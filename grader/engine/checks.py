@@ -438,7 +438,12 @@ def _plain(x: Any) -> Any:
 
 
 def _fmt(x: float) -> str:
-    return f"{float(x):.4g}"
+    """A number as feedback shows it: four significant digits, a whole number below 10^15 in
+    full (a parameter count of 7,086,336 is not 7.086e+06, which hides a difference of 1,536)."""
+    value = float(x)
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.4g}"
 
 
 def _short(x: Any, limit: int = 120) -> str:
