@@ -38,6 +38,9 @@ def keep(x):
 def later(x):
     return SAVED(x)
 
+def uses_absent(x):
+    return never_written(x) + 1.0
+
 def forge(x):
     # the stand-in's closure reaches the worker's own callback: ask for a function the
     # grader did not replace (an oracle for another question, if the grader answered it)
@@ -68,6 +71,18 @@ def test_a_replaced_helper_is_answered_by_the_trusted_one_for_that_call_only(ses
     np.testing.assert_allclose(replaced.value, 2.0 * X + 1.0)
     again = session.call("top", (X,), {})  # the student's own helper is back
     assert again.failure is not None and again.failure.exception_type == "ValueError"
+
+
+def test_a_helper_the_file_lacks_is_answered_for_that_call_only(session):
+    """A function left out with its syntax error, or never written: the stand-in is put in the
+    module's names for the call, and taken out after it."""
+    plain = session.call("uses_absent", (X,), {})
+    assert plain.failure is not None and plain.failure.exception_type == "NameError"
+    replaced = session.call("uses_absent", (X,), {}, replace={"never_written": _double})
+    assert replaced.failure is None, replaced.failure
+    np.testing.assert_allclose(replaced.value, 2.0 * X + 1.0)
+    again = session.call("uses_absent", (X,), {})
+    assert again.failure is not None and again.failure.exception_type == "NameError"
 
 
 def test_a_trusted_function_that_refuses_its_arguments_raises_in_the_submission(session):
@@ -135,6 +150,38 @@ def test_a_crashing_layernorm_is_charged_once_not_in_the_blocks(grade_files):
         assert (
             "judged with the reference's `layer_norm` in place of yours, which raised on these "
             "inputs (question 1); not charged again here"
+        ) in block.feedback
+
+
+LN_DEF = "def layer_norm(x, gamma, beta, eps=1e-5):\n"
+
+
+@pytest.mark.parametrize(
+    "how,missing",
+    [
+        ("syntax", "was left out of the file with its syntax error"),
+        ("deleted", "is not in the file"),
+    ],
+)
+def test_a_layernorm_the_file_lacks_is_charged_once_not_in_the_blocks(grade_files, how, missing):
+    """Left out with its syntax error, or never written, as a stub that raises is: the blocks
+    that call it are judged with the reference's in its place."""
+    assert A4.count(LN_DEF) == 1
+    if how == "syntax":
+        src = _planted(A4, LN_VAR, LN_VAR.replace("keepdims=True)", "keepdims=True"))
+    else:
+        start = A4.index(LN_DEF)
+        end = A4.index("\ndef ", start + 1) + 1
+        src = A4[:start] + A4[end:]
+    r = _by_id(grade_files("a4", {"transformer.py": src}, questions=QUESTIONS))
+    assert r["a4.layer_norm"].score == 0, r["a4.layer_norm"].feedback
+    for qid in BLOCKS:
+        block = r[qid]
+        assert block.score == pytest.approx(block.max_score), block.feedback
+        assert block.misconceptions == [], block.feedback
+        assert (
+            f"judged with the reference's `layer_norm` (question 1) in place of yours, which "
+            f"{missing}; not charged again here"
         ) in block.feedback
 
 

@@ -39,16 +39,19 @@ def _call_graph(source: str) -> dict[str, frozenset[str]]:
 
 
 def reached(source: str, function: str) -> frozenset[str]:
-    """The student's own top-level functions that `function` calls, directly or through their
-    other functions (not `function` itself)."""
+    """The names `function` calls, directly or through the student's other top-level functions
+    (not `function` itself): those functions, and the names they call that no `def` of the
+    file defines (a function left out with a syntax error, one imported from a helper file or
+    never written; builtins too, which no question grades)."""
     graph = _call_graph(source)
     seen: set[str] = set()
     todo = [function]
     while todo:
         for name in graph.get(todo.pop(), ()):
-            if name in graph and name not in seen and name != function:
+            if name not in seen and name != function:
                 seen.add(name)
-                todo.append(name)
+                if name in graph:
+                    todo.append(name)
     return frozenset(seen)
 
 

@@ -303,6 +303,17 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
             f"**Not run:** `{q.function}` was left out with the statements around the syntax "
             f"error at line {left.line}{at}: {left.message}. Fix it to have this question graded."
         )
+        # lost, with nothing named: a later function that calls it is judged with the
+        # reference's in its place (follow-through), as past a helper that raised
+        ctx.graded[q.function] = Graded(
+            q.id,
+            number,
+            frozenset(q.mutants),
+            lost=True,
+            named=False,
+            reference=q.reference,
+            missing="was left out of the file with its syntax error",
+        )
         return result
     if q.forbidden and _ban(q, ctx, result):
         return result
@@ -322,9 +333,10 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
         q.id,
         number,
         frozenset(q.mutants),
-        result.score < result.max_score - 1e-9,
-        bool(result.misconceptions),
-        q.reference,
+        lost=result.score < result.max_score - 1e-9,
+        named=bool(result.misconceptions),
+        reference=q.reference,
+        missing="" if q.function in _top_level_names(ctx.source) else "is not in the file",
     )
     if q.forbidden:
         _flag_review(result, _review_items(q, ctx))

@@ -46,6 +46,12 @@ def unnamed_helpers(q: CodeQuestion, ctx: CodeContext) -> list[tuple[str, Graded
 
 
 def helper_note(q: CodeQuestion, function: str, g: Graded) -> str:
+    if g.missing:
+        return (
+            f"**Builds on your `{function}`:** your `{q.function}` calls `{function}`, which "
+            f"{g.missing} (question {g.number}): the cases that need it fail here too. Correct "
+            f"`{function}` first."
+        )
     return (
         f"**Builds on your `{function}`:** your `{q.function}` calls your `{function}`, which "
         f"lost points in question {g.number} with a mistake the grader could not name; it may be "
@@ -368,6 +374,12 @@ def stand_in_notes(verdicts: list[CaseVerdict], graded: dict[str, Graded]) -> li
     notes = []
     for f in names:
         number = graded[f].number
+        if graded[f].missing:
+            notes.append(
+                f"**Follow-through:** judged with the reference's `{f}` (question {number}) in "
+                f"place of yours, which {graded[f].missing}; not charged again here."
+            )
+            continue
         if all(v.stopped for v in rescued if f in v.stood_in):
             notes.append(
                 f"**Follow-through:** judged with the reference's `{f}` (question {number}) in "

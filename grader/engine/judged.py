@@ -43,6 +43,9 @@ class Graded:
     """A mistake was named there."""
     reference: Callable[..., Any] | None = None
     """Its trusted function, to stand in for the student's in a composite's re-run."""
+    missing: str = ""
+    """Why the student's file lacks the function, in words ("": it has it): "was left out of the
+    file with its syntax error", "is not in the file"."""
 
 
 @dataclass

@@ -989,10 +989,13 @@ def _call(
         }, []
     banned = tuple(str(p) for p in request.get("banned", []))
     # The student's functions the grader replaces for this call (follow-through past a helper
-    # that raised): each name in the module's globals answers by a callback to the parent.
+    # that raised, or that the file lacks: left out with a syntax error, never written): each
+    # name in the module's globals answers by a callback to the parent.
     names = request.get("replace")
+    names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
     space = getattr(module, "__dict__", {})
-    saved = {n: space[n] for n in names if n in space} if isinstance(names, list) else {}
+    saved = {n: space[n] for n in names if n in space}
+    absent = [n for n in names if n not in saved]
 
     def stand_in(name: str) -> Any:
         def replaced(*a: Any, **k: Any) -> Any:
@@ -1001,7 +1004,7 @@ def _call(
         replaced.__name__ = replaced.__qualname__ = name
         return replaced
 
-    space.update({n: stand_in(n) for n in saved})
+    space.update({n: stand_in(n) for n in names})
     check = request.get("check", True) is not False  # False: not the last call of its question
     if not tools["begin"]("call", banned):
         state["bypassed"] = True
@@ -1012,6 +1015,8 @@ def _call(
         error = tools["error"](exc, state["files"])
     finally:
         space.update(saved)
+        for n in absent:
+            space.pop(n, None)
     hits, bypassed = tools["end"](check or error is not None)
     state["bypassed"] = state["bypassed"] or bypassed
     extra = {**tools["hits"](hits), "tampered": state["bypassed"]}
