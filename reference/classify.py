@@ -172,13 +172,15 @@ def dan_backward(
     *,
     average: Average = mean_of_real,
     scatter: Scatter = scatter_every,
+    relu_gate: bool = True,
 ) -> tuple[float, dict[str, np.ndarray]]:
     """The mean cross-entropy of `dan_forward` and its gradients, one per key of `params`.
 
     g_logits = (p − e_y)/B; g_W2 = g_logitsᵀ h; g_b2 = Σ_b g_logits; g_z = (g_logits W2) ⊙ [z > 0];
     g_W1 = g_zᵀ avg; g_b1 = Σ_b g_z; g_avg = g_z W1; each real token (b, t) adds
     g_avg[b] / n_b to row ids[b, t] of g_E, once per occurrence. Hooks: `average` as in
-    `dan_forward`; `scatter(g_E, ids, rows, keep)` adds the kept rows into g_E.
+    `dan_forward`; `scatter(g_E, ids, rows, keep)` adds the kept rows into g_E; `relu_gate`
+    False leaves out the ReLU's derivative [z > 0] (the gradient passed back as if h = z).
     """
     ids = np.asarray(token_ids, dtype=np.int64)  # (B, T)
     m = np.asarray(mask, dtype=bool)  # (B, T)
@@ -187,7 +189,8 @@ def dan_backward(
     loss, g_logits = softmax_cross_entropy(parts["logits"], Y)  # g_logits (B, C)
     W1 = np.asarray(params["W1"], dtype=np.float64)  # (h, d)
     W2 = np.asarray(params["W2"], dtype=np.float64)  # (C, h)
-    g_z = (g_logits @ W2) * (parts["z"] > 0)  # (B, h)
+    g_h = g_logits @ W2  # (B, h)
+    g_z = g_h * (parts["z"] > 0) if relu_gate else g_h  # (B, h)
     g_avg = g_z @ W1  # (B, d)
     weights = _scatter_weights(m, average)  # (B, T)
     rows = weights[..., None] * g_avg[:, None, :]  # (B, T, d)

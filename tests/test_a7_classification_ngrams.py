@@ -156,6 +156,7 @@ MISTAKES = {
         "np.add.at(g_E, ids[b_idx, t_idx], g_avg[b_idx] / n_real[b_idx, None])",
         "g_E[ids[b_idx, t_idx]] += g_avg[b_idx] / n_real[b_idx, None]",
     ),
+    "dan-relu-grad-missing": ("a7.dan_backward", "    g_z = g_h * (z > 0)\n", "    g_z = g_h\n"),
     "ngram-missing-start-padding": (
         "a7.ngram_counts",
         'return ["<s>"] * (n - 1) + list(sentence) + ["</s>"]',

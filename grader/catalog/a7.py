@@ -77,6 +77,17 @@ register(
         section="README, 'The DAN backward pass'; notes §1 (a repeated index counts each time)",
     ),
     Misconception(
+        id="dan-relu-grad-missing",
+        title="the ReLU's derivative left out of the backward pass",
+        explanation=(
+            "Your gradients match passing ∂L/∂h straight through to the hidden layer's "
+            "pre-activation z, as if h = z. h = relu(z) lets a gradient through only where "
+            "z > 0: g_z = (g_logits W2) ⊙ [z > 0]. W1, b1 and the embeddings get theirs from "
+            "that g_z, so a hidden unit that was off (z ≤ 0) passes nothing back."
+        ),
+        section="README, 'The DAN backward pass'; Lecture 7 study guide, 'Deep Averaging Networks'",
+    ),
+    Misconception(
         id="addk-missing-v",
         title="add-k smoothing without k·V in the denominator",
         explanation=(

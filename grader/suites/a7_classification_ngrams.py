@@ -428,6 +428,7 @@ DAN_BACKWARD_MUTANTS: dict[str, Callable[..., Any]] = {
     "ce-grad-sign": _scaled(cl.dan_backward, lambda ids: -1.0),
     "ce-grad-not-averaged": _scaled(cl.dan_backward, lambda ids: float(np.shape(ids)[0])),
     "ce-batch-summed": _summed_batch,
+    "dan-relu-grad-missing": partial(cl.dan_backward, relu_gate=False),
 }
 
 
