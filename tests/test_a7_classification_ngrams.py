@@ -162,6 +162,11 @@ MISTAKES = {
         'return ["<s>"] * (n - 1) + list(sentence) + ["</s>"]',
         'return list(sentence) + ["</s>"]',
     ),
+    "ngram-missing-end-padding": (
+        "a7.ngram_counts",
+        'return ["<s>"] * (n - 1) + list(sentence) + ["</s>"]',
+        'return ["<s>"] * (n - 1) + list(sentence)',
+    ),
     "addk-missing-v": (
         "a7.ngram_prob",
         "/ (c_context + k * vocab_size)",

@@ -121,6 +121,17 @@ register(
         section="Lecture 7 study guide, 'N-gram models'; README, 'Padding'",
     ),
     Misconception(
+        id="ngram-missing-end-padding",
+        title='n-grams without the "</s>" at the end',
+        explanation=(
+            'Your counts match sentences padded with "<s>" in front but no "</s>" after them, '
+            "so no n-gram ends a sentence and the model can never predict where one stops. "
+            'Pad every sentence with n − 1 "<s>" before it and one "</s>" after it: for a '
+            'bigram model, "the cat" gives (<s>, the), (the, cat), (cat, </s>).'
+        ),
+        section="Lecture 7 study guide, 'N-gram models'; README, 'Padding'",
+    ),
+    Misconception(
         id="ce-batch-summed",
         title="the batch's losses summed, not averaged (torch's reduction=\"sum\")",
         explanation=(

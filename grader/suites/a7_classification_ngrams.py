@@ -478,9 +478,15 @@ def _counts_end_pads(corpus: Sequence[Sequence[str]], n: int) -> dict:
     return cl.ngram_counts(corpus, n, end_pad=n - 1)
 
 
+def _counts_no_end_pad(corpus: Sequence[Sequence[str]], n: int) -> dict:
+    """ngram-missing-end-padding: the "<s>" in front, no "</s>" at the end."""
+    return cl.ngram_counts(corpus, n, end_pad=0)
+
+
 COUNTS_MUTANTS: dict[str, Callable[..., Any]] = {
     "ngram-missing-start-padding": _counts_start_pads,
     "ngram-end-padded-n-minus-1": _counts_end_pads,
+    "ngram-missing-end-padding": _counts_no_end_pad,
 }
 
 
