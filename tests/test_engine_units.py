@@ -60,6 +60,16 @@ def test_a_function_reaches_the_students_functions_it_calls_directly_and_through
     assert calls.reached(STUDENT, "softmax") == frozenset()
 
 
+def test_what_a_function_calls_includes_the_names_the_file_lacks():
+    """A helper left out with its syntax error, or never written, is still called by name: the
+    follow-through reads it (`called`); `reached` stays the file's own functions."""
+    source = STUDENT + "\n\ndef uses_missing(x):\n    return never_written(attention(x, x, x))\n"
+    assert calls.reached(source, "uses_missing") == {"attention", "softmax", "_scores"}
+    assert calls.called(source, "uses_missing") >= {"never_written", "attention", "softmax"}
+    assert "uses_missing" not in calls.called(source, "uses_missing")
+    assert calls.called(source, "recursive") == frozenset()
+
+
 def test_a_function_does_not_reach_itself_methods_or_attribute_calls():
     assert calls.reached(STUDENT, "recursive") == frozenset()
     assert calls.reached(STUDENT, "method_call") == frozenset()  # `x.softmax()` is not theirs

@@ -39,20 +39,27 @@ def _call_graph(source: str) -> dict[str, frozenset[str]]:
 
 
 def reached(source: str, function: str) -> frozenset[str]:
-    """The names `function` calls, directly or through the student's other top-level functions
-    (not `function` itself): those functions, and the names they call that no `def` of the
-    file defines (a function left out with a syntax error, one imported from a helper file or
-    never written; builtins too, which no question grades)."""
+    """The student's own top-level functions that `function` calls, directly or through their
+    other functions (not `function` itself)."""
     graph = _call_graph(source)
     seen: set[str] = set()
     todo = [function]
     while todo:
         for name in graph.get(todo.pop(), ()):
-            if name not in seen and name != function:
+            if name in graph and name not in seen and name != function:
                 seen.add(name)
-                if name in graph:
-                    todo.append(name)
+                todo.append(name)
     return frozenset(seen)
+
+
+def called(source: str, function: str) -> frozenset[str]:
+    """Every bare name `function` calls, directly or through the student's other top-level
+    functions (not `function` itself): those functions (`reached`), and the names they call
+    that no top-level `def` of the file defines: a function left out with its syntax error,
+    imported from a helper file or never written (and builtins, which no question grades)."""
+    graph = _call_graph(source)
+    through = reached(source, function) | {function}
+    return frozenset(n for f in through for n in graph.get(f, ())) - {function}
 
 
 def holding(source: str, line: int) -> str | None:

@@ -33,8 +33,9 @@ def builds_on(q: CodeQuestion, ctx: CodeContext) -> tuple[str, ...]:
 
 def called_graded(q: CodeQuestion, ctx: CodeContext) -> list[tuple[str, Graded]]:
     """The student's earlier graded functions (other questions') that their `q.function` calls,
-    directly or through their other functions, read in their own source."""
-    called = calls.reached(ctx.source, q.function) if ctx.source else frozenset()
+    directly or through their other functions, read in their own source (also when the file
+    lacks one: left out with its syntax error, or never written)."""
+    called = calls.called(ctx.source, q.function) if ctx.source else frozenset()
     return [(f, g) for f, g in ctx.graded.items() if f in called and g.question != q.id]
 
 
