@@ -296,8 +296,9 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
         result.error = ctx.file_problem
         return result
     assert ctx.source is not None and ctx.session is not None
+    in_file = any(q.function in binds for _, binds in _top_level(ctx.source))
     left = next((left for left in ctx.left_out if q.function in left.defines), None)
-    if left is not None and q.function not in _top_level_names(ctx.source):
+    if left is not None and not in_file:
         at = f" (`{left.text[:SOURCE_CHARS]}`)" if left.text else ""
         result.error = result.lead = (
             f"**Not run:** `{q.function}` was left out with the statements around the syntax "
@@ -336,7 +337,7 @@ def grade_code(q: CodeQuestion, ctx: CodeContext, number: str) -> QuestionResult
         lost=result.score < result.max_score - 1e-9,
         named=bool(result.misconceptions),
         reference=q.reference,
-        missing="" if q.function in _top_level_names(ctx.source) else "is not in the file",
+        missing="" if in_file else "is not in the file",
     )
     if q.forbidden:
         _flag_review(result, _review_items(q, ctx))
@@ -354,21 +355,6 @@ def missing_library_words(names: tuple[str, ...]) -> str:
         f"function that uses {'it' if one else 'them'} fails (remove the import if your "
         "functions do not need it)"
     )
-
-
-def _top_level_names(source: str) -> set[str]:
-    """The names a module's top-level statements bind by `def`, `class`, `=` or `import`."""
-    tree = syntax.parsed(source)
-    names: set[str] = set()
-    for stmt in tree.tree.body if tree is not None else []:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(stmt.name)
-        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).partition(".")[0] for a in stmt.names}
-    return names
 
 
 def left_out_words(ctx: CodeContext) -> str:
