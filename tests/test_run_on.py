@@ -28,17 +28,16 @@ def _with(lines: str, at: str = BEFORE_ANALOGY) -> str:
     return A1.replace(at, lines + "\n\n" + at)
 
 
-def _grade(submit, source: str, *questions: str):
-    a1 = only(registry.load("a1"), *(questions or QUESTIONS))
-    return grade_submission(submit({"word_vectors.py": source}), a1, limits=FAST)
+def _grade(grade_files, source: str, *questions: str):
+    return grade_files("a1", {"word_vectors.py": source}, questions=questions or QUESTIONS)
 
 
 STRAY = 'vectors = np.load("glove_50d.npy")\nprint(analogy(vectors, {"a": 0}, "a", "a", "a"))'
 
 
-def test_a_data_file_only_the_student_has_costs_no_function(submit):
+def test_a_data_file_only_the_student_has_costs_no_function(grade_files):
     source = _with(STRAY)
-    report = _grade(submit, source)
+    report = _grade(grade_files, source)
     assert [q.score for q in report.questions] == [q.max_score for q in report.questions]
     (note,) = [w for w in report.warnings if "was imported" in w]
     load, call = line_of(source, STRAY.splitlines()[0]), line_of(source, STRAY.splitlines()[1])
@@ -52,9 +51,9 @@ def test_a_data_file_only_the_student_has_costs_no_function(submit):
 
 
 @pytest.mark.parametrize("exit_call", ["sys.exit(0)", "exit()", "raise SystemExit(main())"])
-def test_a_sys_exit_left_at_the_top_level_ends_nothing(submit, exit_call):
+def test_a_sys_exit_left_at_the_top_level_ends_nothing(grade_files, exit_call):
     source = _with(f"import sys\n\ndef main():\n    return 0\n\n{exit_call}")
-    report = _grade(submit, source)
+    report = _grade(grade_files, source)
     assert [q.score for q in report.questions] == [q.max_score for q in report.questions]
     (note,) = [w for w in report.warnings if "was imported" in w]
     assert (
@@ -63,31 +62,33 @@ def test_a_sys_exit_left_at_the_top_level_ends_nothing(submit, exit_call):
     assert "that statement was skipped" in note
 
 
-def test_a_function_that_needs_what_the_skipped_line_set_fails_alone(submit):
+def test_a_function_that_needs_what_the_skipped_line_set_fails_alone(grade_files):
     """`analogy` reads a module constant that the raising line would have set: it alone fails,
     with the NameError a student can trace to the note."""
     uses_scale = A1.replace(BEFORE_ANALOGY, BEFORE_ANALOGY + "    assert SCALE == 1\n")
     source = uses_scale.replace(
         BEFORE_ANALOGY, "SCALE = int(open('scale.txt').read())\n\n\n" + BEFORE_ANALOGY
     )
-    soft, ana, svd = _grade(submit, source).questions
+    soft, ana, svd = _grade(grade_files, source).questions
     assert soft.score == soft.max_score and svd.score == svd.max_score
     assert ana.score == 0 and "NameError" in ana.feedback, ana.feedback
 
 
-def test_future_annotations_hold_for_the_statements_run_after_a_skip(submit):
+def test_future_annotations_hold_for_the_statements_run_after_a_skip(grade_files):
     """A function after the skipped line whose annotation names something undefined imports
     only under `from __future__ import annotations`, as the whole file would."""
     source = "from __future__ import annotations\n" + _with(
         "raise RuntimeError('left from debugging')",
         at="def svd_embeddings(X, k):\n",
     ).replace("def svd_embeddings(X, k):\n", "def svd_embeddings(X: Undefined, k):\n")
-    report = _grade(submit, source)
+    report = _grade(grade_files, source)
     assert [q.score for q in report.questions] == [q.max_score for q in report.questions]
     assert any("`RuntimeError: left from debugging`" in w for w in report.warnings)
 
 
-def test_what_a_re_import_after_a_hidden_call_raises_is_never_shown(submit, tmp_path, monkeypatch):
+def test_what_a_re_import_after_a_hidden_call_raises_is_never_shown(
+    grade_files, tmp_path, monkeypatch
+):
     """The process ends in a hidden case after writing its inputs to a file; when the worker
     starts again, the top level raises with them and is skipped. Only the first import, before
     any call, is reported: nothing of the hidden case reaches the student. Unisolated
@@ -108,7 +109,7 @@ def test_what_a_re_import_after_a_hidden_call_raises_is_never_shown(submit, tmp_
         "        os._exit(3)\n"
     )
     source = _with(trap).replace("def softmax(x, axis=-1):\n", leak)
-    report = _grade(submit, source, "a1.softmax", "a1.analogy")
+    report = _grade(grade_files, source, "a1.softmax", "a1.analogy")
     assert "RE-IMPORTED" in report.student_output  # the trap did fire on a re-import
     data = to_gradescope(report)
     shown = [data["output"]] + [
@@ -195,11 +196,11 @@ def test_a_statement_that_waits_is_stopped_at_the_import_time_and_the_functions_
     assert f'line {ready} (`print("ready")`) was not run: the time for importing' in note, note
 
 
-def test_a_missing_library_after_a_skipped_line_still_gets_its_stand_in(submit):
+def test_a_missing_library_after_a_skipped_line_still_gets_its_stand_in(grade_files):
     """Past a skipped line, `import seaborn` (not installed here) is run again with a stand-in,
     as a whole import is (docs/conventions.md): a note names the library, not a skipped line."""
     source = _with("vectors = np.load('glove.npy')\nimport seaborn_is_not_installed as sns")
-    report = _grade(submit, source)
+    report = _grade(grade_files, source)
     assert [q.score for q in report.questions] == [q.max_score for q in report.questions]
     (note,) = [w for w in report.warnings if "was imported" in w]
     assert "`FileNotFoundError" in note and "seaborn" not in note, note

@@ -11,20 +11,17 @@ are the questions' points, and nothing for the broken function's question.
 from __future__ import annotations
 
 import pytest
-from conftest import FAST, ROOT, line_of, only
+from conftest import ROOT, line_of
 
-from grader.course import registry
 from grader.engine import syntax
-from grader.engine.grade import grade_submission
 
 A1 = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text()
 QUESTIONS = ("a1.softmax", "a1.analogy", "a1.cooccurrence", "a1.svd_embeddings")
 SVD = "    U, S, _ = np.linalg.svd(np.asarray(X, dtype=np.float64), full_matrices=False)\n"
 
 
-def _grade(submit, source: str):
-    a1 = only(registry.load("a1"), *QUESTIONS)
-    return grade_submission(submit({"word_vectors.py": source}), a1, limits=FAST)
+def _grade(grade_files, source: str):
+    return grade_files("a1", {"word_vectors.py": source}, questions=QUESTIONS)
 
 
 COOC = "def cooccurrence_matrix(corpus, vocab, window=1):\n"
@@ -39,9 +36,9 @@ COOC = "def cooccurrence_matrix(corpus, vocab, window=1):\n"
     ],
     ids=["colon missing", "bracket never closed", "decorated"],
 )
-def test_a_syntax_error_costs_only_the_function_that_holds_it(submit, old, new, broken):
+def test_a_syntax_error_costs_only_the_function_that_holds_it(grade_files, old, new, broken):
     assert A1.count(old) == 1
-    report = _grade(submit, A1.replace(old, new))
+    report = _grade(grade_files, A1.replace(old, new))
     for q in report.questions:
         if q.function == broken:
             assert q.score == 0, q.feedback
@@ -73,19 +70,19 @@ def test_two_errors_two_statements_and_too_many_is_the_whole_file():
     assert syntax.without_broken_statements("x = 1\n") is None  # nothing to leave out
 
 
-def test_a_function_broken_once_and_written_again_further_down_is_graded(submit):
+def test_a_function_broken_once_and_written_again_further_down_is_graded(grade_files):
     """A student's first try left broken above a working one: the working one is graded."""
     source = A1 + "\n\ndef _draft():\n    return (\n\n\n" + A1[A1.index("def svd_embeddings") :]
     source = source.replace("def _draft():", "def svd_embeddings(X, k):")
-    report = _grade(submit, source)
+    report = _grade(grade_files, source)
     assert all(q.score == q.max_score for q in report.questions), [
         q.feedback for q in report.questions
     ]
 
 
-def test_a_file_that_cannot_be_saved_still_names_its_first_error(submit):
+def test_a_file_that_cannot_be_saved_still_names_its_first_error(grade_files):
     many = "".join(f"def broken{i}(:\n    pass\n" for i in range(syntax.MAX_LEFT_OUT + 1))
-    report = _grade(submit, A1 + "\n" + many)
+    report = _grade(grade_files, A1 + "\n" + many)
     assert all(q.score == 0 for q in report.questions)
     first = line_of(A1 + "\n" + many, "def broken0(:")
     assert f"has a syntax error at line {first}: `def broken0(:`" in report.questions[0].feedback
