@@ -16,6 +16,7 @@ from conftest import FAST, ROOT, line_of, only
 from grader.course import registry
 from grader.engine.grade import grade_submission
 from grader.reports.results_json import to_gradescope
+from grader.sandbox.session import MAX_SKIPPED
 
 A1 = (ROOT / "solutions" / "a1_word_vectors" / "word_vectors.py").read_text()
 BEFORE_ANALOGY = "def analogy(E, vocab, a, b, c):\n"
@@ -60,6 +61,17 @@ def test_a_sys_exit_left_at_the_top_level_ends_nothing(grade_files, exit_call):
         f"line {line_of(source, exit_call)} (`{exit_call}`) ends the program (`SystemExit`)" in note
     )
     assert "that statement was skipped" in note
+
+
+def test_the_skipped_statements_named_are_at_most_the_sessions_cap(grade_files):
+    """Twelve stray lines that raise: all are skipped and the functions graded, and the note
+    names the first `MAX_SKIPPED` (the session tells the worker its cap, and reads no more)."""
+    stray = "\n".join(f"int('not a number {i}')" for i in range(MAX_SKIPPED + 2))
+    report = _grade(grade_files, _with(stray))
+    assert [q.score for q in report.questions] == [q.max_score for q in report.questions]
+    (note,) = [w for w in report.warnings if "was imported" in w]
+    assert note.count(" raised `ValueError") == MAX_SKIPPED, note
+    assert f"not a number {MAX_SKIPPED - 1}" in note and f"number {MAX_SKIPPED}'" not in note
 
 
 def test_a_function_that_needs_what_the_skipped_line_set_fails_alone(grade_files):

@@ -35,6 +35,9 @@ MAX_RESTARTS = 12  # after a crash or a timeout
 # need): a budget of its own, so that threads never use up the restarts a crash needs.
 MAX_THREAD_RESTARTS = 32
 MAX_CALLBACKS = 256  # calls of replaced functions answered in one call
+MAX_SKIPPED = (
+    10  # top-level statements skipped in one import that are reported (the worker is told)
+)
 READ_AHEAD = 1 << 16  # bytes read at once from the worker beyond what a message's part needs
 
 FailureKind = Literal[
@@ -268,7 +271,7 @@ def _skipped_of(value: Any) -> tuple[SkippedStatement, ...]:
     if not isinstance(value, list):
         return ()
     out = []
-    for s in value[:10]:
+    for s in value[:MAX_SKIPPED]:
         line = s.get("line") if isinstance(s, dict) else None
         if not isinstance(line, int) or isinstance(line, bool):
             continue
@@ -470,7 +473,11 @@ class WorkerSession:
             # stopped (or not run) by the first import: not run again by a restart's
             "skip": sorted(s.line for s in self.skipped_statements if s.stopped),
         }
-        return {"resume": True, "guard": guard if self.statement_by_statement else None}
+        return {
+            "resume": True,
+            "guard": guard if self.statement_by_statement else None,
+            "max_skipped": MAX_SKIPPED,
+        }
 
     @property
     def isolated(self) -> bool:

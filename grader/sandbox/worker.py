@@ -765,14 +765,14 @@ def _import_student(request: dict, tools: dict[str, Any], state: dict[str, Any])
     out = {"ok": error is None, **tools["hits"](hits), "tampered": state["bypassed"]}
     if missing.names:
         out["missing"] = sorted(missing.names)
-    if skipped:
-        out["skipped"] = skipped[:MAX_SKIPPED]
+    limit = request.get("max_skipped")
+    if skipped and isinstance(limit, int):
+        out["skipped"] = skipped[:limit]
     if error is not None:
         out["error"] = error
     return out
 
 
-MAX_SKIPPED = 10  # top-level statements skipped, reported from one import
 RUN_ON = (Exception, SystemExit)  # what a skipped statement may raise (not ShortcutRefused)
 
 
