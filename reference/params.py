@@ -5,9 +5,11 @@ GPT-2 small (V = 50257, 1024 positions, d = 768, 12 layers, d_ff = 3072): attent
 7,087,872 = 12d² + 13d when d_ff = 4d; total 124,439,808 with the LM head tied.
 
 The helpers are plain arithmetic, so they also accept sympy symbols (`per_block_expression`).
-Hooks for mutants: `transformer_parameter_count(..., linear_count=..., norm_count=...)`
-(e.g. `norm_count=lambda d, norm: 0` is "params-missing-norms"); the other catalogued
-mistakes are ordinary arguments (tied_embeddings=False, biases=False, max_positions=0).
+Hooks for mutants: `transformer_parameter_count(..., linear_count=..., norm_count=...,
+norms_in_block=..., final_norm=...)` (e.g. `norm_count=lambda d, norm: 0` leaves out every norm,
+`norms_in_block=1` one of a block's two, `final_norm=False` the last: "params-missing-norms");
+the other catalogued mistakes are ordinary arguments (tied_embeddings=False, biases=False,
+max_positions=0).
 """
 
 from __future__ import annotations
@@ -57,12 +59,14 @@ def transformer_parameter_count(
     *,
     linear_count: Callable = linear_count,
     norm_count: Callable = norm_count,
+    norms_in_block: int = 2,
+    final_norm: bool = True,
 ) -> dict[str, int]:
     """Counts per component and the total: embeddings + n_layers × (attn + FFN + 2 norms) + final norm + head."""
     d = d_model
     attention = attention_count(d, biases, linear_count)
     feed_forward = ffn_count(d, d_ff, ffn, biases, linear_count)
-    norms = 2 * norm_count(d, norm)
+    norms = norms_in_block * norm_count(d, norm)  # before attention, before the FFN
     per_block = attention + feed_forward + norms
     counts = {
         "token_embedding": vocab_size * d,
@@ -72,7 +76,7 @@ def transformer_parameter_count(
         "norms_per_block": norms,
         "per_block": per_block,
         "blocks": n_layers * per_block,
-        "final_norm": norm_count(d, norm),
+        "final_norm": norm_count(d, norm) if final_norm else 0,
         "lm_head": 0 if tied_embeddings else vocab_size * d,  # no bias on the head
     }
     counts["total"] = (

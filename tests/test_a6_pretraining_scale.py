@@ -294,6 +294,18 @@ MISTAKES = {
         'norm_size = {"layernorm": 2 * d, "rmsnorm": d}[norm]',
         "norm_size = 0",
     ),
+    "params-missing-norms-one-per-block": (
+        "a6.transformer_parameter_count",
+        "params-missing-norms",
+        "norms = 2 * norm_size",
+        "norms = norm_size",
+    ),
+    "params-missing-norms-final": (
+        "a6.transformer_parameter_count",
+        "params-missing-norms",
+        '"final_norm": norm_size,',
+        '"final_norm": 0,',
+    ),
     "params-missing-position-embedding": (
         "a6.transformer_parameter_count",
         "params-missing-position-embedding",

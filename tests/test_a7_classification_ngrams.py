@@ -177,6 +177,11 @@ MISTAKES = {
         "return float(np.exp(total / N))",
         "return float(2 ** (total / N))",
     ),
+    "ce-in-bits": (
+        "a7.ngram_perplexity",
+        "total -= np.log(p)",
+        "total -= np.log2(p)",
+    ),
     "perplexity-missing-end-token": (
         "a7.ngram_perplexity",
         "for i in range(n - 1, len(tokens)):",
@@ -342,11 +347,19 @@ cosine_query_A = {dot}
 nearest_by_cosine = "{dot_letter}"
 ce_gradient = {ascent}
 bigram_prob = {no_v}
-sentence_perplexity = {base2}
+sentence_perplexity = {ppl}
 """
 
 
-def test_a7_written_wrong_forms_are_named(tmp_path):
+@pytest.mark.parametrize(
+    ("power", "mid"),
+    [
+        (lambda H: 2**H, "perplexity-base-2"),  # 2 raised to the cross-entropy in nats
+        (lambda H: np.exp(H / np.log(2)), "ce-in-bits"),  # e raised to it in bits
+    ],
+    ids=["base-2", "bits"],
+)
+def test_a7_written_wrong_forms_are_named(tmp_path, power, mid):
     n = variants.numbers(A7.id, None)
     q, a = np.array(n["query"], float), np.array(n["candidate_A"], float)
     dot_letter = "A" if q @ a > q @ np.array(n["candidate_B"], float) else "B"
@@ -362,7 +375,7 @@ def test_a7_written_wrong_forms_are_named(tmp_path):
         dot_letter=dot_letter,
         ascent="[" + ", ".join(str(-x) for x in g) + "]",
         no_v=(c + 1) / c_first,
-        base2=2 ** np.log(ppl),  # 2 raised to the cross-entropy in nats
+        ppl=power(np.log(ppl)),
     )
     written = dataclasses.replace(
         A7, questions=tuple(x for x in A7.questions if isinstance(x, WrittenQuestion))
@@ -373,7 +386,7 @@ def test_a7_written_wrong_forms_are_named(tmp_path):
     assert named["a7.w_nearest_by_cosine"] == ["cosine-is-dot-product"]
     assert named["a7.w_ce_gradient"] == ["ce-grad-sign"]
     assert named["a7.w_bigram_prob"] == ["addk-missing-v"]
-    assert named["a7.w_sentence_perplexity"] == ["perplexity-base-2"]
+    assert named["a7.w_sentence_perplexity"] == [mid]
 
 
 # ---------------------------------------------------------------- the hidden cases separate

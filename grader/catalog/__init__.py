@@ -18,9 +18,8 @@ class Form:
 
     explanation: str
     """Replaces the entry's explanation there."""
-    function: str | None = (
-        None  # the graded function this wording is for ("padding_mask"); None = any
-    )
+    function: str | None = None
+    """The graded function this wording is for ("padding_mask"); None: any."""
     right: tuple[str, ...] = ()
     """Outputs the student got right for this wording to apply ("loss",)."""
 

@@ -224,6 +224,15 @@ register(
                     "CE = (1/T) Σ_t -ln softmax(a_t)[y_t] in nats."
                 ),
             ),
+            Form(
+                function="ngram_perplexity",
+                explanation=(
+                    "Your perplexity is e raised to a cross-entropy in bits: the log-probabilities "
+                    "were taken with log2 (-log2 P is 1/ln 2 = 1.443 times -ln P), then "
+                    "exponentiated with e. The log and the power must share a base: "
+                    "PPL = exp(-(1/N) Σ ln P) = 2^(-(1/N) Σ log2 P). The course uses natural logs."
+                ),
+            ),
         ),
     ),
     Misconception(

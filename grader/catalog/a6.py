@@ -132,9 +132,9 @@ register(
         id="params-missing-norms",
         title="normalization parameters not counted",
         explanation=(
-            "Your counts leave out the norms. Each LayerNorm has γ and β (2d), each RMSNorm γ "
+            "Your counts leave out norms. Each LayerNorm has γ and β (2d), each RMSNorm γ "
             "only (d); there are two per block (before attention, before the FFN) and one final "
-            "norm before the LM head."
+            "norm before the LM head: count all of them."
         ),
         section="Lecture 7 slides, 'Parameter Count: Per Block' (LayerNorm 1 and 2) and 'RMSNorm'",
     ),

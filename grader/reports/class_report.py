@@ -113,12 +113,10 @@ class Mistake:
     """The question where it is most often first made."""
     root_points: float
     """Points lost where it is first made."""
-    dragged: tuple[
-        tuple[str, float], ...
-    ]  # later questions it dragged down, with the points lost there
-    returned: float = (
-        0.0  # points follow-through credit gave back in the questions built on its root
-    )
+    dragged: tuple[tuple[str, float], ...]
+    """Later questions it dragged down, with the points lost there."""
+    returned: float = 0.0
+    """Points follow-through credit gave back in the questions built on its root."""
 
 
 @dataclass(frozen=True)

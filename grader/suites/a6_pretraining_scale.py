@@ -758,7 +758,12 @@ PARAMS_MUTANTS: dict[str, Callable[..., Any]] = {
     "params-missing-position-embedding": lambda *a, **k: _with(a, k, max_positions=0),
     "params-lm-head-counted-when-tied": lambda *a, **k: _with(a, k, tied_embeddings=False),
     "params-missing-biases": lambda *a, **k: _with(a, k, biases=False),
-    "params-missing-norms": lambda *a, **k: _with(a, k, norm_count=lambda d, norm: 0),
+    # every norm left out, or one of each block's two, or the final one before the LM head
+    "params-missing-norms": any_form(
+        lambda *a, **k: _with(a, k, norm_count=lambda d, norm: 0),
+        lambda *a, **k: _with(a, k, norms_in_block=1),
+        lambda *a, **k: _with(a, k, final_norm=False),
+    ),
     # SwiGLU counted like the GELU FFN: two matrices (and their biases), not three
     "params-swiglu-two-matrices": lambda *a, **k: _with(a, k, ffn="gelu"),
 }

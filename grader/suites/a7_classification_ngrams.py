@@ -677,6 +677,8 @@ PERPLEXITY_MUTANTS: dict[str, Callable[..., Any]] = {
     # ngram_prob's mistake, lifted to the perplexity built on it (follow-through)
     "addk-missing-v": _ppl(prob=PROB_MUTANTS["addk-missing-v"]),
     "perplexity-base-2": _ppl(exponentiate=lambda H: 2.0**H),
+    # the log-probabilities taken in bits (log2), then exponentiated with e (2^H was right)
+    "ce-in-bits": _ppl(exponentiate=lambda H: np.exp(H / np.log(2.0))),
     "perplexity-missing-end-token": _ppl(predict_end=False),
     "ngram-missing-start-padding": _ppl_start_pads,
     # the conventions of nltk.lm, Hugging Face evaluate, SRILM and KenLM the handout excludes
@@ -778,6 +780,7 @@ def _sentence_ppl(numbers: Mapping[str, Any], mutant: str | None = None) -> floa
 def _ppl_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
     messages = {
         "perplexity-base-2": "this is 2 raised to the cross-entropy in nats; perplexity is exp of it.",
+        "ce-in-bits": "this is e raised to the cross-entropy in bits (log2); the bases must match.",
         "perplexity-missing-end-token": 'this leaves out the prediction of "</s>": N counts it too.',
         "addk-missing-v": "these probabilities were smoothed without + V in the denominator.",
         "ngram-missing-start-padding": 'this leaves out the first word\'s prediction after "<s>".',

@@ -118,6 +118,26 @@ def test_count_equals_torch_numel(config):
         assert expected == 124_439_808
 
 
+@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
+def test_the_norm_hooks_count_the_models_without_those_norms(norm):
+    """The hooks behind "params-missing-norms": a block with its second norm taken out
+    (norms_in_block=1) and a model without the final norm (final_norm=False), against torch."""
+    V, P, d, L, d_ff = 1000, 64, 48, 3, 192
+    config = (V, P, d, L, d_ff, True, True, "gelu", norm)
+    one_each = _torch_gpt(*config)
+    for block in one_each.h:
+        del block.ln_2
+    no_final = _torch_gpt(*config)
+    del no_final.ln_f
+
+    def numel(m: nn.Module) -> int:
+        return sum(p.numel() for p in m.parameters())
+
+    assert transformer_parameter_count(*config, norms_in_block=1)["total"] == numel(one_each)
+    assert transformer_parameter_count(*config, final_norm=False)["total"] == numel(no_final)
+    assert numel(one_each) < numel(no_final) < numel(_torch_gpt(*config))  # the hooks differ
+
+
 # ---- BPE ----
 # Worked by hand (Sennrich et al. 2016's corpus; "</w>" its own symbol; ties -> smallest pair):
 #   low:5  lower:2  newest:6  widest:3
