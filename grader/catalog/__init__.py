@@ -38,9 +38,8 @@ class Misconception:
     """Share of a case's points kept when this is the diagnosis."""
     convention: bool = False
     """A convention the notes use elsewhere: a kind message, partial credit."""
-    forms: tuple[
-        Form, ...
-    ] = ()  # wordings for where the mistake shows differently (first match wins)
+    forms: tuple[Form, ...] = ()
+    """Wordings for where the mistake shows differently (the first that matches wins)."""
 
     def worded(self, function: str | None = None, right: Collection[str] = ()) -> Misconception:
         """This entry with the explanation that fits where it was found: the question's

@@ -22,15 +22,17 @@ DEADLINE_MARGIN_SECONDS = 5.0  # the sandbox's own deadline comes this long afte
 class Limits:
     """What one submission's worker may use."""
 
-    call_seconds: float = 10.0  # wall clock per call (enforced by the caller via read timeouts)
-    # wall clock for the whole submission: the caller's watchdog kills at this age, and the
-    # sandbox's own deadline DEADLINE_MARGIN_SECONDS later, even when the caller is stuck or gone
+    call_seconds: float = 10.0
+    """Wall clock per call (enforced by the caller via read timeouts)."""
     submission_seconds: float = 120.0
-    # address space per process (RLIMIT_AS) and, with a cgroup, for all of them together
+    """Wall clock for the whole submission: the caller's watchdog kills at this age, and the
+    sandbox's own deadline DEADLINE_MARGIN_SECONDS later, even when the caller is stuck or gone."""
     memory_bytes: int = 4 << 30
-    processes: int = 64  # processes and threads of the worker's uid (RLIMIT_NPROC)
-    # largest file it may write (RLIMIT_FSIZE); also the size of its private /tmp
+    """Address space per process (RLIMIT_AS) and, with a cgroup, for all of them together."""
+    processes: int = 64
+    """Processes and threads of the worker's uid (RLIMIT_NPROC)."""
     file_bytes: int = 64 << 20
+    """Largest file it may write (RLIMIT_FSIZE); also the size of its private /tmp."""
     output_bytes: int = 64 << 10
     """Student stdout/stderr kept (the rest counted and dropped)."""
 
