@@ -401,6 +401,33 @@ def test_a6_written_wrong_forms_are_named(tmp_path):
     assert all(q.score == 0 for q in report.questions if q.question_id in answered)
 
 
+@pytest.mark.parametrize(
+    ("per_block", "total"),
+    [
+        ("12 d^2 + 11 d", 124_439_808 - 12 * 1_536),  # one LayerNorm (2d = 1,536) per block
+        ("12 d^2 + 9 d", 124_439_808 - 1_536),  # no norm in a block; no final LayerNorm
+    ],
+    ids=["one-per-block", "none-in-a-block-no-final"],
+)
+def test_a6_written_answers_missing_some_norms_are_named(tmp_path, per_block, total):
+    """The notes' GPT-2 small: 124,439,808 with two LayerNorms per block and a final one."""
+    written = dataclasses.replace(
+        A6,
+        questions=tuple(
+            q for q in A6.questions if q.id in ("a6.per_block_formula", "a6.gpt2_small_total")
+        ),
+    )
+    folder = tmp_path / "w"
+    folder.mkdir()
+    (folder / "answers.toml").write_text(
+        f'per_block_formula = "{per_block}"\ngpt2_small_total = {total}\n'
+    )
+    report = grade_submission(folder, written, limits=FAST)
+    for q in report.questions:
+        assert q.misconceptions == ["params-missing-norms"], q.feedback
+        assert q.score == 0
+
+
 # ---------------------------------------------------------------- the hidden cases separate
 
 COMPARED = [q for q in A6.questions if isinstance(q, CodeQuestion) and q.custom is None]

@@ -784,9 +784,11 @@ def _gpt2(**changes: Any) -> int:
 
 
 def _per_block_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
-    no_norms = params.quadratic_text(
-        lambda d: params.attention_count(d, True) + params.ffn_count(d, 4 * d, "gelu", True)
-    )
+    def without_norms(d):
+        return params.attention_count(d, True) + params.ffn_count(d, 4 * d, "gelu", True)
+
+    no_norms = params.quadratic_text(without_norms)
+    one_norm = params.quadratic_text(lambda d: without_norms(d) + params.norm_count(d, "layernorm"))
     return [
         WrongForm(
             params.per_block_text(biases=False),
@@ -797,6 +799,11 @@ def _per_block_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
             no_norms,
             "params-missing-norms",
             "12d² + 9d leaves out the block's two LayerNorms (2d each).",
+        ),
+        WrongForm(
+            one_norm,
+            "params-missing-norms",
+            "12d² + 11d counts one LayerNorm; a block has two (before attention, before the FFN).",
         ),
     ]
 
@@ -822,6 +829,16 @@ def _gpt2_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
             _gpt2(norm_count=lambda d, norm: 0),
             "params-missing-norms",
             "this leaves out the LayerNorms.",
+        ),
+        WrongForm(
+            _gpt2(norms_in_block=1),
+            "params-missing-norms",
+            "this counts one LayerNorm per block; each block has two.",
+        ),
+        WrongForm(
+            _gpt2(final_norm=False),
+            "params-missing-norms",
+            "this leaves out the final LayerNorm before the LM head.",
         ),
     ]
 
