@@ -50,6 +50,7 @@ A2_IDS = (
     "rnn-bias-counted-twice",
     "clip-by-value",
     "ce-in-log10",  # KenLM's log10 scores
+    "bptt-tanh-derivative-of-state",
 )
 # ids only the written derivation a2.w_bptt_factor names (its broken steps), no code mutant
 A2_WRITTEN_IDS = (
@@ -232,6 +233,13 @@ MISTAKES = {
                 "return _backward(X, W_h, Hs, h0, direct, Z)",
             ),
             ("_backward(X, W_h, Hs, h0, g_a @ W_o)", "_backward(X, W_h, Hs, h0, g_a @ W_o, Z)"),
+        ),
+    ),
+    "bptt-tanh-derivative-of-state": (
+        "a2.bptt_final_state",
+        _edit(
+            SOLUTION_SOURCE,
+            ("g_z[t] = g_h * (1.0 - Hs[t] ** 2)", "g_z[t] = g_h * (1.0 - np.tanh(Hs[t]) ** 2)"),
         ),
     ),
     "bptt-outer-product-transposed": (

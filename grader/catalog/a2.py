@@ -51,6 +51,17 @@ register(
         section="slides Week 06, 'The activation supplies a local derivative'",
     ),
     Misconception(
+        id="bptt-tanh-derivative-of-state",
+        title="tanh' taken at h_t: 1 - tanh(h_t)^2 instead of 1 - h_t^2",
+        explanation=(
+            "Your gradients match a backward pass that multiplies by 1 - tanh(h_t)^2, tanh's "
+            "derivative evaluated at the state h_t, so tanh is applied twice. The derivative "
+            "belongs at the preactivation: tanh'(z_t) = 1 - tanh(z_t)^2 = 1 - h_t^2, the state "
+            "squared as it is (or 1 - tanh(z_t)^2 from z_t)."
+        ),
+        section="slides Week 06, 'The activation supplies a local derivative'",
+    ),
+    Misconception(
         id="bptt-outer-product-transposed",
         title="outer product in the wrong order",
         explanation=(

@@ -99,6 +99,10 @@ def _one_minus_z2(Z, Hs):
     return 1.0 - np.asarray(Z, dtype=np.float64) ** 2
 
 
+def _one_minus_tanh_h2(Z, Hs):
+    return 1.0 - np.tanh(np.asarray(Hs, dtype=np.float64)) ** 2
+
+
 def _outer_transposed(g, v):
     return np.outer(v, g)
 
@@ -129,6 +133,7 @@ def _bptt_mutants(fn, *, ce: bool) -> dict[str, Any]:
         "rnn-bias-counted-twice": hooked(forward=forward_bias_twice),
         "bptt-missing-tanh-derivative": hooked(activation_derivative=_ones),
         "bptt-derivative-of-preactivation": hooked(activation_derivative=_one_minus_z2),
+        "bptt-tanh-derivative-of-state": hooked(activation_derivative=_one_minus_tanh_h2),
         "bptt-outer-product-transposed": forms({"outer": _outer_transposed}),
         "bptt-backward-weights-transposed": hooked(backward_matrix=np.transpose),
         "bptt-uses-current-state": hooked(recurrent_inputs=_h_t_for_h_prev),
@@ -501,6 +506,11 @@ def g_matrix_wrong_forms(numbers: Mapping[str, Any]) -> list[WrongForm]:
             {"activation_derivative": _one_minus_z2},
             "bptt-derivative-of-preactivation",
             "this uses 1 - z_t^2 as tanh's derivative; it is 1 - h_t^2 with h_t = tanh(z_t).",
+        ),
+        (
+            {"activation_derivative": _one_minus_tanh_h2},
+            "bptt-tanh-derivative-of-state",
+            "this uses 1 - tanh(h_t)^2, tanh applied twice; the factor is 1 - h_t^2.",
         ),
         (
             {"activation_derivative": _ones},
