@@ -56,8 +56,8 @@ register(
         explanation=(
             "Your gradients match a backward pass that multiplies by 1 - tanh(h_t)^2, tanh's "
             "derivative evaluated at the state h_t, so tanh is applied twice. The derivative "
-            "belongs at the preactivation: tanh'(z_t) = 1 - tanh(z_t)^2 = 1 - h_t^2, the state "
-            "squared as it is (or 1 - tanh(z_t)^2 from z_t)."
+            "belongs at the preactivation: tanh'(z_t) = 1 - tanh(z_t)^2, which is 1 - h_t^2 "
+            "from the state you already have."
         ),
         section="slides Week 06, 'The activation supplies a local derivative'",
     ),
