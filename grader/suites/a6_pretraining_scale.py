@@ -803,7 +803,7 @@ def _per_block_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
         WrongForm(
             one_norm,
             "params-missing-norms",
-            "12d² + 11d counts one LayerNorm; a block has two (before attention, before the FFN).",
+            "12d² + 11d counts 2d for the norms: a block has two LayerNorms of 2d (γ and β).",
         ),
     ]
 
