@@ -6,10 +6,11 @@ GPT-2 small (V = 50257, 1024 positions, d = 768, 12 layers, d_ff = 3072): attent
 
 The helpers are plain arithmetic, so they also accept sympy symbols (`per_block_expression`).
 Hooks for mutants: `transformer_parameter_count(..., linear_count=..., norm_count=...,
-norms_in_block=..., final_norm=...)` (e.g. `norm_count=lambda d, norm: 0` leaves out every norm,
-`norms_in_block=1` one of a block's two, `final_norm=False` the last: "params-missing-norms");
-the other catalogued mistakes are ordinary arguments (tied_embeddings=False, biases=False,
-max_positions=0).
+norms_in_block=..., final_norm=..., biased=...)` (e.g. `norm_count=lambda d, norm: 0` leaves
+out every norm, `norms_in_block=1` one of a block's two, `final_norm=False` the last:
+"params-missing-norms"; `biased=("attention",)` leaves the FFN's biases out:
+"params-missing-biases"); the other catalogued mistakes are ordinary arguments
+(tied_embeddings=False, biases=False, max_positions=0).
 """
 
 from __future__ import annotations
@@ -61,11 +62,12 @@ def transformer_parameter_count(
     norm_count: Callable = norm_count,
     norms_in_block: int = 2,
     final_norm: bool = True,
+    biased: tuple[str, ...] = ("attention", "ffn"),
 ) -> dict[str, int]:
     """Counts per component and the total: embeddings + n_layers × (attn + FFN + 2 norms) + final norm + head."""
     d = d_model
-    attention = attention_count(d, biases, linear_count)
-    feed_forward = ffn_count(d, d_ff, ffn, biases, linear_count)
+    attention = attention_count(d, biases and "attention" in biased, linear_count)
+    feed_forward = ffn_count(d, d_ff, ffn, biases and "ffn" in biased, linear_count)
     norms = norms_in_block * norm_count(d, norm)  # before attention, before the FFN
     per_block = attention + feed_forward + norms
     counts = {

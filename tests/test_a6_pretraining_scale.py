@@ -288,6 +288,19 @@ MISTAKES = {
         "return n_in * n_out + (n_out if biases else 0)",
         "return n_in * n_out",
     ),
+    "params-missing-biases-attention": (
+        "a6.transformer_parameter_count",
+        "params-missing-biases",
+        "attention = 4 * linear(d, d)  # W_Q, W_K, W_V, W_O",
+        "attention = 4 * d * d  # W_Q, W_K, W_V, W_O",
+    ),
+    "params-missing-biases-ffn": (
+        "a6.transformer_parameter_count",
+        "params-missing-biases",
+        'feed_forward = linear(d, d_ff) + linear(d_ff, d)\n    elif ffn == "swiglu":\n'
+        "        feed_forward = 2 * linear(d, d_ff) + linear(d_ff, d)",
+        'feed_forward = 2 * d * d_ff\n    elif ffn == "swiglu":\n        feed_forward = 3 * d * d_ff',
+    ),
     "params-missing-norms": (
         "a6.transformer_parameter_count",
         "params-missing-norms",

@@ -122,8 +122,8 @@ register(
         id="params-missing-biases",
         title="biases of the linear layers not counted",
         explanation=(
-            "Your counts match the model without biases. With biases, Q, K, V and the output "
-            "projection each add d (attention 4d² + 4d), and the FFN adds d_ff + d "
+            "Your counts leave out biases of the linear layers. With biases, Q, K, V and the "
+            "output projection each add d (attention 4d² + 4d), and the FFN adds d_ff + d "
             "(2 d d_ff + d_ff + d): a GPT-2 block is 12d² + 13d, not 12d² + 4d."
         ),
         section="Lecture 7 slides, 'Attention Parameters' and 'FFN Parameters'",

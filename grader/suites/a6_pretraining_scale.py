@@ -757,7 +757,12 @@ def _with(args: tuple, kwargs: dict, **changes: Any) -> dict[str, int]:
 PARAMS_MUTANTS: dict[str, Callable[..., Any]] = {
     "params-missing-position-embedding": lambda *a, **k: _with(a, k, max_positions=0),
     "params-lm-head-counted-when-tied": lambda *a, **k: _with(a, k, tied_embeddings=False),
-    "params-missing-biases": lambda *a, **k: _with(a, k, biases=False),
+    # every bias left out, or those of the FFN only, or those of attention only
+    "params-missing-biases": any_form(
+        lambda *a, **k: _with(a, k, biases=False),
+        lambda *a, **k: _with(a, k, biased=("attention",)),
+        lambda *a, **k: _with(a, k, biased=("ffn",)),
+    ),
     # every norm left out, or one of each block's two, or the final one before the LM head
     "params-missing-norms": any_form(
         lambda *a, **k: _with(a, k, norm_count=lambda d, norm: 0),

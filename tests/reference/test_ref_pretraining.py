@@ -138,6 +138,32 @@ def test_the_norm_hooks_count_the_models_without_those_norms(norm):
     assert numel(one_each) < numel(no_final) < numel(_torch_gpt(*config))  # the hooks differ
 
 
+@pytest.mark.parametrize("ffn", ["gelu", "swiglu"])
+def test_the_bias_hook_counts_the_models_with_biases_in_one_part_only(ffn):
+    """The hook behind "params-missing-biases"' partial forms: biases in attention only
+    (biased=("attention",)) or in the FFN only (biased=("ffn",)), against torch."""
+    V, P, d, L, d_ff = 1000, 64, 48, 3, 192
+    config = (V, P, d, L, d_ff, True, True, ffn, "layernorm")
+    attention_only, ffn_only = _torch_gpt(*config), _torch_gpt(*config)
+    for block in attention_only.h:
+        linears = [m for m in block.modules() if isinstance(m, nn.Linear)]
+        for lin in linears:
+            if lin is not block.attn.out_proj:
+                lin.bias = None
+    for block in ffn_only.h:
+        block.attn.in_proj_bias = None
+        block.attn.out_proj.bias = None
+
+    def numel(m: nn.Module) -> int:
+        return sum(p.numel() for p in m.parameters())
+
+    count = transformer_parameter_count
+    assert count(*config, biased=("attention",))["total"] == numel(attention_only)
+    assert count(*config, biased=("ffn",))["total"] == numel(ffn_only)
+    assert numel(ffn_only) < numel(_torch_gpt(*config))  # the parts' biases really left
+    assert numel(attention_only) < numel(_torch_gpt(*config))
+
+
 # ---- BPE ----
 # Worked by hand (Sennrich et al. 2016's corpus; "</w>" its own symbol; ties -> smallest pair):
 #   low:5  lower:2  newest:6  widest:3
