@@ -5,17 +5,14 @@ GPT-2 small (V = 50257, 1024 positions, d = 768, 12 layers, d_ff = 3072): attent
 7,087,872 = 12d² + 13d when d_ff = 4d; total 124,439,808 with the LM head tied.
 
 The helpers are plain arithmetic, so they also accept sympy symbols (`per_block_expression`).
-Hooks for mutants: `transformer_parameter_count(..., linear_count=..., norm_count=...,
-norms_in_block=..., final_norm=..., biased=...)` (e.g. `norm_count=lambda d, norm: 0` leaves
-out every norm, `norms_in_block=1` one of a block's two, `final_norm=False` the last:
-"params-missing-norms"; `biased=("attention",)` leaves the FFN's biases out:
-"params-missing-biases"); the other catalogued mistakes are ordinary arguments
-(tied_embeddings=False, biases=False, max_positions=0).
+Hooks for mutants: `transformer_parameter_count(..., norms_in_block=..., final_norm=...,
+biased=...)`: `norms_in_block=1` leaves out one of a block's two norms, `final_norm=False` the
+last, both with `norms_in_block=0` every norm ("params-missing-norms"); `biased=("attention",)`
+leaves the FFN's biases out ("params-missing-biases"). The other catalogued mistakes are
+ordinary arguments (tied_embeddings=False, biases=False, max_positions=0).
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 FFN_MATRICES = {"gelu": 2, "swiglu": 3}
 
@@ -34,17 +31,17 @@ def norm_count(d, norm: str):
     raise ValueError(f"expected norm 'layernorm' or 'rmsnorm', got {norm!r}")
 
 
-def attention_count(d, biases: bool, linear: Callable = linear_count):
+def attention_count(d, biases: bool):
     """Q, K, V and output projections, each d -> d: 4d² (+ 4d with biases); independent of h."""
-    return 4 * linear(d, d, biases)
+    return 4 * linear_count(d, d, biases)
 
 
-def ffn_count(d, d_ff, ffn: str, biases: bool, linear: Callable = linear_count):
+def ffn_count(d, d_ff, ffn: str, biases: bool):
     """FFN weights: 'gelu' W1 (d -> d_ff), W2 (d_ff -> d); 'swiglu' W_gate, W_up (d -> d_ff), W_down."""
     if ffn not in FFN_MATRICES:
         raise ValueError(f"expected ffn 'gelu' or 'swiglu', got {ffn!r}")
     n_up = FFN_MATRICES[ffn] - 1
-    return n_up * linear(d, d_ff, biases) + linear(d_ff, d, biases)
+    return n_up * linear_count(d, d_ff, biases) + linear_count(d_ff, d, biases)
 
 
 def transformer_parameter_count(
@@ -58,16 +55,14 @@ def transformer_parameter_count(
     ffn: str = "gelu",
     norm: str = "layernorm",
     *,
-    linear_count: Callable = linear_count,
-    norm_count: Callable = norm_count,
     norms_in_block: int = 2,
     final_norm: bool = True,
     biased: tuple[str, ...] = ("attention", "ffn"),
 ) -> dict[str, int]:
     """Counts per component and the total: embeddings + n_layers × (attn + FFN + 2 norms) + final norm + head."""
     d = d_model
-    attention = attention_count(d, biases and "attention" in biased, linear_count)
-    feed_forward = ffn_count(d, d_ff, ffn, biases and "ffn" in biased, linear_count)
+    attention = attention_count(d, biases and "attention" in biased)
+    feed_forward = ffn_count(d, d_ff, ffn, biases and "ffn" in biased)
     norms = norms_in_block * norm_count(d, norm)  # before attention, before the FFN
     per_block = attention + feed_forward + norms
     counts = {

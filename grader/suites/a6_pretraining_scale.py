@@ -765,7 +765,7 @@ PARAMS_MUTANTS: dict[str, Callable[..., Any]] = {
     ),
     # every norm left out, or one of each block's two, or the final one before the LM head
     "params-missing-norms": any_form(
-        lambda *a, **k: _with(a, k, norm_count=lambda d, norm: 0),
+        lambda *a, **k: _with(a, k, norms_in_block=0, final_norm=False),
         lambda *a, **k: _with(a, k, norms_in_block=1),
         lambda *a, **k: _with(a, k, final_norm=False),
     ),
@@ -831,7 +831,7 @@ def _gpt2_wrong(numbers: Mapping[str, Any]) -> list[WrongForm]:
             "this leaves out the biases of every linear layer.",
         ),
         WrongForm(
-            _gpt2(norm_count=lambda d, norm: 0),
+            _gpt2(norms_in_block=0, final_norm=False),
             "params-missing-norms",
             "this leaves out the LayerNorms.",
         ),
