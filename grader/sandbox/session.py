@@ -35,9 +35,8 @@ MAX_RESTARTS = 12  # after a crash or a timeout
 # need): a budget of its own, so that threads never use up the restarts a crash needs.
 MAX_THREAD_RESTARTS = 32
 MAX_CALLBACKS = 256  # calls of replaced functions answered in one call
-MAX_SKIPPED = (
-    10  # top-level statements skipped in one import that are reported (the worker is told)
-)
+# top-level statements skipped in one import that are reported (the worker is told)
+MAX_SKIPPED = 10
 READ_AHEAD = 1 << 16  # bytes read at once from the worker beyond what a message's part needs
 
 FailureKind = Literal[
