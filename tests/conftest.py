@@ -483,7 +483,7 @@ def submit(tmp_path: Path) -> Callable[..., Path]:
 
 @pytest.fixture
 def grade_files(submit) -> Callable[..., GradeReport]:
-    """grade_files("a2", {"rnn.py": src}, student=None, questions=None) -> GradeReport."""
+    """grade_files("a2", {"rnn.py": src}, student=None, questions=None, limits=FAST) -> GradeReport."""
 
     def grade(
         assignment_id: str,
@@ -491,11 +491,12 @@ def grade_files(submit) -> Callable[..., GradeReport]:
         *,
         student: str | None = None,
         questions: tuple[str, ...] | None = None,
+        limits: sandbox.Limits = FAST,
     ) -> GradeReport:
         a = registry.load(assignment_id)
         if questions:
             a = only(a, *questions)
-        return grade_submission(submit(files), a, student=student, limits=FAST)
+        return grade_submission(submit(files), a, student=student, limits=limits)
 
     return grade
 

@@ -10,11 +10,11 @@ function that needs a name the skipped line would have set, nothing.
 
 from __future__ import annotations
 
-import pytest
-from conftest import FAST, ROOT, line_of, only
+import dataclasses
 
-from grader.course import registry
-from grader.engine.grade import grade_submission
+import pytest
+from conftest import FAST, ROOT, line_of
+
 from grader.reports.results_json import to_gradescope
 from grader.sandbox.session import MAX_SKIPPED
 
@@ -29,8 +29,14 @@ def _with(lines: str, at: str = BEFORE_ANALOGY) -> str:
     return A1.replace(at, lines + "\n\n" + at)
 
 
-def _grade(grade_files, source: str, *questions: str):
-    return grade_files("a1", {"word_vectors.py": source}, questions=questions or QUESTIONS)
+# an import time of 2 s: the statement-by-statement re-import's rules at their smallest
+SHORT_IMPORT = dataclasses.replace(FAST, call_seconds=2.0)
+
+
+def _grade(grade_files, source: str, *questions: str, limits=FAST):
+    return grade_files(
+        "a1", {"word_vectors.py": source}, questions=questions or QUESTIONS, limits=limits
+    )
 
 
 STRAY = 'vectors = np.load("glove_50d.npy")\nprint(analogy(vectors, {"a": 0}, "a", "a", "a"))'
@@ -131,7 +137,7 @@ def test_what_a_re_import_after_a_hidden_call_raises_is_never_shown(
     assert report.questions[1].score == report.questions[1].max_score
 
 
-def test_a_notebook_cell_that_raises_is_still_told_as_its_cell(submit):
+def test_a_notebook_cell_that_raises_is_still_told_as_its_cell(grade_files):
     """The run-on is for a `.py`: a notebook's cells keep their own words (docs/notebooks.md)."""
     import nbformat
 
@@ -140,8 +146,8 @@ def test_a_notebook_cell_that_raises_is_still_told_as_its_cell(submit):
         nbformat.v4.new_code_cell(A1),
         nbformat.v4.new_code_cell('vectors = np.load("glove_50d.npy")'),
     ]
-    folder = submit({"word_vectors.ipynb": nbformat.writes(nb)})
-    report = grade_submission(folder, only(registry.load("a1"), "a1.softmax"), limits=FAST)
+    files = {"word_vectors.ipynb": nbformat.writes(nb)}
+    report = grade_files("a1", files, questions=("a1.softmax",))
     assert report.questions[0].score == report.questions[0].max_score
     assert any("code cell 2" in w for w in report.warnings), report.warnings
     assert not any("was imported" in w for w in report.warnings), report.warnings
@@ -154,13 +160,11 @@ TRAINING = (
 )
 
 
-def test_a_training_loop_left_at_the_top_level_is_stopped_and_the_functions_graded(submit):
+def test_a_training_loop_left_at_the_top_level_is_stopped_and_the_functions_graded(grade_files):
     """The whole import runs out of time once; it is run again one statement at a time, the
     loop stopped at a notebook cell's CPU time (a quarter of the import time, at least 1 s),
     and every function graded, also by the workers started again after a crash (each
     re-import is run the same way, else it would run out of time again)."""
-    import dataclasses
-
     ends = (
         "def softmax(x, axis=-1):\n"
         "    if np.asarray(x).size > 3:\n"
@@ -168,9 +172,7 @@ def test_a_training_loop_left_at_the_top_level_is_stopped_and_the_functions_grad
         "        os._exit(3)\n"
     )
     source = _with(TRAINING).replace("def softmax(x, axis=-1):\n", ends)
-    a1 = only(registry.load("a1"), *QUESTIONS)
-    limits = dataclasses.replace(FAST, call_seconds=2.0)
-    report = grade_submission(submit({"word_vectors.py": source}), a1, limits=limits)
+    report = _grade(grade_files, source, limits=SHORT_IMPORT)
     soft, ana, svd = report.questions
     assert soft.score < soft.max_score  # its hidden cases end the process: restarts follow
     assert ana.score == ana.max_score and svd.score == svd.max_score, (ana.feedback, svd.feedback)
@@ -184,17 +186,15 @@ def test_a_training_loop_left_at_the_top_level_is_stopped_and_the_functions_grad
 WAITING = 'import time\ntime.sleep(3600)  # until the data has downloaded\nprint("ready")'
 
 
-def test_a_statement_that_waits_is_stopped_at_the_import_time_and_the_functions_graded(submit):
+def test_a_statement_that_waits_is_stopped_at_the_import_time_and_the_functions_graded(
+    grade_files,
+):
     """A wait computes nothing, so no CPU limit stops it: in the re-import one statement at a
     time it is stopped when the import's time runs out, as a notebook's cell is at its hard
     stop; a later statement that runs code is then not run at all, and the definitions after
     it still are (a quarter of a second each past the stop)."""
-    import dataclasses
-
     source = _with(WAITING)
-    a1 = only(registry.load("a1"), *QUESTIONS)
-    limits = dataclasses.replace(FAST, call_seconds=2.0)
-    report = grade_submission(submit({"word_vectors.py": source}), a1, limits=limits)
+    report = _grade(grade_files, source, limits=SHORT_IMPORT)
     assert [q.score for q in report.questions] == [q.max_score for q in report.questions], [
         q.feedback for q in report.questions
     ]
